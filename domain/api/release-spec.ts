@@ -1,0 +1,200 @@
+import { z } from 'zod';
+import {
+  PRESERVE_UNKNOWN,
+  celRules,
+  duration,
+  exactlyOneOf,
+  localObjectReference,
+  objectName,
+  relativePath,
+} from './common.ts';
+import { gitRefSchema, gitSourceSchema } from './git-ref.ts';
+
+const gitReleaseSourceSchema = gitSourceSchema
+  .extend({
+    path: relativePath('Folder inside the repository to render. Relative, no "..".').default('.'),
+  })
+  .describe('Render from a Git repository.');
+
+const helmSourceSchema = z
+  .object({
+    repository: z
+      .string()
+      .min(1)
+      .max(2048)
+      .describe('An index.yaml chart repository URL (http or https), or oci://host/path.'),
+    chart: z.string().min(1).max(253).describe('Name of the chart in the repository.'),
+    version: z
+      .string()
+      .min(1)
+      .max(255)
+      .describe('An exact chart version or a semver range such as 6.7.x; the highest match is used.'),
+    secretRef: localObjectReference('A Secret with username and password for the repository.').optional(),
+  })
+  .describe('Render a chart from a Helm repository.');
+
+export const sourceSchema = z
+  .object({
+    git: gitReleaseSourceSchema.optional(),
+    gitRepositoryRef: z
+      .object({
+        name: objectName('Name of a GitRepository in the same namespace.'),
+        path: relativePath('Folder inside the repository to render. Relative, no "..".').default('.'),
+      })
+      .optional()
+      .describe('Render from a GitRepository object.'),
+    helm: helmSourceSchema.optional(),
+  })
+  .meta(celRules(exactlyOneOf(['git', 'gitRepositoryRef', 'helm'])))
+  .describe('Where the desired state comes from: exactly one of git, gitRepositoryRef or helm.');
+
+const valuesLayerSchema = z
+  .object({
+    kind: z.enum(['ConfigMap', 'Secret', 'GitRepository']).describe('Where the layer is read from.'),
+    name: objectName('Name of the object in the same namespace.'),
+    key: z.string().min(1).max(253).optional().describe('Key of a ConfigMap or Secret; default values.yaml.'),
+    path: relativePath('File inside a GitRepository; required for kind GitRepository.').optional(),
+    optional: z.boolean().default(false).describe('A missing optional layer is skipped instead of failing.'),
+  })
+  .meta(
+    celRules({
+      rule: "self.kind != 'GitRepository' || has(self.path)",
+      message: 'path is required when kind is GitRepository',
+    }),
+  )
+  .describe('One layer of Helm values.');
+
+const helmContentSchema = z
+  .object({
+    releaseName: z.string().min(1).max(53).optional().describe('Helm release name; default metadata.name.'),
+    dependencyMode: z
+      .enum(['Vendored', 'Resolve'])
+      .default('Vendored')
+      .describe('Vendored: charts/ must hold the dependencies. Resolve is not implemented (Unsupported).'),
+    values: z.record(z.string(), z.unknown()).optional().meta(PRESERVE_UNKNOWN).describe('Inline values, applied last.'),
+    valuesFrom: z.array(valuesLayerSchema).max(32).optional().describe('Values layers in order; later wins.'),
+  })
+  .describe('Helm rendering options.');
+
+export const contentSchema = z
+  .object({
+    type: z
+      .enum(['Manifests', 'Kustomize', 'Helm', 'Jsonnet'])
+      .default('Manifests')
+      .describe('How the source is rendered. Jsonnet is not implemented (Unsupported).'),
+    helm: helmContentSchema.optional(),
+  })
+  .meta(
+    celRules({ rule: "!has(self.helm) || self.type == 'Helm'", message: 'helm is only allowed with type Helm' }),
+  )
+  .describe('How the source is turned into Kubernetes objects.');
+
+const retryBackoffSchema = z
+  .object({
+    initial: duration('First retry delay.'),
+    factor: z.number().min(1).max(10).default(2).describe('Multiplier per attempt.'),
+    max: duration('Longest retry delay.').default('10m'),
+  })
+  .describe('Backoff for retried failures: min(initial × factor^(attempt-1), max).');
+
+export const syncPolicySchema = z
+  .object({
+    mode: z
+      .enum(['Automatic', 'Manual'])
+      .default('Automatic')
+      .describe('Manual: a changed render waits for a /sync request.'),
+    interval: duration('Periodic reconcile interval.').default('5m'),
+    retryBackoff: retryBackoffSchema.optional(),
+    prune: z.boolean().default(true).describe('Delete objects that the render no longer contains.'),
+    waveTimeout: duration('Longest wait for one sync wave to become healthy.').default('5m'),
+    clusterWaveTimeout: duration('Longest wait for lower cluster waves.').default('30m'),
+  })
+  .describe('How and when convoy syncs.');
+
+const healthCheckSchema = z
+  .object({
+    apiVersion: z.string().min(1).max(253).describe('apiVersion of the objects the check applies to.'),
+    kind: z.string().min(1).max(63).describe('kind of the objects the check applies to.'),
+    healthy: z
+      .string()
+      .min(1)
+      .max(4096)
+      .describe('A CEL expression over `object` that is true when the object is healthy.'),
+  })
+  .describe('A custom health rule.');
+
+const ignoreRuleSchema = z
+  .object({
+    group: z.string().max(253).optional().describe('API group of the objects; empty matches any.'),
+    kind: z.string().max(63).optional().describe('Kind of the objects; empty matches any.'),
+    name: z.string().max(253).optional().describe('Name of the object; empty matches any.'),
+    namespace: z.string().max(63).optional().describe('Namespace of the object; empty matches any.'),
+    jsonPointers: z
+      .array(z.string().max(1024).regex(/^(\/.*)?$/, { message: 'must be a JSON pointer starting with /' }))
+      .min(1)
+      .max(64)
+      .describe('JSON pointers (RFC 6901) of fields that may differ.'),
+  })
+  .describe('Fields that drift detection ignores.');
+
+export const releaseSpecSchema = z
+  .object({
+    cluster: localObjectReference('The target Cluster, in the same namespace.'),
+    clusterWave: z
+      .number()
+      .int()
+      .min(-1000)
+      .max(1000)
+      .default(0)
+      .describe('Releases on the same Cluster sync in ascending cluster waves.'),
+    targetNamespace: z
+      .string()
+      .max(63)
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: 'must be a DNS label' })
+      .optional()
+      .describe('Namespace for namespaced objects that do not name one.'),
+    suspend: z.boolean().default(false).describe('true: no reconcile; the observers keep observing.'),
+    source: sourceSchema,
+    content: contentSchema.prefault({}),
+    lifecycleRef: localObjectReference('A Lifecycle in the same namespace whose hooks run around syncs.').optional(),
+    syncPolicy: syncPolicySchema.prefault({}),
+    failurePolicy: z
+      .object({
+        rollback: z
+          .enum(['OnWaveFailure', 'Never'])
+          .default('OnWaveFailure')
+          .describe('OnWaveFailure: re-apply the last healthy render when a wave times out.'),
+      })
+      .optional()
+      .describe('What to do when a rollout fails. Its presence adds the RolloutSucceeded condition.'),
+    healthAssessment: z
+      .object({
+        interval: duration('How often health is assessed.').default('1m'),
+        progressDeadline: duration('Progressing longer than this counts as Degraded.').default('10m'),
+        checks: z.array(healthCheckSchema).max(64).optional().describe('Custom health rules (CEL).'),
+      })
+      .optional()
+      .describe('Health assessment. Absent: Healthy is True with reason NotConfigured.'),
+    driftDetection: z
+      .object({
+        interval: duration('How often drift is checked.').default('5m'),
+        mode: z
+          .enum(['Detect', 'Correct'])
+          .default('Detect')
+          .describe('Correct re-applies the render when the cluster drifted.'),
+        ignore: z.array(ignoreRuleSchema).max(64).optional(),
+      })
+      .prefault({})
+      .describe('Drift detection.'),
+    retentionPolicy: z
+      .object({
+        maxRenders: z.number().int().min(1).max(1000).optional().describe('Keep at most this many renders.'),
+        maxAge: duration('Delete renders older than this.').optional(),
+      })
+      .optional()
+      .describe('Render store retention, merged over the installation default.'),
+  })
+  .describe('The desired state of a Release.');
+
+export type ReleaseSpec = z.infer<typeof releaseSpecSchema>;
+export type GitRefSpec = z.infer<typeof gitRefSchema>;
