@@ -6,6 +6,9 @@ type JsonSchema = Record<string, unknown>;
 
 const INT_BOUND = 9007199254740991;
 
+/** Keys whose values are schemas; every other key (default, enum, x-kubernetes-*) holds data. */
+const SCHEMA_KEYS = new Set(['items', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not']);
+
 /**
  * Turns zod's JSON Schema into a Kubernetes structural schema: no $schema, no
  * unrepresentable bounds, `{}` (any value) as preserve-unknown-fields, no
@@ -35,7 +38,7 @@ export function toStructural(node: unknown): unknown {
       out[key] = Object.fromEntries(Object.entries(value as JsonSchema).map(([k, v]) => [k, toStructural(v)]));
       continue;
     }
-    out[key] = toStructural(value);
+    out[key] = SCHEMA_KEYS.has(key) ? toStructural(value) : value;
   }
   return out;
 }

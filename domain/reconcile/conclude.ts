@@ -1,0 +1,149 @@
+import type { Attempt, Condition, Release } from '../api/index.ts';
+import { durationMs } from './durations.ts';
+import type { RetryBackoffPolicy } from '../runtime/backoff.ts';
+import { requeueAfter, retry, stop, done, type Outcome } from '../runtime/outcome.ts';
+import { nextCondition, toRfc3339 } from '../status/conditions.ts';
+import { AppliedReason, ConditionType, appliedTrueReasons } from '../status/reasons.ts';
+import type { ReleaseSlice } from '../status/slices.ts';
+import { Annotation, annotationOf } from './annotations.ts';
+import type { Halt } from './halt.ts';
+import type { PinState, Resolved } from './prepare-render.ts';
+import type { RolloutProgress } from './rollout.ts';
+import { ROLLOUT_RECHECK_MS, Stops } from './stops.ts';
+import type { RetentionPolicy } from './ports.ts';
+
+/** Everything a reconcile learned, however far it got. */
+export interface ReconcileEnd {
+  release: Release;
+  now: Date;
+  resolved: Resolved;
+  /** undefined: every step ran (a render is applied). */
+  halt?: Halt;
+  /** Set once the sync waves were reached. */
+  progress?: RolloutProgress;
+  pinState?: PinState;
+  /** A manual-mode /sync request this run applied. */
+  handledSyncAt?: string;
+  /** A force-sync request this run handled (success or not). */
+  handledForceSyncAt?: string;
+  retention: RetentionPolicy;
+  /** Applied True without applying: manual mode, render unchanged. */
+  upToDateMessage?: string;
+}
+
+export type NotifyLoop = 'health' | 'drift';
+
+export interface ReconcileDecision {
+  slice: ReleaseSlice;
+  outcome: Outcome;
+  /** Loops to send the Release to at once (a new render was applied). */
+  notify: NotifyLoop[];
+}
+
+/**
+ * THE place where a reconcile's result becomes status and an Outcome: the
+ * Applied reason and status, phase, failure, lastSuccessful, and whether the
+ * runtime retries with backoff, rechecks, or stops.
+ */
+export function conclude(end: ReconcileEnd): ReconcileDecision {
+  const { release, now, halt } = end;
+  const status = release.status ?? {};
+  const row = halt === undefined ? undefined : Stops[halt.halt];
+  const phase: Attempt['phase'] = row === undefined ? 'Succeeded' : row.stage === undefined ? '' : 'Failed';
+  const lastAttempted: Attempt = {
+    attemptedAt: toRfc3339(now),
+    phase,
+    ...(end.resolved.source ? { resolvedSource: end.resolved.source } : {}),
+    ...(end.resolved.cluster ? { resolvedCluster: end.resolved.cluster } : {}),
+    ...(end.resolved.mutations ? { resolvedMutations: end.resolved.mutations } : {}),
+    ...(end.resolved.renderRef ? { renderRef: end.resolved.renderRef } : {}),
+    ...(row?.stage !== undefined && halt !== undefined
+      ? {
+          failure: {
+            stage: row.stage,
+            reason: row.reason,
+            message: halt.message,
+            ...(halt.hook ? { hookName: halt.hook.name, hookPhase: halt.hook.phase } : {}),
+          },
+        }
+      : {}),
+  };
+  const succeeded = phase === 'Succeeded';
+  const rollout = end.progress?.rollout ?? status.rollout;
+  const applied = appliedCondition(end, row?.reason ?? AppliedReason.Applied);
+  const generation = release.metadata.generation ?? 0;
+  const conditions: Condition[] = [
+    nextCondition(status.conditions, applied, { generation, now }),
+  ];
+  if (release.spec.failurePolicy !== undefined && rollout !== undefined) {
+    conditions.push(
+      nextCondition(
+        status.conditions,
+        {
+          type: ConditionType.RolloutSucceeded,
+          status: rollout.state === 'Succeeded' ? 'True' : 'False',
+          reason: rollout.state,
+          message: `rollout of ${rollout.renderRef} is ${rollout.state}${rollout.wave !== undefined ? ` (wave ${rollout.wave})` : ''}`,
+        },
+        { generation, now },
+      ),
+    );
+  }
+  const lifecycle = status.conditions?.find((c) => c.type === ConditionType.LifecycleSucceeded);
+  if (lifecycle !== undefined) conditions.push(lifecycle);
+
+  const pinnedRef = annotationOf(release, Annotation.pin);
+  const slice: ReleaseSlice = {
+    observedGeneration: generation,
+    reconciledAt: toRfc3339(now),
+    lastAttempted,
+    lastSuccessful: succeeded && end.upToDateMessage === undefined ? lastAttempted : status.lastSuccessful,
+    lastHealthy: succeeded && rollout?.state === 'Succeeded' && rollout.renderRef === lastAttempted.renderRef
+      ? lastAttempted
+      : status.lastHealthy,
+    rollout,
+    waves: end.progress?.waves ?? status.waves,
+    pin: pinnedRef === undefined ? undefined : { renderRef: pinnedRef, state: end.pinState ?? status.pin?.state ?? 'Active' },
+    lifecycle: status.lifecycle,
+    resolvedRetentionPolicy: end.retention,
+    lastHandledSyncAt: end.handledSyncAt ?? status.lastHandledSyncAt,
+    lastHandledForceSyncAt: end.handledForceSyncAt ?? status.lastHandledForceSyncAt,
+    conditions,
+  };
+
+  const newRender = succeeded && end.upToDateMessage === undefined && lastAttempted.renderRef !== status.lastSuccessful?.renderRef;
+  return { slice, outcome: outcomeOf(end, row, rollout?.state), notify: newRender ? ['health', 'drift'] : [] };
+}
+
+function appliedCondition(end: ReconcileEnd, reason: AppliedReason) {
+  const message =
+    end.halt?.message ??
+    end.upToDateMessage ??
+    `applied ${end.resolved.renderRef ?? 'the render'}${end.progress ? ` (${end.progress.written} objects written; rollout ${end.progress.rollout.state})` : ''}`;
+  return {
+    type: ConditionType.Applied,
+    status: appliedTrueReasons.has(reason) ? ('True' as const) : ('False' as const),
+    reason,
+    message,
+  };
+}
+
+function outcomeOf(end: ReconcileEnd, row: (typeof Stops)[keyof typeof Stops] | undefined, rolloutState: string | undefined): Outcome {
+  if (row === undefined) {
+    return rolloutState === 'Progressing' ? requeueAfter(ROLLOUT_RECHECK_MS, 'rollout Progressing') : done();
+  }
+  if (row.retry) return retry(end.halt?.error ?? new Error(end.halt?.message ?? row.reason), retryPolicyOf(end.release));
+  if ('recheckMs' in row && row.recheckMs !== undefined) return requeueAfter(row.recheckMs, row.reason);
+  return stop();
+}
+
+/** spec.syncPolicy.retryBackoff in the runtime's terms; undefined → the work-queue default. */
+export function retryPolicyOf(release: Release): RetryBackoffPolicy | undefined {
+  const backoff = release.spec.syncPolicy.retryBackoff;
+  if (backoff === undefined) return undefined;
+  return {
+    initialMs: durationMs(backoff.initial, 5_000),
+    factor: backoff.factor,
+    maxMs: durationMs(backoff.max, 600_000),
+  };
+}

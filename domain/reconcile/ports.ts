@@ -1,0 +1,87 @@
+import type { Attempt, Release } from '../api/index.ts';
+import type { KubeObject } from '../render/kube-object.ts';
+
+export type ResolvedSource = NonNullable<Attempt['resolvedSource']>;
+export type ResolvedCluster = NonNullable<Attempt['resolvedCluster']>;
+export type ResolvedMutation = { name: string; generation: number };
+
+/** A checked-out source: a folder on local disk and what it resolved to. */
+export interface SourceTree {
+  dir: string;
+  resolved: ResolvedSource;
+}
+
+/** The result of a server-side-apply dry run of one object. */
+export type DryRunVerdict =
+  | { kind: 'unchanged' }
+  | { kind: 'changed' }
+  /** Not checked ahead: its kind or namespace is created by this same render. */
+  | { kind: 'deferred'; why: string };
+
+/** A dry run the cluster refused (admission, validation, unknown field, conflict). */
+export class ApplyRejectedError extends Error {
+  override name = 'ApplyRejectedError';
+  readonly retryable = false;
+}
+
+export type PruneResult = 'deleted' | 'absent' | 'skipped';
+
+/** Operations on the target cluster, all under the field manager `convoy`. */
+export interface TargetCluster {
+  identity: ResolvedCluster;
+  /** Dry-runs the objects in order; throws ApplyRejectedError naming the object when one is refused. */
+  dryRun(objects: readonly KubeObject[]): Promise<DryRunVerdict[]>;
+  /** Server-side apply (force, fieldValidation=Strict). */
+  apply(object: KubeObject): Promise<void>;
+  /** The live object, or undefined when it does not exist (or its kind is not served). */
+  read(object: KubeObject): Promise<Record<string, unknown> | undefined>;
+  /** Deletes an object convoy applied; 'skipped' when it is not convoy's or is marked prune: disabled. */
+  prune(object: KubeObject): Promise<PruneResult>;
+}
+
+export interface RenderInput {
+  release: Release;
+  tree: SourceTree;
+  /** Helm values layers in order (ConfigMap, Secret, GitRepository), inline values not included. */
+  valuesLayers: readonly Record<string, unknown>[];
+}
+
+export interface MutationInput {
+  name: string;
+  generation: number;
+  spec: Record<string, unknown>;
+}
+
+export interface StoredRender {
+  renderRef: string;
+  objects: readonly KubeObject[];
+  resolvedSource?: ResolvedSource | undefined;
+  resolvedCluster?: ResolvedCluster | undefined;
+  resolvedMutations?: readonly ResolvedMutation[] | undefined;
+}
+
+/** The render store as the reconcile loop sees it. */
+export interface RenderStorePort {
+  put(release: Release, render: StoredRender): Promise<void>;
+  /** undefined when absent; throws a terminal error (retryable === false) when unreadable. */
+  get(release: Release, renderRef: string): Promise<StoredRender | undefined>;
+  /** Applies retention, never deleting a protected renderRef. */
+  prune(release: Release, protectedRefs: ReadonlySet<string>, policy: RetentionPolicy): Promise<void>;
+}
+
+export interface RetentionPolicy {
+  maxRenders: number;
+  maxAge: string;
+}
+
+export interface ReconcilePorts {
+  now(): Date;
+  source: { resolve(release: Release): Promise<SourceTree> };
+  cluster: { resolve(release: Release): Promise<TargetCluster> };
+  values: { read(release: Release): Promise<Record<string, unknown>[]> };
+  renderer: { render(input: RenderInput): Promise<KubeObject[]> };
+  mutations: { forRelease(release: Release): Promise<MutationInput[]> };
+  /** undefined: no render store is configured for this installation. */
+  store: RenderStorePort | undefined;
+  retentionDefault: RetentionPolicy;
+}

@@ -1,0 +1,124 @@
+import type { Release } from '../api/index.ts';
+import { resolveRetentionPolicy } from '../store/retention.ts';
+import { describeObject, type KubeObject } from '../render/kube-object.ts';
+import { Annotation, annotationOf, isNewRequest } from './annotations.ts';
+import { conclude, type ReconcileDecision, type ReconcileEnd } from './conclude.ts';
+import { attempt, halt, isHalt } from './halt.ts';
+import type { DryRunVerdict, ReconcilePorts } from './ports.ts';
+import { prepareRender, type PinState, type Resolved } from './prepare-render.ts';
+import { pruneRemoved } from './prune.ts';
+import { rollOut } from './rollout.ts';
+import { errorMessage, isTerminal } from './stops.ts';
+
+export type ReconcileResult =
+  | ({ kind: 'reconciled'; renderRef?: string; warnings: string[] } & ReconcileDecision)
+  | { kind: 'suspended' };
+
+/**
+ * One reconcile of a Release: a ladder of steps, each of which may end it at a
+ * row of the spec's "Where a reconcile can stop" table. Returns the status
+ * slice for convoy-release and the Outcome; it writes nothing itself.
+ */
+export async function reconcile(release: Release, ports: ReconcilePorts): Promise<ReconcileResult> {
+  if (release.spec.suspend) return { kind: 'suspended' };
+  const now = ports.now();
+  const status = release.status;
+  const resolved: Resolved = {};
+  const pin: { state?: PinState } = {};
+  const warnings: string[] = [];
+  const forceRequest = annotationOf(release, Annotation.forceSyncRequestedAt);
+  const forced = isNewRequest(forceRequest, status?.lastHandledForceSyncAt);
+  const base: ReconcileEnd = {
+    release,
+    now,
+    resolved,
+    retention: resolveRetentionPolicy(release.spec.retentionPolicy, ports.retentionDefault),
+    ...(forced && forceRequest !== undefined ? { handledForceSyncAt: forceRequest } : {}),
+  };
+  const finish = (end: Partial<ReconcileEnd>): ReconcileResult => ({
+    kind: 'reconciled',
+    ...(resolved.renderRef ? { renderRef: resolved.renderRef } : {}),
+    warnings,
+    ...conclude({ ...base, ...(pin.state ? { pinState: pin.state } : {}), ...end }),
+  });
+
+  const prepared = await prepareRender(release, ports, resolved, pin);
+  if (isHalt(prepared)) return finish({ halt: prepared });
+  const { target, objects, renderRef } = prepared;
+
+  // Manual sync mode: a changed render waits for a /sync request.
+  const manual = release.spec.syncPolicy.mode === 'Manual';
+  const syncRequest = annotationOf(release, Annotation.syncRequestedAt);
+  const syncRequested = manual && isNewRequest(syncRequest, status?.lastHandledSyncAt);
+  const inFlight = status?.rollout?.renderRef === renderRef && status.rollout.state === 'Progressing';
+  if (manual && !syncRequested && !forced && !inFlight) {
+    if (status?.lastSuccessful?.renderRef === renderRef) {
+      return finish({ upToDateMessage: `manual sync mode: the render ${renderRef} is the one last applied` });
+    }
+    return finish({
+      halt: halt('waitingForSync', `manual sync mode: render ${renderRef} differs from the last applied render; POST …/sync to apply it`),
+    });
+  }
+
+  // Dry run every object first; a rejection applies nothing. A force sync skips it.
+  const verdicts = new Map<KubeObject, DryRunVerdict>();
+  if (!forced) {
+    const dryRun = await attempt(
+      () => target.dryRun(objects),
+      (e) => halt(isTerminal(e) ? 'dryRunRejected' : 'applyFailed', `dry run: ${errorMessage(e)}`, e),
+    );
+    if (isHalt(dryRun)) return finish({ halt: dryRun });
+    objects.forEach((obj, i) => verdicts.set(obj, dryRun[i] ?? { kind: 'changed' }));
+  }
+
+  // The render is stored before anything is applied: drift, health, pins and rollback read it.
+  const store = ports.store;
+  if (store !== undefined && !prepared.pinned) {
+    const stored = await attempt(
+      () =>
+        store.put(release, {
+          renderRef,
+          objects,
+          resolvedSource: resolved.source,
+          resolvedCluster: resolved.cluster,
+          resolvedMutations: resolved.mutations,
+        }),
+      (e) => halt('storeWriteFailed', `writing render ${renderRef} to the render store failed: ${errorMessage(e)}`, e),
+    );
+    if (isHalt(stored)) return finish({ halt: stored });
+  }
+
+  const rolled = await rollOut(release, target, objects, verdicts, renderRef, now, forced);
+  if (rolled.kind === 'halted') return finish({ halt: rolled.halt, progress: rolled.progress });
+
+  const pruned = await pruneRemoved(release, ports, target, objects);
+  if (isHalt(pruned)) return finish({ halt: pruned, progress: rolled.progress });
+  if (pruned.skipped > 0) warnings.push(`${pruned.skipped} removed objects were not pruned (not applied by convoy, or prune: disabled)`);
+
+  const decision = finish({
+    progress: rolled.progress,
+    ...(syncRequested && syncRequest !== undefined ? { handledSyncAt: syncRequest } : {}),
+  });
+  if (store !== undefined && decision.kind === 'reconciled') {
+    warnings.push(...(await applyRetention(release, ports, decision)));
+  }
+  return decision;
+}
+
+async function applyRetention(release: Release, ports: ReconcilePorts, decision: ReconcileDecision): Promise<string[]> {
+  const s = decision.slice;
+  const protectedRefs = new Set(
+    [s.lastSuccessful?.renderRef, s.lastHealthy?.renderRef, s.rollout?.renderRef, s.rollout?.previousRenderRef, s.pin?.renderRef].filter(
+      (r): r is string => r !== undefined,
+    ),
+  );
+  try {
+    await ports.store?.prune(release, protectedRefs, s.resolvedRetentionPolicy ?? ports.retentionDefault);
+    return [];
+  } catch (error) {
+    // Retention is housekeeping: a failure must not fail the sync, but it is reported.
+    return [`render store retention failed: ${errorMessage(error)}`];
+  }
+}
+
+export { describeObject };

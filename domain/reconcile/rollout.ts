@@ -1,0 +1,192 @@
+import type { Release, ReleaseStatus, WaveStatus } from '../api/index.ts';
+import { assessObject, compileChecks, type ObjectHealth } from '../health/index.ts';
+import { describeObject, type KubeObject } from '../render/kube-object.ts';
+import { planWaves, type Wave } from '../render/order.ts';
+import { toRfc3339 } from '../status/conditions.ts';
+import { durationMs } from './durations.ts';
+import { attempt, halt, isHalt, type Halt } from './halt.ts';
+import type { DryRunVerdict, TargetCluster } from './ports.ts';
+import { errorMessage } from './stops.ts';
+
+export type Rollout = NonNullable<ReleaseStatus['rollout']>;
+
+export interface RolloutProgress {
+  rollout: Rollout;
+  waves: WaveStatus[];
+  /** Objects written this run (the others were unchanged). */
+  written: number;
+}
+
+export type RolloutResult =
+  /** Every wave is applied; the rollout may still be Progressing (last wave not healthy yet). */
+  | { kind: 'applied'; progress: RolloutProgress }
+  /** Stopped at a wave: waiting for health, timed out, or an apply failed. */
+  | { kind: 'halted'; progress: RolloutProgress; halt: Halt };
+
+const MAX_UNHEALTHY_NAMED = 5;
+
+/**
+ * Applies the render wave by wave. A wave's objects that the dry run found
+ * unchanged are not written. Before the next wave, the previous one must be
+ * healthy; progress survives between runs in status.rollout and status.waves,
+ * so each run resumes where the last one stopped.
+ */
+export async function rollOut(
+  release: Release,
+  target: TargetCluster,
+  objects: readonly KubeObject[],
+  verdicts: ReadonlyMap<KubeObject, DryRunVerdict>,
+  renderRef: string,
+  now: Date,
+  restart: boolean,
+): Promise<RolloutResult> {
+  const status = release.status;
+  const stamp = toRfc3339(now);
+  const existing = status?.rollout?.renderRef === renderRef ? status.rollout : undefined;
+  const planned = planWaves(objects);
+  if (existing !== undefined && existing.state !== 'Progressing' && !restart) {
+    return reapplyFinished(release, target, planned, verdicts, existing, status?.waves ?? []);
+  }
+  const continuing = existing !== undefined && !restart;
+  const previousRef = status?.lastSuccessful?.renderRef;
+  const rollout: Rollout = continuing
+    ? { ...existing }
+    : {
+        renderRef,
+        ...(previousRef !== undefined && previousRef !== renderRef ? { previousRenderRef: previousRef } : {}),
+        state: 'Progressing',
+        startedAt: stamp,
+      };
+  const previousWaves = continuing ? (status?.waves ?? []) : [];
+  const waves: WaveStatus[] = planned.map((w) => ({
+    ...(previousWaves.find((p) => p.wave === w.wave) ?? { wave: w.wave, objects: w.objects.length, state: 'Pending' }),
+  }));
+  const progress: RolloutProgress = { rollout, waves, written: 0 };
+  const checks = compileChecks(release.spec.healthAssessment?.checks ?? []).compiled;
+  const waveTimeoutMs = durationMs(release.spec.syncPolicy.waveTimeout, 5 * 60_000);
+
+  for (const [index, wave] of planned.entries()) {
+    const entry = waves[index]!;
+    rollout.wave = wave.wave;
+    const written = await applyWave(target, wave, verdicts);
+    if (isHalt(written)) return { kind: 'halted', progress, halt: written };
+    progress.written += written;
+    if (entry.state === 'Pending') {
+      entry.state = 'Applied';
+      entry.appliedAt = stamp;
+    }
+    if (entry.state === 'Healthy') continue;
+
+    const health = await waveHealth(target, wave.objects, checks, now);
+    if (isHalt(health)) return { kind: 'halted', progress, halt: health };
+    if (health.unhealthy.length === 0) {
+      entry.state = 'Healthy';
+      entry.healthyAt = stamp;
+      continue;
+    }
+    const isLast = index === planned.length - 1;
+    const waitedMs = now.getTime() - Date.parse(entry.appliedAt ?? stamp);
+    if (waitedMs > waveTimeoutMs) {
+      entry.state = 'TimedOut';
+      rollout.state = 'Failed';
+      rollout.finishedAt = stamp;
+      if (isLast) return { kind: 'applied', progress };
+      const stopName = release.spec.failurePolicy ? 'rolloutFailed' : 'waveTimedOut';
+      return {
+        kind: 'halted',
+        progress,
+        halt: halt(
+          stopName,
+          `wave ${wave.wave} was not healthy within waveTimeout ${release.spec.syncPolicy.waveTimeout}: ${health.unhealthy.join('; ')}`,
+        ),
+      };
+    }
+    if (isLast) return { kind: 'applied', progress };
+    return {
+      kind: 'halted',
+      progress,
+      halt: halt(
+        'waitingForWaveHealth',
+        `wave ${planned[index + 1]!.wave} waits for wave ${wave.wave} to be healthy: ${health.unhealthy.join('; ')}`,
+      ),
+    };
+  }
+  rollout.state = 'Succeeded';
+  rollout.finishedAt ??= stamp;
+  return { kind: 'applied', progress };
+}
+
+async function waveHealth(
+  target: TargetCluster,
+  objects: readonly KubeObject[],
+  checks: ReturnType<typeof compileChecks>['compiled'],
+  now: Date,
+): Promise<{ unhealthy: string[] } | Halt> {
+  const verdicts = await attempt(
+    () => Promise.all(objects.map(async (obj) => [obj, assessObject(await target.read(obj), { checks, now })] as const)),
+    (e) => halt('applyFailed', `reading the wave's objects failed: ${errorMessage(e)}`, e),
+  );
+  if (isHalt(verdicts)) return verdicts;
+  const unhealthy = verdicts.filter(([, h]) => h.state !== 'Healthy');
+  const named = unhealthy.slice(0, MAX_UNHEALTHY_NAMED).map(([obj, h]) => describeHealth(obj, h));
+  if (unhealthy.length > MAX_UNHEALTHY_NAMED) named.push(`and ${unhealthy.length - MAX_UNHEALTHY_NAMED} more`);
+  return { unhealthy: named };
+}
+
+function describeHealth(obj: KubeObject, health: ObjectHealth): string {
+  return `${describeObject(obj)} is ${health.state}${health.message ? ` (${health.message})` : ''}`;
+}
+
+/**
+ * The render's rollout already finished. Succeeded: re-apply what drifted, in
+ * wave order, without waiting again. Failed: stays failed until the render
+ * changes or a force sync restarts it.
+ */
+async function reapplyFinished(
+  release: Release,
+  target: TargetCluster,
+  planned: readonly Wave[],
+  verdicts: ReadonlyMap<KubeObject, DryRunVerdict>,
+  rollout: Rollout,
+  waves: readonly WaveStatus[],
+): Promise<RolloutResult> {
+  const progress: RolloutProgress = { rollout: { ...rollout }, waves: waves.map((w) => ({ ...w })), written: 0 };
+  const timedOut = waves.find((w) => w.state === 'TimedOut');
+  const lastWave = planned.at(-1)?.wave;
+  if (rollout.state === 'Failed' && timedOut !== undefined && timedOut.wave !== lastWave) {
+    const stopName = release.spec.failurePolicy ? 'rolloutFailed' : 'waveTimedOut';
+    return {
+      kind: 'halted',
+      progress,
+      halt: halt(
+        stopName,
+        `the rollout of ${rollout.renderRef} failed: wave ${timedOut.wave} was not healthy within waveTimeout; change the Release or request a force sync to try again`,
+      ),
+    };
+  }
+  for (const wave of planned) {
+    const written = await applyWave(target, wave, verdicts);
+    if (isHalt(written)) return { kind: 'halted', progress, halt: written };
+    progress.written += written;
+  }
+  return { kind: 'applied', progress };
+}
+
+/** Applies the objects of one wave that the dry run found changed (or could not check); returns how many. */
+async function applyWave(
+  target: TargetCluster,
+  wave: Wave,
+  verdicts: ReadonlyMap<KubeObject, DryRunVerdict>,
+): Promise<number | Halt> {
+  let written = 0;
+  for (const obj of wave.objects) {
+    if (verdicts.get(obj)?.kind === 'unchanged') continue;
+    const applied = await attempt(
+      () => target.apply(obj),
+      (e) => halt('applyFailed', `apply of ${describeObject(obj)} in wave ${wave.wave} failed: ${errorMessage(e)}`, e),
+    );
+    if (isHalt(applied)) return applied;
+    written++;
+  }
+  return written;
+}
