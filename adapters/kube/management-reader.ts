@@ -1,0 +1,59 @@
+import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+
+export type ConvoyPlural = 'releases' | 'clusters' | 'gitrepositories' | 'mutations' | 'lifecycles';
+
+/** Reads from the management cluster: convoy's objects and the ConfigMaps/Secrets they name. */
+export interface ManagementReader {
+  configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /** Secret data, base64-decoded. Callers must never log or echo it. */
+  secretData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  getObject(plural: ConvoyPlural, namespace: string, name: string): Promise<Record<string, unknown> | undefined>;
+  listObjects(plural: ConvoyPlural, namespace: string): Promise<Record<string, unknown>[]>;
+}
+
+export function isNotFound(error: unknown): boolean {
+  return error instanceof ApiException && error.code === 404;
+}
+
+async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+export function createManagementReader(kc: KubeConfig): ManagementReader {
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  return {
+    async configMapData(namespace, name) {
+      const cm = await orUndefined(() => core.readNamespacedConfigMap({ namespace, name }));
+      return cm === undefined ? undefined : { ...(cm.data ?? {}) };
+    },
+    async secretData(namespace, name) {
+      const secret = await orUndefined(() => core.readNamespacedSecret({ namespace, name }));
+      if (secret === undefined) return undefined;
+      const decoded: Record<string, string> = { ...(secret.stringData ?? {}) };
+      for (const [key, value] of Object.entries(secret.data ?? {})) decoded[key] = Buffer.from(value, 'base64').toString('utf8');
+      return decoded;
+    },
+    async getObject(plural, namespace, name) {
+      return orUndefined(
+        async () =>
+          (await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural, name })) as Record<
+            string,
+            unknown
+          >,
+      );
+    },
+    async listObjects(plural, namespace) {
+      const list = (await custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural })) as {
+        items?: Record<string, unknown>[];
+      };
+      return list.items ?? [];
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import { delayMsToSeconds, MAX_DELAY_SECONDS, retryDelaySeconds } from '../../domain/runtime/backoff.ts';
+import type { RetryBackoffPolicy } from '../../domain/runtime/backoff.ts';
+import type { Outcome } from '../../domain/runtime/outcome.ts';
+
+/**
+ * The one place that turns a loop's Outcome into what happens to the SQS
+ * record (docs: ARCHITECTURE.md, "The queue contract").
+ *
+ * - ack: the record succeeds and is deleted (Lambda deletes it; the dev poller does the same).
+ * - not ack: the runtime calls ChangeMessageVisibility(visibilitySeconds) and reports
+ *   the record in batchItemFailures, so SQS redelivers it after that delay.
+ */
+export type SqsAction = { readonly ack: true } | { readonly ack: false; readonly visibilitySeconds: number };
+
+export interface SqsActionContext {
+  /** The record's ApproximateReceiveCount: 1 on the first delivery. */
+  readonly receiveCount: number;
+  /** Backoff used for `retry` when the Outcome carries none; the work-queue default otherwise. */
+  readonly retryPolicy?: RetryBackoffPolicy | undefined;
+}
+
+// SQS accepts 0 ("visible now"), but a record redelivered at once would spin
+// through Lambda invocations; one second is SQS's smallest real delay.
+const MIN_REDELIVERY_SECONDS = 1;
+
+export function toSqsAction(outcome: Outcome, context: SqsActionContext): SqsAction {
+  switch (outcome.kind) {
+    case 'done':
+    case 'stop':
+    case 'dropped':
+      return { ack: true };
+    case 'requeueAfter':
+      return redeliverAfter(delayMsToSeconds(outcome.delayMs));
+    case 'retry':
+      return redeliverAfter(retryDelaySeconds(context.receiveCount, outcome.policy ?? context.retryPolicy));
+    default: {
+      const unknown: never = outcome;
+      throw new TypeError(`toSqsAction: unknown outcome ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function redeliverAfter(seconds: number): SqsAction {
+  return {
+    ack: false,
+    visibilitySeconds: Math.min(Math.max(seconds, MIN_REDELIVERY_SECONDS), MAX_DELAY_SECONDS),
+  };
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+/**
+ * The body of every message on the reconcile, drift and health queues.
+ * The relay writes it; the functions parse it. A body that fails this
+ * schema is never worked on: it is left to reach the dead-letter queue.
+ */
+
+export const QUEUE_MESSAGE_VERSION = 1;
+
+export const LOOPS = ['reconcile', 'drift', 'health'] as const;
+export type Loop = (typeof LOOPS)[number];
+
+// Kubernetes object names: a namespace is a DNS-1123 label, a Release name a DNS-1123 subdomain.
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export const queueMessageSchema = z.object({
+  v: z.literal(QUEUE_MESSAGE_VERSION),
+  loop: z.enum(LOOPS),
+  namespace: z
+    .string()
+    .max(63)
+    .regex(DNS_LABEL, { message: 'must be a Kubernetes namespace name (DNS-1123 label)' }),
+  name: z
+    .string()
+    .max(253)
+    .regex(DNS_SUBDOMAIN, { message: 'must be a Kubernetes object name (DNS-1123 subdomain)' }),
+  uid: z.string().min(1).max(128),
+  /** Why the message was sent (a watch event, a timer, an API call); logged on every line. */
+  cause: z.string().min(1).max(1024),
+  sentAt: z.iso.datetime({ offset: true }),
+});
+
+export type QueueMessage = z.infer<typeof queueMessageSchema>;
+
+export type ParseQueueMessageResult =
+  { readonly ok: true; readonly message: QueueMessage } | { readonly ok: false; readonly error: string };
+
+/** Parses and validates a message body. Never throws; the error names each bad field. */
+export function parseQueueMessage(body: string): ParseQueueMessageResult {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    // The parser's message quotes the body; a malformed body is not echoed into logs.
+    return { ok: false, error: `message body is not JSON (${body.length} characters)` };
+  }
+  const result = queueMessageSchema.safeParse(json);
+  if (result.success) return { ok: true, message: result.data };
+  const problems = result.error.issues.map((issue) => {
+    const field = issue.path.length === 0 ? 'message body' : issue.path.map(String).join('.');
+    return `${field}: ${issue.message}`;
+  });
+  return { ok: false, error: `invalid queue message: ${problems.join('; ')}` };
+}
+
+/** The body the relay sends. Validates first, so a bad message fails at the sender. */
+export function queueMessageBody(message: QueueMessage): string {
+  return JSON.stringify(queueMessageSchema.parse(message));
+}
