@@ -1,0 +1,7 @@
+// Starts a control plane, prints {"etcd":pid,"apiserver":pid,"reaper":pid,"dir":...} as one
+// JSON line on stdout, then waits forever. Used by the orphan test, which SIGKILLs this process.
+import { startControlPlane } from './control-plane.ts';
+
+const cp = await startControlPlane();
+process.stdout.write(`${JSON.stringify({ ...cp.pids, dir: cp.dir, startupMs: cp.startupMs })}\n`);
+setInterval(() => {}, 1 << 30);
