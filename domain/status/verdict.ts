@@ -1,0 +1,154 @@
+/**
+ * The combined verdict (API.md "The combined verdict"; the seed text's
+ * "Combine the signals"): ONE function used by the HTTP API, the CLI
+ * (`convoy status`, `convoy wait`) and the dashboard.
+ *
+ * A Release is ready when:
+ *   - Applied is True, and lastAttempted.renderRef == lastSuccessful.renderRef;
+ *   - InSync is True;
+ *   - Healthy is True and its reason is not Pending;
+ *   - RolloutSucceeded (present, or required by spec.failurePolicy) is True
+ *     and status.rollout.renderRef is the new render;
+ *   - every condition's observedGeneration equals metadata.generation.
+ *
+ * Otherwise the verdict names the FIRST signal that is not there yet, in the
+ * order Applied, NewRender, InSync, Healthy, RolloutSucceeded, and then the
+ * generation of any other condition (LifecycleSucceeded, …).
+ *
+ * Decisions the texts leave open (written down here and in the report):
+ *   - A condition is judged only when it is from the current spec: a condition
+ *     whose observedGeneration differs from metadata.generation is reported at
+ *     its place in the order as signal `ObservedGeneration`, kind `wait` — its
+ *     status describes an older spec, so an old failure must not fail a
+ *     `convoy wait` that follows an edit.
+ *   - kind `wait`: a missing condition, a stale condition, a reason
+ *     WaitingFor*, Pending or Progressing, status Unknown (the writer could not
+ *     tell yet, e.g. ClusterNotReady; convoy retries), and a True condition that
+ *     is not yet about the new render. kind `failure`: any other False.
+ *   - NewRender (lastAttempted.renderRef differs from lastSuccessful.renderRef
+ *     while Applied is True) is a failure when lastAttempted failed or the
+ *     rollout was rolled back, otherwise a wait.
+ *   - LifecycleSucceeded is not one of the signals; only its observedGeneration
+ *     counts ("every condition").
+ */
+import type { Condition } from '../api/common.ts';
+import type { Release } from '../api/objects.ts';
+import { AppliedReason, ConditionType, HealthyReason } from './reasons.ts';
+
+export type VerdictSignal = 'Applied' | 'InSync' | 'Healthy' | 'RolloutSucceeded' | 'ObservedGeneration' | 'NewRender';
+export type VerdictKind = 'wait' | 'failure';
+
+export type Verdict =
+  | { readonly ready: true; readonly message: string }
+  | { readonly ready: false; readonly signal: VerdictSignal; readonly kind: VerdictKind; readonly message: string };
+
+/** The order in which the condition signals are judged; later conditions only count for their generation. */
+const ORDERED_CONDITIONS = [ConditionType.Applied, ConditionType.InSync, ConditionType.Healthy, ConditionType.RolloutSucceeded] as const;
+
+const notReady = (signal: VerdictSignal, kind: VerdictKind, message: string): Verdict => ({ ready: false, signal, kind, message });
+
+/** A reason that means "not there yet" rather than "went wrong". */
+export function isWaitReason(reason: string): boolean {
+  return reason.startsWith('WaitingFor') || reason === 'Pending' || reason === 'Progressing';
+}
+
+function describe(c: Condition): string {
+  return c.message === '' ? `${c.type} is ${c.status} (${c.reason})` : `${c.type} is ${c.status} (${c.reason}): ${c.message}`;
+}
+
+/**
+ * Judges one condition that must be True. Returns undefined when it is True
+ * and current; `acceptTrue` may refuse a True condition (then it is a wait).
+ */
+function judge(
+  type: (typeof ORDERED_CONDITIONS)[number],
+  condition: Condition | undefined,
+  generation: number | undefined,
+  missing: string,
+  acceptTrue: (c: Condition) => string | undefined = () => undefined,
+): Verdict | undefined {
+  if (condition === undefined) return notReady(type, 'wait', `${type} is not reported yet: ${missing}`);
+  const stale = staleness(condition, generation);
+  if (stale !== undefined) return notReady('ObservedGeneration', 'wait', stale);
+  if (condition.status === 'True') {
+    const refused = acceptTrue(condition);
+    return refused === undefined ? undefined : notReady(type, 'wait', refused);
+  }
+  const kind: VerdictKind = condition.status === 'Unknown' || isWaitReason(condition.reason) ? 'wait' : 'failure';
+  return notReady(type, kind, describe(condition));
+}
+
+function staleness(condition: Condition, generation: number | undefined): string | undefined {
+  if (generation === undefined) {
+    return `metadata.generation is not set, so ${condition.type} (observedGeneration ${condition.observedGeneration}) cannot be matched to the spec`;
+  }
+  if (condition.observedGeneration === generation) return undefined;
+  return `${condition.type} is from generation ${condition.observedGeneration}, the spec is at generation ${generation}: its writer has not handled the current spec yet`;
+}
+
+export function combinedVerdict(release: Release): Verdict {
+  const generation = release.metadata.generation;
+  const status = release.status;
+  const conditions = status?.conditions ?? [];
+  const byType = (type: string) => conditions.find((c) => c.type === type);
+
+  // 1. Applied.
+  const applied = judge(ConditionType.Applied, byType(ConditionType.Applied), generation, 'the controller-manager has not reconciled this Release');
+  if (applied !== undefined) return applied;
+
+  // 2. The newest render is the one applied.
+  const attempted = status?.lastAttempted;
+  const newRender = attempted?.renderRef;
+  const successful = status?.lastSuccessful?.renderRef;
+  if (newRender === undefined || successful === undefined || newRender !== successful) {
+    const appliedReason = byType(ConditionType.Applied)?.reason;
+    const failed = attempted?.phase === 'Failed' || appliedReason === AppliedReason.RolledBack;
+    const why =
+      newRender === undefined
+        ? 'status.lastAttempted.renderRef is not set: no render was made yet'
+        : successful === undefined
+          ? `the newest render ${newRender} (status.lastAttempted.renderRef) was never applied: status.lastSuccessful.renderRef is not set`
+          : `the newest render ${newRender} (status.lastAttempted.renderRef) is not the applied one ${successful} (status.lastSuccessful.renderRef)`;
+    const detail =
+      attempted?.failure !== undefined
+        ? `; lastAttempted failed at ${attempted.failure.stage} (${attempted.failure.reason}): ${attempted.failure.message}`
+        : appliedReason === AppliedReason.RolledBack
+          ? '; the rollout was rolled back to the last healthy render'
+          : '';
+    return notReady('NewRender', failed ? 'failure' : 'wait', `${why}${detail}`);
+  }
+
+  // 3. InSync.
+  const inSync = judge(ConditionType.InSync, byType(ConditionType.InSync), generation, 'the drift loop has not checked this Release');
+  if (inSync !== undefined) return inSync;
+
+  // 4. Healthy, and assessed (not Pending).
+  const healthy = judge(ConditionType.Healthy, byType(ConditionType.Healthy), generation, 'the health loop has not assessed this Release', (c) =>
+    c.reason === HealthyReason.Pending ? `${describe(c)}: the current render is not assessed yet` : undefined,
+  );
+  if (healthy !== undefined) return healthy;
+
+  // 5. RolloutSucceeded, when present or required by spec.failurePolicy, for the new render.
+  const rollout = byType(ConditionType.RolloutSucceeded);
+  if (rollout !== undefined || release.spec.failurePolicy !== undefined) {
+    const verdict = judge(ConditionType.RolloutSucceeded, rollout, generation, 'spec.failurePolicy is set but the rollout is not reported', () => {
+      const rolledOut = status?.rollout?.renderRef;
+      if (rolledOut === newRender) return undefined;
+      return rolledOut === undefined
+        ? `RolloutSucceeded is True but status.rollout.renderRef is not set; waiting for the rollout of ${newRender}`
+        : `RolloutSucceeded is True for render ${rolledOut}, not for the new render ${newRender} (status.rollout.renderRef)`;
+    });
+    // False Progressing waits; False Failed or RolledBack is a failure.
+    if (verdict !== undefined) return verdict;
+  }
+
+  // 6. Every other condition is from the current spec.
+  const judged = new Set<string>(ORDERED_CONDITIONS);
+  for (const c of conditions) {
+    if (judged.has(c.type)) continue;
+    const stale = staleness(c, generation);
+    if (stale !== undefined) return notReady('ObservedGeneration', 'wait', stale);
+  }
+
+  return { ready: true, message: `render ${newRender} is applied, in sync and healthy at generation ${generation}` };
+}
