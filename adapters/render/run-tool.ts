@@ -1,0 +1,61 @@
+/**
+ * Runs a rendering binary (helm, kubectl) without a shell and turns every failure into a
+ * `RenderError` carrying the tool's own (trimmed) message.
+ */
+import { execFile } from 'node:child_process';
+import { RenderError } from '../../domain/render/errors.ts';
+
+/** Render output larger than this is refused (the same bound applies when parsing it). */
+export const MAX_TOOL_OUTPUT_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
+const MAX_MESSAGE_CHARS = 4000;
+
+export interface RunToolOptions {
+  /** Names the command in messages, e.g. `helm template podinfo`. */
+  what: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  cwd?: string;
+}
+
+function trimmed(text: string): string {
+  const clean = text.trim();
+  return clean.length > MAX_MESSAGE_CHARS ? `${clean.slice(0, MAX_MESSAGE_CHARS)} …(truncated)` : clean;
+}
+
+export function runTool(binary: string, args: readonly string[], options: RunToolOptions): Promise<string> {
+  const timeout = options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  return new Promise((resolve, reject) => {
+    execFile(
+      binary,
+      args,
+      {
+        env: options.env,
+        cwd: options.cwd,
+        timeout,
+        maxBuffer: MAX_TOOL_OUTPUT_BYTES,
+        encoding: 'utf8',
+        windowsHide: true,
+      },
+      (error, stdout, stderr) => {
+        if (!error) {
+          resolve(stdout);
+          return;
+        }
+        const code = (error as NodeJS.ErrnoException).code;
+        let message: string;
+        if (code === 'ENOENT' || code === 'EACCES') {
+          message = `${options.what}: cannot run ${binary} (${code}); check the helm/kubectl installation`;
+        } else if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
+          message = `${options.what}: the output is larger than ${MAX_TOOL_OUTPUT_BYTES / (1024 * 1024)} MiB; split the content into smaller Releases`;
+        } else if (error.killed && error.signal === 'SIGTERM') {
+          message = `${options.what}: timed out after ${Math.round(timeout / 1000)} s`;
+        } else {
+          const detail = trimmed(stderr) || trimmed(error.message);
+          message = `${options.what} failed: ${detail}`;
+        }
+        reject(new RenderError(message, { cause: error }));
+      },
+    );
+  });
+}
