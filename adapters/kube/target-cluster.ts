@@ -1,0 +1,491 @@
+/**
+ * The target cluster as the loops see it: server-side apply, dry run, read and prune of rendered
+ * objects under the field manager `convoy`.
+ *
+ * Requests are raw JSON over client-node's transport (auth, TLS, proxies), not
+ * `KubernetesObjectApi.patch`: its typed serializer drops fields its models do not know
+ * (`spec.bogus` never reaches the server, so fieldValidation=Strict cannot refuse it) and renames
+ * CRD schema keys (`x-kubernetes-*`, `enum`, `$ref`), and its responses come back as typed models
+ * with Date objects. Here the object sent is exactly the rendered JSON, and the object read is
+ * exactly what the server returned.
+ */
+import {
+  createConfiguration,
+  PatchStrategy,
+  ServerConfiguration,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  ApplyRejectedError,
+  type DryRunVerdict,
+  type PruneResult,
+  type ResolvedCluster,
+  type TargetCluster,
+} from '../../domain/reconcile/ports.ts';
+import { PRUNE_ANNOTATION } from '../../domain/render/annotations.ts';
+import {
+  apiGroup,
+  cloneJson,
+  describeObject,
+  isPlainObject,
+  jsonEqual,
+  type KubeObject,
+} from '../../domain/render/kube-object.ts';
+import { FieldManager } from '../../domain/status/field-managers.ts';
+import {
+  apiVersionPath,
+  createDiscovery,
+  type KubeRequest,
+  type KubeRequestInit,
+  type ServedResource,
+} from './discovery.ts';
+
+/** Counts HTTP requests (benchmarks). */
+export interface RequestCounter {
+  count: number;
+}
+
+export interface TargetClusterOptions {
+  requestCounter?: RequestCounter | undefined;
+  /** Objects dry-run at the same time. Default 8. */
+  concurrency?: number | undefined;
+  /** Longest wait for one request. Default 60 s. */
+  requestTimeoutMs?: number | undefined;
+}
+
+/** A request that failed for a reason that may pass: network, timeout, 5xx, 429, 401 (retry). */
+export class KubeRequestError extends Error {
+  override name = 'KubeRequestError';
+  /** The HTTP status, or undefined when no answer came. */
+  readonly status: number | undefined;
+  /** The reason alone, e.g. `ECONNREFUSED` or `no answer within 5 s`. */
+  readonly reason: string;
+  constructor(message: string, status: number | undefined, options?: ErrorOptions & { reason?: string }) {
+    super(message, options);
+    this.status = status;
+    this.reason = options?.reason ?? message;
+  }
+}
+
+const FIELD_MANAGER = FieldManager.apply;
+const BEFORE_FIRST_APPLY = 'before-first-apply';
+const DEFAULT_CONCURRENCY = 8;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const MAX_SERVER_MESSAGE = 4000;
+
+/** 4xx answers that no retry will change: the object (or the RBAC for it) must be fixed. */
+const REJECTED_STATUSES: ReadonlySet<number> = new Set([400, 403, 404, 405, 409, 410, 413, 415, 422]);
+
+export function createTargetCluster(
+  kc: KubeConfig,
+  identity: ResolvedCluster,
+  opts: TargetClusterOptions = {},
+): TargetCluster {
+  const request = createKubeRequest(kc, opts);
+  const discovery = createDiscovery(request);
+  const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
+
+  const locate = async (obj: KubeObject): Promise<Located | undefined> => {
+    const resource = await discovery.resourceFor(obj.apiVersion, obj.kind);
+    return resource === undefined ? undefined : locateObject(obj, resource);
+  };
+
+  const locateOrReject = async (obj: KubeObject): Promise<Located> => {
+    const located = await locate(obj);
+    if (located === undefined) {
+      throw new ApplyRejectedError(
+        `${describeObject(obj)}: the cluster does not serve kind ${obj.kind} in ${obj.apiVersion} ` +
+          `(install its CustomResourceDefinition, or fix apiVersion/kind)`,
+      );
+    }
+    return located;
+  };
+
+  const getLive = async (obj: KubeObject, at: Located): Promise<Record<string, unknown> | undefined> => {
+    const response = await request({ method: 'GET', path: at.path });
+    if (response.status === 404) return undefined;
+    return expectObject(obj, 'read', response);
+  };
+
+  const serverSideApply = async (
+    obj: KubeObject,
+    at: Located,
+    dryRun: boolean,
+  ): Promise<Record<string, unknown>> => {
+    const response = await request({
+      method: 'PATCH',
+      path: at.path,
+      query: {
+        fieldManager: FIELD_MANAGER,
+        force: 'true',
+        fieldValidation: 'Strict',
+        ...(dryRun ? { dryRun: 'All' } : {}),
+      },
+      contentType: PatchStrategy.ServerSideApply,
+      body: JSON.stringify(at.body),
+    });
+    return expectObject(obj, dryRun ? 'dry run' : 'apply', response);
+  };
+
+  /** The verdict, and whether the object exists now (for deferring what lives in it). */
+  const dryRunOne = async (obj: KubeObject): Promise<{ verdict: DryRunVerdict; existed: boolean }> => {
+    const at = await locateOrReject(obj);
+    const [live, result] = await Promise.all([getLive(obj, at), serverSideApply(obj, at, true)]);
+    if (live === undefined) return { verdict: { kind: 'changed' }, existed: false };
+    const same = jsonEqual(comparable(live), comparable(result));
+    return { verdict: { kind: same ? 'unchanged' : 'changed' }, existed: true };
+  };
+
+  return {
+    identity,
+
+    async dryRun(objects) {
+      const verdicts = new Array<DryRunVerdict>(objects.length);
+      const creators = creatorsIn(objects);
+
+      // CustomResourceDefinitions and Namespaces first: whether they exist and change decides
+      // which of the other objects can be checked now.
+      const first = objects.flatMap((obj, i) => (isCreator(obj) ? [i] : []));
+      const firstResults = await inOrder(first, concurrency, async (i) => dryRunOne(objects[i]));
+      const crdVerdicts = new Map<string, { verdict: DryRunVerdict; existed: boolean }>();
+      const namespaceExists = new Map<string, boolean>();
+      first.forEach((i, n) => {
+        const obj = objects[i];
+        const result = firstResults[n];
+        verdicts[i] = result.verdict;
+        if (isNamespace(obj)) namespaceExists.set(obj.metadata.name, result.existed);
+        else crdVerdicts.set(obj.metadata.name, result);
+      });
+
+      const rest = objects.flatMap((obj, i) => (isCreator(obj) ? [] : [i]));
+      const restResults = await inOrder(rest, concurrency, async (i): Promise<DryRunVerdict> => {
+        const obj = objects[i];
+        const why = deferral(obj, creators, crdVerdicts, namespaceExists);
+        return why === undefined ? (await dryRunOne(obj)).verdict : { kind: 'deferred', why };
+      });
+      rest.forEach((i, n) => {
+        verdicts[i] = restResults[n];
+      });
+      return verdicts;
+    },
+
+    async apply(obj) {
+      await serverSideApply(obj, await locateOrReject(obj), false);
+    },
+
+    async read(obj) {
+      const at = await locate(obj);
+      return at === undefined ? undefined : getLive(obj, at);
+    },
+
+    async prune(obj): Promise<PruneResult> {
+      const at = await locate(obj);
+      if (at === undefined) return 'absent';
+      const live = await getLive(obj, at);
+      if (live === undefined) return 'absent';
+      if (!appliedByConvoy(live) || pruneDisabled(live)) return 'skipped';
+      const uid = isPlainObject(live.metadata) ? live.metadata.uid : undefined;
+      const response = await request({
+        method: 'DELETE',
+        path: at.path,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          propagationPolicy: 'Background',
+          // The object read above, not one recreated since by someone else.
+          ...(typeof uid === 'string' ? { preconditions: { uid } } : {}),
+        }),
+      });
+      if (response.status === 404) return 'absent';
+      if (response.status === 409) {
+        throw new KubeRequestError(
+          `${describeObject(obj)} was replaced while convoy pruned it; retrying will re-check it`,
+          409,
+        );
+      }
+      expectSuccess(obj, 'delete', response);
+      return 'deleted';
+    },
+  };
+}
+
+// --- transport -------------------------------------------------------------------------------
+
+/** Raw JSON requests to the kubeconfig's current cluster, with its credentials and TLS settings. */
+export function createKubeRequest(kc: KubeConfig, opts: TargetClusterOptions = {}): KubeRequest {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error('the kubeconfig has no current cluster (check current-context)');
+  const server = cluster.server.replace(/\/+$/, '');
+  const config = createConfiguration({ baseServer: new ServerConfiguration(server, {}) });
+  const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+
+  return async (init: KubeRequestInit) => {
+    const ctx = config.baseServer.makeRequestContext(init.path, init.method);
+    for (const [name, value] of Object.entries(init.query ?? {})) ctx.setQueryParam(name, value);
+    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('User-Agent', 'convoy');
+    if (init.body !== undefined) {
+      ctx.setHeaderParam('Content-Type', init.contentType ?? 'application/json');
+      ctx.setBody(init.body);
+    }
+    ctx.setSignal(AbortSignal.timeout(timeoutMs));
+    const what = `${init.method} ${init.path} on ${server}`;
+    try {
+      await kc.applySecurityAuthentication(ctx);
+      if (opts.requestCounter) opts.requestCounter.count++;
+      const response = await config.httpApi.send(ctx).toPromise();
+      const text = await response.body.text();
+      return { status: response.httpStatusCode, body: parseBody(text) };
+    } catch (error) {
+      const reason = networkReason(error, timeoutMs);
+      throw new KubeRequestError(`${what} failed: ${reason}`, undefined, { cause: error, reason });
+    }
+  };
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function networkReason(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return `no answer within ${timeoutMs / 1000} s`;
+  }
+  const cause =
+    error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (cause && typeof cause.code === 'string') return cause.code;
+  if (cause && typeof cause.message === 'string') return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+// --- objects and paths -----------------------------------------------------------------------
+
+interface Located {
+  path: string;
+  /** A copy of the object as sent: a cluster-scoped kind never carries a namespace. */
+  body: KubeObject;
+}
+
+function locateObject(obj: KubeObject, resource: ServedResource): Located {
+  const body = cloneJson(obj);
+  const name = encodeURIComponent(obj.metadata.name);
+  if (!resource.namespaced) {
+    delete body.metadata.namespace;
+    return { path: `${apiVersionPath(obj.apiVersion)}/${resource.name}/${name}`, body };
+  }
+  const ns = obj.metadata.namespace;
+  if (ns === undefined || ns === '') {
+    throw new ApplyRejectedError(
+      `${describeObject(obj)}: kind ${obj.kind} is namespaced, but the object has no metadata.namespace`,
+    );
+  }
+  return {
+    path: `${apiVersionPath(obj.apiVersion)}/namespaces/${encodeURIComponent(ns)}/${resource.name}/${name}`,
+    body,
+  };
+}
+
+const isNamespace = (obj: KubeObject): boolean => obj.kind === 'Namespace' && obj.apiVersion === 'v1';
+const isCrd = (obj: KubeObject): boolean =>
+  obj.kind === 'CustomResourceDefinition' && apiGroup(obj.apiVersion) === 'apiextensions.k8s.io';
+const isCreator = (obj: KubeObject): boolean => isNamespace(obj) || isCrd(obj);
+
+interface Creators {
+  /** `group/Kind` → the name of the CustomResourceDefinition in the render that defines it. */
+  crdByKind: ReadonlyMap<string, string>;
+  namespaces: ReadonlySet<string>;
+}
+
+function creatorsIn(objects: readonly KubeObject[]): Creators {
+  const crdByKind = new Map<string, string>();
+  const namespaces = new Set<string>();
+  for (const obj of objects) {
+    if (isNamespace(obj)) namespaces.add(obj.metadata.name);
+    if (!isCrd(obj)) continue;
+    const spec = obj.spec;
+    if (!isPlainObject(spec) || typeof spec.group !== 'string' || !isPlainObject(spec.names)) continue;
+    if (typeof spec.names.kind === 'string')
+      crdByKind.set(`${spec.group}/${spec.names.kind}`, obj.metadata.name);
+  }
+  return { crdByKind, namespaces };
+}
+
+/**
+ * Why `obj` cannot be dry-run yet, or undefined. An instance of a CRD of this render is checked
+ * only when that CRD is live and unchanged: a new CRD is not served, and a changed one may
+ * change the schema the instance is validated against.
+ */
+function deferral(
+  obj: KubeObject,
+  creators: Creators,
+  crdVerdicts: ReadonlyMap<string, { verdict: DryRunVerdict; existed: boolean }>,
+  namespaceExists: ReadonlyMap<string, boolean>,
+): string | undefined {
+  const crdName = creators.crdByKind.get(`${apiGroup(obj.apiVersion)}/${obj.kind}`);
+  if (crdName !== undefined) {
+    const crd = crdVerdicts.get(crdName);
+    if (crd === undefined || !crd.existed) {
+      return `its kind ${obj.kind} is defined by CustomResourceDefinition ${crdName} of this render, which the cluster does not serve yet`;
+    }
+    if (crd.verdict.kind !== 'unchanged') {
+      return `its kind ${obj.kind} is defined by CustomResourceDefinition ${crdName}, which this render changes`;
+    }
+  }
+  const ns = obj.metadata.namespace;
+  if (ns !== undefined && creators.namespaces.has(ns) && namespaceExists.get(ns) !== true) {
+    return `its namespace ${ns} is created by this render`;
+  }
+  return undefined;
+}
+
+/** The live object as compared by a dry run: without what the server changes on every write. */
+function comparable(obj: Record<string, unknown>): Record<string, unknown> {
+  const copy = cloneJson(obj);
+  delete copy.status;
+  const metadata = copy.metadata;
+  if (isPlainObject(metadata)) {
+    delete metadata.resourceVersion;
+    delete metadata.generation;
+    if (Array.isArray(metadata.managedFields)) {
+      // Who owns which fields stays compared, so that taking over a field counts as a change.
+      // `before-first-apply` is bookkeeping, not a change: an apply that sets no field (a bare
+      // Namespace) records no managedFields, and every later apply to such an object, dry run
+      // included, attributes its existing fields to that pseudo-manager.
+      const entries = (metadata.managedFields as unknown[]).filter(
+        (entry) => !(isPlainObject(entry) && entry.manager === BEFORE_FIRST_APPLY),
+      );
+      for (const entry of entries) if (isPlainObject(entry)) delete entry.time;
+      if (entries.length > 0) metadata.managedFields = entries;
+      else delete metadata.managedFields;
+    }
+  }
+  return copy;
+}
+
+function appliedByConvoy(live: Record<string, unknown>): boolean {
+  const metadata = live.metadata;
+  if (!isPlainObject(metadata) || !Array.isArray(metadata.managedFields)) return false;
+  return (metadata.managedFields as unknown[]).some(
+    (entry) => isPlainObject(entry) && entry.manager === FIELD_MANAGER,
+  );
+}
+
+function pruneDisabled(live: Record<string, unknown>): boolean {
+  const metadata = live.metadata;
+  return (
+    isPlainObject(metadata) &&
+    isPlainObject(metadata.annotations) &&
+    metadata.annotations[PRUNE_ANNOTATION] === 'disabled'
+  );
+}
+
+// --- responses and errors --------------------------------------------------------------------
+
+function expectSuccess(obj: KubeObject, action: string, response: { status: number; body: unknown }): void {
+  if (response.status >= 200 && response.status <= 299) return;
+  const message = `${describeObject(obj)}: ${action} refused by the server (HTTP ${response.status}): ${serverMessage(obj, response.body)}`;
+  if (REJECTED_STATUSES.has(response.status) || isSchemaError(response))
+    throw new ApplyRejectedError(message);
+  throw new KubeRequestError(message, response.status);
+}
+
+function expectObject(
+  obj: KubeObject,
+  action: string,
+  response: { status: number; body: unknown },
+): Record<string, unknown> {
+  expectSuccess(obj, action, response);
+  if (!isPlainObject(response.body)) {
+    throw new KubeRequestError(
+      `${describeObject(obj)}: ${action} answered HTTP ${response.status} without a JSON object`,
+      response.status,
+    );
+  }
+  return response.body;
+}
+
+/**
+ * Server-side apply reports an object that does not fit the schema (an unknown field under
+ * fieldValidation=Strict, a wrong type, duplicate list keys) as HTTP 500 with this message
+ * (kubernetes/kubernetes#122480, #139253); retrying cannot fix it.
+ */
+function isSchemaError(response: { status: number; body: unknown }): boolean {
+  const body = response.body;
+  return (
+    response.status === 500 &&
+    isPlainObject(body) &&
+    typeof body.message === 'string' &&
+    /^failed to create typed (patch|live) object/.test(body.message)
+  );
+}
+
+/** The server's `Status.message`, shortened, with a Secret's values blanked out. */
+function serverMessage(obj: KubeObject, body: unknown): string {
+  let message =
+    isPlainObject(body) && typeof body.message === 'string' && body.message !== ''
+      ? body.message
+      : typeof body === 'string' && body !== ''
+        ? body
+        : 'no message';
+  if (obj.kind === 'Secret' && apiGroup(obj.apiVersion) === '') message = redactSecretValues(message, obj);
+  return message.length > MAX_SERVER_MESSAGE ? `${message.slice(0, MAX_SERVER_MESSAGE)}…` : message;
+}
+
+function redactSecretValues(message: string, secret: KubeObject): string {
+  const values: string[] = [];
+  for (const field of ['data', 'stringData'] as const) {
+    const map = secret[field];
+    if (!isPlainObject(map)) continue;
+    for (const value of Object.values(map)) {
+      if (typeof value !== 'string') continue;
+      values.push(value);
+      if (field === 'data') values.push(Buffer.from(value, 'base64').toString('utf8'));
+    }
+  }
+  let redacted = message;
+  // Longest first, so that a value containing another is blanked whole; short values would
+  // blank ordinary words of the message.
+  for (const value of values.filter((v) => v.length >= 4).sort((a, b) => b.length - a.length)) {
+    redacted = redacted.split(value).join('[redacted]');
+  }
+  return redacted;
+}
+
+// --- bounded concurrency ---------------------------------------------------------------------
+
+/**
+ * Runs `work` over `items`, at most `limit` at a time, results in input order. After a failure
+ * nothing new starts; the error thrown is the one of the earliest failed item, so the same
+ * input reports the same object.
+ */
+async function inOrder<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  const failures: { index: number; error: unknown }[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && failures.length === 0) {
+      const index = next++;
+      try {
+        results[index] = await work(items[index]);
+      } catch (error) {
+        failures.push({ index, error });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failures.length > 0) {
+    failures.sort((a, b) => a.index - b.index);
+    throw (failures[0] as { error: unknown }).error;
+  }
+  return results;
+}
