@@ -22,7 +22,7 @@ import {
   type ResolvedCluster,
   type TargetCluster,
 } from '../../domain/reconcile/ports.ts';
-import { PRUNE_ANNOTATION } from '../../domain/render/annotations.ts';
+import { PRUNE_ANNOTATION, releaseMarkOf } from '../../domain/render/annotations.ts';
 import {
   apiGroup,
   cloneJson,
@@ -183,7 +183,7 @@ export function createTargetCluster(
       if (at === undefined) return 'absent';
       const live = await getLive(obj, at);
       if (live === undefined) return 'absent';
-      if (!appliedByConvoy(live) || pruneDisabled(live)) return 'skipped';
+      if (!ownedBySameRelease(obj, live) || pruneDisabled(live)) return 'skipped';
       const uid = isPlainObject(live.metadata) ? live.metadata.uid : undefined;
       const response = await request({
         method: 'DELETE',
@@ -366,6 +366,17 @@ function comparable(obj: Record<string, unknown>): Record<string, unknown> {
     }
   }
   return copy;
+}
+
+/**
+ * Prune only what this Release applied: the live object carries the same
+ * convoy.dev/release mark as the object in the previous render. Objects
+ * rendered before the mark existed fall back to convoy's field ownership.
+ */
+function ownedBySameRelease(obj: KubeObject, live: Record<string, unknown>): boolean {
+  const mark = releaseMarkOf(obj);
+  if (mark !== undefined) return releaseMarkOf(live) === mark;
+  return appliedByConvoy(live);
 }
 
 function appliedByConvoy(live: Record<string, unknown>): boolean {

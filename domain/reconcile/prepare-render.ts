@@ -1,7 +1,5 @@
 import type { Release } from '../api/index.ts';
-import { applyMutations } from '../render/mutations.ts';
-import { assertNoDuplicates } from '../render/identity.ts';
-import { renderRef as renderRefOf } from '../render/canonical.ts';
+import { finishRender } from '../render/pipeline.ts';
 import type { KubeObject } from '../render/kube-object.ts';
 import { attempt, halt, isHalt, type Halt } from './halt.ts';
 import type { ReconcilePorts, ResolvedCluster, ResolvedMutation, ResolvedSource, TargetCluster } from './ports.ts';
@@ -65,21 +63,22 @@ export async function prepareRender(
   );
   if (isHalt(rendered)) return rendered;
 
-  const mutated = await attempt(
+  const finished = await attempt(
     async () => {
       const mutations = await ports.mutations.forRelease(release);
-      const result = applyMutations(rendered, mutations.map((m) => ({ ...m, spec: m.spec as never })));
-      assertNoDuplicates(result.objects);
-      return result;
+      return finishRender({
+        objects: rendered,
+        targetNamespace: release.spec.targetNamespace ?? release.metadata.namespace ?? 'default',
+        mutations,
+        releaseMark: `${release.metadata.namespace ?? 'default'}/${release.metadata.name}`,
+      });
     },
     (e) => halt(isTerminal(e) ? 'renderUnsupported' : 'renderFailed', errorMessage(e), e),
   );
-  if (isHalt(mutated)) return mutated;
-  resolved.mutations = mutated.resolved.map((m) => ({ name: m.name, generation: m.generation }));
-
-  const renderRef = renderRefOf(mutated.objects);
-  resolved.renderRef = renderRef;
-  return { target, objects: mutated.objects, renderRef, pinned: false };
+  if (isHalt(finished)) return finished;
+  resolved.mutations = finished.resolvedMutations.map((m) => ({ name: m.name, generation: m.generation }));
+  resolved.renderRef = finished.renderRef;
+  return { target, objects: finished.objects, renderRef: finished.renderRef, pinned: false };
 }
 
 async function resolveTarget(release: Release, ports: ReconcilePorts, resolved: Resolved): Promise<TargetCluster | Halt> {

@@ -13,12 +13,15 @@ import { planWaves } from './order.ts';
 import type { Wave } from './order.ts';
 import type { NamespaceScopeResolver } from './scope.ts';
 import { applyTargetNamespace } from './target-namespace.ts';
+import { RELEASE_ANNOTATION } from './annotations.ts';
 
 export interface FinishRenderInput {
   objects: readonly KubeObject[];
   targetNamespace: string;
   mutations?: readonly MutationInput[];
   isNamespaced?: NamespaceScopeResolver;
+  /** `<namespace>/<name>` of the Release: set as the convoy.dev/release annotation on every object. */
+  releaseMark?: string;
 }
 
 export interface FinishedRender {
@@ -35,7 +38,9 @@ export interface FinishedRender {
 /** Throws `RenderError` / `UnsupportedRenderError`; never changes its inputs. */
 export function finishRender(input: FinishRenderInput): FinishedRender {
   const placed = applyTargetNamespace(input.objects, input.targetNamespace, input.isNamespaced);
-  const { objects, resolved } = applyMutations(placed, input.mutations ?? []);
+  const mutated = applyMutations(placed, input.mutations ?? []);
+  const objects = input.releaseMark === undefined ? mutated.objects : mutated.objects.map((o) => markRelease(o, input.releaseMark!));
+  const resolved = mutated.resolved;
   assertNoDuplicates(objects, { defaultNamespace: input.targetNamespace, isNamespaced: input.isNamespaced });
   const waves = planWaves(objects);
   const canonical = canonicalRender(objects);
@@ -46,4 +51,8 @@ export function finishRender(input: FinishRenderInput): FinishedRender {
     renderRef: canonical.renderRef,
     resolvedMutations: resolved,
   };
+}
+
+function markRelease(obj: KubeObject, mark: string): KubeObject {
+  return { ...obj, metadata: { ...obj.metadata, annotations: { ...(obj.metadata.annotations ?? {}), [RELEASE_ANNOTATION]: mark } } };
 }

@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
+import type { RenderStore } from '../../domain/store/render-store.ts';
+import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../../domain/store/retention.ts';
+import { createClusterResolver, type ClusterObject } from '../kube/cluster-resolver.ts';
+import type { RequestCounter } from '../kube/target-cluster.ts';
+import { createManagementReader } from '../kube/management-reader.ts';
+import { createGitCache } from '../source/git-cache.ts';
+import { createToolLocator } from '../tools/binaries.ts';
+import { createMutationsPort } from './mutations-port.ts';
+import { createRendererPort } from './renderer-port.ts';
+import { createSourcePort } from './source-port.ts';
+import { createStorePort } from './store-port.ts';
+import { createValuesPort } from './values-port.ts';
+
+export interface ReconcileWiring {
+  /** The management cluster: convoy's objects, Secrets, ConfigMaps, and inCluster targets. */
+  managementKubeConfig: KubeConfig;
+  /** undefined: no render store (pins answer NoStore; drift and health have nothing to load). */
+  store: RenderStore | undefined;
+  /** Where git checkouts and chart downloads are cached (/tmp on Lambda). */
+  cacheDir: string;
+  retentionDefault?: RetentionPolicy;
+  requestCounter?: RequestCounter;
+  now?: () => Date;
+}
+
+/** Builds the reconcile loop's ports from real adapters. Create once per container and reuse. */
+export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
+  const now = wiring.now ?? (() => new Date());
+  const reader = createManagementReader(wiring.managementKubeConfig);
+  const gitCache = createGitCache({ dir: join(wiring.cacheDir, 'git'), maxEntries: 64 });
+  const tools = createToolLocator();
+  const clusters = createClusterResolver({
+    managementKubeConfig: wiring.managementKubeConfig,
+    readSecret: (ns, name) => reader.secretData(ns, name),
+    readCluster: async (ns, name) => (await reader.getObject('clusters', ns, name)) as ClusterObject | undefined,
+    requestCounter: wiring.requestCounter,
+  });
+  return {
+    now,
+    source: createSourcePort({ reader, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts') }),
+    cluster: clusters,
+    values: createValuesPort({ reader, gitCache }),
+    renderer: createRendererPort(() => tools.locate()),
+    mutations: createMutationsPort(reader),
+    store: wiring.store === undefined ? undefined : createStorePort(wiring.store, now),
+    retentionDefault: wiring.retentionDefault ?? DEFAULT_RETENTION_POLICY,
+  };
+}

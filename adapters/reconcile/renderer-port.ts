@@ -1,0 +1,30 @@
+import type { ReconcilePorts, RenderInput } from '../../domain/reconcile/ports.ts';
+import { mergeValues } from '../../domain/render/helm-values.ts';
+import { render, type RenderTools } from '../render/index.ts';
+
+/** Runs the content's renderer (manifests, kustomize, helm) on the fetched source. */
+export function createRendererPort(tools: () => Promise<RenderTools>): ReconcilePorts['renderer'] {
+  return {
+    async render({ release, tree, valuesLayers }: RenderInput) {
+      const content = release.spec.content;
+      const helm = content.helm;
+      return render(
+        {
+          type: content.type,
+          dir: tree.dir,
+          ...(content.type === 'Helm'
+            ? {
+                helm: {
+                  releaseName: helm?.releaseName ?? release.metadata.name,
+                  namespace: release.spec.targetNamespace ?? release.metadata.namespace ?? 'default',
+                  values: mergeValues([...valuesLayers, helm?.values ?? {}]),
+                  dependencyMode: helm?.dependencyMode ?? 'Vendored',
+                },
+              }
+            : {}),
+        },
+        await tools(),
+      );
+    },
+  };
+}

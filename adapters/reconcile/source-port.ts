@@ -1,0 +1,74 @@
+import type { Release } from '../../domain/api/index.ts';
+import { gitRepositorySchema } from '../../domain/api/objects.ts';
+import type { GitRef } from '../../domain/api/git-ref.ts';
+import type { ReconcilePorts, SourceTree } from '../../domain/reconcile/ports.ts';
+import { SourceNotReadyError } from '../source/errors.ts';
+import { fetchGitSource } from '../source/git.ts';
+import type { GitCache } from '../source/git-cache.ts';
+import { fetchHelmChart } from '../source/helm-repo.ts';
+import type { ManagementReader } from '../kube/management-reader.ts';
+import { credentialsFrom } from './credentials.ts';
+
+export interface SourcePortDeps {
+  reader: ManagementReader;
+  gitCache: GitCache;
+  helmCacheDir: string;
+}
+
+/** How a ref appears in status.lastAttempted.resolvedSource.git.ref. */
+export function refName(ref: GitRef): string {
+  if (ref.branch !== undefined) return `refs/heads/${ref.branch}`;
+  if (ref.tag !== undefined) return `refs/tags/${ref.tag}`;
+  if (ref.commit !== undefined) return ref.commit;
+  return `semver:${ref.semver ?? ''}`;
+}
+
+/** Fetches spec.source: a Git URL, a GitRepository object, or a Helm chart. */
+export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source'] {
+  return {
+    async resolve(release: Release): Promise<SourceTree> {
+      const ns = release.metadata.namespace ?? 'default';
+      const { git, gitRepositoryRef, helm } = release.spec.source;
+      if (git !== undefined) {
+        return fetchGit(deps, ns, { url: git.url, ref: git.ref, secret: git.secretRef?.name, path: git.path }, 'spec.source.git');
+      }
+      if (gitRepositoryRef !== undefined) {
+        const raw = await deps.reader.getObject('gitrepositories', ns, gitRepositoryRef.name);
+        if (raw === undefined) {
+          throw new SourceNotReadyError('spec.source.gitRepositoryRef.name', `GitRepository ${ns}/${gitRepositoryRef.name} does not exist`);
+        }
+        const repo = gitRepositorySchema.parse(raw).spec;
+        return fetchGit(
+          deps,
+          ns,
+          { url: repo.url, ref: repo.ref, secret: repo.secretRef?.name, path: gitRepositoryRef.path },
+          `GitRepository ${ns}/${gitRepositoryRef.name}`,
+        );
+      }
+      if (helm !== undefined) {
+        const auth = await credentialsFrom(deps.reader, ns, helm.secretRef?.name, 'spec.source.helm.secretRef');
+        const chart = await fetchHelmChart(
+          { repository: helm.repository, chart: helm.chart, version: helm.version, ...(auth && 'username' in auth ? { auth } : {}) },
+          deps.helmCacheDir,
+        );
+        return { dir: chart.chartDir, resolved: { helm: chart.resolved } };
+      }
+      throw new SourceNotReadyError('spec.source', 'spec.source names no source');
+    },
+  };
+}
+
+async function fetchGit(
+  deps: SourcePortDeps,
+  namespace: string,
+  spec: { url: string; ref: GitRef; secret: string | undefined; path: string },
+  field: string,
+): Promise<SourceTree> {
+  const auth = await credentialsFrom(deps.reader, namespace, spec.secret, `${field}.secretRef`);
+  const fetched = await fetchGitSource(
+    { url: spec.url, ref: spec.ref, path: spec.path, ...(auth ? { auth } : {}) },
+    deps.gitCache,
+  );
+  return { dir: fetched.dir, resolved: { git: { url: fetched.resolved.url, ref: refName(spec.ref), commit: fetched.resolved.commit } } };
+}
+

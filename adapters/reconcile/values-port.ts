@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import type { Release } from '../../domain/api/index.ts';
+import { gitRepositorySchema } from '../../domain/api/objects.ts';
+import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
+import type { ManagementReader } from '../kube/management-reader.ts';
+import { fetchGitSource } from '../source/git.ts';
+import type { GitCache } from '../source/git-cache.ts';
+import { credentialsFrom } from './credentials.ts';
+
+/** A values layer that could not be read; the Applied reason is ValuesNotReady. */
+export class ValuesNotReadyError extends Error {
+  override name = 'ValuesNotReadyError';
+}
+
+const DEFAULT_KEY = 'values.yaml';
+
+/**
+ * Reads spec.content.helm.valuesFrom in order. A missing optional layer is
+ * skipped. Secret-backed layers never appear in messages beyond their name and key.
+ */
+export function createValuesPort(deps: { reader: ManagementReader; gitCache: GitCache }): ReconcilePorts['values'] {
+  return {
+    async read(release: Release) {
+      const ns = release.metadata.namespace ?? 'default';
+      const layers = release.spec.content.helm?.valuesFrom ?? [];
+      const out: Record<string, unknown>[] = [];
+      for (const [index, layer] of layers.entries()) {
+        const where = `spec.content.helm.valuesFrom[${index}] (${layer.kind} ${ns}/${layer.name}${layer.kind === 'GitRepository' ? `:${layer.path ?? ''}` : ` key ${layer.key ?? DEFAULT_KEY}`})`;
+        const text = await readLayer(deps, ns, layer, where);
+        if (text === undefined) {
+          if (layer.optional) continue;
+          throw new ValuesNotReadyError(`${where} does not exist; create it or mark the layer optional`);
+        }
+        out.push(parseLayer(text, where, layer.kind === 'Secret'));
+      }
+      return out;
+    },
+  };
+}
+
+type Layer = NonNullable<NonNullable<Release['spec']['content']['helm']>['valuesFrom']>[number];
+
+async function readLayer(
+  deps: { reader: ManagementReader; gitCache: GitCache },
+  ns: string,
+  layer: Layer,
+  where: string,
+): Promise<string | undefined> {
+  try {
+    if (layer.kind === 'ConfigMap') return (await deps.reader.configMapData(ns, layer.name))?.[layer.key ?? DEFAULT_KEY];
+    if (layer.kind === 'Secret') return (await deps.reader.secretData(ns, layer.name))?.[layer.key ?? DEFAULT_KEY];
+    const raw = await deps.reader.getObject('gitrepositories', ns, layer.name);
+    if (raw === undefined) return undefined;
+    const repo = gitRepositorySchema.parse(raw).spec;
+    const auth = await credentialsFrom(deps.reader, ns, repo.secretRef?.name, `GitRepository ${ns}/${layer.name} secretRef`);
+    const tree = await fetchGitSource({ url: repo.url, ref: repo.ref, path: '.', ...(auth ? { auth } : {}) }, deps.gitCache);
+    return await readFile(join(tree.dir, layer.path ?? DEFAULT_KEY), 'utf8').catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return undefined;
+      throw e;
+    });
+  } catch (error) {
+    if (error instanceof ValuesNotReadyError) throw error;
+    throw new ValuesNotReadyError(`${where} could not be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function parseLayer(text: string, where: string, secret: boolean): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = parse(text, { maxAliasCount: 50 });
+  } catch (error) {
+    // yaml's messages quote the offending source; for a Secret that would leak its data.
+    const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
+    const detail = secret ? `line ${line ?? '?'}` : error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new ValuesNotReadyError(`${where} is not valid YAML: ${detail}`);
+  }
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new ValuesNotReadyError(`${where} must be a YAML mapping of values, not ${Array.isArray(value) ? 'a list' : typeof value}`);
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,87 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { parseRelease, type Release } from '../../domain/api/objects.ts';
+import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
+import { reconcile } from '../../domain/reconcile/reconcile.ts';
+import { dropped, stop, type Outcome } from '../../domain/runtime/outcome.ts';
+import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { FieldManager } from '../../domain/status/field-managers.ts';
+import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
+import { isNotFound } from '../../adapters/kube/management-reader.ts';
+import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
+
+export interface ReleaseSource {
+  /** The Release as stored now, or undefined when it no longer exists. */
+  get(namespace: string, name: string): Promise<unknown>;
+}
+
+export function createReleaseSource(kc: KubeConfig): ReleaseSource {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  return {
+    async get(namespace, name) {
+      try {
+        return await api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases', name });
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    },
+  };
+}
+
+/** Sends a Release to another loop's queue at once. */
+export type Notifier = (loop: Loop, release: Release, cause: string) => Promise<void>;
+
+export interface ReconcileRecordDeps {
+  releases: ReleaseSource;
+  statusWriter: StatusWriter;
+  ports: ReconcilePorts;
+  notify: Notifier;
+}
+
+/**
+ * Loads the Release a message names, reconciles it and writes the
+ * convoy-release status slice. A message for a deleted or replaced Release
+ * (uid differs) is dropped.
+ */
+export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordHandler {
+  return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
+    const release = await loadRelease(deps.releases, message, ctx);
+    if (!('metadata' in release)) return release;
+    const result = await reconcile(release, deps.ports);
+    if (result.kind === 'suspended') {
+      ctx.logger.info('suspended: not reconciled');
+      return stop();
+    }
+    const log = ctx.logger.child({ renderRef: result.renderRef });
+    await deps.statusWriter.apply(
+      { namespace: message.namespace, name: message.name },
+      { manager: FieldManager.release, slice: result.slice },
+    );
+    for (const warning of result.warnings) log.warn(warning);
+    for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim());
+    const applied = result.slice.conditions.find((c) => c.type === 'Applied');
+    log.info('reconciled', { applied: applied?.reason, phase: result.slice.lastAttempted?.phase });
+    return result.outcome;
+  };
+}
+
+/** The Release of a message, or the Outcome that ends the message without work. */
+export async function loadRelease(
+  releases: ReleaseSource,
+  message: QueueMessage,
+  ctx: RecordContext,
+): Promise<Release | Outcome> {
+  const raw = await releases.get(message.namespace, message.name);
+  if (raw === undefined) return dropped('the Release no longer exists');
+  const parsed = parseRelease(raw);
+  if (!parsed.ok) {
+    ctx.logger.error('the Release does not parse; was it written before the CRD schema?', { reason: parsed.error });
+    return stop();
+  }
+  if (message.uid !== '' && parsed.value.metadata.uid !== message.uid) {
+    return dropped(`the message is for uid ${message.uid}, the Release now has uid ${parsed.value.metadata.uid ?? '?'}`);
+  }
+  return parsed.value;
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { describeZodError } from '../../domain/api/objects.ts';
+
+/** What every function needs from its environment; read once per container, at the first invocation. */
+export const functionEnvSchema = z.object({
+  CONVOY_KUBECONFIG: z.string().min(1).optional().describe('Kubeconfig YAML of the management cluster, inline.'),
+  CONVOY_KUBECONFIG_PATH: z.string().min(1).optional().describe('Path of the management cluster kubeconfig.'),
+  CONVOY_NAMESPACE: z.string().min(1).default('convoy-system').describe('Installation namespace (Leases).'),
+  CONVOY_RENDER_BUCKET: z.string().min(1).optional().describe('S3 bucket of the render store; absent: no store.'),
+  CONVOY_RECONCILE_QUEUE_URL: z.string().url(),
+  CONVOY_DRIFT_QUEUE_URL: z.string().url(),
+  CONVOY_HEALTH_QUEUE_URL: z.string().url(),
+  CONVOY_CACHE_DIR: z.string().min(1).default('/tmp/convoy'),
+  CONVOY_LEASE_SECONDS: z.coerce.number().int().min(5).max(3600).default(930),
+  CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  AWS_ENDPOINT_URL: z.string().url().optional(),
+  AWS_REGION: z.string().default('us-east-1'),
+});
+
+export type FunctionConfig = z.infer<typeof functionEnvSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadFunctionConfig(env: Record<string, string | undefined>): FunctionConfig {
+  const parsed = functionEnvSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(`function environment is invalid: ${describeZodError(parsed.error)}`);
+  return parsed.data;
+}

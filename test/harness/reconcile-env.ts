@@ -1,0 +1,111 @@
+// A real environment for the reconcile loop: the test apiserver (management and
+// target cluster at once), a git server over smart HTTP, fauxqs S3 as the render
+// store, and the real helm/kubectl binaries.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startFauxqs } from 'fauxqs';
+import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
+import { createReconcilePorts, type ReconcileWiring } from '../../adapters/reconcile/create-ports.ts';
+import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
+import type { Release } from '../../domain/api/objects.ts';
+import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
+import type { Outcome } from '../../domain/runtime/outcome.ts';
+import type { RenderStore } from '../../domain/store/render-store.ts';
+import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
+import { createLogger } from '../../functions/runtime/logger.ts';
+import { createReconcileRecordHandler, createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
+import type { Loop } from '../../domain/runtime/queue-message.ts';
+import { createRepo, commitFiles, type FixtureFiles } from './git-fixtures.ts';
+import { freshNamespace, type FreshNamespace } from './kube.ts';
+import { convoyApi } from './releases.ts';
+
+export interface ReconcileEnv {
+  kc: KubeConfig;
+  ns: FreshNamespace;
+  git: GitHttpServer;
+  gitRoot: string;
+  store: RenderStore;
+  s3: S3Client;
+  bucket: string;
+  api: ReturnType<typeof convoyApi>;
+  /** Ports as production builds them; `override` swaps single ports for fault injection. */
+  ports(override?: Partial<ReconcilePorts> & { wiring?: Partial<ReconcileWiring> }): ReconcilePorts;
+  /** Creates a bare repo served at `${git.url}/<name>.git`. */
+  repo(name: string, files: FixtureFiles, opts?: { tag?: string }): Promise<{ url: string; commit: string }>;
+  commit(name: string, files: FixtureFiles): Promise<{ commit: string }>;
+  /** One reconcile through the function's record handler: load, reconcile, write status. */
+  reconcile(name: string, ports?: ReconcilePorts): Promise<{ outcome: Outcome; release: Release; notified: Loop[] }>;
+  close(): Promise<void>;
+}
+
+export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise<ReconcileEnv> {
+  const ns = await freshNamespace(kc, prefix);
+  const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-git-'));
+  const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-cache-'));
+  const git = await startGitHttpServer({ projectRoot: gitRoot });
+  const fauxqs = await startFauxqs({ port: 0, logger: false });
+  const s3 = new S3Client({
+    endpoint: `http://127.0.0.1:${fauxqs.port}`,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  });
+  const bucket = 'convoy-renders';
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const store = createS3RenderStore({ s3, bucket });
+  const api = convoyApi(kc);
+  await api.create('Cluster', ns.name, 'local', { inCluster: true });
+  const defaultPorts = createReconcilePorts({ managementKubeConfig: kc, store, cacheDir });
+  const statusWriter = createStatusWriter(kc);
+  const logger = createLogger({ base: { test: prefix }, level: 'error' });
+
+  return {
+    kc,
+    ns,
+    git,
+    gitRoot,
+    store,
+    s3,
+    bucket,
+    api,
+    ports(override = {}) {
+      const { wiring, ...ports } = override;
+      const base = wiring ? createReconcilePorts({ managementKubeConfig: kc, store, cacheDir, ...wiring }) : defaultPorts;
+      return { ...base, ...ports };
+    },
+    async repo(name, files, opts = {}) {
+      const { commit } = await createRepo(gitRoot, name, files, opts.tag ? { tag: opts.tag } : {});
+      return { url: `${git.url}/${name}.git`, commit };
+    },
+    commit: (name, files) => commitFiles(gitRoot, name, files),
+    async reconcile(name, ports = defaultPorts) {
+      const notified: Loop[] = [];
+      const handler = createReconcileRecordHandler({
+        releases: createReleaseSource(kc),
+        statusWriter,
+        ports,
+        notify: (loop) => {
+          notified.push(loop);
+          return Promise.resolve();
+        },
+      });
+      const current = await api.getRelease(ns.name, name);
+      const outcome = await handler(
+        { v: 1, loop: 'reconcile', namespace: ns.name, name, uid: current.metadata.uid ?? '', cause: 'test', sentAt: new Date().toISOString() },
+        { logger, receiveCount: 1, messageId: 'test', record: {} as never },
+      );
+      return { outcome, release: await api.getRelease(ns.name, name), notified };
+    },
+    async close() {
+      await git.stop();
+      await fauxqs.stop();
+      s3.destroy();
+      await ns.delete();
+      await rm(gitRoot, { recursive: true, force: true });
+      await rm(cacheDir, { recursive: true, force: true });
+    },
+  };
+}
