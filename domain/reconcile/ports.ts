@@ -1,5 +1,8 @@
 import type { Attempt, Release } from '../api/index.ts';
 import type { KubeObject } from '../render/kube-object.ts';
+import type { MutationInput } from '../render/mutations.ts';
+
+export type { MutationInput };
 
 export type ResolvedSource = NonNullable<Attempt['resolvedSource']>;
 export type ResolvedCluster = NonNullable<Attempt['resolvedCluster']>;
@@ -46,11 +49,6 @@ export interface RenderInput {
   valuesLayers: readonly Record<string, unknown>[];
 }
 
-export interface MutationInput {
-  name: string;
-  generation: number;
-  spec: Record<string, unknown>;
-}
 
 export interface StoredRender {
   renderRef: string;
