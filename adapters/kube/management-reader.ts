@@ -16,9 +16,28 @@ export function isNotFound(error: unknown): boolean {
   return error instanceof ApiException && error.code === 404;
 }
 
+const MAX_THROTTLED_ATTEMPTS = 4;
+
+/**
+ * Retries what the apiserver answered 429 (throttled, or a watch cache that is
+ * initializing), after its Retry-After — as client-go does; client-node does not.
+ */
+export async function retryThrottled<T>(request: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (error) {
+      if (!(error instanceof ApiException) || error.code !== 429 || attempt >= MAX_THROTTLED_ATTEMPTS) throw error;
+      const header = Number((error.headers as Record<string, string> | undefined)?.['retry-after']);
+      const seconds = Number.isFinite(header) && header > 0 ? Math.min(header, 5) : 1;
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    }
+  }
+}
+
 async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
   try {
-    return await read();
+    return await retryThrottled(read);
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;
@@ -50,7 +69,7 @@ export function createManagementReader(kc: KubeConfig): ManagementReader {
       );
     },
     async listObjects(plural, namespace) {
-      const list = (await custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural })) as {
+      const list = (await retryThrottled(() => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural }))) as {
         items?: Record<string, unknown>[];
       };
       return list.items ?? [];

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import {
   ApiException,
   ApiextensionsV1Api,
+  CustomObjectsApi,
   KubeConfig,
   KubernetesObjectApi,
   loadYaml,
@@ -367,6 +368,21 @@ export async function installCrds(
         );
       }
       await sleep(100);
+    }
+  }
+  // Established is not the end: the apiserver (re)builds the watch cache of a new
+  // resource and answers 429 "storage is (re)initializing" until it is ready.
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (const d of crds) {
+    const spec = (loadYaml<KubernetesObject & { spec: { group: string; names: { plural: string }; versions: { name: string }[] } }>(d.text)).spec;
+    for (;;) {
+      try {
+        await custom.listClusterCustomObject({ group: spec.group, version: spec.versions[0]!.name, plural: spec.names.plural, limit: 1 });
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw new CrdInstallError(`${d.file}: ${d.name} is not served: ${errorText(err)}`, { cause: err });
+        await sleep(100);
+      }
     }
   }
 
