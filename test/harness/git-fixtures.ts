@@ -91,7 +91,8 @@ export async function commitFiles(
   const branch = options.branch ?? (await git(gitDir, ['symbolic-ref', '--short', 'HEAD']));
   const date = options.date ?? FIXTURE_DATE;
   const message = options.message ?? `update ${Object.keys(files).join(', ')}`;
-  const parent = options.from ?? (await revParse(gitDir, `refs/heads/${branch}`)) ?? (await revParse(gitDir, 'HEAD'));
+  const parent =
+    options.from ?? (await revParse(gitDir, `refs/heads/${branch}`)) ?? (await revParse(gitDir, 'HEAD'));
 
   let stream = `commit refs/heads/${branch}\n`;
   stream += `author convoy-test <test@convoy.invalid> ${date} +0000\n`;

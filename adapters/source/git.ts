@@ -1,0 +1,389 @@
+/**
+ * Fetches a Release's git source (spec.source.git, or a GitRepository) into the checkout cache with
+ * isomorphic-git over node's http client.
+ *
+ * - branch / tag: the ref is resolved to a commit with one `ls-refs` round trip first, so a cache hit
+ *   costs no fetch; a miss is a shallow (depth 1, single ref) fetch.
+ * - commit (full 40-hex SHA-1): a cache hit costs no network at all; a miss first asks the server for
+ *   exactly that commit (servers with uploadpack.allowReachableSHA1InWant, e.g. GitHub, allow it),
+ *   then falls back to a full-depth fetch of every branch and tag.
+ * - semver refs and non-http(s) URLs (ssh://, git@host:path, file://) → UnsupportedSourceError.
+ * - network, authentication and not-found problems → SourceNotReadyError (retried).
+ * - `path` must be relative, without `..`, and stay inside the checkout after resolving symlinks;
+ *   otherwise SourcePathError (terminal). A path that does not exist (yet) at the commit is
+ *   SourceNotReadyError: a later commit can add it.
+ *
+ * Credentials are sent as `Authorization: Bearer` (bearerToken) or through isomorphic-git's onAuth
+ * (username/password). They never appear in errors or in `resolved.url`.
+ */
+import * as fs from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import git from 'isomorphic-git';
+import type { GitAuth as IsoGitAuth, HttpClient } from 'isomorphic-git';
+import http from 'isomorphic-git/http/node';
+import type { GitCache } from './git-cache.ts';
+import { redactUrl, SourceNotReadyError, SourcePathError, UnsupportedSourceError } from './errors.ts';
+
+export type GitAuth = { username: string; password: string } | { bearerToken: string };
+
+export interface GitRef {
+  branch?: string;
+  tag?: string;
+  commit?: string;
+  semver?: string;
+}
+
+export interface GitSourceInput {
+  url: string;
+  ref: GitRef;
+  /** Directory inside the repository; relative, no `..`; default `.`. */
+  path?: string;
+  auth?: GitAuth;
+  /** Spec prefix for messages; default `spec.source.git` (e.g. `spec.content.helm.valuesFrom[2]`). */
+  field?: string;
+}
+
+export interface GitSourceResult {
+  /** Absolute path of `path` inside the checkout (realpath). */
+  dir: string;
+  /** Absolute path of the repository root of the checkout. */
+  root: string;
+  resolved: {
+    /** The URL without credentials. */
+    url: string;
+    /** The ref as given (exactly one of branch, tag, commit). */
+    ref: GitRef;
+    commit: string;
+  };
+  /** True when the checkout came from the cache (no fetch). */
+  cacheHit: boolean;
+}
+
+export interface GitSourceOptions {
+  /** HTTP client for isomorphic-git; default `isomorphic-git/http/node`. */
+  http?: HttpClient;
+}
+
+type RefKind = 'branch' | 'tag' | 'commit';
+
+const SHA1 = /^[0-9a-f]{40}$/;
+
+function describeRef(kind: RefKind, name: string): string {
+  return kind === 'commit' ? `commit ${name}` : `${kind} "${name}"`;
+}
+
+/** http(s) URL without credentials, plus credentials embedded in it (if any). */
+function parseUrl(url: string, field: string): { url: string; embedded: GitAuth | undefined } {
+  const unsupported = (what: string) =>
+    new UnsupportedSourceError(
+      `${field}.url`,
+      `${field}.url ${JSON.stringify(redactUrl(url))} ${what}; convoy fetches git over http(s) only: ` +
+        `use the https:// URL of the repository, with ${field}.secretRef holding username+password or bearerToken`,
+    );
+  if (/^[^/:@\s]+@[^/:\s]+:/.test(url) || /^ssh:\/\//i.test(url) || /^git\+ssh:\/\//i.test(url)) {
+    throw unsupported('is an SSH address');
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw unsupported('is not a URL');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw unsupported(`uses the ${parsed.protocol.replace(/:$/, '')} scheme`);
+  }
+  let embedded: GitAuth | undefined;
+  if (parsed.username || parsed.password) {
+    embedded = {
+      username: decodeURIComponent(parsed.username),
+      password: decodeURIComponent(parsed.password),
+    };
+    parsed.username = '';
+    parsed.password = '';
+  }
+  return { url: parsed.toString().replace(/\/+$/, ''), embedded };
+}
+
+function parseRef(ref: GitRef, field: string): { kind: RefKind; name: string } {
+  const set = (['branch', 'tag', 'commit', 'semver'] as const).filter(
+    (k) => ref[k] !== undefined && ref[k] !== '',
+  );
+  if (set.length !== 1) {
+    throw new UnsupportedSourceError(
+      `${field}.ref`,
+      `${field}.ref must set exactly one of branch, tag, commit, semver (found ${set.length === 0 ? 'none' : set.join(', ')})`,
+    );
+  }
+  const kind = set[0];
+  if (kind === 'semver') {
+    throw new UnsupportedSourceError(
+      `${field}.ref.semver`,
+      `${field}.ref.semver is not supported: convoy does not pick git tags by semver range; ` +
+        `set ${field}.ref.tag to a tag instead (semver ranges are supported for helm repository sources)`,
+    );
+  }
+  const name = ref[kind]!;
+  if (kind === 'commit' && !SHA1.test(name.toLowerCase())) {
+    throw new UnsupportedSourceError(
+      `${field}.ref.commit`,
+      `${field}.ref.commit ${JSON.stringify(name)} is not a full 40-character SHA-1 commit id; use the full id`,
+    );
+  }
+  return { kind, name: kind === 'commit' ? name.toLowerCase() : name };
+}
+
+/** Checks `path` without touching the disk: relative, no `..` segment. Returns it normalized. */
+function checkPathSyntax(path: string | undefined, field: string): string {
+  const value = path === undefined || path === '' ? '.' : path;
+  const bad = (why: string) =>
+    new SourcePathError(
+      `${field}.path`,
+      `${field}.path ${JSON.stringify(value)} ${why}; use a path relative to the repository root without ".." segments`,
+    );
+  if (value.includes('\0')) throw bad('contains a NUL character');
+  if (isAbsolute(value) || /^[a-zA-Z]:[\\/]/.test(value) || value.startsWith('\\')) throw bad('is absolute');
+  const segments = value.split(/[\\/]+/);
+  if (segments.includes('..')) throw bad('contains a ".." segment');
+  return segments.filter((s) => s !== '' && s !== '.').join('/') || '.';
+}
+
+/** Resolves `path` inside `root`, refusing symlinks that lead outside. */
+async function resolvePath(root: string, path: string, field: string, where: string): Promise<string> {
+  const realRoot = await realpath(root);
+  let real: string;
+  try {
+    real = await realpath(join(realRoot, path));
+  } catch (err) {
+    throw new SourceNotReadyError(
+      `${field}.path`,
+      `${field}.path "${path}" does not exist in ${where}; commit it or fix ${field}.path`,
+      { cause: err },
+    );
+  }
+  const rel = relative(realRoot, real);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    throw new SourcePathError(
+      `${field}.path`,
+      `${field}.path "${path}" resolves through a symlink to a location outside the repository checkout (${where}); ` +
+        'point it at a directory inside the repository',
+    );
+  }
+  if (!(await stat(real)).isDirectory()) {
+    throw new SourceNotReadyError(
+      `${field}.path`,
+      `${field}.path "${path}" is not a directory in ${where}; point ${field}.path at a directory`,
+    );
+  }
+  return real;
+}
+
+interface Transport {
+  http: HttpClient;
+  url: string;
+  /** A fresh object per call: isomorphic-git adds headers to the object it is given. */
+  headers: () => Record<string, string>;
+  onAuth: ((url: string, auth: IsoGitAuth) => IsoGitAuth) | undefined;
+  secrets: string[];
+}
+
+function transport(url: string, auth: GitAuth | undefined, client: HttpClient): Transport {
+  if (auth && 'bearerToken' in auth) {
+    return {
+      http: client,
+      url,
+      headers: () => ({ Authorization: `Bearer ${auth.bearerToken}` }),
+      onAuth: undefined,
+      secrets: [auth.bearerToken],
+    };
+  }
+  return {
+    http: client,
+    url,
+    headers: () => ({}),
+    // Called once after a 401; a second 401 ends in an HttpError (no onAuthFailure).
+    onAuth: auth ? () => ({ username: auth.username, password: auth.password }) : undefined,
+    secrets: auth ? [auth.password] : [],
+  };
+}
+
+function errorCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) return String(err.code);
+  return undefined;
+}
+
+function scrub(text: string, secrets: string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 3) out = out.split(secret).join('***');
+  return out.slice(0, 300);
+}
+
+/** Maps an isomorphic-git / network error to SourceNotReadyError with a message free of credentials. */
+function notReady(err: unknown, field: string, url: string, refText: string, secrets: string[]): Error {
+  if (err instanceof SourceNotReadyError || err instanceof UnsupportedSourceError) return err;
+  const shown = redactUrl(url);
+  const code = errorCode(err);
+  const status =
+    code === 'HttpError' ? (err as { data?: { statusCode?: number } }).data?.statusCode : undefined;
+  let message: string;
+  let errField = `${field}.url`;
+  if (status === 401 || status === 403 || code === 'UserCanceledError') {
+    errField = `${field}.secretRef`;
+    message =
+      `git server ${shown} rejected the request for ${refText} (HTTP ${status ?? 401}): ` +
+      `credentials are missing or wrong; check the username+password or bearerToken of ${field}.secretRef`;
+  } else if (status === 404) {
+    message = `git repository ${shown} was not found (HTTP 404) while fetching ${refText}; check ${field}.url and its credentials`;
+  } else if (status !== undefined) {
+    message = `git server ${shown} answered HTTP ${status} while fetching ${refText}; will retry`;
+  } else if (code === 'SmartHttpError') {
+    message = `${shown} is not a git smart-HTTP endpoint (fetching ${refText}); check ${field}.url`;
+  } else if (code && /^E[A-Z]+$/.test(code)) {
+    message = `cannot reach git server ${shown} (${code}) to fetch ${refText}; will retry`;
+  } else {
+    const detail = err instanceof Error ? scrub(err.message, secrets) : 'unknown error';
+    message = `fetching ${refText} from ${shown} failed: ${detail}; will retry`;
+  }
+  return new SourceNotReadyError(errField, message, { cause: err });
+}
+
+async function resolveRemoteRef(
+  t: Transport,
+  kind: 'branch' | 'tag',
+  name: string,
+  field: string,
+): Promise<string> {
+  const fullRef = kind === 'branch' ? `refs/heads/${name}` : `refs/tags/${name}`;
+  const refs = await git.listServerRefs({
+    http: t.http,
+    url: t.url,
+    headers: t.headers(),
+    ...(t.onAuth ? { onAuth: t.onAuth } : {}),
+    prefix: fullRef,
+    peelTags: true,
+    protocolVersion: 2,
+  });
+  const found = refs.find((r) => r.ref === fullRef);
+  if (!found) {
+    throw new SourceNotReadyError(
+      `${field}.ref.${kind}`,
+      `${describeRef(kind, name)} was not found in ${redactUrl(t.url)}; push it or fix ${field}.ref.${kind}`,
+    );
+  }
+  return (found.peeled ?? found.oid).toLowerCase();
+}
+
+async function hasCommit(gitdir: string, oid: string, objects: object): Promise<boolean> {
+  try {
+    await git.readCommit({ fs, gitdir, oid, cache: objects });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function fetchInto(
+  t: Transport,
+  gitdir: string,
+  ref: string,
+  extra: { depth?: number; singleBranch: boolean; tags: boolean },
+  objects: object,
+): Promise<void> {
+  await git.init({ fs, gitdir, bare: true });
+  await git.addRemote({ fs, gitdir, remote: 'origin', url: t.url });
+  await git.fetch({
+    fs,
+    http: t.http,
+    gitdir,
+    url: t.url,
+    ref,
+    headers: t.headers(),
+    ...(t.onAuth ? { onAuth: t.onAuth } : {}),
+    singleBranch: extra.singleBranch,
+    tags: extra.tags,
+    ...(extra.depth !== undefined ? { depth: extra.depth } : {}),
+    cache: objects,
+  });
+}
+
+export async function fetchGitSource(
+  input: GitSourceInput,
+  cache: GitCache,
+  options: GitSourceOptions = {},
+): Promise<GitSourceResult> {
+  const field = input.field ?? 'spec.source.git';
+  const parsed = parseUrl(input.url, field);
+  const { kind, name } = parseRef(input.ref, field);
+  const path = checkPathSyntax(input.path, field);
+  const t = transport(parsed.url, input.auth ?? parsed.embedded, options.http ?? http);
+  const refText = `${describeRef(kind, name)} of ${redactUrl(parsed.url)}`;
+
+  let commit: string;
+  try {
+    commit = kind === 'commit' ? name : await resolveRemoteRef(t, kind, name, field);
+  } catch (err) {
+    throw notReady(err, field, parsed.url, describeRef(kind, name), t.secrets);
+  }
+
+  let result: { root: string; hit: boolean };
+  try {
+    result = await cache.getOrFill(parsed.url, commit, async ({ root, scratch }) => {
+      let gitdir = join(scratch, 'git');
+      // isomorphic-git's object cache (parsed packfiles), shared by the fetch and the checkout.
+      let objects = {};
+      if (kind === 'commit') {
+        let direct = false;
+        try {
+          await fetchInto(t, gitdir, commit, { depth: 1, singleBranch: true, tags: false }, objects);
+          direct = await hasCommit(gitdir, commit, objects);
+        } catch (err) {
+          // Unreachable server or rejected credentials: a full fetch would fail the same way.
+          const code = errorCode(err);
+          if (code === 'HttpError' || code === 'UserCanceledError' || (code && /^E[A-Z]+$/.test(code)))
+            throw err;
+        }
+        if (!direct) {
+          // The server did not serve the unadvertised commit: fetch every branch and tag in full.
+          gitdir = join(scratch, 'git-full');
+          objects = {};
+          await fetchInto(t, gitdir, commit, { singleBranch: false, tags: true }, objects);
+        }
+        if (!(await hasCommit(gitdir, commit, objects))) {
+          throw new SourceNotReadyError(
+            `${field}.ref.commit`,
+            `commit ${commit} is not reachable from any branch or tag of ${redactUrl(parsed.url)}; ` +
+              `push it or fix ${field}.ref.commit`,
+          );
+        }
+      } else {
+        const fullRef = kind === 'branch' ? `refs/heads/${name}` : `refs/tags/${name}`;
+        await fetchInto(t, gitdir, fullRef, { depth: 1, singleBranch: true, tags: false }, objects);
+        if (!(await hasCommit(gitdir, commit, objects))) {
+          throw new SourceNotReadyError(
+            `${field}.ref.${kind}`,
+            `${refText} moved from ${commit} while it was fetched; will retry`,
+          );
+        }
+      }
+      await git.checkout({
+        fs,
+        dir: root,
+        gitdir,
+        ref: commit,
+        force: true,
+        noUpdateHead: true,
+        cache: objects,
+      });
+    });
+  } catch (err) {
+    throw notReady(err, field, parsed.url, describeRef(kind, name), t.secrets);
+  }
+
+  const dir = await resolvePath(result.root, path, field, `${refText} at ${commit}`);
+  return {
+    dir,
+    root: await realpath(result.root),
+    resolved: { url: redactUrl(parsed.url), ref: { [kind]: name }, commit },
+    cacheHit: result.hit,
+  };
+}

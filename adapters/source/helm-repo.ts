@@ -1,0 +1,407 @@
+/**
+ * Fetches a chart from a Helm chart repository (an `index.yaml` repository over http(s)) — the
+ * spec.source.helm source.
+ *
+ * GET <repository>/index.yaml, pick the highest version that satisfies `version` (an exact version or
+ * a semver range; pre-releases only when the range names one, like helm), download its .tgz (URL
+ * relative to the repository or absolute), verify the index digest when it has one, and extract the
+ * chart into `<cacheDir>/sha256-<hex>/<chart>/`. When the index gives the digest and that directory
+ * exists, nothing is downloaded.
+ *
+ * Credentials (basic or bearer) are sent to the repository's origin only, never to a chart URL on
+ * another host (helm's default without --pass-credentials).
+ *
+ * `oci://` repositories → UnsupportedSourceError (not implemented yet). Everything that a retry or a
+ * new publication can fix → SourceNotReadyError.
+ */
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ReadableStream } from 'node:stream/web';
+import { promisify } from 'node:util';
+import semver from 'semver';
+import { parse as parseYaml } from 'yaml';
+import { redactUrl, SourceNotReadyError, UnsupportedSourceError } from './errors.ts';
+
+export type HelmAuth = { username: string; password: string } | { bearerToken: string };
+
+export interface HelmChartInput {
+  /** `https://charts.example.com` (index.yaml repository); `oci://…` is not supported yet. */
+  repository: string;
+  chart: string;
+  /** Exact version or semver range; empty means the newest stable version. */
+  version?: string;
+  auth?: HelmAuth;
+  /** Spec prefix for messages; default `spec.source.helm`. */
+  field?: string;
+}
+
+export interface HelmChartResult {
+  /** Absolute path of the extracted chart (the directory holding Chart.yaml). */
+  chartDir: string;
+  resolved: {
+    /** The repository URL without credentials. */
+    repository: string;
+    chart: string;
+    version: string;
+    /** `sha256:<hex>` of the chart archive. */
+    digest: string;
+  };
+  /** True when the chart came from the cache (index.yaml was still read). */
+  cacheHit: boolean;
+}
+
+export interface HelmChartOptions {
+  /** Per-request timeout; default 60 s. */
+  timeoutMs?: number;
+  /** Largest index.yaml / chart archive accepted, in bytes; default 128 MiB / 64 MiB. */
+  maxIndexBytes?: number;
+  maxChartBytes?: number;
+}
+
+interface IndexEntry {
+  version?: unknown;
+  urls?: unknown;
+  digest?: unknown;
+}
+
+const execFileAsync = promisify(execFile);
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+function parseRepository(
+  repository: string,
+  field: string,
+): { base: string; embedded: HelmAuth | undefined } {
+  if (/^oci:\/\//i.test(repository)) {
+    throw new UnsupportedSourceError(
+      `${field}.repository`,
+      `${field}.repository ${JSON.stringify(redactUrl(repository))} is an OCI registry: oci:// chart repositories ` +
+        'are not supported yet; use an index.yaml (https://) chart repository, or vendor the chart into git and use a git source',
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(repository);
+  } catch {
+    throw new UnsupportedSourceError(
+      `${field}.repository`,
+      `${field}.repository ${JSON.stringify(redactUrl(repository))} is not a URL; use the https:// URL of a chart repository`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UnsupportedSourceError(
+      `${field}.repository`,
+      `${field}.repository uses the ${url.protocol.replace(/:$/, '')} scheme; use an http(s) chart repository URL`,
+    );
+  }
+  let embedded: HelmAuth | undefined;
+  if (url.username || url.password) {
+    embedded = { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+    url.username = '';
+    url.password = '';
+  }
+  return { base: url.toString().replace(/\/+$/, ''), embedded };
+}
+
+function authHeader(auth: HelmAuth | undefined): Record<string, string> {
+  if (!auth) return {};
+  if ('bearerToken' in auth) return { authorization: `Bearer ${auth.bearerToken}` };
+  return { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` };
+}
+
+function errorCode(err: unknown): string {
+  let current: unknown = err;
+  for (let i = 0; i < 4 && current instanceof Error; i++) {
+    if ('code' in current && typeof current.code === 'string') return current.code;
+    if (current.name === 'TimeoutError' || current.name === 'AbortError') return 'timeout';
+    current = current.cause;
+  }
+  return 'network error';
+}
+
+async function download(
+  url: string,
+  headers: Record<string, string>,
+  limit: number,
+  timeoutMs: number,
+  what: string,
+  field: string,
+): Promise<Buffer> {
+  const shown = redactUrl(url);
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
+  } catch (err) {
+    throw new SourceNotReadyError(
+      `${field}.repository`,
+      `cannot download ${what} from ${shown} (${errorCode(err)}); will retry`,
+      { cause: err },
+    );
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    if (response.status === 401 || response.status === 403) {
+      throw new SourceNotReadyError(
+        `${field}.secretRef`,
+        `chart repository refused ${what} at ${shown} (HTTP ${response.status}): credentials are missing or wrong; ` +
+          `check the username+password or bearerToken of ${field}.secretRef`,
+      );
+    }
+    throw new SourceNotReadyError(
+      `${field}.repository`,
+      `${what} at ${shown} answered HTTP ${response.status}; check ${field}.repository (will retry)`,
+    );
+  }
+  const declared = Number(response.headers.get('content-length') ?? '0');
+  if (declared > limit) {
+    await response.body?.cancel();
+    throw new SourceNotReadyError(`${field}.repository`, `${what} at ${shown} is larger than ${limit} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
+    for (;;) {
+      if (!reader) break;
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel();
+        throw new SourceNotReadyError(
+          `${field}.repository`,
+          `${what} at ${shown} is larger than ${limit} bytes`,
+        );
+      }
+      chunks.push(Buffer.from(value));
+    }
+  } catch (err) {
+    if (err instanceof SourceNotReadyError) throw err;
+    throw new SourceNotReadyError(
+      `${field}.repository`,
+      `downloading ${what} from ${shown} failed (${errorCode(err)}); will retry`,
+      { cause: err },
+    );
+  }
+  return Buffer.concat(chunks);
+}
+
+function pickVersion(
+  entries: IndexEntry[],
+  requested: string,
+  chart: string,
+  indexUrl: string,
+  field: string,
+): { entry: IndexEntry; version: string } {
+  const versions = entries
+    .map((entry) => ({
+      entry,
+      version: typeof entry.version === 'string' ? entry.version : String(entry.version),
+    }))
+    .filter((v) => v.version !== 'undefined');
+  const exact = versions.find((v) => v.version === requested);
+  if (exact) return exact;
+  const range = semver.validRange(requested === '' ? '*' : requested, { loose: true });
+  if (range === null) {
+    throw new UnsupportedSourceError(
+      `${field}.version`,
+      `${field}.version ${JSON.stringify(requested)} is neither a version nor a semver range (e.g. "6.7.1", "6.7.x", ">=6 <7")`,
+    );
+  }
+  const valid = versions.filter((v) => semver.valid(v.version, { loose: true }) !== null);
+  const best = semver.maxSatisfying(
+    valid.map((v) => v.version),
+    range,
+    { loose: true },
+  );
+  if (best === null) {
+    const newest = valid
+      .map((v) => v.version)
+      .sort((a, b) => semver.rcompare(a, b, true))
+      .slice(0, 10);
+    throw new SourceNotReadyError(
+      `${field}.version`,
+      `chart "${chart}" has no version matching ${JSON.stringify(requested || '*')} in ${redactUrl(indexUrl)} ` +
+        `(newest: ${newest.join(', ') || 'none'}); publish one or change ${field}.version`,
+    );
+  }
+  return valid.find((v) => v.version === best)!;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Throws when the extracted tree holds a symlink (a chart archive has no business with them). */
+async function refuseSymlinks(dir: string, what: string, field: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    const path = join(dir, name);
+    const info = await lstat(path);
+    if (info.isSymbolicLink()) {
+      throw new UnsupportedSourceError(
+        `${field}.chart`,
+        `${what} contains a symbolic link (${name}); convoy refuses chart archives with symlinks — repackage the chart with helm package`,
+      );
+    }
+    if (info.isDirectory()) await refuseSymlinks(path, what, field);
+  }
+}
+
+/** The chart folder inside an extracted archive: `<chart>/` or the single top-level folder. */
+async function findChartDir(extracted: string, chart: string): Promise<string | undefined> {
+  if (await exists(join(extracted, chart, 'Chart.yaml'))) return chart;
+  const names = await readdir(extracted);
+  if (names.length === 1 && (await exists(join(extracted, names[0], 'Chart.yaml')))) return names[0];
+  return undefined;
+}
+
+export async function fetchHelmChart(
+  input: HelmChartInput,
+  cacheDir: string,
+  options: HelmChartOptions = {},
+): Promise<HelmChartResult> {
+  const field = input.field ?? 'spec.source.helm';
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const { base, embedded } = parseRepository(input.repository, field);
+  const auth = input.auth ?? embedded;
+  const repoOrigin = new URL(base).origin;
+  const requested = (input.version ?? '').trim();
+  const indexUrl = `${base}/index.yaml`;
+
+  const indexBytes = await download(
+    indexUrl,
+    authHeader(auth),
+    options.maxIndexBytes ?? 128 * 1024 * 1024,
+    timeoutMs,
+    'index.yaml',
+    field,
+  );
+  let index: unknown;
+  try {
+    index = parseYaml(indexBytes.toString('utf8'), { maxAliasCount: 16, prettyErrors: false });
+  } catch (err) {
+    throw new SourceNotReadyError(
+      `${field}.repository`,
+      `${redactUrl(indexUrl)} is not a valid helm repository index (YAML parse error); check ${field}.repository`,
+      { cause: err },
+    );
+  }
+  const entriesByChart =
+    typeof index === 'object' && index !== null && 'entries' in index ? index.entries : undefined;
+  const entries =
+    typeof entriesByChart === 'object' && entriesByChart !== null
+      ? (entriesByChart as Record<string, unknown>)[input.chart]
+      : undefined;
+  if (!Array.isArray(entries) || entries.length === 0) {
+    throw new SourceNotReadyError(
+      `${field}.chart`,
+      `chart "${input.chart}" is not in ${redactUrl(indexUrl)}; publish it or fix ${field}.chart`,
+    );
+  }
+  const { entry, version } = pickVersion(entries as IndexEntry[], requested, input.chart, indexUrl, field);
+  const what = `chart ${input.chart} ${version}`;
+
+  const indexDigest =
+    typeof entry.digest === 'string' && SHA256_HEX.test(entry.digest.replace(/^sha256:/, '').toLowerCase())
+      ? entry.digest.replace(/^sha256:/, '').toLowerCase()
+      : undefined;
+  const resolvedBase = { repository: redactUrl(base), chart: input.chart, version };
+
+  // Cache hit: the index names the digest and the chart is already extracted.
+  if (indexDigest) {
+    const cached = join(cacheDir, `sha256-${indexDigest}`);
+    const top = (await exists(cached)) ? await findChartDir(cached, input.chart) : undefined;
+    if (top !== undefined) {
+      return {
+        chartDir: join(cached, top),
+        resolved: { ...resolvedBase, digest: `sha256:${indexDigest}` },
+        cacheHit: true,
+      };
+    }
+  }
+
+  const urls = Array.isArray(entry.urls) ? entry.urls.filter((u): u is string => typeof u === 'string') : [];
+  if (urls.length === 0) {
+    throw new SourceNotReadyError(`${field}.chart`, `${what} has no download URL in ${redactUrl(indexUrl)}`);
+  }
+  let chartUrl: URL;
+  try {
+    chartUrl = new URL(urls[0], `${base}/`);
+  } catch {
+    throw new SourceNotReadyError(
+      `${field}.chart`,
+      `${what} has an invalid download URL in ${redactUrl(indexUrl)}`,
+    );
+  }
+  if (chartUrl.protocol !== 'https:' && chartUrl.protocol !== 'http:') {
+    throw new UnsupportedSourceError(
+      `${field}.chart`,
+      `${what} is published at a ${chartUrl.protocol.replace(/:$/, '')} URL; only http(s) chart downloads are supported`,
+    );
+  }
+  const archive = await download(
+    chartUrl.toString(),
+    chartUrl.origin === repoOrigin ? authHeader(auth) : {},
+    options.maxChartBytes ?? 64 * 1024 * 1024,
+    timeoutMs,
+    what,
+    field,
+  );
+  const digest = createHash('sha256').update(archive).digest('hex');
+  if (indexDigest && indexDigest !== digest) {
+    throw new SourceNotReadyError(
+      `${field}.chart`,
+      `${what} downloaded from ${redactUrl(chartUrl.toString())} has digest sha256:${digest}, but the index says ` +
+        `sha256:${indexDigest}; the repository may be mid-update (will retry)`,
+    );
+  }
+
+  const final = join(cacheDir, `sha256-${digest}`);
+  const work = join(cacheDir, `.tmp-${randomBytes(8).toString('hex')}`);
+  const extracted = join(work, 'chart');
+  try {
+    await mkdir(extracted, { recursive: true });
+    await writeFile(join(work, 'chart.tgz'), archive);
+    try {
+      await execFileAsync('tar', [
+        '-xzf',
+        join(work, 'chart.tgz'),
+        '-C',
+        extracted,
+        '--no-same-owner',
+        '--no-same-permissions',
+      ]);
+    } catch (err) {
+      throw new SourceNotReadyError(
+        `${field}.chart`,
+        `${what} from ${redactUrl(chartUrl.toString())} is not a valid chart archive (tar failed)`,
+        { cause: err },
+      );
+    }
+    await refuseSymlinks(extracted, what, field);
+    if ((await findChartDir(extracted, input.chart)) === undefined) {
+      throw new SourceNotReadyError(`${field}.chart`, `${what} archive holds no Chart.yaml`);
+    }
+    try {
+      await rename(extracted, final);
+    } catch (err) {
+      // Someone else extracted the same archive first: theirs is identical.
+      const code = err instanceof Error && 'code' in err ? String(err.code) : '';
+      if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw err;
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  const top = (await findChartDir(final, input.chart))!;
+  return {
+    chartDir: join(final, top),
+    resolved: { ...resolvedBase, digest: `sha256:${digest}` },
+    cacheHit: false,
+  };
+}

@@ -1,0 +1,144 @@
+// convoy's whole runtime in one process: fauxqs (SQS + S3), the relay, one
+// local event-source-mapping poller per queue calling the real function
+// handlers, and the HTTP API. Used by `convoy dev`, the end-to-end tests and
+// the benchmarks; the handlers are exactly the ones Lambda runs.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { startFauxqs } from 'fauxqs';
+import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
+import { ensureQueueWithDlq } from '../adapters/sqs/queues.ts';
+import type { Loop } from '../domain/runtime/queue-message.ts';
+import type { FunctionClients } from '../functions/runtime/clients.ts';
+import { functionEnvSchema, type FunctionConfig } from '../functions/runtime/config.ts';
+import type { Logger } from '../functions/runtime/logger.ts';
+import type { SqsBatchHandler } from '../functions/runtime/sqs-batch-handler.ts';
+import { createReconcileHandler } from '../functions/reconcile/create-handler.ts';
+import { createApiApp } from '../relay/http/app.ts';
+import { createKubeAuthenticator } from '../relay/http/auth.ts';
+import { createReleaseApi } from '../relay/http/release-api.ts';
+import { serveApi } from '../relay/http/serve.ts';
+import { startRelay } from '../relay/relay.ts';
+import { startPoller, type Poller } from './sqs-poller.ts';
+import { observerHandlers } from './observer-handlers.ts';
+
+export interface RuntimeOptions {
+  kc: KubeConfig;
+  logger: Logger;
+  /** Installation namespace (Leases); created when missing. */
+  namespace?: string;
+  /** Port of the embedded SQS/S3 server; 0 picks one. */
+  awsPort?: number;
+  /** Port of the HTTP API; 0 picks one; undefined: no API. */
+  apiPort?: number;
+  /** Visibility timeout of the queues (the function timeout on AWS). */
+  visibilityTimeoutSeconds?: number;
+  maxReceiveCount?: number;
+  relayTickMs?: number;
+}
+
+export interface ConvoyRuntime {
+  awsEndpoint: string;
+  queues: Record<Loop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
+  bucket: string;
+  sqs: SQSClient;
+  s3: S3Client;
+  apiUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
+
+export async function startConvoyRuntime(options: RuntimeOptions): Promise<ConvoyRuntime> {
+  const { kc, logger } = options;
+  const namespace = options.namespace ?? 'convoy-system';
+  await ensureNamespace(kc, namespace);
+  const aws = await startFauxqs({ port: options.awsPort ?? 0, logger: false });
+  const endpoint = `http://127.0.0.1:${aws.port}`;
+  const credentials = { accessKeyId: 'convoy-dev', secretAccessKey: 'convoy-dev' };
+  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
+  const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+  const bucket = 'convoy-renders';
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+
+  const queues = {} as ConvoyRuntime['queues'];
+  for (const loop of LOOPS) {
+    queues[loop] = await ensureQueueWithDlq(sqs, `convoy-${loop}`, {
+      maxReceiveCount: options.maxReceiveCount ?? 100,
+      visibilityTimeout: options.visibilityTimeoutSeconds ?? 60,
+    });
+  }
+  const config: FunctionConfig = functionEnvSchema.parse({
+    CONVOY_NAMESPACE: namespace,
+    CONVOY_RENDER_BUCKET: bucket,
+    CONVOY_RECONCILE_QUEUE_URL: queues.reconcile.queueUrl,
+    CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
+    CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
+    CONVOY_CACHE_DIR: await mkdtemp(join(tmpdir(), 'convoy-dev-cache-')),
+    CONVOY_LEASE_SECONDS: String((options.visibilityTimeoutSeconds ?? 60) + 30),
+  });
+  const clients: FunctionClients = { kc, sqs, s3 };
+  const queueUrlOf = (loop: Loop) => () => queues[loop].queueUrl;
+  const handlers: Partial<Record<Loop, SqsBatchHandler>> = {
+    reconcile: createReconcileHandler(config, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),
+    ...observerHandlers(config, clients, logger, queueUrlOf),
+  };
+  const pollers: Poller[] = [];
+  for (const loop of LOOPS) {
+    const handler = handlers[loop];
+    if (handler === undefined) continue;
+    pollers.push(
+      startPoller({ sqs, queueUrl: queues[loop].queueUrl, queueArn: queues[loop].queueArn, handler, logger: logger.child({ poller: loop }), waitTimeSeconds: 1 }),
+    );
+  }
+
+  const relay = startRelay({
+    kc,
+    sqs,
+    queueUrls: { reconcile: queues.reconcile.queueUrl, drift: queues.drift.queueUrl, health: queues.health.queueUrl },
+    installationNamespace: namespace,
+    logger: logger.child({ component: 'relay' }),
+    ...(options.relayTickMs !== undefined ? { tickMs: options.relayTickMs } : {}),
+  });
+
+  let api: { url: string; close(): Promise<void> } | undefined;
+  if (options.apiPort !== undefined) {
+    const app = createApiApp({
+      auth: createKubeAuthenticator(kc),
+      releases: createReleaseApi(kc),
+      store: createS3RenderStore({ s3, bucket }),
+      metrics: relay.metrics,
+      ready: () => relay.ready(),
+    });
+    api = await serveApi(app, { port: options.apiPort });
+  }
+
+  return {
+    awsEndpoint: endpoint,
+    queues,
+    bucket,
+    sqs,
+    s3,
+    apiUrl: api?.url,
+    async stop() {
+      await api?.close();
+      await relay.stop();
+      await Promise.all(pollers.map((p) => p.stop()));
+      await aws.stop();
+      sqs.destroy();
+      s3.destroy();
+    },
+  };
+}
+
+async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  try {
+    await core.createNamespace({ body: { metadata: { name } } });
+  } catch (error) {
+    if ((error as { code?: number }).code !== 409) throw error;
+  }
+}
