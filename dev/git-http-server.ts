@@ -45,6 +45,8 @@ export interface GitHttpServerOptions {
   maxRecordedRequests?: number;
   /** Called after each response with its final record. */
   onRequest?: (record: GitHttpRequestRecord) => void;
+  /** Port on 127.0.0.1; default 0 (any free port). */
+  port?: number;
 }
 
 export interface GitHttpServer {
@@ -362,7 +364,7 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });

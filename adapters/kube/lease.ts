@@ -1,4 +1,4 @@
-import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { leaseName, type AcquireResult, type FollowUp, type HeldLease, type LeasePort } from '../../domain/runtime/lease.ts';
 
 const FOLLOW_UP_ID = 'convoy.dev/follow-up-message-id';
@@ -33,7 +33,7 @@ export function createLeasePort(kc: KubeConfig, namespace: string, now: () => Da
   return {
     async acquire(loop, releaseUid, holder, durationSeconds): Promise<AcquireResult> {
       const name = leaseName(loop, releaseUid);
-      const stamp = now();
+      const stamp = new V1MicroTime(now().getTime());
       let current: V1Lease | undefined;
       try {
         current = await api.readNamespacedLease({ name, namespace });

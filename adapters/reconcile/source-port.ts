@@ -48,7 +48,7 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
       if (helm !== undefined) {
         const auth = await credentialsFrom(deps.reader, ns, helm.secretRef?.name, 'spec.source.helm.secretRef');
         const chart = await fetchHelmChart(
-          { repository: helm.repository, chart: helm.chart, version: helm.version, ...(auth && 'username' in auth ? { auth } : {}) },
+          { repository: helm.repository, chart: helm.chart, version: helm.version, ...(auth ? { auth } : {}) },
           deps.helmCacheDir,
         );
         return { dir: chart.chartDir, resolved: { helm: chart.resolved } };
@@ -66,7 +66,7 @@ async function fetchGit(
 ): Promise<SourceTree> {
   const auth = await credentialsFrom(deps.reader, namespace, spec.secret, `${field}.secretRef`);
   const fetched = await fetchGitSource(
-    { url: spec.url, ref: spec.ref, path: spec.path, ...(auth ? { auth } : {}) },
+    { url: spec.url, ref: spec.ref, path: spec.path, field, ...(auth ? { auth } : {}) },
     deps.gitCache,
   );
   return { dir: fetched.dir, resolved: { git: { url: fetched.resolved.url, ref: refName(spec.ref), commit: fetched.resolved.commit } } };

@@ -1,6 +1,6 @@
 // vitest globalSetup for the `integration` project: ONE control plane per test run.
 import type { TestProject } from 'vitest/node';
-import { installCrds, startControlPlane } from './control-plane.ts';
+import { installCrds, startControlPlane } from '../../dev/control-plane.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,6 +1,6 @@
 // Starts a control plane, prints {"etcd":pid,"apiserver":pid,"reaper":pid,"dir":...} as one
 // JSON line on stdout, then waits forever. Used by the orphan test, which SIGKILLs this process.
-import { startControlPlane } from './control-plane.ts';
+import { startControlPlane } from '../../dev/control-plane.ts';
 
 const cp = await startControlPlane();
 process.stdout.write(`${JSON.stringify({ ...cp.pids, dir: cp.dir, startupMs: cp.startupMs })}\n`);

@@ -13,7 +13,7 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { installCrds } from '../harness/control-plane.ts';
+import { installCrds } from '../../dev/control-plane.ts';
 import { freshNamespace, kubeConfigFor } from '../harness/kube.ts';
 
 const kubeconfigPath = inject('kubeconfigPath');

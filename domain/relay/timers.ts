@@ -1,0 +1,116 @@
+/**
+ * When each loop is next due for a Release. The times are derived from the
+ * status the functions write, so a restarted relay resumes the timers
+ * instead of starting them over:
+ *
+ * - reconcile: the later of status.lastAttempted.attemptedAt and
+ *   status.reconciledAt (every run writes them; creation before the first
+ *   run) + spec.syncPolicy.interval. Suspended Releases get no reconcile
+ *   timer; their observers keep running.
+ * - drift: the drift loop writes no timestamp on every check (InSync's
+ *   lastTransitionTime moves only on a transition), so the relay remembers
+ *   when it last sent each Release to the drift queue. After a restart it
+ *   has no memory and falls back to InSync's lastTransitionTime (creation
+ *   before the first check): at worst one early drift check per Release.
+ * - health: status.healthSummary.checkedAt (written on every assessment),
+ *   else Healthy's lastTransitionTime, else creation
+ *   + healthAssessment.interval.
+ *
+ * Drift and health run at least every FRESHNESS_INTERVAL_MS, with or
+ * without their spec blocks, so that Healthy (NotConfigured) and InSync
+ * follow a new metadata.generation within minutes (the combined verdict
+ * needs every condition's observedGeneration to match).
+ *
+ * A send is remembered too (lastSent): a loop is not due again until an
+ * interval after the later of the status time and the last send, so a
+ * Release is not sent every tick while its function runs, and a loop whose
+ * function is down is retried once per interval.
+ */
+import type { Condition, Release } from '../api/index.ts';
+import { parseDuration } from '../runtime/duration.ts';
+import type { Loop } from '../runtime/queue-message.ts';
+
+export const FRESHNESS_INTERVAL_MS = 10 * 60_000;
+/** Shortest timer interval: a zero or tiny interval must not turn the relay into a busy loop. */
+export const MIN_INTERVAL_MS = 1_000;
+
+const DEFAULT_SYNC_INTERVAL_MS = 5 * 60_000;
+const DEFAULT_DRIFT_INTERVAL_MS = 5 * 60_000;
+const DEFAULT_HEALTH_INTERVAL_MS = 60_000;
+
+export type LastSent = Partial<Record<Loop, Date>>;
+
+export interface DueTimes {
+  /** Undefined for a suspended Release. */
+  readonly reconcile: Date | undefined;
+  readonly drift: Date;
+  readonly health: Date;
+}
+
+export interface TimerIntervals {
+  readonly reconcile: number;
+  readonly drift: number;
+  readonly health: number;
+}
+
+/** The interval of each loop's timer in milliseconds. */
+export function timerIntervals(release: Release): TimerIntervals {
+  const spec = release.spec;
+  const drift = Math.min(durationMs(spec.driftDetection.interval, DEFAULT_DRIFT_INTERVAL_MS), FRESHNESS_INTERVAL_MS);
+  const health =
+    spec.healthAssessment === undefined
+      ? FRESHNESS_INTERVAL_MS
+      : Math.min(durationMs(spec.healthAssessment.interval, DEFAULT_HEALTH_INTERVAL_MS), FRESHNESS_INTERVAL_MS);
+  return { reconcile: durationMs(spec.syncPolicy.interval, DEFAULT_SYNC_INTERVAL_MS), drift, health };
+}
+
+/** When each loop is next due; `now` stands in for a missing creationTimestamp. */
+export function dueTimes(release: Release, now: Date, lastSent: LastSent = {}): DueTimes {
+  const intervals = timerIntervals(release);
+  const status = release.status;
+  const created = time(release.metadata.creationTimestamp) ?? now.getTime();
+
+  const reconcileBase = latest(time(status?.lastAttempted?.attemptedAt), time(status?.reconciledAt)) ?? created;
+  const driftBase = time(conditionOf(release, 'InSync')?.lastTransitionTime) ?? created;
+  const healthBase =
+    time(status?.healthSummary?.checkedAt) ?? time(conditionOf(release, 'Healthy')?.lastTransitionTime) ?? created;
+
+  const due = (base: number, loop: Loop, interval: number) =>
+    new Date((latest(base, lastSent[loop]?.getTime()) ?? base) + interval);
+  return {
+    reconcile: release.spec.suspend ? undefined : due(reconcileBase, 'reconcile', intervals.reconcile),
+    drift: due(driftBase, 'drift', intervals.drift),
+    health: due(healthBase, 'health', intervals.health),
+  };
+}
+
+/** The loops due at `now`, in loop order. */
+export function dueLoops(release: Release, now: Date, lastSent: LastSent = {}): Loop[] {
+  const times = dueTimes(release, now, lastSent);
+  const loops: Loop[] = [];
+  for (const loop of ['reconcile', 'drift', 'health'] as const) {
+    const at = times[loop];
+    if (at !== undefined && at.getTime() <= now.getTime()) loops.push(loop);
+  }
+  return loops;
+}
+
+function conditionOf(release: Release, type: string): Condition | undefined {
+  return release.status?.conditions?.find((condition) => condition.type === type);
+}
+
+function durationMs(text: string, fallback: number): number {
+  const parsed = parseDuration(text);
+  return Math.max(parsed.ok ? parsed.ms : fallback, MIN_INTERVAL_MS);
+}
+
+function time(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+function latest(...times: (number | undefined)[]): number | undefined {
+  const known = times.filter((t) => t !== undefined);
+  return known.length === 0 ? undefined : Math.max(...known);
+}

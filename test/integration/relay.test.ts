@@ -1,0 +1,288 @@
+/**
+ * The relay against a real kube-apiserver and fauxqs: watch events become
+ * queue messages, status writes do not, other kinds reach the Releases
+ * that read them, a restarted relay catches up by listing, bursts collapse,
+ * and interval timers fire. Every wait is bounded; the relay sees every
+ * namespace, so messages are filtered to this file's namespace.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import type { LeasePort } from '../../domain/runtime/lease.ts';
+import { LOOPS, parseQueueMessage, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { createLogger } from '../../functions/runtime/logger.ts';
+import { startRelay, type Relay, type RelayOptions } from '../../relay/relay.ts';
+import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
+import { convoyApi, releaseSpec } from '../harness/releases.ts';
+
+let kc: KubeConfig;
+let api: ReturnType<typeof convoyApi>;
+let ns: FreshNamespace;
+let server: FauxqsServer;
+let sqs: SQSClient;
+let queueUrls: Record<Loop, string>;
+let relay: Relay | undefined;
+const removedLeases: string[] = [];
+const logLines: string[] = [];
+const inbox: Record<Loop, QueueMessage[]> = { reconcile: [], drift: [], health: [] };
+
+const recordingLeases: LeasePort = {
+  acquire: () => Promise.reject(new Error('the relay never acquires Leases')),
+  release: () => Promise.resolve(),
+  removeAll: (uid) => {
+    removedLeases.push(uid);
+    return Promise.resolve();
+  },
+};
+
+function start(identity: string, overrides: Partial<RelayOptions> = {}): Relay {
+  return startRelay({
+    kc,
+    sqs,
+    queueUrls,
+    installationNamespace: ns.name,
+    logger: createLogger({ write: (line) => logLines.push(line), base: { identity } }),
+    leases: recordingLeases,
+    identity,
+    leaderElection: { leaseDurationMs: 3_000, renewIntervalMs: 500 },
+    ...overrides,
+  });
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Moves every message now on the loop's queue into the inbox (this namespace only) and deletes it from the queue. */
+async function pull(loop: Loop): Promise<void> {
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrls[loop], MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
+    if (Messages.length === 0) return;
+    for (const m of Messages) {
+      const parsed = parseQueueMessage(m.Body ?? '');
+      if (!parsed.ok) throw new Error(`the relay sent an invalid message: ${parsed.error}`);
+      if (parsed.message.namespace === ns.name) inbox[loop].push(parsed.message);
+    }
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrls[loop],
+        Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
+      }),
+    );
+  }
+}
+
+/**
+ * The messages for Release `name` on `loop`: waits until at least `atLeast`
+ * arrived (or timeoutMs passed), then `settleMs` more for extras.
+ */
+async function messagesFor(
+  loop: Loop,
+  name: string,
+  { atLeast = 1, timeoutMs = 8_000, settleMs = 1_200 }: { atLeast?: number; timeoutMs?: number; settleMs?: number } = {},
+): Promise<QueueMessage[]> {
+  const deadline = Date.now() + timeoutMs;
+  let settleUntil: number | undefined;
+  for (;;) {
+    await pull(loop);
+    const count = inbox[loop].filter((m) => m.name === name).length;
+    if (count >= atLeast) settleUntil ??= Date.now() + settleMs;
+    if ((settleUntil !== undefined && Date.now() >= settleUntil) || Date.now() >= deadline) break;
+    await sleep(100);
+  }
+  const matching = inbox[loop].filter((m) => m.name === name);
+  inbox[loop] = inbox[loop].filter((m) => m.name !== name);
+  return matching;
+}
+
+/** Empties the queues and the inbox. */
+async function drain(): Promise<void> {
+  for (const loop of LOOPS) {
+    await pull(loop);
+    inbox[loop] = [];
+  }
+}
+
+const unique = (prefix: string) => `${prefix}-${randomBytes(3).toString('hex')}`;
+
+async function patchReleaseStatus(name: string, status: Record<string, unknown>) {
+  await api.raw.patchNamespacedCustomObjectStatus(
+    { group: API_GROUP, version: API_VERSION, namespace: ns.name, plural: 'releases', name, body: { status } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+beforeAll(async () => {
+  kc = kubeConfigFor(inject('kubeconfigPath'));
+  api = convoyApi(kc);
+  ns = await freshNamespace(kc, 'relay');
+  server = await startFauxqs({ port: 0, logger: false });
+  sqs = new SQSClient({
+    endpoint: `http://127.0.0.1:${server.port}`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  });
+  const suffix = randomBytes(3).toString('hex');
+  const urls: Partial<Record<Loop, string>> = {};
+  for (const loop of LOOPS) {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `relay-${suffix}-${loop}` }));
+    urls[loop] = QueueUrl!;
+  }
+  queueUrls = urls as Record<Loop, string>;
+  relay = start('relay-a');
+  await until('the relay leads and has listed', () => relay!.ready() && relay!.leading());
+});
+
+afterAll(async () => {
+  await relay?.stop();
+  sqs?.destroy();
+  await server?.stop();
+  await ns?.delete();
+  const errors = logLines.filter((l) => l.includes('"level":"error"'));
+  if (errors.length > 0) console.error(`relay logged errors:\n${errors.join('\n')}`);
+});
+
+describe('relay', () => {
+  it('creating a Release sends one reconcile message', async () => {
+    const name = unique('created');
+    const created = await api.create('Release', ns.name, name, releaseSpec());
+    const messages = await messagesFor('reconcile', name);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({
+      v: 1,
+      loop: 'reconcile',
+      namespace: ns.name,
+      name,
+      uid: (created['metadata'] as { uid: string }).uid,
+      cause: 'watch: Release added',
+    });
+  });
+
+  it('a spec change sends another; a status-only update sends nothing', async () => {
+    const name = unique('changed');
+    await api.create('Release', ns.name, name, releaseSpec());
+    expect(await messagesFor('reconcile', name)).toHaveLength(1);
+
+    await api.patchMerge('Release', ns.name, name, { spec: { clusterWave: 2 } });
+    const changed = await messagesFor('reconcile', name);
+    expect(changed).toHaveLength(1);
+    expect(changed[0]?.cause).toContain('spec changed');
+
+    const seen = relay!.metrics.eventsSeen.get({ kind: 'Release' });
+    await patchReleaseStatus(name, { observedGeneration: 2, reconciledAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+    await until('the relay saw the status update', () => relay!.metrics.eventsSeen.get({ kind: 'Release' }) > seen);
+    expect(await messagesFor('reconcile', name, { timeoutMs: 1_200 })).toEqual([]);
+  });
+
+  it('a Cluster change sends messages for the Releases that target it, and only for a spec change', async () => {
+    const cluster = unique('east');
+    const east = [unique('east-a'), unique('east-b')];
+    const west = unique('west');
+    for (const name of east) await api.create('Release', ns.name, name, releaseSpec({ cluster: { name: cluster } }));
+    await api.create('Release', ns.name, west, releaseSpec({ cluster: { name: 'elsewhere' } }));
+    for (const name of [...east, west]) expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+
+    await api.create('Cluster', ns.name, cluster, { kubeConfig: { secretRef: { name: 'kubeconfig-1' } } });
+    for (const name of east) expect((await messagesFor('reconcile', name, { settleMs: 300 }))[0]?.cause).toBe(`watch: Cluster ${cluster} added`);
+
+    await api.patchMerge('Cluster', ns.name, cluster, { spec: { kubeConfig: { secretRef: { name: 'kubeconfig-2' } } } });
+    for (const name of east) expect((await messagesFor('reconcile', name))[0]?.cause).toBe(`watch: Cluster ${cluster} modified`);
+    expect(await messagesFor('reconcile', west, { timeoutMs: 0, settleMs: 0 })).toEqual([]);
+
+    await api.patchMerge('Cluster', ns.name, cluster, { metadata: { labels: { note: 'metadata-only' } } });
+    await sleep(1_000);
+    for (const name of east) expect(await messagesFor('reconcile', name, { timeoutMs: 0 })).toEqual([]);
+  });
+
+  it('a labelled ConfigMap values layer reaches the Releases that read it when its data changes', async () => {
+    const name = unique('values');
+    const configMap = unique('vals');
+    await api.create('Release', ns.name, name, releaseSpec({ content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'ConfigMap', name: configMap }] } } }));
+    expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({
+      namespace: ns.name,
+      body: { metadata: { name: configMap, labels: { 'convoy.dev/watch': 'true' } }, data: { 'values.yaml': 'a: 1' } },
+    });
+    expect(await messagesFor('reconcile', name)).toHaveLength(1);
+    await core.patchNamespacedConfigMap(
+      { name: configMap, namespace: ns.name, body: { data: { 'values.yaml': 'a: 2' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect((await messagesFor('reconcile', name))[0]?.cause).toBe(`watch: ConfigMap ${configMap} modified`);
+  });
+
+  it('deleting a Release sends a reconcile and removes its Leases', async () => {
+    const name = unique('deleted');
+    const created = await api.create('Release', ns.name, name, releaseSpec());
+    const uid = (created['metadata'] as { uid: string }).uid;
+    expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+    await api.raw.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns.name, plural: 'releases', name });
+    expect((await messagesFor('reconcile', name, { settleMs: 0 }))[0]?.cause).toBe('watch: Release deleted');
+    await until('the Leases are removed', () => removedLeases.includes(uid), 2_000);
+  });
+
+  it('200 quick label updates of one Release send a bounded number of messages (at most 5)', async () => {
+    const name = unique('burst');
+    await api.create('Release', ns.name, name, releaseSpec());
+    expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => api.patchMerge('Release', ns.name, name, { metadata: { labels: { n: String(batch * 20 + i) } } })),
+      );
+    }
+    const messages = await messagesFor('reconcile', name, { settleMs: 2_000 });
+    expect(messages.length).toBeGreaterThanOrEqual(1);
+    expect(messages.length).toBeLessThanOrEqual(5);
+    expect(messages[0]?.cause).toMatch(/^watch: labels changed/);
+  });
+
+  it('a Release with syncPolicy.interval 2s and an old lastAttempted.attemptedAt gets a timer message', async () => {
+    const name = unique('timed');
+    await api.create('Release', ns.name, name, releaseSpec({ syncPolicy: { interval: '2s' } }));
+    await patchReleaseStatus(name, { lastAttempted: { attemptedAt: '2026-01-01T00:00:00Z', phase: 'Succeeded' } });
+    const messages = await messagesFor('reconcile', name, { atLeast: 2, timeoutMs: 6_000, settleMs: 0 });
+    expect(messages.map((m) => m.cause)).toEqual(['watch: Release added', 'timer: reconcile interval']);
+  });
+
+  it('a Release created while no relay runs is sent by the next relay (it lists on start)', async () => {
+    await relay!.stop();
+    relay = undefined;
+    await drain();
+    const name = unique('while-down');
+    await api.create('Release', ns.name, name, releaseSpec());
+    await sleep(300);
+    expect(await messagesFor('reconcile', name, { timeoutMs: 0, settleMs: 0 })).toEqual([]);
+
+    relay = start('relay-b');
+    const messages = await messagesFor('reconcile', name, { timeoutMs: 10_000, settleMs: 0 });
+    expect(messages[0]?.cause).toBe('watch: Release added');
+    expect(relay.metrics.render()).toMatch(/convoy_relay_messages_sent_total\{loop="reconcile"\} [1-9]/);
+  });
+
+  it('only the leader sends; a follower takes over when the leader stops', async () => {
+    const leader = relay!;
+    await until('relay-b leads', () => leader.leading());
+    const follower = start('relay-c');
+    await until('relay-c has read the Lease', () => follower.ready());
+    expect(follower.leading()).toBe(false);
+
+    await leader.stop();
+    relay = follower;
+    await until('relay-c leads', () => follower.leading(), 5_000);
+    await drain();
+    const name = unique('after-handover');
+    await api.create('Release', ns.name, name, releaseSpec());
+    expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { dueLoops, dueTimes, FRESHNESS_INTERVAL_MS } from '../../../domain/relay/timers.ts';
+import { release } from './fixtures.ts';
+
+const NOW = new Date('2026-01-01T12:00:00Z');
+const iso = (date: Date) => date.toISOString();
+const at = (text: string) => new Date(text);
+const plus = (text: string, ms: number) => new Date(Date.parse(text) + ms);
+
+const condition = (type: string, lastTransitionTime: string) => ({
+  type,
+  status: 'True',
+  reason: type,
+  message: '',
+  lastTransitionTime,
+  observedGeneration: 1,
+});
+
+describe('reconcile timer', () => {
+  it('is due syncPolicy.interval after status.lastAttempted.attemptedAt', () => {
+    const r = release({ spec: { syncPolicy: { interval: '2m' } }, status: { lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: 'Succeeded' } } });
+    expect(dueTimes(r, NOW).reconcile).toEqual(at('2026-01-01T11:02:00Z'));
+  });
+
+  it('is due interval after creation before the first attempt (default 5m)', () => {
+    expect(dueTimes(release(), NOW).reconcile).toEqual(at('2026-01-01T00:05:00Z'));
+  });
+
+  it('uses the later of attemptedAt and reconciledAt', () => {
+    const r = release({
+      status: { reconciledAt: '2026-01-01T11:30:00Z', lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: '' } },
+    });
+    expect(dueTimes(r, NOW).reconcile).toEqual(at('2026-01-01T11:35:00Z'));
+  });
+
+  it('is not due again within an interval of the last send (the function may still run)', () => {
+    const r = release({ spec: { syncPolicy: { interval: '2m' } }, status: { lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: 'Succeeded' } } });
+    const sent = at('2026-01-01T11:59:30Z');
+    expect(dueTimes(r, NOW, { reconcile: sent }).reconcile).toEqual(plus(iso(sent), 120_000));
+    expect(dueLoops(r, NOW, { reconcile: sent, drift: NOW, health: NOW })).toEqual([]);
+  });
+
+  it('is absent for a suspended Release; drift and health still run', () => {
+    const r = release({ spec: { suspend: true } });
+    const times = dueTimes(r, NOW);
+    expect(times.reconcile).toBeUndefined();
+    expect(dueLoops(r, NOW)).toEqual(['drift', 'health']);
+  });
+});
+
+describe('drift timer', () => {
+  it('is due driftDetection.interval after the relay last sent the Release to drift', () => {
+    const r = release({ spec: { driftDetection: { interval: '3m' } } });
+    expect(dueTimes(r, NOW, { drift: at('2026-01-01T11:58:00Z') }).drift).toEqual(at('2026-01-01T12:01:00Z'));
+  });
+
+  it('after a relay restart, falls back to InSync.lastTransitionTime', () => {
+    const r = release({ spec: { driftDetection: { interval: '3m' } }, status: { conditions: [condition('InSync', '2026-01-01T11:58:30Z')] } });
+    expect(dueTimes(r, NOW).drift).toEqual(at('2026-01-01T12:01:30Z'));
+  });
+
+  it('runs at least every 10 minutes, whatever the interval', () => {
+    const r = release({ spec: { driftDetection: { interval: '1h' } } });
+    expect(dueTimes(r, NOW, { drift: NOW }).drift).toEqual(plus(iso(NOW), FRESHNESS_INTERVAL_MS));
+  });
+});
+
+describe('health timer', () => {
+  it('is due healthAssessment.interval after healthSummary.checkedAt', () => {
+    const r = release({
+      spec: { healthAssessment: { interval: '30s' } },
+      status: {
+        healthSummary: { renderRef: 'sha256:x', checkedAt: '2026-01-01T11:59:50Z', total: 0, healthy: 0, progressing: 0, degraded: 0, missing: 0, unknown: 0, objects: [] },
+      },
+    });
+    expect(dueTimes(r, NOW).health).toEqual(at('2026-01-01T12:00:20Z'));
+  });
+
+  it('without healthAssessment, is due every 10 minutes (Healthy NotConfigured stays fresh), from Healthy.lastTransitionTime', () => {
+    const r = release({ status: { conditions: [condition('Healthy', '2026-01-01T11:55:00Z')] } });
+    expect(dueTimes(r, NOW).health).toEqual(at('2026-01-01T12:05:00Z'));
+  });
+
+  it('a zero interval is treated as one second, not a busy loop', () => {
+    const r = release({ spec: { healthAssessment: { interval: '0s' } } });
+    expect(dueTimes(r, NOW, { health: NOW }).health).toEqual(plus(iso(NOW), 1_000));
+  });
+});
