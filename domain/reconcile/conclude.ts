@@ -97,7 +97,13 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
     observedGeneration: generation,
     reconciledAt: toRfc3339(now),
     lastAttempted,
-    lastSuccessful: succeeded && end.upToDateMessage === undefined ? lastAttempted : status.lastSuccessful,
+    // After a rollback the last healthy render is what runs on the cluster.
+    lastSuccessful:
+      halt?.halt === 'rolledBack'
+        ? status.lastHealthy
+        : succeeded && end.upToDateMessage === undefined
+          ? lastAttempted
+          : status.lastSuccessful,
     lastHealthy: succeeded && rollout?.state === 'Succeeded' && rollout.renderRef === lastAttempted.renderRef
       ? lastAttempted
       : status.lastHealthy,
@@ -111,7 +117,9 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
     conditions,
   };
 
-  const newRender = succeeded && end.upToDateMessage === undefined && lastAttempted.renderRef !== status.lastSuccessful?.renderRef;
+  const newRender =
+    (succeeded && end.upToDateMessage === undefined && lastAttempted.renderRef !== status.lastSuccessful?.renderRef) ||
+    (halt?.halt === 'rolledBack' && status.rollout?.state !== 'RolledBack');
   return { slice, outcome: outcomeOf(end, row, rollout?.state), notify: newRender ? ['health', 'drift'] : [] };
 }
 

@@ -8,6 +8,7 @@ import type { DryRunVerdict, ReconcilePorts } from './ports.ts';
 import { prepareRender, type PinState, type Resolved } from './prepare-render.ts';
 import { pruneRemoved } from './prune.ts';
 import { rollOut } from './rollout.ts';
+import { rollBack } from './rollback.ts';
 import { errorMessage, isTerminal } from './stops.ts';
 
 export type ReconcileResult =
@@ -89,6 +90,11 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   }
 
   const rolled = await rollOut(release, target, objects, verdicts, renderRef, now, forced);
+  if (rolled.progress.rollout.state === 'Failed' && release.spec.failurePolicy?.rollback === 'OnWaveFailure') {
+    const reason = rolled.kind === 'halted' ? rolled.halt.message : `the last wave of ${renderRef} was not healthy within waveTimeout`;
+    const back = await rollBack(release, ports, target, { renderRef, objects, progress: rolled.progress, reason }, now);
+    if (back !== undefined) return finish({ halt: back, progress: rolled.progress });
+  }
   if (rolled.kind === 'halted') return finish({ halt: rolled.halt, progress: rolled.progress });
 
   const pruned = await pruneRemoved(release, ports, target, objects);

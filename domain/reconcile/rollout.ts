@@ -153,6 +153,13 @@ async function reapplyFinished(
   const progress: RolloutProgress = { rollout: { ...rollout }, waves: waves.map((w) => ({ ...w })), written: 0 };
   const timedOut = waves.find((w) => w.state === 'TimedOut');
   const lastWave = planned.at(-1)?.wave;
+  if (rollout.state === 'RolledBack') {
+    return {
+      kind: 'halted',
+      progress,
+      halt: halt('rolledBack', `the rollout of ${rollout.renderRef} failed and was rolled back; change the Release or request a force sync to try again`),
+    };
+  }
   if (rollout.state === 'Failed' && timedOut !== undefined && timedOut.wave !== lastWave) {
     const stopName = release.spec.failurePolicy ? 'rolloutFailed' : 'waveTimedOut';
     return {

@@ -46,6 +46,8 @@ export const Stops = {
   waitingForWaveHealth: waiting(AppliedReason.WaitingForWaveHealth, ROLLOUT_RECHECK_MS),
   waveTimedOut: failed(FailureStage.Syncing, AppliedReason.WaveFailed, false),
   rolloutFailed: failed(FailureStage.Syncing, AppliedReason.RolloutFailed, false),
+  /** The rollout failed and the last healthy render was applied again: Applied is True. */
+  rolledBack: failed(FailureStage.Syncing, AppliedReason.RolledBack, false),
   pruneFailed: failed(FailureStage.Syncing, AppliedReason.PruneFailed, true),
   postSyncStartFailed: failed(FailureStage.Syncing, AppliedReason.DeployFailed, true),
 } as const satisfies Record<string, StopRow>;

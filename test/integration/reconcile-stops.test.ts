@@ -263,6 +263,39 @@ describe('where a reconcile can stop', () => {
     expect(later.release.status?.conditions?.find((c) => c.type === 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'Failed' });
   });
 
+  it('Sync wave: timeout with failurePolicy OnWaveFailure → RolledBack (Applied True), the last healthy render runs again', async () => {
+    const repo = await env.repo('rollback', { 'cm.yaml': configMap('rb-config', { version: 'one' }) });
+    const name = await release({
+      source: { git: { url: repo.url, ref: { branch: 'main' } } },
+      syncPolicy: { waveTimeout: '1s' },
+      failurePolicy: { rollback: 'OnWaveFailure' },
+    });
+    const first = await env.reconcile(name);
+    expect(first.release.status?.rollout?.state).toBe('Succeeded');
+    expect(first.release.status?.lastHealthy?.renderRef).toBe(first.release.status?.lastSuccessful?.renderRef);
+    await env.commit('rollback', {
+      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: rb-migrate, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}}\n',
+      'cm.yaml': configMap('rb-config', { version: 'two' }, { 'convoy.dev/sync-wave': '1' }),
+    });
+    const waiting = await env.reconcile(name);
+    expect(applied(waiting.release)!.reason).toBe('WaitingForWaveHealth');
+    const later = await env.reconcile(name, env.ports({ now: () => new Date(Date.now() + 5_000) }));
+    expectRow(later, { stage: 'Syncing', reason: 'RolledBack', retried: false, phase: 'Failed', before: { ...first.release, status: { ...first.release.status, lastSuccessful: first.release.status?.lastHealthy } } as never });
+    const status = later.release.status!;
+    expect(status.lastSuccessful?.renderRef).toBe(first.release.status?.lastHealthy?.renderRef);
+    expect(status.lastAttempted?.renderRef).not.toBe(status.lastSuccessful?.renderRef);
+    expect(status.rollout?.state).toBe('RolledBack');
+    expect(status.conditions?.find((c) => c.type === 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'RolledBack' });
+    const core = env.kc.makeApiClient(CoreV1Api);
+    expect((await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'rb-config' })).data).toEqual({ version: 'one' });
+    const { BatchV1Api } = await import('@kubernetes/client-node');
+    await expect(env.kc.makeApiClient(BatchV1Api).readNamespacedJob({ namespace: env.ns.name, name: 'rb-migrate' })).rejects.toThrow();
+    // It stays rolled back: the next run does not apply the failed render again.
+    const again = await env.reconcile(name);
+    expect(applied(again.release)!.reason).toBe('RolledBack');
+    expect((await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'rb-config' })).data).toEqual({ version: 'one' });
+  });
+
   it('Prune: error → Syncing / PruneFailed, retried', async () => {
     const repo = await env.repo('prune-error', { 'a.yaml': configMap('pe-a'), 'b.yaml': configMap('pe-b') });
     const name = await release({ source: { git: { url: repo.url, ref: { branch: 'main' } } } });
