@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
+import { parseRelease } from '../../domain/api/objects.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../../domain/store/retention.ts';
 import { createClusterResolver, type ClusterObject } from '../kube/cluster-resolver.ts';
@@ -45,6 +46,15 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
     values: createValuesPort({ reader, gitCache }),
     renderer: createRendererPort(() => tools.locate()),
     mutations: createMutationsPort(reader),
+    releases: {
+      async inNamespace(namespace) {
+        const items = await reader.listObjects('releases', namespace);
+        return items.flatMap((raw) => {
+          const parsed = parseRelease(raw);
+          return parsed.ok ? [parsed.value] : [];
+        });
+      },
+    },
     store: wiring.store === undefined ? undefined : createStorePort(wiring.store, now),
     retentionDefault: wiring.retentionDefault ?? DEFAULT_RETENTION_POLICY,
   };

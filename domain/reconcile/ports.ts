@@ -79,6 +79,8 @@ export interface ReconcilePorts {
   values: { read(release: Release): Promise<Record<string, unknown>[]> };
   renderer: { render(input: RenderInput): Promise<KubeObject[]> };
   mutations: { forRelease(release: Release): Promise<MutationInput[]> };
+  /** The Releases of a namespace (cluster waves compare with them). */
+  releases: { inNamespace(namespace: string): Promise<Release[]> };
   /** undefined: no render store is configured for this installation. */
   store: RenderStorePort | undefined;
   retentionDefault: RetentionPolicy;

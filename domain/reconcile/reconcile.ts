@@ -9,6 +9,7 @@ import { prepareRender, type PinState, type Resolved } from './prepare-render.ts
 import { pruneRemoved } from './prune.ts';
 import { rollOut } from './rollout.ts';
 import { rollBack } from './rollback.ts';
+import { clusterWaveGate } from './cluster-waves.ts';
 import { errorMessage, isTerminal } from './stops.ts';
 
 export type ReconcileResult =
@@ -59,6 +60,17 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     return finish({
       halt: halt('waitingForSync', `manual sync mode: render ${renderRef} differs from the last applied render; POST …/sync to apply it`),
     });
+  }
+
+  // Cluster waves: a new render waits for the Releases of lower waves on the same Cluster.
+  if (!inFlight && status?.lastSuccessful?.renderRef !== renderRef) {
+    const others = await attempt(
+      () => ports.releases.inNamespace(release.metadata.namespace ?? 'default'),
+      (e) => halt('applyFailed', `listing the Releases of the namespace for cluster waves failed: ${errorMessage(e)}`, e),
+    );
+    if (isHalt(others)) return finish({ halt: others });
+    const gate = clusterWaveGate(release, others, now);
+    if (gate !== undefined) return finish({ halt: gate });
   }
 
   // Dry run every object first; a rejection applies nothing. A force sync skips it.

@@ -182,6 +182,48 @@ describe('where a reconcile can stop', () => {
     expect(result.outcome.kind).toBe('stop');
   });
 
+  it('Manual sync mode: a /sync request applies the render and sets lastHandledSyncAt', async () => {
+    const name = await release({ syncPolicy: { mode: 'Manual' } });
+    expect(applied((await env.reconcile(name)).release)!.reason).toBe('WaitingForSync');
+    await env.api.patchMerge('Release', env.ns.name, name, { metadata: { annotations: { 'convoy.dev/sync-requested-at': '2026-11-29T11:00:00Z' } } });
+    const synced = await env.reconcile(name);
+    expectRow(synced, { reason: 'Applied', retried: false, phase: 'Succeeded' });
+    expect(synced.release.status?.lastHandledSyncAt).toBe('2026-11-29T11:00:00Z');
+    // Manual mode, render unchanged, no new request: Applied stays True.
+    const again = await env.reconcile(name);
+    expect(applied(again.release)).toMatchObject({ status: 'True', reason: 'Applied' });
+    expect(again.release.status?.lastSuccessful).toEqual(synced.release.status?.lastSuccessful);
+  });
+
+  it('Cluster wave: wait → WaitingForClusterWave, phase empty; proceeds once the lower wave is ready', async () => {
+    await env.api.create('Cluster', env.ns.name, 'waves-cluster', { inCluster: true });
+    const low = await release({ cluster: { name: 'waves-cluster' }, clusterWave: 0 }, unique('wave-low'));
+    const high = await release({ cluster: { name: 'waves-cluster' }, clusterWave: 1 }, unique('wave-high'));
+    const waiting = await env.reconcile(high);
+    expectRow(waiting, { reason: 'WaitingForClusterWave', retried: false, phase: '' });
+    expect(waiting.outcome.kind).toBe('requeueAfter');
+    // Make the lower wave Ready: applied, then InSync and Healthy from the observers' writers.
+    const lowRun = await env.reconcile(low);
+    const { createStatusWriter } = await import('../../adapters/kube/status-writer.ts');
+    const writer = createStatusWriter(env.kc);
+    const gen = lowRun.release.metadata.generation ?? 1;
+    const cond = (type: string, reason: string) => ({ type, status: 'True' as const, reason, message: '', lastTransitionTime: '2026-11-29T10:00:00Z', observedGeneration: gen });
+    await writer.apply({ namespace: env.ns.name, name: low }, { manager: 'convoy-observe', slice: { conditions: [cond('InSync', 'InSync')] } });
+    await writer.apply({ namespace: env.ns.name, name: low }, { manager: 'convoy-health', slice: { healthSummary: undefined, conditions: [cond('Healthy', 'NotConfigured')] } });
+    const proceeded = await env.reconcile(high);
+    expectRow(proceeded, { reason: 'Applied', retried: false, phase: 'Succeeded' });
+  });
+
+  it('Cluster wave: timeout → Syncing / ClusterWaveFailed, not retried', async () => {
+    await env.api.create('Cluster', env.ns.name, 'waves-timeout', { inCluster: true });
+    await release({ cluster: { name: 'waves-timeout' }, clusterWave: 0, source: { git: { url: repoUrl, ref: { branch: 'no-such' } } } }, unique('never-ready'));
+    const high = await release({ cluster: { name: 'waves-timeout' }, clusterWave: 5, syncPolicy: { clusterWaveTimeout: '1m' } });
+    expect(applied((await env.reconcile(high)).release)!.reason).toBe('WaitingForClusterWave');
+    const later = await env.reconcile(high, env.ports({ now: () => new Date(Date.now() + 2 * 60_000) }));
+    expectRow(later, { stage: 'Syncing', reason: 'ClusterWaveFailed', retried: false, phase: 'Failed' });
+    expect(applied(later.release)!.message).toContain('never-ready');
+  });
+
   it('Dry run: rejected → Syncing / Unappliable, nothing applied, not retried', async () => {
     const invalid = await env.repo('invalid', {
       'ok.yaml': configMap('would-be-applied'),

@@ -1,0 +1,32 @@
+import type { Release } from '../api/index.ts';
+import { findCondition } from '../status/conditions.ts';
+import { AppliedReason, ConditionType } from '../status/reasons.ts';
+import { combinedVerdict } from '../status/verdict.ts';
+import { durationMs } from './durations.ts';
+import { halt, type Halt } from './halt.ts';
+
+/**
+ * Cluster waves: a Release waits until every Release of a lower
+ * spec.clusterWave on the same Cluster (same namespace) is Ready by the
+ * combined verdict. The wait starts when Applied turned WaitingForClusterWave,
+ * so its message must not change while waiting (no names in it).
+ */
+export function clusterWaveGate(release: Release, others: readonly Release[], now: Date): Halt | undefined {
+  const wave = release.spec.clusterWave;
+  const cluster = release.spec.cluster.name;
+  const lower = others.filter(
+    (r) => r.metadata.name !== release.metadata.name && r.spec.cluster.name === cluster && r.spec.clusterWave < wave && !r.metadata.deletionTimestamp,
+  );
+  const waitingFor = lower.filter((r) => !combinedVerdict(r).ready);
+  if (waitingFor.length === 0) return undefined;
+
+  const applied = findCondition(release.status?.conditions, ConditionType.Applied);
+  const since = applied?.reason === AppliedReason.WaitingForClusterWave ? Date.parse(applied.lastTransitionTime) : now.getTime();
+  const timeoutMs = durationMs(release.spec.syncPolicy.clusterWaveTimeout, 30 * 60_000);
+  const message = `cluster wave ${wave} on Cluster ${cluster} waits for the Releases of lower cluster waves to be ready`;
+  if (now.getTime() - since > timeoutMs) {
+    const names = waitingFor.slice(0, 10).map((r) => `${r.metadata.name} (wave ${r.spec.clusterWave}: ${combinedVerdict(r).message})`);
+    return halt('clusterWaveTimedOut', `lower cluster waves were not ready within clusterWaveTimeout ${release.spec.syncPolicy.clusterWaveTimeout}: ${names.join('; ')}`);
+  }
+  return halt('waitingForClusterWave', message);
+}
