@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
-import { parseRelease } from '../../domain/api/objects.ts';
+import { describeZodError, lifecycleSchema, parseRelease } from '../../domain/api/objects.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../../domain/store/retention.ts';
 import { createClusterResolver, type ClusterObject } from '../kube/cluster-resolver.ts';
@@ -46,6 +46,18 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
     values: createValuesPort({ reader, gitCache }),
     renderer: createRendererPort(() => tools.locate()),
     mutations: createMutationsPort(reader),
+    lifecycle: {
+      async hooksOf(release) {
+        const ref = release.spec.lifecycleRef;
+        if (ref === undefined) return [];
+        const ns = release.metadata.namespace ?? 'default';
+        const raw = await reader.getObject('lifecycles', ns, ref.name);
+        if (raw === undefined) throw new Error(`Lifecycle ${ns}/${ref.name} does not exist`);
+        const parsed = lifecycleSchema.safeParse(raw);
+        if (!parsed.success) throw new Error(`Lifecycle ${ns}/${ref.name} does not parse: ${describeZodError(parsed.error)}`);
+        return parsed.data.spec.hooks;
+      },
+    },
     releases: {
       async inNamespace(namespace) {
         const items = await reader.listObjects('releases', namespace);

@@ -1,9 +1,9 @@
-import type { Attempt, Condition, Release } from '../api/index.ts';
+import type { Attempt, Condition, HookStatus, LifecycleHook, Release } from '../api/index.ts';
 import { durationMs } from './durations.ts';
 import type { RetryBackoffPolicy } from '../runtime/backoff.ts';
 import { requeueAfter, retry, stop, done, type Outcome } from '../runtime/outcome.ts';
 import { nextCondition, toRfc3339 } from '../status/conditions.ts';
-import { AppliedReason, ConditionType, appliedTrueReasons } from '../status/reasons.ts';
+import { AppliedReason, ConditionType, LifecycleReason, appliedTrueReasons } from '../status/reasons.ts';
 import type { ReleaseSlice } from '../status/slices.ts';
 import { Annotation, annotationOf } from './annotations.ts';
 import type { Halt } from './halt.ts';
@@ -27,6 +27,8 @@ export interface ReconcileEnd {
   /** A force-sync request this run handled (success or not). */
   handledForceSyncAt?: string;
   retention: RetentionPolicy;
+  /** Hooks of spec.lifecycleRef and their status entries, when the reconcile reached them. */
+  lifecycle?: { hooks: readonly LifecycleHook[]; status: HookStatus[] };
   /** Applied True without applying: manual mode, render unchanged. */
   upToDateMessage?: string;
 }
@@ -89,8 +91,9 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
       ),
     );
   }
-  const lifecycle = status.conditions?.find((c) => c.type === ConditionType.LifecycleSucceeded);
-  if (lifecycle !== undefined) conditions.push(lifecycle);
+  const hookEntries = end.lifecycle?.status ?? status.lifecycle?.hooks;
+  const lifecycleInput = lifecycleCondition(end, hookEntries);
+  if (lifecycleInput !== undefined) conditions.push(nextCondition(status.conditions, lifecycleInput, { generation, now }));
 
   const pinnedRef = annotationOf(release, Annotation.pin);
   const slice: ReleaseSlice = {
@@ -110,7 +113,7 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
     rollout,
     waves: end.progress?.waves ?? status.waves,
     pin: pinnedRef === undefined ? undefined : { renderRef: pinnedRef, state: end.pinState ?? status.pin?.state ?? 'Active' },
-    lifecycle: status.lifecycle,
+    lifecycle: end.lifecycle ? { hooks: end.lifecycle.status } : status.lifecycle,
     resolvedRetentionPolicy: end.retention,
     lastHandledSyncAt: end.handledSyncAt ?? status.lastHandledSyncAt,
     lastHandledForceSyncAt: end.handledForceSyncAt ?? status.lastHandledForceSyncAt,
@@ -121,6 +124,24 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
     (succeeded && end.upToDateMessage === undefined && lastAttempted.renderRef !== status.lastSuccessful?.renderRef) ||
     (halt?.halt === 'rolledBack' && status.rollout?.state !== 'RolledBack');
   return { slice, outcome: outcomeOf(end, row, rollout?.state), notify: newRender ? ['health', 'drift'] : [] };
+}
+
+/** LifecycleSucceeded: present when the Release has hooks; about the hooks of the current render. */
+function lifecycleCondition(end: ReconcileEnd, entries: readonly HookStatus[] | undefined) {
+  if (end.release.spec.lifecycleRef === undefined) return undefined;
+  const renderRef = end.resolved.renderRef;
+  const current = (entries ?? []).filter((h) => h.renderRef === renderRef);
+  if (current.length === 0 && end.lifecycle === undefined) return undefined;
+  const ignored = new Set((end.lifecycle?.hooks ?? []).filter((h) => h.onFailure === 'Ignore').map((h) => h.name));
+  const failed = current.find((h) => h.state === 'Failed' && !ignored.has(h.name));
+  if (failed) {
+    return { type: ConditionType.LifecycleSucceeded, status: 'False' as const, reason: LifecycleReason.HookFailed, message: `${failed.phase} hook ${failed.name} failed: ${failed.message ?? ''}`.trim() };
+  }
+  const running = current.filter((h) => h.state === 'Running' || h.state === 'Pending');
+  if (running.length > 0) {
+    return { type: ConditionType.LifecycleSucceeded, status: 'False' as const, reason: LifecycleReason.Running, message: `hooks running: ${running.map((h) => `${h.phase}/${h.name}`).join(', ')}` };
+  }
+  return { type: ConditionType.LifecycleSucceeded, status: 'True' as const, reason: LifecycleReason.Succeeded, message: `${current.length} hooks of ${renderRef ?? 'the render'} succeeded` };
 }
 
 function appliedCondition(end: ReconcileEnd, reason: AppliedReason) {

@@ -1,4 +1,4 @@
-import type { Attempt, Release } from '../api/index.ts';
+import type { Attempt, LifecycleHook, Release } from '../api/index.ts';
 import type { KubeObject } from '../render/kube-object.ts';
 import type { MutationInput } from '../render/mutations.ts';
 
@@ -79,6 +79,8 @@ export interface ReconcilePorts {
   values: { read(release: Release): Promise<Record<string, unknown>[]> };
   renderer: { render(input: RenderInput): Promise<KubeObject[]> };
   mutations: { forRelease(release: Release): Promise<MutationInput[]> };
+  /** The hooks of spec.lifecycleRef; [] without one; throws when the Lifecycle is missing. */
+  lifecycle: { hooksOf(release: Release): Promise<LifecycleHook[]> };
   /** The Releases of a namespace (cluster waves compare with them). */
   releases: { inNamespace(namespace: string): Promise<Release[]> };
   /** undefined: no render store is configured for this installation. */

@@ -10,6 +10,7 @@ import { pruneRemoved } from './prune.ts';
 import { rollOut } from './rollout.ts';
 import { rollBack } from './rollback.ts';
 import { clusterWaveGate } from './cluster-waves.ts';
+import { runHooks } from './hooks.ts';
 import { errorMessage, isTerminal } from './stops.ts';
 
 export type ReconcileResult =
@@ -101,6 +102,20 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     if (isHalt(stored)) return finish({ halt: stored });
   }
 
+  // Lifecycle hooks: PreSync Jobs complete before the first wave of a new rollout.
+  const hooks = await attempt(
+    () => ports.lifecycle.hooksOf(release),
+    (e) => halt('renderFailed', `spec.lifecycleRef: ${errorMessage(e)}`, e),
+  );
+  if (isHalt(hooks)) return finish({ halt: hooks });
+  let hookStatus = status?.lifecycle?.hooks ?? [];
+  const rolloutOpen = !(status?.rollout?.renderRef === renderRef && status.rollout.state !== 'Progressing') || forced;
+  if (hooks.length > 0 && rolloutOpen) {
+    const pre = await runHooks(release, target, hooks, 'PreSync', renderRef, hookStatus, now);
+    hookStatus = pre.hooks;
+    if (pre.halt) return finish({ halt: pre.halt, lifecycle: { hooks, status: hookStatus } });
+  }
+
   const rolled = await rollOut(release, target, objects, verdicts, renderRef, now, forced);
   if (rolled.progress.rollout.state === 'Failed' && release.spec.failurePolicy?.rollback === 'OnWaveFailure') {
     const reason = rolled.kind === 'halted' ? rolled.halt.message : `the last wave of ${renderRef} was not healthy within waveTimeout`;
@@ -113,8 +128,15 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   if (isHalt(pruned)) return finish({ halt: pruned, progress: rolled.progress });
   if (pruned.skipped > 0) warnings.push(`${pruned.skipped} removed objects were not pruned (not applied by convoy, or prune: disabled)`);
 
+  if (hooks.length > 0) {
+    const post = await runHooks(release, target, hooks, 'PostSync', renderRef, hookStatus, now);
+    hookStatus = post.hooks;
+    if (post.halt) return finish({ halt: post.halt, progress: rolled.progress, lifecycle: { hooks, status: hookStatus } });
+  }
+
   const decision = finish({
     progress: rolled.progress,
+    ...(hooks.length > 0 ? { lifecycle: { hooks, status: hookStatus } } : {}),
     ...(syncRequested && syncRequest !== undefined ? { handledSyncAt: syncRequest } : {}),
   });
   if (store !== undefined && decision.kind === 'reconciled') {

@@ -338,6 +338,66 @@ describe('where a reconcile can stop', () => {
     expect((await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'rb-config' })).data).toEqual({ version: 'one' });
   });
 
+  const jobTemplate = { spec: { containers: [{ name: 'hook', image: 'busybox', command: ['true'] }] } };
+  async function setJobCondition(jobName: string, type: 'Complete' | 'Failed') {
+    const { BatchV1Api, PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+    const batch = env.kc.makeApiClient(BatchV1Api);
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const status =
+      type === 'Complete'
+        ? { startTime: now, completionTime: now, succeeded: 1, conditions: [{ type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: now }, { type: 'Complete', status: 'True', lastTransitionTime: now }] }
+        : { startTime: now, failed: 1, conditions: [{ type: 'FailureTarget', status: 'True', lastTransitionTime: now, reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }, { type: 'Failed', status: 'True', lastTransitionTime: now, reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] };
+    await batch.patchNamespacedJobStatus({ namespace: env.ns.name, name: jobName, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+
+  it('preSync hook: running → WaitingForHook, phase empty, rechecked; then Applied once it completes', async () => {
+    await env.api.create('Lifecycle', env.ns.name, 'pre-ok', { hooks: [{ name: 'migrate', phase: 'PreSync', job: { template: jobTemplate } }] });
+    const name = await release({ lifecycleRef: { name: 'pre-ok' } });
+    const waiting = await env.reconcile(name);
+    expectRow(waiting, { reason: 'WaitingForHook', retried: false, phase: '' });
+    expect(waiting.outcome.kind).toBe('requeueAfter');
+    const hook = waiting.release.status?.lifecycle?.hooks?.[0];
+    expect(hook).toMatchObject({ name: 'migrate', phase: 'PreSync', state: 'Running' });
+    expect(hook?.job).toBe(`${name}-migrate-${waiting.release.status!.lastAttempted!.renderRef!.slice(7, 13)}`);
+    expect(waiting.release.status?.conditions?.find((c) => c.type === 'LifecycleSucceeded')).toMatchObject({ status: 'False', reason: 'Running' });
+    expect(waiting.release.status?.waves ?? []).toEqual([]);
+    await setJobCondition(hook!.job!, 'Complete');
+    const done = await env.reconcile(name);
+    expectRow(done, { reason: 'Applied', retried: false, phase: 'Succeeded' });
+    expect(done.release.status?.conditions?.find((c) => c.type === 'LifecycleSucceeded')).toMatchObject({ status: 'True', reason: 'Succeeded' });
+  });
+
+  it('preSync hook: failed (onFailure Fail) → HookFailed / HookFailed with hookName and hookPhase, not retried', async () => {
+    await env.api.create('Lifecycle', env.ns.name, 'pre-fail', { hooks: [{ name: 'check', phase: 'PreSync', onFailure: 'Fail', job: { template: jobTemplate } }] });
+    const name = await release({ lifecycleRef: { name: 'pre-fail' } });
+    const waiting = await env.reconcile(name);
+    await setJobCondition(waiting.release.status!.lifecycle!.hooks![0]!.job!, 'Failed');
+    const failed = await env.reconcile(name);
+    expectRow(failed, { stage: 'HookFailed', reason: 'HookFailed', retried: false, phase: 'Failed' });
+    expect(failed.outcome.kind).toBe('stop');
+    expect(failed.release.status?.lastAttempted?.failure).toMatchObject({ hookName: 'check', hookPhase: 'PreSync' });
+    expect(failed.release.status?.conditions?.find((c) => c.type === 'LifecycleSucceeded')).toMatchObject({ status: 'False', reason: 'HookFailed' });
+  });
+
+  it('postSync hooks: started after the apply and not awaited; Applied True, LifecycleSucceeded Running', async () => {
+    await env.api.create('Lifecycle', env.ns.name, 'post', { hooks: [{ name: 'notify', phase: 'PostSync', job: { template: jobTemplate } }] });
+    const name = await release({ lifecycleRef: { name: 'post' } });
+    const result = await env.reconcile(name);
+    expectRow(result, { reason: 'Applied', retried: false, phase: 'Succeeded' });
+    expect(result.release.status?.lifecycle?.hooks?.[0]).toMatchObject({ name: 'notify', phase: 'PostSync', state: 'Running' });
+    expect(result.release.status?.conditions?.find((c) => c.type === 'LifecycleSucceeded')).toMatchObject({ status: 'False', reason: 'Running' });
+  });
+
+  it('Start postSync hooks: error → Syncing / DeployFailed, retried', async () => {
+    await env.api.create('Lifecycle', env.ns.name, 'post-bad', {
+      hooks: [{ name: 'broken', phase: 'PostSync', job: { template: { spec: { containers: [{ name: 'no-image' }] } } } }],
+    });
+    const name = await release({ lifecycleRef: { name: 'post-bad' } });
+    const result = await env.reconcile(name);
+    expectRow(result, { stage: 'Syncing', reason: 'DeployFailed', retried: true, phase: 'Failed' });
+    expect(applied(result.release)!.message).toContain('PostSync hook broken');
+  });
+
   it('Prune: error → Syncing / PruneFailed, retried', async () => {
     const repo = await env.repo('prune-error', { 'a.yaml': configMap('pe-a'), 'b.yaml': configMap('pe-b') });
     const name = await release({ source: { git: { url: repo.url, ref: { branch: 'main' } } } });
