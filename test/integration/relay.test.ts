@@ -232,18 +232,22 @@ describe('relay', () => {
     await until('the Leases are removed', () => removedLeases.includes(uid), 2_000);
   });
 
-  it('200 quick label updates of one Release send a bounded number of messages (at most 5)', async () => {
+  it('200 quick label updates of one Release send a bounded number of messages (at most one a second, plus the last)', async () => {
     const name = unique('burst');
     await api.create('Release', ns.name, name, releaseSpec());
     expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+    const started = Date.now();
     for (let batch = 0; batch < 10; batch++) {
       await Promise.all(
         Array.from({ length: 20 }, (_, i) => api.patchMerge('Release', ns.name, name, { metadata: { labels: { n: String(batch * 20 + i) } } })),
       );
     }
+    const burstSeconds = (Date.now() - started) / 1000;
     const messages = await messagesFor('reconcile', name, { settleMs: 2_000 });
     expect(messages.length).toBeGreaterThanOrEqual(1);
-    expect(messages.length).toBeLessThanOrEqual(5);
+    // The sender spaces one Release's messages at least 1 s apart; on a quiet machine the burst takes < 3 s.
+    expect(messages.length).toBeLessThanOrEqual(Math.ceil(burstSeconds) + 2);
+    expect(messages.length).toBeLessThan(20);
     expect(messages[0]?.cause).toMatch(/^watch: labels changed/);
   });
 
