@@ -1,0 +1,343 @@
+/**
+ * The target cluster as the drift and health loops see it: reads, and
+ * server-side-apply dry runs under the field manager `convoy` (force,
+ * fieldValidation=Strict, dryRun=All — the reconcile's apply, not written)
+ * whose answer is the object as the apply would leave it.
+ *
+ * Requests per check, on the target (API discovery is one GET per
+ * apiVersion of the render, shared by all its objects):
+ * - health: one GET per object + discovery. Secrets are read as
+ *   PartialObjectMetadata: their data never leaves the cluster.
+ * - drift: one dry-run PATCH per object + discovery, plus one GET per object
+ *   the dry run may have changed. No GET is needed when the dry run was a
+ *   no-op, and the server says so itself: for a no-op apply it answers with
+ *   the live object unchanged, managedFields times included; an apply that
+ *   changes anything stamps the `convoy` entry with the server's current
+ *   time. So an entry older than the answer's Date header (minus
+ *   `recentWriteWindowMs`, which covers the time the server spent between
+ *   stamping and answering) proves the object is as convoy left it. An
+ *   object convoy itself wrote within that window, or one without a convoy
+ *   entry, is read and compared, which is always exact.
+ *   Steady state: objects + apiVersions; each drifted object +1.
+ */
+import { createConfiguration, PatchStrategy, ServerConfiguration, type KubeConfig } from '@kubernetes/client-node';
+import type { Release } from '../../domain/api/objects.ts';
+import type { DriftObservation } from '../../domain/observe/drift-diff.ts';
+import { apiGroup, cloneJson, describeObject, isPlainObject, type KubeObject } from '../../domain/render/kube-object.ts';
+import { FieldManager } from '../../domain/status/field-managers.ts';
+import { ClusterResolutionError, createManagementReaders, loadStoredKubeConfig, type ManagementReaders } from './cluster-resolver.ts';
+import { apiVersionPath, createDiscovery, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
+
+/** Counts HTTP requests to the target. */
+export interface RequestCounter {
+  count: number;
+}
+
+export interface ObserverTargetOptions {
+  requestCounter?: RequestCounter | undefined;
+  /** Objects handled at the same time. Default 8. */
+  concurrency?: number | undefined;
+  /** Longest wait for one request. Default 60 s. */
+  requestTimeoutMs?: number | undefined;
+  /**
+   * A `convoy` managedFields time this close to the server's Date header may
+   * be the dry run's own stamp, so the object is read and compared. Default
+   * 60 s: the API server's own request timeout, so a dry run's stamp always
+   * falls inside it.
+   */
+  recentWriteWindowMs?: number | undefined;
+}
+
+export type DryRunApplyResult =
+  /** `created`: the object does not exist (the dry run would create it). `unchanged`: proven a no-op (see the header). */
+  | { readonly kind: 'merged'; readonly merged: Record<string, unknown>; readonly created: boolean; readonly unchanged: boolean }
+  /** The kind is not served, or the namespace does not exist. */
+  | { readonly kind: 'absent' }
+  /** The server refused the object; the message names it and holds no Secret data. */
+  | { readonly kind: 'refused'; readonly message: string };
+
+export interface ObserverTarget {
+  dryRunApply(obj: KubeObject): Promise<DryRunApplyResult>;
+  /** The live object; undefined when it does not exist or its kind is not served. `metadataOnly`: no spec, data or status. */
+  read(obj: KubeObject, opts?: { metadataOnly?: boolean }): Promise<Record<string, unknown> | undefined>;
+  /** read() for every object, Secrets metadata-only (for health: a Secret's data is never needed). */
+  readAll(objects: readonly KubeObject[]): Promise<(Record<string, unknown> | undefined)[]>;
+  /** A dry run, and a read only when the dry run may have changed the object. */
+  observeDrift(obj: KubeObject): Promise<DriftObservation>;
+  observeDriftAll(objects: readonly KubeObject[]): Promise<DriftObservation[]>;
+}
+
+export interface ObserverTargetResolver {
+  /** @throws ClusterResolutionError naming the Cluster and what to fix. */
+  resolve(release: Release): Promise<ObserverTarget>;
+}
+
+/** The target could not be read: network, timeout, 401/403, 429 or 5xx. The message names the object. */
+export class ObserverRequestError extends Error {
+  override name = 'ObserverRequestError';
+  readonly status: number | undefined;
+  constructor(message: string, status: number | undefined, options?: ErrorOptions) {
+    super(message, options);
+    this.status = status;
+  }
+}
+
+const DEFAULT_CONCURRENCY = 8;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const DEFAULT_RECENT_WRITE_WINDOW_MS = 60_000;
+const MAX_SERVER_MESSAGE = 500;
+const DEFAULT_KUBECONFIG_KEY = 'value';
+const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
+/** 4xx answers that say the object (not the connection) is wrong. */
+const REFUSED_STATUSES: ReadonlySet<number> = new Set([400, 405, 409, 410, 413, 415, 422]);
+
+/**
+ * Resolves a Release's Cluster to its kubeconfig the way the reconcile's
+ * resolver does (inCluster, or a kubeconfig in a Secret, checked by
+ * loadStoredKubeConfig) — without its /version probe: the first request of
+ * the check proves the cluster answers.
+ */
+export function createObserverTargetResolver(
+  opts: ObserverTargetOptions & { managementKubeConfig: KubeConfig; readers?: ManagementReaders | undefined },
+): ObserverTargetResolver {
+  const readers = opts.readers ?? createManagementReaders(opts.managementKubeConfig);
+  return {
+    async resolve(release) {
+      const namespace = release.metadata.namespace ?? '';
+      const name = release.spec.cluster.name;
+      const where = `Cluster ${namespace}/${name}`;
+      if (namespace === '') throw new ClusterResolutionError(`Release ${release.metadata.name} has no namespace, so its Cluster ${name} cannot be found`);
+      const cluster = await readers.readCluster(namespace, name);
+      if (cluster === undefined) throw new ClusterResolutionError(`${where} does not exist`);
+      if (cluster.spec.inCluster === true) return createObserverTarget(opts.managementKubeConfig, opts);
+      const ref = cluster.spec.kubeConfig?.secretRef;
+      if (ref === undefined) throw new ClusterResolutionError(`${where}: set spec.inCluster: true or spec.kubeConfig.secretRef`);
+      const key = ref.key ?? DEFAULT_KUBECONFIG_KEY;
+      const secretName = `Secret ${namespace}/${ref.name}`;
+      const data = await readers.readSecret(namespace, ref.name);
+      if (data === undefined) throw new ClusterResolutionError(`${where}: its kubeconfig ${secretName} does not exist`);
+      const text = data[key];
+      if (text === undefined || text.trim() === '') {
+        throw new ClusterResolutionError(`${where}: ${secretName} has no key "${key}" holding a kubeconfig (spec.kubeConfig.secretRef.key)`);
+      }
+      return createObserverTarget(loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`), opts);
+    },
+  };
+}
+
+interface ObserverResponse extends KubeResponse {
+  /** The server's Date header, in ms; undefined when absent. */
+  date: number | undefined;
+}
+
+type ObserverRequest = (init: KubeRequestInit & { accept?: string }) => Promise<ObserverResponse>;
+
+/** Raw JSON requests with the kubeconfig's credentials and TLS, keeping the Date header. */
+function createObserverRequest(kc: KubeConfig, opts: ObserverTargetOptions): ObserverRequest {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new ClusterResolutionError('the kubeconfig has no current cluster (check current-context)');
+  const server = cluster.server.replace(/\/+$/, '');
+  const config = createConfiguration({ baseServer: new ServerConfiguration(server, {}) });
+  const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  return async (init) => {
+    const ctx = config.baseServer.makeRequestContext(init.path, init.method);
+    for (const [name, value] of Object.entries(init.query ?? {})) ctx.setQueryParam(name, value);
+    ctx.setHeaderParam('Accept', init.accept ?? 'application/json');
+    ctx.setHeaderParam('User-Agent', 'convoy-observer');
+    if (init.body !== undefined) {
+      ctx.setHeaderParam('Content-Type', init.contentType ?? 'application/json');
+      ctx.setBody(init.body);
+    }
+    ctx.setSignal(AbortSignal.timeout(timeoutMs));
+    try {
+      await kc.applySecurityAuthentication(ctx);
+      if (opts.requestCounter) opts.requestCounter.count++;
+      const response = await config.httpApi.send(ctx).toPromise();
+      const text = await response.body.text();
+      const dateHeader = response.headers['date'];
+      const date = dateHeader === undefined ? undefined : Date.parse(dateHeader);
+      return { status: response.httpStatusCode, body: parseBody(text), date: Number.isNaN(date) ? undefined : date };
+    } catch (error) {
+      throw new ObserverRequestError(`${init.method} ${init.path} on ${server} failed: ${networkReason(error, timeoutMs)}`, undefined, {
+        cause: error,
+      });
+    }
+  };
+}
+
+export function createObserverTarget(kc: KubeConfig, opts: ObserverTargetOptions = {}): ObserverTarget {
+  const request = createObserverRequest(kc, opts);
+  const discovery = createDiscovery(request);
+  const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
+  const windowMs = opts.recentWriteWindowMs ?? DEFAULT_RECENT_WRITE_WINDOW_MS;
+
+  const locate = async (obj: KubeObject): Promise<Located | undefined> => {
+    let resource: ServedResource | undefined;
+    try {
+      resource = await discovery.resourceFor(obj.apiVersion, obj.kind);
+    } catch (error) {
+      if (error instanceof ObserverRequestError) throw error;
+      throw new ObserverRequestError(`${describeObject(obj)}: ${error instanceof Error ? error.message : String(error)}`, undefined, {
+        cause: error,
+      });
+    }
+    return resource === undefined ? undefined : locateObject(obj, resource);
+  };
+
+  const read: ObserverTarget['read'] = async (obj, readOpts = {}) => {
+    const at = await locate(obj);
+    if (at === undefined) return undefined;
+    const response = await request({ method: 'GET', path: at.path, ...(readOpts.metadataOnly ? { accept: METADATA_ONLY } : {}) });
+    if (response.status === 404) return undefined;
+    const body = expectObject(obj, 'read', response);
+    // PartialObjectMetadata carries meta.k8s.io's apiVersion and kind; give the object its own back.
+    return readOpts.metadataOnly ? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: body.metadata } : body;
+  };
+
+  const dryRunApply: ObserverTarget['dryRunApply'] = async (obj) => {
+    const at = await locate(obj);
+    if (at === undefined) return { kind: 'absent' };
+    const response = await request({
+      method: 'PATCH',
+      path: at.path,
+      query: { fieldManager: FieldManager.apply, force: 'true', fieldValidation: 'Strict', dryRun: 'All' },
+      contentType: PatchStrategy.ServerSideApply,
+      body: JSON.stringify(at.body),
+    });
+    // Not served after all (discovery was stale), or the namespace does not exist.
+    if (response.status === 404) return { kind: 'absent' };
+    if (REFUSED_STATUSES.has(response.status) || isSchemaError(response)) {
+      return { kind: 'refused', message: `the server refused the dry run (HTTP ${response.status})${serverMessage(obj, response.body)}` };
+    }
+    const merged = expectObject(obj, 'dry run', response);
+    const metadata = isPlainObject(merged.metadata) ? merged.metadata : {};
+    // A dry-run create is never stored, so it has no resourceVersion.
+    const created = typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '';
+    const stamped = convoyApplyTime(metadata.managedFields);
+    const unchanged = !created && stamped !== undefined && response.date !== undefined && stamped < response.date - windowMs;
+    return { kind: 'merged', merged, created, unchanged };
+  };
+
+  const observeDrift: ObserverTarget['observeDrift'] = async (obj) => {
+    const dry = await dryRunApply(obj);
+    if (dry.kind !== 'merged') return dry;
+    if (dry.created) return { kind: 'absent' };
+    if (dry.unchanged) return { kind: 'unchanged' };
+    const live = await read(obj);
+    return live === undefined ? { kind: 'absent' } : { kind: 'compared', merged: dry.merged, live };
+  };
+
+  return {
+    dryRunApply,
+    read,
+    readAll: (objects) => inOrder(objects, concurrency, (obj) => read(obj, { metadataOnly: isSecret(obj) })),
+    observeDrift,
+    observeDriftAll: (objects) => inOrder(objects, concurrency, observeDrift),
+  };
+}
+
+/** The time of the `convoy` Apply entry on the main resource, in ms; undefined when there is none. */
+function convoyApplyTime(managedFields: unknown): number | undefined {
+  if (!Array.isArray(managedFields)) return undefined;
+  for (const entry of managedFields as unknown[]) {
+    if (!isPlainObject(entry) || entry.manager !== FieldManager.apply || entry.operation !== 'Apply') continue;
+    if (entry.subresource !== undefined && entry.subresource !== '') continue;
+    const ms = typeof entry.time === 'string' ? Date.parse(entry.time) : Number.NaN;
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  return undefined;
+}
+
+const isSecret = (obj: KubeObject): boolean => obj.kind === 'Secret' && apiGroup(obj.apiVersion) === '';
+
+interface Located {
+  path: string;
+  /** A copy as sent: a cluster-scoped kind never carries a namespace. */
+  body: KubeObject;
+}
+
+/** undefined for a namespaced kind without a namespace: nothing of that name can exist. */
+function locateObject(obj: KubeObject, resource: ServedResource): Located | undefined {
+  const body = cloneJson(obj);
+  const name = encodeURIComponent(obj.metadata.name);
+  if (!resource.namespaced) {
+    delete body.metadata.namespace;
+    return { path: `${apiVersionPath(obj.apiVersion)}/${resource.name}/${name}`, body };
+  }
+  const ns = obj.metadata.namespace;
+  if (ns === undefined || ns === '') return undefined;
+  return { path: `${apiVersionPath(obj.apiVersion)}/namespaces/${encodeURIComponent(ns)}/${resource.name}/${name}`, body };
+}
+
+function expectObject(obj: KubeObject, action: string, response: KubeResponse): Record<string, unknown> {
+  if (response.status >= 200 && response.status <= 299 && isPlainObject(response.body)) return response.body;
+  const detail =
+    response.status >= 200 && response.status <= 299 ? ' without a JSON object' : ` with HTTP ${response.status}${serverMessage(obj, response.body)}`;
+  throw new ObserverRequestError(`${describeObject(obj)}: the ${action} was answered${detail}`, response.status);
+}
+
+/** Schema errors of server-side apply come back as HTTP 500 (kubernetes/kubernetes#122480). */
+function isSchemaError(response: KubeResponse): boolean {
+  const body = response.body;
+  return (
+    response.status === 500 &&
+    isPlainObject(body) &&
+    typeof body.message === 'string' &&
+    /^failed to create typed (patch|live) object/.test(body.message)
+  );
+}
+
+/** `: <the server's message>`, shortened; nothing for a Secret, whose values a message may quote. */
+function serverMessage(obj: KubeObject, body: unknown): string {
+  if (isSecret(obj)) return '';
+  const message = isPlainObject(body) && typeof body.message === 'string' ? body.message : typeof body === 'string' ? body.trim() : '';
+  if (message === '') return '';
+  return `: ${message.length > MAX_SERVER_MESSAGE ? `${message.slice(0, MAX_SERVER_MESSAGE)}…` : message}`;
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function networkReason(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return `no answer within ${timeoutMs / 1000} s`;
+  }
+  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (cause && typeof cause.code === 'string') return cause.code;
+  if (cause && typeof cause.message === 'string') return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Runs `work` over `items`, at most `limit` at a time, results in input
+ * order. After a failure nothing new starts; the error of the earliest failed
+ * item is thrown, so the same input reports the same object.
+ */
+async function inOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  const failures: { index: number; error: unknown }[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && failures.length === 0) {
+      const index = next++;
+      try {
+        results[index] = await work(items[index]);
+      } catch (error) {
+        failures.push({ index, error });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failures.length > 0) {
+    failures.sort((a, b) => a.index - b.index);
+    throw (failures[0] as { error: unknown }).error;
+  }
+  return results;
+}

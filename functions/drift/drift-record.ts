@@ -1,0 +1,75 @@
+import type { Release } from '../../domain/api/objects.ts';
+import { objectDrift } from '../../domain/observe/drift-diff.ts';
+import { inSyncVerdict, observeSlice, planDriftCheck, type DriftCheck } from '../../domain/observe/insync-verdict.ts';
+import { loadRender } from '../../domain/observe/load-render.ts';
+import { jsonEqual } from '../../domain/render/kube-object.ts';
+import type { Outcome } from '../../domain/runtime/outcome.ts';
+import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { findCondition } from '../../domain/status/conditions.ts';
+import { FieldManager } from '../../domain/status/field-managers.ts';
+import { ConditionType } from '../../domain/status/reasons.ts';
+import type { RenderStore } from '../../domain/store/render-store.ts';
+import { ClusterResolutionError } from '../../adapters/kube/cluster-resolver.ts';
+import { ObserverRequestError, type ObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
+import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
+import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/reconcile-record.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
+
+export interface DriftRecordDeps {
+  releases: ReleaseSource;
+  statusWriter: StatusWriter;
+  targets: ObserverTargetResolver;
+  /** undefined: no render store is configured (InSync stays Pending and says so). */
+  renders: RenderStore | undefined;
+  notify: Notifier;
+  now?: () => Date;
+}
+
+/**
+ * Loads the Release a message names, compares its applied render with the
+ * target cluster and writes the convoy-observe slice (InSync only), unless
+ * InSync would not change. A drifted Release in mode Correct goes to the
+ * reconcile queue.
+ */
+export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
+  const now = deps.now ?? (() => new Date());
+  return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
+    const release = await loadRelease(deps.releases, message, ctx);
+    if (!('metadata' in release)) return release;
+    const check = await checkDrift(release, deps, ctx.logger);
+    const verdict = inSyncVerdict(release, check);
+    const log = ctx.logger.child(check.kind === 'checked' ? { renderRef: check.renderRef } : {});
+    const slice = observeSlice(release, verdict, now());
+    const before = findCondition(release.status?.conditions, ConditionType.InSync);
+    if (!jsonEqual(before, slice.conditions[0])) {
+      await deps.statusWriter.apply({ namespace: message.namespace, name: message.name }, { manager: FieldManager.observe, slice });
+    }
+    if (verdict.correct) await deps.notify('reconcile', release, `drift: ${verdict.drifted} objects drifted (mode Correct)`);
+    log.info('drift checked', { inSync: verdict.condition.reason, drifted: verdict.drifted, corrected: verdict.correct });
+    return verdict.outcome;
+  };
+}
+
+async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger): Promise<DriftCheck> {
+  const plan = planDriftCheck(release);
+  if (plan.kind === 'pending') return plan;
+  try {
+    const target = await deps.targets.resolve(release);
+    const render = await loadRender(deps.renders, release, plan.renderRef);
+    if (render.kind === 'unavailable') return { kind: 'renderUnavailable', renderRef: render.renderRef, message: render.message };
+    const observations = await target.observeDriftAll(render.objects);
+    const ignore = release.spec.driftDetection.ignore ?? [];
+    return {
+      kind: 'checked',
+      renderRef: render.renderRef,
+      objects: render.objects.map((object, i) => ({ object, drift: objectDrift(object, observations[i] ?? { kind: 'absent' }, ignore) })),
+    };
+  } catch (error) {
+    if (error instanceof ClusterResolutionError || error instanceof ObserverRequestError) {
+      log.warn('the target cluster could not be read', { error });
+      return { kind: 'clusterNotReady', message: error.message };
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,64 @@
+import type { Release } from '../../domain/api/objects.ts';
+import { healthRenderRef, healthSlice, healthVerdict, type HealthObservation } from '../../domain/observe/health-verdict.ts';
+import { loadRender } from '../../domain/observe/load-render.ts';
+import type { Outcome } from '../../domain/runtime/outcome.ts';
+import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { FieldManager } from '../../domain/status/field-managers.ts';
+import type { RenderStore } from '../../domain/store/render-store.ts';
+import { ClusterResolutionError } from '../../adapters/kube/cluster-resolver.ts';
+import { ObserverRequestError, type ObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
+import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
+import { loadRelease, type ReleaseSource } from '../reconcile/reconcile-record.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
+
+export interface HealthRecordDeps {
+  releases: ReleaseSource;
+  statusWriter: StatusWriter;
+  targets: ObserverTargetResolver;
+  /** undefined: no render store is configured (Healthy stays Pending and says so). */
+  renders: RenderStore | undefined;
+  now?: () => Date;
+}
+
+/**
+ * Loads the Release a message names, assesses every object of its current
+ * render on the target cluster and writes the convoy-health slice
+ * (healthSummary and Healthy). Every assessment is written: its
+ * healthSummary.checkedAt drives the relay's health timer.
+ */
+export function createHealthRecordHandler(deps: HealthRecordDeps): RecordHandler {
+  const now = deps.now ?? (() => new Date());
+  return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
+    const release = await loadRelease(deps.releases, message, ctx);
+    if (!('metadata' in release)) return release;
+    const observation = await observeHealth(release, deps, ctx.logger);
+    const at = now();
+    const verdict = healthVerdict(release, observation, at);
+    const log = ctx.logger.child(observation.kind === 'notAssessed' ? {} : { renderRef: observation.renderRef });
+    await deps.statusWriter.apply(
+      { namespace: message.namespace, name: message.name },
+      { manager: FieldManager.health, slice: healthSlice(release, verdict, at) },
+    );
+    log.info('health assessed', { healthy: verdict.condition.reason, aggregate: verdict.aggregate });
+    return verdict.outcome;
+  };
+}
+
+async function observeHealth(release: Release, deps: HealthRecordDeps, log: Logger): Promise<HealthObservation> {
+  const renderRef = healthRenderRef(release);
+  if (renderRef === undefined) return { kind: 'notAssessed' };
+  try {
+    const target = await deps.targets.resolve(release);
+    const render = await loadRender(deps.renders, release, renderRef);
+    if (render.kind === 'unavailable') return { kind: 'renderUnavailable', renderRef, message: render.message };
+    const live = await target.readAll(render.objects);
+    return { kind: 'assessed', renderRef, objects: render.objects.map((object, i) => ({ object, live: live[i] })) };
+  } catch (error) {
+    if (error instanceof ClusterResolutionError || error instanceof ObserverRequestError) {
+      log.warn('the target cluster could not be read', { error });
+      return { kind: 'clusterNotReady', renderRef, message: error.message };
+    }
+    throw error;
+  }
+}
