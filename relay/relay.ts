@@ -68,6 +68,13 @@ export interface Relay {
   /** A follower once it has read the Lease; the leader once every informer has listed. */
   ready(): boolean;
   leading(): boolean;
+  /**
+   * Queues a message for one Release, e.g. from the Git webhook; never throws.
+   * The leader sends through its term's sender (and counts it for the
+   * timers); a follower, which a webhook can reach too, through a sender of
+   * its own. Ignored once stop() was called.
+   */
+  enqueue(loop: Loop, key: ReleaseKey, cause: string): void;
 }
 
 /** A watched object as the relay reads it (raw from the watch, or a list item). */
@@ -104,6 +111,8 @@ export function startRelay(options: RelayOptions): Relay {
   /** namespace/name/uid → when each loop was last sent. */
   const lastSent = new Map<string, LastSent>();
   let term: Term | undefined;
+  /** A follower's sender for enqueue(), made on first use. */
+  let followerSender: QueueSender | undefined;
   let transitions: Promise<void> = Promise.resolve();
   let stopping = false;
 
@@ -230,10 +239,8 @@ export function startRelay(options: RelayOptions): Relay {
   const listCustom = (plural: string): ListFunction<Watched> => async () =>
     (await custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural })) as KubernetesListObject<Watched>;
 
-  const startTerm = () => {
-    if (term !== undefined || stopping) return;
-    metrics.leader.set(1);
-    const sender = createQueueSender({
+  const newSender = () =>
+    createQueueSender({
       sqs: options.sqs,
       queueUrls: options.queueUrls,
       logger: log,
@@ -242,6 +249,11 @@ export function startRelay(options: RelayOptions): Relay {
       ...(options.minSpacingMs === undefined ? {} : { minSpacingMs: options.minSpacingMs }),
       now,
     });
+
+  const startTerm = () => {
+    if (term !== undefined || stopping) return;
+    metrics.leader.set(1);
+    const sender = newSender();
     const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
     const releaseInformer = informerFor('Release', RELEASE_PATH, listCustom('releases'), (event) => onReleaseEvent(sender, event));
     for (const { kind, plural } of CUSTOM_DEPENDENCIES) {
@@ -319,6 +331,7 @@ export function startRelay(options: RelayOptions): Relay {
       stopping = true;
       await transitions;
       await endTerm(true);
+      await followerSender?.stop({ flush: true });
       await elector.stop();
       await transitions;
     },
@@ -329,5 +342,19 @@ export function startRelay(options: RelayOptions): Relay {
       return current !== undefined && current.releaseInformer.hasSynced() && [...current.dependencies.values()].every((i) => i.hasSynced());
     },
     leading: () => elector.isLeader() && term !== undefined,
+    enqueue(loop, key, cause) {
+      if (stopping) return;
+      const current = term;
+      if (current !== undefined) {
+        send(current.sender, loop, key, cause);
+        return;
+      }
+      if (key.uid === '') {
+        log.warn('Release has no uid; not sent', { loop, namespace: key.namespace, release: key.name });
+        return;
+      }
+      followerSender ??= newSender();
+      followerSender.enqueue(loop, key, cause);
+    },
   };
 }
