@@ -21,7 +21,7 @@ export function createReleaseSource(kc: KubeConfig): ReleaseSource {
   return {
     async get(namespace, name) {
       try {
-        return await api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases', name });
+        return (await api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases', name })) as unknown;
       } catch (error) {
         if (isNotFound(error)) return undefined;
         throw error;

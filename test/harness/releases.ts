@@ -13,7 +13,7 @@ const plurals: Record<string, string> = {
 
 export function convoyApi(kc: KubeConfig) {
   const api = kc.makeApiClient(CustomObjectsApi);
-  const base = (kind: string, namespace: string) => ({ group: API_GROUP, version: API_VERSION, namespace, plural: plurals[kind]! });
+  const base = (kind: string, namespace: string) => ({ group: API_GROUP, version: API_VERSION, namespace, plural: plurals[kind] });
   return {
     async create(kind: string, namespace: string, name: string, spec: unknown, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}) {
       return (await api.createNamespacedCustomObject({
@@ -25,7 +25,7 @@ export function convoyApi(kc: KubeConfig) {
       return (await api.getNamespacedCustomObject({ ...base(kind, namespace), name })) as Record<string, unknown>;
     },
     async getRelease(namespace: string, name: string): Promise<Release> {
-      const raw = await api.getNamespacedCustomObject({ ...base('Release', namespace), name });
+      const raw: unknown = await api.getNamespacedCustomObject({ ...base('Release', namespace), name });
       const parsed = parseRelease(raw);
       if (!parsed.ok) throw new Error(`Release ${namespace}/${name} does not parse: ${parsed.error}`);
       return parsed.value;

@@ -1,5 +1,8 @@
 // The reconcile pipeline end to end: Helm values layers, determinism, no-op
 // re-runs, pruning, Mutations, GitRepository and Helm repository sources.
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ReconcilePorts, TargetCluster } from '../../domain/reconcile/ports.ts';
@@ -148,9 +151,6 @@ describe('reconcile pipeline', () => {
   });
 
   it('a Helm repository source: a semver range picks the highest version and records the digest', async () => {
-    const { mkdtemp, writeFile, mkdir } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     const dirs: string[] = [];
     for (const version of ['1.0.0', '1.2.0', '2.0.0']) {
       const dir = await mkdtemp(join(tmpdir(), 'chart-'));

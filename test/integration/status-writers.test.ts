@@ -158,7 +158,7 @@ describe('status writers on the real apiserver', () => {
     const table = await tableOf(kc, `/apis/convoy.dev/v1alpha1/namespaces/${ns.name}/releases/${key.name}`);
     const names = table.columnDefinitions.map((c) => c.name);
     expect(names).toEqual(['Name', 'State', 'Applied', 'InSync', 'Healthy', 'Age']);
-    expect(table.rows[0]!.cells.slice(0, 5)).toEqual(['printed', 'Succeeded', 'True', 'False', 'True']);
+    expect(table.rows[0].cells.slice(0, 5)).toEqual(['printed', 'Succeeded', 'True', 'False', 'True']);
   });
 });
 
@@ -175,7 +175,7 @@ async function tableOf(kc: KubeConfig, path: string): Promise<{ columnDefinition
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${res.statusCode}: ${body}`))));
+        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body) as never) : reject(new Error(`${res.statusCode}: ${body}`))));
       },
     );
     req.on('error', reject);

@@ -1,0 +1,469 @@
+/**
+ * `new Convoy(scope, id, props)`: convoy on AWS (ARCHITECTURE.md, "Many machines: AWS").
+ *
+ * - three standard SQS queues (reconcile, drift, health), each with a dead-letter queue;
+ * - three Node.js 24 Lambda functions bundled with esbuild from functions/<loop>/handler.ts,
+ *   fed by event source mappings with ReportBatchItemFailures and maximum concurrency;
+ * - the render-store bucket (KMS, versioning off, public access blocked, TLS only);
+ * - the helm/kubectl layer on the reconcile function;
+ * - IAM for the functions and for the relay (EKS Pod Identity);
+ * - alarms on queue age and dead-letter queue depth;
+ * - outputs: queue URLs, bucket name, relay role ARN, relay manifests.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
+import { Annotations, CfnOutput, Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as eks from 'aws-cdk-lib/aws-eks';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
+import {
+  DEFAULT_INSTALLATION_NAMESPACE,
+  RELAY_SERVICE_ACCOUNT,
+  relayManifests,
+  type KubeManifest,
+} from './relay-manifests.ts';
+
+export {
+  loadCrds,
+  manifestsToYaml,
+  relayManifests,
+  type KubeManifest,
+  type RelayManifestOptions,
+} from './relay-manifests.ts';
+
+export { LOOPS, type Loop };
+
+/** Root of this repository (the esbuild project root). */
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** functions/<loop>/handler.ts of this repository. */
+export function defaultEntry(loop: Loop): string {
+  return join(REPO_ROOT, 'functions', loop, 'handler.ts');
+}
+
+/**
+ * Added to the function timeout for the queues' visibility timeout and the
+ * Lease duration (CONVOY_LEASE_SECONDS): a record whose invocation timed out
+ * comes back only after its Lease has expired, so the next run can take it.
+ */
+export const TIMEOUT_MARGIN = Duration.seconds(30);
+
+/**
+ * The wave, hook and cluster-wave waits requeue the same message every 10 s
+ * (ChangeMessageVisibility + batchItemFailures), and every redelivery counts
+ * as a receive; so do busy-Lease requeues (1–3 s) and backoff retries. A
+ * small maxReceiveCount would move a Release that is merely waiting — a 5 min
+ * waveTimeout alone is ~30 receives — to the DLQ. 100 receives is ~17 min of
+ * 10 s rechecks, or about a day of retries at the 1000 s backoff ceiling.
+ */
+export const DEFAULT_MAX_RECEIVE_COUNT = 100;
+
+export interface ConvoyRetentionProps {
+  /**
+   * Backstop: an S3 lifecycle rule that expires every render object older than
+   * this. Off by default, because it can delete renders the store protects
+   * (lastSuccessful, lastHealthy, a rollout or a pin): the store keeps an
+   * unchanged render's first write time, so the render of a Release that has
+   * not changed for this long is expired too and drift/health/pin lose it.
+   * Set it well above every Release's `spec.retentionPolicy.maxAge` (default 720h).
+   */
+  readonly expireRendersAfter?: Duration;
+}
+
+export interface ConvoyProps {
+  /**
+   * Name of the EKS management cluster. When set, an EKS Pod Identity
+   * association binds the relay role to the relay ServiceAccount
+   * (installationNamespace/convoy-relay), and the role's trust policy accepts
+   * only that cluster. Without it, create the association (or IRSA) yourself.
+   */
+  readonly managementClusterName?: string;
+  /**
+   * Secrets Manager secret whose SecretString is the management cluster's
+   * kubeconfig YAML. CloudFormation resolves it into CONVOY_KUBECONFIG at
+   * deploy time (functions/runtime/config.ts reads the kubeconfig from the
+   * environment only); the environment is encrypted with this construct's
+   * KMS key. A rotated secret reaches the functions at the next deploy, and
+   * Lambda's 4 KB environment limit rules out client-certificate kubeconfigs:
+   * use a ServiceAccount token. Give neither this nor kubeconfigPath and the
+   * functions have no way to reach the management cluster (a synth warning says so).
+   */
+  readonly kubeconfigSecret?: secretsmanager.ISecret;
+  /** Path of a kubeconfig inside the function (e.g. from a layer of your own): CONVOY_KUBECONFIG_PATH. */
+  readonly kubeconfigPath?: string;
+  /** Namespace of the Leases and of the relay (CONVOY_NAMESPACE); default convoy-system. */
+  readonly installationNamespace?: string;
+  /** Timeout of all three functions; default 15 min. Queue visibility and Lease duration are this + 30 s. */
+  readonly functionTimeout?: Duration;
+  /**
+   * Maximum concurrent invocations per event source mapping (2–1000), one number for all
+   * three or one per loop; default 10 each. The design limit is the management
+   * cluster's API server, not Lambda: raise with care.
+   */
+  readonly maxConcurrency?: number | Partial<Record<Loop, number>>;
+  /** Receives before a message moves to its dead-letter queue; default 100 (see DEFAULT_MAX_RECEIVE_COUNT). */
+  readonly maxReceiveCount?: number;
+  /** Render-store lifecycle backstop; retention itself is per Release (spec.retentionPolicy), done by the functions. */
+  readonly retention?: ConvoyRetentionProps;
+  /** Alarm and OK actions of every alarm go here. */
+  readonly alarmsTopic?: sns.ITopic;
+  /** Alarm when a queue's oldest message is older than this; default 15 min. */
+  readonly queueAgeAlarmThreshold?: Duration;
+  /** Entry file per loop; default functions/<loop>/handler.ts of this repository. */
+  readonly entries?: Partial<Record<Loop, string>>;
+  /** Memory per loop in MB; defaults reconcile 1024 (helm, kustomize), drift 512, health 512. */
+  readonly memorySize?: Partial<Record<Loop, number>>;
+  /** CONVOY_LOG_LEVEL of the functions and the relay; default info. */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** Relay container image (must hold this repository at /app); default DEFAULT_RELAY_IMAGE. */
+  readonly relayImage?: string;
+  /** Bucket and KMS key removal policy; default RETAIN (renders are state). */
+  readonly removalPolicy?: RemovalPolicy;
+  /** CloudFormation outputs (queue URLs, bucket, relay role, relay manifests); default true. */
+  readonly outputs?: boolean;
+}
+
+/**
+ * CommonJS dependencies bundled into ESM still call require() for Node built-ins,
+ * and some read __filename; the same shim as scripts/bundle-functions.ts, on one
+ * line (it goes through esbuild's command line). Prefixed names cannot collide with bundled code.
+ */
+export const ESM_BANNER = [
+  "import { createRequire as __convoyCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __convoyFileURLToPath } from 'node:url';",
+  "import { dirname as __convoyDirname } from 'node:path';",
+  'const require = __convoyCreateRequire(import.meta.url);',
+  'const __filename = __convoyFileURLToPath(import.meta.url);',
+  'const __dirname = __convoyDirname(__filename);',
+].join(' ');
+
+const DEFAULT_MEMORY: Record<Loop, number> = { reconcile: 1024, drift: 512, health: 512 };
+const DEFAULT_MAX_CONCURRENCY = 10;
+const SQS_MAX_VISIBILITY = Duration.hours(12);
+const LAMBDA_MAX_TIMEOUT = Duration.minutes(15);
+
+export class ConvoyConfigError extends Error {
+  override name = 'ConvoyConfigError';
+}
+
+/** The queue each loop sends to besides its own (functions/runtime/notifier.ts). */
+const SENDS_TO: Record<Loop, readonly Loop[]> = {
+  reconcile: ['drift', 'health'],
+  drift: ['reconcile'],
+  health: [],
+};
+
+export class Convoy extends Construct {
+  readonly queues: Readonly<Record<Loop, sqs.Queue>>;
+  readonly deadLetterQueues: Readonly<Record<Loop, sqs.Queue>>;
+  readonly functions: Readonly<Record<Loop, nodejs.NodejsFunction>>;
+  readonly renderBucket: s3.Bucket;
+  readonly key: kms.Key;
+  readonly kubectlLayer: lambda.ILayerVersion;
+  readonly relayRole: iam.Role;
+  readonly alarms: readonly cloudwatch.Alarm[];
+  /** The relay's manifests (CRDs first); queue URLs and the bucket name are tokens. */
+  readonly relayManifests: readonly KubeManifest[];
+  readonly installationNamespace: string;
+
+  constructor(scope: Construct, id: string, props: ConvoyProps = {}) {
+    super(scope, id);
+    const namespace = props.installationNamespace ?? DEFAULT_INSTALLATION_NAMESPACE;
+    this.installationNamespace = namespace;
+    const timeout = props.functionTimeout ?? LAMBDA_MAX_TIMEOUT;
+    if (timeout.toSeconds() > LAMBDA_MAX_TIMEOUT.toSeconds()) {
+      throw new ConvoyConfigError(
+        `Convoy ${id}: functionTimeout ${timeout.toHumanString()} exceeds Lambda's 15 minutes; lower it`,
+      );
+    }
+    const visibility = timeout.plus(TIMEOUT_MARGIN);
+    if (visibility.toSeconds() > SQS_MAX_VISIBILITY.toSeconds()) {
+      throw new ConvoyConfigError(
+        `Convoy ${id}: functionTimeout + margin exceeds SQS's 12 h visibility limit; lower functionTimeout`,
+      );
+    }
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    if (props.kubeconfigSecret !== undefined && props.kubeconfigPath !== undefined) {
+      throw new ConvoyConfigError(`Convoy ${id}: give kubeconfigSecret or kubeconfigPath, not both`);
+    }
+    if (props.kubeconfigSecret === undefined && props.kubeconfigPath === undefined) {
+      Annotations.of(this).addWarningV2(
+        'convoy:noKubeconfig',
+        'Convoy: neither kubeconfigSecret nor kubeconfigPath is set, so the functions cannot reach the management cluster',
+      );
+    }
+
+    this.key = new kms.Key(this, 'Key', {
+      description: 'convoy: render store (renders hold Secret objects) and function environment',
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+
+    // --- Queues --------------------------------------------------------------------------------
+    const maxReceiveCount = props.maxReceiveCount ?? DEFAULT_MAX_RECEIVE_COUNT;
+    const queues = {} as Record<Loop, sqs.Queue>;
+    const dlqs = {} as Record<Loop, sqs.Queue>;
+    for (const loop of LOOPS) {
+      const name = capitalize(loop);
+      dlqs[loop] = new sqs.Queue(this, `${name}DeadLetterQueue`, {
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+      queues[loop] = new sqs.Queue(this, `${name}Queue`, {
+        // Standard, not FIFO: a new event must not wait behind a message that is backing off.
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: visibility,
+        retentionPeriod: Duration.days(4),
+        deadLetterQueue: { queue: dlqs[loop], maxReceiveCount },
+      });
+    }
+    this.queues = queues;
+    this.deadLetterQueues = dlqs;
+
+    // --- Render store --------------------------------------------------------------------------
+    const lifecycleRules: s3.LifecycleRule[] = [
+      {
+        id: 'abort-incomplete-uploads-and-noncurrent-versions',
+        abortIncompleteMultipartUploadAfter: Duration.days(1),
+        // Versioning is off; this only matters if someone turns it on, so old versions do not pile up.
+        noncurrentVersionExpiration: Duration.days(1),
+      },
+    ];
+    if (props.retention?.expireRendersAfter !== undefined) {
+      lifecycleRules.push({
+        id: 'expire-old-renders',
+        prefix: 'renders/',
+        expiration: props.retention.expireRendersAfter,
+      });
+    }
+    this.renderBucket = new s3.Bucket(this, 'RenderStore', {
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: this.key,
+      bucketKeyEnabled: true,
+      versioned: false,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules,
+      removalPolicy,
+    });
+
+    // --- Functions -----------------------------------------------------------------------------
+    this.kubectlLayer = new KubectlV36Layer(this, 'KubectlLayer');
+    const environment: Record<string, string> = {
+      CONVOY_NAMESPACE: namespace,
+      CONVOY_RENDER_BUCKET: this.renderBucket.bucketName,
+      CONVOY_RECONCILE_QUEUE_URL: queues.reconcile.queueUrl,
+      CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
+      CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
+      CONVOY_CACHE_DIR: '/tmp/convoy',
+      CONVOY_LEASE_SECONDS: String(visibility.toSeconds()),
+      CONVOY_LOG_LEVEL: props.logLevel ?? 'info',
+      NODE_OPTIONS: '--enable-source-maps',
+      ...(props.kubeconfigSecret !== undefined
+        ? { CONVOY_KUBECONFIG: props.kubeconfigSecret.secretValue.unsafeUnwrap() }
+        : {}),
+      ...(props.kubeconfigPath !== undefined ? { CONVOY_KUBECONFIG_PATH: props.kubeconfigPath } : {}),
+      // AWS_REGION is set by Lambda itself (and reserved: it may not be set here).
+    };
+
+    const functions = {} as Record<Loop, nodejs.NodejsFunction>;
+    for (const loop of LOOPS) {
+      const entry = props.entries?.[loop] ?? defaultEntry(loop);
+      if (!existsSync(entry)) {
+        throw new ConvoyConfigError(
+          `Convoy ${id}: the ${loop} function's entry ${entry} does not exist; create it or pass entries.${loop}`,
+        );
+      }
+      const name = capitalize(loop);
+      const logGroup = new logs.LogGroup(this, `${name}Logs`, {
+        retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      functions[loop] = new nodejs.NodejsFunction(this, `${name}Function`, {
+        description: `convoy ${loop} loop`,
+        entry,
+        handler: 'handler',
+        projectRoot: REPO_ROOT,
+        depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+        runtime: lambda.Runtime.NODEJS_24_X,
+        // The kubectl layer's helm and kubectl are linux/amd64 binaries.
+        architecture: lambda.Architecture.X86_64,
+        memorySize: props.memorySize?.[loop] ?? DEFAULT_MEMORY[loop],
+        ephemeralStorageSize: loop === 'reconcile' ? Size.mebibytes(2048) : undefined,
+        timeout,
+        environment,
+        environmentEncryption: this.key,
+        logGroup,
+        layers: loop === 'reconcile' ? [this.kubectlLayer] : [],
+        bundling: {
+          format: nodejs.OutputFormat.ESM,
+          target: 'node24',
+          minify: true,
+          sourceMap: true,
+          sourcesContent: false,
+          mainFields: ['module', 'main'],
+          // The Node 24 runtime ships AWS SDK v3.
+          externalModules: ['@aws-sdk/*'],
+          banner: ESM_BANNER,
+        },
+      });
+      functions[loop].addEventSource(
+        new SqsEventSource(queues[loop], {
+          batchSize: 10,
+          reportBatchItemFailures: true,
+          maxConcurrency: maxConcurrencyOf(props.maxConcurrency, loop),
+        }),
+      );
+    }
+    this.functions = functions;
+
+    // --- IAM: functions ------------------------------------------------------------------------
+    // Consuming (the event source) already grants receive/delete/ChangeMessageVisibility on its own queue.
+    for (const loop of LOOPS) {
+      for (const target of SENDS_TO[loop]) queues[target].grantSendMessages(functions[loop]);
+    }
+    this.renderBucket.grantReadWrite(functions.reconcile);
+    this.renderBucket.grantRead(functions.drift);
+    this.renderBucket.grantRead(functions.health);
+
+    // --- IAM: relay (EKS Pod Identity) ---------------------------------------------------------
+    // The session tags EKS Pod Identity sets (on by default) pin the role to the relay ServiceAccount
+    // and, when known, to the management cluster: no other association in the account can use it.
+    const podIdentityConditions: Record<string, string> = {
+      'aws:RequestTag/kubernetes-namespace': namespace,
+      'aws:RequestTag/kubernetes-service-account': RELAY_SERVICE_ACCOUNT,
+      ...(props.managementClusterName !== undefined
+        ? { 'aws:RequestTag/eks-cluster-name': props.managementClusterName }
+        : {}),
+    };
+    this.relayRole = new iam.Role(this, 'RelayRole', {
+      description: `convoy relay (${namespace}/${RELAY_SERVICE_ACCOUNT}) via EKS Pod Identity`,
+      assumedBy: new iam.SessionTagsPrincipal(
+        new iam.ServicePrincipal('pods.eks.amazonaws.com'),
+      ).withConditions({
+        StringEquals: podIdentityConditions,
+      }),
+    });
+    for (const loop of LOOPS) queues[loop].grantSendMessages(this.relayRole);
+    this.renderBucket.grantRead(this.relayRole);
+    if (props.managementClusterName !== undefined) {
+      new eks.CfnPodIdentityAssociation(this, 'RelayPodIdentity', {
+        clusterName: props.managementClusterName,
+        namespace,
+        serviceAccount: RELAY_SERVICE_ACCOUNT,
+        roleArn: this.relayRole.roleArn,
+      });
+    }
+
+    // --- Alarms --------------------------------------------------------------------------------
+    const alarms: cloudwatch.Alarm[] = [];
+    const ageThreshold = props.queueAgeAlarmThreshold ?? Duration.minutes(15);
+    for (const loop of LOOPS) {
+      const name = capitalize(loop);
+      alarms.push(
+        queues[loop]
+          .metricApproximateAgeOfOldestMessage({
+            period: Duration.minutes(5),
+            statistic: cloudwatch.Stats.MAXIMUM,
+          })
+          .createAlarm(this, `${name}QueueAgeAlarm`, {
+            alarmDescription: `convoy ${loop} queue: oldest message older than ${ageThreshold.toHumanString()} (functions failing, throttled, or maxConcurrency too low)`,
+            threshold: ageThreshold.toSeconds(),
+            evaluationPeriods: 2,
+            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          }),
+        dlqs[loop]
+          .metricApproximateNumberOfMessagesVisible({
+            period: Duration.minutes(5),
+            statistic: cloudwatch.Stats.MAXIMUM,
+          })
+          .createAlarm(this, `${name}DeadLetterAlarm`, {
+            alarmDescription: `convoy ${loop} dead-letter queue holds messages: invalid bodies or Releases that failed ${maxReceiveCount} receives`,
+            threshold: 1,
+            evaluationPeriods: 1,
+            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          }),
+      );
+    }
+    if (props.alarmsTopic !== undefined) {
+      const action = new cwActions.SnsAction(props.alarmsTopic);
+      for (const alarm of alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+    this.alarms = alarms;
+
+    // --- Relay manifests and outputs -----------------------------------------------------------
+    this.relayManifests = relayManifests({
+      namespace,
+      queueUrls: {
+        reconcile: queues.reconcile.queueUrl,
+        drift: queues.drift.queueUrl,
+        health: queues.health.queueUrl,
+      },
+      region: Stack.of(this).region,
+      renderBucket: this.renderBucket.bucketName,
+      ...(props.relayImage !== undefined ? { image: props.relayImage } : {}),
+      ...(props.logLevel !== undefined ? { logLevel: props.logLevel } : {}),
+    });
+
+    if (props.outputs ?? true) {
+      for (const loop of LOOPS) {
+        new CfnOutput(this, `${capitalize(loop)}QueueUrl`, {
+          value: queues[loop].queueUrl,
+          description: `CONVOY_${loop.toUpperCase()}_QUEUE_URL`,
+        });
+      }
+      new CfnOutput(this, 'RenderBucketName', {
+        value: this.renderBucket.bucketName,
+        description: 'CONVOY_RENDER_BUCKET',
+      });
+      new CfnOutput(this, 'RelayRoleArn', {
+        value: this.relayRole.roleArn,
+        description: 'IAM role of the relay (EKS Pod Identity)',
+      });
+      // The CRDs (~70 KB) stay out of the template: apply config/crds/ (or relayManifests() with its default crds) first.
+      const withoutCrds = this.relayManifests.filter((m) => m.kind !== 'CustomResourceDefinition');
+      new CfnOutput(this, 'RelayManifests', {
+        value: Stack.of(this).toJsonString({ apiVersion: 'v1', kind: 'List', items: withoutCrds }),
+        description:
+          'Relay Namespace, ServiceAccount, RBAC, Deployment, Service as a v1 List (kubectl apply -f); CRDs: kubectl apply -f config/crds/',
+      });
+    }
+  }
+}
+
+function capitalize(loop: Loop): string {
+  return loop.charAt(0).toUpperCase() + loop.slice(1);
+}
+
+function maxConcurrencyOf(setting: ConvoyProps['maxConcurrency'], loop: Loop): number {
+  const value = typeof setting === 'number' ? setting : (setting?.[loop] ?? DEFAULT_MAX_CONCURRENCY);
+  if (!Number.isInteger(value) || value < 2 || value > 1000) {
+    throw new ConvoyConfigError(
+      `Convoy: maxConcurrency for ${loop} is ${value}; SQS event source mappings accept an integer from 2 to 1000`,
+    );
+  }
+  return value;
+}

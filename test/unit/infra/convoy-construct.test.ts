@@ -1,0 +1,467 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { functionEnvSchema, loadFunctionConfig } from '../../../functions/runtime/config.ts';
+import {
+  Convoy,
+  ESM_BANNER,
+  ConvoyConfigError,
+  LOOPS,
+  type ConvoyProps,
+  type Loop,
+} from '../../../infra/convoy-construct.ts';
+import { ConvoyStack } from '../../../infra/stack.ts';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+type Statement = {
+  Action: string | string[];
+  Effect: string;
+  Resource: unknown;
+  Principal?: unknown;
+  Condition?: unknown;
+};
+
+// One cloud assembly directory for every synth: the 37 MB kubectl layer zip is staged into it once.
+const outdir = mkdtempSync(join(tmpdir(), 'convoy-infra-'));
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+/**
+ * Assets are not copied into the cloud assembly (the 37 MB kubectl layer zip
+ * would be, on every synth); each resource records its asset's path instead.
+ * Without `bundle`, esbuild is skipped too (CDK's `aws:cdk:bundling-stacks`,
+ * as `cdk synth --exclusively` does): the template is the same but for asset hashes.
+ */
+const testContext = (bundle: boolean) => ({
+  'aws:cdk:disable-asset-staging': true,
+  'aws:cdk:enable-asset-metadata': true,
+  ...(bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
+});
+
+function synth(props: ConvoyProps & { topic?: boolean; secretName?: string } = {}, bundle = false) {
+  const app = new App({ outdir, context: testContext(bundle) });
+  const stack = new Stack(app, 'Test', { env: { account: '111111111111', region: 'eu-west-1' } });
+  const alarmsTopic = props.topic ? new sns.Topic(stack, 'Alarms') : undefined;
+  const kubeconfigSecret = props.secretName
+    ? secretsmanager.Secret.fromSecretNameV2(stack, 'Kubeconfig', props.secretName)
+    : undefined;
+  const convoy = new Convoy(stack, 'Convoy', {
+    ...props,
+    ...(alarmsTopic ? { alarmsTopic } : {}),
+    ...(kubeconfigSecret ? { kubeconfigSecret } : {}),
+  });
+  return { app, stack, convoy, outdir, template: Template.fromStack(stack) };
+}
+
+const byType = (template: Template, type: string) => template.findResources(type) as Record<string, Resource>;
+const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
+
+/** Every statement of the policies attached to a role (by logical id). */
+function statementsOf(template: Template, roleId: string): Statement[] {
+  return Object.values(byType(template, 'AWS::IAM::Policy'))
+    .filter((p) => (p.Properties['Roles'] as { Ref: string }[]).some((r) => r.Ref === roleId))
+    .flatMap((p) => (p.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement);
+}
+const actionsOf = (statements: Statement[]) =>
+  statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+const roleIdOf = (template: Template, fnId: string) =>
+  (byType(template, 'AWS::Lambda::Function')[fnId].Properties['Role'] as { 'Fn::GetAtt': [string, string] })[
+    'Fn::GetAtt'
+  ][0];
+
+describe('Convoy construct, default props, bundled with esbuild', () => {
+  let main: ReturnType<typeof synth>;
+  beforeAll(() => {
+    main = synth({ topic: true, kubeconfigPath: '/opt/kubeconfig/config' }, true);
+  }, 60_000);
+
+  const fnId = (loop: Loop) => logicalId(main.stack, main.convoy.functions[loop]);
+  const queueId = (loop: Loop) => logicalId(main.stack, main.convoy.queues[loop]);
+  const dlqId = (loop: Loop) => logicalId(main.stack, main.convoy.deadLetterQueues[loop]);
+
+  it('three standard queues, each redriven to its own dead-letter queue after 100 receives, visibility = timeout + 30 s', () => {
+    main.template.resourceCountIs('AWS::SQS::Queue', 6);
+    const queues = byType(main.template, 'AWS::SQS::Queue');
+    for (const loop of LOOPS) {
+      const queue = queues[queueId(loop)].Properties;
+      expect(queue['FifoQueue']).toBeUndefined();
+      expect(queue['VisibilityTimeout']).toBe(930);
+      expect(queue['RedrivePolicy']).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': [dlqId(loop), 'Arn'] },
+        maxReceiveCount: 100,
+      });
+      expect(queues[dlqId(loop)].Properties['RedrivePolicy']).toBeUndefined();
+    }
+  });
+
+  it('three Node.js 24 functions from functions/<loop>/handler.ts; the helm/kubectl layer on reconcile only', () => {
+    const functions = byType(main.template, 'AWS::Lambda::Function');
+    expect(Object.keys(functions)).toHaveLength(3);
+    const layerId = logicalId(main.stack, main.convoy.kubectlLayer);
+    for (const loop of LOOPS) {
+      const fn = functions[fnId(loop)].Properties;
+      expect(fn['Runtime']).toBe('nodejs24.x');
+      expect(fn['Handler']).toBe('index.handler');
+      expect(fn['Timeout']).toBe(900);
+      expect(fn['Architectures']).toEqual(['x86_64']);
+      expect(fn['Layers']).toEqual(loop === 'reconcile' ? [{ Ref: layerId }] : undefined);
+    }
+    main.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
+      Description: Match.stringLikeRegexp('/opt/helm/helm'),
+    });
+  });
+
+  it('each bundle is minified ESM with @aws-sdk left external and require/__filename shimmed', () => {
+    for (const loop of LOOPS) {
+      const fn = main.template.findResources('AWS::Lambda::Function')[fnId(loop)] as {
+        Metadata: Record<string, string>;
+      };
+      const bundle = join(fn.Metadata['aws:asset:path'], 'index.mjs');
+      expect(existsSync(bundle), bundle).toBe(true);
+      const text = readFileSync(bundle, 'utf8');
+      expect(text.startsWith(ESM_BANNER)).toBe(true);
+      expect(text).toMatch(/from\s*"@aws-sdk\/client-sqs"/);
+      expect(text).toMatch(/export\s*\{[^}]*as handler/);
+      // Minified: the handler's own comments are gone.
+      expect(text).not.toContain('Lambda entry point of the');
+    }
+  });
+
+  it('event source mappings: batch 10, ReportBatchItemFailures, maximum concurrency', () => {
+    const mappings = Object.values(byType(main.template, 'AWS::Lambda::EventSourceMapping')).map(
+      (m) => m.Properties,
+    );
+    expect(mappings).toHaveLength(3);
+    for (const loop of LOOPS) {
+      expect(mappings).toContainEqual(
+        expect.objectContaining({
+          FunctionName: { Ref: fnId(loop) },
+          EventSourceArn: { 'Fn::GetAtt': [queueId(loop), 'Arn'] },
+          BatchSize: 10,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          ScalingConfig: { MaximumConcurrency: 10 },
+        }),
+      );
+    }
+  });
+
+  it('render store: KMS-encrypted, public access blocked, TLS only, versioning off, lifecycle housekeeping', () => {
+    const keyId = logicalId(main.stack, main.convoy.key);
+    const bucketId = logicalId(main.stack, main.convoy.renderBucket);
+    main.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    const bucket = byType(main.template, 'AWS::S3::Bucket')[bucketId].Properties;
+    expect(bucket['BucketEncryption']).toEqual({
+      ServerSideEncryptionConfiguration: [
+        {
+          BucketKeyEnabled: true,
+          ServerSideEncryptionByDefault: {
+            SSEAlgorithm: 'aws:kms',
+            KMSMasterKeyID: { 'Fn::GetAtt': [keyId, 'Arn'] },
+          },
+        },
+      ],
+    });
+    expect(bucket['PublicAccessBlockConfiguration']).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(bucket['VersioningConfiguration']).toBeUndefined();
+    expect(bucket['LifecycleConfiguration']).toEqual({
+      Rules: [
+        expect.objectContaining({
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        }),
+      ],
+    });
+    main.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+    main.template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+  });
+
+  it('alarms: oldest-message age of each queue and visible messages of each DLQ, notifying the topic', () => {
+    const alarms = Object.values(byType(main.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+    expect(alarms).toHaveLength(6);
+    const topicId = main.stack.getLogicalId(main.stack.node.findChild('Alarms').node.defaultChild as never);
+    for (const loop of LOOPS) {
+      expect(alarms).toContainEqual(
+        expect.objectContaining({
+          MetricName: 'ApproximateAgeOfOldestMessage',
+          Namespace: 'AWS/SQS',
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId(loop), 'QueueName'] } }],
+          Threshold: 900,
+          AlarmActions: [{ Ref: topicId }],
+        }),
+      );
+      expect(alarms).toContainEqual(
+        expect.objectContaining({
+          MetricName: 'ApproximateNumberOfMessagesVisible',
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId(loop), 'QueueName'] } }],
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          AlarmActions: [{ Ref: topicId }],
+        }),
+      );
+    }
+  });
+
+  it('relay role: EKS Pod Identity trust (AssumeRole + TagSession) for the relay ServiceAccount; sends to the three queues, reads the bucket', () => {
+    const roleId = logicalId(main.stack, main.convoy.relayRole);
+    const role = byType(main.template, 'AWS::IAM::Role')[roleId].Properties;
+    expect(role['AssumeRolePolicyDocument']).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Principal: { Service: 'pods.eks.amazonaws.com' },
+          Action: ['sts:AssumeRole', 'sts:TagSession'],
+          Condition: {
+            StringEquals: {
+              'aws:RequestTag/kubernetes-namespace': 'convoy-system',
+              'aws:RequestTag/kubernetes-service-account': 'convoy-relay',
+            },
+          },
+        },
+      ],
+    });
+    const statements = statementsOf(main.template, roleId);
+    for (const loop of LOOPS) {
+      const queueArn = JSON.stringify({ 'Fn::GetAtt': [queueId(loop), 'Arn'] });
+      expect(
+        statements.some(
+          (s) => actionsOf([s]).includes('sqs:SendMessage') && JSON.stringify(s.Resource) === queueArn,
+        ),
+        loop,
+      ).toBe(true);
+    }
+    expect(actionsOf(statements)).toEqual(
+      expect.arrayContaining(['s3:GetObject*', 's3:List*', 'kms:Decrypt']),
+    );
+    expect(actionsOf(statements)).not.toContain('s3:PutObject');
+    expect(actionsOf(statements)).not.toContain('sqs:ReceiveMessage');
+  });
+
+  it('IAM: only reconcile may write the bucket; drift and health read it', () => {
+    const writes = ['s3:PutObject', 's3:DeleteObject*'];
+    const actions = (loop: Loop) =>
+      actionsOf(statementsOf(main.template, roleIdOf(main.template, fnId(loop))));
+    expect(actions('reconcile')).toEqual(
+      expect.arrayContaining([...writes, 's3:GetObject*', 'kms:GenerateDataKey*']),
+    );
+    for (const loop of ['drift', 'health'] as const) {
+      expect(actions(loop)).toEqual(expect.arrayContaining(['s3:GetObject*', 's3:List*', 'kms:Decrypt']));
+      for (const write of [...writes, 'kms:Encrypt', 'kms:GenerateDataKey*'])
+        expect(actions(loop)).not.toContain(write);
+    }
+  });
+
+  it('IAM: each function consumes its own queue and sends only where its loop sends (reconcile → drift, health; drift → reconcile)', () => {
+    const sendsTo = { reconcile: ['drift', 'health'], drift: ['reconcile'], health: [] } as const;
+    for (const loop of LOOPS) {
+      const statements = statementsOf(main.template, roleIdOf(main.template, fnId(loop)));
+      const on = (action: string) =>
+        LOOPS.filter((target) =>
+          statements.some(
+            (s) =>
+              actionsOf([s]).includes(action) &&
+              JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [queueId(target), 'Arn'] }),
+          ),
+        );
+      expect(on('sqs:ReceiveMessage')).toEqual([loop]);
+      expect(on('sqs:ChangeMessageVisibility')).toEqual([loop]);
+      expect(on('sqs:SendMessage').sort()).toEqual([...sendsTo[loop]].sort());
+    }
+  });
+
+  it('environment: the variables functions/runtime/config.ts reads, valid once CloudFormation resolves them', () => {
+    const functions = byType(main.template, 'AWS::Lambda::Function');
+    const known = new Set(Object.keys(functionEnvSchema.shape));
+    for (const loop of LOOPS) {
+      const vars = (functions[fnId(loop)].Properties['Environment'] as { Variables: Record<string, unknown> })
+        .Variables;
+      expect(vars).toMatchObject({
+        CONVOY_NAMESPACE: 'convoy-system',
+        CONVOY_RENDER_BUCKET: { Ref: logicalId(main.stack, main.convoy.renderBucket) },
+        CONVOY_RECONCILE_QUEUE_URL: { Ref: queueId('reconcile') },
+        CONVOY_DRIFT_QUEUE_URL: { Ref: queueId('drift') },
+        CONVOY_HEALTH_QUEUE_URL: { Ref: queueId('health') },
+        CONVOY_KUBECONFIG_PATH: '/opt/kubeconfig/config',
+        CONVOY_LEASE_SECONDS: '930',
+      });
+      for (const name of Object.keys(vars).filter((n) => n.startsWith('CONVOY_')))
+        expect(known, name).toContain(name);
+      // What Lambda will hand the function: references resolved, AWS_REGION set by Lambda.
+      const resolved = Object.fromEntries(
+        Object.entries(vars).map(([k, v]) => [
+          k,
+          typeof v === 'string'
+            ? v
+            : k.endsWith('_URL')
+              ? `https://sqs.eu-west-1.amazonaws.com/111111111111/${k}`
+              : 'bucket',
+        ]),
+      );
+      expect(() => loadFunctionConfig({ ...resolved, AWS_REGION: 'eu-west-1' })).not.toThrow();
+    }
+  });
+
+  it('outputs: queue URLs, bucket name, relay role ARN and the relay manifests (without CRDs)', () => {
+    const outputs = main.template.findOutputs('*') as Record<string, { Value: unknown }>;
+    const find = (prefix: string) =>
+      Object.entries(outputs).find(([id]) => id.startsWith(`Convoy${prefix}`))?.[1];
+    for (const loop of LOOPS)
+      expect(find(`${loop[0].toUpperCase()}${loop.slice(1)}QueueUrl`)?.Value).toEqual({ Ref: queueId(loop) });
+    expect(find('RenderBucketName')?.Value).toEqual({ Ref: logicalId(main.stack, main.convoy.renderBucket) });
+    expect(find('RelayRoleArn')?.Value).toEqual({
+      'Fn::GetAtt': [logicalId(main.stack, main.convoy.relayRole), 'Arn'],
+    });
+    const manifests = JSON.stringify(find('RelayManifests')?.Value);
+    for (const kind of [
+      'Namespace',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'Deployment',
+      'Service',
+    ]) {
+      expect(manifests).toContain(`\\"kind\\":\\"${kind}\\"`);
+    }
+    expect(manifests).not.toContain('CustomResourceDefinition');
+    expect(manifests).toContain(queueId('drift'));
+  });
+});
+
+describe('Convoy construct, prop variants (bundling skipped)', () => {
+  it('kubeconfigSecret: CONVOY_KUBECONFIG is a Secrets Manager dynamic reference, the environment encrypted with the key', () => {
+    const { template, stack, convoy } = synth({ secretName: 'convoy/kubeconfig' });
+    for (const fn of Object.values(byType(template, 'AWS::Lambda::Function'))) {
+      const vars = (fn.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.stringify(vars['CONVOY_KUBECONFIG'])).toContain('{{resolve:secretsmanager:');
+      expect(JSON.stringify(vars['CONVOY_KUBECONFIG'])).toContain('convoy/kubeconfig');
+      expect(vars['CONVOY_KUBECONFIG_PATH']).toBeUndefined();
+      expect(fn.Properties['KmsKeyArn']).toEqual({ 'Fn::GetAtt': [logicalId(stack, convoy.key), 'Arn'] });
+    }
+  });
+
+  it('no kubeconfig: a synth warning says the functions cannot reach the management cluster', () => {
+    const { stack } = synth();
+    Annotations.fromStack(stack).hasWarning(
+      '/Test/Convoy',
+      Match.stringLikeRegexp('neither kubeconfigSecret nor kubeconfigPath'),
+    );
+  });
+
+  it('managementClusterName: a Pod Identity association for the relay ServiceAccount, and the trust pinned to that cluster', () => {
+    const { template, stack, convoy } = synth({
+      managementClusterName: 'mgmt',
+      installationNamespace: 'convoy',
+      kubeconfigPath: '/k',
+    });
+    const roleId = logicalId(stack, convoy.relayRole);
+    template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', {
+      ClusterName: 'mgmt',
+      Namespace: 'convoy',
+      ServiceAccount: 'convoy-relay',
+      RoleArn: { 'Fn::GetAtt': [roleId, 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [
+          Match.objectLike({
+            Condition: {
+              StringEquals: Match.objectLike({
+                'aws:RequestTag/eks-cluster-name': 'mgmt',
+                'aws:RequestTag/kubernetes-namespace': 'convoy',
+              }),
+            },
+          }),
+        ],
+      },
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ CONVOY_NAMESPACE: 'convoy' }) },
+    });
+  });
+
+  it('functionTimeout, maxConcurrency per loop, maxReceiveCount and the render expiry backstop are honoured', () => {
+    const { template } = synth({
+      kubeconfigPath: '/k',
+      functionTimeout: Duration.minutes(5),
+      maxConcurrency: { reconcile: 50 },
+      maxReceiveCount: 200,
+      retention: { expireRendersAfter: Duration.days(400) },
+    });
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Timeout: 300,
+      Environment: { Variables: Match.objectLike({ CONVOY_LEASE_SECONDS: '330' }) },
+    });
+    const queues = Object.values(byType(template, 'AWS::SQS::Queue'))
+      .map((q) => q.Properties)
+      .filter((q) => q['RedrivePolicy'] !== undefined);
+    expect(
+      queues.map((q) => [
+        q['VisibilityTimeout'],
+        (q['RedrivePolicy'] as { maxReceiveCount: number }).maxReceiveCount,
+      ]),
+    ).toEqual([
+      [330, 200],
+      [330, 200],
+      [330, 200],
+    ]);
+    const concurrency = Object.values(byType(template, 'AWS::Lambda::EventSourceMapping')).map(
+      (m) => (m.Properties['ScalingConfig'] as { MaximumConcurrency: number }).MaximumConcurrency,
+    );
+    expect(concurrency.sort((a, b) => a - b)).toEqual([10, 10, 50]);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          { Id: 'expire-old-renders', Prefix: 'renders/', ExpirationInDays: 400, Status: 'Enabled' },
+        ]),
+      },
+    });
+  });
+
+  it('invalid props fail at synth with a message naming the prop', () => {
+    expect(() => synth({ maxConcurrency: 1 })).toThrow(ConvoyConfigError);
+    expect(() => synth({ maxConcurrency: 1 })).toThrow(/maxConcurrency for reconcile is 1/);
+    expect(() => synth({ functionTimeout: Duration.minutes(16) })).toThrow(/functionTimeout/);
+    expect(() => synth({ entries: { drift: '/nonexistent/handler.ts' } })).toThrow(
+      /drift function's entry \/nonexistent\/handler.ts does not exist/,
+    );
+    expect(() => synth({ kubeconfigPath: '/k', secretName: 's' })).toThrow(/not both/);
+  });
+
+  it('ConvoyStack: the construct plus an alarms topic, wired to every alarm', () => {
+    const app = new App({ outdir, context: testContext(false) });
+    const stack = new ConvoyStack(app, 'Convoy', { kubeconfigSecretName: 'convoy/kubeconfig' });
+    const template = Template.fromStack(stack);
+    const topicId = stack.getLogicalId(stack.node.findChild('Alarms').node.defaultChild as never);
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: [{ Ref: topicId }],
+      OKActions: [{ Ref: topicId }],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ CONVOY_KUBECONFIG: Match.anyValue() }) },
+    });
+  });
+});
