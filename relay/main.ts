@@ -1,0 +1,74 @@
+// The relay as it runs in the management cluster (two replicas, one leader):
+// informers → SQS, and the HTTP API. Configuration comes from the environment
+// (see infra/relay-manifests.ts for the Deployment that sets it).
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { z } from 'zod';
+import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
+import { describeZodError } from '../domain/api/objects.ts';
+import { createLogger } from '../functions/runtime/logger.ts';
+import { createApiApp } from './http/app.ts';
+import { createKubeAuthenticator } from './http/auth.ts';
+import { createGitWebhookHandler, createKubeWebhookReleaseSource } from './http/git-hooks.ts';
+import { createReleaseApi } from './http/release-api.ts';
+import { serveApi } from './http/serve.ts';
+import { startRelay } from './relay.ts';
+
+const relayEnvSchema = z.object({
+  CONVOY_NAMESPACE: z.string().min(1).default('convoy-system'),
+  CONVOY_RECONCILE_QUEUE_URL: z.string().url(),
+  CONVOY_DRIFT_QUEUE_URL: z.string().url(),
+  CONVOY_HEALTH_QUEUE_URL: z.string().url(),
+  CONVOY_RENDER_BUCKET: z.string().min(1).optional(),
+  CONVOY_HTTP_HOST: z.string().default('0.0.0.0'),
+  CONVOY_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  CONVOY_GIT_WEBHOOK_SECRET: z.string().optional(),
+  CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  AWS_REGION: z.string().default('us-east-1'),
+  AWS_ENDPOINT_URL: z.string().url().optional(),
+});
+
+async function main(): Promise<void> {
+  const parsed = relayEnvSchema.safeParse(process.env);
+  if (!parsed.success) throw new Error(`relay environment is invalid: ${describeZodError(parsed.error)}`);
+  const env = parsed.data;
+  const logger = createLogger({ base: { app: 'convoy-relay' }, level: env.CONVOY_LOG_LEVEL });
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const aws = { region: env.AWS_REGION, ...(env.AWS_ENDPOINT_URL ? { endpoint: env.AWS_ENDPOINT_URL } : {}) };
+  const sqs = new SQSClient(aws);
+  const relay = startRelay({
+    kc,
+    sqs,
+    queueUrls: { reconcile: env.CONVOY_RECONCILE_QUEUE_URL, drift: env.CONVOY_DRIFT_QUEUE_URL, health: env.CONVOY_HEALTH_QUEUE_URL },
+    installationNamespace: env.CONVOY_NAMESPACE,
+    logger,
+  });
+  const store = env.CONVOY_RENDER_BUCKET
+    ? createS3RenderStore({ s3: new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined }), bucket: env.CONVOY_RENDER_BUCKET })
+    : undefined;
+  const app = createApiApp({
+    auth: createKubeAuthenticator(kc),
+    releases: createReleaseApi(kc),
+    ...(store ? { store } : {}),
+    metrics: relay.metrics,
+    ready: () => relay.ready(),
+    gitWebhook: createGitWebhookHandler({
+      secret: env.CONVOY_GIT_WEBHOOK_SECRET ?? '',
+      releases: createKubeWebhookReleaseSource(kc),
+      enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
+      logger,
+    }),
+  });
+  const server = await serveApi(app, { port: env.CONVOY_HTTP_PORT, hostname: env.CONVOY_HTTP_HOST });
+  logger.info('relay started', { api: server.url });
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await server.close();
+  await relay.stop();
+}
+
+await main();
