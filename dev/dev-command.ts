@@ -17,7 +17,9 @@ export const devUsage = `convoy dev [--embedded] [--api-port 8480] [--git-port 8
                  using the current kubeconfig; its kubeconfig is written to .convoy/kubeconfig
   --api-port     the HTTP API (sync, pin, renders, verdicts, /metrics)
   --git-port     the Git server for examples/repos (the examples point at 8481)
-  --aws-port     the embedded SQS/S3 server (0: any free port)`;
+  --aws-port     the embedded SQS/S3 server (0: any free port)
+
+  Git push webhooks (POST /v1/hooks/git) need CONVOY_GIT_WEBHOOK_SECRET in the environment.`;
 
 export async function devCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -72,6 +74,7 @@ export async function devCommand(argv: string[]): Promise<void> {
       logger,
       awsPort: Number(values['aws-port']),
       apiPort: Number(values['api-port']),
+      ...(process.env['CONVOY_GIT_WEBHOOK_SECRET'] ? { gitWebhookSecret: process.env['CONVOY_GIT_WEBHOOK_SECRET'] } : {}),
     });
     stops.push(() => runtime.stop());
 
