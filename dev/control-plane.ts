@@ -377,7 +377,7 @@ export async function installCrds(
     const spec = (loadYaml<KubernetesObject & { spec: { group: string; names: { plural: string }; versions: { name: string }[] } }>(d.text)).spec;
     for (;;) {
       try {
-        await custom.listClusterCustomObject({ group: spec.group, version: spec.versions[0]!.name, plural: spec.names.plural, limit: 1 });
+        await custom.listClusterCustomObject({ group: spec.group, version: spec.versions[0].name, plural: spec.names.plural, limit: 1 });
         break;
       } catch (err) {
         if (Date.now() > deadline) throw new CrdInstallError(`${d.file}: ${d.name} is not served: ${errorText(err)}`, { cause: err });

@@ -22,7 +22,7 @@ export function createMutationsPort(reader: ManagementReader): ReconcilePorts['m
         selected.push({
           name: mutation.metadata.name,
           generation: mutation.metadata.generation ?? 0,
-          spec: mutation.spec as MutationInput['spec'],
+          spec: mutation.spec,
         });
       }
       return selected;

@@ -66,7 +66,7 @@ export async function rollOut(
   const waveTimeoutMs = durationMs(release.spec.syncPolicy.waveTimeout, 5 * 60_000);
 
   for (const [index, wave] of planned.entries()) {
-    const entry = waves[index]!;
+    const entry = waves[index];
     rollout.wave = wave.wave;
     const written = await applyWave(target, wave, verdicts);
     if (isHalt(written)) return { kind: 'halted', progress, halt: written };
@@ -107,7 +107,7 @@ export async function rollOut(
       progress,
       halt: halt(
         'waitingForWaveHealth',
-        `wave ${planned[index + 1]!.wave} waits for wave ${wave.wave} to be healthy: ${health.unhealthy.join('; ')}`,
+        `wave ${planned[index + 1].wave} waits for wave ${wave.wave} to be healthy: ${health.unhealthy.join('; ')}`,
       ),
     };
   }

@@ -322,7 +322,7 @@ describe('where a reconcile can stop', () => {
     const waiting = await env.reconcile(name);
     expect(applied(waiting.release)!.reason).toBe('WaitingForWaveHealth');
     const later = await env.reconcile(name, env.ports({ now: () => new Date(Date.now() + 5_000) }));
-    expectRow(later, { stage: 'Syncing', reason: 'RolledBack', retried: false, phase: 'Failed', before: { ...first.release, status: { ...first.release.status, lastSuccessful: first.release.status?.lastHealthy } } as never });
+    expectRow(later, { stage: 'Syncing', reason: 'RolledBack', retried: false, phase: 'Failed', before: { ...first.release, status: { ...first.release.status, lastSuccessful: first.release.status?.lastHealthy } } });
     const status = later.release.status!;
     expect(status.lastSuccessful?.renderRef).toBe(first.release.status?.lastHealthy?.renderRef);
     expect(status.lastAttempted?.renderRef).not.toBe(status.lastSuccessful?.renderRef);
@@ -371,7 +371,7 @@ describe('where a reconcile can stop', () => {
     await env.api.create('Lifecycle', env.ns.name, 'pre-fail', { hooks: [{ name: 'check', phase: 'PreSync', onFailure: 'Fail', job: { template: jobTemplate } }] });
     const name = await release({ lifecycleRef: { name: 'pre-fail' } });
     const waiting = await env.reconcile(name);
-    await setJobCondition(waiting.release.status!.lifecycle!.hooks![0]!.job!, 'Failed');
+    await setJobCondition(waiting.release.status!.lifecycle!.hooks![0].job!, 'Failed');
     const failed = await env.reconcile(name);
     expectRow(failed, { stage: 'HookFailed', reason: 'HookFailed', retried: false, phase: 'Failed' });
     expect(failed.outcome.kind).toBe('stop');
