@@ -52,6 +52,8 @@ export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
 type RecordResult = 'succeeded' | 'failed';
 
+const INVALID_MESSAGE_VISIBILITY_SECONDS = 1;
+
 export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatchHandler {
   const { loop, handleRecord, sqs, logger, retryPolicyOf } = options;
   const queueUrlOf = options.queueUrlOf ?? ((record: SQSRecord) => queueUrlFromArn(record.eventSourceARN));
@@ -60,14 +62,22 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
     const receiveCount = parseReceiveCount(record.attributes?.ApproximateReceiveCount);
     let log = logger.child({ loop, messageId: record.messageId, receiveCount });
 
+    // An invalid message fails alone and comes back after 1 s, so the redrive
+    // policy moves it to the DLQ after maxReceiveCount quick receives rather than
+    // maxReceiveCount visibility timeouts (a day with a 15-minute function).
+    const deadLetter = async (): Promise<RecordResult> => {
+      await sqs.changeVisibility(queueUrlOf(record), record.receiptHandle, INVALID_MESSAGE_VISIBILITY_SECONDS).catch((thrown: unknown) => {
+        log.warn("could not shorten an invalid record's visibility", { error: toError(thrown) });
+      });
+      return 'failed';
+    };
     const parsed = parseQueueMessage(record.body);
     if (!parsed.ok) {
-      // Left alone: the queue's redrive policy moves it to the DLQ after maxReceiveCount receives.
       log.warn('invalid message left for the dead-letter queue', {
         reason: parsed.error,
         bodyLength: record.body.length,
       });
-      return 'failed';
+      return deadLetter();
     }
     const message = parsed.message;
     log = log.child({
@@ -80,7 +90,7 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
       log.warn('invalid message left for the dead-letter queue', {
         reason: `message is for the ${message.loop} loop but arrived at the ${loop} function; check the relay's queue URLs`,
       });
-      return 'failed';
+      return deadLetter();
     }
 
     const started = Date.now();

@@ -146,7 +146,7 @@ describe('createSqsBatchHandler', () => {
     ['a missing field', JSON.stringify({ ...message('a'), uid: undefined }), /\buid: /],
     ['a message for another loop', queueMessageBody(message('a', { loop: 'drift' })), /for the drift loop/],
   ])(
-    'a body with %s fails alone, without a visibility change, and the reason is logged',
+    'a body with %s fails alone, comes back after 1 s (quickly to the DLQ), and the reason is logged',
     async (_case, body, reason) => {
       let handled = 0;
       const { handler, visibilityCalls, lines } = harness(() => {
@@ -158,7 +158,7 @@ describe('createSqsBatchHandler', () => {
       );
       expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'bad' }] });
       expect(handled).toBe(1);
-      expect(visibilityCalls).toEqual([]);
+      expect(visibilityCalls.map((c) => c.seconds)).toEqual([1]);
       const line = lines.find((l) => l['msg'] === 'invalid message left for the dead-letter queue');
       expect(line).toMatchObject({ level: 'warn', messageId: 'bad' });
       expect(line?.['reason']).toMatch(reason);

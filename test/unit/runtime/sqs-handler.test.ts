@@ -187,7 +187,7 @@ describe('the SQS batch runtime on fauxqs', TEST_TIMEOUT, () => {
     expect(batches[0]?.Records).toHaveLength(3);
     expect(handled.sort()).toEqual(['a', 'b']);
     expect(await queueDepth(queue.queueUrl)).toBe(0);
-    expect(seconds).toEqual([]); // the malformed record's visibility was never changed
+    expect(seconds).toEqual([1, 1]); // the malformed record comes back after 1 s on each of its receives
     const invalid = lines.filter((line) => line['msg'] === 'invalid message left for the dead-letter queue');
     expect(invalid.map((line) => line['receiveCount'])).toEqual([1, 2]);
     expect(invalid[0]?.['reason']).toMatch(/not JSON/);
