@@ -143,10 +143,10 @@ export const releaseSpecSchema = z
     clusterWave: z
       .number()
       .int()
-      .min(-1000)
+      .min(0)
       .max(1000)
       .default(0)
-      .describe('Releases on the same Cluster sync in ascending cluster waves.'),
+      .describe('Releases on the same Cluster sync in ascending cluster waves; wave 0 never waits.'),
     targetNamespace: z
       .string()
       .max(63)

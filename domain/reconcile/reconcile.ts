@@ -64,7 +64,8 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   }
 
   // Cluster waves: a new render waits for the Releases of lower waves on the same Cluster.
-  if (!inFlight && status?.lastSuccessful?.renderRef !== renderRef) {
+  // Wave 0 (the default, and the lowest) never waits, so it never lists its namespace.
+  if (release.spec.clusterWave > 0 && !inFlight && status?.lastSuccessful?.renderRef !== renderRef) {
     const others = await attempt(
       () => ports.releases.inNamespace(release.metadata.namespace ?? 'default'),
       (e) => halt('applyFailed', `listing the Releases of the namespace for cluster waves failed: ${errorMessage(e)}`, e),

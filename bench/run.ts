@@ -1,0 +1,157 @@
+// `npm run bench`: convoy's benchmarks against a real etcd + kube-apiserver that
+// this process starts and stops. Prints ONE JSON document on stdout (logs go to
+// stderr). Exits 0 when every section ran, whether or not its targets were met;
+// non-zero only when a section failed with an error (the document says which).
+//
+//   node bench/run.ts [--only reconcile200,queueLatency,functions,observers] [--sequential 50] [--burst 200]
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
+import { benchFunctions } from './sections/functions.ts';
+import { benchObservers, observersMissing } from './sections/observers.ts';
+import { benchQueueLatency } from './sections/queue-latency.ts';
+import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts';
+import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
+import { since } from './lib/stats.ts';
+import { guardStdout, log } from './lib/stdout.ts';
+
+const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const root = join(import.meta.dirname, '..');
+
+class BenchUsageError extends Error {
+  override name = 'BenchUsageError';
+}
+
+function errorReport(error: unknown): { error: string } {
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { error: `${e.name}: ${e.message}` };
+}
+
+async function main(): Promise<number> {
+  const out = guardStdout();
+  const started = performance.now();
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string' },
+      sequential: { type: 'string', default: '50' },
+      burst: { type: 'string', default: '200' },
+    },
+  });
+  const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
+  for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new BenchUsageError(`--only: unknown section ${s}; sections: ${SECTIONS.join(', ')}`);
+  const wanted = (s: Section): boolean => only.has(s);
+  const sequential = Number(values.sequential);
+  const burst = Number(values.burst);
+  if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
+    throw new BenchUsageError('--sequential and --burst must be positive integers');
+  }
+
+  const sections: Partial<Record<Section, Record<string, unknown>>> = {};
+  let failed = false;
+  const fail = (section: Section, error: unknown): void => {
+    failed = true;
+    sections[section] = errorReport(error);
+    log(`${section} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  };
+  /** Runs a section; its report gets the wall time and the host's 1-minute load average around it (timings are only comparable on a quiet host). */
+  const run = async <T>(section: Section, work: () => Promise<T>, report: (value: T) => Record<string, unknown> | undefined): Promise<T | undefined> => {
+    const load = (): number => Math.round((loadavg()[0] ?? 0) * 100) / 100;
+    const startLoad = load();
+    const t = performance.now();
+    try {
+      const value = await work();
+      const r = report(value);
+      if (r !== undefined) sections[section] = { ...r, sectionMs: since(t), hostLoad1m: { start: startLoad, end: load() } };
+      return value;
+    } catch (error) {
+      fail(section, error);
+      return undefined;
+    }
+  };
+
+  let cp: ControlPlane | undefined;
+  let r200: Reconcile200 | undefined;
+  let controlPlane: Record<string, unknown> = {};
+  let stopClient = (): void => undefined;
+  try {
+    const needsCluster = wanted('reconcile200') || wanted('queueLatency') || wanted('observers');
+    let kc: KubeConfig | undefined;
+    let client: ClientRequestCounter | undefined;
+    if (needsCluster) {
+      log('starting the control plane');
+      cp = await startControlPlane();
+      await installCrds(cp.kubeconfigPath, join(root, 'config', 'crds'));
+      kc = new KubeConfig();
+      kc.loadFromFile(cp.kubeconfigPath);
+      controlPlane = { startupMs: cp.startupMs };
+      client = countClientRequests(cp.server);
+      stopClient = () => client?.stop();
+    }
+
+    // Order matters: the relay of queueLatency watches every namespace, so it runs (and stops)
+    // before reconcile200 creates its Release; the observers need reconcile200's applied render
+    // and a minute of quiet after its apply, which the functions section fills.
+    if (wanted('queueLatency') && kc && client) {
+      const [k, c] = [kc, client];
+      await run('queueLatency', () => benchQueueLatency(k, c, { sequential, burst }), (r) => r);
+    }
+    if ((wanted('reconcile200') || wanted('observers')) && kc && client) {
+      const [k, c] = [kc, client];
+      r200 = await run('reconcile200', () => benchReconcile200(k, c), (r) => (wanted('reconcile200') ? r.report : undefined));
+    }
+    if (wanted('functions')) {
+      await run('functions', () => benchFunctions(root), (r) => r);
+    }
+    if (wanted('observers')) {
+      const missing = observersMissing(root);
+      if (missing !== undefined) {
+        sections.observers = { skipped: `${missing}: the drift and health functions are not there yet (issue 5)` };
+      } else if (r200 === undefined || !kc || !client) {
+        sections.observers = { skipped: 'needs the applied 200-object render of reconcile200, which failed' };
+      } else {
+        const [k, c, r] = [kc, client, r200];
+        await run('observers', () => benchObservers(k, c, r), (report) => report);
+      }
+    }
+  } finally {
+    log('cleaning up');
+    stopClient();
+    await r200?.env.close().catch((e: unknown) => log(`closing the reconcile env failed: ${String(e)}`));
+    await cp?.stop();
+  }
+
+  const met = Object.fromEntries(
+    Object.entries(sections).map(([name, s]) => [name, 'met' in s ? s['met'] : 'skipped' in s ? 'skipped' : 'error']),
+  );
+  const document = {
+    bench: 'convoy',
+    at: new Date().toISOString(),
+    host: {
+      cpus: availableParallelism(),
+      cpuModel: cpus()[0]?.model,
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+      note: 'each section has hostLoad1m {start, end}: a load above the CPU count means other processes competed for the CPUs and the timings are inflated',
+    },
+    controlPlane,
+    met,
+    totalMs: since(started),
+    sections,
+  };
+  await out.emit(`${JSON.stringify(document, null, 2)}\n`);
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
