@@ -46,7 +46,12 @@ export interface ObserverTargetOptions {
    * falls inside it.
    */
   recentWriteWindowMs?: number | undefined;
+  /** How long a resolved Cluster target (kubeconfig, discovery) is reused. Default 30 s; 0 disables. */
+  cacheTtlMs?: number | undefined;
+  now?: (() => number) | undefined;
 }
+
+const DEFAULT_TARGET_CACHE_TTL_MS = 30_000;
 
 export type DryRunApplyResult =
   /** `created`: the object does not exist (the dry run would create it). `unchanged`: proven a no-op (see the header). */
@@ -102,26 +107,40 @@ export function createObserverTargetResolver(
   opts: ObserverTargetOptions & { managementKubeConfig: KubeConfig; readers?: ManagementReaders | undefined },
 ): ObserverTargetResolver {
   const readers = opts.readers ?? createManagementReaders(opts.managementKubeConfig);
+  // A warm container reuses a Cluster's target (its kubeconfig and discovery) for
+  // a short while: a check then costs the objects' requests plus the Release read
+  // and the status write. A changed Cluster is picked up after the TTL.
+  const cache = new Map<string, { target: ObserverTarget; expiresAt: number }>();
+  const ttlMs = opts.cacheTtlMs ?? DEFAULT_TARGET_CACHE_TTL_MS;
+  const now = opts.now ?? Date.now;
+  const resolveUncached = async (release: Release): Promise<ObserverTarget> => {
+    const namespace = release.metadata.namespace ?? '';
+    const name = release.spec.cluster.name;
+    const where = `Cluster ${namespace}/${name}`;
+    if (namespace === '') throw new ClusterResolutionError(`Release ${release.metadata.name} has no namespace, so its Cluster ${name} cannot be found`);
+    const cluster = await readers.readCluster(namespace, name);
+    if (cluster === undefined) throw new ClusterResolutionError(`${where} does not exist`);
+    if (cluster.spec.inCluster === true) return createObserverTarget(opts.managementKubeConfig, opts);
+    const ref = cluster.spec.kubeConfig?.secretRef;
+    if (ref === undefined) throw new ClusterResolutionError(`${where}: set spec.inCluster: true or spec.kubeConfig.secretRef`);
+    const key = ref.key ?? DEFAULT_KUBECONFIG_KEY;
+    const secretName = `Secret ${namespace}/${ref.name}`;
+    const data = await readers.readSecret(namespace, ref.name);
+    if (data === undefined) throw new ClusterResolutionError(`${where}: its kubeconfig ${secretName} does not exist`);
+    const text = data[key];
+    if (text === undefined || text.trim() === '') {
+      throw new ClusterResolutionError(`${where}: ${secretName} has no key "${key}" holding a kubeconfig (spec.kubeConfig.secretRef.key)`);
+    }
+    return createObserverTarget(loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`), opts);
+  };
   return {
     async resolve(release) {
-      const namespace = release.metadata.namespace ?? '';
-      const name = release.spec.cluster.name;
-      const where = `Cluster ${namespace}/${name}`;
-      if (namespace === '') throw new ClusterResolutionError(`Release ${release.metadata.name} has no namespace, so its Cluster ${name} cannot be found`);
-      const cluster = await readers.readCluster(namespace, name);
-      if (cluster === undefined) throw new ClusterResolutionError(`${where} does not exist`);
-      if (cluster.spec.inCluster === true) return createObserverTarget(opts.managementKubeConfig, opts);
-      const ref = cluster.spec.kubeConfig?.secretRef;
-      if (ref === undefined) throw new ClusterResolutionError(`${where}: set spec.inCluster: true or spec.kubeConfig.secretRef`);
-      const key = ref.key ?? DEFAULT_KUBECONFIG_KEY;
-      const secretName = `Secret ${namespace}/${ref.name}`;
-      const data = await readers.readSecret(namespace, ref.name);
-      if (data === undefined) throw new ClusterResolutionError(`${where}: its kubeconfig ${secretName} does not exist`);
-      const text = data[key];
-      if (text === undefined || text.trim() === '') {
-        throw new ClusterResolutionError(`${where}: ${secretName} has no key "${key}" holding a kubeconfig (spec.kubeConfig.secretRef.key)`);
-      }
-      return createObserverTarget(loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`), opts);
+      const cacheKey = `${release.metadata.namespace ?? ''}/${release.spec.cluster.name}`;
+      const hit = cache.get(cacheKey);
+      if (hit !== undefined && hit.expiresAt > now()) return hit.target;
+      const target = await resolveUncached(release);
+      if (ttlMs > 0) cache.set(cacheKey, { target, expiresAt: now() + ttlMs });
+      return target;
     },
   };
 }
