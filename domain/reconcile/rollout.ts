@@ -91,15 +91,7 @@ export async function rollOut(
       rollout.state = 'Failed';
       rollout.finishedAt = stamp;
       if (isLast) return { kind: 'applied', progress };
-      const stopName = release.spec.failurePolicy ? 'rolloutFailed' : 'waveTimedOut';
-      return {
-        kind: 'halted',
-        progress,
-        halt: halt(
-          stopName,
-          `wave ${wave.wave} was not healthy within waveTimeout ${release.spec.syncPolicy.waveTimeout}: ${health.unhealthy.join('; ')}`,
-        ),
-      };
+      return waveFailed(release, progress, `wave ${wave.wave} was not healthy within waveTimeout ${release.spec.syncPolicy.waveTimeout}: ${health.unhealthy.join('; ')}`);
     }
     if (isLast) return { kind: 'applied', progress };
     return {
@@ -161,15 +153,11 @@ async function reapplyFinished(
     };
   }
   if (rollout.state === 'Failed' && timedOut !== undefined && timedOut.wave !== lastWave) {
-    const stopName = release.spec.failurePolicy ? 'rolloutFailed' : 'waveTimedOut';
-    return {
-      kind: 'halted',
+    return waveFailed(
+      release,
       progress,
-      halt: halt(
-        stopName,
-        `the rollout of ${rollout.renderRef} failed: wave ${timedOut.wave} was not healthy within waveTimeout; change the Release or request a force sync to try again`,
-      ),
-    };
+      `the rollout of ${rollout.renderRef} failed: wave ${timedOut.wave} was not healthy within waveTimeout; change the Release or request a force sync to try again`,
+    );
   }
   for (const wave of planned) {
     const written = await applyWave(target, wave, verdicts);
@@ -196,4 +184,9 @@ async function applyWave(
     written++;
   }
   return written;
+}
+
+/** A wave timed out: WaveFailed without a failurePolicy, RolloutFailed with one. */
+function waveFailed(release: Release, progress: RolloutProgress, message: string): RolloutResult {
+  return { kind: 'halted', progress, halt: halt(release.spec.failurePolicy ? 'rolloutFailed' : 'waveTimedOut', message) };
 }
