@@ -6,12 +6,13 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs } from 'fauxqs';
+import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { ensureQueueWithDlq } from '../adapters/sqs/queues.ts';
-import type { Loop } from '../domain/runtime/queue-message.ts';
+import { parseQueueMessage, type Loop } from '../domain/runtime/queue-message.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
 import { functionEnvSchema, type FunctionConfig } from '../functions/runtime/config.ts';
 import type { Logger } from '../functions/runtime/logger.ts';
@@ -19,9 +20,11 @@ import type { SqsBatchHandler } from '../functions/runtime/sqs-batch-handler.ts'
 import { createReconcileHandler } from '../functions/reconcile/create-handler.ts';
 import { createApiApp } from '../relay/http/app.ts';
 import { createKubeAuthenticator } from '../relay/http/auth.ts';
+import { createGitWebhookHandler, createKubeWebhookReleaseSource } from '../relay/http/git-hooks.ts';
 import { createReleaseApi } from '../relay/http/release-api.ts';
 import { serveApi } from '../relay/http/serve.ts';
-import { startRelay } from '../relay/relay.ts';
+import { startRelay, type Relay } from '../relay/relay.ts';
+import type { BatchSendPort } from '../relay/send/queue-sender.ts';
 import { startPoller, type Poller } from './sqs-poller.ts';
 import { observerHandlers } from './observer-handlers.ts';
 
@@ -38,6 +41,14 @@ export interface RuntimeOptions {
   visibilityTimeoutSeconds?: number;
   maxReceiveCount?: number;
   relayTickMs?: number;
+  /**
+   * Only Releases in these namespaces are sent to the queues; default every
+   * namespace. The relay watches the whole cluster, so tests that share one
+   * apiserver use this to keep a runtime off other tests' Releases.
+   */
+  onlyNamespaces?: readonly string[];
+  /** Secret of POST /v1/hooks/git (HMAC key for GitHub/Gitea, token for GitLab); unset: webhooks answer 503. */
+  gitWebhookSecret?: string;
 }
 
 export interface ConvoyRuntime {
@@ -47,6 +58,7 @@ export interface ConvoyRuntime {
   sqs: SQSClient;
   s3: S3Client;
   apiUrl: string | undefined;
+  relay: Relay;
   stop(): Promise<void>;
 }
 
@@ -80,7 +92,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_CACHE_DIR: await mkdtemp(join(tmpdir(), 'convoy-dev-cache-')),
     CONVOY_LEASE_SECONDS: String((options.visibilityTimeoutSeconds ?? 60) + 30),
   });
-  const clients: FunctionClients = { kc, sqs, s3 };
+  const clients: FunctionClients = { kc: fromClientNodeKubeConfig(kc), sqs, s3 };
   const queueUrlOf = (loop: Loop) => () => queues[loop].queueUrl;
   const handlers: Partial<Record<Loop, SqsBatchHandler>> = {
     reconcile: createReconcileHandler(config, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),
@@ -97,7 +109,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
 
   const relay = startRelay({
     kc,
-    sqs,
+    sqs: options.onlyNamespaces === undefined ? sqs : onlyNamespaces(sqs, options.onlyNamespaces),
     queueUrls: { reconcile: queues.reconcile.queueUrl, drift: queues.drift.queueUrl, health: queues.health.queueUrl },
     installationNamespace: namespace,
     logger: logger.child({ component: 'relay' }),
@@ -112,6 +124,12 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
       store: createS3RenderStore({ s3, bucket }),
       metrics: relay.metrics,
       ready: () => relay.ready(),
+      gitWebhook: createGitWebhookHandler({
+        secret: options.gitWebhookSecret ?? '',
+        releases: createKubeWebhookReleaseSource(kc),
+        enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
+        logger: logger.child({ component: 'git-webhook' }),
+      }),
     });
     api = await serveApi(app, { port: options.apiPort });
   }
@@ -123,6 +141,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     sqs,
     s3,
     apiUrl: api?.url,
+    relay,
     async stop() {
       await api?.close();
       await relay.stop();
@@ -130,6 +149,25 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
       await aws.stop();
       sqs.destroy();
       s3.destroy();
+    },
+  };
+}
+
+/**
+ * The relay's send port, passing on only the messages for Releases in `namespaces`. The others are
+ * left out of the answer too, so the sender neither counts them as sent nor retries them.
+ */
+function onlyNamespaces(sqs: SQSClient, namespaces: readonly string[]): BatchSendPort {
+  const allowed = new Set(namespaces);
+  const inScope = (body: string | undefined) => {
+    const parsed = parseQueueMessage(body ?? '');
+    return parsed.ok && allowed.has(parsed.message.namespace);
+  };
+  return {
+    async send(command) {
+      const kept = (command.input.Entries ?? []).filter((entry) => inScope(entry.MessageBody));
+      if (kept.length === 0) return { Successful: [], Failed: [], $metadata: {} };
+      return sqs.send(new SendMessageBatchCommand({ ...command.input, Entries: kept }));
     },
   };
 }

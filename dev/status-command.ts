@@ -1,6 +1,7 @@
 // `convoy status <namespace>/<name>` and `convoy wait <namespace>/<name>`: the combined verdict.
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
+import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createReleaseSource } from '../functions/reconcile/reconcile-record.ts';
 import { parseRelease } from '../domain/api/objects.ts';
 import { parseDuration } from '../domain/runtime/duration.ts';
@@ -16,7 +17,7 @@ function target(arg: string | undefined): { namespace: string; name: string } {
 }
 
 async function verdictOf(kc: KubeConfig, key: { namespace: string; name: string }): Promise<Verdict> {
-  const raw = await createReleaseSource(kc).get(key.namespace, key.name);
+  const raw = await createReleaseSource(fromClientNodeKubeConfig(kc)).get(key.namespace, key.name);
   if (raw === undefined) throw new Error(`Release ${key.namespace}/${key.name} does not exist`);
   const parsed = parseRelease(raw);
   if (!parsed.ok) throw new Error(`Release ${key.namespace}/${key.name} does not parse: ${parsed.error}`);

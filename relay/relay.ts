@@ -28,6 +28,7 @@ import { releaseChangeCause } from '../domain/relay/release-events.ts';
 import { dueLoops, type LastSent } from '../domain/relay/timers.ts';
 import type { LeasePort } from '../domain/runtime/lease.ts';
 import type { Loop } from '../domain/runtime/queue-message.ts';
+import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createLeasePort } from '../adapters/kube/lease.ts';
 import type { Logger } from '../functions/runtime/logger.ts';
 import { startLeaderElection } from './leader.ts';
@@ -101,7 +102,7 @@ export function startRelay(options: RelayOptions): Relay {
   const { kc, logger, installationNamespace } = options;
   const now = options.now ?? (() => new Date());
   const metrics = createRelayMetrics();
-  const leases = options.leases ?? createLeasePort(kc, installationNamespace);
+  const leases = options.leases ?? createLeasePort(fromClientNodeKubeConfig(kc), installationNamespace);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   const log = logger.child({ component: 'relay' });

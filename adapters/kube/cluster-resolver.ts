@@ -3,7 +3,6 @@
  * management cluster's own for `inCluster: true`, or one stored in a Secret), and a `/version`
  * probe that both proves the cluster answers and fills the resolved identity.
  */
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { clusterSchema, describeZodError, type Release } from '../../domain/api/objects.ts';
@@ -15,6 +14,8 @@ import {
   KubeRequestError,
   type RequestCounter,
 } from './target-cluster.ts';
+import { createKubeClient, isKubeApiError, resourcePath } from './http.ts';
+import { fromStoredKubeconfigYaml, NoCurrentClusterError, type KubeClientConfig } from './kubeconfig.ts';
 
 /** The parts of a Cluster the resolver reads. */
 export interface ClusterObject {
@@ -33,7 +34,7 @@ export interface ManagementReaders {
 }
 
 export interface ClusterResolverOptions extends ManagementReaders {
-  managementKubeConfig: KubeConfig;
+  managementKubeConfig: KubeClientConfig;
   /** How long the `/version` probe may take. Default 5 s. */
   probeTimeoutMs?: number | undefined;
   requestCounter?: RequestCounter | undefined;
@@ -66,11 +67,7 @@ export function createClusterResolver(opts: ClusterResolverOptions): ClusterReso
       if (cluster === undefined) throw new ClusterResolutionError(`${where} does not exist`);
 
       const kc = await kubeConfigOf(cluster, namespace, where, opts);
-      const server = kc.getCurrentCluster()?.server;
-      if (server === undefined)
-        throw new ClusterResolutionError(
-          `${where}: its kubeconfig has no current cluster (check current-context)`,
-        );
+      const server = kc.server;
 
       const version = await probeVersion(kc, where, server, opts);
       const identity: ResolvedCluster = {
@@ -88,8 +85,8 @@ async function kubeConfigOf(
   cluster: ClusterObject,
   namespace: string,
   where: string,
-  readers: Pick<ManagementReaders, 'readSecret'> & { managementKubeConfig: KubeConfig },
-): Promise<KubeConfig> {
+  readers: Pick<ManagementReaders, 'readSecret'> & { managementKubeConfig: KubeClientConfig },
+): Promise<KubeClientConfig> {
   if (cluster.spec.inCluster === true) return readers.managementKubeConfig;
   const ref = cluster.spec.kubeConfig?.secretRef;
   if (ref === undefined)
@@ -114,7 +111,7 @@ async function kubeConfigOf(
  * local file is refused: a kubeconfig written by a namespace's user must not reach the
  * controller's own credentials or filesystem.
  */
-export function loadStoredKubeConfig(text: string, what: string): KubeConfig {
+export function loadStoredKubeConfig(text: string, what: string): KubeClientConfig {
   let raw: unknown;
   try {
     raw = parseYaml(text);
@@ -131,13 +128,15 @@ export function loadStoredKubeConfig(text: string, what: string): KubeConfig {
       `${what} uses ${refused}, which convoy does not allow in a stored kubeconfig; embed the data (…-data fields or a token) instead`,
     );
   }
-  const kc = new KubeConfig();
   try {
-    kc.loadFromString(text);
-  } catch {
+    return fromStoredKubeconfigYaml(text, what);
+  } catch (error) {
+    // Not the loader's message: a valid kubeconfig's details stay out of status and logs.
+    if (error instanceof NoCurrentClusterError) {
+      throw new ClusterResolutionError(`${what} has no current cluster (check current-context)`);
+    }
     throw new ClusterResolutionError(`${what} is not a valid kubeconfig`);
   }
-  return kc;
 }
 
 const REFUSED_USER_FIELDS = [
@@ -170,7 +169,7 @@ function refusedKubeConfigField(raw: Record<string, unknown>): string | undefine
 
 /** GET /version; the gitVersion, or a ClusterResolutionError naming the cluster and server. */
 async function probeVersion(
-  kc: KubeConfig,
+  kc: KubeClientConfig,
   where: string,
   server: string,
   opts: Pick<ClusterResolverOptions, 'probeTimeoutMs' | 'requestCounter'>,
@@ -201,12 +200,13 @@ async function probeVersion(
 }
 
 /** readSecret and readCluster over the management cluster. */
-export function createManagementReaders(kc: KubeConfig): ManagementReaders {
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
+export function createManagementReaders(kc: KubeClientConfig): ManagementReaders {
+  const client = createKubeClient(kc);
   return {
     async readSecret(namespace, name) {
-      const secret = await unlessNotFound(() => core.readNamespacedSecret({ namespace, name }));
+      const secret = await unlessNotFound(() =>
+        client.get<{ data?: Record<string, string> }>(resourcePath('v1', 'secrets', namespace, name)),
+      );
       if (secret === undefined) return undefined;
       const decoded: Record<string, string> = {};
       for (const [key, value] of Object.entries(secret.data ?? {}))
@@ -215,13 +215,7 @@ export function createManagementReaders(kc: KubeConfig): ManagementReaders {
     },
     async readCluster(namespace, name) {
       const raw: unknown = await unlessNotFound(() =>
-        custom.getNamespacedCustomObject({
-          group: API_GROUP,
-          version: API_VERSION,
-          namespace,
-          plural: 'clusters',
-          name,
-        }),
+        client.get(resourcePath(`${API_GROUP}/${API_VERSION}`, 'clusters', namespace, name)),
       );
       if (raw === undefined) return undefined;
       const parsed = clusterSchema.safeParse(raw);
@@ -239,7 +233,7 @@ async function unlessNotFound<T>(read: () => Promise<T>): Promise<T | undefined>
   try {
     return await read();
   } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
+    if (isKubeApiError(error, 404)) return undefined;
     throw error;
   }
 }

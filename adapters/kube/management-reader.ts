@@ -1,5 +1,6 @@
-import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { createKubeClient, isKubeApiError, resourcePath } from './http.ts';
+import type { KubeClientConfig } from './kubeconfig.ts';
 
 export type ConvoyPlural = 'releases' | 'clusters' | 'gitrepositories' | 'mutations' | 'lifecycles';
 
@@ -13,22 +14,22 @@ export interface ManagementReader {
 }
 
 export function isNotFound(error: unknown): boolean {
-  return error instanceof ApiException && error.code === 404;
+  return isKubeApiError(error, 404);
 }
 
 const MAX_THROTTLED_ATTEMPTS = 4;
 
 /**
  * Retries what the apiserver answered 429 (throttled, or a watch cache that is
- * initializing), after its Retry-After — as client-go does; client-node does not.
+ * initializing), after its Retry-After — as client-go does.
  */
 export async function retryThrottled<T>(request: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await request();
     } catch (error) {
-      if (!(error instanceof ApiException) || error.code !== 429 || attempt >= MAX_THROTTLED_ATTEMPTS) throw error;
-      const header = Number((error.headers as Record<string, string> | undefined)?.['retry-after']);
+      if (!isKubeApiError(error, 429) || attempt >= MAX_THROTTLED_ATTEMPTS) throw error;
+      const header = Number(error.headers['retry-after']);
       const seconds = Number.isFinite(header) && header > 0 ? Math.min(header, 5) : 1;
       await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     }
@@ -44,35 +45,30 @@ async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
   }
 }
 
-export function createManagementReader(kc: KubeConfig): ManagementReader {
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
+const CONVOY_API = `${API_GROUP}/${API_VERSION}`;
+
+export function createManagementReader(config: KubeClientConfig): ManagementReader {
+  const client = createKubeClient(config);
   return {
     async configMapData(namespace, name) {
-      const cm = await orUndefined(() => core.readNamespacedConfigMap({ namespace, name }));
+      const cm = await orUndefined(() => client.get<{ data?: Record<string, string> }>(resourcePath('v1', 'configmaps', namespace, name)));
       return cm === undefined ? undefined : { ...(cm.data ?? {}) };
     },
     async secretData(namespace, name) {
-      const secret = await orUndefined(() => core.readNamespacedSecret({ namespace, name }));
+      const secret = await orUndefined(() =>
+        client.get<{ data?: Record<string, string>; stringData?: Record<string, string> }>(resourcePath('v1', 'secrets', namespace, name)),
+      );
       if (secret === undefined) return undefined;
       const decoded: Record<string, string> = { ...(secret.stringData ?? {}) };
       for (const [key, value] of Object.entries(secret.data ?? {})) decoded[key] = Buffer.from(value, 'base64').toString('utf8');
       return decoded;
     },
     async getObject(plural, namespace, name) {
-      return orUndefined(
-        async () =>
-          (await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural, name })) as Record<
-            string,
-            unknown
-          >,
-      );
+      return orUndefined(() => client.get(resourcePath(CONVOY_API, plural, namespace, name)));
     },
     async listObjects(plural, namespace) {
-      const list = (await retryThrottled(() => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural }))) as {
-        items?: Record<string, unknown>[];
-      };
-      return list.items ?? [];
+      const list = await retryThrottled(() => client.list(resourcePath(CONVOY_API, plural, namespace)));
+      return list.items;
     },
   };
 }

@@ -20,13 +20,14 @@
  *   entry, is read and compared, which is always exact.
  *   Steady state: objects + apiVersions; each drifted object +1.
  */
-import { createConfiguration, PatchStrategy, ServerConfiguration, type KubeConfig } from '@kubernetes/client-node';
 import type { Release } from '../../domain/api/objects.ts';
 import type { DriftObservation } from '../../domain/observe/drift-diff.ts';
 import { apiGroup, cloneJson, describeObject, isPlainObject, type KubeObject } from '../../domain/render/kube-object.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { ClusterResolutionError, createManagementReaders, loadStoredKubeConfig, type ManagementReaders } from './cluster-resolver.ts';
 import { apiVersionPath, createDiscovery, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
+import { createKubeHttp, KubeTransportError, PATCH_CONTENT_TYPES } from './http.ts';
+import type { KubeClientConfig } from './kubeconfig.ts';
 
 /** Counts HTTP requests to the target. */
 export interface RequestCounter {
@@ -104,7 +105,7 @@ const REFUSED_STATUSES: ReadonlySet<number> = new Set([400, 405, 409, 410, 413, 
  * the check proves the cluster answers.
  */
 export function createObserverTargetResolver(
-  opts: ObserverTargetOptions & { managementKubeConfig: KubeConfig; readers?: ManagementReaders | undefined },
+  opts: ObserverTargetOptions & { managementKubeConfig: KubeClientConfig; readers?: ManagementReaders | undefined },
 ): ObserverTargetResolver {
   const readers = opts.readers ?? createManagementReaders(opts.managementKubeConfig);
   // A warm container reuses a Cluster's target (its kubeconfig and discovery) for
@@ -153,39 +154,26 @@ interface ObserverResponse extends KubeResponse {
 type ObserverRequest = (init: KubeRequestInit & { accept?: string }) => Promise<ObserverResponse>;
 
 /** Raw JSON requests with the kubeconfig's credentials and TLS, keeping the Date header. */
-function createObserverRequest(kc: KubeConfig, opts: ObserverTargetOptions): ObserverRequest {
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new ClusterResolutionError('the kubeconfig has no current cluster (check current-context)');
-  const server = cluster.server.replace(/\/+$/, '');
-  const config = createConfiguration({ baseServer: new ServerConfiguration(server, {}) });
-  const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+function createObserverRequest(kc: KubeClientConfig, opts: ObserverTargetOptions): ObserverRequest {
+  const http = createKubeHttp(kc, {
+    timeoutMs: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    userAgent: 'convoy-observer',
+    requestCounter: opts.requestCounter,
+  });
   return async (init) => {
-    const ctx = config.baseServer.makeRequestContext(init.path, init.method);
-    for (const [name, value] of Object.entries(init.query ?? {})) ctx.setQueryParam(name, value);
-    ctx.setHeaderParam('Accept', init.accept ?? 'application/json');
-    ctx.setHeaderParam('User-Agent', 'convoy-observer');
-    if (init.body !== undefined) {
-      ctx.setHeaderParam('Content-Type', init.contentType ?? 'application/json');
-      ctx.setBody(init.body);
-    }
-    ctx.setSignal(AbortSignal.timeout(timeoutMs));
     try {
-      await kc.applySecurityAuthentication(ctx);
-      if (opts.requestCounter) opts.requestCounter.count++;
-      const response = await config.httpApi.send(ctx).toPromise();
-      const text = await response.body.text();
-      const dateHeader = response.headers['date'];
+      const response = await http(init);
+      const dateHeader = response.headers.date;
       const date = dateHeader === undefined ? undefined : Date.parse(dateHeader);
-      return { status: response.httpStatusCode, body: parseBody(text), date: Number.isNaN(date) ? undefined : date };
+      return { status: response.status, body: response.body, date: date === undefined || Number.isNaN(date) ? undefined : date };
     } catch (error) {
-      throw new ObserverRequestError(`${init.method} ${init.path} on ${server} failed: ${networkReason(error, timeoutMs)}`, undefined, {
-        cause: error,
-      });
+      if (error instanceof KubeTransportError) throw new ObserverRequestError(error.message, undefined, { cause: error });
+      throw error;
     }
   };
 }
 
-export function createObserverTarget(kc: KubeConfig, opts: ObserverTargetOptions = {}): ObserverTarget {
+export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetOptions = {}): ObserverTarget {
   const request = createObserverRequest(kc, opts);
   const discovery = createDiscovery(request);
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
@@ -221,7 +209,7 @@ export function createObserverTarget(kc: KubeConfig, opts: ObserverTargetOptions
       method: 'PATCH',
       path: at.path,
       query: { fieldManager: FieldManager.apply, force: 'true', fieldValidation: 'Strict', dryRun: 'All' },
-      contentType: PatchStrategy.ServerSideApply,
+      contentType: PATCH_CONTENT_TYPES.apply,
       body: JSON.stringify(at.body),
     });
     // Not served after all (discovery was stale), or the namespace does not exist.
@@ -313,25 +301,6 @@ function serverMessage(obj: KubeObject, body: unknown): string {
   const message = isPlainObject(body) && typeof body.message === 'string' ? body.message : typeof body === 'string' ? body.trim() : '';
   if (message === '') return '';
   return `: ${message.length > MAX_SERVER_MESSAGE ? `${message.slice(0, MAX_SERVER_MESSAGE)}…` : message}`;
-}
-
-function parseBody(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-function networkReason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return `no answer within ${timeoutMs / 1000} s`;
-  }
-  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
-  if (cause && typeof cause.code === 'string') return cause.code;
-  if (cause && typeof cause.message === 'string') return cause.message;
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -1,7 +1,8 @@
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
+import { createKubeClient, resourcePath } from './http.ts';
+import type { KubeClientConfig } from './kubeconfig.ts';
 
 export interface ReleaseKey {
   namespace: string;
@@ -14,9 +15,8 @@ export interface StatusWriter {
 }
 
 /** The one module that writes Release status: SSA on /status with the writer's own field manager. */
-export function createStatusWriter(kc: KubeConfig): StatusWriter {
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+export function createStatusWriter(config: KubeClientConfig): StatusWriter {
+  const client = createKubeClient(config);
   return {
     async apply(key, write) {
       const body = {
@@ -25,19 +25,11 @@ export function createStatusWriter(kc: KubeConfig): StatusWriter {
         metadata: { name: key.name, namespace: key.namespace },
         status: statusPatchBody(write.manager, write.slice),
       };
-      const result = (await api.patchNamespacedCustomObjectStatus(
-        {
-          group: API_GROUP,
-          version: API_VERSION,
-          namespace: key.namespace,
-          plural: 'releases',
-          name: key.name,
-          body,
-          fieldManager: write.manager,
-          force: true,
-        },
-        applyPatch,
-      )) as { metadata?: { resourceVersion?: string } };
+      const result = await client.patch<{ metadata?: { resourceVersion?: string } }>(
+        resourcePath(`${API_GROUP}/${API_VERSION}`, 'releases', key.namespace, key.name, 'status'),
+        body,
+        { type: 'apply', fieldManager: write.manager, force: true },
+      );
       return { resourceVersion: result.metadata?.resourceVersion };
     },
   };

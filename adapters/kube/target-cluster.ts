@@ -2,19 +2,12 @@
  * The target cluster as the loops see it: server-side apply, dry run, read and prune of rendered
  * objects under the field manager `convoy`.
  *
- * Requests are raw JSON over client-node's transport (auth, TLS, proxies), not
- * `KubernetesObjectApi.patch`: its typed serializer drops fields its models do not know
- * (`spec.bogus` never reaches the server, so fieldValidation=Strict cannot refuse it) and renames
- * CRD schema keys (`x-kubernetes-*`, `enum`, `$ref`), and its responses come back as typed models
- * with Date objects. Here the object sent is exactly the rendered JSON, and the object read is
- * exactly what the server returned.
+ * Requests are raw JSON over convoy's own transport (`http.ts`: TLS, credentials, keep-alive),
+ * not a typed client: a typed serializer drops fields its models do not know (`spec.bogus` never
+ * reaches the server, so fieldValidation=Strict cannot refuse it) and renames CRD schema keys
+ * (`x-kubernetes-*`, `enum`, `$ref`). Here the object sent is exactly the rendered JSON, and the
+ * object read is exactly what the server returned.
  */
-import {
-  createConfiguration,
-  PatchStrategy,
-  ServerConfiguration,
-  type KubeConfig,
-} from '@kubernetes/client-node';
 import {
   ApplyRejectedError,
   type DryRunVerdict,
@@ -39,6 +32,8 @@ import {
   type KubeRequestInit,
   type ServedResource,
 } from './discovery.ts';
+import { createKubeHttp, KubeTransportError, PATCH_CONTENT_TYPES } from './http.ts';
+import type { KubeClientConfig } from './kubeconfig.ts';
 
 /** Counts HTTP requests (benchmarks). */
 export interface RequestCounter {
@@ -77,7 +72,7 @@ const MAX_SERVER_MESSAGE = 4000;
 const REJECTED_STATUSES: ReadonlySet<number> = new Set([400, 403, 404, 405, 409, 410, 413, 415, 422]);
 
 export function createTargetCluster(
-  kc: KubeConfig,
+  kc: KubeClientConfig,
   identity: ResolvedCluster,
   opts: TargetClusterOptions = {},
 ): TargetCluster {
@@ -121,7 +116,7 @@ export function createTargetCluster(
         fieldValidation: 'Strict',
         ...(dryRun ? { dryRun: 'All' } : {}),
       },
-      contentType: PatchStrategy.ServerSideApply,
+      contentType: PATCH_CONTENT_TYPES.apply,
       body: JSON.stringify(at.body),
     });
     return expectObject(obj, dryRun ? 'dry run' : 'apply', response);
@@ -213,55 +208,22 @@ export function createTargetCluster(
 // --- transport -------------------------------------------------------------------------------
 
 /** Raw JSON requests to the kubeconfig's current cluster, with its credentials and TLS settings. */
-export function createKubeRequest(kc: KubeConfig, opts: TargetClusterOptions = {}): KubeRequest {
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error('the kubeconfig has no current cluster (check current-context)');
-  const server = cluster.server.replace(/\/+$/, '');
-  const config = createConfiguration({ baseServer: new ServerConfiguration(server, {}) });
-  const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-
+export function createKubeRequest(kc: KubeClientConfig, opts: TargetClusterOptions = {}): KubeRequest {
+  const http = createKubeHttp(kc, {
+    timeoutMs: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    requestCounter: opts.requestCounter,
+  });
   return async (init: KubeRequestInit) => {
-    const ctx = config.baseServer.makeRequestContext(init.path, init.method);
-    for (const [name, value] of Object.entries(init.query ?? {})) ctx.setQueryParam(name, value);
-    ctx.setHeaderParam('Accept', 'application/json');
-    ctx.setHeaderParam('User-Agent', 'convoy');
-    if (init.body !== undefined) {
-      ctx.setHeaderParam('Content-Type', init.contentType ?? 'application/json');
-      ctx.setBody(init.body);
-    }
-    ctx.setSignal(AbortSignal.timeout(timeoutMs));
-    const what = `${init.method} ${init.path} on ${server}`;
     try {
-      await kc.applySecurityAuthentication(ctx);
-      if (opts.requestCounter) opts.requestCounter.count++;
-      const response = await config.httpApi.send(ctx).toPromise();
-      const text = await response.body.text();
-      return { status: response.httpStatusCode, body: parseBody(text) };
+      const response = await http(init);
+      return { status: response.status, body: response.body };
     } catch (error) {
-      const reason = networkReason(error, timeoutMs);
-      throw new KubeRequestError(`${what} failed: ${reason}`, undefined, { cause: error, reason });
+      if (error instanceof KubeTransportError) {
+        throw new KubeRequestError(error.message, undefined, { cause: error, reason: error.reason });
+      }
+      throw error;
     }
   };
-}
-
-function parseBody(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-function networkReason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return `no answer within ${timeoutMs / 1000} s`;
-  }
-  const cause =
-    error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
-  if (cause && typeof cause.code === 'string') return cause.code;
-  if (cause && typeof cause.message === 'string') return cause.message;
-  return error instanceof Error ? error.message : String(error);
 }
 
 // --- objects and paths -----------------------------------------------------------------------

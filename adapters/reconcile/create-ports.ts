@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import { describeZodError, lifecycleSchema, parseRelease } from '../../domain/api/objects.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../../domain/store/retention.ts';
 import { createClusterResolver, type ClusterObject } from '../kube/cluster-resolver.ts';
+import type { KubeClientConfig } from '../kube/kubeconfig.ts';
 import type { RequestCounter } from '../kube/target-cluster.ts';
 import { createManagementReader } from '../kube/management-reader.ts';
 import { createGitCache } from '../source/git-cache.ts';
@@ -17,7 +17,7 @@ import { createValuesPort } from './values-port.ts';
 
 export interface ReconcileWiring {
   /** The management cluster: convoy's objects, Secrets, ConfigMaps, and inCluster targets. */
-  managementKubeConfig: KubeConfig;
+  managementKubeConfig: KubeClientConfig;
   /** undefined: no render store (pins answer NoStore; drift and health have nothing to load). */
   store: RenderStore | undefined;
   /** Where git checkouts and chart downloads are cached (/tmp on Lambda). */

@@ -1,6 +1,7 @@
 // Client-side count of Kubernetes API requests: every request @kubernetes/client-node
 // sends goes through undici, which publishes `undici:request:create` on
-// node:diagnostics_channel. Unlike the API server's apiserver_request_total, this
+// node:diagnostics_channel; convoy's own transport (adapters/kube/http.ts, what the
+// functions use) goes through node:https, which publishes `http.client.request.start`. Unlike the API server's apiserver_request_total, this
 // also sees discovery (`/api/v1`, `/apis/<group>/<version>`) and `/version`.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 
@@ -17,6 +18,14 @@ export interface ClientRequestCounter {
 }
 
 const CHANNEL = 'undici:request:create';
+const NODE_HTTP_CHANNEL = 'http.client.request.start';
+
+interface NodeHttpRequest {
+  protocol: string;
+  method: string;
+  path: string;
+  getHeader(name: string): unknown;
+}
 
 interface UndiciRequestMessage {
   request?: { origin?: unknown; method?: unknown; path?: unknown };
@@ -33,7 +42,15 @@ export function countClientRequests(server: string): ClientRequestCounter {
     const key = describeRequest(String(request.method), String(request.path));
     current.set(key, (current.get(key) ?? 0) + 1);
   };
+  const onNodeHttp = (message: unknown): void => {
+    if (current === undefined) return;
+    const request = (message as { request?: NodeHttpRequest }).request;
+    if (request === undefined || `${request.protocol}//${String(request.getHeader('host'))}` !== origin) return;
+    const key = describeRequest(request.method, request.path);
+    current.set(key, (current.get(key) ?? 0) + 1);
+  };
   subscribe(CHANNEL, onMessage);
+  subscribe(NODE_HTTP_CHANNEL, onNodeHttp);
   return {
     async during(work) {
       const counts = new Map<string, number>();
@@ -48,6 +65,7 @@ export function countClientRequests(server: string): ClientRequestCounter {
     },
     stop() {
       unsubscribe(CHANNEL, onMessage);
+      unsubscribe(NODE_HTTP_CHANNEL, onNodeHttp);
     },
   };
 }

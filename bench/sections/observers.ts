@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
@@ -47,9 +48,10 @@ export async function benchObservers(kc: KubeConfig, client: ClientRequestCounte
 
   const counter = { count: 0 };
   // As functions/{drift,health}/create-handler.ts wire them, plus a request counter.
-  const targets = createObserverTargetResolver({ managementKubeConfig: kc, readers: createManagementReaders(kc), requestCounter: counter });
-  const statusWriter = createStatusWriter(kc);
-  const releases = createReleaseSource(kc);
+  const config = fromClientNodeKubeConfig(kc);
+  const targets = createObserverTargetResolver({ managementKubeConfig: config, readers: createManagementReaders(config), requestCounter: counter });
+  const statusWriter = createStatusWriter(config);
+  const releases = createReleaseSource(config);
   const notified: string[] = [];
   const drift = createDriftRecordHandler({
     releases,

@@ -21,7 +21,7 @@ export type AcquireResult = { kind: 'acquired'; lease: HeldLease } | { kind: 'bu
 
 export interface LeasePort {
   acquire(loop: string, releaseUid: string, holder: string, durationSeconds: number): Promise<AcquireResult>;
-  /** Gives the Lease up, recording the one scheduled follow-up (or none). */
+  /** Gives the Lease up, recording the one scheduled follow-up; with none, the Lease records nothing and may be deleted. */
   release(lease: HeldLease, followUp: FollowUp | undefined): Promise<void>;
   /** Removes every Lease of a Release (the relay calls it when the Release is deleted). */
   removeAll(releaseUid: string): Promise<void>;

@@ -1,5 +1,3 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
@@ -8,6 +6,8 @@ import { dropped, stop, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
+import { createKubeClient, resourcePath } from '../../adapters/kube/http.ts';
+import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { isNotFound } from '../../adapters/kube/management-reader.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 
@@ -16,12 +16,12 @@ export interface ReleaseSource {
   get(namespace: string, name: string): Promise<unknown>;
 }
 
-export function createReleaseSource(kc: KubeConfig): ReleaseSource {
-  const api = kc.makeApiClient(CustomObjectsApi);
+export function createReleaseSource(config: KubeClientConfig): ReleaseSource {
+  const client = createKubeClient(config);
   return {
     async get(namespace, name) {
       try {
-        return (await api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases', name })) as unknown;
+        return await client.get<unknown>(resourcePath(`${API_GROUP}/${API_VERSION}`, 'releases', namespace, name));
       } catch (error) {
         if (isNotFound(error)) return undefined;
         throw error;

@@ -1,21 +1,20 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { fromDefaultKubeconfig, fromKubeconfigFile, fromKubeconfigYaml, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { FunctionConfig } from './config.ts';
 
 /** The clients a function container keeps between invocations. */
 export interface FunctionClients {
-  kc: KubeConfig;
+  kc: KubeClientConfig;
   sqs: SQSClient;
   s3: S3Client;
 }
 
-export function kubeConfigFrom(config: Pick<FunctionConfig, 'CONVOY_KUBECONFIG' | 'CONVOY_KUBECONFIG_PATH'>): KubeConfig {
-  const kc = new KubeConfig();
-  if (config.CONVOY_KUBECONFIG !== undefined) kc.loadFromString(config.CONVOY_KUBECONFIG);
-  else if (config.CONVOY_KUBECONFIG_PATH !== undefined) kc.loadFromFile(config.CONVOY_KUBECONFIG_PATH);
-  else kc.loadFromDefault();
-  return kc;
+/** The management cluster: CONVOY_KUBECONFIG (inline), CONVOY_KUBECONFIG_PATH, else $KUBECONFIG, ~/.kube/config or in-cluster. */
+export function kubeConfigFrom(config: Pick<FunctionConfig, 'CONVOY_KUBECONFIG' | 'CONVOY_KUBECONFIG_PATH'>): KubeClientConfig {
+  if (config.CONVOY_KUBECONFIG !== undefined) return fromKubeconfigYaml(config.CONVOY_KUBECONFIG, { what: 'CONVOY_KUBECONFIG' });
+  if (config.CONVOY_KUBECONFIG_PATH !== undefined) return fromKubeconfigFile(config.CONVOY_KUBECONFIG_PATH);
+  return fromDefaultKubeconfig();
 }
 
 export function createFunctionClients(config: FunctionConfig): FunctionClients {

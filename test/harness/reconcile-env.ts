@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs } from 'fauxqs';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
+import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
 import { createReconcilePorts, type ReconcileWiring } from '../../adapters/reconcile/create-ports.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
@@ -24,6 +26,8 @@ import { convoyApi } from './releases.ts';
 
 export interface ReconcileEnv {
   kc: KubeConfig;
+  /** The same cluster and credentials, as the product APIs take them. */
+  config: KubeClientConfig;
   ns: FreshNamespace;
   git: GitHttpServer;
   gitRoot: string;
@@ -58,12 +62,14 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
   const store = createS3RenderStore({ s3, bucket });
   const api = convoyApi(kc);
   await api.create('Cluster', ns.name, 'local', { inCluster: true });
-  const defaultPorts = createReconcilePorts({ managementKubeConfig: kc, store, cacheDir });
-  const statusWriter = createStatusWriter(kc);
+  const config = fromClientNodeKubeConfig(kc);
+  const defaultPorts = createReconcilePorts({ managementKubeConfig: config, store, cacheDir });
+  const statusWriter = createStatusWriter(config);
   const logger = createLogger({ base: { test: prefix }, level: 'error' });
 
   return {
     kc,
+    config,
     ns,
     git,
     gitRoot,
@@ -73,7 +79,7 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
     api,
     ports(override = {}) {
       const { wiring, ...ports } = override;
-      const base = wiring ? createReconcilePorts({ managementKubeConfig: kc, store, cacheDir, ...wiring }) : defaultPorts;
+      const base = wiring ? createReconcilePorts({ managementKubeConfig: config, store, cacheDir, ...wiring }) : defaultPorts;
       return { ...base, ...ports };
     },
     async repo(name, files, opts = {}) {
@@ -84,7 +90,7 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
     async reconcile(name, ports = defaultPorts) {
       const notified: Loop[] = [];
       const handler = createReconcileRecordHandler({
-        releases: createReleaseSource(kc),
+        releases: createReleaseSource(config),
         statusWriter,
         ports,
         notify: (loop) => {

@@ -3,6 +3,7 @@
 // to each state (no kube-controller-manager runs), read back, and assessed.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fromKubeconfigFile } from '../../adapters/kube/kubeconfig.ts';
 import { createKubeRequest } from '../../adapters/kube/target-cluster.ts';
 import type { KubeRequest } from '../../adapters/kube/discovery.ts';
 import { assessObject, type ObjectHealth } from '../../domain/health/index.ts';
@@ -32,7 +33,7 @@ describe('built-in health rules on objects stored by the real API server', () =>
   beforeAll(async () => {
     kc = kubeConfigFor(inject('kubeconfigPath'));
     ns = await freshNamespace(kc, 'health-rules');
-    request = createKubeRequest(kc);
+    request = createKubeRequest(fromKubeconfigFile(inject('kubeconfigPath')));
   });
   afterAll(() => ns.delete());
 

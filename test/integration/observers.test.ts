@@ -77,7 +77,7 @@ describe('the drift and health loops', () => {
 
   beforeAll(async () => {
     env = await startReconcileEnv(kubeConfigFor(inject('kubeconfigPath')), 'observers');
-    raw = createKubeRequest(env.kc);
+    raw = createKubeRequest(env.config);
   });
   afterAll(() => env.close());
 
@@ -126,9 +126,9 @@ describe('the drift and health loops', () => {
     const counter: RequestCounter = { count: 0 };
     const notified: Loop[] = [];
     const handler = createDriftRecordHandler({
-      releases: createReleaseSource(env.kc),
-      statusWriter: createStatusWriter(env.kc),
-      targets: createObserverTargetResolver({ managementKubeConfig: env.kc, requestCounter: counter, ...opts }),
+      releases: createReleaseSource(env.config),
+      statusWriter: createStatusWriter(env.config),
+      targets: createObserverTargetResolver({ managementKubeConfig: env.config, requestCounter: counter, ...opts }),
       renders: env.store,
       notify: (loop) => {
         notified.push(loop);
@@ -142,9 +142,9 @@ describe('the drift and health loops', () => {
   async function health(name: string): Promise<RunResult> {
     const counter: RequestCounter = { count: 0 };
     const handler = createHealthRecordHandler({
-      releases: createReleaseSource(env.kc),
-      statusWriter: createStatusWriter(env.kc),
-      targets: createObserverTargetResolver({ managementKubeConfig: env.kc, requestCounter: counter }),
+      releases: createReleaseSource(env.config),
+      statusWriter: createStatusWriter(env.config),
+      targets: createObserverTargetResolver({ managementKubeConfig: env.config, requestCounter: counter }),
       renders: env.store,
     });
     const outcome = await invoke(handler, 'health', name);

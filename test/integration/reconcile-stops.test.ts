@@ -205,7 +205,7 @@ describe('where a reconcile can stop', () => {
     // Make the lower wave Ready: applied, then InSync and Healthy from the observers' writers.
     const lowRun = await env.reconcile(low);
     const { createStatusWriter } = await import('../../adapters/kube/status-writer.ts');
-    const writer = createStatusWriter(env.kc);
+    const writer = createStatusWriter(env.config);
     const gen = lowRun.release.metadata.generation ?? 1;
     const cond = (type: string, reason: string) => ({ type, status: 'True' as const, reason, message: '', lastTransitionTime: '2026-11-29T10:00:00Z', observedGeneration: gen });
     await writer.apply({ namespace: env.ns.name, name: low }, { manager: 'convoy-observe', slice: { conditions: [cond('InSync', 'InSync')] } });

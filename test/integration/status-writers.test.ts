@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fromKubeconfigFile } from '../../adapters/kube/kubeconfig.ts';
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
 import type { Condition } from '../../domain/api/common.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
@@ -72,7 +73,7 @@ function ownership(obj: Record<string, unknown>): Map<string, string[]> {
 describe('status writers on the real apiserver', () => {
   let kc: KubeConfig;
   let ns: FreshNamespace;
-  const writer = () => createStatusWriter(kc);
+  const writer = () => createStatusWriter(fromKubeconfigFile(inject('kubeconfigPath')));
 
   beforeAll(async () => {
     kc = kubeConfigFor(inject('kubeconfigPath'));

@@ -13,6 +13,8 @@ import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import { ApplyRejectedError, type TargetCluster } from '../../domain/reconcile/ports.ts';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import { createClusterResolver, createManagementReaders } from '../../adapters/kube/cluster-resolver.ts';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
+import { fromKubeconfigFile } from '../../adapters/kube/kubeconfig.ts';
 import { createKubeRequest, createTargetCluster } from '../../adapters/kube/target-cluster.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
@@ -20,6 +22,7 @@ import { convoyApi, releaseSpec } from '../harness/releases.ts';
 const kubeconfigPath = inject('kubeconfigPath');
 const server = inject('server');
 const kc = kubeConfigFor(kubeconfigPath);
+const config = fromKubeconfigFile(kubeconfigPath);
 const core = kc.makeApiClient(CoreV1Api);
 const identity = { name: 'local', server };
 
@@ -82,7 +85,7 @@ async function editAs(manager: string, name: string, data: Record<string, string
 
 describe('TargetCluster: apply and dry run', () => {
   it('apply creates a ConfigMap and a Deployment owned by the field manager convoy', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('cm'), { greeting: 'hello' });
     const deploy = deployment(unique('web'));
     const before = structuredClone([cm, deploy]);
@@ -104,7 +107,7 @@ describe('TargetCluster: apply and dry run', () => {
 
   it('dry run after apply: unchanged for both, without a write, in 2 requests per object', async () => {
     const counter = { count: 0 };
-    const target = createTargetCluster(kc, identity, { requestCounter: counter });
+    const target = createTargetCluster(config, identity, { requestCounter: counter });
     const objects = [configMap(unique('cm'), { a: '1' }), deployment(unique('web'))];
     for (const obj of objects) await target.apply(obj);
     const versions = await Promise.all(objects.map(async (o) => resourceVersion(await target.read(o))));
@@ -119,7 +122,7 @@ describe('TargetCluster: apply and dry run', () => {
 
   it('apply costs one request per object once its apiVersion is discovered', async () => {
     const counter = { count: 0 };
-    const target = createTargetCluster(kc, identity, { requestCounter: counter });
+    const target = createTargetCluster(config, identity, { requestCounter: counter });
     await target.apply(configMap(unique('cm'), { a: '1' }));
     expect(counter.count).toBe(2); // discovery of v1 + PATCH
     counter.count = 0;
@@ -128,7 +131,7 @@ describe('TargetCluster: apply and dry run', () => {
   });
 
   it('a changed field → changed', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('cm'), { a: '1' });
     const deploy = deployment(unique('web'));
     await target.apply(cm);
@@ -142,7 +145,7 @@ describe('TargetCluster: apply and dry run', () => {
   });
 
   it('a field dropped from the render → changed', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('cm'), { a: '1', b: '2' });
     await target.apply(cm);
 
@@ -150,12 +153,12 @@ describe('TargetCluster: apply and dry run', () => {
   });
 
   it('an object that does not exist → changed', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     expect(await target.dryRun([configMap(unique('absent'), { a: '1' })])).toEqual([{ kind: 'changed' }]);
   });
 
   it('a field convoy owns, edited by another manager → changed', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('cm'), { a: '1' });
     await target.apply(cm);
     await editAs('kubectl-edit', cm.metadata.name, { a: 'edited' });
@@ -164,7 +167,7 @@ describe('TargetCluster: apply and dry run', () => {
   });
 
   it('a field convoy does not own, added by another manager → unchanged', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('cm'), { a: '1' });
     await target.apply(cm);
     await editAs('someone-else', cm.metadata.name, { b: 'theirs' });
@@ -173,7 +176,7 @@ describe('TargetCluster: apply and dry run', () => {
   });
 
   it('an object created by another manager with the same content → changed (convoy takes ownership)', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('cm'), { a: '1' });
     await core.createNamespacedConfigMap({ namespace: ns.name, body: cm, fieldManager: 'someone-else' });
 
@@ -181,7 +184,7 @@ describe('TargetCluster: apply and dry run', () => {
   });
 
   it('a bare Namespace applied by convoy → unchanged (an apply without fields records no managedFields)', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: unique('bare') } };
     await target.apply(namespace);
     cleanups.push(() => core.deleteNamespace({ name: namespace.metadata.name }));
@@ -190,7 +193,7 @@ describe('TargetCluster: apply and dry run', () => {
   });
 
   it('verdicts come back in input order', async () => {
-    const target = createTargetCluster(kc, identity, { concurrency: 3 });
+    const target = createTargetCluster(config, identity, { concurrency: 3 });
     const applied = Array.from({ length: 6 }, () => configMap(unique('cm'), { a: '1' }));
     for (const obj of applied) await target.apply(obj);
     const objects = applied.map((obj, i) => (i % 2 === 0 ? obj : configMap(obj.metadata.name, { a: 'new' })));
@@ -209,7 +212,7 @@ describe('TargetCluster: apply and dry run', () => {
 
 describe('TargetCluster: deferred objects', () => {
   it('a Namespace and a ConfigMap in that new namespace → the ConfigMap is deferred', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const name = unique('newns');
     const verdicts = await target.dryRun([
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
@@ -252,7 +255,7 @@ describe('TargetCluster: deferred objects', () => {
       metadata: { name: 'w', namespace: ns.name },
       spec: { size: 1 },
     };
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
 
     const verdicts = await target.dryRun([crd, widget]);
     expect(verdicts[0]).toEqual({ kind: 'changed' });
@@ -265,7 +268,7 @@ describe('TargetCluster: deferred objects', () => {
     );
     await waitForServed(`/apis/${group}/v1`);
 
-    const served = createTargetCluster(kc, identity);
+    const served = createTargetCluster(config, identity);
     expect(await served.dryRun([crd, widget])).toEqual([{ kind: 'unchanged' }, { kind: 'changed' }]);
     await served.apply(widget);
     expect(await served.dryRun([crd, widget])).toEqual([{ kind: 'unchanged' }, { kind: 'unchanged' }]);
@@ -277,7 +280,7 @@ describe('TargetCluster: deferred objects', () => {
 });
 
 async function waitForServed(path: string): Promise<void> {
-  const request = createKubeRequest(kc);
+  const request = createKubeRequest(config);
   for (let i = 0; i < 100; i++) {
     if ((await request({ method: 'GET', path })).status === 200) return;
     await sleep(100);
@@ -287,7 +290,7 @@ async function waitForServed(path: string): Promise<void> {
 
 describe('TargetCluster: rejections', () => {
   it('a Deployment with an unknown field spec.bogus → ApplyRejectedError naming the object, from dry run and apply', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const name = unique('bogus');
     const bad = deployment(name);
     (bad.spec as Record<string, unknown>).bogus = true;
@@ -303,7 +306,7 @@ describe('TargetCluster: rejections', () => {
   });
 
   it('a Service with an invalid port → ApplyRejectedError naming the object and the server message', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const service: KubeObject = {
       apiVersion: 'v1',
       kind: 'Service',
@@ -317,7 +320,7 @@ describe('TargetCluster: rejections', () => {
   });
 
   it('a kind the server does not serve → ApplyRejectedError; read → undefined; prune → absent', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const gadget: KubeObject = {
       apiVersion: 'nowhere.convoy.test/v1',
       kind: 'Gadget',
@@ -341,14 +344,14 @@ describe('TargetCluster: rejections', () => {
   });
 
   it('a namespace that neither exists nor is in the render → ApplyRejectedError', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const error = await rejection(target.dryRun([configMap('c', { a: '1' }, unique('missing'))]));
     expect(error).toBeInstanceOf(ApplyRejectedError);
     expect(error.message).toMatch(/namespaces ".*" not found/);
   });
 
   it('a refused Secret: the message names it and holds none of its data', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const secret: KubeObject = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -374,7 +377,7 @@ describe('TargetCluster: rejections', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    const target = createTargetCluster(unreachable, { name: 'gone' });
+    const target = createTargetCluster(fromClientNodeKubeConfig(unreachable), { name: 'gone' });
     const error = await rejection(target.dryRun([configMap('c', { a: '1' })]));
     expect(error).not.toBeInstanceOf(ApplyRejectedError);
     expect((error as { retryable?: boolean }).retryable).toBeUndefined();
@@ -384,7 +387,7 @@ describe('TargetCluster: rejections', () => {
 
 describe('TargetCluster: prune', () => {
   it('deletes an object convoy applied', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('mine'), { a: '1' });
     await target.apply(cm);
     expect(await target.prune(cm)).toBe('deleted');
@@ -392,7 +395,7 @@ describe('TargetCluster: prune', () => {
   });
 
   it('skips an object created by another manager', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('theirs'), { a: '1' });
     await core.createNamespacedConfigMap({ namespace: ns.name, body: cm, fieldManager: 'someone-else' });
     expect(await target.prune(cm)).toBe('skipped');
@@ -400,7 +403,7 @@ describe('TargetCluster: prune', () => {
   });
 
   it('skips an object annotated convoy.dev/prune: disabled', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     const cm = configMap(unique('keep'), { a: '1' });
     cm.metadata.annotations = { 'convoy.dev/prune': 'disabled' };
     await target.apply(cm);
@@ -409,7 +412,7 @@ describe('TargetCluster: prune', () => {
   });
 
   it('absent for an object that does not exist', async () => {
-    const target = createTargetCluster(kc, identity);
+    const target = createTargetCluster(config, identity);
     expect(await target.prune(configMap(unique('never'), { a: '1' }))).toBe('absent');
   });
 });
@@ -436,7 +439,7 @@ describe('ClusterResolver', () => {
     if (!parsed.ok) throw new Error(parsed.error);
     return parsed.value;
   };
-  const resolver = () => createClusterResolver({ managementKubeConfig: kc, ...createManagementReaders(kc) });
+  const resolver = () => createClusterResolver({ managementKubeConfig: config, ...createManagementReaders(config) });
   const kubeconfigSecret = async (name: string, data: Record<string, string>) =>
     core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name }, stringData: data } });
 
@@ -514,8 +517,8 @@ describe('ClusterResolver', () => {
         kubeConfig: { secretRef: { name: `${name}-kc` } },
       });
       const quick = createClusterResolver({
-        managementKubeConfig: kc,
-        ...createManagementReaders(kc),
+        managementKubeConfig: config,
+        ...createManagementReaders(config),
         probeTimeoutMs: 500,
       });
       const started = Date.now();

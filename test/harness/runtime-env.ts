@@ -1,0 +1,216 @@
+// convoy's whole runtime (dev/runtime.ts: fauxqs SQS/S3, the relay, one poller
+// per queue calling the real function handlers) against the test apiserver,
+// with a git server over smart HTTP, a namespace of its own with a Cluster
+// `local` (inCluster), and every log line kept for assertions.
+//
+// The relay watches Releases in every namespace; the runtime is told to send
+// only this namespace's Releases (onlyNamespaces), so Releases of test files
+// running in parallel are never reconciled by it.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  type Message,
+} from '@aws-sdk/client-sqs';
+import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { API_GROUP, API_VERSION, type Condition } from '../../domain/api/common.ts';
+import type { Release } from '../../domain/api/objects.ts';
+import { leaseName } from '../../domain/runtime/lease.ts';
+import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
+import { startConvoyRuntime, type ConvoyRuntime, type RuntimeOptions } from '../../dev/runtime.ts';
+import { createLogger } from '../../functions/runtime/logger.ts';
+import { commitFiles, createRepo, type FixtureFiles } from './git-fixtures.ts';
+import { freshNamespace, type FreshNamespace } from './kube.ts';
+import { convoyApi } from './releases.ts';
+
+/** One structured log line of the runtime, parsed. */
+export interface LogLine {
+  readonly time: string;
+  readonly level: string;
+  readonly msg: string;
+  readonly [field: string]: unknown;
+}
+
+export interface RuntimeEnv {
+  readonly kc: KubeConfig;
+  /** Where the test's Releases live (and their objects: targetNamespace). */
+  readonly ns: FreshNamespace;
+  /** The installation namespace: the relay's leader Lease and the per-Release Leases. */
+  readonly installation: FreshNamespace;
+  readonly runtime: ConvoyRuntime;
+  readonly git: GitHttpServer;
+  readonly api: ReturnType<typeof convoyApi>;
+  /** Every line the runtime logged so far, oldest first. */
+  readonly logs: readonly LogLine[];
+  /** Creates a bare repo served at `${git.url}/<name>.git`. */
+  repo(name: string, files: FixtureFiles): Promise<{ url: string; commit: string }>;
+  commit(name: string, files: FixtureFiles): Promise<{ commit: string }>;
+  /** Creates a Release in `ns` the way kubectl would (a plain create; the relay sees it through its watch). */
+  createRelease(name: string, spec: Record<string, unknown>): Promise<Release>;
+  getRelease(name: string): Promise<Release>;
+  deleteRelease(name: string): Promise<void>;
+  /** One loop's (default reconcile) record log lines of a Release, optionally only one message's or one kind. */
+  recordLines(name: string, filter?: { messageId?: string; msg?: string; loop?: Loop }): LogLine[];
+  /** Sends raw bodies to a loop's queue in ONE SendMessageBatch; returns the message ids in order. */
+  sendRaw(loop: Loop, bodies: readonly string[]): Promise<string[]>;
+  /** A valid queue message body for a Release of this namespace. */
+  messageBody(name: string, uid: string, cause: string): string;
+  /** The reconcile Lease of a Release in the installation namespace, or undefined. */
+  lease(uid: string, loop?: Loop): Promise<V1Lease | undefined>;
+  /** Receives (and leaves invisible for 60 s) what the loop's dead-letter queue holds now. */
+  dlqMessages(loop: Loop): Promise<Message[]>;
+  /** ApproximateNumberOfMessages(+NotVisible) of a loop's queue. */
+  queueDepth(loop: Loop): Promise<{ visible: number; inFlight: number; delayed: number }>;
+  close(): Promise<void>;
+}
+
+export const appliedOf = (release: Release): Condition | undefined =>
+  release.status?.conditions?.find((c) => c.type === 'Applied');
+
+/** Polls `check` every `intervalMs` until it returns a value other than undefined/false, or throws after timeoutMs. */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 15_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+export async function startRuntimeEnv(
+  kc: KubeConfig,
+  prefix: string,
+  options: Pick<RuntimeOptions, 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'relayTickMs'> = {},
+): Promise<RuntimeEnv> {
+  const ns = await freshNamespace(kc, prefix);
+  const installation = await freshNamespace(kc, `${prefix}-system`);
+  const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-git-'));
+  const git = await startGitHttpServer({ projectRoot: gitRoot });
+  const api = convoyApi(kc);
+  await api.create('Cluster', ns.name, 'local', { inCluster: true });
+
+  const logs: LogLine[] = [];
+  const logger = createLogger({
+    level: 'info',
+    write: (line) => {
+      const parsed = JSON.parse(line) as LogLine;
+      logs.push(parsed);
+      if (process.env['CONVOY_TEST_LOGS'] === '1') process.stderr.write(`${line}\n`);
+    },
+  });
+  const runtime = await startConvoyRuntime({
+    kc,
+    logger,
+    namespace: installation.name,
+    awsPort: 0,
+    onlyNamespaces: [ns.name],
+    ...options,
+  });
+  await until('the relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading(), { timeoutMs: 30_000 });
+  const coordination = kc.makeApiClient(CoordinationV1Api);
+
+  return {
+    kc,
+    ns,
+    installation,
+    runtime,
+    git,
+    api,
+    logs,
+    async repo(name, files) {
+      const { commit } = await createRepo(gitRoot, name, files);
+      return { url: `${git.url}/${name}.git`, commit };
+    },
+    commit: (name, files) => commitFiles(gitRoot, name, files),
+    async createRelease(name, spec) {
+      await api.create('Release', ns.name, name, { cluster: { name: 'local' }, targetNamespace: ns.name, ...spec });
+      return api.getRelease(ns.name, name);
+    },
+    getRelease: (name) => api.getRelease(ns.name, name),
+    async deleteRelease(name) {
+      await api.raw.deleteNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: ns.name,
+        plural: 'releases',
+        name,
+      });
+    },
+    recordLines(name, filter = {}) {
+      return logs.filter(
+        (line) =>
+          line['namespace'] === ns.name &&
+          line['name'] === name &&
+          line['messageId'] !== undefined &&
+          line['loop'] === (filter.loop ?? 'reconcile') &&
+          (filter.messageId === undefined || line['messageId'] === filter.messageId) &&
+          (filter.msg === undefined || line.msg === filter.msg),
+      );
+    },
+    async sendRaw(loop, bodies) {
+      const out = await runtime.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: runtime.queues[loop].queueUrl,
+          Entries: bodies.map((body, i) => ({ Id: `e${i}`, MessageBody: body })),
+        }),
+      );
+      if ((out.Failed ?? []).length > 0) throw new Error(`SendMessageBatch failed: ${JSON.stringify(out.Failed)}`);
+      return bodies.map((_, i) => {
+        const id = out.Successful?.find((s) => s.Id === `e${i}`)?.MessageId;
+        if (id === undefined) throw new Error(`SendMessageBatch returned no MessageId for entry e${i}`);
+        return id;
+      });
+    },
+    messageBody(name, uid, cause) {
+      const message: QueueMessage = { v: 1, loop: 'reconcile', namespace: ns.name, name, uid, cause, sentAt: new Date().toISOString() };
+      return JSON.stringify(message);
+    },
+    async lease(uid, loop = 'reconcile') {
+      try {
+        return await coordination.readNamespacedLease({ name: leaseName(loop, uid), namespace: installation.name });
+      } catch (error) {
+        if (error instanceof ApiException && error.code === 404) return undefined;
+        throw error;
+      }
+    },
+    async dlqMessages(loop) {
+      const { Messages = [] } = await runtime.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: runtime.queues[loop].dlqUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+          VisibilityTimeout: 60,
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      return Messages;
+    },
+    async queueDepth(loop) {
+      const { Attributes = {} } = await runtime.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: runtime.queues[loop].queueUrl, AttributeNames: ['All'] }),
+      );
+      return {
+        visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+        inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+        delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+      };
+    },
+    async close() {
+      await runtime.stop();
+      await git.stop();
+      await ns.delete();
+      await installation.delete();
+      await rm(gitRoot, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The Lease port (adapters/kube/lease.ts) on the real kube-apiserver: one
+ * holder per Release and loop, taken with resourceVersion preconditions,
+ * the one recorded follow-up, takeover of an expired holder, and removal of
+ * every Lease of a deleted Release.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fromKubeconfigFile } from '../../adapters/kube/kubeconfig.ts';
+import { createLeasePort } from '../../adapters/kube/lease.ts';
+import { leaseName, type HeldLease, type LeasePort } from '../../domain/runtime/lease.ts';
+import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
+
+let kc: KubeConfig;
+let ns: FreshNamespace;
+let leases: LeasePort;
+let coordination: CoordinationV1Api;
+
+beforeAll(async () => {
+  kc = kubeConfigFor(inject('kubeconfigPath'));
+  ns = await freshNamespace(kc, 'lease');
+  leases = createLeasePort(fromKubeconfigFile(inject('kubeconfigPath')), ns.name);
+  coordination = kc.makeApiClient(CoordinationV1Api);
+});
+
+afterAll(async () => {
+  await ns?.delete();
+});
+
+function held(result: Awaited<ReturnType<LeasePort['acquire']>>): HeldLease {
+  if (result.kind !== 'acquired') throw new Error(`expected the Lease to be acquired, it is busy (holder ${result.holder})`);
+  return result.lease;
+}
+
+const readLease = (name: string) => coordination.readNamespacedLease({ name, namespace: ns.name });
+
+async function leaseNames(): Promise<string[]> {
+  const list = await coordination.listNamespacedLease({ namespace: ns.name });
+  return list.items.map((l) => l.metadata?.name ?? '').sort();
+}
+
+describe('Leases on the real apiserver', () => {
+  it('acquire → busy for a second holder → release with a follow-up → the next acquire sees the follow-up', async () => {
+    const uid = randomUUID();
+    const first = held(await leases.acquire('reconcile', uid, 'holder-a', 60));
+    expect(first).toMatchObject({ name: leaseName('reconcile', uid), holder: 'holder-a', followUp: undefined });
+    expect((await readLease(first.name)).spec?.holderIdentity).toBe('holder-a');
+
+    expect(await leases.acquire('reconcile', uid, 'holder-b', 60)).toEqual({ kind: 'busy', holder: 'holder-a' });
+
+    const dueAt = new Date(Date.now() + 10_000).toISOString();
+    await leases.release(first, { messageId: 'msg-1', dueAt });
+    const stored = await readLease(first.name);
+    expect(stored.spec?.holderIdentity ?? '').toBe('');
+    expect(stored.metadata?.annotations).toMatchObject({ 'convoy.dev/follow-up-message-id': 'msg-1' });
+
+    const second = held(await leases.acquire('reconcile', uid, 'holder-b', 60));
+    expect(second.followUp).toEqual({ messageId: 'msg-1', dueAt });
+    // Releasing without a follow-up clears the recorded one: a Lease that records nothing is not kept.
+    await leases.release(second, undefined);
+    expect(await leaseNames()).not.toContain(first.name);
+    const third = held(await leases.acquire('reconcile', uid, 'holder-c', 60));
+    expect(third.followUp).toBeUndefined();
+    await leases.release(third, undefined);
+  });
+
+  it('an expired holder can be taken over, and its late release does not undo the takeover', async () => {
+    // The late release either deletes (no follow-up) or rewrites (a follow-up) the Lease; both carry
+    // the crashed holder's resourceVersion as a precondition, so both fail and are swallowed.
+    for (const late of [undefined, { messageId: 'stale' }]) {
+      const uid = randomUUID();
+      const crashed = held(await leases.acquire('reconcile', uid, 'crashed', 1));
+      expect(await leases.acquire('reconcile', uid, 'early', 60)).toEqual({ kind: 'busy', holder: 'crashed' });
+      await sleep(1_300); // leaseDurationSeconds 1, through the apiserver's MicroTime round trip
+      const next = held(await leases.acquire('reconcile', uid, 'successor', 60));
+      expect((await readLease(next.name)).spec?.holderIdentity).toBe('successor');
+
+      await leases.release(crashed, late);
+      const after = await readLease(next.name);
+      expect(after.spec?.holderIdentity).toBe('successor');
+      expect(after.metadata?.annotations?.['convoy.dev/follow-up-message-id']).toBeUndefined();
+      expect(await leases.acquire('reconcile', uid, 'third', 60)).toEqual({ kind: 'busy', holder: 'successor' });
+      await leases.release(next, undefined);
+    }
+  });
+
+  it('five concurrent acquires of a new Lease → exactly one acquired', async () => {
+    const uid = randomUUID();
+    const results = await Promise.all([1, 2, 3, 4, 5].map((i) => leases.acquire('reconcile', uid, `racer-${i}`, 60)));
+    const winners = results.filter((r) => r.kind === 'acquired');
+    expect(winners).toHaveLength(1);
+    expect(results.filter((r) => r.kind === 'busy')).toHaveLength(4);
+    const winner = held(winners[0]);
+    expect((await readLease(winner.name)).spec?.holderIdentity).toBe(winner.holder);
+    await leases.release(winner, undefined);
+  });
+
+  it('five concurrent acquires of a released Lease → exactly one acquired', async () => {
+    const uid = randomUUID();
+    await leases.release(held(await leases.acquire('reconcile', uid, 'before', 60)), { messageId: 'm' });
+    const results = await Promise.all([1, 2, 3, 4, 5].map((i) => leases.acquire('reconcile', uid, `racer-${i}`, 60)));
+    const winners = results.filter((r) => r.kind === 'acquired');
+    expect(winners).toHaveLength(1);
+    const winner = held(winners[0]);
+    expect(winner.followUp).toEqual({ messageId: 'm' });
+    expect((await readLease(winner.name)).spec?.holderIdentity).toBe(winner.holder);
+    await leases.release(winner, undefined);
+  });
+
+  it("removeAll deletes every Lease of a Release and only that Release's", async () => {
+    const gone = randomUUID();
+    const kept = randomUUID();
+    for (const loop of ['reconcile', 'drift', 'health']) {
+      await leases.release(held(await leases.acquire(loop, gone, `h-${loop}`, 60)), { messageId: `next-${loop}` });
+    }
+    const keptLease = held(await leases.acquire('reconcile', kept, 'h-kept', 60));
+    expect(await leaseNames()).toEqual(expect.arrayContaining([leaseName('drift', gone), leaseName('health', gone), leaseName('reconcile', gone)]));
+
+    await leases.removeAll(gone);
+
+    const names = await leaseNames();
+    expect(names.filter((n) => n.endsWith(gone))).toEqual([]);
+    expect(names).toContain(leaseName('reconcile', kept));
+    // A holder whose Lease was removed under it (its Release was deleted) releases without an error.
+    await leases.removeAll(kept);
+    await leases.release(keptLease, { messageId: 'late' });
+    expect((await leaseNames()).filter((n) => n.endsWith(kept))).toEqual([]);
+  });
+});

@@ -1,0 +1,451 @@
+/**
+ * The queue contract end to end (ARCHITECTURE.md, "The queue contract" and
+ * "One run per Release and loop at a time"): convoy's whole runtime
+ * (dev/runtime.ts — fauxqs SQS, the relay, a poller per queue calling the
+ * real reconcile function handler) against the test apiserver and a real git
+ * server. Nothing here calls a handler directly: every run starts as an SQS
+ * message, sent by the relay or by the test with SendMessage(Batch).
+ *
+ * Observations come from three places: the Release status (what a user
+ * sees), the handler's structured log lines (one per record outcome, with
+ * messageId and receiveCount — i.e. what SQS delivered), and the Lease in
+ * the installation namespace. Every wait is bounded.
+ */
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Message } from '@aws-sdk/client-sqs';
+import { BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, Watch, type V1Lease } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { leaseName } from '../../domain/runtime/lease.ts';
+import { kubeConfigFor } from '../harness/kube.ts';
+import { appliedOf, startRuntimeEnv, until, type LogLine, type RuntimeEnv } from '../harness/runtime-env.ts';
+
+const configMap = (name: string, annotations: Record<string, string> = {}) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: ${JSON.stringify(annotations)}\ndata: {k: v}\n`;
+
+const job = (name: string, wave: number) =>
+  `apiVersion: batch/v1\nkind: Job\nmetadata: {name: ${name}, annotations: {convoy.dev/sync-wave: "${wave}"}}\n` +
+  'spec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}}\n';
+
+const at = (line: LogLine) => Date.parse(line.time);
+const gapsOf = (times: readonly number[]) => times.slice(1).map((t, i) => t - times[i]);
+/**
+ * For the outcome lines of one message, oldest first: how long it stayed invisible between
+ * deliveries — from the end of one delivery (its outcome line, written just before the runtime
+ * calls ChangeMessageVisibility) to the start of the next (outcome time − durationMs). Run
+ * durations do not count, so this is what the visibility timeout decided.
+ */
+const redeliveryGaps = (outcomes: readonly LogLine[]) =>
+  outcomes.slice(1).map((line, i) => at(line) - (line['durationMs'] as number) - at(outcomes[i]));
+const seconds = (ms: readonly number[]) => ms.map((m) => Math.round(m / 100) / 10);
+
+/** What the runs measured, printed at the end for the record. */
+const measured: Record<string, unknown> = {};
+
+/**
+ * An HTTP proxy in front of the git server that holds every request for
+ * `delayMs`: a reconcile through it takes at least that long, so two runs
+ * that were not kept apart would overlap.
+ */
+async function startSlowProxy(target: string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    setTimeout(() => {
+      const upstream = httpRequest(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', (error) => res.destroy(error));
+      req.pipe(upstream);
+    }, delayMs);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('the queue contract through the real runtime', () => {
+  let env: RuntimeEnv;
+  let appUrl: string;
+
+  beforeAll(async () => {
+    env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'queue-e2e', {
+      relayTickMs: 200,
+      visibilityTimeoutSeconds: 5,
+    });
+    appUrl = (await env.repo('apps', { 'app/cm.yaml': configMap('app-config') })).url;
+  });
+
+  afterAll(async () => {
+    const errors = env?.logs.filter((l) => l.level === 'error') ?? [];
+    if (errors.length > 0) console.error(`the runtime logged errors:\n${errors.map((l) => JSON.stringify(l)).join('\n')}`);
+    console.info(`queue-e2e measurements: ${JSON.stringify(measured)}`);
+    await env?.close();
+  });
+
+  /** Runs of the reconcile loop for a Release: one 'reconciled' line per run that got past the Lease. */
+  const runs = (name: string) => env.recordLines(name, { msg: 'reconciled' });
+
+  async function releaseWhen(name: string, what: string, check: (r: Awaited<ReturnType<RuntimeEnv['getRelease']>>) => boolean, timeoutMs = 15_000) {
+    return until(what, async () => {
+      const release = await env.getRelease(name);
+      return check(release) ? release : undefined;
+    }, { timeoutMs });
+  }
+
+  it('a Release created through the API reaches Applied True through relay → SQS → reconcile function', async () => {
+    const createdAt = Date.now();
+    const created = await env.createRelease('first', { source: { git: { url: appUrl, ref: { branch: 'main' }, path: 'app' } } });
+    const release = await releaseWhen('first', 'Applied is True', (r) => {
+      const applied = appliedOf(r);
+      return applied?.status === 'True' && applied.observedGeneration === r.metadata.generation;
+    });
+    measured['createdToAppliedMs'] = Date.now() - createdAt;
+
+    expect(appliedOf(release)).toMatchObject({ reason: 'Applied' });
+    expect(release.status?.lastAttempted?.phase).toBe('Succeeded');
+    // The run was an SQS record: the relay's message for the watch event, delivered once, acknowledged.
+    const done = await until('the record is acknowledged', () => {
+      const lines = env.recordLines('first', { msg: 'done' });
+      return lines.length > 0 ? lines : undefined;
+    });
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ uid: created.metadata.uid, cause: 'watch: Release added', receiveCount: 1, loop: 'reconcile' });
+    measured['createdToAckedMs'] = at(done[0]) - createdAt;
+    measured['firstRunMs'] = done[0]['durationMs'];
+    expect(env.runtime.relay.metrics.messagesSent.get({ loop: 'reconcile' })).toBeGreaterThanOrEqual(1);
+    const cm = await env.kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: env.ns.name, name: 'app-config' });
+    expect(cm.metadata?.managedFields?.some((f) => f.manager === 'convoy')).toBe(true);
+  });
+
+  it('a spec change reconciles again; a status-only update does not', async () => {
+    await env.createRelease('changes', { source: { git: { url: appUrl, ref: { branch: 'main' }, path: 'app' } } });
+    const first = await releaseWhen('changes', 'Applied is True for generation 1', (r) => appliedOf(r)?.status === 'True');
+    expect(first.metadata.generation).toBe(1);
+    await until('the first run is logged', () => runs('changes').length === 1);
+
+    // A status-only update, as another writer (the health function) makes one: a merge patch of
+    // /status with a field convoy-release does not own. resourceVersion moves, generation does not.
+    // Half a second past: never the health function's own whole-second checkedAt, which it may
+    // have written in this very second (then the patch would change nothing).
+    const checkedAt = new Date().toISOString().replace(/\.\d+Z$/, '.500Z');
+    const patched = (await env.api.raw.patchNamespacedCustomObjectStatus(
+      {
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: env.ns.name,
+        plural: 'releases',
+        name: 'changes',
+        body: {
+          status: {
+            healthSummary: {
+              renderRef: first.status?.lastAttempted?.renderRef ?? 'none',
+              checkedAt,
+              total: 1,
+              healthy: 1,
+              progressing: 0,
+              degraded: 0,
+              missing: 0,
+              unknown: 0,
+              objects: [],
+            },
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as { metadata: { resourceVersion: string; generation: number } };
+    expect(patched.metadata.resourceVersion).not.toBe(first.metadata.resourceVersion);
+    expect(patched.metadata.generation).toBe(1);
+
+    await sleep(2_500);
+    expect(runs('changes')).toHaveLength(1);
+    const quiet = await env.getRelease('changes');
+    expect(quiet.status?.lastAttempted?.attemptedAt).toBe(first.status?.lastAttempted?.attemptedAt);
+
+    // A spec change bumps generation. The relay's watch delivers events in order, so by the time
+    // it sends this one it has seen (and filtered out) the status update above.
+    await env.api.patchMerge('Release', env.ns.name, 'changes', { spec: { syncPolicy: { interval: '6m' } } });
+    const second = await releaseWhen('changes', 'Applied is True for generation 2', (r) => {
+      const applied = appliedOf(r);
+      return applied?.status === 'True' && applied.observedGeneration === 2;
+    });
+    expect(second.status?.observedGeneration).toBe(2);
+    expect(Date.parse(second.status!.lastAttempted!.attemptedAt)).toBeGreaterThan(Date.parse(first.status!.lastAttempted!.attemptedAt));
+    const all = await until('the second run is logged', () => (runs('changes').length === 2 ? runs('changes') : undefined));
+    expect(all[1]['cause']).toBe('watch: spec changed (generation 1 → 2)');
+  });
+
+  it('the same message delivered twice at once runs the loop one at a time, and the duplicate chains collapse to one', async () => {
+    // The observables:
+    // - Mutual exclusion: a watch on the installation namespace's Leases sees every write of
+    //   convoy-reconcile-<uid> in resourceVersion order. Each run sets holderIdentity to its own id
+    //   and gives it back as ''. Two runs at once would show up as one holder replaced directly by
+    //   another (a takeover without a release); the Lease lasts 35 s here, so no legitimate expiry
+    //   takeover can happen. The git source sits behind a proxy that holds each request 600 ms, so
+    //   every run lasts long enough for an overlap to be visible.
+    // - Contention really happened: the two copies arrive in one batch (one SendMessageBatch, one
+    //   ReceiveMessage), are handled concurrently, and one of them is turned away ('lease held by').
+    //   (The dev poller hands over one batch at a time, so in this runtime runs can only meet inside
+    //   a batch; a live holder against a later batch, as on Lambda, is lease.test.ts's "busy" row.)
+    // - Collapse: the Release fails to fetch (missing branch) and retries every 1 s, so every run
+    //   records itself as the Lease's follow-up. Of the relay's message and the two copies, exactly
+    //   one chain survives: the other two are dropped as superseded on a redelivery, and afterwards
+    //   only the survivor runs and the Lease names it.
+    const proxy = await startSlowProxy(env.git.url, 600);
+    const events: { type: string; name: string; holder: string; followUp: string | undefined }[] = [];
+    let watchEnded: unknown;
+    const watch = await new Watch(env.kc).watch(
+      `/apis/coordination.k8s.io/v1/namespaces/${env.installation.name}/leases`,
+      {},
+      (type: string, lease: V1Lease) =>
+        events.push({
+          type,
+          name: lease.metadata?.name ?? '',
+          // A deleted Lease (released with nothing to record) is as free as one without a holder.
+          holder: type === 'DELETED' ? '' : (lease.spec?.holderIdentity ?? ''),
+          followUp: lease.metadata?.annotations?.['convoy.dev/follow-up-message-id'],
+        }),
+      (error: unknown) => (watchEnded = error ?? 'the watch ended'),
+    );
+    try {
+      const created = await env.createRelease('dup', {
+        source: { git: { url: `${proxy.url}/apps.git`, ref: { branch: 'no-such-branch' } } },
+        syncPolicy: { retryBackoff: { initial: '1s', factor: 1, max: '1s' } },
+      });
+      const uid = created.metadata.uid!;
+      const relayMessage = await until('the relay message ran once', () => runs('dup')[0]?.['messageId'] as string | undefined);
+
+      const body = env.messageBody('dup', uid, 'test: duplicate delivery');
+      const [copyA, copyB] = await env.sendRaw('reconcile', [body, body]);
+      const chains = [relayMessage, copyA, copyB];
+
+      const superseded = (id: string) =>
+        env.recordLines('dup', { messageId: id, msg: 'dropped' }).some((l) => String(l['reason']).startsWith('superseded by follow-up'));
+      await until('two of the three chains are dropped as superseded', () => chains.filter(superseded).length >= 2, { timeoutMs: 20_000 });
+      const collapsedAt = Date.now();
+      expect(chains.filter(superseded)).toHaveLength(2);
+      const survivor = chains.find((id) => !superseded(id))!;
+
+      // Both copies were handled; at least one was turned away by the Lease while the other ran.
+      for (const copy of [copyA, copyB]) expect(env.recordLines('dup', { messageId: copy }).length).toBeGreaterThan(0);
+      const busy = env.recordLines('dup', { msg: 'requeued' }).filter((l) => String(l['reason']).startsWith('lease held by'));
+      expect(busy.length).toBeGreaterThanOrEqual(1);
+      expect(busy.every((l) => (l['visibilitySeconds'] as number) >= 1 && (l['visibilitySeconds'] as number) <= 3)).toBe(true);
+
+      // After the collapse, only the survivor runs, and the Lease records it as the one follow-up.
+      await sleep(4_000);
+      const later = runs('dup').filter((l) => at(l) > collapsedAt);
+      expect(later.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(later.map((l) => l['messageId']))).toEqual(new Set([survivor]));
+      const lease = await env.lease(uid);
+      expect(lease?.metadata?.annotations?.['convoy.dev/follow-up-message-id']).toBe(survivor);
+
+      // Never two holders: between two different holders there is always a release ('').
+      expect(watchEnded).toBeUndefined();
+      const holders = events.filter((e) => e.name === leaseName('reconcile', uid)).map((e) => e.holder);
+      const violations = holders.filter((h, i) => i > 0 && h !== '' && holders[i - 1] !== '' && holders[i - 1] !== h);
+      expect(violations).toEqual([]);
+      const acquisitions = holders.filter((h, i) => h !== '' && (i === 0 || holders[i - 1] === ''));
+      expect(new Set(acquisitions).size).toBe(acquisitions.length); // every run has its own holder id
+      expect(acquisitions.length).toBeGreaterThanOrEqual(4);
+      measured['duplicates'] = { survivor: survivor === relayMessage ? 'relay message' : 'a copy', busyRequeues: busy.length, leaseAcquisitions: acquisitions.length };
+
+      // End the chain between two runs (just after one ended, while its message is invisible for
+      // 1 s): the next delivery finds no Release and is dropped.
+      const outcomes = () => env.recordLines('dup', { messageId: survivor }).filter((l) => l['outcome'] !== undefined).length;
+      const seen = outcomes();
+      await until('the survivor ends another run', () => outcomes() > seen);
+      await env.deleteRelease('dup');
+      await until('the survivor is dropped', () => env.recordLines('dup', { messageId: survivor, msg: 'dropped' }).length > 0);
+    } finally {
+      watch.abort();
+      await env.deleteRelease('dup').catch(() => undefined);
+      await proxy.close();
+    }
+  });
+
+  it('a wave waiting for health is rechecked at most every 10 s through visibility, and the next recheck after the Job completes applies the next wave', async () => {
+    const waves = await env.repo('waves', { 'job.yaml': job('migrate', 0), 'cm.yaml': configMap('after-migrate', { 'convoy.dev/sync-wave': '1' }) });
+    await env.createRelease('waves', { source: { git: { url: waves.url, ref: { branch: 'main' } } } });
+
+    // Each distinct status.lastAttempted.attemptedAt (whole seconds), polled every 200 ms.
+    const attempts: string[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const seen = (await env.getRelease('waves')).status?.lastAttempted?.attemptedAt;
+        if (seen !== undefined && seen !== attempts.at(-1)) attempts.push(seen);
+        await sleep(200);
+      }
+    })();
+    try {
+      const waiting = await releaseWhen('waves', 'Applied is WaitingForWaveHealth', (r) => appliedOf(r)?.reason === 'WaitingForWaveHealth');
+      expect(appliedOf(waiting)?.status).toBe('False');
+      expect(waiting.status?.waves).toMatchObject([{ wave: 0, state: 'Applied' }, { wave: 1, state: 'Pending' }]);
+
+      const requeued = () => env.recordLines('waves', { msg: 'requeued' });
+      const rechecks = await until(
+        'three runs of the waiting wave, each ended and seen in status',
+        () => (runs('waves').length >= 3 && requeued().length >= 3 && attempts.length >= 3 ? runs('waves') : undefined),
+        { timeoutMs: 30_000 },
+      );
+      // One message carries the whole wait: its ApproximateReceiveCount grows by one per recheck.
+      expect(new Set(rechecks.map((l) => l['messageId'])).size).toBe(1);
+      expect(rechecks.map((l) => l['receiveCount'])).toEqual([1, 2, 3]);
+      const requeues = requeued();
+      for (const r of requeues) expect(r['visibilitySeconds']).toBeLessThanOrEqual(10);
+      // Invisible ≤ 10 s between deliveries (1 s slack for the SQS calls); run to run that is
+      // 10 s + the run's own time.
+      const invisible = redeliveryGaps(requeues.filter((l) => l['messageId'] === rechecks[0]['messageId']));
+      measured['waveRedeliveryGapsS'] = seconds(invisible);
+      expect(invisible.length).toBeGreaterThanOrEqual(2);
+      for (const gap of invisible) expect(gap).toBeLessThanOrEqual(11_000);
+      measured['waveRunToRunGapsS'] = seconds(gapsOf(rechecks.map(at)));
+      // attemptedAt has whole seconds: one more second of slack.
+      const statusGaps = gapsOf(attempts.map((a) => Date.parse(a)));
+      measured['waveAttemptedAtGapsS'] = seconds(statusGaps);
+      expect(statusGaps.length).toBeGreaterThanOrEqual(2);
+      for (const gap of statusGaps) expect(gap).toBeLessThanOrEqual(12_000);
+
+      // The Job completes (no controller runs here, so the test writes its status).
+      const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      await env.kc.makeApiClient(BatchV1Api).patchNamespacedJobStatus(
+        {
+          name: 'migrate',
+          namespace: env.ns.name,
+          body: {
+            status: {
+              startTime: now,
+              completionTime: now,
+              succeeded: 1,
+              conditions: [
+                { type: 'SuccessCriteriaMet', status: 'True', lastProbeTime: now, lastTransitionTime: now },
+                { type: 'Complete', status: 'True', lastProbeTime: now, lastTransitionTime: now },
+              ],
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      const completedAt = Date.now();
+      const applied = await releaseWhen('waves', 'Applied is True', (r) => appliedOf(r)?.status === 'True', 15_000);
+      measured['jobCompleteToAppliedS'] = seconds([Date.now() - completedAt])[0];
+      expect(Date.now() - completedAt).toBeLessThanOrEqual(12_000);
+      expect(applied.status?.waves).toMatchObject([{ wave: 0, state: 'Healthy' }, { wave: 1 }]);
+      await env.kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: env.ns.name, name: 'after-migrate' });
+      const done = await until('the waiting message is acknowledged', () => env.recordLines('waves', { msg: 'done' })[0]);
+      expect(done['messageId']).toBe(rechecks[0]['messageId']);
+      expect(done['receiveCount']).toBeGreaterThanOrEqual(4);
+    } finally {
+      polling = false;
+      await poller;
+    }
+  });
+
+  it('a retryable failure backs off per retryBackoff: 2 s, 4 s, 8 s', async () => {
+    await env.createRelease('backoff', {
+      source: { git: { url: appUrl, ref: { branch: 'no-such-branch' } } },
+      syncPolicy: { retryBackoff: { initial: '2s', factor: 2, max: '8s' } },
+    });
+    try {
+      // A run logs 'reconciled' (after its status write) and then its outcome line; wait for both.
+      const retried = () => env.recordLines('backoff', { msg: 'failed; retrying with backoff' });
+      await until('four attempts', () => runs('backoff').length >= 4 && retried().length >= 4, { timeoutMs: 25_000 });
+      const attempts = runs('backoff').slice(0, 4);
+      expect(attempts.map((l) => l['receiveCount'])).toEqual([1, 2, 3, 4]);
+      const retries = retried().slice(0, 4);
+      expect(retries.map((l) => l['visibilitySeconds'])).toEqual([2, 4, 8, 8]);
+      const invisible = redeliveryGaps(retries);
+      measured['backoffRedeliveryGapsS'] = seconds(invisible);
+      measured['backoffRunToRunGapsS'] = seconds(gapsOf(attempts.map(at)));
+      [2_000, 4_000, 8_000].forEach((expected, i) => {
+        expect(invisible[i]).toBeGreaterThanOrEqual(expected - 100);
+        expect(invisible[i]).toBeLessThanOrEqual(expected + 1_500);
+      });
+      const release = await env.getRelease('backoff');
+      expect(appliedOf(release)).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
+      expect(release.status?.lastAttempted?.phase).toBe('Failed');
+    } finally {
+      await env.deleteRelease('backoff');
+    }
+  });
+});
+
+describe('messages that end without a run', () => {
+  // A runtime of its own: maxReceiveCount 1 and a 2 s visibility timeout, so a record that is
+  // reported as failed without a new visibility is in the dead-letter queue after ~2 s — and one
+  // that was acknowledged never is.
+  let env: RuntimeEnv;
+  let appUrl: string;
+
+  beforeAll(async () => {
+    env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'queue-dlq', {
+      relayTickMs: 200,
+      visibilityTimeoutSeconds: 2,
+      maxReceiveCount: 1,
+    });
+    appUrl = (await env.repo('apps', { 'app/cm.yaml': configMap('app-config') })).url;
+  });
+
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  it('malformed messages end in the DLQ while the rest of their batch succeeds; messages for a deleted Release or a wrong uid are dropped', async () => {
+    const spec = { source: { git: { url: appUrl, ref: { branch: 'main' }, path: 'app' } } };
+    const live = await env.createRelease('live', spec);
+    const gone = await env.createRelease('gone', spec);
+    const appliedTrue = (r: Awaited<ReturnType<RuntimeEnv['getRelease']>>) => appliedOf(r)?.status === 'True';
+    await until('both Releases are Applied', async () => appliedTrue(await env.getRelease('live')) && appliedTrue(await env.getRelease('gone')));
+    await env.deleteRelease('gone');
+    // The relay's own message for the deletion is dropped too.
+    await until('the deletion message is dropped', () => env.recordLines('gone', { msg: 'dropped' }).length > 0);
+
+    const bodies = [
+      'this is not JSON {',
+      JSON.stringify({ ...JSON.parse(env.messageBody('live', live.metadata.uid!, 'test: v2')), v: 2 }),
+      env.messageBody('live', live.metadata.uid!, 'test: valid'),
+      env.messageBody('gone', gone.metadata.uid!, 'test: deleted Release'),
+      env.messageBody('live', 'not-the-uid', 'test: wrong uid'),
+    ];
+    const [notJson, v2, valid, deleted, wrongUid] = await env.sendRaw('reconcile', bodies);
+    const invalid = 'invalid message left for the dead-letter queue';
+    // The line that ends a record: its outcome, or the note that it was left for the DLQ.
+    const line = (id: string | undefined, msg: string) =>
+      env.logs.find((l) => l['messageId'] === id && l.msg === msg && (l['outcome'] !== undefined || l.msg === invalid));
+
+    await until('every record of the batch was handled', () =>
+      [notJson, v2, valid, deleted, wrongUid].every((id) => env.logs.some((l) => l['messageId'] === id && (l['outcome'] !== undefined || l.msg === invalid))),
+    );
+    expect(line(valid, 'done')).toMatchObject({ cause: 'test: valid', receiveCount: 1 });
+    expect(String(line(deleted, 'dropped')?.['reason'])).toContain('no longer exists');
+    expect(String(line(wrongUid, 'dropped')?.['reason'])).toContain('not-the-uid');
+    expect(String(line(notJson, invalid)?.['reason'])).toContain('not JSON');
+    expect(String(line(v2, invalid)?.['reason'])).toContain('v:');
+
+    const dead: Message[] = [];
+    await until('both malformed messages are in the DLQ', async () => {
+      dead.push(...(await env.dlqMessages('reconcile')));
+      return dead.length >= 2;
+    }, { timeoutMs: 10_000, intervalMs: 250 });
+    expect(dead.map((m) => m.MessageId).sort()).toEqual([notJson, v2].sort());
+    expect(dead.map((m) => m.Body).sort()).toEqual([bodies[0], bodies[1]].sort());
+
+    // Acknowledged means deleted: nothing of the batch is left, in flight or waiting, and no
+    // handler or poller failure was logged.
+    await sleep(2_500);
+    expect(await env.queueDepth('reconcile')).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+    expect(await env.dlqMessages('reconcile')).toEqual([]);
+    // One outcome line per delivery: each was received once.
+    for (const id of [valid, deleted, wrongUid]) expect(env.logs.filter((l) => l['messageId'] === id && l['outcome'] !== undefined)).toHaveLength(1);
+    expect(env.logs.filter((l) => l.level === 'error' && (l['fn'] === 'reconcile' || l['poller'] === 'reconcile'))).toEqual([]);
+    // The runtime keeps working after the batch: a spec change still reconciles.
+    await env.api.patchMerge('Release', env.ns.name, 'live', { spec: { syncPolicy: { interval: '6m' } } });
+    await until('the spec change is applied', async () => appliedOf(await env.getRelease('live'))?.observedGeneration === 2);
+    // The deleted Release leaves no Lease behind.
+    expect(await env.lease(gone.metadata.uid!)).toBeUndefined();
+  });
+});
