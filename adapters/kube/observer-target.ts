@@ -22,10 +22,11 @@
  */
 import type { Release } from '../../domain/api/objects.ts';
 import type { DriftObservation } from '../../domain/observe/drift-diff.ts';
-import { apiGroup, cloneJson, describeObject, isPlainObject, type KubeObject } from '../../domain/render/kube-object.ts';
+import { apiGroup, describeObject, isPlainObject, type KubeObject } from '../../domain/render/kube-object.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { ClusterResolutionError, createManagementReaders, loadStoredKubeConfig, type ManagementReaders } from './cluster-resolver.ts';
-import { apiVersionPath, createDiscovery, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
+import { inOrder, isSchemaError, locateObject, type Located } from './object-paths.ts';
+import { createDiscovery, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
 import { createKubeHttp, KubeTransportError, PATCH_CONTENT_TYPES } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -258,41 +259,11 @@ function convoyApplyTime(managedFields: unknown): number | undefined {
 
 const isSecret = (obj: KubeObject): boolean => obj.kind === 'Secret' && apiGroup(obj.apiVersion) === '';
 
-interface Located {
-  path: string;
-  /** A copy as sent: a cluster-scoped kind never carries a namespace. */
-  body: KubeObject;
-}
-
-/** undefined for a namespaced kind without a namespace: nothing of that name can exist. */
-function locateObject(obj: KubeObject, resource: ServedResource): Located | undefined {
-  const body = cloneJson(obj);
-  const name = encodeURIComponent(obj.metadata.name);
-  if (!resource.namespaced) {
-    delete body.metadata.namespace;
-    return { path: `${apiVersionPath(obj.apiVersion)}/${resource.name}/${name}`, body };
-  }
-  const ns = obj.metadata.namespace;
-  if (ns === undefined || ns === '') return undefined;
-  return { path: `${apiVersionPath(obj.apiVersion)}/namespaces/${encodeURIComponent(ns)}/${resource.name}/${name}`, body };
-}
-
 function expectObject(obj: KubeObject, action: string, response: KubeResponse): Record<string, unknown> {
   if (response.status >= 200 && response.status <= 299 && isPlainObject(response.body)) return response.body;
   const detail =
     response.status >= 200 && response.status <= 299 ? ' without a JSON object' : ` with HTTP ${response.status}${serverMessage(obj, response.body)}`;
   throw new ObserverRequestError(`${describeObject(obj)}: the ${action} was answered${detail}`, response.status);
-}
-
-/** Schema errors of server-side apply come back as HTTP 500 (kubernetes/kubernetes#122480). */
-function isSchemaError(response: KubeResponse): boolean {
-  const body = response.body;
-  return (
-    response.status === 500 &&
-    isPlainObject(body) &&
-    typeof body.message === 'string' &&
-    /^failed to create typed (patch|live) object/.test(body.message)
-  );
 }
 
 /** `: <the server's message>`, shortened; nothing for a Secret, whose values a message may quote. */
@@ -303,29 +274,3 @@ function serverMessage(obj: KubeObject, body: unknown): string {
   return `: ${message.length > MAX_SERVER_MESSAGE ? `${message.slice(0, MAX_SERVER_MESSAGE)}…` : message}`;
 }
 
-/**
- * Runs `work` over `items`, at most `limit` at a time, results in input
- * order. After a failure nothing new starts; the error of the earliest failed
- * item is thrown, so the same input reports the same object.
- */
-async function inOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  const failures: { index: number; error: unknown }[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length && failures.length === 0) {
-      const index = next++;
-      try {
-        results[index] = await work(items[index]);
-      } catch (error) {
-        failures.push({ index, error });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failures.length > 0) {
-    failures.sort((a, b) => a.index - b.index);
-    throw (failures[0] as { error: unknown }).error;
-  }
-  return results;
-}

@@ -25,8 +25,8 @@ import {
   type KubeObject,
 } from '../../domain/render/kube-object.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
+import { inOrder, isSchemaError, locateObject, type Located } from './object-paths.ts';
 import {
-  apiVersionPath,
   createDiscovery,
   type KubeRequest,
   type KubeRequestInit,
@@ -82,7 +82,7 @@ export function createTargetCluster(
 
   const locate = async (obj: KubeObject): Promise<Located | undefined> => {
     const resource = await discovery.resourceFor(obj.apiVersion, obj.kind);
-    return resource === undefined ? undefined : locateObject(obj, resource);
+    return resource === undefined ? undefined : pathOrReject(obj, resource);
   };
 
   const locateOrReject = async (obj: KubeObject): Promise<Located> => {
@@ -228,29 +228,12 @@ export function createKubeRequest(kc: KubeClientConfig, opts: TargetClusterOptio
 
 // --- objects and paths -----------------------------------------------------------------------
 
-interface Located {
-  path: string;
-  /** A copy of the object as sent: a cluster-scoped kind never carries a namespace. */
-  body: KubeObject;
-}
-
-function locateObject(obj: KubeObject, resource: ServedResource): Located {
-  const body = cloneJson(obj);
-  const name = encodeURIComponent(obj.metadata.name);
-  if (!resource.namespaced) {
-    delete body.metadata.namespace;
-    return { path: `${apiVersionPath(obj.apiVersion)}/${resource.name}/${name}`, body };
+function pathOrReject(obj: KubeObject, resource: ServedResource): Located {
+  const located = locateObject(obj, resource);
+  if (located === undefined) {
+    throw new ApplyRejectedError(`${describeObject(obj)}: kind ${obj.kind} is namespaced, but the object has no metadata.namespace`);
   }
-  const ns = obj.metadata.namespace;
-  if (ns === undefined || ns === '') {
-    throw new ApplyRejectedError(
-      `${describeObject(obj)}: kind ${obj.kind} is namespaced, but the object has no metadata.namespace`,
-    );
-  }
-  return {
-    path: `${apiVersionPath(obj.apiVersion)}/namespaces/${encodeURIComponent(ns)}/${resource.name}/${name}`,
-    body,
-  };
+  return located;
 }
 
 const isNamespace = (obj: KubeObject): boolean => obj.kind === 'Namespace' && obj.apiVersion === 'v1';
@@ -383,21 +366,6 @@ function expectObject(
   return response.body;
 }
 
-/**
- * Server-side apply reports an object that does not fit the schema (an unknown field under
- * fieldValidation=Strict, a wrong type, duplicate list keys) as HTTP 500 with this message
- * (kubernetes/kubernetes#122480, #139253); retrying cannot fix it.
- */
-function isSchemaError(response: { status: number; body: unknown }): boolean {
-  const body = response.body;
-  return (
-    response.status === 500 &&
-    isPlainObject(body) &&
-    typeof body.message === 'string' &&
-    /^failed to create typed (patch|live) object/.test(body.message)
-  );
-}
-
 /** The server's `Status.message`, shortened, with a Secret's values blanked out. */
 function serverMessage(obj: KubeObject, body: unknown): string {
   let message =
@@ -432,33 +400,3 @@ function redactSecretValues(message: string, secret: KubeObject): string {
 
 // --- bounded concurrency ---------------------------------------------------------------------
 
-/**
- * Runs `work` over `items`, at most `limit` at a time, results in input order. After a failure
- * nothing new starts; the error thrown is the one of the earliest failed item, so the same
- * input reports the same object.
- */
-async function inOrder<T, R>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  const failures: { index: number; error: unknown }[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length && failures.length === 0) {
-      const index = next++;
-      try {
-        results[index] = await work(items[index]);
-      } catch (error) {
-        failures.push({ index, error });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failures.length > 0) {
-    failures.sort((a, b) => a.index - b.index);
-    throw (failures[0] as { error: unknown }).error;
-  }
-  return results;
-}
