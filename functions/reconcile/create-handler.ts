@@ -1,49 +1,22 @@
-import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
 import { createReconcilePorts } from '../../adapters/reconcile/create-ports.ts';
-import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
-import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
 import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
-import { withLease } from '../runtime/lease-guard.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { createNotifier } from '../runtime/notifier.ts';
-import { createSqsBatchHandler, type SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
-import type { SQSRecord } from '../runtime/sqs-event.ts';
+import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
+import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { createReconcileRecordHandler, createReleaseSource } from './reconcile-record.ts';
 
-export interface HandlerOptions {
-  /** The dev poller passes the emulator's queue URL; on AWS it comes from the event source ARN. */
-  queueUrlOf?: (record: SQSRecord) => string;
-}
+export type { HandlerOptions };
 
 /** The reconcile function: SQS batch → Lease → reconcile → convoy-release status. */
-export function createReconcileHandler(
-  config: FunctionConfig,
-  clients: FunctionClients,
-  logger: Logger,
-  options: HandlerOptions = {},
-): SqsBatchHandler {
-  const store = config.CONVOY_RENDER_BUCKET ? createS3RenderStore({ s3: clients.s3, bucket: config.CONVOY_RENDER_BUCKET }) : undefined;
+export function createReconcileHandler(config: FunctionConfig, clients: FunctionClients, logger: Logger, options: HandlerOptions = {}): SqsBatchHandler {
+  const { store, notify } = sharedPorts(config, clients);
   const record = createReconcileRecordHandler({
     releases: createReleaseSource(clients.kc),
     statusWriter: createStatusWriter(clients.kc),
     ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR }),
-    notify: createNotifier(clients.sqs, {
-      reconcile: config.CONVOY_RECONCILE_QUEUE_URL,
-      drift: config.CONVOY_DRIFT_QUEUE_URL,
-      health: config.CONVOY_HEALTH_QUEUE_URL,
-    }),
+    notify,
   });
-  return createSqsBatchHandler({
-    loop: 'reconcile',
-    handleRecord: withLease(record, {
-      loop: 'reconcile',
-      leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
-      durationSeconds: config.CONVOY_LEASE_SECONDS,
-    }),
-    sqs: sqsVisibilityPort(clients.sqs),
-    logger,
-    ...(options.queueUrlOf ? { queueUrlOf: options.queueUrlOf } : {}),
-  });
+  return loopHandler('reconcile', record, config, clients, logger, options);
 }

@@ -1,0 +1,52 @@
+import { createLeasePort } from '../../adapters/kube/lease.ts';
+import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
+import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
+import type { Loop } from '../../domain/runtime/queue-message.ts';
+import type { FunctionClients } from './clients.ts';
+import type { FunctionConfig } from './config.ts';
+import { withLease } from './lease-guard.ts';
+import type { Logger } from './logger.ts';
+import { createNotifier } from './notifier.ts';
+import { createSqsBatchHandler, type RecordHandler, type SqsBatchHandler } from './sqs-batch-handler.ts';
+import type { SQSRecord } from './sqs-event.ts';
+
+export interface HandlerOptions {
+  /** The dev poller passes the emulator's queue URL; on AWS it comes from the event source ARN. */
+  queueUrlOf?: (record: SQSRecord) => string;
+}
+
+/** What every loop's record handler may need from the container. */
+export function sharedPorts(config: FunctionConfig, clients: FunctionClients) {
+  return {
+    store: config.CONVOY_RENDER_BUCKET
+      ? (createS3RenderStore({ s3: clients.s3, bucket: config.CONVOY_RENDER_BUCKET }))
+      : undefined,
+    notify: createNotifier(clients.sqs, {
+      reconcile: config.CONVOY_RECONCILE_QUEUE_URL,
+      drift: config.CONVOY_DRIFT_QUEUE_URL,
+      health: config.CONVOY_HEALTH_QUEUE_URL,
+    }),
+  };
+}
+
+/** A loop's record handler as a function: SQS batch → Lease (one run per Release) → record handler → SQS. */
+export function loopHandler(
+  loop: Loop,
+  record: RecordHandler,
+  config: FunctionConfig,
+  clients: FunctionClients,
+  logger: Logger,
+  options: HandlerOptions = {},
+): SqsBatchHandler {
+  return createSqsBatchHandler({
+    loop,
+    handleRecord: withLease(record, {
+      loop,
+      leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
+      durationSeconds: config.CONVOY_LEASE_SECONDS,
+    }),
+    sqs: sqsVisibilityPort(clients.sqs),
+    logger,
+    ...(options.queueUrlOf ? { queueUrlOf: options.queueUrlOf } : {}),
+  });
+}
