@@ -1,0 +1,17 @@
+// A real etcd + kube-apiserver on loopback, for integration tests (one per test run,
+// started from vitest's globalSetup) and for `convoy dev --embedded`.
+// Kept free of vitest imports. See /docs and TEST-CONTROL-PLANE.md for the flags.
+export {
+  DEFAULT_ETCD_VERSION,
+  DEFAULT_K8S_VERSION,
+  locateControlPlaneBinaries,
+  type ControlPlaneBinaries,
+} from './binaries.ts';
+export { installCrds } from './crds.ts';
+export { ControlPlaneBinariesNotFoundError, ControlPlaneStartError, CrdInstallError } from './errors.ts';
+export {
+  startControlPlane,
+  type ControlPlane,
+  type ExtraUser,
+  type StartControlPlaneOptions,
+} from './start-control-plane.ts';
