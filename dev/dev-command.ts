@@ -48,7 +48,10 @@ export async function devCommand(argv: string[]): Promise<void> {
     let kubeconfigPath: string;
     let adminToken: string | undefined;
     if (values.embedded) {
-      const cp: ControlPlane = await startControlPlane({ extraUsers: [{ name: 'convoy-admin', groups: ['system:masters'] }] });
+      const cp: ControlPlane = await startControlPlane({
+        extraUsers: [{ name: 'convoy-admin', groups: ['system:masters'] }],
+        stopOnSignals: false,
+      });
       stops.push(() => cp.stop());
       await mkdir(join(repoRoot, '.convoy'), { recursive: true });
       kubeconfigPath = join(repoRoot, '.convoy', 'kubeconfig');

@@ -2,7 +2,7 @@
 // local event-source-mapping poller per queue calling the real function
 // handlers, and the HTTP API. Used by `convoy dev`, the end-to-end tests and
 // the benchmarks; the handlers are exactly the ones Lambda runs.
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
@@ -83,13 +83,14 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
       visibilityTimeout: options.visibilityTimeoutSeconds ?? 60,
     });
   }
+  const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-dev-cache-'));
   const config: FunctionConfig = functionEnvSchema.parse({
     CONVOY_NAMESPACE: namespace,
     CONVOY_RENDER_BUCKET: bucket,
     CONVOY_RECONCILE_QUEUE_URL: queues.reconcile.queueUrl,
     CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
     CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
-    CONVOY_CACHE_DIR: await mkdtemp(join(tmpdir(), 'convoy-dev-cache-')),
+    CONVOY_CACHE_DIR: cacheDir,
     CONVOY_LEASE_SECONDS: String((options.visibilityTimeoutSeconds ?? 60) + 30),
   });
   const clients: FunctionClients = { kc: fromClientNodeKubeConfig(kc), sqs, s3 };
@@ -146,6 +147,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
       await api?.close();
       await relay.stop();
       await Promise.all(pollers.map((p) => p.stop()));
+      await rm(cacheDir, { recursive: true, force: true });
       await aws.stop();
       sqs.destroy();
       s3.destroy();

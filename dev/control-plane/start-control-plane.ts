@@ -32,6 +32,11 @@ export interface StartControlPlaneOptions {
   readonly binaries?: ControlPlaneBinaries;
   /** How long to wait for /readyz to answer ok. Default 30 s. */
   readonly readyTimeoutMs?: number;
+  /**
+   * Stop on SIGINT/SIGTERM by itself (default true). `convoy dev` turns it off
+   * and stops the control plane last, after the relay has given up its Lease.
+   */
+  readonly stopOnSignals?: boolean;
 }
 
 export interface ControlPlane {
@@ -109,8 +114,10 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
     })());
 
   process.on('exit', onExit);
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  if (opts.stopOnSignals !== false) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
 
   try {
     await writeFile(pidsFile, '');

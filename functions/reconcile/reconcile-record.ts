@@ -55,10 +55,16 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
       return stop();
     }
     const log = ctx.logger.child({ renderRef: result.renderRef });
-    await deps.statusWriter.apply(
-      { namespace: message.namespace, name: message.name },
-      { manager: FieldManager.release, slice: result.slice },
-    );
+    try {
+      await deps.statusWriter.apply(
+        { namespace: message.namespace, name: message.name },
+        { manager: FieldManager.release, slice: result.slice },
+      );
+    } catch (error) {
+      // Deleted while it was reconciled: nothing left to report on.
+      if (isNotFound(error)) return dropped('the Release was deleted during the reconcile');
+      throw error;
+    }
     for (const warning of result.warnings) log.warn(warning);
     for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim());
     const applied = result.slice.conditions.find((c) => c.type === 'Applied');
