@@ -10,6 +10,7 @@
  * - alarms on queue age and dead-letter queue depth;
  * - outputs: queue URLs, bucket name, relay role ARN, relay manifests.
  */
+import { ESM_BANNER } from './esm-banner.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,19 +138,7 @@ export interface ConvoyProps {
   readonly outputs?: boolean;
 }
 
-/**
- * CommonJS dependencies bundled into ESM still call require() for Node built-ins,
- * and some read __filename; the same shim as scripts/bundle-functions.ts, on one
- * line (it goes through esbuild's command line). Prefixed names cannot collide with bundled code.
- */
-export const ESM_BANNER = [
-  "import { createRequire as __convoyCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __convoyFileURLToPath } from 'node:url';",
-  "import { dirname as __convoyDirname } from 'node:path';",
-  'const require = __convoyCreateRequire(import.meta.url);',
-  'const __filename = __convoyFileURLToPath(import.meta.url);',
-  'const __dirname = __convoyDirname(__filename);',
-].join(' ');
+export { ESM_BANNER };
 
 const DEFAULT_MEMORY: Record<Loop, number> = { reconcile: 1024, drift: 512, health: 512 };
 const DEFAULT_MAX_CONCURRENCY = 10;

@@ -10,6 +10,7 @@
 // `--aws-sdk bundled` pins the SDK version inside the bundle instead, at the cost of size.
 //
 // Prints ONE JSON document on stdout: an array of {fn, bytes, ms, awsSdk, out}.
+import { ESM_BANNER } from '../infra/esm-banner.ts';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -45,19 +46,7 @@ export class BundleError extends Error {
 
 const repoRoot = resolve(import.meta.dirname, '..');
 
-/**
- * ESM output with CommonJS dependencies inside: esbuild's `require()` shim needs a
- * real `require` for Node built-ins, and some CJS code reads __filename/__dirname.
- * The imported names are prefixed so they cannot collide with bundled code.
- */
-const BANNER = [
-  "import { createRequire as __convoyCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __convoyFileURLToPath } from 'node:url';",
-  "import { dirname as __convoyDirname } from 'node:path';",
-  'const require = __convoyCreateRequire(import.meta.url);',
-  'const __filename = __convoyFileURLToPath(import.meta.url);',
-  'const __dirname = __convoyDirname(__filename);',
-].join('\n');
+const BANNER = ESM_BANNER;
 
 /** Functions with an entry point: every `functions/<fn>/handler.ts` (runtime/ has none). */
 export async function listFunctions(root = repoRoot): Promise<string[]> {
