@@ -26,7 +26,7 @@ import {
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
 import { dueLoops, type LastSent } from '../domain/relay/timers.ts';
-import type { LeasePort } from '../domain/runtime/lease.ts';
+import { orphanLeaseUids, type LeasePort } from '../domain/runtime/lease.ts';
 import type { Loop } from '../domain/runtime/queue-message.ts';
 import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createLeasePort } from '../adapters/kube/lease.ts';
@@ -287,14 +287,28 @@ export function startRelay(options: RelayOptions): Relay {
     );
     releaseInformer.start();
     for (const informer of dependencies.values()) informer.start();
+    let swept = false;
+    const sweepOnce = () => {
+      if (swept || !releaseInformer.hasSynced()) return;
+      swept = true;
+      sweepOrphanLeases().catch((error: unknown) => log.warn('sweeping the Leases of deleted Releases failed', { error: error as Error }));
+    };
     const tick =
       options.timers === false
         ? undefined
         : setInterval(() => {
-            if (releaseInformer.hasSynced()) onTick(sender);
+            if (!releaseInformer.hasSynced()) return;
+            sweepOnce();
+            onTick(sender);
           }, options.tickMs ?? 1_000);
     term = { sender, releaseInformer, dependencies, tick };
     log.info('relay started sending');
+  };
+
+  /** Leases of Releases deleted while no relay led: their delete event was never seen. */
+  const sweepOrphanLeases = async () => {
+    const live = new Set([...index.values()].flatMap((names) => [...names.values()].map((r) => r.metadata.uid ?? '')));
+    for (const uid of orphanLeaseUids(await leases.releaseUids(), live)) await leases.removeAll(uid);
   };
 
   const endTerm = async (flush: boolean) => {

@@ -132,5 +132,13 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
     async removeAll(releaseUid) {
       await client.delete(pathOf(), undefined, { labelSelector: `${RELEASE_UID_LABEL}=${releaseUid}` });
     },
+
+    async releaseUids() {
+      const list = await client.list<V1Lease>(pathOf(), { labelSelector: RELEASE_UID_LABEL });
+      return list.items.flatMap((lease) => {
+        const uid = lease.metadata?.labels?.[RELEASE_UID_LABEL];
+        return uid ? [uid] : [];
+      });
+    },
   };
 }

@@ -25,6 +25,13 @@ export interface LeasePort {
   release(lease: HeldLease, followUp: FollowUp | undefined): Promise<void>;
   /** Removes every Lease of a Release (the relay calls it when the Release is deleted). */
   removeAll(releaseUid: string): Promise<void>;
+  /** The Release uids that have Leases (the relay sweeps those of Releases deleted while no relay led). */
+  releaseUids(): Promise<string[]>;
+}
+
+/** Lease owners that are no longer Releases: deleted while no relay was watching. */
+export function orphanLeaseUids(leaseUids: readonly string[], releaseUids: ReadonlySet<string>): string[] {
+  return [...new Set(leaseUids)].filter((uid) => !releaseUids.has(uid));
 }
 
 export function leaseName(loop: string, releaseUid: string): string {

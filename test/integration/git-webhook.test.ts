@@ -230,7 +230,7 @@ describe('POST /v1/hooks/git with Relay.enqueue', () => {
       queueUrls,
       installationNamespace: ns.name,
       logger: createLogger({ write: (line) => logLines.push(line), base: { identity } }),
-      leases: { acquire: () => Promise.reject(new Error('unused')), release: () => Promise.resolve(), removeAll: () => Promise.resolve() },
+      leases: { acquire: () => Promise.reject(new Error('unused')), release: () => Promise.resolve(), removeAll: () => Promise.resolve(), releaseUids: () => Promise.resolve([]) },
       identity,
       timers: false,
       leaderElection: { leaseDurationMs: 3_000, renewIntervalMs: 500 },

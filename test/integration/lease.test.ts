@@ -118,8 +118,11 @@ describe('Leases on the real apiserver', () => {
     const keptLease = held(await leases.acquire('reconcile', kept, 'h-kept', 60));
     expect(await leaseNames()).toEqual(expect.arrayContaining([leaseName('drift', gone), leaseName('health', gone), leaseName('reconcile', gone)]));
 
+    expect(await leases.releaseUids()).toEqual(expect.arrayContaining([gone, kept]));
+
     await leases.removeAll(gone);
 
+    expect(await leases.releaseUids()).not.toContain(gone);
     const names = await leaseNames();
     expect(names.filter((n) => n.endsWith(gone))).toEqual([]);
     expect(names).toContain(leaseName('reconcile', kept));

@@ -27,6 +27,7 @@ let sqs: SQSClient;
 let queueUrls: Record<Loop, string>;
 let relay: Relay | undefined;
 const removedLeases: string[] = [];
+const ORPHAN_UID = '00000000-0000-4000-8000-00000000dead';
 const logLines: string[] = [];
 const inbox: Record<Loop, QueueMessage[]> = { reconcile: [], drift: [], health: [] };
 
@@ -37,6 +38,8 @@ const recordingLeases: LeasePort = {
     removedLeases.push(uid);
     return Promise.resolve();
   },
+  // A Release deleted while no relay led left its Leases behind.
+  releaseUids: () => Promise.resolve([ORPHAN_UID]),
 };
 
 function start(identity: string, overrides: Partial<RelayOptions> = {}): Relay {
@@ -230,6 +233,10 @@ describe('relay', () => {
     await api.raw.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns.name, plural: 'releases', name });
     expect((await messagesFor('reconcile', name, { settleMs: 0 }))[0]?.cause).toBe('watch: Release deleted');
     await until('the Leases are removed', () => removedLeases.includes(uid), 2_000);
+  });
+
+  it('the Leases of a Release deleted while no relay led are swept once the Releases are listed', async () => {
+    await until('the orphan Leases are removed', () => removedLeases.includes(ORPHAN_UID), 5_000);
   });
 
   it('200 quick label updates of one Release send a bounded number of messages (at most one a second, plus the last)', async () => {
