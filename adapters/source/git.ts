@@ -61,8 +61,31 @@ export interface GitSourceResult {
 }
 
 export interface GitSourceOptions {
-  /** HTTP client for isomorphic-git; default `isomorphic-git/http/node`. */
+  /** HTTP client for isomorphic-git; default `isomorphic-git/http/node` with a 60 s answer timeout. */
   http?: HttpClient;
+}
+
+const GIT_ANSWER_TIMEOUT_MS = 60_000;
+
+/**
+ * isomorphic-git's node client has no timeout: a server that accepts the
+ * connection and never answers would hold the reconcile until the function
+ * itself times out. This gives up waiting for the answer after `ms`.
+ */
+export function withAnswerTimeout(client: HttpClient, ms: number): HttpClient {
+  return {
+    request: async (req) => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${Math.round(ms / 1000)} s`)), ms);
+      });
+      try {
+        return await Promise.race([client.request(req), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }
 
 type RefKind = 'branch' | 'tag' | 'commit';
@@ -315,7 +338,7 @@ export async function fetchGitSource(
   const parsed = parseUrl(input.url, field);
   const { kind, name } = parseRef(input.ref, field);
   const path = checkPathSyntax(input.path, field);
-  const t = transport(parsed.url, input.auth ?? parsed.embedded, options.http ?? http);
+  const t = transport(parsed.url, input.auth ?? parsed.embedded, options.http ?? withAnswerTimeout(http, GIT_ANSWER_TIMEOUT_MS));
   const refText = `${describeRef(kind, name)} of ${redactUrl(parsed.url)}`;
 
   let commit: string;

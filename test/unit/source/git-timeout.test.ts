@@ -1,0 +1,40 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import http from 'isomorphic-git/http/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SourceNotReadyError } from '../../../adapters/source/errors.ts';
+import { createGitCache } from '../../../adapters/source/git-cache.ts';
+import { fetchGitSource, withAnswerTimeout } from '../../../adapters/source/git.ts';
+
+describe('a Git server that never answers', () => {
+  let server: Server;
+  let url: string;
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'convoy-git-timeout-'));
+    server = createServer(() => {
+      /* accepts the request and never answers */
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/stuck.git`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives up after the answer timeout with SourceNotReady (retried), not a hung reconcile', async () => {
+    const started = Date.now();
+    const error = await fetchGitSource({ url, ref: { branch: 'main' } }, createGitCache({ dir }), { http: withAnswerTimeout(http, 300) }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SourceNotReadyError);
+    expect((error as Error).message).toMatch(/no answer within/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
