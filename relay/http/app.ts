@@ -45,6 +45,7 @@ import {
   RenderStoreUnavailableError,
   type RenderStore,
 } from '../../domain/store/render-store.ts';
+import { DASHBOARD_HTML } from './dashboard.ts';
 import { AuthCheckError, type Authenticator, type Identity, type ReleaseVerb } from './auth.ts';
 import { gitWebhookNotImplemented, type GitWebhookHandler } from './git-hooks.ts';
 import { ReleaseApiError, ReleaseNotFoundError, type ReleaseApi } from './release-api.ts';
@@ -104,12 +105,17 @@ const pinBodySchema = z.object({
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
-function releaseKey(c: Context<ApiEnv>): { namespace: string; name: string } {
+function namespaceOf(c: Context<ApiEnv>): string {
   const namespace = c.req.param('ns') ?? '';
-  const name = c.req.param('name') ?? '';
   if (namespace.length > 63 || !DNS1123_LABEL.test(namespace)) {
     throw new ApiError(400, 'InvalidRequest', `namespace ${JSON.stringify(namespace.slice(0, 80))} is not a Kubernetes namespace name (lowercase letters, digits and "-", at most 63)`, 'namespace');
   }
+  return namespace;
+}
+
+function releaseKey(c: Context<ApiEnv>): { namespace: string; name: string } {
+  const namespace = namespaceOf(c);
+  const name = c.req.param('name') ?? '';
   if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
     throw new ApiError(400, 'InvalidRequest', `Release name ${JSON.stringify(name.slice(0, 80))} is not a Kubernetes object name (lowercase letters, digits, "-" and ".", at most 253)`, 'name');
   }
@@ -162,6 +168,9 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
 
   // The webhook authenticates its sender (HMAC), not a bearer token.
   app.post('/v1/hooks/git', (c) => (deps.gitWebhook ?? gitWebhookNotImplemented)(c.req.raw));
+  // The page itself holds no data; it calls the API below with the user's token.
+  app.get('/', (c) => c.redirect('/dashboard'));
+  app.get('/dashboard', (c) => c.html(DASHBOARD_HTML));
 
   // Authentication for every Release route.
   app.use('/v1/namespaces/*', async (c, next) => {
@@ -207,6 +216,25 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
   };
 
   const base = '/v1/namespaces/:ns/releases/:name';
+
+  app.get('/v1/namespaces/:ns/releases', async (c) => {
+    const namespace = namespaceOf(c);
+    const id = c.get('identity');
+    const allowed = await deps.auth.authorize(
+      id.user,
+      id.groups,
+      { verb: 'list', namespace, resource: 'releases' },
+      { ...(id.uid !== undefined ? { uid: id.uid } : {}), ...(id.extra !== undefined ? { extra: id.extra } : {}) },
+    );
+    if (!allowed) {
+      throw new ApiError(403, 'Forbidden', `user "${id.user}" may not list releases.convoy.dev in namespace "${namespace}"; ask for a Role that grants "list" on releases.convoy.dev`);
+    }
+    const releases = (await deps.releases.list(namespace)).flatMap((raw) => {
+      const parsed = parseRelease(raw);
+      return parsed.ok ? [{ release: raw, verdict: combinedVerdict(parsed.value) }] : [];
+    });
+    return c.json({ releases }, 200);
+  });
 
   app.post(`${base}/sync`, async (c) => {
     const key = await allow(c, 'update');

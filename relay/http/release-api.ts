@@ -17,6 +17,8 @@ export interface ReleaseApi {
    * @throws ReleaseNotFoundError, ReleaseApiError
    */
   annotate(namespace: string, name: string, key: string, value: string | null): Promise<void>;
+  /** The Releases of a namespace as the API server returns them (unparsed). @throws ReleaseApiError */
+  list(namespace: string): Promise<Record<string, unknown>[]>;
 }
 
 export class ReleaseNotFoundError extends Error {
@@ -61,6 +63,16 @@ export function createReleaseApi(kc: KubeConfig): ReleaseApi {
         return (await api.getNamespacedCustomObject(base(namespace, name))) as Record<string, unknown>;
       } catch (err) {
         throw translate('get', namespace, name, err);
+      }
+    },
+    async list(namespace) {
+      try {
+        const list = (await api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases' })) as {
+          items?: Record<string, unknown>[];
+        };
+        return list.items ?? [];
+      } catch (err) {
+        throw translate('list', namespace, '*', err);
       }
     },
     async annotate(namespace, name, key, value) {

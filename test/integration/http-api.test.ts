@@ -79,7 +79,7 @@ describe('HTTP API', () => {
     const ns = granted.name;
     await rbac.createNamespacedRole({
       namespace: ns,
-      body: { metadata: { name: 'release-operator' }, rules: [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'update'] }] },
+      body: { metadata: { name: 'release-operator' }, rules: [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list', 'update'] }] },
     });
     await rbac.createNamespacedRole({
       namespace: ns,
@@ -379,6 +379,31 @@ describe('HTTP API', () => {
       const res = await app.request('/v2/nothing');
       expect(res.status).toBe(404);
       expect(await res.json()).toMatchObject({ error: 'NotFound' });
+    });
+  });
+
+  describe('GET /v1/namespaces/{ns}/releases and the dashboard', () => {
+    it('lists the Releases of a namespace with their combined verdicts for a user who may list them', async () => {
+      const res = await app.request(`/v1/namespaces/${granted.name}/releases`, { headers: bearer('alice') });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { releases: { release: { metadata: { name: string } }; verdict: { ready: boolean } }[] };
+      expect(body.releases.map((r) => r.release.metadata.name).sort()).toEqual(['pinned', 'podinfo', 'verdict']);
+      for (const entry of body.releases) expect(entry.verdict).toHaveProperty('ready');
+    });
+
+    it('refuses the list to a user without "list" on releases (403)', async () => {
+      const res = await app.request(`/v1/namespaces/${granted.name}/releases`, { headers: bearer('bob') });
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ error: 'Forbidden' });
+    });
+
+    it('serves the dashboard page, which holds no data and calls the API with the user’s token', async () => {
+      const res = await app.request('/dashboard');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      const html = await res.text();
+      expect(html).toContain('/v1/namespaces/');
+      expect(html).toContain('Authorization');
     });
   });
 
