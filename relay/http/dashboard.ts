@@ -18,7 +18,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   table { border-collapse: collapse; width: 100%; }
   th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
   .ready { color: #116329; font-weight: 600; } .wait { color: #8a6100; font-weight: 600; } .failure { color: #b42318; font-weight: 600; }
-  .msg { color: #555; font-size: .9em; max-width: 40rem; }
+  .msg { color: #555; font-size: .9em; max-width: 26rem; overflow-wrap: anywhere; }
   #error { color: #b42318; margin: .5rem 0; }
 </style>
 </head>
