@@ -15,7 +15,6 @@ import {
   type ResolvedCluster,
   type TargetCluster,
 } from '../../domain/reconcile/ports.ts';
-import { PRUNE_ANNOTATION, releaseMarkOf } from '../../domain/render/annotations.ts';
 import {
   apiGroup,
   cloneJson,
@@ -26,6 +25,7 @@ import {
 } from '../../domain/render/kube-object.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { inOrder, isSchemaError, locateObject, type Located } from './object-paths.ts';
+import { mayPrune } from './prune-ownership.ts';
 import {
   createDiscovery,
   type KubeRequest,
@@ -178,7 +178,7 @@ export function createTargetCluster(
       if (at === undefined) return 'absent';
       const live = await getLive(obj, at);
       if (live === undefined) return 'absent';
-      if (!ownedBySameRelease(obj, live) || pruneDisabled(live)) return 'skipped';
+      if (!mayPrune(obj, live)) return 'skipped';
       const uid = isPlainObject(live.metadata) ? live.metadata.uid : undefined;
       const response = await request({
         method: 'DELETE',
@@ -311,34 +311,6 @@ function comparable(obj: Record<string, unknown>): Record<string, unknown> {
     }
   }
   return copy;
-}
-
-/**
- * Prune only what this Release applied: the live object carries the same
- * convoy.dev/release mark as the object in the previous render. Objects
- * rendered before the mark existed fall back to convoy's field ownership.
- */
-function ownedBySameRelease(obj: KubeObject, live: Record<string, unknown>): boolean {
-  const mark = releaseMarkOf(obj);
-  if (mark !== undefined) return releaseMarkOf(live) === mark;
-  return appliedByConvoy(live);
-}
-
-function appliedByConvoy(live: Record<string, unknown>): boolean {
-  const metadata = live.metadata;
-  if (!isPlainObject(metadata) || !Array.isArray(metadata.managedFields)) return false;
-  return (metadata.managedFields as unknown[]).some(
-    (entry) => isPlainObject(entry) && entry.manager === FIELD_MANAGER,
-  );
-}
-
-function pruneDisabled(live: Record<string, unknown>): boolean {
-  const metadata = live.metadata;
-  return (
-    isPlainObject(metadata) &&
-    isPlainObject(metadata.annotations) &&
-    metadata.annotations[PRUNE_ANNOTATION] === 'disabled'
-  );
 }
 
 // --- responses and errors --------------------------------------------------------------------

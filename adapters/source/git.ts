@@ -22,6 +22,9 @@ import { isAbsolute, join, relative, sep } from 'node:path';
 import git from 'isomorphic-git';
 import type { GitAuth as IsoGitAuth, HttpClient } from 'isomorphic-git';
 import http from 'isomorphic-git/http/node';
+import { GIT_ANSWER_TIMEOUT_MS, withAnswerTimeout } from './git-answer-timeout.ts';
+
+export { withAnswerTimeout };
 import type { GitCache } from './git-cache.ts';
 import { redactUrl, SourceNotReadyError, SourcePathError, UnsupportedSourceError } from './errors.ts';
 
@@ -65,28 +68,6 @@ export interface GitSourceOptions {
   http?: HttpClient;
 }
 
-const GIT_ANSWER_TIMEOUT_MS = 60_000;
-
-/**
- * isomorphic-git's node client has no timeout: a server that accepts the
- * connection and never answers would hold the reconcile until the function
- * itself times out. This gives up waiting for the answer after `ms`.
- */
-export function withAnswerTimeout(client: HttpClient, ms: number): HttpClient {
-  return {
-    request: async (req) => {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${Math.round(ms / 1000)} s`)), ms);
-      });
-      try {
-        return await Promise.race([client.request(req), timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
-}
 
 type RefKind = 'branch' | 'tag' | 'commit';
 

@@ -20,9 +20,9 @@ import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/prom
 import { join } from 'node:path';
 import type { ReadableStream } from 'node:stream/web';
 import { promisify } from 'node:util';
-import semver from 'semver';
 import { parse as parseYaml } from 'yaml';
 import { redactUrl, SourceNotReadyError, UnsupportedSourceError } from './errors.ts';
+import { pickVersion, type IndexEntry } from './helm-versions.ts';
 
 export type HelmAuth = { username: string; password: string } | { bearerToken: string };
 
@@ -60,11 +60,6 @@ export interface HelmChartOptions {
   maxChartBytes?: number;
 }
 
-interface IndexEntry {
-  version?: unknown;
-  urls?: unknown;
-  digest?: unknown;
-}
 
 const execFileAsync = promisify(execFile);
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -185,48 +180,6 @@ async function download(
     );
   }
   return Buffer.concat(chunks);
-}
-
-function pickVersion(
-  entries: IndexEntry[],
-  requested: string,
-  chart: string,
-  indexUrl: string,
-  field: string,
-): { entry: IndexEntry; version: string } {
-  const versions = entries
-    .map((entry) => ({
-      entry,
-      version: typeof entry.version === 'string' ? entry.version : String(entry.version),
-    }))
-    .filter((v) => v.version !== 'undefined');
-  const exact = versions.find((v) => v.version === requested);
-  if (exact) return exact;
-  const range = semver.validRange(requested === '' ? '*' : requested, { loose: true });
-  if (range === null) {
-    throw new UnsupportedSourceError(
-      `${field}.version`,
-      `${field}.version ${JSON.stringify(requested)} is neither a version nor a semver range (e.g. "6.7.1", "6.7.x", ">=6 <7")`,
-    );
-  }
-  const valid = versions.filter((v) => semver.valid(v.version, { loose: true }) !== null);
-  const best = semver.maxSatisfying(
-    valid.map((v) => v.version),
-    range,
-    { loose: true },
-  );
-  if (best === null) {
-    const newest = valid
-      .map((v) => v.version)
-      .sort((a, b) => semver.rcompare(a, b, true))
-      .slice(0, 10);
-    throw new SourceNotReadyError(
-      `${field}.version`,
-      `chart "${chart}" has no version matching ${JSON.stringify(requested || '*')} in ${redactUrl(indexUrl)} ` +
-        `(newest: ${newest.join(', ') || 'none'}); publish one or change ${field}.version`,
-    );
-  }
-  return valid.find((v) => v.version === best)!;
 }
 
 async function exists(path: string): Promise<boolean> {
