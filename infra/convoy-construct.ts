@@ -11,14 +11,14 @@
  * - outputs: queue URLs, bucket name, relay role ARN, relay manifests.
  */
 import { ESM_BANNER } from './esm-banner.ts';
+import { queueAlarms } from './queue-alarms.ts';
+import { relayRole } from './relay-role.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
-import * as eks from 'aws-cdk-lib/aws-eks';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -334,74 +334,22 @@ export class Convoy extends Construct {
     this.renderBucket.grantRead(functions.health);
 
     // --- IAM: relay (EKS Pod Identity) ---------------------------------------------------------
-    // The session tags EKS Pod Identity sets (on by default) pin the role to the relay ServiceAccount
-    // and, when known, to the management cluster: no other association in the account can use it.
-    const podIdentityConditions: Record<string, string> = {
-      'aws:RequestTag/kubernetes-namespace': namespace,
-      'aws:RequestTag/kubernetes-service-account': RELAY_SERVICE_ACCOUNT,
-      ...(props.managementClusterName !== undefined
-        ? { 'aws:RequestTag/eks-cluster-name': props.managementClusterName }
-        : {}),
-    };
-    this.relayRole = new iam.Role(this, 'RelayRole', {
-      description: `convoy relay (${namespace}/${RELAY_SERVICE_ACCOUNT}) via EKS Pod Identity`,
-      assumedBy: new iam.SessionTagsPrincipal(
-        new iam.ServicePrincipal('pods.eks.amazonaws.com'),
-      ).withConditions({
-        StringEquals: podIdentityConditions,
-      }),
+    this.relayRole = relayRole(this, {
+      namespace,
+      serviceAccount: RELAY_SERVICE_ACCOUNT,
+      ...(props.managementClusterName !== undefined ? { clusterName: props.managementClusterName } : {}),
     });
     for (const loop of LOOPS) queues[loop].grantSendMessages(this.relayRole);
     this.renderBucket.grantRead(this.relayRole);
-    if (props.managementClusterName !== undefined) {
-      new eks.CfnPodIdentityAssociation(this, 'RelayPodIdentity', {
-        clusterName: props.managementClusterName,
-        namespace,
-        serviceAccount: RELAY_SERVICE_ACCOUNT,
-        roleArn: this.relayRole.roleArn,
-      });
-    }
 
     // --- Alarms --------------------------------------------------------------------------------
-    const alarms: cloudwatch.Alarm[] = [];
-    const ageThreshold = props.queueAgeAlarmThreshold ?? Duration.minutes(15);
-    for (const loop of LOOPS) {
-      const name = capitalize(loop);
-      alarms.push(
-        queues[loop]
-          .metricApproximateAgeOfOldestMessage({
-            period: Duration.minutes(5),
-            statistic: cloudwatch.Stats.MAXIMUM,
-          })
-          .createAlarm(this, `${name}QueueAgeAlarm`, {
-            alarmDescription: `convoy ${loop} queue: oldest message older than ${ageThreshold.toHumanString()} (functions failing, throttled, or maxConcurrency too low)`,
-            threshold: ageThreshold.toSeconds(),
-            evaluationPeriods: 2,
-            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          }),
-        dlqs[loop]
-          .metricApproximateNumberOfMessagesVisible({
-            period: Duration.minutes(5),
-            statistic: cloudwatch.Stats.MAXIMUM,
-          })
-          .createAlarm(this, `${name}DeadLetterAlarm`, {
-            alarmDescription: `convoy ${loop} dead-letter queue holds messages: invalid bodies or Releases that failed ${maxReceiveCount} receives`,
-            threshold: 1,
-            evaluationPeriods: 1,
-            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          }),
-      );
-    }
-    if (props.alarmsTopic !== undefined) {
-      const action = new cwActions.SnsAction(props.alarmsTopic);
-      for (const alarm of alarms) {
-        alarm.addAlarmAction(action);
-        alarm.addOkAction(action);
-      }
-    }
-    this.alarms = alarms;
+    this.alarms = queueAlarms(this, {
+      queues,
+      dlqs,
+      maxReceiveCount,
+      ageThreshold: props.queueAgeAlarmThreshold ?? Duration.minutes(15),
+      ...(props.alarmsTopic ? { topic: props.alarmsTopic } : {}),
+    });
 
     // --- Relay manifests and outputs -----------------------------------------------------------
     this.relayManifests = relayManifests({
