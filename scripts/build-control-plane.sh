@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from Go modules into a per-user, versioned cache
-# folder (outside the checkout, so a fresh clone on the same machine reuses it).
-# Prints the folder on stdout. Honors KUBEBUILDER_ASSETS when it already holds both.
+# Builds the embedded cluster from Go modules into a per-user, versioned cache folder
+# (outside the checkout, so a fresh clone on the same machine reuses it): etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler and KWOK (simulated nodes).
+# Prints the folder on stdout. Honors KUBEBUILDER_ASSETS when it already holds all five.
 set -euo pipefail
 
 K8S_VERSION="${CONVOY_K8S_VERSION:-v1.34.4}"
 ETCD_VERSION="${CONVOY_ETCD_VERSION:-v3.6.16}"
+KWOK_VERSION="${CONVOY_KWOK_VERSION:-v0.8.0}"
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/convoy/control-plane"
-DEST="$CACHE_ROOT/${K8S_VERSION}-${ETCD_VERSION}"
+DEST="$CACHE_ROOT/${K8S_VERSION}-${ETCD_VERSION}-kwok-${KWOK_VERSION}"
+BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+has_all() {
+  local b
+  for b in "${BINARIES[@]}"; do [ -x "$1/$b" ] || return 1; done
+}
 
 log() { echo "build-control-plane: $*" >&2; }
 
-if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; then
+if [ -n "${KUBEBUILDER_ASSETS:-}" ] && has_all "$KUBEBUILDER_ASSETS"; then
   log "using KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
   echo "$KUBEBUILDER_ASSETS"
   exit 0
 fi
 
-if [ -x "$DEST/etcd" ] && [ -x "$DEST/kube-apiserver" ]; then
+if has_all "$DEST"; then
   log "cached: $DEST"
   echo "$DEST"
   exit 0
@@ -100,16 +108,43 @@ build_apiserver() {
 
 package tools
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
 SRC
-  (cd "$dir" && go mod tidy >&2 &&
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}" \
-      -o "$DEST/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver >&2) ||
-    fail "kube-apiserver build (see the go error above)"
-  mv "$DEST/kube-apiserver.tmp" "$DEST/kube-apiserver"
+  (cd "$dir" && go mod tidy >&2) || fail "go mod tidy of the kube wrapper module"
+  local cmd
+  # Same -trimpath/-ldflags for all three, so the second and third reuse the first's GOCACHE.
+  for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
+    [ -x "$DEST/$cmd" ] && continue
+    log "building $cmd ${K8S_VERSION}"
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}" \
+      -o "$DEST/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd" >&2) || fail "$cmd build (see the go error above)"
+    mv "$DEST/$cmd.tmp" "$DEST/$cmd"
+  done
 }
 
+# --- kwok: outside the kube module (it pins newer k8s.io/* modules); needs Go >= 1.26.
+build_kwok() {
+  local gobin="$WORK/kwok-bin"
+  mkdir -p "$gobin"
+  GOBIN="$gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}" >&2 ||
+    fail "kwok ${KWOK_VERSION} build (needs Go >= 1.26; see the go error above)"
+  mv "$gobin/kwok" "$DEST/kwok"
+}
+
+# A previous cache folder (before the controllers were added) still holds a good etcd and apiserver.
+for old in "$CACHE_ROOT/${K8S_VERSION}-${ETCD_VERSION}"; do
+  for b in etcd kube-apiserver; do
+    [ -x "$DEST/$b" ] || { [ -x "$old/$b" ] && cp "$old/$b" "$DEST/$b"; } || true
+  done
+done
 [ -x "$DEST/etcd" ] || { log "building etcd ${ETCD_VERSION}"; build_etcd; }
-[ -x "$DEST/kube-apiserver" ] || { log "building kube-apiserver ${K8S_VERSION}"; build_apiserver; }
-log "built in $(( $(date +%s) - started ))s into $DEST ($(du -sh "$DEST/etcd" | cut -f1) etcd, $(du -sh "$DEST/kube-apiserver" | cut -f1) kube-apiserver)"
+if [ ! -x "$DEST/kube-apiserver" ] || [ ! -x "$DEST/kube-controller-manager" ] || [ ! -x "$DEST/kube-scheduler" ]; then
+  build_apiserver
+fi
+[ -x "$DEST/kwok" ] || { log "building kwok ${KWOK_VERSION}"; build_kwok; }
+log "built in $(( $(date +%s) - started ))s into $DEST: $(cd "$DEST" && du -sh "${BINARIES[@]}" | awk '{printf "%s %s, ", $2, $1}')"
 echo "$DEST"

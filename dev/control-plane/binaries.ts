@@ -6,6 +6,7 @@ import { ControlPlaneBinariesNotFoundError } from './errors.ts';
 
 export const DEFAULT_K8S_VERSION = 'v1.34.4';
 export const DEFAULT_ETCD_VERSION = 'v3.6.16';
+export const DEFAULT_KWOK_VERSION = 'v0.8.0';
 const BUILD_SCRIPT = 'bash scripts/build-control-plane.sh';
 
 export interface ControlPlaneBinaries {
@@ -36,8 +37,9 @@ export function locateControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env)
   }
   const k8s = env.CONVOY_K8S_VERSION || DEFAULT_K8S_VERSION;
   const etcd = env.CONVOY_ETCD_VERSION || DEFAULT_ETCD_VERSION;
+  const kwok = env.CONVOY_KWOK_VERSION || DEFAULT_KWOK_VERSION;
   const cacheRoot = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
-  const cached = join(cacheRoot, 'convoy', 'control-plane', `${k8s}-${etcd}`);
+  const cached = join(cacheRoot, 'convoy', 'control-plane', `${k8s}-${etcd}-kwok-${kwok}`);
   if (has(cached)) {
     return {
       dir: cached,
