@@ -1,6 +1,9 @@
 /**
- * The relay's Kubernetes manifests: CRDs, Namespace, ServiceAccount, RBAC,
- * Deployment and Service. Pure: the caller passes every value (queue URLs,
+ * The relay's Kubernetes manifests: CRDs, Namespace, ServiceAccount, RBAC, the relay's
+ * configuration (a ConfigMap), Deployment, PodDisruptionBudget, NetworkPolicy and Service.
+ * The one source of every install path: the Convoy construct applies them, and
+ * scripts/gen-deploy.ts writes deploy/ and charts/convoy from them (a unit test fails
+ * when those drift). Pure: the caller passes every value (queue URLs,
  * bucket, region), which may be CDK tokens — `Stack.toJsonString` resolves
  * them at deploy time, and `eks.Cluster.addManifest` accepts them as they are.
  *
@@ -30,8 +33,14 @@ export type KubeManifest = Record<string, unknown> & {
 export const RELAY_NAME = 'convoy-relay';
 export const RELAY_SERVICE_ACCOUNT = 'convoy-relay';
 export const DEFAULT_INSTALLATION_NAMESPACE = 'convoy-system';
-/** The image must hold this repository (node_modules included) at /app and Node.js 24; nothing publishes one yet. */
-export const DEFAULT_RELAY_IMAGE = 'convoy:0.1.0';
+/**
+ * The relay image: Node.js 24 and the compiled package at /app, entrypoint
+ * `node /app/dist/relay/main.js`. Built by image/Dockerfile or, without Docker, by
+ * `npm run image` (an OCI image layout); push it to a registry of yours and pass its URI.
+ */
+export const DEFAULT_RELAY_IMAGE = 'convoy-relay:0.1.0';
+/** The ConfigMap whose entries are the relay's environment (envFrom). */
+export const RELAY_CONFIG_NAME = 'convoy-relay-config';
 export const RELAY_HTTP_PORT = 8080;
 
 /** config/crds of this repository. */
@@ -102,14 +111,16 @@ export interface RelayManifestOptions {
 }
 
 /**
- * Every object the relay needs, in apply order: CRDs, Namespace,
- * ServiceAccount, ClusterRole + Binding, Role + Binding (Leases), Deployment, Service.
+ * Every object the relay needs, in apply order: CRDs, Namespace, ServiceAccount,
+ * ClusterRole + Binding, Role + Binding (Leases), ConfigMap, Deployment,
+ * PodDisruptionBudget, NetworkPolicy, Service.
  *
- * The Deployment runs `node relay/main.ts` from /app with the environment the
- * functions read (functions/runtime/config.ts) plus CONVOY_HTTP_HOST and
- * CONVOY_HTTP_PORT for the HTTP API (relay/http/serve.ts listens on loopback
- * unless told otherwise). relay/main.ts does not exist yet: this environment is
- * the contract it is to read. Nothing builds the image (DEFAULT_RELAY_IMAGE) yet either.
+ * The Deployment runs the image's entrypoint (relay/main.ts, compiled to
+ * dist/relay/main.js), which validates its environment at start and names a missing or
+ * malformed variable. The ConfigMap holds that environment: the queue URLs, region and
+ * bucket the functions also read (functions/runtime/config.ts) plus CONVOY_HTTP_HOST and
+ * CONVOY_HTTP_PORT for the HTTP API (relay/http/serve.ts listens on loopback unless told
+ * otherwise).
  */
 export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
   const namespace = options.namespace ?? DEFAULT_INSTALLATION_NAMESPACE;
@@ -136,6 +147,12 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
   ];
 
   const podLabels = { 'app.kubernetes.io/name': RELAY_NAME };
+  const config: KubeManifest = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: meta(RELAY_CONFIG_NAME, true),
+    data: Object.fromEntries(env.map((e) => [e.name, e.value])),
+  };
   return [
     ...crds,
     {
@@ -195,6 +212,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELAY_NAME },
       subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
     },
+    config,
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -225,9 +243,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
               {
                 name: 'relay',
                 image: options.image ?? DEFAULT_RELAY_IMAGE,
-                workingDir: '/app',
-                command: ['node', 'relay/main.ts'],
-                env,
+                envFrom: [{ configMapRef: { name: RELAY_CONFIG_NAME } }],
                 ports: [{ name: 'http', containerPort: RELAY_HTTP_PORT, protocol: 'TCP' }],
                 readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5 },
                 livenessProbe: {
@@ -247,6 +263,25 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
             volumes: [{ name: 'tmp', emptyDir: {} }],
           },
         },
+      },
+    },
+    {
+      // One replica may go during a node drain; the other keeps the HTTP API and takes the lead.
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: meta(RELAY_NAME, true),
+      spec: { minAvailable: 1, selector: { matchLabels: podLabels } },
+    },
+    {
+      // Inbound: only the HTTP API port (API, webhooks, /metrics, probes). Outbound stays open:
+      // the relay reaches the apiserver and the AWS endpoints, whose addresses are not known here.
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: meta(RELAY_NAME, true),
+      spec: {
+        podSelector: { matchLabels: podLabels },
+        policyTypes: ['Ingress'],
+        ingress: [{ ports: [{ protocol: 'TCP', port: RELAY_HTTP_PORT }] }],
       },
     },
     {

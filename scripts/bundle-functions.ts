@@ -1,8 +1,12 @@
-// Bundles each Lambda entry point `functions/<fn>/handler.ts` with esbuild into
-// `dist/functions/<fn>/index.mjs` (plus `index.mjs.map`, not referenced from the bundle).
+// Bundles each Lambda entry point with esbuild into `dist/lambda/<fn>/index.mjs` (plus
+// `index.mjs.map`, not referenced from the bundle). Entry points are resolved inside the package
+// the script runs from: `functions/<fn>/handler.ts` in this repository, or the compiled
+// `dist/functions/<fn>/handler.js` of an installed package (node_modules/convoy). Dependencies
+// come from node_modules as Node resolves them; no lock file is read.
 //
 //   node scripts/bundle-functions.ts                 # AWS SDK v3 left to the runtime (what we ship)
 //   node scripts/bundle-functions.ts --aws-sdk bundled --out-dir dist/functions-full
+//   node node_modules/convoy/dist/scripts/bundle-functions.js --root node_modules/convoy --out-dir /tmp/b
 //
 // The Lambda nodejs24.x runtime ships the AWS SDK for JavaScript v3, and AWS recommends not
 // bundling it (smaller package, faster cold start); so `@aws-sdk/*` stays external by default
@@ -12,16 +16,15 @@
 // Prints ONE JSON document on stdout: an array of {fn, bytes, ms, awsSdk, out}.
 import { ESM_BANNER } from '../infra/esm-banner.ts';
 import { readdir, rm, stat } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { build } from 'esbuild';
 
 export type AwsSdkMode = 'external' | 'bundled';
 
 export interface BundleOptions {
-  /** The repository root; default the folder above scripts/. */
+  /** The package root (this repository, or an installed node_modules/convoy); default the one this script belongs to. */
   root?: string;
-  /** Where `<fn>/index.mjs` is written, relative to root; default `dist/functions`. */
+  /** Where `<fn>/index.mjs` is written, relative to root (or absolute); default `dist/lambda`. */
   outDir?: string;
   /** default 'external' (the Lambda runtime provides AWS SDK v3). */
   awsSdk?: AwsSdkMode;
@@ -38,51 +41,97 @@ export interface BundleResult {
   awsSdk: AwsSdkMode;
   /** Path of index.mjs, relative to root. */
   out: string;
+  /** The entry point, relative to root. */
+  entry: string;
 }
 
 export class BundleError extends Error {
   override name = 'BundleError';
 }
 
-const repoRoot = resolve(import.meta.dirname, '..');
+/** The package this file belongs to: scripts/ in the repository, dist/scripts/ once compiled. */
+const packageRoot = import.meta.filename.endsWith('.ts')
+  ? resolve(import.meta.dirname, '..')
+  : resolve(import.meta.dirname, '..', '..');
 
 const BANNER = ESM_BANNER;
 
-/** Functions with an entry point: every `functions/<fn>/handler.ts` (runtime/ has none). */
-export async function listFunctions(root = repoRoot): Promise<string[]> {
-  const dir = join(root, 'functions');
+/** Where a package keeps its entry points: TypeScript sources (this repository) or the compiled build (an installed package). */
+export interface EntryLayout {
+  /** Folder holding `<fn>/<handler>`, relative to root. */
+  dir: string;
+  handler: 'handler.ts' | 'handler.js';
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+async function isDir(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/** Sources when `functions/` exists at root (the repository), otherwise the compiled `dist/functions/` (an installed package). */
+export async function entryLayout(root = packageRoot): Promise<EntryLayout> {
+  if (await isDir(join(root, 'functions'))) return { dir: 'functions', handler: 'handler.ts' };
+  if (await isDir(join(root, 'dist', 'functions'))) return { dir: join('dist', 'functions'), handler: 'handler.js' };
+  throw new BundleError(`${root} has neither functions/ (sources) nor dist/functions/ (a built package); run npm run build`);
+}
+
+/** Functions with an entry point: every `<fn>/handler.{ts,js}` of the layout (runtime/ has none). */
+export async function listFunctions(root = packageRoot): Promise<string[]> {
+  const layout = await entryLayout(root);
+  const dir = join(root, layout.dir);
   const found: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (!entry.isDirectory()) continue;
-    try {
-      if ((await stat(join(dir, entry.name, 'handler.ts'))).isFile()) found.push(entry.name);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    if (entry.isDirectory() && (await isFile(join(dir, entry.name, layout.handler)))) found.push(entry.name);
   }
   return found.sort();
 }
 
+async function loadEsbuild(): Promise<typeof import('esbuild')> {
+  try {
+    return await import('esbuild');
+  } catch (error) {
+    throw new BundleError(
+      `esbuild is not installed (${error instanceof Error ? error.message : String(error)}); install it beside convoy: npm install --save-dev esbuild`,
+    );
+  }
+}
+
 export async function bundleFunctions(options: BundleOptions = {}): Promise<BundleResult[]> {
-  const root = options.root ?? repoRoot;
-  const outDir = options.outDir ?? join('dist', 'functions');
+  const root = resolve(options.root ?? packageRoot);
+  const outDir = options.outDir ?? join('dist', 'lambda');
   const awsSdk = options.awsSdk ?? 'external';
+  const layout = await entryLayout(root);
   const available = await listFunctions(root);
   const fns = options.only ?? available;
   for (const fn of fns) {
     if (!available.includes(fn)) {
-      throw new BundleError(`functions/${fn}/handler.ts does not exist; functions with a handler: ${available.join(', ') || 'none'}`);
+      throw new BundleError(`${join(layout.dir, fn, layout.handler)} does not exist; functions with a handler: ${available.join(', ') || 'none'}`);
     }
   }
+  const { build } = await loadEsbuild();
   const results: BundleResult[] = [];
   for (const fn of fns) {
-    const dir = join(root, outDir, fn);
+    const dir = isAbsolute(outDir) ? join(outDir, fn) : join(root, outDir, fn);
     await rm(dir, { recursive: true, force: true });
     const outfile = join(dir, 'index.mjs');
+    const entry = join(layout.dir, fn, layout.handler);
     const started = performance.now();
     const result = await build({
       absWorkingDir: root,
-      entryPoints: [join(root, 'functions', fn, 'handler.ts')],
+      entryPoints: [join(root, entry)],
       outfile,
       bundle: true,
       platform: 'node',
@@ -101,12 +150,12 @@ export async function bundleFunctions(options: BundleOptions = {}): Promise<Bund
     });
     const ms = Math.round(performance.now() - started);
     if (result.errors.length > 0) {
-      throw new BundleError(`esbuild failed for functions/${fn}/handler.ts: ${result.errors.map((e) => e.text).join('; ')}`);
+      throw new BundleError(`esbuild failed for ${entry}: ${result.errors.map((e) => e.text).join('; ')}`);
     }
     for (const warning of result.warnings) {
       process.stderr.write(`bundle ${fn}: warning: ${warning.text}${warning.location ? ` (${warning.location.file}:${warning.location.line})` : ''}\n`);
     }
-    results.push({ fn, bytes: (await stat(outfile)).size, ms, awsSdk, out: relative(root, outfile) });
+    results.push({ fn, bytes: (await stat(outfile)).size, ms, awsSdk, out: relative(root, outfile), entry });
   }
   return results;
 }
@@ -116,6 +165,7 @@ async function main(): Promise<void> {
     options: {
       'aws-sdk': { type: 'string', default: 'external' },
       'out-dir': { type: 'string' },
+      root: { type: 'string' },
       only: { type: 'string', multiple: true },
     },
   });
@@ -126,6 +176,7 @@ async function main(): Promise<void> {
   const results = await bundleFunctions({
     awsSdk,
     ...(values['out-dir'] !== undefined ? { outDir: values['out-dir'] } : {}),
+    ...(values.root !== undefined ? { root: values.root } : {}),
     ...(values.only !== undefined ? { only: values.only } : {}),
   });
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

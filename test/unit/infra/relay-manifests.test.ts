@@ -76,7 +76,7 @@ describe('relayManifests', () => {
     }
   });
 
-  it('Deployment: 2 replicas of `node relay/main.ts` as the relay ServiceAccount, with queue URLs, bucket and region', () => {
+  it("Deployment: 2 replicas of the image's entrypoint as the relay ServiceAccount, with queue URLs, bucket and region from the ConfigMap", () => {
     const manifests = relayManifests({ ...options, image: 'registry.example/convoy:1' });
     const deployment = only(manifests, 'Deployment') as unknown as {
       spec: {
@@ -84,7 +84,7 @@ describe('relayManifests', () => {
         template: {
           spec: {
             serviceAccountName: string;
-            containers: { image: string; command: string[]; env: { name: string; value: string }[] }[];
+            containers: { image: string; command?: string[]; envFrom: { configMapRef: { name: string } }[] }[];
           };
         };
       };
@@ -95,14 +95,29 @@ describe('relayManifests', () => {
     expect(only(manifests, 'ServiceAccount').metadata['name']).toBe('convoy-relay');
     const [container] = pod.containers;
     expect(container?.image).toBe('registry.example/convoy:1');
-    expect(container?.command).toEqual(['node', 'relay/main.ts']);
-    expect(Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value]))).toMatchObject({
+    expect(container?.command).toBeUndefined();
+    expect(container?.envFrom).toEqual([{ configMapRef: { name: 'convoy-relay-config' } }]);
+    const config = only(manifests, 'ConfigMap') as unknown as { metadata: { name: string }; data: Record<string, string> };
+    expect(config.metadata.name).toBe('convoy-relay-config');
+    expect(config.data).toMatchObject({
       CONVOY_NAMESPACE: 'convoy-system',
       CONVOY_RECONCILE_QUEUE_URL: options.queueUrls.reconcile,
       CONVOY_DRIFT_QUEUE_URL: options.queueUrls.drift,
       CONVOY_HEALTH_QUEUE_URL: options.queueUrls.health,
       CONVOY_RENDER_BUCKET: 'convoy-renders',
       AWS_REGION: 'eu-west-1',
+    });
+  });
+
+  it('PodDisruptionBudget keeps one relay; NetworkPolicy admits only the HTTP port', () => {
+    const manifests = relayManifests(options);
+    expect(only(manifests, 'PodDisruptionBudget')['spec']).toEqual({
+      minAvailable: 1,
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'convoy-relay' } },
+    });
+    expect(only(manifests, 'NetworkPolicy')['spec']).toMatchObject({
+      policyTypes: ['Ingress'],
+      ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }] }],
     });
   });
 
