@@ -295,5 +295,5 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
 
 /** Multi-document YAML for `kubectl apply -f -`. Use only on manifests without unresolved CDK tokens. */
 export function manifestsToYaml(manifests: readonly KubeManifest[]): string {
-  return manifests.map((m) => stringify(m, { lineWidth: 0 })).join('---\n');
+  return manifests.map((m) => stringify(m, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
 }
