@@ -1,0 +1,108 @@
+/**
+ * `convoy install --print [flags]`: the install manifests (CRDs first, then the relay's
+ * Namespace, ServiceAccount, RBAC, ConfigMap, Deployment, PodDisruptionBudget, NetworkPolicy
+ * and Service) as YAML on stdout, for `| kubectl apply --server-side -f -`. The same objects as
+ * deploy/ (both come from infra/relay-manifests.ts), with the queue URLs and settings given here.
+ * It prints only: applying stays with kubectl (or Helm: charts/convoy).
+ */
+import { parseArgs } from 'node:util';
+import { deployYaml, type DeployOptions } from '../infra/install-files.ts';
+
+export const installUsage = `convoy install --print [--reconcile-queue-url URL --drift-queue-url URL --health-queue-url URL]
+               [--region R] [--render-bucket B] [--namespace convoy-system] [--image IMAGE]
+               [--replicas 2] [--log-level info] [--irsa-role-arn ARN] [--no-crds]
+  prints the install manifests (the same objects as deploy/); apply with kubectl apply --server-side -f -`;
+
+export interface InstallIo {
+  out(text: string): void;
+  err(line: string): void;
+}
+
+const processIo: InstallIo = {
+  out: (text) => process.stdout.write(text),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+class InstallUsageError extends Error {
+  override name = 'InstallUsageError';
+}
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+function optionsOf(argv: readonly string[]): DeployOptions & { print: boolean } {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      print: { type: 'boolean', default: false },
+      'reconcile-queue-url': { type: 'string' },
+      'drift-queue-url': { type: 'string' },
+      'health-queue-url': { type: 'string' },
+      region: { type: 'string' },
+      'render-bucket': { type: 'string' },
+      namespace: { type: 'string', short: 'n' },
+      image: { type: 'string' },
+      replicas: { type: 'string' },
+      'log-level': { type: 'string' },
+      'irsa-role-arn': { type: 'string' },
+      'no-crds': { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length > 0) throw new InstallUsageError(`unexpected argument "${positionals[0] ?? ''}"`);
+  const queues = [values['reconcile-queue-url'], values['drift-queue-url'], values['health-queue-url']];
+  const given = queues.filter((q) => q !== undefined).length;
+  if (given !== 0 && given !== 3) {
+    throw new InstallUsageError('--reconcile-queue-url, --drift-queue-url and --health-queue-url go together: give all three or none');
+  }
+  for (const [flag, url] of [
+    ['--reconcile-queue-url', queues[0]],
+    ['--drift-queue-url', queues[1]],
+    ['--health-queue-url', queues[2]],
+  ] as const) {
+    if (url !== undefined && !URL.canParse(url)) throw new InstallUsageError(`${flag}: "${url}" is not a URL`);
+  }
+  let replicas: number | undefined;
+  if (values.replicas !== undefined) {
+    replicas = Number(values.replicas);
+    if (!Number.isInteger(replicas) || replicas < 1) throw new InstallUsageError(`--replicas: "${values.replicas}" is not a positive integer`);
+  }
+  const logLevel = values['log-level'];
+  if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new InstallUsageError(`--log-level: "${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const namespace = values.namespace;
+  if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
+    throw new InstallUsageError(`--namespace: "${namespace}" is not a valid namespace name (RFC 1123 label)`);
+  }
+  return {
+    print: values.print ?? false,
+    ...(given === 3 ? { queueUrls: { reconcile: queues[0] ?? '', drift: queues[1] ?? '', health: queues[2] ?? '' } } : {}),
+    ...(values.region !== undefined ? { region: values.region } : {}),
+    ...(values['render-bucket'] !== undefined ? { renderBucket: values['render-bucket'] } : {}),
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(values.image !== undefined ? { image: values.image } : {}),
+    ...(replicas !== undefined ? { replicas } : {}),
+    ...(logLevel !== undefined ? { logLevel: logLevel as (typeof LOG_LEVELS)[number] } : {}),
+    ...(values['irsa-role-arn'] !== undefined ? { irsaRoleArn: values['irsa-role-arn'] } : {}),
+    ...(values['no-crds'] ? { crds: [] } : {}),
+  };
+}
+
+/** Exit code: 0 printed, 2 a usage error (one line on stderr). */
+export function installCommand(argv: readonly string[], io: InstallIo = processIo): number {
+  try {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      io.out(`${installUsage}\n`);
+      return 0;
+    }
+    const { print, ...options } = optionsOf(argv);
+    if (!print) {
+      throw new InstallUsageError('convoy install only prints (--print); pipe it to kubectl apply --server-side -f -, or use the Helm chart');
+    }
+    io.out(deployYaml(options));
+    return 0;
+  } catch (error) {
+    io.err(`convoy install: ${error instanceof Error ? error.message : String(error)}`);
+    return 2;
+  }
+}

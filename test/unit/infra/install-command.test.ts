@@ -1,0 +1,41 @@
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { installCommand } from '../../../cli/install.ts';
+import { deployYaml } from '../../../infra/install-files.ts';
+
+function run(argv: string[]) {
+  let out = '';
+  const err: string[] = [];
+  const code = installCommand(argv, { out: (t) => (out += t), err: (l) => err.push(l) });
+  return { code, out, err };
+}
+
+const q = ['--reconcile-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/r', '--drift-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/d', '--health-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/h'];
+
+describe('convoy install --print', () => {
+  it('without flags prints the same manifests as deploy/', () => {
+    const r = run(['--print']);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(deployYaml());
+  });
+
+  it('puts the queue URLs, region, namespace and image where the relay reads them', () => {
+    const r = run(['--print', ...q, '--region', 'eu-west-1', '-n', 'convoy', '--image', 'reg.example/convoy-relay:1', '--no-crds']);
+    expect(r.code).toBe(0);
+    const docs = parseAllDocuments(r.out).map((d) => d.toJS() as { kind: string; metadata: { namespace?: string }; data?: Record<string, string> });
+    expect(docs.some((d) => d.kind === 'CustomResourceDefinition')).toBe(false);
+    const config = docs.find((d) => d.kind === 'ConfigMap');
+    expect(config?.metadata.namespace).toBe('convoy');
+    expect(config?.data).toMatchObject({ CONVOY_RECONCILE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/r', AWS_REGION: 'eu-west-1', CONVOY_NAMESPACE: 'convoy' });
+    expect(r.out).toContain('image: reg.example/convoy-relay:1');
+  });
+
+  it('bad input: names the flag and exits 2', () => {
+    expect(run(['--print', '--reconcile-queue-url', 'https://x/r']).err[0]).toMatch(/give all three or none/);
+    expect(run(['--print', ...q.slice(0, 5), 'not a url']).err[0]).toMatch(/--health-queue-url: "not a url" is not a URL/);
+    expect(run(['--print', '--replicas', '0'])).toMatchObject({ code: 2 });
+    expect(run(['--print', '--namespace', 'Bad_NS']).err[0]).toMatch(/--namespace/);
+    expect(run(['--print', '--bogus']).code).toBe(2);
+    expect(run([]).err[0]).toMatch(/only prints \(--print\)/);
+  });
+});
