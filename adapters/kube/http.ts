@@ -88,7 +88,7 @@ export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions =
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const userAgent = opts.userAgent ?? 'convoy';
 
-  const once = (init: KubeHttpRequest, payload: Buffer | undefined): Promise<KubeHttpResponse & { reused: boolean }> =>
+  const once = (init: KubeHttpRequest, payload: Buffer | undefined, minted: string | undefined): Promise<KubeHttpResponse & { reused: boolean }> =>
     new Promise((resolvePromise, rejectPromise) => {
       const search = new URLSearchParams();
       for (const [name, value] of Object.entries(init.query ?? {})) if (value !== undefined) search.set(name, value);
@@ -97,11 +97,13 @@ export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions =
         Accept: init.accept ?? 'application/json',
         'User-Agent': userAgent,
       };
-      const token = config.bearerToken();
+      const token = minted ?? config.bearerToken();
       if (token !== undefined && token !== '') headers.Authorization = `Bearer ${token}`;
       else if (config.username !== undefined && config.password !== undefined) {
         headers.Authorization = `Basic ${Buffer.from(`${config.username}:${config.password}`).toString('base64')}`;
       }
+      // Who the request acts as: decided once per target (domain/tenancy/identity.ts → actingAs).
+      if (config.impersonate !== undefined) headers['Impersonate-User'] = config.impersonate;
       if (payload !== undefined) {
         headers['Content-Type'] = init.contentType ?? 'application/json';
         headers['Content-Length'] = String(payload.length);
@@ -153,15 +155,16 @@ export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions =
     const payload =
       init.body === undefined ? undefined : Buffer.from(typeof init.body === 'string' ? init.body : JSON.stringify(init.body), 'utf8');
     if (opts.requestCounter) opts.requestCounter.count++;
+    const minted = config.tokenSource === undefined ? undefined : await config.tokenSource();
     try {
-      const { status, headers, body } = await once(init, payload);
+      const { status, headers, body } = await once(init, payload, minted);
       return { status, headers, body };
     } catch (error) {
       // A kept-alive connection the server closed just before it was reused: the request never
       // reached it, so it is sent once more on a new connection.
       const failed = error as { reused?: boolean; code?: string };
       if (failed.reused === true && (failed.code === 'ECONNRESET' || failed.code === 'EPIPE')) {
-        const { status, headers, body } = await once(init, payload);
+        const { status, headers, body } = await once(init, payload, minted);
         return { status, headers, body };
       }
       throw error;

@@ -32,6 +32,11 @@ export interface KubeClientSettings {
   tokenFile?: string | undefined;
   username?: string | undefined;
   password?: string | undefined;
+  /**
+   * A bearer token minted on demand (EKS: adapters/aws/eks-token.ts), cached by its source until
+   * shortly before it expires; used instead of `token` when set.
+   */
+  tokenSource?: (() => Promise<string>) | undefined;
 }
 
 /** A loaded kubeconfig: the current context's cluster and credentials. */
@@ -41,6 +46,20 @@ export interface KubeClientConfig extends Readonly<KubeClientSettings> {
   readonly agent: Agent;
   /** The bearer token to send now (the token, or the token file's current content). */
   bearerToken(): string | undefined;
+  /**
+   * The user every request impersonates (`Impersonate-User`), or undefined to act as the
+   * credentials themselves. Set only through actingAs(), from domain/tenancy's decision.
+   */
+  readonly impersonate?: string | undefined;
+}
+
+/**
+ * The same cluster, credentials and connections, acting as `user` (Kubernetes impersonation:
+ * headers only, no extra request). undefined: `kc` unchanged.
+ */
+export function actingAs(kc: KubeClientConfig, user: string | undefined): KubeClientConfig {
+  if (user === undefined || kc.impersonate === user) return kc;
+  return Object.freeze({ ...kc, impersonate: user });
 }
 
 /** The kubeconfig cannot be used; the message names the file or field, never a credential. */

@@ -24,7 +24,9 @@ import type { Release } from '../../domain/api/objects.ts';
 import type { DriftObservation } from '../../domain/observe/drift-diff.ts';
 import { apiGroup, describeObject, isPlainObject, type KubeObject } from '../../domain/render/kube-object.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
-import { ClusterResolutionError, createManagementReaders, loadStoredKubeConfig, type ManagementReaders } from './cluster-resolver.ts';
+import type { TenancySettings } from '../../domain/tenancy/settings.ts';
+import { createManagementReaders } from './cluster-resolver.ts';
+import { resolveTargetAccess, type EksAccess, type ManagementReaders } from './target-access.ts';
 import { inOrder, isSchemaError, locateObject, type Located } from './object-paths.ts';
 import { createDiscovery, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
 import { createKubeHttp, KubeTransportError, PATCH_CONTENT_TYPES } from './http.ts';
@@ -93,20 +95,23 @@ const DEFAULT_CONCURRENCY = 8;
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 const DEFAULT_RECENT_WRITE_WINDOW_MS = 60_000;
 const MAX_SERVER_MESSAGE = 500;
-const DEFAULT_KUBECONFIG_KEY = 'value';
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 /** 4xx answers that say the object (not the connection) is wrong. */
 const REFUSED_STATUSES: ReadonlySet<number> = new Set([400, 405, 409, 410, 413, 415, 422]);
 
 /**
- * Resolves a Release's Cluster to its kubeconfig the way the reconcile's
- * resolver does (inCluster, or a kubeconfig in a Secret, checked by
- * loadStoredKubeConfig) — without its /version probe: the first request of
+ * Resolves a Release's Cluster to its kubeconfig and acting identity the way the
+ * reconcile's resolver does (target-access.ts) — without its /version probe: the first request of
  * the check proves the cluster answers.
  */
 export function createObserverTargetResolver(
-  opts: ObserverTargetOptions & { managementKubeConfig: KubeClientConfig; readers?: ManagementReaders | undefined },
+  opts: ObserverTargetOptions & {
+    managementKubeConfig: KubeClientConfig;
+    readers?: ManagementReaders | undefined;
+    tenancy?: TenancySettings | undefined;
+    eks?: EksAccess | undefined;
+  },
 ): ObserverTargetResolver {
   const readers = opts.readers ?? createManagementReaders(opts.managementKubeConfig);
   // A warm container reuses a Cluster's target (its kubeconfig and discovery) for
@@ -116,28 +121,14 @@ export function createObserverTargetResolver(
   const ttlMs = opts.cacheTtlMs ?? DEFAULT_TARGET_CACHE_TTL_MS;
   const now = opts.now ?? Date.now;
   const resolveUncached = async (release: Release): Promise<ObserverTarget> => {
-    const namespace = release.metadata.namespace ?? '';
-    const name = release.spec.cluster.name;
-    const where = `Cluster ${namespace}/${name}`;
-    if (namespace === '') throw new ClusterResolutionError(`Release ${release.metadata.name} has no namespace, so its Cluster ${name} cannot be found`);
-    const cluster = await readers.readCluster(namespace, name);
-    if (cluster === undefined) throw new ClusterResolutionError(`${where} does not exist`);
-    if (cluster.spec.inCluster === true) return createObserverTarget(opts.managementKubeConfig, opts);
-    const ref = cluster.spec.kubeConfig?.secretRef;
-    if (ref === undefined) throw new ClusterResolutionError(`${where}: set spec.inCluster: true or spec.kubeConfig.secretRef`);
-    const key = ref.key ?? DEFAULT_KUBECONFIG_KEY;
-    const secretName = `Secret ${namespace}/${ref.name}`;
-    const data = await readers.readSecret(namespace, ref.name);
-    if (data === undefined) throw new ClusterResolutionError(`${where}: its kubeconfig ${secretName} does not exist`);
-    const text = data[key];
-    if (text === undefined || text.trim() === '') {
-      throw new ClusterResolutionError(`${where}: ${secretName} has no key "${key}" holding a kubeconfig (spec.kubeConfig.secretRef.key)`);
-    }
-    return createObserverTarget(loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`), opts);
+    // The same Cluster, policy and acting identity as the reconcile (target-access.ts).
+    const access = await resolveTargetAccess(release, { ...readers, managementKubeConfig: opts.managementKubeConfig, tenancy: opts.tenancy, eks: opts.eks });
+    return createObserverTarget(access.kubeConfig, opts);
   };
   return {
     async resolve(release) {
-      const cacheKey = `${release.metadata.namespace ?? ''}/${release.spec.cluster.name}`;
+      // Per identity too: two Releases on one Cluster may act as different ServiceAccounts.
+      const cacheKey = `${release.metadata.namespace ?? ''}/${release.spec.cluster.namespace ?? ''}/${release.spec.cluster.name}/${release.spec.serviceAccountName ?? ''}`;
       const hit = cache.get(cacheKey);
       if (hit !== undefined && hit.expiresAt > now()) return hit.target;
       const target = await resolveUncached(release);

@@ -24,6 +24,7 @@ import {
   type KubeObject,
 } from '../../domain/render/kube-object.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
+import { describeIdentity, type ActingIdentity } from '../../domain/tenancy/identity.ts';
 import { inOrder, isSchemaError, locateObject, type Located } from './object-paths.ts';
 import { mayPrune } from './prune-ownership.ts';
 import {
@@ -46,6 +47,8 @@ export interface TargetClusterOptions {
   concurrency?: number | undefined;
   /** Longest wait for one request. Default 60 s. */
   requestTimeoutMs?: number | undefined;
+  /** Who the kubeconfig acts as (target-access.ts); named in the message of a refusal by RBAC. */
+  actingAs?: ActingIdentity | undefined;
 }
 
 /** A request that failed for a reason that may pass: network, timeout, 5xx, 429, 401 (retry). */
@@ -79,6 +82,11 @@ export function createTargetCluster(
   const request = createKubeRequest(kc, opts);
   const discovery = createDiscovery(request);
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
+  const actor = opts.actingAs === undefined ? undefined : describeIdentity(opts.actingAs);
+  const expectSuccess = (obj: KubeObject, action: string, response: { status: number; body: unknown }) =>
+    expectSuccessAs(obj, action, response, actor);
+  const expectObject = (obj: KubeObject, action: string, response: { status: number; body: unknown }) =>
+    expectObjectAs(obj, action, response, actor);
 
   const locate = async (obj: KubeObject): Promise<Located | undefined> => {
     const resource = await discovery.resourceFor(obj.apiVersion, obj.kind);
@@ -315,20 +323,23 @@ function comparable(obj: Record<string, unknown>): Record<string, unknown> {
 
 // --- responses and errors --------------------------------------------------------------------
 
-function expectSuccess(obj: KubeObject, action: string, response: { status: number; body: unknown }): void {
+function expectSuccessAs(obj: KubeObject, action: string, response: { status: number; body: unknown }, actor: string | undefined): void {
   if (response.status >= 200 && response.status <= 299) return;
-  const message = `${describeObject(obj)}: ${action} refused by the server (HTTP ${response.status}): ${serverMessage(obj, response.body)}`;
+  // A refusal by RBAC names who was refused: the Release's ServiceAccount, or the Cluster's credentials.
+  const who = (response.status === 401 || response.status === 403) && actor !== undefined ? ` ${actor}` : '';
+  const message = `${describeObject(obj)}: ${action} refused by the server${who} (HTTP ${response.status}): ${serverMessage(obj, response.body)}`;
   if (REJECTED_STATUSES.has(response.status) || isSchemaError(response))
     throw new ApplyRejectedError(message);
   throw new KubeRequestError(message, response.status);
 }
 
-function expectObject(
+function expectObjectAs(
   obj: KubeObject,
   action: string,
   response: { status: number; body: unknown },
+  actor: string | undefined,
 ): Record<string, unknown> {
-  expectSuccess(obj, action, response);
+  expectSuccessAs(obj, action, response, actor);
   if (!isPlainObject(response.body)) {
     throw new KubeRequestError(
       `${describeObject(obj)}: ${action} answered HTTP ${response.status} without a JSON object`,

@@ -4,6 +4,8 @@ import { describeZodError, lifecycleSchema, parseRelease } from '../../domain/ap
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../../domain/store/retention.ts';
 import { createClusterResolver, type ClusterObject } from '../kube/cluster-resolver.ts';
+import type { EksAccess } from '../kube/target-access.ts';
+import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
 import type { KubeClientConfig } from '../kube/kubeconfig.ts';
 import type { RequestCounter } from '../kube/target-cluster.ts';
 import { createManagementReader } from '../kube/management-reader.ts';
@@ -25,6 +27,10 @@ export interface ReconcileWiring {
   retentionDefault?: RetentionPolicy;
   requestCounter?: RequestCounter;
   now?: () => Date;
+  /** The installation's tenancy settings (identity, inCluster and cross-namespace policy); default DEFAULT_TENANCY. */
+  tenancy?: TenancySettings | undefined;
+  /** Reaches `eks` Clusters; undefined: refused (no AWS credentials). */
+  eks?: EksAccess | undefined;
 }
 
 /** Builds the reconcile loop's ports from real adapters. Create once per container and reuse. */
@@ -38,12 +44,15 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
     readSecret: (ns, name) => reader.secretData(ns, name),
     readCluster: async (ns, name) => (await reader.getObject('clusters', ns, name)) as ClusterObject | undefined,
     requestCounter: wiring.requestCounter,
+    tenancy: wiring.tenancy,
+    eks: wiring.eks,
   });
+  const tenancy = wiring.tenancy ?? DEFAULT_TENANCY;
   return {
     now,
-    source: createSourcePort({ reader, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts') }),
+    source: createSourcePort({ reader, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy }),
     cluster: clusters,
-    values: createValuesPort({ reader, gitCache }),
+    values: createValuesPort({ reader, gitCache, tenancy }),
     renderer: createRendererPort(() => tools.locate()),
     mutations: createMutationsPort(reader),
     lifecycle: {

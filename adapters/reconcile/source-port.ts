@@ -8,11 +8,15 @@ import type { GitCache } from '../source/git-cache.ts';
 import { fetchHelmChart } from '../source/helm-repo.ts';
 import type { ManagementReader } from '../kube/management-reader.ts';
 import { credentialsFrom } from './credentials.ts';
+import { PolicyRefusedError, referencedNamespace } from '../../domain/tenancy/policy.ts';
+import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
 
 export interface SourcePortDeps {
   reader: ManagementReader;
   gitCache: GitCache;
   helmCacheDir: string;
+  /** Whether spec.source.gitRepositoryRef may name another namespace; default no. */
+  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs'> | undefined;
 }
 
 /** How a ref appears in status.lastAttempted.resolvedSource.git.ref. */
@@ -33,16 +37,29 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
         return fetchGit(deps, ns, { url: git.url, ref: git.ref, secret: git.secretRef?.name, path: git.path }, 'spec.source.git');
       }
       if (gitRepositoryRef !== undefined) {
-        const raw = await deps.reader.getObject('gitrepositories', ns, gitRepositoryRef.name);
+        const field = 'spec.source.gitRepositoryRef';
+        let repoNs: string;
+        try {
+          repoNs = referencedNamespace(
+            { field, fromNamespace: ns, kind: 'GitRepository', name: gitRepositoryRef.name, namespace: gitRepositoryRef.namespace },
+            deps.tenancy ?? DEFAULT_TENANCY,
+          );
+        } catch (error) {
+          // SourceNotReady, naming the policy.
+          if (error instanceof PolicyRefusedError) throw new SourceNotReadyError(field, error.message);
+          throw error;
+        }
+        const raw = await deps.reader.getObject('gitrepositories', repoNs, gitRepositoryRef.name);
         if (raw === undefined) {
-          throw new SourceNotReadyError('spec.source.gitRepositoryRef.name', `GitRepository ${ns}/${gitRepositoryRef.name} does not exist`);
+          throw new SourceNotReadyError('spec.source.gitRepositoryRef.name', `GitRepository ${repoNs}/${gitRepositoryRef.name} does not exist`);
         }
         const repo = gitRepositorySchema.parse(raw).spec;
+        // The repository's own secretRef is local to the repository's namespace.
         return fetchGit(
           deps,
-          ns,
+          repoNs,
           { url: repo.url, ref: repo.ref, secret: repo.secretRef?.name, path: gitRepositoryRef.path },
-          `GitRepository ${ns}/${gitRepositoryRef.name}`,
+          `GitRepository ${repoNs}/${gitRepositoryRef.name}`,
         );
       }
       if (helm !== undefined) {

@@ -8,6 +8,8 @@ import type { ManagementReader } from '../kube/management-reader.ts';
 import { fetchGitSource } from '../source/git.ts';
 import type { GitCache } from '../source/git-cache.ts';
 import { credentialsFrom } from './credentials.ts';
+import { PolicyRefusedError, referencedNamespace } from '../../domain/tenancy/policy.ts';
+import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
 
 /** A values layer that could not be read; the Applied reason is ValuesNotReady. */
 export class ValuesNotReadyError extends Error {
@@ -20,14 +22,28 @@ const DEFAULT_KEY = 'values.yaml';
  * Reads spec.content.helm.valuesFrom in order. A missing optional layer is
  * skipped. Secret-backed layers never appear in messages beyond their name and key.
  */
-export function createValuesPort(deps: { reader: ManagementReader; gitCache: GitCache }): ReconcilePorts['values'] {
+export function createValuesPort(deps: {
+  reader: ManagementReader;
+  gitCache: GitCache;
+  /** Whether a layer may name another namespace; default no. */
+  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs'> | undefined;
+}): ReconcilePorts['values'] {
   return {
     async read(release: Release) {
-      const ns = release.metadata.namespace ?? 'default';
+      const releaseNs = release.metadata.namespace ?? 'default';
       const layers = release.spec.content.helm?.valuesFrom ?? [];
       const out: Record<string, unknown>[] = [];
       for (const [index, layer] of layers.entries()) {
-        const where = `spec.content.helm.valuesFrom[${index}] (${layer.kind} ${ns}/${layer.name}${layer.kind === 'GitRepository' ? `:${layer.path ?? ''}` : ` key ${layer.key ?? DEFAULT_KEY}`})`;
+        const field = `spec.content.helm.valuesFrom[${index}]`;
+        let ns: string;
+        try {
+          ns = referencedNamespace({ field, fromNamespace: releaseNs, kind: layer.kind, name: layer.name, namespace: layer.namespace }, deps.tenancy ?? DEFAULT_TENANCY);
+        } catch (error) {
+          // ValuesNotReady, naming the policy; nothing of the other namespace is read.
+          if (error instanceof PolicyRefusedError) throw new ValuesNotReadyError(error.message);
+          throw error;
+        }
+        const where = `${field} (${layer.kind} ${ns}/${layer.name}${layer.kind === 'GitRepository' ? `:${layer.path ?? ''}` : ` key ${layer.key ?? DEFAULT_KEY}`})`;
         const text = await readLayer(deps, ns, layer, where);
         if (text === undefined) {
           if (layer.optional) continue;

@@ -47,6 +47,24 @@ export const objectName = (description: string) =>
 export const localObjectReference = (description: string) =>
   z.object({ name: objectName('Name of the object in the same namespace.') }).describe(description);
 
+/**
+ * The namespace of a reference that may name another namespace. Whether it may is the
+ * installation's policy (domain/tenancy/policy.ts); by default only the referring object's own
+ * namespace is allowed.
+ */
+export const referenceNamespace = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: 'must be a DNS label' })
+  .optional()
+  .describe(
+    "Namespace of the object; default the referring object's own. Another namespace only where the installation allows cross-namespace references.",
+  );
+
+export const namespacedObjectReference = (description: string) =>
+  z.object({ name: objectName('Name of the object.'), namespace: referenceNamespace }).describe(description);
+
 export const stringMap = (description: string) => z.record(z.string(), z.string()).describe(description);
 
 /** A metav1.Condition, as every convoy writer sets it. */

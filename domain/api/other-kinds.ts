@@ -4,6 +4,7 @@ import {
   celRules,
   conditionsList,
   duration,
+  referenceNamespace,
   objectName,
   stringMap,
 } from './common.ts';
@@ -16,18 +17,44 @@ export const clusterSpecSchema = z
       .object({
         secretRef: z
           .object({
-            name: objectName('Name of the Secret in the same namespace.'),
+            name: objectName('Name of the Secret.'),
+            namespace: referenceNamespace,
             key: z.string().min(1).max(253).default('value').describe('Key holding the kubeconfig.'),
           })
           .describe('A Secret holding a kubeconfig.'),
       })
       .optional()
       .describe('Reach the cluster with a kubeconfig stored in a Secret.'),
+    eks: z
+      .object({
+        name: z
+          .string()
+          .min(1)
+          .max(100)
+          .regex(/^[0-9A-Za-z][A-Za-z0-9\-_]*$/, { message: 'must be an EKS cluster name' })
+          .describe('Name of the EKS cluster.'),
+        region: z
+          .string()
+          .min(1)
+          .max(32)
+          .regex(/^[a-z]{2}(-[a-z]+)+-[0-9]+$/, { message: 'must be an AWS region such as eu-west-1' })
+          .describe('AWS region of the cluster.'),
+        roleArn: z
+          .string()
+          .max(2048)
+          .regex(/^arn:aws[a-z-]*:iam::[0-9]{12}:role\/.+$/, { message: 'must be an IAM role ARN' })
+          .optional()
+          .describe("A role to assume for the cluster; default the functions' own role."),
+      })
+      .optional()
+      .describe(
+        'Reach an EKS cluster with a bearer token convoy mints from its IAM identity (no exec plugin, no stored token).',
+      ),
   })
   .meta(
     celRules({
-      rule: '(has(self.inCluster) && self.inCluster) != has(self.kubeConfig)',
-      message: 'exactly one of inCluster: true or kubeConfig must be set',
+      rule: "[has(self.inCluster) && self.inCluster, has(self.kubeConfig), has(self.eks)].exists_one(x, x)",
+      message: 'exactly one of inCluster: true, kubeConfig or eks must be set',
     }),
   )
   .describe('A target cluster.');

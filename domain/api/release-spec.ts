@@ -5,6 +5,8 @@ import {
   duration,
   exactlyOneOf,
   localObjectReference,
+  namespacedObjectReference,
+  referenceNamespace,
   objectName,
   relativePath,
 } from './common.ts';
@@ -38,7 +40,8 @@ export const sourceSchema = z
     git: gitReleaseSourceSchema.optional(),
     gitRepositoryRef: z
       .object({
-        name: objectName('Name of a GitRepository in the same namespace.'),
+        name: objectName('Name of a GitRepository.'),
+        namespace: referenceNamespace,
         path: relativePath('Folder inside the repository to render. Relative, no "..".').default('.'),
       })
       .optional()
@@ -51,7 +54,8 @@ export const sourceSchema = z
 const valuesLayerSchema = z
   .object({
     kind: z.enum(['ConfigMap', 'Secret', 'GitRepository']).describe('Where the layer is read from.'),
-    name: objectName('Name of the object in the same namespace.'),
+    name: objectName('Name of the object.'),
+    namespace: referenceNamespace,
     key: z.string().min(1).max(253).optional().describe('Key of a ConfigMap or Secret; default values.yaml.'),
     path: relativePath('File inside a GitRepository; required for kind GitRepository.').optional(),
     optional: z.boolean().default(false).describe('A missing optional layer is skipped instead of failing.'),
@@ -139,7 +143,18 @@ const ignoreRuleSchema = z
 
 export const releaseSpecSchema = z
   .object({
-    cluster: localObjectReference('The target Cluster, in the same namespace.'),
+    cluster: namespacedObjectReference('The target Cluster; by default in the same namespace.'),
+    serviceAccountName: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { message: 'must be a DNS subdomain name' })
+      .optional()
+      .describe(
+        'Everything convoy does on the target for this Release (dry run, apply, prune, hooks, drift and health reads) runs as ' +
+          'system:serviceaccount:<release namespace>:<name>, impersonated on the management cluster; on a remote Cluster as ' +
+          "the Cluster's own credentials. Empty: the installation's defaultServiceAccount.",
+      ),
     clusterWave: z
       .number()
       .int()

@@ -17,7 +17,12 @@ export function createDriftHandler(config: FunctionConfig, clients: FunctionClie
   const record = createDriftRecordHandler({
     releases: createReleaseSource(clients.kc),
     statusWriter: createStatusWriter(clients.kc),
-    targets: createObserverTargetResolver({ managementKubeConfig: clients.kc, readers: createManagementReaders(clients.kc) }),
+    targets: createObserverTargetResolver({
+      managementKubeConfig: clients.kc,
+      readers: createManagementReaders(clients.kc),
+      tenancy: clients.tenancy,
+      eks: clients.eks,
+    }),
     renders: store,
     notify,
   });

@@ -16,7 +16,12 @@ export function createHealthHandler(config: FunctionConfig, clients: FunctionCli
   const record = createHealthRecordHandler({
     releases: createReleaseSource(clients.kc),
     statusWriter: createStatusWriter(clients.kc),
-    targets: createObserverTargetResolver({ managementKubeConfig: clients.kc, readers: createManagementReaders(clients.kc) }),
+    targets: createObserverTargetResolver({
+      managementKubeConfig: clients.kc,
+      readers: createManagementReaders(clients.kc),
+      tenancy: clients.tenancy,
+      eks: clients.eks,
+    }),
     renders: sharedPorts(config, clients).store,
   });
   return loopHandler('health', record, config, clients, logger, options);

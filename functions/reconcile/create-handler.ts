@@ -15,7 +15,7 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
   const record = createReconcileRecordHandler({
     releases: createReleaseSource(clients.kc),
     statusWriter: createStatusWriter(clients.kc),
-    ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR }),
+    ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, tenancy: clients.tenancy, eks: clients.eks }),
     notify,
   });
   return loopHandler('reconcile', record, config, clients, logger, options);

@@ -2,12 +2,19 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { fromDefaultKubeconfig, fromKubeconfigFile, fromKubeconfigYaml, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { FunctionConfig } from './config.ts';
+import type { EksAccess } from '../../adapters/kube/target-access.ts';
+import type { TenancySettings } from '../../domain/tenancy/settings.ts';
+import { tenancyFromEnv } from './tenancy-config.ts';
 
 /** The clients a function container keeps between invocations. */
 export interface FunctionClients {
   kc: KubeClientConfig;
   sqs: SQSClient;
   s3: S3Client;
+  /** The installation's tenancy settings (functions/runtime/tenancy-config.ts); default DEFAULT_TENANCY. */
+  tenancy?: TenancySettings | undefined;
+  /** Reaches `eks` Clusters; undefined: refused. */
+  eks?: EksAccess | undefined;
 }
 
 /** The management cluster: CONVOY_KUBECONFIG (inline), CONVOY_KUBECONFIG_PATH, else $KUBECONFIG, ~/.kube/config or in-cluster. */
@@ -17,10 +24,11 @@ export function kubeConfigFrom(config: Pick<FunctionConfig, 'CONVOY_KUBECONFIG' 
   return fromDefaultKubeconfig();
 }
 
-export function createFunctionClients(config: FunctionConfig): FunctionClients {
+export function createFunctionClients(config: FunctionConfig, env: Record<string, string | undefined> = process.env): FunctionClients {
   const endpoint = config.AWS_ENDPOINT_URL;
   return {
     kc: kubeConfigFrom(config),
+    tenancy: tenancyFromEnv(env),
     sqs: new SQSClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) }),
     s3: new S3Client({ region: config.AWS_REGION, ...(endpoint ? { endpoint, forcePathStyle: true } : {}) }),
   };

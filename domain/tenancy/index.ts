@@ -1,0 +1,3 @@
+export * from './identity.ts';
+export * from './policy.ts';
+export * from './settings.ts';

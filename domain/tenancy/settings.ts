@@ -1,0 +1,79 @@
+/**
+ * The installation's tenancy settings, as pure data. The composition roots read them from the
+ * environment (functions/runtime/config.ts, `convoy dev`) and pass them in; nothing here reads
+ * the environment itself.
+ */
+export interface TenancySettings {
+  /**
+   * The ServiceAccount (in the Release's own namespace) that a Release without
+   * spec.serviceAccountName acts as, like Flux's `--default-service-account`. undefined: such a
+   * Release acts with convoy's own credentials on the management cluster — what every Release
+   * could do before per-Release identity existed, and what a locked-down install must not allow.
+   */
+  readonly defaultServiceAccount: string | undefined;
+  /**
+   * Namespaces whose Releases may target the management cluster itself (`Cluster.spec.inCluster:
+   * true`). 'all': every namespace (the default outside AWS, as before).
+   */
+  readonly inClusterNamespaces: ReadonlySet<string> | 'all';
+  /**
+   * Whether a reference may name an object in another namespace (a Release's Cluster,
+   * GitRepository or values layer; a Cluster's kubeconfig Secret). Off by default, like Flux's
+   * `--no-cross-namespace-refs` lockdown.
+   */
+  readonly crossNamespaceRefs: boolean;
+}
+
+/** What an installation that sets nothing gets: Releases work as they always did, no cross-namespace references. */
+export const DEFAULT_TENANCY: TenancySettings = Object.freeze({
+  defaultServiceAccount: undefined,
+  inClusterNamespaces: 'all',
+  crossNamespaceRefs: false,
+});
+
+/** A bad installation setting; the message names the variable. */
+export class TenancySettingsError extends Error {
+  override name = 'TenancySettingsError';
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/**
+ * Settings from their textual form (environment variables, ConfigMap entries):
+ * - `defaultServiceAccount`: a ServiceAccount name, or empty for none;
+ * - `inClusterNamespaces`: `*` (all), empty (none) or a comma-separated list of namespaces;
+ * - `crossNamespaceRefs`: `true` or `false`.
+ */
+export function parseTenancySettings(text: {
+  defaultServiceAccount?: string | undefined;
+  inClusterNamespaces?: string | undefined;
+  crossNamespaceRefs?: string | undefined;
+}, names = { defaultServiceAccount: 'defaultServiceAccount', inClusterNamespaces: 'inClusterNamespaces', crossNamespaceRefs: 'crossNamespaceRefs' }): TenancySettings {
+  const sa = text.defaultServiceAccount?.trim() ?? '';
+  if (sa !== '' && (!DNS_SUBDOMAIN.test(sa) || sa.length > 253)) {
+    throw new TenancySettingsError(`${names.defaultServiceAccount}: ${JSON.stringify(sa)} is not a ServiceAccount name`);
+  }
+  let inCluster: TenancySettings['inClusterNamespaces'] = DEFAULT_TENANCY.inClusterNamespaces;
+  if (text.inClusterNamespaces !== undefined) {
+    const raw = text.inClusterNamespaces.trim();
+    if (raw === '*') inCluster = 'all';
+    else {
+      const list = raw === '' ? [] : raw.split(',').map((n) => n.trim());
+      const bad = list.find((n) => !DNS_LABEL.test(n) || n.length > 63);
+      if (bad !== undefined) {
+        throw new TenancySettingsError(`${names.inClusterNamespaces}: ${JSON.stringify(bad)} is not a namespace name (use * for all, or a comma-separated list)`);
+      }
+      inCluster = new Set(list);
+    }
+  }
+  const cross = text.crossNamespaceRefs?.trim().toLowerCase();
+  if (cross !== undefined && cross !== '' && cross !== 'true' && cross !== 'false') {
+    throw new TenancySettingsError(`${names.crossNamespaceRefs}: must be true or false, not ${JSON.stringify(text.crossNamespaceRefs)}`);
+  }
+  return {
+    defaultServiceAccount: sa === '' ? undefined : sa,
+    inClusterNamespaces: inCluster,
+    crossNamespaceRefs: cross === undefined || cross === '' ? DEFAULT_TENANCY.crossNamespaceRefs : cross === 'true',
+  };
+}

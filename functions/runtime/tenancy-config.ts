@@ -1,0 +1,24 @@
+import { parseTenancySettings, type TenancySettings } from '../../domain/tenancy/settings.ts';
+
+/**
+ * The installation's tenancy settings from the environment (the construct, the install
+ * manifests' ConfigMap, or `convoy dev`):
+ * - CONVOY_DEFAULT_SERVICE_ACCOUNT: the ServiceAccount a Release without serviceAccountName acts as;
+ * - CONVOY_IN_CLUSTER_NAMESPACES: `*`, empty (none), or namespaces that may use `inCluster: true`;
+ * - CONVOY_CROSS_NAMESPACE_REFS: `true` to allow references into other namespaces.
+ * Unset variables keep DEFAULT_TENANCY. A malformed value fails the container's start, naming it.
+ */
+export function tenancyFromEnv(env: Record<string, string | undefined>): TenancySettings {
+  return parseTenancySettings(
+    {
+      defaultServiceAccount: env.CONVOY_DEFAULT_SERVICE_ACCOUNT,
+      inClusterNamespaces: env.CONVOY_IN_CLUSTER_NAMESPACES,
+      crossNamespaceRefs: env.CONVOY_CROSS_NAMESPACE_REFS,
+    },
+    {
+      defaultServiceAccount: 'CONVOY_DEFAULT_SERVICE_ACCOUNT',
+      inClusterNamespaces: 'CONVOY_IN_CLUSTER_NAMESPACES',
+      crossNamespaceRefs: 'CONVOY_CROSS_NAMESPACE_REFS',
+    },
+  );
+}
