@@ -116,7 +116,7 @@ function chartManifests(): { manifests: KubeManifest[]; defaults: Record<string,
   for (const m of manifests) {
     if (m.kind === 'ServiceAccount') m.metadata['annotations'] = S.annotations;
     if (m.kind === 'Deployment') {
-      const containers = (m as { spec: { template: { spec: { containers: Record<string, unknown>[] } } } }).spec.template.spec.containers;
+      const containers = (m as unknown as { spec: { template: { spec: { containers: Record<string, unknown>[] } } } }).spec.template.spec.containers;
       for (const c of containers) {
         c['resources'] = S.resources;
         c['imagePullPolicy'] = '__CONVOY_PULL_POLICY__';
