@@ -1,29 +1,27 @@
 #!/usr/bin/env node
 // The convoy command line. Node >= 22 runs this TypeScript file directly.
 import { devCommand, devUsage } from '../dev/dev-command.ts';
-import { statusCommand, statusUsage, waitCommand } from '../dev/status-command.ts';
+import { installCommand } from '../cli/install.ts';
+import { cliUsage, isCliVerb, runCli } from '../cli/main.ts';
+import { processOutput } from '../cli/output.ts';
 
 const usage = `usage: convoy <command>
 
 commands:
   dev      run convoy on this machine (relay, functions, SQS/S3, HTTP API)
-  status   the combined verdict of a Release
-  wait     wait until a Release is Ready
+  install  print the install manifests: convoy install --print [--help]
 
-${devUsage}
+${cliUsage}
 
-${statusUsage}`;
+${devUsage}`;
 
 const [command, ...rest] = process.argv.slice(2);
 switch (command) {
   case 'dev':
     await devCommand(rest);
     break;
-  case 'status':
-    await statusCommand(rest);
-    break;
-  case 'wait':
-    await waitCommand(rest);
+  case 'install':
+    process.exitCode = installCommand(rest);
     break;
   case undefined:
   case 'help':
@@ -31,6 +29,10 @@ switch (command) {
     console.log(usage);
     break;
   default:
-    console.error(`convoy: unknown command "${command}"\n\n${usage}`);
+    if (isCliVerb(command)) {
+      process.exitCode = await runCli(command, rest, processOutput);
+      break;
+    }
+    console.error(`convoy: unknown command "${command}" (see convoy help)`);
     process.exitCode = 2;
 }

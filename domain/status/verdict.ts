@@ -30,17 +30,47 @@
  *     rollout was rolled back, otherwise a wait.
  *   - LifecycleSucceeded is not one of the signals; only its observedGeneration
  *     counts ("every condition").
+ *   - Applied False is a wait while convoy retries the stop ("Retried with
+ *     backoff" in the spec's table: SourceNotReady, ClusterNotReady,
+ *     ValuesNotReady, DeployFailed, PruneFailed); it is a failure for the stops
+ *     that are not retried (Unsupported, Unappliable, Pinned, WaveFailed,
+ *     RolloutFailed, ClusterWaveFailed, HookFailed). `retrying: true` marks the
+ *     retried ones so a reader can tell them from a first reconcile.
+ *   - status.rollout of the current render (rollout.renderRef == the new
+ *     render) counts even without RolloutSucceeded: state Progressing is a wait,
+ *     Failed or RolledBack a failure (signal `Rollout`).
+ *   - A Ready verdict says whether health was assessed: `health` is
+ *     `NotConfigured` when Healthy is True NotConfigured (no
+ *     spec.healthAssessment), so Ready then means applied and in sync only.
  */
 import type { Condition } from '../api/common.ts';
 import type { Release } from '../api/objects.ts';
 import { AppliedReason, ConditionType, HealthyReason } from './reasons.ts';
 
-export type VerdictSignal = 'Applied' | 'InSync' | 'Healthy' | 'RolloutSucceeded' | 'ObservedGeneration' | 'NewRender';
+export type VerdictSignal = 'Applied' | 'InSync' | 'Healthy' | 'RolloutSucceeded' | 'Rollout' | 'ObservedGeneration' | 'NewRender';
 export type VerdictKind = 'wait' | 'failure';
+/** Whether the health loop judged the workloads (Assessed) or only reported that no assessment is configured. */
+export type VerdictHealth = 'Assessed' | 'NotConfigured';
 
 export type Verdict =
-  | { readonly ready: true; readonly message: string }
-  | { readonly ready: false; readonly signal: VerdictSignal; readonly kind: VerdictKind; readonly message: string };
+  | { readonly ready: true; readonly health: VerdictHealth; readonly message: string }
+  | {
+      readonly ready: false;
+      readonly signal: VerdictSignal;
+      readonly kind: VerdictKind;
+      readonly message: string;
+      /** Present and true when the stop is one convoy retries with backoff (kind is then `wait`). */
+      readonly retrying?: true;
+    };
+
+/** Applied reasons of stops that are "Retried with backoff" (stops.ts): a wait, not a failure. */
+const RETRIED_APPLIED_REASONS: ReadonlySet<string> = new Set([
+  AppliedReason.SourceNotReady,
+  AppliedReason.ClusterNotReady,
+  AppliedReason.ValuesNotReady,
+  AppliedReason.DeployFailed,
+  AppliedReason.PruneFailed,
+]);
 
 /** The order in which the condition signals are judged; later conditions only count for their generation. */
 const ORDERED_CONDITIONS = [ConditionType.Applied, ConditionType.InSync, ConditionType.Healthy, ConditionType.RolloutSucceeded] as const;
@@ -92,9 +122,15 @@ export function combinedVerdict(release: Release): Verdict {
   const conditions = status?.conditions ?? [];
   const byType = (type: string) => conditions.find((c) => c.type === type);
 
-  // 1. Applied.
-  const applied = judge(ConditionType.Applied, byType(ConditionType.Applied), generation, 'the controller-manager has not reconciled this Release');
-  if (applied !== undefined) return applied;
+  // 1. Applied; a stop convoy retries is a wait.
+  const appliedCondition = byType(ConditionType.Applied);
+  const applied = judge(ConditionType.Applied, appliedCondition, generation, 'the controller-manager has not reconciled this Release');
+  if (applied !== undefined) {
+    if (!applied.ready && applied.signal === 'Applied' && appliedCondition !== undefined && RETRIED_APPLIED_REASONS.has(appliedCondition.reason)) {
+      return { ...applied, kind: 'wait', retrying: true, message: `${applied.message} (convoy retries this with backoff)` };
+    }
+    return applied;
+  }
 
   // 2. The newest render is the one applied.
   const attempted = status?.lastAttempted;
@@ -142,7 +178,16 @@ export function combinedVerdict(release: Release): Verdict {
     if (verdict !== undefined) return verdict;
   }
 
-  // 6. Every other condition is from the current spec.
+  // 6. The rollout of the new render, whether or not RolloutSucceeded is reported.
+  const rolloutState = status?.rollout;
+  if (rolloutState !== undefined && rolloutState.renderRef === newRender && rolloutState.state !== 'Succeeded') {
+    const wave = rolloutState.wave === undefined ? '' : ` at wave ${rolloutState.wave}`;
+    return rolloutState.state === 'Progressing'
+      ? notReady('Rollout', 'wait', `the rollout of ${newRender} is Progressing${wave} (status.rollout.state)`)
+      : notReady('Rollout', 'failure', `the rollout of ${newRender} is ${rolloutState.state}${wave} (status.rollout.state)`);
+  }
+
+  // 7. Every other condition is from the current spec.
   const judged = new Set<string>(ORDERED_CONDITIONS);
   for (const c of conditions) {
     if (judged.has(c.type)) continue;
@@ -150,5 +195,12 @@ export function combinedVerdict(release: Release): Verdict {
     if (stale !== undefined) return notReady('ObservedGeneration', 'wait', stale);
   }
 
-  return { ready: true, message: `render ${newRender} is applied, in sync and healthy at generation ${generation}` };
+  const notConfigured = byType(ConditionType.Healthy)?.reason === HealthyReason.NotConfigured;
+  return notConfigured
+    ? {
+        ready: true,
+        health: 'NotConfigured',
+        message: `render ${newRender} is applied and in sync at generation ${generation}; health is not assessed (Healthy True NotConfigured: no spec.healthAssessment)`,
+      }
+    : { ready: true, health: 'Assessed', message: `render ${newRender} is applied, in sync and healthy at generation ${generation}` };
 }

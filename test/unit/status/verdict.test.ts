@@ -63,8 +63,14 @@ describe('combined verdict: Ready', () => {
     expect(combinedVerdict(release())).toMatchObject({ ready: true });
   });
 
-  it('is ready with Healthy True NotConfigured (no spec.healthAssessment)', () => {
-    expect(combinedVerdict(release({ conditions: withCondition('Healthy', cond('Healthy', 'True', 'NotConfigured')) }))).toMatchObject({ ready: true });
+  it('is ready with Healthy True NotConfigured (no spec.healthAssessment) and says health is not assessed', () => {
+    const v = combinedVerdict(release({ conditions: withCondition('Healthy', cond('Healthy', 'True', 'NotConfigured')) }));
+    expect(v).toMatchObject({ ready: true, health: 'NotConfigured' });
+    expect(v.message).toContain('not assessed');
+  });
+
+  it('says health is Assessed when Healthy is True Healthy', () => {
+    expect(combinedVerdict(release())).toMatchObject({ ready: true, health: 'Assessed' });
   });
 
   it('is ready with spec.failurePolicy when RolloutSucceeded is True for the new render', () => {
@@ -84,11 +90,21 @@ describe('combined verdict: lastAttempted.renderRef == lastSuccessful.renderRef 
     expect(v.message).toContain('WaitingForSync');
   });
 
-  it('fails on Applied when it is False for any other reason (DeployFailed)', () => {
-    const v = combinedVerdict(release({ conditions: withCondition('Applied', cond('Applied', 'False', 'DeployFailed')) }));
-    expect(v).toMatchObject({ ready: false, signal: 'Applied', kind: 'failure' });
-    expect(v.message).toContain('Applied says DeployFailed');
+  it.each(['SourceNotReady', 'ClusterNotReady', 'ValuesNotReady', 'DeployFailed', 'PruneFailed'])('waits on Applied False %s: convoy retries it', (reason) => {
+    const v = combinedVerdict(release({ conditions: withCondition('Applied', cond('Applied', 'False', reason)) }));
+    expect(v).toMatchObject({ ready: false, signal: 'Applied', kind: 'wait', retrying: true });
+    expect(v.message).toContain(`Applied says ${reason}`);
+    expect(v.message).toContain('retries');
   });
+
+  it.each(['Unsupported', 'Unappliable', 'Pinned', 'WaveFailed', 'RolloutFailed', 'ClusterWaveFailed', 'HookFailed'])(
+    'fails on Applied False %s: convoy does not retry it',
+    (reason) => {
+      const v = combinedVerdict(release({ conditions: withCondition('Applied', cond('Applied', 'False', reason)) }));
+      expect(v).toMatchObject({ ready: false, signal: 'Applied', kind: 'failure' });
+      expect(v).not.toHaveProperty('retrying');
+    },
+  );
 
   it('waits for NewRender when lastAttempted.renderRef differs from lastSuccessful.renderRef', () => {
     const v = combinedVerdict(release({ status: { lastSuccessful: { attemptedAt: T, phase: 'Succeeded', renderRef: OLD } } }));
@@ -271,5 +287,25 @@ describe('combined verdict: the first signal not there yet', () => {
       conditions: [cond('Applied', 'True', 'Applied'), cond('InSync', 'True', 'InSync'), cond('Healthy', 'False', 'Progressing'), cond('RolloutSucceeded', 'False', 'Failed')],
     });
     expect(combinedVerdict(r)).toMatchObject({ signal: 'Healthy', kind: 'wait' });
+  });
+});
+
+describe('combined verdict: status.rollout of the current render', () => {
+  it('waits while the rollout of the new render is Progressing, without RolloutSucceeded', () => {
+    const v = combinedVerdict(release({ status: { rollout: { renderRef: NEW, state: 'Progressing', wave: 1 } } }));
+    expect(v).toMatchObject({ ready: false, signal: 'Rollout', kind: 'wait' });
+    expect(v.message).toContain('Progressing at wave 1');
+  });
+
+  it('fails when the rollout of the new render Failed, even with Healthy True NotConfigured and no failurePolicy', () => {
+    const r = release({
+      status: { rollout: { renderRef: NEW, state: 'Failed' } },
+      conditions: withCondition('Healthy', cond('Healthy', 'True', 'NotConfigured')),
+    });
+    expect(combinedVerdict(r)).toMatchObject({ ready: false, signal: 'Rollout', kind: 'failure' });
+  });
+
+  it('does not judge the rollout of an older render by its state', () => {
+    expect(combinedVerdict(release({ status: { rollout: { renderRef: OLD, state: 'Failed' } } }))).toMatchObject({ ready: true });
   });
 });

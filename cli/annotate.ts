@@ -1,0 +1,65 @@
+/**
+ * `sync [--force]`, `pin <renderRef>`, `unpin`, `suspend`, `resume`: small
+ * merge patches on the Release with the user's own identity (their RBAC
+ * decides: `patch` on releases.convoy.dev). The annotations are metadata, so
+ * the generation does not change; suspend/resume change spec.suspend.
+ */
+import { Annotation } from '../domain/reconcile/annotations.ts';
+import { toRfc3339 } from '../domain/status/conditions.ts';
+import { parseVerbArgs, releaseKey } from './args.ts';
+import { apiTarget, storedRenders } from './http-api.ts';
+import { patchRelease, readRelease } from './kube.ts';
+import { ExitCode } from './output.ts';
+import { resolveRenderRef } from './render-refs.ts';
+import type { Session } from './session.ts';
+
+export async function syncVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
+  const { values, positionals } = parseVerbArgs('sync', argv, { force: { type: 'boolean', default: false } });
+  const key = releaseKey('sync', positionals, values.namespace);
+  const annotation = values.force ? Annotation.forceSyncRequestedAt : Annotation.syncRequestedAt;
+  const value = toRfc3339(new Date());
+  await patchRelease(s.cluster(values), key, { metadata: { annotations: { [annotation]: value } } });
+  s.io.out(
+    `${values.force ? 'force sync' : 'sync'} requested for ${key.namespace}/${key.name} at ${value} (${annotation})`,
+  );
+  return ExitCode.ok;
+}
+
+export async function pinVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
+  const { values, positionals } = parseVerbArgs('pin', argv, { api: { type: 'string' } });
+  const key = releaseKey('pin', positionals, values.namespace, 1);
+  const cluster = s.cluster(values);
+  const api = apiTarget(values.api, s.env, cluster);
+  const stored = api === undefined ? [] : (await storedRenders(api, key)).map((r) => r.renderRef);
+  const renderRef = resolveRenderRef('pin', await readRelease(cluster, key), positionals[1], stored);
+  await patchRelease(cluster, key, { metadata: { annotations: { [Annotation.pin]: renderRef } } });
+  s.io.out(`${key.namespace}/${key.name} pinned to ${renderRef}`);
+  return ExitCode.ok;
+}
+
+export async function unpinVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
+  const { values, positionals } = parseVerbArgs('unpin', argv, {});
+  const key = releaseKey('unpin', positionals, values.namespace);
+  await patchRelease(s.cluster(values), key, { metadata: { annotations: { [Annotation.pin]: null } } });
+  s.io.out(`${key.namespace}/${key.name} unpinned: it follows its source again`);
+  return ExitCode.ok;
+}
+
+async function setSuspend(
+  verb: 'suspend' | 'resume',
+  argv: readonly string[],
+  s: Session,
+): Promise<ExitCode> {
+  const { values, positionals } = parseVerbArgs(verb, argv, {});
+  const key = releaseKey(verb, positionals, values.namespace);
+  await patchRelease(s.cluster(values), key, { spec: { suspend: verb === 'suspend' } });
+  s.io.out(
+    verb === 'suspend'
+      ? `${key.namespace}/${key.name} suspended: no reconcile until convoy resume`
+      : `${key.namespace}/${key.name} resumed`,
+  );
+  return ExitCode.ok;
+}
+
+export const suspendVerb = (argv: readonly string[], s: Session) => setSuspend('suspend', argv, s);
+export const resumeVerb = (argv: readonly string[], s: Session) => setSuspend('resume', argv, s);

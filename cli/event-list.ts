@@ -1,0 +1,65 @@
+// The Events (events.k8s.io/v1) about one Release, oldest first: shared by `describe` and `events`.
+import { resourcePath } from '../adapters/kube/http.ts';
+import type { ReleaseKey } from './args.ts';
+import type { Cluster } from './kube.ts';
+import { age, table } from './output.ts';
+
+export interface ListedEvent {
+  type: string;
+  reason: string;
+  action: string;
+  note: string;
+  count: number;
+  lastSeen: string | undefined;
+  reportingController: string;
+}
+
+interface RawEvent {
+  type?: string;
+  reason?: string;
+  action?: string;
+  note?: string;
+  eventTime?: string;
+  deprecatedLastTimestamp?: string;
+  reportingController?: string;
+  series?: { count?: number; lastObservedTime?: string };
+  metadata?: { creationTimestamp?: string };
+}
+
+export async function releaseEvents(cluster: Cluster, key: ReleaseKey): Promise<ListedEvent[]> {
+  const { items } = await cluster.client.list<RawEvent>(
+    resourcePath('events.k8s.io/v1', 'events', key.namespace),
+    {
+      fieldSelector: `regarding.kind=Release,regarding.name=${key.name}`,
+    },
+  );
+  return items
+    .map((e) => ({
+      type: e.type ?? 'Normal',
+      reason: e.reason ?? '',
+      action: e.action ?? '',
+      note: e.note ?? '',
+      count: e.series?.count ?? 1,
+      lastSeen:
+        e.series?.lastObservedTime ??
+        e.eventTime ??
+        e.deprecatedLastTimestamp ??
+        e.metadata?.creationTimestamp,
+      reportingController: e.reportingController ?? '',
+    }))
+    .sort((a, b) => (a.lastSeen ?? '').localeCompare(b.lastSeen ?? ''));
+}
+
+export function eventTable(events: readonly ListedEvent[], now = Date.now()): string[] {
+  return table(
+    ['LAST SEEN', 'TYPE', 'REASON', 'FROM', 'COUNT', 'MESSAGE'],
+    events.map((e) => [
+      age(e.lastSeen, now),
+      e.type,
+      e.reason,
+      e.reportingController,
+      String(e.count),
+      e.note,
+    ]),
+  );
+}

@@ -1,0 +1,88 @@
+/**
+ * The CLI's connection to the Kubernetes API: the user's own kubeconfig (so
+ * their RBAC applies), loaded like kubectl does ($KUBECONFIG, else
+ * ~/.kube/config, else in-cluster), with --kubeconfig and --context.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { API_GROUP, API_VERSION } from '../domain/api/common.ts';
+import { parseRelease, type Release } from '../domain/api/objects.ts';
+import { createKubeClient, isKubeApiError, resourcePath, type KubeClient } from '../adapters/kube/http.ts';
+import {
+  fromKubeconfigFile,
+  inClusterConfig,
+  KubeconfigError,
+  type KubeClientConfig,
+} from '../adapters/kube/kubeconfig.ts';
+import type { GlobalFlags, ReleaseKey } from './args.ts';
+import { CliFailure } from './output.ts';
+
+export interface Cluster {
+  readonly client: KubeClient;
+  readonly config: KubeClientConfig;
+  /** Closes the keep-alive connections so the process can end. */
+  close(): void;
+}
+
+function kubeconfigPath(flags: GlobalFlags, env: NodeJS.ProcessEnv): string | undefined {
+  if (flags.kubeconfig !== undefined) return flags.kubeconfig;
+  const listed = (env.KUBECONFIG ?? '').split(delimiter).filter((p) => p !== '');
+  for (const path of listed) if (existsSync(path)) return path;
+  if (listed.length > 0)
+    throw new KubeconfigError(`KUBECONFIG names ${listed.join(delimiter)}, which does not exist`);
+  const home = join(env.HOME ?? homedir(), '.kube', 'config');
+  return existsSync(home) && statSync(home).isFile() ? home : undefined;
+}
+
+export function connect(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): Cluster {
+  const path = kubeconfigPath(flags, env);
+  let config: KubeClientConfig;
+  if (path !== undefined) config = fromKubeconfigFile(path, { context: flags.context });
+  else if (env.KUBERNETES_SERVICE_HOST) config = inClusterConfig(env);
+  else throw new KubeconfigError('no kubeconfig: set KUBECONFIG or --kubeconfig, or create ~/.kube/config');
+  const client = createKubeClient(config, { timeoutMs: 30_000, userAgent: 'convoy-cli' });
+  return { client, config, close: () => config.agent.destroy() };
+}
+
+const RELEASES = `${API_GROUP}/${API_VERSION}`;
+export const releasePath = (key: ReleaseKey): string =>
+  resourcePath(RELEASES, 'releases', key.namespace, key.name);
+export const releasesPath = (namespace: string | undefined): string =>
+  resourcePath(RELEASES, 'releases', namespace);
+
+/** The Release as the API server returns it; a clear line when it does not exist. */
+export async function readRaw(cluster: Cluster, key: ReleaseKey): Promise<Record<string, unknown>> {
+  try {
+    return await cluster.client.get(releasePath(key));
+  } catch (error) {
+    if (isKubeApiError(error, 404)) throw new CliFailure(`Release ${key.namespace}/${key.name} not found`);
+    throw error;
+  }
+}
+
+/** The Release, parsed. */
+export async function readRelease(cluster: Cluster, key: ReleaseKey): Promise<Release> {
+  return parseOrFail(await readRaw(cluster, key), key);
+}
+
+export function parseOrFail(raw: unknown, key: ReleaseKey): Release {
+  const parsed = parseRelease(raw);
+  if (!parsed.ok)
+    throw new CliFailure(`Release ${key.namespace}/${key.name} does not parse: ${parsed.error}`);
+  return parsed.value;
+}
+
+/** A JSON merge patch on the Release (annotations, spec.suspend): the user's RBAC decides. */
+export async function patchRelease(
+  cluster: Cluster,
+  key: ReleaseKey,
+  patch: Record<string, unknown>,
+): Promise<Release> {
+  try {
+    return parseOrFail(await cluster.client.patch(releasePath(key), patch, { type: 'merge' }), key);
+  } catch (error) {
+    if (isKubeApiError(error, 404)) throw new CliFailure(`Release ${key.namespace}/${key.name} not found`);
+    throw error;
+  }
+}

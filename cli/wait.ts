@@ -1,0 +1,59 @@
+/**
+ * `convoy wait <release> [--timeout 5m]`: polls the combined verdict until it
+ * is Ready (exit 0) or a failure convoy does not retry (exit 1 at once). A
+ * retried stop (SourceNotReady, ClusterNotReady, …) is a wait: it may recover.
+ * At the timeout: exit 1 and the last verdict. A change of verdict is printed
+ * as it happens; an API server that cannot be reached for a moment is waited
+ * through, a refusal (403) or a missing Release is not.
+ */
+import { KubeTransportError } from '../adapters/kube/http.ts';
+import { parseDuration } from '../domain/runtime/duration.ts';
+import { combinedVerdict, type Verdict } from '../domain/status/verdict.ts';
+import { parseVerbArgs, releaseKey } from './args.ts';
+import { readRelease } from './kube.ts';
+import { CliFailure, ExitCode, UsageError } from './output.ts';
+import type { Session } from './session.ts';
+import { verdictLine } from './verdict-line.ts';
+
+function durationFlag(name: string, value: string): number {
+  const parsed = parseDuration(value);
+  if (!parsed.ok) throw new UsageError(`wait: --${name}: ${parsed.error}`);
+  return parsed.ms;
+}
+
+export async function waitVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
+  const { values, positionals } = parseVerbArgs('wait', argv, {
+    timeout: { type: 'string', default: '5m' },
+    interval: { type: 'string', default: '1s' },
+  });
+  const timeoutMs = durationFlag('timeout', values.timeout);
+  const intervalMs = Math.max(100, durationFlag('interval', values.interval));
+  const key = releaseKey('wait', positionals, values.namespace);
+  const cluster = s.cluster(values);
+  const deadline = Date.now() + timeoutMs;
+  let last: Verdict | undefined;
+  let printed = '';
+  for (;;) {
+    try {
+      last = combinedVerdict(await readRelease(cluster, key));
+    } catch (error) {
+      if (!(error instanceof KubeTransportError) || Date.now() > deadline) throw error;
+    }
+    if (last !== undefined) {
+      const line = verdictLine(last);
+      if (last.ready) {
+        s.io.out(line);
+        return ExitCode.ok;
+      }
+      if (last.kind === 'failure') throw new CliFailure(line);
+      if (line !== printed) s.io.err(line);
+      printed = line;
+    }
+    if (Date.now() > deadline) {
+      throw new CliFailure(
+        `timed out after ${values.timeout} waiting for ${key.namespace}/${key.name}; last verdict: ${last === undefined ? 'none' : verdictLine(last)}`,
+      );
+    }
+    await s.sleep(Math.min(intervalMs, Math.max(0, deadline - Date.now()) + 10));
+  }
+}
