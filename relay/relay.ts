@@ -24,6 +24,7 @@ import {
   type DependencyKind,
 } from '../domain/relay/affected-releases.ts';
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
+import { reconcileUpToDate } from '../domain/relay/up-to-date.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
 import { dueLoops, type LastSent } from '../domain/relay/timers.ts';
 import { orphanLeaseUids, type LeasePort } from '../domain/runtime/lease.ts';
@@ -45,7 +46,7 @@ export interface RelayOptions {
   readonly installationNamespace: string;
   readonly logger: Logger;
   /** Removes a deleted Release's Leases; default the Kubernetes Leases in the installation namespace. */
-  readonly leases?: LeasePort;
+  readonly leases?: Pick<LeasePort, 'removeAll' | 'releaseUids'> & Partial<LeasePort>;
   readonly now?: () => Date;
   /** Interval timers (reconcile, drift, health); default true. */
   readonly timers?: boolean;
@@ -165,6 +166,8 @@ export function startRelay(options: RelayOptions): Relay {
     setIndexed(namespace, name, next);
     const cause = releaseChangeCause(old, next);
     if (cause === undefined) return;
+    // The first list after taking the lead: an up-to-date Release waits for its timers.
+    if (event.initial && next !== undefined && reconcileUpToDate(next)) return;
     metrics.eventsCounted.inc({ kind: 'Release' });
     const uid = next?.metadata.uid ?? old?.metadata.uid ?? event.object.metadata?.uid ?? '';
     const key: ReleaseKey = { namespace, name, uid };

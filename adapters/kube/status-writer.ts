@@ -1,7 +1,8 @@
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { releaseStatusSchema } from '../../domain/api/release-status.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
-import { createKubeClient, resourcePath } from './http.ts';
+import { createKubeClient, isKubeApiError, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
 export interface ReleaseKey {
@@ -10,8 +11,33 @@ export interface ReleaseKey {
 }
 
 export interface StatusWriter {
-  /** Server-side-applies one writer's slice to the Release's /status; returns the new resourceVersion. */
+  /**
+   * Server-side-applies one writer's slice to the Release's /status; returns the new resourceVersion.
+   * @throws StatusRefusedError when the slice breaks the CRD's schema (checked before sending) or the server refuses it (422).
+   */
   apply(key: ReleaseKey, write: AnySlice): Promise<{ resourceVersion: string | undefined }>;
+}
+
+/**
+ * A status convoy computed that its own CRD refuses: a bug or a value convoy
+ * copied from bad input. Retrying cannot fix it; the caller ends the run
+ * with a named reason instead (functions/reconcile/reconcile-record.ts).
+ */
+export class StatusRefusedError extends Error {
+  override name = 'StatusRefusedError';
+  readonly retryable = false;
+}
+
+const MAX_DETAIL = 500;
+
+/** The problems the CRD schema (generated from the same zod schema) would report, or undefined. */
+export function statusProblems(status: Record<string, unknown>): string | undefined {
+  const parsed = releaseStatusSchema.safeParse(status);
+  if (parsed.success) return undefined;
+  return parsed.error.issues
+    .slice(0, 5)
+    .map((issue) => `status.${issue.path.map(String).join('.')}: ${issue.message}`)
+    .join('; ');
 }
 
 /** The one module that writes Release status: SSA on /status with the writer's own field manager. */
@@ -19,18 +45,31 @@ export function createStatusWriter(config: KubeClientConfig): StatusWriter {
   const client = createKubeClient(config);
   return {
     async apply(key, write) {
+      const status = statusPatchBody(write.manager, write.slice);
+      const problems = statusProblems(status);
+      if (problems !== undefined) {
+        throw new StatusRefusedError(`the ${write.manager} status is not valid for the Release CRD, so it was not sent: ${problems}`);
+      }
       const body = {
         apiVersion: `${API_GROUP}/${API_VERSION}`,
         kind: 'Release',
         metadata: { name: key.name, namespace: key.namespace },
-        status: statusPatchBody(write.manager, write.slice),
+        status,
       };
-      const result = await client.patch<{ metadata?: { resourceVersion?: string } }>(
-        resourcePath(`${API_GROUP}/${API_VERSION}`, 'releases', key.namespace, key.name, 'status'),
-        body,
-        { type: 'apply', fieldManager: write.manager, force: true },
-      );
-      return { resourceVersion: result.metadata?.resourceVersion };
+      try {
+        const result = await client.patch<{ metadata?: { resourceVersion?: string } }>(
+          resourcePath(`${API_GROUP}/${API_VERSION}`, 'releases', key.namespace, key.name, 'status'),
+          body,
+          { type: 'apply', fieldManager: write.manager, force: true },
+        );
+        return { resourceVersion: result.metadata?.resourceVersion };
+      } catch (error) {
+        if (isKubeApiError(error, 422)) {
+          const detail = error.message.length > MAX_DETAIL ? `${error.message.slice(0, MAX_DETAIL)}…` : error.message;
+          throw new StatusRefusedError(`the API server refused the ${write.manager} status: ${detail}`, { cause: error });
+        }
+        throw error;
+      }
     },
   };
 }

@@ -10,7 +10,11 @@ import type { Outcome } from '../../domain/runtime/outcome.ts';
  * - not ack: the runtime calls ChangeMessageVisibility(visibilitySeconds) and reports
  *   the record in batchItemFailures, so SQS redelivers it after that delay.
  */
-export type SqsAction = { readonly ack: true } | { readonly ack: false; readonly visibilitySeconds: number };
+export type SqsAction =
+  | { readonly ack: true; readonly resendAfterSeconds?: undefined }
+  /** Send the body again as a new message delayed by this much, then acknowledge the record. */
+  | { readonly ack: true; readonly resendAfterSeconds: number }
+  | { readonly ack: false; readonly visibilitySeconds: number };
 
 export interface SqsActionContext {
   /** The record's ApproximateReceiveCount: 1 on the first delivery. */
@@ -22,6 +26,8 @@ export interface SqsActionContext {
 // SQS accepts 0 ("visible now"), but a record redelivered at once would spin
 // through Lambda invocations; one second is SQS's smallest real delay.
 const MIN_REDELIVERY_SECONDS = 1;
+/** SQS's longest DelaySeconds for a new message. */
+const MAX_MESSAGE_DELAY_SECONDS = 900;
 
 export function toSqsAction(outcome: Outcome, context: SqsActionContext): SqsAction {
   switch (outcome.kind) {
@@ -30,9 +36,14 @@ export function toSqsAction(outcome: Outcome, context: SqsActionContext): SqsAct
     case 'dropped':
       return { ack: true };
     case 'requeueAfter':
+      if (outcome.asNewMessage === true) {
+        return { ack: true, resendAfterSeconds: Math.min(Math.max(delayMsToSeconds(outcome.delayMs), MIN_REDELIVERY_SECONDS), MAX_MESSAGE_DELAY_SECONDS) };
+      }
       return redeliverAfter(delayMsToSeconds(outcome.delayMs));
     case 'retry':
-      return redeliverAfter(retryDelaySeconds(context.receiveCount, outcome.policy ?? context.retryPolicy));
+      return redeliverAfter(
+        retryDelaySeconds(Math.max(context.receiveCount, outcome.attempt ?? 0), outcome.policy ?? context.retryPolicy),
+      );
     default: {
       const unknown: never = outcome;
       throw new TypeError(`toSqsAction: unknown outcome ${JSON.stringify(unknown)}`);

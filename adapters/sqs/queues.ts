@@ -4,6 +4,7 @@ import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   QueueNameExists,
+  SendMessageCommand,
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -71,8 +72,12 @@ export async function ensureQueueWithDlq(
 /** The batch handler's VisibilityPort, backed by ChangeMessageVisibility. */
 export function sqsVisibilityPort(sqs: SQSClient): {
   changeVisibility(queueUrl: string, receiptHandle: string, visibilitySeconds: number): Promise<void>;
+  resend(queueUrl: string, body: string, delaySeconds: number): Promise<void>;
 } {
   return {
+    async resend(queueUrl, body, delaySeconds) {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, DelaySeconds: delaySeconds }));
+    },
     async changeVisibility(queueUrl, receiptHandle, visibilitySeconds) {
       await sqs.send(
         new ChangeMessageVisibilityCommand({

@@ -22,3 +22,22 @@ export function isNewRequest(requestedAt: string | undefined, handledAt: string 
   if (Number.isNaN(requested)) return requestedAt !== handledAt;
   return Number.isNaN(handled) || requested > handled;
 }
+
+/** A renderRef as status and the render store spell it. */
+export const RENDER_REF = /^sha256:[0-9a-f]{64}$/;
+
+const SHOWN_CHARACTERS = 80;
+
+/** A bad annotation value for a message: JSON-quoted, at most 80 characters of it. */
+export function quoteValue(value: string): string {
+  return value.length <= SHOWN_CHARACTERS
+    ? JSON.stringify(value)
+    : `${JSON.stringify(value.slice(0, SHOWN_CHARACTERS))}… (${value.length} characters)`;
+}
+
+/** Why a convoy.dev/pin value cannot name a render, or undefined when it is a renderRef. */
+export function pinProblem(value: string): string | undefined {
+  if (RENDER_REF.test(value)) return undefined;
+  const hint = /^sha256:[0-9a-fA-F]{64}$/.test(value) ? ' (the hex digits must be lower case)' : '';
+  return `the ${Annotation.pin} annotation ${quoteValue(value)} is not a renderRef: it must be sha256:<64 lower-case hex digits>${hint}; pin a render listed by GET …/renders or remove the annotation`;
+}

@@ -5,7 +5,7 @@ import { requeueAfter, retry, stop, done, type Outcome } from '../runtime/outcom
 import { nextCondition, toRfc3339 } from '../status/conditions.ts';
 import { AppliedReason, ConditionType, LifecycleReason, appliedTrueReasons } from '../status/reasons.ts';
 import type { ReleaseSlice } from '../status/slices.ts';
-import { Annotation, annotationOf } from './annotations.ts';
+import { Annotation, annotationOf, RENDER_REF } from './annotations.ts';
 import type { Halt } from './halt.ts';
 import type { PinState, Resolved } from './prepare-render.ts';
 import type { RolloutProgress } from './rollout.ts';
@@ -112,7 +112,14 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
       : status.lastHealthy,
     rollout,
     waves: end.progress?.waves ?? status.waves,
-    pin: pinnedRef === undefined ? undefined : { renderRef: pinnedRef, state: end.pinState ?? status.pin?.state ?? 'Active' },
+    pin:
+      pinnedRef === undefined
+        ? undefined
+        : {
+            // A malformed pin is shown cut short (Applied's message quotes it); it names no render.
+            renderRef: RENDER_REF.test(pinnedRef) ? pinnedRef : pinnedRef.slice(0, 100),
+            state: end.pinState ?? status.pin?.state ?? 'Active',
+          },
     lifecycle: end.lifecycle ? { hooks: end.lifecycle.status } : status.lifecycle,
     resolvedRetentionPolicy: end.retention,
     lastHandledSyncAt: end.handledSyncAt ?? status.lastHandledSyncAt,
@@ -123,7 +130,22 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
   const newRender =
     (succeeded && end.upToDateMessage === undefined && lastAttempted.renderRef !== status.lastSuccessful?.renderRef) ||
     (halt?.halt === 'rolledBack' && status.rollout?.state !== 'RolledBack');
-  return { slice, outcome: outcomeOf(end, row, rollout?.state), notify: newRender ? ['health', 'drift'] : [] };
+  // The current render changed (a new render waits at a wave, for a hook, for /sync, or failed to
+  // apply): the observers hear it at once, so Healthy turns Pending (and InSync follows) within
+  // seconds rather than at their next interval tick.
+  const currentChanged = lastAttempted.renderRef !== undefined && lastAttempted.renderRef !== status.lastAttempted?.renderRef;
+  return { slice, outcome: outcomeOf(end, row, rollout?.state), notify: newRender || currentChanged ? ['health', 'drift'] : [] };
+}
+
+/**
+ * The status computed by a reconcile was refused by the Release CRD (convoy's
+ * own fault, e.g. a bad value copied from input): the run ends Applied
+ * False/DeployFailed naming the refused fields, keeps every other field as it
+ * was, and is not retried (the next change or interval tick runs again).
+ */
+export function concludeStatusRefused(release: Release, now: Date, message: string, retention: RetentionPolicy): ReconcileDecision {
+  const decision = conclude({ release, now, resolved: {}, retention, halt: { halt: 'statusRefused', message } });
+  return { ...decision, notify: [] };
 }
 
 /** LifecycleSucceeded: present when the Release has hooks; about the hooks of the current render. */

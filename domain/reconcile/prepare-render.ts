@@ -4,7 +4,7 @@ import type { KubeObject } from '../render/kube-object.ts';
 import { attempt, halt, isHalt, type Halt } from './halt.ts';
 import type { ReconcilePorts, ResolvedCluster, ResolvedMutation, ResolvedSource, TargetCluster } from './ports.ts';
 import { errorMessage, isTerminal } from './stops.ts';
-import { Annotation, annotationOf } from './annotations.ts';
+import { Annotation, annotationOf, pinProblem } from './annotations.ts';
 
 /** What the reconcile found before it stopped (status.lastAttempted's resolved* fields). */
 export interface Resolved {
@@ -97,6 +97,12 @@ async function loadPinned(
   pinnedRef: string,
   pin: { state?: PinState },
 ): Promise<PreparedRender | Halt> {
+  const problem = pinProblem(pinnedRef);
+  if (problem !== undefined) {
+    // Never copied into status.lastAttempted.renderRef: the CRD would refuse the whole status.
+    pin.state = 'NotFound';
+    return halt('pinInvalid', problem);
+  }
   const target = await resolveTarget(release, ports, resolved);
   if (isHalt(target)) return target;
   resolved.renderRef = pinnedRef;

@@ -68,10 +68,13 @@ export async function rollOut(
   for (const [index, wave] of planned.entries()) {
     const entry = waves[index];
     rollout.wave = wave.wave;
-    const written = await applyWave(target, wave, verdicts);
-    if (isHalt(written)) return { kind: 'halted', progress, halt: written };
-    progress.written += written;
+    // A wave is applied once per rollout. A recheck of a Progressing rollout does not apply its
+    // applied waves again: a change made to them since is drift, which the drift loop reports
+    // (and corrects in mode Correct); re-applying here would hide it (docs/decisions.md).
     if (entry.state === 'Pending') {
+      const written = await applyWave(target, wave, verdicts);
+      if (isHalt(written)) return { kind: 'halted', progress, halt: written };
+      progress.written += written;
       entry.state = 'Applied';
       entry.appliedAt = stamp;
     }

@@ -35,6 +35,10 @@ export const Stops = {
   renderUnsupported: failed(FailureStage.Rendering, AppliedReason.Unsupported, false),
   pinNotAvailable: failed(FailureStage.Rendering, AppliedReason.Pinned, false),
   pinUnreadable: failed(FailureStage.Rendering, AppliedReason.DeployFailed, false),
+  /** The convoy.dev/pin annotation is not a renderRef: no render can be loaded for it (docs/decisions.md). */
+  pinInvalid: failed(FailureStage.Rendering, AppliedReason.Pinned, false),
+  /** The status convoy computed was refused by the Release CRD: a convoy bug or bad input copied into it; not retried. */
+  statusRefused: failed(FailureStage.Syncing, AppliedReason.DeployFailed, false),
   waitingForSync: waiting(AppliedReason.WaitingForSync),
   waitingForClusterWave: waiting(AppliedReason.WaitingForClusterWave, ROLLOUT_RECHECK_MS),
   clusterWaveTimedOut: failed(FailureStage.Syncing, AppliedReason.ClusterWaveFailed, false),

@@ -1,28 +1,53 @@
 /**
  * One run per Release and loop at a time: the port the runtime takes a
- * Lease through, and the rule that collapses duplicate messages to one chain.
+ * Lease through, and the rules that collapse duplicate messages, keep the
+ * backoff of a failing Release across interval ticks, and decide how long a
+ * message that finds the Lease busy waits (docs/decisions.md, "Leases").
  */
 
 export interface FollowUp {
   /** The SQS message that will bring the next run of this loop for this Release. */
   messageId: string;
-  /** RFC 3339; when it is due (informational). */
+  /** RFC 3339; when it is due. */
   dueAt?: string;
 }
 
-export interface HeldLease {
-  name: string;
-  holder: string;
-  /** The follow-up the previous holder scheduled, if any. */
+/** What a Lease remembers between runs (annotations of the Lease). */
+export interface LeaseRecord {
+  /** The one scheduled follow-up, if any. */
   followUp: FollowUp | undefined;
+  /** Consecutive runs that ended in a retry; 0 after any other outcome. */
+  failures: number;
+  /** sentAt of the newest message whose run finished (any outcome but dropped). */
+  handledSentAt: string | undefined;
 }
 
-export type AcquireResult = { kind: 'acquired'; lease: HeldLease } | { kind: 'busy'; holder: string };
+export interface HeldLease extends LeaseRecord {
+  name: string;
+  holder: string;
+}
+
+export type AcquireResult =
+  | { kind: 'acquired'; lease: HeldLease }
+  | {
+      kind: 'busy';
+      holder: string;
+      /** sentAt of the message the holder runs, when it recorded one. */
+      holderSentAt?: string | undefined;
+      /** When the holder last renewed (or took) the Lease, RFC 3339; undefined when unknown (a race). */
+      renewedAt?: string | undefined;
+      durationSeconds?: number | undefined;
+    };
 
 export interface LeasePort {
-  acquire(loop: string, releaseUid: string, holder: string, durationSeconds: number): Promise<AcquireResult>;
-  /** Gives the Lease up, recording the one scheduled follow-up; with none, the Lease records nothing and may be deleted. */
-  release(lease: HeldLease, followUp: FollowUp | undefined): Promise<void>;
+  /** `sentAt`: the message's sentAt, recorded so that copies of it that arrive meanwhile can be dropped. */
+  acquire(loop: string, releaseUid: string, holder: string, durationSeconds: number, sentAt?: string): Promise<AcquireResult>;
+  /** Moves renewTime to now while the run lives; false when the Lease is no longer ours. */
+  renew(lease: HeldLease): Promise<boolean>;
+  /** Gives the Lease up, recording what the next run needs (the follow-up, the failure count, the last handled message). */
+  release(lease: HeldLease, followUp: FollowUp | undefined, record?: Partial<Omit<LeaseRecord, 'followUp'>>): Promise<void>;
+  /** Deletes a held Lease (its Release no longer exists). */
+  forget(lease: HeldLease): Promise<void>;
   /** Removes every Lease of a Release (the relay calls it when the Release is deleted). */
   removeAll(releaseUid: string): Promise<void>;
   /** The Release uids that have Leases (the relay sweeps those of Releases deleted while no relay led). */
@@ -38,6 +63,19 @@ export function leaseName(loop: string, releaseUid: string): string {
   return `convoy-${loop}-${releaseUid}`;
 }
 
+/** The longest Lease a run takes; it is renewed every third of it while the run lives. */
+export const MAX_LEASE_SECONDS = 60;
+
+/** The Lease duration for a configured one: short, so a crashed run blocks its Release for at most a minute. */
+export function leaseSeconds(configured: number): number {
+  return Math.max(5, Math.min(configured, MAX_LEASE_SECONDS));
+}
+
+/** How often a live run renews its Lease. */
+export function heartbeatMs(durationSeconds: number): number {
+  return Math.max(1_000, Math.floor((durationSeconds * 1000) / 4));
+}
+
 /**
  * A redelivered message (receiveCount > 1) is superseded when the Lease
  * records a different follow-up: a newer run already scheduled the next one.
@@ -46,7 +84,58 @@ export function isSuperseded(lease: HeldLease, messageId: string, receiveCount: 
   return receiveCount > 1 && lease.followUp !== undefined && lease.followUp.messageId !== messageId;
 }
 
+/**
+ * A message is covered when a run that started after it was sent already
+ * finished: that run read the Release after the change that sent the message.
+ * Both times are the sender's clock (the message's sentAt). The scheduled
+ * follow-up itself is never covered: it is the chain that continues the work.
+ */
+export function isCovered(handledSentAt: string | undefined, messageId: string, sentAt: string, followUp: FollowUp | undefined): boolean {
+  if (handledSentAt === undefined || followUp?.messageId === messageId) return false;
+  const handled = Date.parse(handledSentAt);
+  const sent = Date.parse(sentAt);
+  return !Number.isNaN(handled) && !Number.isNaN(sent) && sent <= handled;
+}
+
+/**
+ * An interval tick while a retry is scheduled for later does not start a new
+ * chain at the first backoff step (client-go keeps counting failures until
+ * the item succeeds): the scheduled retry is the next run.
+ */
+export function isTickDuringBackoff(lease: LeaseRecord, messageId: string, cause: string, now: Date): boolean {
+  if (lease.failures === 0 || lease.followUp === undefined || lease.followUp.messageId === messageId) return false;
+  if (!cause.startsWith('timer:')) return false;
+  const due = lease.followUp.dueAt === undefined ? Number.NaN : Date.parse(lease.followUp.dueAt);
+  return !Number.isNaN(due) && due > now.getTime();
+}
+
+/** sentAt of the newer of two messages (undefined-safe). */
+export function newerSentAt(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}
+
 /** How long a busy message waits before it looks again: 1–3 s with jitter. */
 export function busyDelayMs(random: () => number): number {
   return 1000 + Math.floor(random() * 2000);
 }
+
+/**
+ * How long a message that found the Lease busy waits, as a new delayed
+ * message (so the wait costs no receive and never dead-letters it): 1–3 s
+ * while the holder renews; until the Lease expires when the holder stopped
+ * renewing (it crashed), at most SQS's 15-minute message delay.
+ */
+export function busyWaitMs(busy: Extract<AcquireResult, { kind: 'busy' }>, now: Date, random: () => number): number {
+  const renewed = busy.renewedAt === undefined ? Number.NaN : Date.parse(busy.renewedAt);
+  const duration = busy.durationSeconds ?? 0;
+  if (Number.isNaN(renewed) || duration <= 0) return busyDelayMs(random);
+  const silentMs = now.getTime() - renewed;
+  if (silentMs <= 2 * heartbeatMs(Math.min(duration, MAX_LEASE_SECONDS))) return busyDelayMs(random);
+  const untilExpiry = renewed + duration * 1000 - now.getTime() + 1000;
+  return Math.min(Math.max(untilExpiry, busyDelayMs(random)), MAX_MESSAGE_DELAY_MS);
+}
+
+/** SQS's longest DelaySeconds. */
+export const MAX_MESSAGE_DELAY_MS = 900_000;

@@ -5,7 +5,8 @@ import { reconcile } from '../../domain/reconcile/reconcile.ts';
 import { dropped, stop, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
-import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
+import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
+import { concludeStatusRefused } from '../../domain/reconcile/conclude.ts';
 import { createKubeClient, resourcePath } from '../../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { isNotFound } from '../../adapters/kube/management-reader.ts';
@@ -55,15 +56,18 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
       return stop();
     }
     const log = ctx.logger.child({ renderRef: result.renderRef });
+    const key = { namespace: message.namespace, name: message.name };
     try {
-      await deps.statusWriter.apply(
-        { namespace: message.namespace, name: message.name },
-        { manager: FieldManager.release, slice: result.slice },
-      );
+      await deps.statusWriter.apply(key, { manager: FieldManager.release, slice: result.slice });
     } catch (error) {
       // Deleted while it was reconciled: nothing left to report on.
-      if (isNotFound(error)) return dropped('the Release was deleted during the reconcile');
-      throw error;
+      if (isNotFound(error)) return dropped('the Release was deleted during the reconcile', { gone: true });
+      if (!(error instanceof StatusRefusedError)) throw error;
+      // convoy computed a status its own CRD refuses: say so in Applied instead of retrying forever.
+      log.error('the reconcile status was refused; writing Applied False/DeployFailed instead', { error });
+      const refused = concludeStatusRefused(release, deps.ports.now(), error.message, result.slice.resolvedRetentionPolicy ?? deps.ports.retentionDefault);
+      await deps.statusWriter.apply(key, { manager: FieldManager.release, slice: refused.slice });
+      return refused.outcome;
     }
     for (const warning of result.warnings) log.warn(warning);
     for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim());
@@ -80,14 +84,14 @@ export async function loadRelease(
   ctx: RecordContext,
 ): Promise<Release | Outcome> {
   const raw = await releases.get(message.namespace, message.name);
-  if (raw === undefined) return dropped('the Release no longer exists');
+  if (raw === undefined) return dropped('the Release no longer exists', { gone: true });
   const parsed = parseRelease(raw);
   if (!parsed.ok) {
     ctx.logger.error('the Release does not parse; was it written before the CRD schema?', { reason: parsed.error });
     return stop();
   }
   if (message.uid !== '' && parsed.value.metadata.uid !== message.uid) {
-    return dropped(`the message is for uid ${message.uid}, the Release now has uid ${parsed.value.metadata.uid ?? '?'}`);
+    return dropped(`the message is for uid ${message.uid}, the Release now has uid ${parsed.value.metadata.uid ?? '?'}`, { gone: true });
   }
   return parsed.value;
 }

@@ -11,7 +11,13 @@ export const functionEnvSchema = z.object({
   CONVOY_DRIFT_QUEUE_URL: z.string().url(),
   CONVOY_HEALTH_QUEUE_URL: z.string().url(),
   CONVOY_CACHE_DIR: z.string().min(1).default('/tmp/convoy'),
-  CONVOY_LEASE_SECONDS: z.coerce.number().int().min(5).max(3600).default(930),
+  CONVOY_LEASE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(5)
+    .max(3600)
+    .default(60)
+    .describe('Upper bound of the per-Release Lease; Leases last at most 60 s and a live run renews them.'),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   AWS_ENDPOINT_URL: z.string().url().optional(),
   AWS_REGION: z.string().default('us-east-1'),

@@ -1,13 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { busyDelayMs, isSuperseded, type LeasePort } from '../../domain/runtime/lease.ts';
-import { dropped, requeueAfter, type Outcome } from '../../domain/runtime/outcome.ts';
-import type { Loop } from '../../domain/runtime/queue-message.ts';
-import type { RecordHandler } from './sqs-batch-handler.ts';
+import {
+  busyWaitMs,
+  heartbeatMs,
+  isCovered,
+  isSuperseded,
+  isTickDuringBackoff,
+  newerSentAt,
+  type FollowUp,
+  type HeldLease,
+  type LeasePort,
+} from '../../domain/runtime/lease.ts';
+import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
+import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
+import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { Logger } from './logger.ts';
+import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
 
 export interface LeaseGuardOptions {
   loop: Loop;
   leases: LeasePort;
-  /** Function timeout + margin: a crashed holder's Lease expires after this. */
+  /** The Lease duration (short: see leaseSeconds); a live run renews it every quarter of it. */
   durationSeconds: number;
   random?: () => number;
   now?: () => Date;
@@ -15,36 +27,97 @@ export interface LeaseGuardOptions {
 
 /**
  * Wraps a record handler so that one run per Release and loop happens at a
- * time, and duplicate chains collapse: a busy Lease requeues the record after
- * 1–3 s; a redelivered record superseded by a newer follow-up is dropped.
+ * time (docs/decisions.md, "Leases"):
+ * - a busy Lease: a copy of the message the holder runs (sent no later) is
+ *   dropped; any other message waits as a new delayed message (no receive
+ *   spent), 1–3 s while the holder renews, until expiry when it stopped;
+ * - a free Lease: a redelivery superseded by a newer follow-up, a message
+ *   covered by a finished run, and an interval tick while a retry is
+ *   scheduled are dropped; anything else runs, with a heartbeat renewing the
+ *   Lease, and a retry's backoff counts the failures recorded in the Lease.
  */
 export function withLease(handler: RecordHandler, options: LeaseGuardOptions): RecordHandler {
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
   return async (message, ctx) => {
     const holder = `${options.loop}-${randomUUID()}`;
-    const taken = await options.leases.acquire(options.loop, message.uid, holder, options.durationSeconds);
-    if (taken.kind === 'busy') return requeueAfter(busyDelayMs(random), `lease held by ${taken.holder}`);
+    const taken = await options.leases.acquire(options.loop, message.uid, holder, options.durationSeconds, message.sentAt);
+    if (taken.kind === 'busy') {
+      if (taken.holderSentAt !== undefined && isCovered(taken.holderSentAt, ctx.messageId, message.sentAt, undefined)) {
+        return dropped(`covered by the run in progress (${taken.holder}), whose message was sent at ${taken.holderSentAt}`);
+      }
+      return waitAsNewMessage(busyWaitMs(taken, now(), random), `lease held by ${taken.holder}`);
+    }
     const lease = taken.lease;
+    const skip = skipReason(lease, message, ctx, now());
+    if (skip !== undefined) {
+      await options.leases.release(lease, lease.followUp);
+      return dropped(skip);
+    }
+    const heartbeat = startHeartbeat(options.leases, lease, heartbeatMs(options.durationSeconds), ctx.logger);
     let outcome: Outcome | undefined;
     try {
-      if (isSuperseded(lease, ctx.messageId, ctx.receiveCount)) {
-        outcome = dropped(`superseded by follow-up ${lease.followUp?.messageId ?? ''}`);
-        return outcome;
-      }
       outcome = await handler(message, ctx);
+      if (outcome.kind === 'retry') outcome = { ...outcome, attempt: lease.failures + 1 };
       return outcome;
     } finally {
-      const followUp =
-        outcome === undefined || outcome.kind === 'requeueAfter' || outcome.kind === 'retry'
-          ? {
-              messageId: ctx.messageId,
-              ...(outcome?.kind === 'requeueAfter' ? { dueAt: new Date(now().getTime() + outcome.delayMs).toISOString() } : {}),
-            }
-          : outcome.kind === 'dropped'
-            ? lease.followUp
-            : undefined;
-      await options.leases.release(lease, followUp);
+      await heartbeat.stop();
+      if (outcome?.kind === 'dropped' && outcome.gone === true) {
+        await options.leases.forget(lease);
+      } else {
+        const failed = outcome === undefined || outcome.kind === 'retry';
+        await options.leases.release(lease, followUpOf(outcome, lease, ctx, now()), {
+          failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
+          handledSentAt: outcome?.kind === 'dropped' ? lease.handledSentAt : newerSentAt(lease.handledSentAt, message.sentAt),
+        });
+      }
     }
+  };
+}
+
+function skipReason(lease: HeldLease, message: QueueMessage, ctx: RecordContext, now: Date): string | undefined {
+  if (isSuperseded(lease, ctx.messageId, ctx.receiveCount)) return `superseded by follow-up ${lease.followUp?.messageId ?? ''}`;
+  if (isCovered(lease.handledSentAt, ctx.messageId, message.sentAt, lease.followUp)) {
+    return `already handled: a finished run handled a message sent at ${lease.handledSentAt ?? ''}, this one was sent at ${message.sentAt}`;
+  }
+  if (isTickDuringBackoff(lease, ctx.messageId, message.cause, now)) {
+    return `a retry after ${lease.failures} failures is scheduled at ${lease.followUp?.dueAt ?? ''}; the interval tick waits for it`;
+  }
+  return undefined;
+}
+
+/** The one message that brings the next run: this one when it waits or retries, else none (dropped: kept). */
+function followUpOf(outcome: Outcome | undefined, lease: HeldLease, ctx: RecordContext, now: Date): FollowUp | undefined {
+  const messageId = ctx.messageId;
+  if (outcome === undefined) return { messageId };
+  if (outcome.kind === 'retry') {
+    // The same delay the runtime gives the record (adapters/sqs/outcome-actions.ts).
+    const seconds = retryDelaySeconds(Math.max(ctx.receiveCount, outcome.attempt ?? 0), outcome.policy);
+    return { messageId, dueAt: new Date(now.getTime() + Math.max(seconds, 1) * 1000).toISOString() };
+  }
+  if (outcome.kind === 'requeueAfter' && outcome.asNewMessage !== true) {
+    return { messageId, dueAt: new Date(now.getTime() + outcome.delayMs).toISOString() };
+  }
+  if (outcome.kind === 'dropped') return lease.followUp;
+  return undefined;
+}
+
+/** Renews the Lease every `everyMs` while the run lives; a failed renewal is retried at the next beat. */
+function startHeartbeat(leases: LeasePort, lease: HeldLease, everyMs: number, logger: Logger) {
+  let beating: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    beating = leases
+      .renew(lease)
+      .then((ours) => {
+        if (!ours) logger.warn('the Lease was taken over while this run was still alive', { lease: lease.name });
+      })
+      .catch((error: unknown) => logger.warn('renewing the Lease failed; retried at the next beat', { lease: lease.name, error }));
+  }, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await beating;
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
+import { leaseSeconds } from '../../domain/runtime/lease.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import type { FunctionClients } from './clients.ts';
 import type { FunctionConfig } from './config.ts';
@@ -43,7 +44,7 @@ export function loopHandler(
     handleRecord: withLease(record, {
       loop,
       leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
-      durationSeconds: config.CONVOY_LEASE_SECONDS,
+      durationSeconds: leaseSeconds(config.CONVOY_LEASE_SECONDS),
     }),
     sqs: sqsVisibilityPort(clients.sqs),
     logger,

@@ -19,6 +19,8 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from './sqs-event.ts';
 /** The one SQS call the runtime makes; adapters/sqs/queues.ts has the SDK-backed one. */
 export interface VisibilityPort {
   changeVisibility(queueUrl: string, receiptHandle: string, visibilitySeconds: number): Promise<void>;
+  /** Sends `body` again as a new message delayed by `delaySeconds` (0–900). */
+  resend?(queueUrl: string, body: string, delaySeconds: number): Promise<void>;
 }
 
 export interface RecordContext {
@@ -113,6 +115,20 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
       outcome.kind === 'retry' && outcome.policy === undefined ? retryPolicyOf?.(message) : undefined;
     const action = toSqsAction(outcome, { receiveCount, retryPolicy });
     logOutcome(log, outcome, action, { durationMs: Date.now() - started, threw });
+    if (action.ack && action.resendAfterSeconds !== undefined) {
+      try {
+        if (sqs.resend === undefined) throw new Error('this runtime cannot send messages');
+        await sqs.resend(queueUrlOf(record), record.body, action.resendAfterSeconds);
+        return 'succeeded';
+      } catch (thrown) {
+        // The record stays: it comes back after the same delay as a redelivery instead.
+        log.warn('could not send the record again as a new message; it is redelivered instead', { error: toError(thrown) });
+        await sqs.changeVisibility(queueUrlOf(record), record.receiptHandle, action.resendAfterSeconds).catch((error: unknown) => {
+          log.error("could not change the record's visibility", { error: toError(error) });
+        });
+        return 'failed';
+      }
+    }
     if (action.ack) return 'succeeded';
 
     try {
@@ -155,7 +171,7 @@ function logOutcome(
   action: SqsAction,
   { durationMs, threw }: { durationMs: number; threw: boolean },
 ): void {
-  const visibilitySeconds = action.ack ? undefined : action.visibilitySeconds;
+  const visibilitySeconds = action.ack ? action.resendAfterSeconds : action.visibilitySeconds;
   switch (outcome.kind) {
     case 'done':
       log.info('done', { outcome: outcome.kind, durationMs });
@@ -169,6 +185,7 @@ function logOutcome(
     case 'requeueAfter':
       log.info('requeued', {
         outcome: outcome.kind,
+        ...(outcome.asNewMessage === true ? { asNewMessage: true } : {}),
         reason: outcome.reason,
         delayMs: outcome.delayMs,
         visibilitySeconds,

@@ -1,6 +1,6 @@
 /**
  * The Lease port (adapters/kube/lease.ts) on the real kube-apiserver: one
- * holder per Release and loop, taken with resourceVersion preconditions,
+ * holder per Release and loop, taken by compare-and-swap (JSON patch tests, resourceVersion),
  * the one recorded follow-up, takeover of an expired holder, and removal of
  * every Lease of a deleted Release.
  */
@@ -48,7 +48,7 @@ describe('Leases on the real apiserver', () => {
     expect(first).toMatchObject({ name: leaseName('reconcile', uid), holder: 'holder-a', followUp: undefined });
     expect((await readLease(first.name)).spec?.holderIdentity).toBe('holder-a');
 
-    expect(await leases.acquire('reconcile', uid, 'holder-b', 60)).toEqual({ kind: 'busy', holder: 'holder-a' });
+    expect(await leases.acquire('reconcile', uid, 'holder-b', 60)).toMatchObject({ kind: 'busy', holder: 'holder-a' });
 
     const dueAt = new Date(Date.now() + 10_000).toISOString();
     await leases.release(first, { messageId: 'msg-1', dueAt });
@@ -58,21 +58,40 @@ describe('Leases on the real apiserver', () => {
 
     const second = held(await leases.acquire('reconcile', uid, 'holder-b', 60));
     expect(second.followUp).toEqual({ messageId: 'msg-1', dueAt });
-    // Releasing without a follow-up clears the recorded one: a Lease that records nothing is not kept.
-    await leases.release(second, undefined);
-    expect(await leaseNames()).not.toContain(first.name);
+    // Released without a follow-up, the Lease is kept free: the next acquire is one JSON patch.
+    await leases.release(second, undefined, { failures: 0, handledSentAt: '2026-01-01T00:00:00.000Z' });
+    expect(await leaseNames()).toContain(first.name);
+    expect((await readLease(first.name)).spec?.holderIdentity ?? '').toBe('');
     const third = held(await leases.acquire('reconcile', uid, 'holder-c', 60));
-    expect(third.followUp).toBeUndefined();
-    await leases.release(third, undefined);
+    expect(third).toMatchObject({ followUp: undefined, failures: 0, handledSentAt: '2026-01-01T00:00:00.000Z' });
+    await leases.forget(third);
+    expect(await leaseNames()).not.toContain(first.name);
+  });
+
+  it('a busy answer names the holder, the sentAt of its message and when it renewed; renew moves renewTime', async () => {
+    const uid = randomUUID();
+    const sentAt = new Date().toISOString();
+    const lease = held(await leases.acquire('health', uid, 'holder-a', 60, sentAt));
+    const busy = await leases.acquire('health', uid, 'holder-b', 60, sentAt);
+    expect(busy).toMatchObject({ kind: 'busy', holder: 'holder-a', holderSentAt: sentAt, durationSeconds: 60 });
+    const before = (await readLease(lease.name)).spec?.renewTime;
+    await sleep(20);
+    expect(await leases.renew(lease)).toBe(true);
+    expect(new Date((await readLease(lease.name)).spec?.renewTime ?? 0).getTime()).toBeGreaterThan(new Date(before ?? 0).getTime());
+    await leases.release(lease, undefined, { failures: 3 });
+    const again = held(await leases.acquire('health', uid, 'holder-c', 60));
+    expect(again.failures).toBe(3);
+    expect(await leases.renew(lease)).toBe(false);
+    await leases.forget(again);
   });
 
   it('an expired holder can be taken over, and its late release does not undo the takeover', async () => {
-    // The late release either deletes (no follow-up) or rewrites (a follow-up) the Lease; both carry
-    // the crashed holder's resourceVersion as a precondition, so both fail and are swallowed.
+    // The late release is a JSON patch that tests the holder is still the crashed one, so it fails
+    // and is swallowed, with or without a follow-up.
     for (const late of [undefined, { messageId: 'stale' }]) {
       const uid = randomUUID();
       const crashed = held(await leases.acquire('reconcile', uid, 'crashed', 1));
-      expect(await leases.acquire('reconcile', uid, 'early', 60)).toEqual({ kind: 'busy', holder: 'crashed' });
+      expect(await leases.acquire('reconcile', uid, 'early', 60)).toMatchObject({ kind: 'busy', holder: 'crashed' });
       await sleep(1_300); // leaseDurationSeconds 1, through the apiserver's MicroTime round trip
       const next = held(await leases.acquire('reconcile', uid, 'successor', 60));
       expect((await readLease(next.name)).spec?.holderIdentity).toBe('successor');
@@ -81,7 +100,8 @@ describe('Leases on the real apiserver', () => {
       const after = await readLease(next.name);
       expect(after.spec?.holderIdentity).toBe('successor');
       expect(after.metadata?.annotations?.['convoy.dev/follow-up-message-id']).toBeUndefined();
-      expect(await leases.acquire('reconcile', uid, 'third', 60)).toEqual({ kind: 'busy', holder: 'successor' });
+      expect(await leases.acquire('reconcile', uid, 'third', 60)).toMatchObject({ kind: 'busy', holder: 'successor' });
+      expect(await leases.renew(crashed)).toBe(false);
       await leases.release(next, undefined);
     }
   });

@@ -31,7 +31,7 @@ const ORPHAN_UID = '00000000-0000-4000-8000-00000000dead';
 const logLines: string[] = [];
 const inbox: Record<Loop, QueueMessage[]> = { reconcile: [], drift: [], health: [] };
 
-const recordingLeases: LeasePort = {
+const recordingLeases: Pick<LeasePort, 'removeAll' | 'releaseUids'> & Partial<LeasePort> = {
   acquire: () => Promise.reject(new Error('the relay never acquires Leases')),
   release: () => Promise.resolve(),
   removeAll: (uid) => {
