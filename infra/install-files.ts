@@ -136,9 +136,15 @@ function settingDefaults(defaults: Record<string, string>): Record<string, strin
   return out;
 }
 
+/** Settings whose default depends on the installation namespace: values.yaml leaves them out, the template fills them in. */
+function namespaceDependent(data: Record<string, string>): Set<string> {
+  return new Set(Object.entries(data).filter(([, value]) => value.includes(S.namespace)).map(([name]) => name));
+}
+
 function configMapTemplate(manifest: KubeManifest, defaults: Record<string, string>): string {
   const data = (manifest['data'] ?? {}) as Record<string, string>;
   const settings = settingDefaults(defaults);
+  const fromNamespace = namespaceDependent(data);
   const lines = [
     'apiVersion: v1',
     'kind: ConfigMap',
@@ -152,6 +158,9 @@ function configMapTemplate(manifest: KubeManifest, defaults: Record<string, stri
       lines.push(`  ${name}: ${JSON.stringify(defaults[name] ?? '')}`);
     } else if (name in CONFIG_VALUES) {
       lines.push(`  ${name}: ${CONFIG_VALUES[name]}`);
+    } else if (fromNamespace.has(name)) {
+      const key = JSON.stringify(name);
+      lines.push(`  ${name}: {{ if hasKey .Values.settings ${key} }}{{ index .Values.settings ${key} | quote }}{{ else }}${JSON.stringify(data[name])}{{ end }}`);
     } else {
       lines.push(`  ${name}: {{ index .Values.settings ${JSON.stringify(name)} | quote }}`);
     }
@@ -218,14 +227,17 @@ export function chartFiles(version: string): Map<string, string> {
     logLevel: 'info',
     serviceAccount: { annotations: {} },
     resources: resources.spec.template.spec.containers[0]?.resources ?? {},
-    settings: settingDefaults(defaults),
+    settings: Object.fromEntries(
+      Object.entries(settingDefaults(defaults)).filter(([name]) => !namespaceDependent((manifests.find((m) => m.kind === 'ConfigMap')?.['data'] ?? {}) as Record<string, string>).has(name)),
+    ),
   };
   files.set(
     `charts/${CHART_NAME}/values.yaml`,
     `# ${GENERATED}\n` +
       '# queues: the SQS queue URLs of the reconcile, drift and health functions (required).\n' +
       '# image.tag: default the chart appVersion. serviceAccount.annotations: e.g. eks.amazonaws.com/role-arn for IRSA.\n' +
-      '# settings: installation settings, one environment variable of the relay each (tenancy defaults included).\n' +
+      '# settings: installation settings, one environment variable of the relay each (tenancy defaults included);\n' +
+      `#   left out here, defaulting to the release namespace: ${[...namespaceDependent((manifests.find((m) => m.kind === 'ConfigMap')?.['data'] ?? {}) as Record<string, string>)].join(', ') || 'none'}.\n` +
       yamlOf(values),
   );
   files.set(
