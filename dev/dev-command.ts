@@ -1,105 +1,217 @@
 // `convoy dev`: everything on one machine, no AWS account.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createLogger } from '../functions/runtime/logger.ts';
-import { installCrds, startControlPlane, type ControlPlane } from './control-plane.ts';
+import { createLogger, type Logger } from '../functions/runtime/logger.ts';
+import { ControlPlaneBinariesNotFoundError, installCrds, startControlPlane } from './control-plane.ts';
+import { chooseCluster, UnusableKubeconfigError } from './dev-cluster.ts';
+import { EXAMPLES_NAMESPACE, invalidExampleFiles, provideExampleSources } from './dev-examples.ts';
+import { assertPortsFree, isAddressInUse, PortInUseError, type NamedPort } from './dev-ports.ts';
 import { buildExampleRepos } from './example-repos.ts';
 import { startGitHttpServer } from './git-http-server.ts';
 import { startConvoyRuntime } from './runtime.ts';
+import { watchShutdown } from './shutdown.ts';
+import { removeStaleDirs } from './stale-dirs.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
 
-export const devUsage = `convoy dev [--embedded] [--api-port 8480] [--git-port 8481] [--aws-port 0] [--log-level info]
+export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-port 8480] [--git-port 8481] [--aws-port 0]
+           [--examples <dir>] [--log-level info]
 
-  --embedded     start a local etcd + kube-apiserver (the test control plane) instead of
-                 using the current kubeconfig; its kubeconfig is written to .convoy/kubeconfig
+  Without --embedded or --kubeconfig: the current kubeconfig context when its cluster answers,
+  otherwise the embedded cluster (convoy dev says which and why).
+
+  --embedded     start the embedded cluster: a real etcd, kube-apiserver, kube-controller-manager
+                 and kube-scheduler, plus simulated nodes (KWOK; no container really runs). Its
+                 kubeconfig is written to .convoy/kubeconfig. Built by \`npm run control-plane\`.
+  --kubeconfig   use the current context of this kubeconfig (the cluster must answer)
   --api-port     the HTTP API (sync, pin, renders, verdicts, /metrics)
-  --git-port     the Git server for examples/repos (the examples point at 8481)
+  --git-port     the Git server for examples/repos; convoy dev creates a GitRepository per repo in
+                 the ${EXAMPLES_NAMESPACE} namespace pointing at it, so examples/ work with any port
   --aws-port     the embedded SQS/S3 server (0: any free port)
+  --examples     the examples folder (default: examples/ of this checkout)
 
-  Git push webhooks (POST /v1/hooks/git) need CONVOY_GIT_WEBHOOK_SECRET in the environment.`;
+  Ctrl-C / SIGTERM: the relay gives up its Lease, then everything stops (a few seconds).
+  A Pod labelled kwok.convoy.dev/fail: "true" fails on the embedded cluster (a Job's Pod exits 1,
+  others crash-loop). Git push webhooks (POST /v1/hooks/git) need CONVOY_GIT_WEBHOOK_SECRET.`;
 
-export async function devCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      embedded: { type: 'boolean', default: false },
-      'api-port': { type: 'string', default: '8480' },
-      'git-port': { type: 'string', default: '8481' },
-      'aws-port': { type: 'string', default: '0' },
-      'log-level': { type: 'string', default: 'info' },
-      help: { type: 'boolean', default: false },
-    },
-  });
+/**
+ * Runs `convoy dev` until a signal; sets process.exitCode (0 stopped cleanly, 1 failed, 2 bad
+ * usage or a busy port) and returns it. Once everything is stopped, the process ends within a
+ * second even if a library left a socket or timer behind.
+ */
+export async function devCommand(argv: string[]): Promise<number> {
+  const code = await runDev(argv);
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 1_000).unref();
+  return code;
+}
+
+async function runDev(argv: string[]): Promise<number> {
+  let values;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        embedded: { type: 'boolean', default: false },
+        kubeconfig: { type: 'string' },
+        'api-port': { type: 'string', default: '8480' },
+        'git-port': { type: 'string', default: '8481' },
+        'aws-port': { type: 'string', default: '0' },
+        examples: { type: 'string', default: join(repoRoot, 'examples') },
+        'log-level': { type: 'string', default: 'info' },
+        help: { type: 'boolean', default: false },
+      },
+    }).values;
+  } catch (err) {
+    console.error(`convoy dev: ${err instanceof Error ? err.message : String(err)} (convoy dev --help)`);
+    return 2;
+  }
   if (values.help) {
     console.log(devUsage);
-    return;
+    return 0;
   }
-  const level = values['log-level'] as 'debug' | 'info' | 'warn' | 'error';
+  const ports: NamedPort[] = [];
+  for (const flag of ['api-port', 'git-port', 'aws-port'] as const) {
+    const port = Number(values[flag]);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      console.error(`convoy dev: --${flag} ${values[flag]}: must be a port number (0-65535)`);
+      return 2;
+    }
+    ports.push({ port, flag: `--${flag}` });
+  }
+  if (values.embedded && values.kubeconfig !== undefined) {
+    console.error('convoy dev: --embedded and --kubeconfig exclude each other');
+    return 2;
+  }
+  const level = values['log-level'];
+  if (level !== 'debug' && level !== 'info' && level !== 'warn' && level !== 'error') {
+    console.error(`convoy dev: --log-level ${level}: must be debug, info, warn or error`);
+    return 2;
+  }
+  const [apiPort, gitPort, awsPort] = ports.map((p) => p.port) as [number, number, number];
   const logger = createLogger({ base: { app: 'convoy-dev' }, level });
-  const stops: (() => Promise<void>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch((e: unknown) => logger.error('stop failed', { error: e as Error }));
+  const shutdown = watchShutdown();
+  const say = (line: string): void => void process.stderr.write(`convoy dev: ${line}\n`);
+
+  /** Stop steps, run last-in first-out: the runtime (relay, pollers) before the control plane. */
+  const stops: { what: string; stop: () => Promise<void> }[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const { what, stop } of stops.reverse()) {
+      await stop().catch((e: unknown) => logger.error(`stopping ${what} failed`, { error: e as Error }));
+    }
   };
+  const stopped = (): boolean => shutdown.signal.aborted;
 
   try {
+    for (const dir of await removeStaleDirs()) say(`removed ${dir} (left behind by a convoy dev that was killed)`);
+    await assertPortsFree(ports);
+
+    const choice = await chooseCluster({ embedded: values.embedded, kubeconfig: values.kubeconfig });
     let kubeconfigPath: string;
     let adminToken: string | undefined;
-    if (values.embedded) {
-      const cp: ControlPlane = await startControlPlane({
+    if (choice.kind === 'embedded') {
+      say(`starting the embedded cluster (${choice.why})`);
+      const cp = await startControlPlane({
         extraUsers: [{ name: 'convoy-admin', groups: ['system:masters'] }],
         stopOnSignals: false,
       });
-      stops.push(() => cp.stop());
+      stops.push({ what: 'the embedded cluster', stop: () => cp.stop() });
+      say(`embedded cluster ready: apiserver in ${cp.startupMs} ms, controllers and ${cp.nodeNames.length} simulated nodes ${cp.clusterReadyMs} ms later`);
       await mkdir(join(repoRoot, '.convoy'), { recursive: true });
       kubeconfigPath = join(repoRoot, '.convoy', 'kubeconfig');
       await writeFile(kubeconfigPath, cp.kubeconfigYaml, { mode: 0o600 });
       adminToken = cp.tokens['convoy-admin'];
     } else {
-      const kc = new KubeConfig();
-      kc.loadFromDefault();
-      kubeconfigPath = process.env['KUBECONFIG']?.split(':')[0] ?? join(process.env['HOME'] ?? '', '.kube', 'config');
-      if (kc.getCurrentCluster() === null) throw new Error('no current kubeconfig context: use --embedded or set KUBECONFIG');
+      say(`using the cluster of context ${choice.context} (${choice.server}) from ${choice.kubeconfigPath}`);
+      kubeconfigPath = choice.kubeconfigPath;
     }
+    if (stopped()) return 0;
     await installCrds(kubeconfigPath, join(repoRoot, 'config', 'crds'));
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
 
-    const examples = await buildExampleRepos(join(repoRoot, 'examples', 'repos'));
-    stops.push(() => examples.remove());
-    const git = await startGitHttpServer({ projectRoot: examples.root, port: Number(values['git-port']) });
-    stops.push(() => git.stop());
+    const examplesDir = values.examples;
+    for (const p of await invalidExampleFiles(examplesDir)) {
+      say(`example ${join(relative(process.cwd(), examplesDir) || '.', p.file)} is not valid YAML (${p.message}); it is served as is`);
+    }
+    const examples = await buildExampleRepos(join(examplesDir, 'repos'));
+    stops.push({ what: 'the example repositories', stop: () => examples.remove() });
+    const git = await startGitHttpServer({ projectRoot: examples.root, port: gitPort }).catch((err: unknown) => {
+      throw isAddressInUse(err) ? new PortInUseError(gitPort, '--git-port') : err;
+    });
+    stops.push({ what: 'the Git server', stop: () => git.stop() });
+    await provideExampleSources(kc, git.url, examples.names);
+    if (stopped()) return 0;
 
     const runtime = await startConvoyRuntime({
       kc,
       logger,
-      awsPort: Number(values['aws-port']),
-      apiPort: Number(values['api-port']),
+      awsPort,
+      apiPort,
       ...(process.env['CONVOY_GIT_WEBHOOK_SECRET'] ? { gitWebhookSecret: process.env['CONVOY_GIT_WEBHOOK_SECRET'] } : {}),
+    }).catch((err: unknown) => {
+      throw isAddressInUse(err) ? new PortInUseError(/aws|fauxqs/i.test(String(err)) ? awsPort : apiPort, /aws|fauxqs/i.test(String(err)) ? '--aws-port' : '--api-port') : err;
     });
-    stops.push(() => runtime.stop());
+    stops.push({ what: 'the relay and the function pollers', stop: () => runtime.stop() });
 
-    console.log(
-      [
-        '',
-        'convoy dev is running',
-        `  kubeconfig   ${kubeconfigPath}`,
-        `  HTTP API     ${runtime.apiUrl ?? '(off)'}${adminToken ? `   (Authorization: Bearer ${adminToken})` : ''}`,
-        `  Git server   ${git.url}   (${examples.names.map((n) => `${n}.git`).join(', ')})`,
-        `  SQS/S3       ${runtime.awsEndpoint}`,
-        '',
-        `  try:  kubectl --kubeconfig ${kubeconfigPath} apply -f ${join(repoRoot, 'examples')}`,
-        `        kubectl --kubeconfig ${kubeconfigPath} get releases -A`,
-        '',
-      ].join('\n'),
-    );
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
+    printBanner({ kubeconfigPath, adminToken, apiUrl: runtime.apiUrl, gitUrl: git.url, repos: examples.names, aws: runtime.awsEndpoint, examplesDir });
+    if (!stopped()) await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+    return 0;
+  } catch (err) {
+    return reportStartFailure(err, say, logger);
   } finally {
+    const reason = shutdown.reason();
+    const t = performance.now();
+    if (reason !== undefined) say(`${reason}: stopping`);
     await stopAll();
+    if (reason !== undefined) say(`stopped in ${Math.round(performance.now() - t)} ms`);
+    shutdown.dispose();
   }
+}
+
+/** One line for the failures a user can fix (exit 2 for usage, 1 otherwise); the stack only for the unexpected. */
+function reportStartFailure(err: unknown, say: (line: string) => void, logger: Logger): number {
+  if (err instanceof PortInUseError) {
+    say(err.message);
+    return 2;
+  }
+  if (err instanceof UnusableKubeconfigError) {
+    say(err.message);
+    return 2;
+  }
+  if (err instanceof ControlPlaneBinariesNotFoundError) {
+    say(err.message);
+    return 1;
+  }
+  logger.error('convoy dev could not start', { error: err as Error });
+  return 1;
+}
+
+function printBanner(b: {
+  kubeconfigPath: string;
+  adminToken: string | undefined;
+  apiUrl: string | undefined;
+  gitUrl: string;
+  repos: readonly string[];
+  aws: string;
+  examplesDir: string;
+}): void {
+  const examples = relative(process.cwd(), b.examplesDir) || '.';
+  console.log(
+    [
+      '',
+      'convoy dev is running',
+      `  kubeconfig   ${b.kubeconfigPath}`,
+      `  HTTP API     ${b.apiUrl ?? '(off)'}${b.adminToken ? `   (Authorization: Bearer ${b.adminToken})` : ''}`,
+      `  Git server   ${b.gitUrl}   (${b.repos.map((n) => `${n}.git`).join(', ')}; GitRepositories ${b.repos.join(', ')} in ${EXAMPLES_NAMESPACE})`,
+      `  SQS/S3       ${b.aws}`,
+      '',
+      `  try:  kubectl --kubeconfig ${b.kubeconfigPath} apply -f ${examples}`,
+      `        node bin/convoy.ts wait --kubeconfig ${b.kubeconfigPath} ${EXAMPLES_NAMESPACE}/hello`,
+      `        kubectl --kubeconfig ${b.kubeconfigPath} get releases -A`,
+      '',
+    ].join('\n'),
+  );
 }

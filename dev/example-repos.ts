@@ -5,6 +5,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ownedTempPrefix } from './stale-dirs.ts';
 
 const run = promisify(execFile);
 const env = {
@@ -19,7 +20,7 @@ const env = {
 
 /** Creates `<root>/<name>.git` for every folder in `examplesDir`; returns the root. */
 export async function buildExampleRepos(examplesDir: string): Promise<{ root: string; names: string[]; remove(): Promise<void> }> {
-  const root = await mkdtemp(join(tmpdir(), 'convoy-examples-'));
+  const root = await mkdtemp(join(tmpdir(), ownedTempPrefix('convoy-examples-')));
   const names: string[] = [];
   for (const entry of await readdir(examplesDir, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;

@@ -26,6 +26,7 @@ import { serveApi } from '../relay/http/serve.ts';
 import { startRelay, type Relay } from '../relay/relay.ts';
 import type { BatchSendPort } from '../relay/send/queue-sender.ts';
 import { startPoller, type Poller } from './sqs-poller.ts';
+import { ownedTempPrefix } from './stale-dirs.ts';
 import { observerHandlers } from './observer-handlers.ts';
 
 export interface RuntimeOptions {
@@ -83,7 +84,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
       visibilityTimeout: options.visibilityTimeoutSeconds ?? 60,
     });
   }
-  const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-dev-cache-'));
+  const cacheDir = await mkdtemp(join(tmpdir(), ownedTempPrefix('convoy-dev-cache-')));
   const config: FunctionConfig = functionEnvSchema.parse({
     CONVOY_NAMESPACE: namespace,
     CONVOY_RENDER_BUCKET: bucket,
@@ -117,6 +118,16 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     ...(options.relayTickMs !== undefined ? { tickMs: options.relayTickMs } : {}),
   });
 
+  const stopLoops = async (): Promise<void> => {
+    // The relay first: it gives up its leader Lease while the apiserver still answers.
+    await relay.stop();
+    await Promise.all(pollers.map((p) => p.stop()));
+    await rm(cacheDir, { recursive: true, force: true });
+    await aws.stop();
+    sqs.destroy();
+    s3.destroy();
+  };
+
   let api: { url: string; close(): Promise<void> } | undefined;
   if (options.apiPort !== undefined) {
     const app = createApiApp({
@@ -132,7 +143,13 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
         logger: logger.child({ component: 'git-webhook' }),
       }),
     });
-    api = await serveApi(app, { port: options.apiPort });
+    try {
+      api = await serveApi(app, { port: options.apiPort });
+    } catch (error) {
+      // e.g. the port is taken: nothing of this runtime may keep running.
+      await stopLoops();
+      throw error;
+    }
   }
 
   return {
@@ -145,12 +162,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     relay,
     async stop() {
       await api?.close();
-      await relay.stop();
-      await Promise.all(pollers.map((p) => p.stop()));
-      await rm(cacheDir, { recursive: true, force: true });
-      await aws.stop();
-      sqs.destroy();
-      s3.destroy();
+      await stopLoops();
     },
   };
 }

@@ -15,3 +15,6 @@ export {
   type ExtraUser,
   type StartControlPlaneOptions,
 } from './start-control-plane.ts';
+export { BUILD_COMMAND, controlPlaneCacheDir } from './binaries.ts';
+export { FAIL_LABEL } from './simulated-cluster.ts';
+export { CONTROL_PLANE_DIR_PREFIX } from './start-control-plane.ts';

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { corruptBinaryMessage } from './binaries.ts';
 import { ControlPlaneStartError } from './errors.ts';
 
 export interface SpawnedProcess {
@@ -29,17 +30,22 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-export function spawnLogged(bin: string, args: string[], logFile: string): SpawnedProcess {
+/**
+ * Spawns `bin` with its output appended to `logFile`, in a process group of its own: a Ctrl-C or a
+ * SIGTERM to convoy's process group then reaches only convoy, which stops these in order (its
+ * reaper kills them when convoy itself dies).
+ */
+export function spawnLogged(bin: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv): SpawnedProcess {
   const fd = openSync(logFile, 'a');
   try {
-    const proc = spawn(bin, args, { stdio: ['ignore', fd, fd] });
+    const proc = spawn(bin, args, { stdio: ['ignore', fd, fd], detached: true, ...(env ? { env } : {}) });
     const exited = new Promise<void>((ok) => {
       if (proc.exitCode !== null || proc.signalCode !== null) ok();
       proc.once('exit', () => ok());
-      proc.once('error', () => ok());
+      proc.once('error', () => ok()); // reported below (no pid) or by the readiness checks (exit before ready)
     });
     if (proc.pid === undefined) {
-      throw new ControlPlaneStartError(`could not start ${bin} (see ${logFile}); is it executable?`);
+      throw new ControlPlaneStartError(corruptBinaryMessage(bin, 'it could not be started; is it a binary for this machine?'));
     }
     return { proc, exited };
   } finally {

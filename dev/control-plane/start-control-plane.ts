@@ -1,4 +1,5 @@
-// Starts etcd and kube-apiserver in a fresh temp dir and hands back a ControlPlane to stop them.
+// Starts etcd, kube-apiserver and (by default) the controllers, scheduler and simulated nodes in a
+// fresh temp dir, and hands back a ControlPlane to stop them.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, rmSync } from 'node:fs';
@@ -17,7 +18,14 @@ import {
   terminate,
   type SpawnedProcess,
 } from './processes.ts';
-import { waitForReady } from './readiness.ts';
+import { waitForReady, type Watched } from './readiness.ts';
+import { startSimulatedCluster, type SimulatedCluster } from './simulated-cluster.ts';
+
+/** Prefix of the control plane's temp dir; the pid of its owner follows (see removeStaleDirs). */
+export const CONTROL_PLANE_DIR_PREFIX = 'convoy-cp-';
+
+/** SIGTERM, then SIGKILL after this long (all of these exit within 1-3 s on SIGTERM). */
+const STOP_GRACE_MS = 3_000;
 
 export interface ExtraUser {
   /** User name as the apiserver sees it (no commas or quotes). */
@@ -30,8 +38,15 @@ export interface StartControlPlaneOptions {
   readonly extraUsers?: readonly ExtraUser[];
   /** Defaults to locateControlPlaneBinaries(). */
   readonly binaries?: ControlPlaneBinaries;
-  /** How long to wait for /readyz to answer ok. Default 30 s. */
+  /** How long to wait for /readyz to answer ok (and then for the nodes to be Ready). Default 30 s. */
   readonly readyTimeoutMs?: number;
+  /**
+   * Also run kube-controller-manager, kube-scheduler and kwok with `nodes` simulated Nodes
+   * (default true), so Deployments, Jobs… reach their real states. false: a bare apiserver.
+   */
+  readonly controllers?: boolean;
+  /** How many simulated Nodes (default 2). */
+  readonly nodes?: number;
   /**
    * Stop on SIGINT/SIGTERM by itself (default true). `convoy dev` turns it off
    * and stops the control plane last, after the relay has given up its Lease.
@@ -51,16 +66,32 @@ export interface ControlPlane {
   readonly caPem: string;
   /** The temp dir holding etcd data, certificates, logs and the kubeconfig; removed by stop(). */
   readonly dir: string;
-  readonly pids: { readonly etcd: number; readonly apiserver: number; readonly reaper: number };
+  readonly pids: {
+    readonly etcd: number;
+    readonly apiserver: number;
+    readonly reaper: number;
+    /** Absent with `controllers: false`. */
+    readonly controllerManager?: number;
+    readonly scheduler?: number;
+    readonly kwok?: number;
+  };
+  /** Names of the simulated Nodes (none with `controllers: false`). */
+  readonly nodeNames: readonly string[];
   /** Milliseconds from spawning etcd to /readyz answering ok. */
   readonly startupMs: number;
-  /** Stops both processes (SIGTERM, SIGKILL after 5 s), waits for exit, removes `dir`. Idempotent. */
+  /** Milliseconds from /readyz ok to the controllers running and every simulated Node Ready (0 without controllers). */
+  readonly clusterReadyMs: number;
+  /**
+   * Stops every process in reverse order (kwok, scheduler and kcm together, then kube-apiserver,
+   * then etcd; SIGTERM, SIGKILL after 3 s each), waits for them, removes `dir`. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
-/** Starts etcd and kube-apiserver on free loopback ports in a fresh temp dir and waits for /readyz. */
+/** Starts the control plane on free loopback ports in a fresh temp dir and waits until it is ready. */
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
-  const binaries = opts.binaries ?? locateControlPlaneBinaries();
+  const withControllers = opts.controllers !== false;
+  const binaries = opts.binaries ?? locateControlPlaneBinaries(process.env, { controllers: withControllers });
   const extraUsers = opts.extraUsers ?? [];
   for (const u of extraUsers) {
     if (!/^[A-Za-z0-9@._:-]+$/.test(u.name)) {
@@ -77,9 +108,10 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
     }
   }
 
-  const dir = await mkdtemp(join(tmpdir(), 'convoy-cp-'));
+  const dir = await mkdtemp(join(tmpdir(), `${CONTROL_PLANE_DIR_PREFIX}${process.pid}-`));
   const path = (name: string): string => join(dir, name);
   const pidsFile = path('pids');
+  /** In start order: etcd, kube-apiserver, then kcm, scheduler and kwok. */
   const children: SpawnedProcess[] = [];
   let reaper: ChildProcess | undefined;
 
@@ -106,8 +138,11 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       removeProcessHandlers();
-      // apiserver first (it would keep retrying a vanished etcd), then etcd.
-      for (const c of [...children].reverse()) await terminate(c.proc, c.exited, 5_000);
+      // The clients of the apiserver first (together: none depends on another), then the
+      // apiserver (it would keep retrying a vanished etcd), then etcd.
+      const [etcd, apiserver, ...clients] = children;
+      await Promise.all(clients.map((c) => terminate(c.proc, c.exited, STOP_GRACE_MS)));
+      for (const c of [apiserver, etcd]) if (c) await terminate(c.proc, c.exited, STOP_GRACE_MS);
       await rm(dir, { recursive: true, force: true });
       // The reaper goes last, so a parent killed in the middle of stop() still gets cleaned up.
       if (reaper) signalQuietly(reaper, 'SIGTERM');
@@ -147,10 +182,18 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
     const kubeconfigPath = path('kubeconfig');
     await writeFile(kubeconfigPath, kubeconfigYaml, { mode: 0o600 });
 
+    const spawnOwned = (name: string, file: string, args: string[], env?: NodeJS.ProcessEnv): SpawnedProcess => {
+      const child = spawnLogged(file, args, path(`${name}.log`), env);
+      children.push(child);
+      appendFileSync(pidsFile, `${child.proc.pid}\n`);
+      return child;
+    };
+
     const started = performance.now();
     const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
     const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
-    const etcd = spawnLogged(
+    const etcd = spawnOwned(
+      'etcd',
       binaries.etcd,
       [
         '--name=convoy',
@@ -163,12 +206,10 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
         '--unsafe-no-fsync=true',
         '--log-level=warn',
       ],
-      path('etcd.log'),
     );
-    children.push(etcd);
-    appendFileSync(pidsFile, `${etcd.proc.pid}\n`);
 
-    const apiserver = spawnLogged(
+    const apiserver = spawnOwned(
+      'kube-apiserver',
       binaries.kubeApiserver,
       [
         `--etcd-servers=${etcdUrl}`,
@@ -188,21 +229,31 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
         `--client-ca-file=${path('ca.crt')}`,
         `--token-auth-file=${path('tokens.csv')}`,
       ],
-      path('kube-apiserver.log'),
     );
-    children.push(apiserver);
-    appendFileSync(pidsFile, `${apiserver.proc.pid}\n`);
 
-    await waitForReady({
-      server,
-      pki,
-      timeoutMs: opts.readyTimeoutMs ?? 30_000,
-      etcd: etcd.proc,
-      apiserver: apiserver.proc,
-      etcdLog: path('etcd.log'),
-      apiserverLog: path('kube-apiserver.log'),
-    });
-    const startupMs = Math.round(performance.now() - started);
+    const core: Watched[] = [
+      { name: 'etcd', file: binaries.etcd, proc: etcd.proc, log: path('etcd.log') },
+      { name: 'kube-apiserver', file: binaries.kubeApiserver, proc: apiserver.proc, log: path('kube-apiserver.log') },
+    ];
+    const timeoutMs = opts.readyTimeoutMs ?? 30_000;
+    await waitForReady({ server, pki, timeoutMs, watched: core });
+    const apiserverReady = performance.now();
+    const startupMs = Math.round(apiserverReady - started);
+
+    let simulated: SimulatedCluster | undefined;
+    if (withControllers) {
+      simulated = await startSimulatedCluster({
+        binaries,
+        dir,
+        server,
+        pki,
+        nodes: opts.nodes ?? 2,
+        timeoutMs,
+        spawn: spawnOwned,
+        alsoWatched: core,
+      });
+    }
+    const clusterReadyMs = simulated ? Math.round(performance.now() - apiserverReady) : 0;
 
     return {
       kubeconfigPath,
@@ -211,8 +262,10 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
       tokens,
       caPem: pki.caPem,
       dir,
-      pids: { etcd: etcd.proc.pid ?? -1, apiserver: apiserver.proc.pid ?? -1, reaper: reaper.pid ?? -1 },
+      pids: { etcd: etcd.proc.pid ?? -1, apiserver: apiserver.proc.pid ?? -1, reaper: reaper.pid ?? -1, ...simulated?.pids },
+      nodeNames: simulated?.nodeNames ?? [],
       startupMs,
+      clusterReadyMs,
       stop,
     };
   } catch (err) {

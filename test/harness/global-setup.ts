@@ -1,4 +1,7 @@
-// vitest globalSetup for the `integration` project: ONE control plane per test run.
+// vitest globalSetup for the `integration` project: ONE control plane per test run, with the
+// real kube-controller-manager and kube-scheduler and KWOK's simulated nodes (started once here,
+// not per test file): Deployments, Jobs… reach their real states by themselves. A Pod labelled
+// `kwok.convoy.dev/fail: "true"` fails (see dev/control-plane/kwok-fail-stages.yaml).
 import type { TestProject } from 'vitest/node';
 import { installCrds, startControlPlane } from '../../dev/control-plane.ts';
 
@@ -10,6 +13,8 @@ declare module 'vitest' {
     server: string;
     /** Static bearer tokens of the unprivileged users 'alice' and 'bob'. */
     tokens: Record<string, string>;
+    /** The simulated Nodes Pods are scheduled on. */
+    nodeNames: string[];
   }
 }
 
@@ -24,5 +29,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('kubeconfigPath', cp.kubeconfigPath);
   project.provide('server', cp.server);
   project.provide('tokens', { ...cp.tokens });
+  project.provide('nodeNames', [...cp.nodeNames]);
+  process.stderr.write(
+    `control plane: apiserver ready in ${cp.startupMs} ms, controllers and ${cp.nodeNames.length} nodes ready ${cp.clusterReadyMs} ms later (${cp.dir})\n`,
+  );
   return () => cp.stop();
 }

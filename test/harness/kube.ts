@@ -18,7 +18,8 @@ export interface FreshNamespace {
 
 /**
  * Creates a namespace named `<prefix>-<random>` so parallel test files never collide.
- * No kube-controller-manager runs, so a deleted namespace stays Terminating; that is harmless.
+ * Deleting a namespace takes the namespace controller 5-10 s, so give each test its own rather
+ * than waiting for a deletion.
  */
 export async function freshNamespace(kc: KubeConfig, prefix: string): Promise<FreshNamespace> {
   const core = kc.makeApiClient(CoreV1Api);

@@ -17,11 +17,13 @@ import { createReleaseSource } from '../../functions/reconcile/reconcile-record.
 import { createLogger } from '../../functions/runtime/logger.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
+import { FAIL_LABEL } from '../../dev/control-plane.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
 
 type Obj = Record<string, unknown>;
 
-const deploymentYaml = (name: string, opts: { image?: string; replicas?: number; wave?: number } = {}) => `apiVersion: apps/v1
+/** `fail`: its pods crash-loop (KWOK's failure stage), so it never becomes available. */
+const deploymentYaml = (name: string, opts: { image?: string; replicas?: number; wave?: number; fail?: boolean } = {}) => `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: ${name}
@@ -29,7 +31,7 @@ ${opts.wave === undefined ? '' : `  annotations: {convoy.dev/sync-wave: "${opts.
   replicas: ${opts.replicas ?? 2}
   selector: {matchLabels: {app: ${name}}}
   template:
-    metadata: {labels: {app: ${name}}}
+    metadata: {labels: {app: ${name}${opts.fail ? `, ${FAIL_LABEL}: "true"` : ''}}}
     spec: {containers: [{name: main, image: "${opts.image ?? 'registry.invalid/web:1'}"}]}
 `;
 const configMapYaml = (name: string, data: Record<string, string> = { greeting: 'hello' }, wave?: number) =>
@@ -172,20 +174,18 @@ describe('the drift and health loops', () => {
     );
   }
 
-  /** Writes the Deployment's /status as a finished rollout (no controller runs here). */
+  /** Waits until the Deployment controller reports the rollout finished (KWOK runs the pods). */
   async function rolledOut(deployment: string): Promise<void> {
-    const live = await ok(await raw({ method: 'GET', path: deploymentPath(deployment) }), `read ${deployment}`);
-    const generation = (live['metadata'] as { generation: number }).generation;
-    const replicas = (live['spec'] as { replicas: number }).replicas;
-    await ok(
-      await raw({
-        method: 'PATCH',
-        path: `${deploymentPath(deployment)}/status`,
-        contentType: 'application/merge-patch+json',
-        body: JSON.stringify({ status: { observedGeneration: generation, replicas, updatedReplicas: replicas, readyReplicas: replicas, availableReplicas: replicas } }),
-      }),
-      `status of ${deployment}`,
-    );
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const live = await ok(await raw({ method: 'GET', path: deploymentPath(deployment) }), `read ${deployment}`);
+      const generation = (live['metadata'] as { generation: number }).generation;
+      const replicas = (live['spec'] as { replicas: number }).replicas;
+      const status = (live['status'] ?? {}) as { observedGeneration?: number; updatedReplicas?: number; availableReplicas?: number; replicas?: number };
+      if (status.observedGeneration === generation && status.updatedReplicas === replicas && status.availableReplicas === replicas && status.replicas === replicas) return;
+      if (Date.now() > deadline) throw new Error(`${deployment} did not finish its rollout: ${JSON.stringify(status)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   describe('InSync', () => {
@@ -273,7 +273,7 @@ describe('the drift and health loops', () => {
 
     it('True / NotConfigured: no spec.healthAssessment (the summary still reports the objects)', async () => {
       const web = unique('web');
-      const name = await release({ 'deploy.yaml': deploymentYaml(web) });
+      const name = await release({ 'deploy.yaml': deploymentYaml(web, { fail: true }) });
       await applied(name);
       const result = await health(name);
       expect(conditionOf(result.release, 'Healthy')).toMatchObject({ status: 'True', reason: 'NotConfigured' });
@@ -287,7 +287,7 @@ describe('the drift and health loops', () => {
       const first = await applied(name);
       const appliedRef = first.status?.lastSuccessful?.renderRef;
       // The new render: a Deployment in wave 0 that never becomes healthy here, the ConfigMap in wave 1.
-      await env.commit(name, { 'deploy.yaml': deploymentYaml(web, { wave: 0 }), 'cm.yaml': configMapYaml(`${web}-cfg`, { greeting: 'bonjour' }, 1) });
+      await env.commit(name, { 'deploy.yaml': deploymentYaml(web, { wave: 0, fail: true }), 'cm.yaml': configMapYaml(`${web}-cfg`, { greeting: 'bonjour' }, 1) });
       const waiting = (await env.reconcile(name)).release;
       expect(conditionOf(waiting, 'Applied')?.reason).toBe('WaitingForWaveHealth');
       const newRef = waiting.status?.lastAttempted?.renderRef;
@@ -307,7 +307,7 @@ describe('the drift and health loops', () => {
 
     it('a render that changes while a check is Progressing is assessed against the new render (Flux kustomize-controller #701)', async () => {
       const web = unique('web');
-      const name = await release({ 'deploy.yaml': deploymentYaml(web) }, { healthAssessment: {} });
+      const name = await release({ 'deploy.yaml': deploymentYaml(web, { fail: true }) }, { healthAssessment: {} });
       const first = await applied(name);
       const firstRef = first.status?.lastSuccessful?.renderRef;
       const progressing = await health(name);

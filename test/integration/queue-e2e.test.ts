@@ -25,9 +25,10 @@ import { appliedOf, startRuntimeEnv, until, type LogLine, type RuntimeEnv } from
 const configMap = (name: string, annotations: Record<string, string> = {}) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: ${JSON.stringify(annotations)}\ndata: {k: v}\n`;
 
-const job = (name: string, wave: number) =>
+/** A Job whose pod waits for a Node labelled `nodeLabel: "true"` (none is, until the test labels one). */
+const job = (name: string, wave: number, nodeLabel: string) =>
   `apiVersion: batch/v1\nkind: Job\nmetadata: {name: ${name}, annotations: {convoy.dev/sync-wave: "${wave}"}}\n` +
-  'spec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}}\n';
+  `spec: {template: {spec: {restartPolicy: Never, nodeSelector: {${nodeLabel}: "true"}, containers: [{name: m, image: busybox}]}}}\n`;
 
 const at = (line: LogLine) => Date.parse(line.time);
 const gapsOf = (times: readonly number[]) => times.slice(1).map((t, i) => t - times[i]);
@@ -272,7 +273,8 @@ describe('the queue contract through the real runtime', () => {
   });
 
   it('a wave waiting for health is rechecked at most every 10 s through visibility, and the next recheck after the Job completes applies the next wave', async () => {
-    const waves = await env.repo('waves', { 'job.yaml': job('migrate', 0), 'cm.yaml': configMap('after-migrate', { 'convoy.dev/sync-wave': '1' }) });
+    const nodeLabel = `convoy.test/${env.ns.name}`;
+    const waves = await env.repo('waves', { 'job.yaml': job('migrate', 0, nodeLabel), 'cm.yaml': configMap('after-migrate', { 'convoy.dev/sync-wave': '1' }) });
     await env.createRelease('waves', { source: { git: { url: waves.url, ref: { branch: 'main' } } } });
 
     // Each distinct status.lastAttempted.attemptedAt (whole seconds), polled every 200 ms.
@@ -314,26 +316,22 @@ describe('the queue contract through the real runtime', () => {
       expect(statusGaps.length).toBeGreaterThanOrEqual(2);
       for (const gap of statusGaps) expect(gap).toBeLessThanOrEqual(12_000);
 
-      // The Job completes (no controller runs here, so the test writes its status).
-      const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-      await env.kc.makeApiClient(BatchV1Api).patchNamespacedJobStatus(
-        {
-          name: 'migrate',
-          namespace: env.ns.name,
-          body: {
-            status: {
-              startTime: now,
-              completionTime: now,
-              succeeded: 1,
-              conditions: [
-                { type: 'SuccessCriteriaMet', status: 'True', lastProbeTime: now, lastTransitionTime: now },
-                { type: 'Complete', status: 'True', lastProbeTime: now, lastTransitionTime: now },
-              ],
-            },
-          },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      // The Job completes: a Node gets the label its pod waits for, the scheduler places the pod,
+      // KWOK runs it to exit 0 and the real Job controller marks the Job Complete.
+      const node = inject('nodeNames')[0] ?? 'kwok-node-0';
+      const core = env.kc.makeApiClient(CoreV1Api);
+      const labelNode = (value: string | null) =>
+        core.patchNode({ name: node, body: { metadata: { labels: { [nodeLabel]: value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await labelNode('true');
+      try {
+        await until(
+          'the Job controller marks the Job Complete',
+          async () => (await env.kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: 'migrate', namespace: env.ns.name })).status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'),
+          { timeoutMs: 20_000 },
+        );
+      } finally {
+        await labelNode(null);
+      }
       const completedAt = Date.now();
       const applied = await releaseWhen('waves', 'Applied is True', (r) => appliedOf(r)?.status === 'True', 15_000);
       measured['jobCompleteToAppliedS'] = seconds([Date.now() - completedAt])[0];

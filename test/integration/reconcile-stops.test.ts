@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Release } from '../../domain/api/objects.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import { RenderStoreUnavailableError } from '../../domain/store/render-store.ts';
+import { FAIL_LABEL } from '../../dev/control-plane.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
 
@@ -262,7 +263,7 @@ describe('where a reconcile can stop', () => {
 
   it('Sync wave: wait for the previous wave → WaitingForWaveHealth, rechecked within 10 s', async () => {
     const waves = await env.repo('waves', {
-      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}}\n',
+      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, nodeSelector: {convoy.test/no-such-node: "true"}, containers: [{name: m, image: busybox}]}}}\n',
       'cm.yaml': configMap('after-migrate', { k: 'v' }, { 'convoy.dev/sync-wave': '1' }),
     });
     const name = await release({ source: { git: { url: waves.url, ref: { branch: 'main' } } } });
@@ -276,7 +277,7 @@ describe('where a reconcile can stop', () => {
 
   it('Sync wave: timeout → Syncing / WaveFailed without failurePolicy, not retried', async () => {
     const waves = await env.repo('waves-timeout', {
-      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: slow, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}}\n',
+      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: slow, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, nodeSelector: {convoy.test/no-such-node: "true"}, containers: [{name: m, image: busybox}]}}}\n',
       'cm.yaml': configMap('never', { k: 'v' }, { 'convoy.dev/sync-wave': '1' }),
     });
     const name = await release({ source: { git: { url: waves.url, ref: { branch: 'main' } } }, syncPolicy: { waveTimeout: '1s' } });
@@ -291,7 +292,7 @@ describe('where a reconcile can stop', () => {
 
   it('Sync wave: timeout with failurePolicy rollback Never → Syncing / RolloutFailed, RolloutSucceeded False/Failed', async () => {
     const waves = await env.repo('waves-policy', {
-      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: slow, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}}\n',
+      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: slow, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, nodeSelector: {convoy.test/no-such-node: "true"}, containers: [{name: m, image: busybox}]}}}\n',
       'cm.yaml': configMap('never', { k: 'v' }, { 'convoy.dev/sync-wave': '1' }),
     });
     const name = await release({
@@ -316,7 +317,7 @@ describe('where a reconcile can stop', () => {
     expect(first.release.status?.rollout?.state).toBe('Succeeded');
     expect(first.release.status?.lastHealthy?.renderRef).toBe(first.release.status?.lastSuccessful?.renderRef);
     await env.commit('rollback', {
-      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: rb-migrate, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}}\n',
+      'job.yaml': 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: rb-migrate, annotations: {convoy.dev/sync-wave: "0"}}\nspec: {template: {spec: {restartPolicy: Never, nodeSelector: {convoy.test/no-such-node: "true"}, containers: [{name: m, image: busybox}]}}}\n',
       'cm.yaml': configMap('rb-config', { version: 'two' }, { 'convoy.dev/sync-wave': '1' }),
     });
     const waiting = await env.reconcile(name);
@@ -338,16 +339,20 @@ describe('where a reconcile can stop', () => {
     expect((await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'rb-config' })).data).toEqual({ version: 'one' });
   });
 
+  // Hook Jobs run on the simulated nodes: the real Job controller completes them (KWOK exits their
+  // pods 0), or fails them when the pod template carries KWOK's failure label (exit 1).
   const jobTemplate = { spec: { containers: [{ name: 'hook', image: 'busybox', command: ['true'] }] } };
-  async function setJobCondition(jobName: string, type: 'Complete' | 'Failed') {
-    const { BatchV1Api, PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+  const failingJobTemplate = { metadata: { labels: { [FAIL_LABEL]: 'true' } }, ...jobTemplate };
+  async function jobFinished(jobName: string, type: 'Complete' | 'Failed'): Promise<void> {
+    const { BatchV1Api } = await import('@kubernetes/client-node');
     const batch = env.kc.makeApiClient(BatchV1Api);
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const status =
-      type === 'Complete'
-        ? { startTime: now, completionTime: now, succeeded: 1, conditions: [{ type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: now }, { type: 'Complete', status: 'True', lastTransitionTime: now }] }
-        : { startTime: now, failed: 1, conditions: [{ type: 'FailureTarget', status: 'True', lastTransitionTime: now, reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }, { type: 'Failed', status: 'True', lastTransitionTime: now, reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] };
-    await batch.patchNamespacedJobStatus({ namespace: env.ns.name, name: jobName, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const job = await batch.readNamespacedJob({ namespace: env.ns.name, name: jobName });
+      if (job.status?.conditions?.some((c) => c.type === type && c.status === 'True')) return;
+      if (Date.now() > deadline) throw new Error(`Job ${jobName} is not ${type}: ${JSON.stringify(job.status)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   it('preSync hook: running → WaitingForHook, phase empty, rechecked; then Applied once it completes', async () => {
@@ -361,17 +366,17 @@ describe('where a reconcile can stop', () => {
     expect(hook?.job).toBe(`${name}-migrate-${waiting.release.status!.lastAttempted!.renderRef!.slice(7, 13)}`);
     expect(waiting.release.status?.conditions?.find((c) => c.type === 'LifecycleSucceeded')).toMatchObject({ status: 'False', reason: 'Running' });
     expect(waiting.release.status?.waves ?? []).toEqual([]);
-    await setJobCondition(hook!.job!, 'Complete');
+    await jobFinished(hook!.job!, 'Complete');
     const done = await env.reconcile(name);
     expectRow(done, { reason: 'Applied', retried: false, phase: 'Succeeded' });
     expect(done.release.status?.conditions?.find((c) => c.type === 'LifecycleSucceeded')).toMatchObject({ status: 'True', reason: 'Succeeded' });
   });
 
   it('preSync hook: failed (onFailure Fail) → HookFailed / HookFailed with hookName and hookPhase, not retried', async () => {
-    await env.api.create('Lifecycle', env.ns.name, 'pre-fail', { hooks: [{ name: 'check', phase: 'PreSync', onFailure: 'Fail', job: { template: jobTemplate } }] });
+    await env.api.create('Lifecycle', env.ns.name, 'pre-fail', { hooks: [{ name: 'check', phase: 'PreSync', onFailure: 'Fail', job: { template: failingJobTemplate } }] });
     const name = await release({ lifecycleRef: { name: 'pre-fail' } });
     const waiting = await env.reconcile(name);
-    await setJobCondition(waiting.release.status!.lifecycle!.hooks![0].job!, 'Failed');
+    await jobFinished(waiting.release.status!.lifecycle!.hooks![0].job!, 'Failed');
     const failed = await env.reconcile(name);
     expectRow(failed, { stage: 'HookFailed', reason: 'HookFailed', retried: false, phase: 'Failed' });
     expect(failed.outcome.kind).toBe('stop');
