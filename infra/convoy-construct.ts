@@ -6,24 +6,31 @@
  *   fed by event source mappings with ReportBatchItemFailures and maximum concurrency;
  * - the render-store bucket (KMS, versioning off, public access blocked, TLS only);
  * - the helm/kubectl layer on the reconcile function;
- * - IAM for the functions and for the relay (EKS Pod Identity);
- * - alarms on queue age and dead-letter queue depth;
+ * - IAM for the functions and for the relay (EKS Pod Identity), scoped to what the code calls
+ *   (infra/function-iam.ts: cdk-nag AwsSolutionsChecks clean, each remaining wildcard acknowledged
+ *   with its reason);
+ * - alarms on function errors and throttles, queue age and dead-letter queue depth (SNS topic option);
+ * - with `cluster`: the relay manifests installed on that EKS cluster and its Pod Identity wired;
+ * - optional VPC placement of the functions (private EKS endpoints);
  * - outputs: queue URLs, bucket name, relay role ARN, relay manifests.
  */
 import { ESM_BANNER } from './esm-banner.ts';
+import { functionAlarms } from './function-alarms.ts';
+import { defaultEntry, loopFunction, PACKAGE_ROOT } from './function-code.ts';
+import { acknowledge, functionRole, grantRenderStore } from './function-iam.ts';
 import { queueAlarms } from './queue-alarms.ts';
+import { RelayImage } from './relay-image.ts';
+import { installRelayManifests } from './relay-install.ts';
 import { relayRole } from './relay-role.ts';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as eks from 'aws-cdk-lib/aws-eks';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -48,13 +55,10 @@ export {
 
 export { LOOPS, type Loop };
 
-/** Root of this repository (the esbuild project root). */
-export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Root of this package: the repository, or node_modules/convoy of an installed copy. */
+export const REPO_ROOT = PACKAGE_ROOT;
 
-/** functions/<loop>/handler.ts of this repository. */
-export function defaultEntry(loop: Loop): string {
-  return join(REPO_ROOT, 'functions', loop, 'handler.ts');
-}
+export { defaultEntry, RelayImage };
 
 /**
  * Added to the function timeout for the queues' visibility timeout and the
@@ -130,8 +134,30 @@ export interface ConvoyProps {
   readonly memorySize?: Partial<Record<Loop, number>>;
   /** CONVOY_LOG_LEVEL of the functions and the relay; default info. */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
-  /** Relay container image (must hold this repository at /app); default DEFAULT_RELAY_IMAGE. */
-  readonly relayImage?: string;
+  /**
+   * The relay's container image: a URI (or `RelayImage.fromUri`) you publish — `npm run image`
+   * builds it without Docker — or `RelayImage.fromDockerfile()`, a DockerImageAsset CDK builds from
+   * image/Dockerfile at deploy time (needs Docker there). Default DEFAULT_RELAY_IMAGE.
+   */
+  readonly relayImage?: string | RelayImage;
+  /**
+   * The EKS management cluster. The relay manifests (CRDs, RBAC, Deployment…) are installed on it
+   * (`cluster.addManifest`, so an imported cluster needs its kubectl role and layer), and the
+   * relay's Pod Identity association is created. Replaces managementClusterName.
+   */
+  readonly cluster?: eks.ICluster;
+  /** Run the functions in this VPC (e.g. to reach a private EKS endpoint); they need a route to SQS, S3 and STS. */
+  readonly vpc?: ec2.IVpc;
+  /** Subnets of the functions in `vpc`; default the VPC's private subnets. */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** Security groups of the functions in `vpc`; default one that allows all outbound traffic. */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+  /**
+   * Server access logs of the render store go to this bucket (prefix `convoy-render-store/`).
+   * Default none: the functions and the relay are the only writers and readers, and CloudTrail
+   * data events are the audit trail to turn on if you need one (the choice is acknowledged to cdk-nag).
+   */
+  readonly serverAccessLogsBucket?: s3.IBucket;
   /** Bucket and KMS key removal policy; default RETAIN (renders are state). */
   readonly removalPolicy?: RemovalPolicy;
   /** CloudFormation outputs (queue URLs, bucket, relay role, relay manifests); default true. */
@@ -159,7 +185,7 @@ const SENDS_TO: Record<Loop, readonly Loop[]> = {
 export class Convoy extends Construct {
   readonly queues: Readonly<Record<Loop, sqs.Queue>>;
   readonly deadLetterQueues: Readonly<Record<Loop, sqs.Queue>>;
-  readonly functions: Readonly<Record<Loop, nodejs.NodejsFunction>>;
+  readonly functions: Readonly<Record<Loop, lambda.Function>>;
   readonly renderBucket: s3.Bucket;
   readonly key: kms.Key;
   readonly kubectlLayer: lambda.ILayerVersion;
@@ -189,6 +215,7 @@ export class Convoy extends Construct {
     if (props.kubeconfigSecret !== undefined && props.kubeconfigPath !== undefined) {
       throw new ConvoyConfigError(`Convoy ${id}: give kubeconfigSecret or kubeconfigPath, not both`);
     }
+    conflictingProps(id, props);
     if (props.kubeconfigSecret === undefined && props.kubeconfigPath === undefined) {
       Annotations.of(this).addWarningV2(
         'convoy:noKubeconfig',
@@ -252,7 +279,17 @@ export class Convoy extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules,
       removalPolicy,
+      ...(props.serverAccessLogsBucket !== undefined
+        ? { serverAccessLogsBucket: props.serverAccessLogsBucket, serverAccessLogsPrefix: 'convoy-render-store/' }
+        : {}),
     });
+    if (props.serverAccessLogsBucket === undefined) {
+      acknowledge(
+        this.renderBucket,
+        'AwsSolutions-S1',
+        "Only convoy's functions and relay read and write the render store, through IAM scoped to its renders/ prefix; pass serverAccessLogsBucket for access logs, or turn on CloudTrail data events.",
+      );
+    }
 
     // --- Functions -----------------------------------------------------------------------------
     this.kubectlLayer = new KubectlV36Layer(this, 'KubectlLayer');
@@ -273,25 +310,24 @@ export class Convoy extends Construct {
       // AWS_REGION is set by Lambda itself (and reserved: it may not be set here).
     };
 
-    const functions = {} as Record<Loop, nodejs.NodejsFunction>;
+    const functions = {} as Record<Loop, lambda.Function>;
     for (const loop of LOOPS) {
-      const entry = props.entries?.[loop] ?? defaultEntry(loop);
-      if (!existsSync(entry)) {
-        throw new ConvoyConfigError(
-          `Convoy ${id}: the ${loop} function's entry ${entry} does not exist; create it or pass entries.${loop}`,
-        );
-      }
       const name = capitalize(loop);
       const logGroup = new logs.LogGroup(this, `${name}Logs`, {
         retention: logs.RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       });
-      functions[loop] = new nodejs.NodejsFunction(this, `${name}Function`, {
+      const role = functionRole(this, `${name}Role`, { logGroup, vpc: props.vpc !== undefined, description: `convoy ${loop} function` });
+      functions[loop] = loopFunction(this, `${name}Function`, loop, props.entries?.[loop], {
         description: `convoy ${loop} loop`,
-        entry,
-        handler: 'handler',
-        projectRoot: REPO_ROOT,
-        depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+        role,
+        ...(props.vpc !== undefined
+          ? {
+              vpc: props.vpc,
+              ...(props.vpcSubnets !== undefined ? { vpcSubnets: props.vpcSubnets } : {}),
+              ...(props.securityGroups !== undefined ? { securityGroups: props.securityGroups } : {}),
+            }
+          : {}),
         runtime: lambda.Runtime.NODEJS_24_X,
         // The kubectl layer's helm and kubectl are linux/amd64 binaries.
         architecture: lambda.Architecture.X86_64,
@@ -302,17 +338,6 @@ export class Convoy extends Construct {
         environmentEncryption: this.key,
         logGroup,
         layers: loop === 'reconcile' ? [this.kubectlLayer] : [],
-        bundling: {
-          format: nodejs.OutputFormat.ESM,
-          target: 'node24',
-          minify: true,
-          sourceMap: true,
-          sourcesContent: false,
-          mainFields: ['module', 'main'],
-          // The Node 24 runtime ships AWS SDK v3.
-          externalModules: ['@aws-sdk/*'],
-          banner: ESM_BANNER,
-        },
       });
       functions[loop].addEventSource(
         new SqsEventSource(queues[loop], {
@@ -329,27 +354,32 @@ export class Convoy extends Construct {
     for (const loop of LOOPS) {
       for (const target of SENDS_TO[loop]) queues[target].grantSendMessages(functions[loop]);
     }
-    this.renderBucket.grantReadWrite(functions.reconcile);
-    this.renderBucket.grantRead(functions.drift);
-    this.renderBucket.grantRead(functions.health);
+    const store = { bucket: this.renderBucket, key: this.key };
+    grantRenderStore(functions.reconcile, store, 'readwrite');
+    grantRenderStore(functions.drift, store, 'read');
+    grantRenderStore(functions.health, store, 'read');
 
     // --- IAM: relay (EKS Pod Identity) ---------------------------------------------------------
     this.relayRole = relayRole(this, {
       namespace,
       serviceAccount: RELAY_SERVICE_ACCOUNT,
       ...(props.managementClusterName !== undefined ? { clusterName: props.managementClusterName } : {}),
+      ...(props.cluster !== undefined ? { clusterName: props.cluster.clusterName } : {}),
     });
     for (const loop of LOOPS) queues[loop].grantSendMessages(this.relayRole);
-    this.renderBucket.grantRead(this.relayRole);
+    grantRenderStore(this.relayRole, store, 'read');
 
     // --- Alarms --------------------------------------------------------------------------------
-    this.alarms = queueAlarms(this, {
+    this.alarms = [
+      ...functionAlarms(this, { functions, ...(props.alarmsTopic ? { topic: props.alarmsTopic } : {}) }),
+      ...queueAlarms(this, {
       queues,
       dlqs,
       maxReceiveCount,
       ageThreshold: props.queueAgeAlarmThreshold ?? Duration.minutes(15),
-      ...(props.alarmsTopic ? { topic: props.alarmsTopic } : {}),
-    });
+        ...(props.alarmsTopic ? { topic: props.alarmsTopic } : {}),
+      }),
+    ];
 
     // --- Relay manifests and outputs -----------------------------------------------------------
     this.relayManifests = relayManifests({
@@ -361,9 +391,12 @@ export class Convoy extends Construct {
       },
       region: Stack.of(this).region,
       renderBucket: this.renderBucket.bucketName,
-      ...(props.relayImage !== undefined ? { image: props.relayImage } : {}),
+      ...(props.relayImage !== undefined
+        ? { image: typeof props.relayImage === 'string' ? props.relayImage : props.relayImage.bind(this) }
+        : {}),
       ...(props.logLevel !== undefined ? { logLevel: props.logLevel } : {}),
     });
+    if (props.cluster !== undefined) installRelayManifests(this, props.cluster, this.relayManifests);
 
     if (props.outputs ?? true) {
       for (const loop of LOOPS) {
@@ -387,6 +420,25 @@ export class Convoy extends Construct {
         description:
           'Relay Namespace, ServiceAccount, RBAC, Deployment, Service as a v1 List (kubectl apply -f); CRDs: kubectl apply -f config/crds/',
       });
+    }
+  }
+}
+
+/** Props that cannot go together fail synth, naming both. */
+function conflictingProps(id: string, props: ConvoyProps): void {
+  const pairs: [keyof ConvoyProps, keyof ConvoyProps, string][] = [
+    ['cluster', 'managementClusterName', 'cluster names the management cluster already'],
+    ['cluster', 'kubeconfigSecret', 'with cluster, the functions reach the management cluster through EKS access, not a kubeconfig'],
+    ['cluster', 'kubeconfigPath', 'with cluster, the functions reach the management cluster through EKS access, not a kubeconfig'],
+  ];
+  for (const [a, b, why] of pairs) {
+    if (props[a] !== undefined && props[b] !== undefined) {
+      throw new ConvoyConfigError(`Convoy ${id}: give ${a} or ${b}, not both (${why})`);
+    }
+  }
+  for (const needsVpc of ['vpcSubnets', 'securityGroups'] as const) {
+    if (props[needsVpc] !== undefined && props.vpc === undefined) {
+      throw new ConvoyConfigError(`Convoy ${id}: ${needsVpc} is given without vpc; pass vpc too (the functions run outside any VPC otherwise)`);
     }
   }
 }

@@ -1,0 +1,40 @@
+// CloudWatch alarms on convoy's functions: any error or throttle in 5 minutes.
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
+
+export function functionAlarms(scope: Construct, props: { functions: Readonly<Record<Loop, lambda.IFunction>>; topic?: sns.ITopic }): cloudwatch.Alarm[] {
+  const alarms: cloudwatch.Alarm[] = [];
+  for (const loop of LOOPS) {
+    const name = loop.charAt(0).toUpperCase() + loop.slice(1);
+    const fn = props.functions[loop];
+    alarms.push(
+      fn.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }).createAlarm(scope, `${name}FunctionErrorsAlarm`, {
+        alarmDescription: `convoy ${loop} function: invocations failed (a crash, not a Release failure: those are reported per record)`,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      fn.metricThrottles({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }).createAlarm(scope, `${name}FunctionThrottlesAlarm`, {
+        alarmDescription: `convoy ${loop} function: invocations throttled (account concurrency exhausted)`,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  if (props.topic !== undefined) {
+    const action = new cwActions.SnsAction(props.topic);
+    for (const alarm of alarms) {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+    }
+  }
+  return alarms;
+}
