@@ -7,16 +7,28 @@
  * bucket, region), which may be CDK tokens — `Stack.toJsonString` resolves
  * them at deploy time, and `eks.Cluster.addManifest` accepts them as they are.
  *
- * RBAC is exactly what relay/ calls on the management cluster:
+ * RBAC is exactly what relay/ calls on the management cluster (proven with the
+ * ServiceAccount's own token in test/integration/tenancy-relay.test.ts):
  * - relay/relay.ts lists and watches Release, Cluster, Mutation, Lifecycle and
- *   GitRepository in every namespace, and ConfigMaps/Secrets labelled
- *   `convoy.dev/watch: "true"` (RBAC cannot restrict by label, so list/watch
- *   on all ConfigMaps and Secrets is granted; the relay reads only labelled ones);
- * - relay/http/release-api.ts gets and merge-patches Releases (sync, pin annotations);
+ *   GitRepository in every namespace, and — as metadata only
+ *   (relay/watch/metadata-only.ts) — ConfigMaps and Secrets labelled
+ *   `convoy.dev/watch: "true"`. RBAC can restrict neither by label nor to metadata, so
+ *   list/watch on ConfigMaps and Secrets is granted and `get` is not; `watchSecrets: false`
+ *   drops the Secret watch and its rule altogether (Secret changes then wait for the interval);
+ * - relay/http/release-api.ts gets, lists and merge-patches Releases (sync, pin annotations);
+ *   relay/http/git-hooks.ts lists Releases;
  * - relay/http/auth.ts creates TokenReviews and SubjectAccessReviews;
  * - relay/leader.ts reads, creates and updates its leader Lease, and
- *   adapters/kube/lease.ts deletes a deleted Release's Leases with a
- *   deletecollection — both only in the installation namespace (a Role, not a ClusterRole).
+ *   adapters/kube/lease.ts lists the per-Release Leases (the sweep of deleted Releases) and
+ *   deletes them with a deletecollection — only in the installation namespace (a Role).
+ *
+ * The functions' identity (FUNCTIONS_GROUP; on AWS the EKS access entry of the function role
+ * maps to it) gets what functions/ calls: read convoy's kinds, write Release status, read the
+ * ConfigMaps and Secrets that Releases name, impersonate ServiceAccounts (a Release acts as its
+ * ServiceAccount on the management cluster), and its Leases. It gets no right to write
+ * rendered objects itself: those are written as the Release's ServiceAccount. An installation
+ * without `defaultServiceAccount` lets Releases without serviceAccountName act as the functions'
+ * identity — which then can write nothing; see docs/security.md.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +54,11 @@ export const DEFAULT_RELAY_IMAGE = 'convoy-relay:0.1.0';
 /** The ConfigMap whose entries are the relay's environment (envFrom). */
 export const RELAY_CONFIG_NAME = 'convoy-relay-config';
 export const RELAY_HTTP_PORT = 8080;
+/** The Kubernetes group of the functions' identity (EKS access entry kubernetesGroups). */
+export const FUNCTIONS_GROUP = 'convoy:functions';
+export const FUNCTIONS_ROLE_NAME = 'convoy-functions';
+/** The ServiceAccount Releases without serviceAccountName act as, unless told otherwise (Flux's lockdown value). */
+export const DEFAULT_SERVICE_ACCOUNT = 'default';
 
 /** config/crds of this repository. */
 export const DEFAULT_CRD_DIR = fileURLToPath(new URL('../config/crds/', import.meta.url));
@@ -108,6 +125,19 @@ export interface RelayManifestOptions {
   readonly irsaRoleArn?: string;
   /** CRDs to include first; default loadCrds(). Pass [] to leave them out. */
   readonly crds?: readonly KubeManifest[];
+  /** The installation's tenancy settings (docs/security.md); written to the ConfigMap as CONVOY_* entries. */
+  readonly tenancy?: TenancyManifestOptions;
+  /** Watch labelled Secrets (metadata only; needs list/watch on Secrets). Default true. */
+  readonly watchSecrets?: boolean;
+}
+
+export interface TenancyManifestOptions {
+  /** CONVOY_DEFAULT_SERVICE_ACCOUNT; default DEFAULT_SERVICE_ACCOUNT. '' acts with the functions' identity. */
+  readonly defaultServiceAccount?: string;
+  /** CONVOY_IN_CLUSTER_NAMESPACES: '*', '' (none) or a comma-separated list; default the installation namespace only. */
+  readonly inClusterNamespaces?: string;
+  /** CONVOY_CROSS_NAMESPACE_REFS; default false. */
+  readonly crossNamespaceRefs?: boolean;
 }
 
 /**
@@ -144,6 +174,8 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
     { name: 'CONVOY_LOG_LEVEL', value: options.logLevel ?? 'info' },
     { name: 'CONVOY_HTTP_HOST', value: '0.0.0.0' },
     { name: 'CONVOY_HTTP_PORT', value: String(RELAY_HTTP_PORT) },
+    ...(options.watchSecrets === false ? [{ name: 'CONVOY_WATCH_SECRETS', value: 'false' }] : []),
+    ...tenancyEnvironment(options.tenancy, namespace),
   ];
 
   const podLabels = { 'app.kubernetes.io/name': RELAY_NAME };
@@ -181,7 +213,8 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
           resources: ['clusters', 'mutations', 'lifecycles', 'gitrepositories'],
           verbs: ['list', 'watch'],
         },
-        { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['list', 'watch'] },
+        // Metadata-only informers; never get.
+        { apiGroups: [''], resources: options.watchSecrets === false ? ['configmaps'] : ['configmaps', 'secrets'], verbs: ['list', 'watch'] },
         { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
         { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       ],
@@ -201,7 +234,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
         {
           apiGroups: ['coordination.k8s.io'],
           resources: ['leases'],
-          verbs: ['get', 'create', 'update', 'deletecollection'],
+          verbs: ['get', 'list', 'create', 'update', 'deletecollection'],
         },
       ],
     },
@@ -212,6 +245,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELAY_NAME },
       subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
     },
+    ...functionsRbac(namespace, labels),
     config,
     {
       apiVersion: 'apps/v1',
@@ -289,6 +323,61 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       kind: 'Service',
       metadata: meta(RELAY_NAME, true),
       spec: { selector: podLabels, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
+    },
+  ];
+}
+
+/** The installation's tenancy settings as the functions read them (functions/runtime/tenancy-config.ts). */
+export function tenancyEnvironment(tenancy: TenancyManifestOptions | undefined, namespace: string): { name: string; value: string }[] {
+  return [
+    { name: 'CONVOY_DEFAULT_SERVICE_ACCOUNT', value: tenancy?.defaultServiceAccount ?? DEFAULT_SERVICE_ACCOUNT },
+    { name: 'CONVOY_IN_CLUSTER_NAMESPACES', value: tenancy?.inClusterNamespaces ?? namespace },
+    { name: 'CONVOY_CROSS_NAMESPACE_REFS', value: String(tenancy?.crossNamespaceRefs ?? false) },
+  ];
+}
+
+/**
+ * The functions' identity on the management cluster: exactly what functions/ calls there,
+ * bound to FUNCTIONS_GROUP. Writing rendered objects is not among it: a Release writes as its
+ * ServiceAccount (impersonate), so these rights never reach a tenant.
+ */
+export function functionsRbac(namespace: string, labels: Record<string, string>): KubeManifest[] {
+  const subjects = [{ kind: 'Group', name: FUNCTIONS_GROUP, apiGroup: 'rbac.authorization.k8s.io' }];
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: FUNCTIONS_ROLE_NAME, labels },
+      rules: [
+        // Releases: the reconcile reads them (and lists a namespace's for cluster waves); each loop applies its status slice.
+        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list'] },
+        { apiGroups: ['convoy.dev'], resources: ['releases/status'], verbs: ['patch'] },
+        { apiGroups: ['convoy.dev'], resources: ['clusters', 'gitrepositories', 'mutations', 'lifecycles'], verbs: ['get', 'list'] },
+        // Values layers, kubeconfig Secrets and Git/Helm credentials that Releases name.
+        { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get'] },
+        // A Release acts as its ServiceAccount on the management cluster.
+        { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: FUNCTIONS_ROLE_NAME, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: FUNCTIONS_ROLE_NAME },
+      subjects,
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: FUNCTIONS_ROLE_NAME, namespace, labels },
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: FUNCTIONS_ROLE_NAME, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: FUNCTIONS_ROLE_NAME },
+      subjects,
     },
   ];
 }

@@ -25,6 +25,7 @@ const relayEnvSchema = z.object({
   CONVOY_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   CONVOY_GIT_WEBHOOK_SECRET: z.string().optional(),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  CONVOY_WATCH_SECRETS: z.enum(['true', 'false']).default('true'),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_ENDPOINT_URL: z.string().url().optional(),
 });
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     queueUrls: { reconcile: env.CONVOY_RECONCILE_QUEUE_URL, drift: env.CONVOY_DRIFT_QUEUE_URL, health: env.CONVOY_HEALTH_QUEUE_URL },
     installationNamespace: env.CONVOY_NAMESPACE,
     logger,
+    watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
   });
   const store = env.CONVOY_RENDER_BUCKET
     ? createS3RenderStore({ s3: new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined }), bucket: env.CONVOY_RENDER_BUCKET })

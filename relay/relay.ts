@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION, parseRelease, type Release } from '../domain/api/index.ts';
 import {
   affectedReleases,
@@ -35,7 +35,8 @@ import type { Logger } from '../functions/runtime/logger.ts';
 import { startLeaderElection } from './leader.ts';
 import { createRelayMetrics, type RelayMetrics } from './metrics.ts';
 import { createQueueSender, type BatchSendPort, type QueueSender } from './send/queue-sender.ts';
-import { createResilientInformer, type InformerEvent, type ListFunction, type ResilientInformer } from './watch/resilient-informer.ts';
+import { metadataOnlyListWatch } from './watch/metadata-only.ts';
+import { createResilientInformer, type InformerEvent, type ListFunction, type ListWatchLike, type ResilientInformer } from './watch/resilient-informer.ts';
 
 export interface RelayOptions {
   readonly kc: KubeConfig;
@@ -61,6 +62,8 @@ export interface RelayOptions {
   readonly relistIntervalMs?: number;
   readonly informerBackoff?: { readonly initialMs: number; readonly maxMs: number };
   readonly leaderElection?: { readonly leaseDurationMs?: number; readonly renewIntervalMs?: number };
+  /** Watch labelled Secrets (metadata only); default true. false: Secret changes wait for the interval. */
+  readonly watchSecrets?: boolean;
 }
 
 export interface Relay {
@@ -105,7 +108,6 @@ export function startRelay(options: RelayOptions): Relay {
   const metrics = createRelayMetrics();
   const leases = options.leases ?? createLeasePort(fromClientNodeKubeConfig(kc), installationNamespace);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
   const log = logger.child({ component: 'relay' });
 
   /** namespace → name → Release, as last parsed. */
@@ -226,12 +228,20 @@ export function startRelay(options: RelayOptions): Relay {
     onRelist: () => metrics.informerRelists.inc({ informer }),
   });
 
-  const informerFor = (name: string, path: string, list: ListFunction<Watched>, onEvent: (event: InformerEvent<Watched>) => void, labelSelector?: string) =>
+  const informerFor = (
+    name: string,
+    path: string,
+    list: ListFunction<Watched>,
+    onEvent: (event: InformerEvent<Watched>) => void,
+    labelSelector?: string,
+    createListWatch?: (list: ListFunction<Watched>) => ListWatchLike<Watched>,
+  ) =>
     createResilientInformer<Watched>({
       name,
       path,
       list,
       ...(labelSelector === undefined ? {} : { labelSelector }),
+      ...(createListWatch === undefined ? {} : { createListWatch }),
       kc,
       onEvent,
       hooks: informerHooks(name),
@@ -268,26 +278,16 @@ export function startRelay(options: RelayOptions): Relay {
         ),
       );
     }
-    dependencies.set(
-      'ConfigMap',
-      informerFor(
-        'ConfigMap',
-        '/api/v1/configmaps',
-        async () => await core.listConfigMapForAllNamespaces({ labelSelector: WATCH_LABEL_SELECTOR }),
-        (event) => onDependencyEvent(sender, 'ConfigMap', dependencies, event),
-        WATCH_LABEL_SELECTOR,
-      ),
-    );
-    dependencies.set(
-      'Secret',
-      informerFor(
-        'Secret',
-        '/api/v1/secrets',
-        async () => await core.listSecretForAllNamespaces({ labelSelector: WATCH_LABEL_SELECTOR }),
-        (event) => onDependencyEvent(sender, 'Secret', dependencies, event),
-        WATCH_LABEL_SELECTOR,
-      ),
-    );
+    // ConfigMaps and Secrets as metadata only: the relay maps them to Releases by name and
+    // never needs (or holds) their data.
+    const metadataKinds = [['ConfigMap', '/api/v1/configmaps'], ['Secret', '/api/v1/secrets']] as const;
+    for (const [kind, path] of metadataKinds.filter(([kind]) => kind !== 'Secret' || options.watchSecrets !== false)) {
+      const metadata = metadataOnlyListWatch<Watched>(kc, path, WATCH_LABEL_SELECTOR);
+      dependencies.set(
+        kind,
+        informerFor(kind, path, metadata.list, (event) => onDependencyEvent(sender, kind, dependencies, event), WATCH_LABEL_SELECTOR, metadata.createListWatch),
+      );
+    }
     releaseInformer.start();
     for (const informer of dependencies.values()) informer.start();
     let swept = false;

@@ -20,6 +20,7 @@ export interface WatchedObject {
     readonly name?: string | undefined;
     readonly namespace?: string | undefined;
     readonly generation?: number | undefined;
+    readonly resourceVersion?: string | undefined;
   } | undefined;
   readonly spec?: unknown;
   readonly data?: unknown;
@@ -49,6 +50,11 @@ export function dependencyChangeCounts(event: DependencyEvent): boolean {
   const { old, next } = event;
   if (old === undefined || next === undefined) return old !== next;
   if (event.kind === 'ConfigMap' || event.kind === 'Secret') {
+    // The relay watches these as metadata only (it never holds their data): then any new
+    // resourceVersion counts, since a data change cannot be told from a label change.
+    if (old.data === undefined && next.data === undefined && old.binaryData === undefined && next.binaryData === undefined) {
+      return old.metadata?.resourceVersion !== next.metadata?.resourceVersion;
+    }
     return canonical(old.data) !== canonical(next.data) || canonical(old.binaryData) !== canonical(next.binaryData);
   }
   const before = old.metadata?.generation;

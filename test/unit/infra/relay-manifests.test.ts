@@ -19,8 +19,8 @@ const options = {
   renderBucket: 'convoy-renders',
 };
 
-const only = (manifests: KubeManifest[], kind: string) => {
-  const found = manifests.filter((m) => m.kind === kind);
+const only = (manifests: KubeManifest[], kind: string, name?: string) => {
+  const found = manifests.filter((m) => m.kind === kind && (name === undefined || m.metadata['name'] === name));
   expect(found, kind).toHaveLength(1);
   return found[0] as KubeManifest & Record<string, never>;
 };
@@ -48,7 +48,7 @@ describe('relayManifests', () => {
   });
 
   it('ClusterRole: exactly the watches, Release get/patch and auth reviews the relay makes', () => {
-    const role = only(relayManifests(options), 'ClusterRole');
+    const role = only(relayManifests(options), 'ClusterRole', 'convoy-relay');
     expect(permissions(role['rules'] as Rule[])).toEqual({
       'convoy.dev/releases': ['get', 'list', 'patch', 'watch'],
       'convoy.dev/clusters': ['list', 'watch'],
@@ -62,15 +62,50 @@ describe('relayManifests', () => {
     });
   });
 
-  it("Role: Leases in the installation namespace only (leader Lease; deletecollection of a deleted Release's Leases)", () => {
+  it('watchSecrets: false drops the Secret rule; ConfigMaps are never readable one by one (no get)', () => {
+    const role = only(relayManifests({ ...options, watchSecrets: false }), 'ClusterRole', 'convoy-relay');
+    const perms = permissions(role['rules'] as Rule[]);
+    expect(perms['/secrets']).toBeUndefined();
+    expect(perms['/configmaps']).toEqual(['list', 'watch']);
+  });
+
+  it('functions: exactly what functions/ calls, bound to the convoy:functions group; no write to rendered kinds', () => {
     const manifests = relayManifests({ ...options, namespace: 'convoy' });
-    const role = only(manifests, 'Role');
-    expect(role.metadata['namespace']).toBe('convoy');
-    expect(permissions(role['rules'] as Rule[])).toEqual({
-      'coordination.k8s.io/leases': ['create', 'deletecollection', 'get', 'update'],
+    expect(permissions(only(manifests, 'ClusterRole', 'convoy-functions')['rules'] as Rule[])).toEqual({
+      'convoy.dev/releases': ['get', 'list'],
+      'convoy.dev/releases/status': ['patch'],
+      'convoy.dev/clusters': ['get', 'list'],
+      'convoy.dev/gitrepositories': ['get', 'list'],
+      'convoy.dev/mutations': ['get', 'list'],
+      'convoy.dev/lifecycles': ['get', 'list'],
+      '/configmaps': ['get'],
+      '/secrets': ['get'],
+      '/serviceaccounts': ['impersonate'],
+    });
+    expect(permissions(only(manifests, 'Role', 'convoy-functions')['rules'] as Rule[])).toEqual({
+      'coordination.k8s.io/leases': ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update'],
     });
     for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
-      expect(only(manifests, kind)['subjects']).toEqual([
+      expect(only(manifests, kind, 'convoy-functions')['subjects']).toEqual([{ kind: 'Group', name: 'convoy:functions', apiGroup: 'rbac.authorization.k8s.io' }]);
+    }
+  });
+
+  it('tenancy settings: the ConfigMap carries defaultServiceAccount (default "default"), inCluster namespaces (default the installation namespace) and cross-namespace refs (default false)', () => {
+    const data = only(relayManifests({ ...options, namespace: 'convoy' }), 'ConfigMap')['data'] as Record<string, string>;
+    expect(data).toMatchObject({ CONVOY_DEFAULT_SERVICE_ACCOUNT: 'default', CONVOY_IN_CLUSTER_NAMESPACES: 'convoy', CONVOY_CROSS_NAMESPACE_REFS: 'false' });
+    const open = only(relayManifests({ ...options, tenancy: { defaultServiceAccount: '', inClusterNamespaces: '*', crossNamespaceRefs: true } }), 'ConfigMap')['data'] as Record<string, string>;
+    expect(open).toMatchObject({ CONVOY_DEFAULT_SERVICE_ACCOUNT: '', CONVOY_IN_CLUSTER_NAMESPACES: '*', CONVOY_CROSS_NAMESPACE_REFS: 'true' });
+  });
+
+  it("Role: Leases in the installation namespace only (leader Lease; deletecollection of a deleted Release's Leases)", () => {
+    const manifests = relayManifests({ ...options, namespace: 'convoy' });
+    const role = only(manifests, 'Role', 'convoy-relay');
+    expect(role.metadata['namespace']).toBe('convoy');
+    expect(permissions(role['rules'] as Rule[])).toEqual({
+      'coordination.k8s.io/leases': ['create', 'deletecollection', 'get', 'list', 'update'],
+    });
+    for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
+      expect(only(manifests, kind, 'convoy-relay')['subjects']).toEqual([
         { kind: 'ServiceAccount', name: 'convoy-relay', namespace: 'convoy' },
       ]);
     }
