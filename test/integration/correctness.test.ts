@@ -207,15 +207,21 @@ describe('a Lease left behind by a crashed run', () => {
     const created = await env.createRelease('crash', { source: { git: { url: repo.url, ref: { branch: 'main' } } } });
     const uid = created.metadata.uid!;
     await until('Applied True', async () => appliedOf(await env.getRelease('crash'))?.status === 'True', { timeoutMs: 20_000 });
-    await until('the first run released its Lease', async () => (await env.lease(uid))?.spec?.holderIdentity === '');
+    await until('the first run ended', () => env.recordLines('crash').some((l) => l['outcome'] !== undefined));
 
     // A run crashed 40 s ago holding the Lease for 55 s (it renewed nothing since): it expires in ~15 s.
     const kube = createKubeClient(fromKubeconfigFile(inject('kubeconfigPath')));
     const crashedAt = microTime(new Date(Date.now() - 40_000));
+    const name = leaseName('reconcile', uid);
     await kube.patch(
-      `/apis/coordination.k8s.io/v1/namespaces/${env.installation.name}/leases/${leaseName('reconcile', uid)}`,
-      { spec: { holderIdentity: 'reconcile-crashed', leaseDurationSeconds: 55, acquireTime: crashedAt, renewTime: crashedAt } },
-      { type: 'merge' },
+      `/apis/coordination.k8s.io/v1/namespaces/${env.installation.name}/leases/${name}`,
+      {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name, namespace: env.installation.name, labels: { 'convoy.dev/release-uid': uid } },
+        spec: { holderIdentity: 'reconcile-crashed', leaseDurationSeconds: 55, acquireTime: crashedAt, renewTime: crashedAt },
+      },
+      { type: 'apply', fieldManager: 'crashed-run', force: true },
     );
     const requestedAt = new Date().toISOString();
     await env.api.patchMerge('Release', env.ns.name, 'crash', { metadata: { annotations: { 'convoy.dev/force-sync-requested-at': requestedAt } } });

@@ -1,0 +1,283 @@
+// The fault suite's world: one real control plane (kube-apiserver, etcd, controllers, KWOK nodes),
+// a git server over smart HTTP, fauxqs (SQS + S3), the relay in this process and the functions in
+// child processes (functions-child.ts) that a scenario may kill -9, freeze or duplicate.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { startFauxqs } from 'fauxqs';
+import { ensureQueueWithDlq } from '../../adapters/sqs/queues.ts';
+import type { Release } from '../../domain/api/objects.ts';
+import type { Loop } from '../../domain/runtime/queue-message.ts';
+import { installCrds, startControlPlane, type ControlPlane } from '../../dev/control-plane.ts';
+import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
+import { createLogger } from '../../functions/runtime/logger.ts';
+import { startRelay, type Relay } from '../../relay/relay.ts';
+import { createRepo } from '../harness/git-fixtures.ts';
+import { convoyApi } from '../harness/releases.ts';
+import type { ChildConfig } from './functions-child.ts';
+import { duplicating } from './duplicating-sqs.ts';
+
+export const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
+
+export interface LogLine {
+  readonly time: string;
+  readonly msg: string;
+  readonly [field: string]: unknown;
+}
+
+export interface FaultWorld {
+  cp: ControlPlane;
+  kc: KubeConfig;
+  api: ReturnType<typeof convoyApi>;
+  git: GitHttpServer;
+  gitRoot: string;
+  sqs: SQSClient;
+  queues: Record<Loop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
+  endpoint: string;
+  bucket: string;
+  stop(): Promise<void>;
+}
+
+export async function startWorld(): Promise<FaultWorld> {
+  const cp = await startControlPlane({});
+  await installCrds(cp.kubeconfigPath);
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-faults-git-'));
+  const git = await startGitHttpServer({ projectRoot: gitRoot });
+  const aws = await startFauxqs({ port: 0, logger: false });
+  const endpoint = `http://127.0.0.1:${aws.port}`;
+  const credentials = { accessKeyId: 'convoy-dev', secretAccessKey: 'convoy-dev' };
+  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
+  const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+  const bucket = 'convoy-renders';
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  return {
+    cp,
+    kc,
+    api: convoyApi(kc),
+    git,
+    gitRoot,
+    sqs,
+    queues: {} as FaultWorld['queues'],
+    endpoint,
+    bucket,
+    async stop() {
+      await git.stop().catch(() => undefined);
+      await aws.stop();
+      sqs.destroy();
+      s3.destroy();
+      await cp.stop();
+      await rm(gitRoot, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fresh queues (names carry the scenario) so scenarios never see each other's messages. */
+export async function freshQueues(world: FaultWorld, scenario: string): Promise<void> {
+  for (const loop of LOOPS) {
+    world.queues[loop] = await ensureQueueWithDlq(world.sqs, `${scenario}-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 });
+  }
+}
+
+export interface Functions {
+  readonly pid: number;
+  kill(signal: NodeJS.Signals): void;
+  exited: Promise<void>;
+}
+
+/** Starts the three functions' pollers in a child process; every log line goes to `logs`. */
+export async function startFunctions(world: FaultWorld, namespace: string, logs: LogLine[], options: { duplicate?: boolean } = {}): Promise<Functions> {
+  const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-faults-cache-'));
+  const config: ChildConfig = {
+    kubeconfigPath: world.cp.kubeconfigPath,
+    endpoint: world.endpoint,
+    namespace,
+    bucket: world.bucket,
+    cacheDir,
+    queues: world.queues,
+    duplicate: options.duplicate === true,
+    leaseSeconds: 60,
+  };
+  const child: ChildProcess = spawn(process.execPath, [join(import.meta.dirname, 'functions-child.ts')], {
+    env: { ...process.env, FAULT_CHILD: JSON.stringify(config) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ready = new Promise<void>((resolve) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const parsed = JSON.parse(line) as LogLine;
+        if (parsed.msg === 'functions ready') resolve();
+        logs.push(parsed);
+      } catch {
+        // not a log line
+      }
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  await ready;
+  return {
+    pid: child.pid ?? 0,
+    kill: (signal) => child.kill(signal),
+    exited: exited.then(() => rm(cacheDir, { recursive: true, force: true })),
+  };
+}
+
+export function startScenarioRelay(world: FaultWorld, installation: string, namespaces: readonly string[], options: { duplicate?: boolean; identity?: string } = {}): Relay {
+  const sqs = options.duplicate === true ? duplicating(world.sqs) : world.sqs;
+  return startRelay({
+    kc: world.kc,
+    sqs: onlyNamespaces(sqs, namespaces),
+    queueUrls: { reconcile: world.queues.reconcile.queueUrl, drift: world.queues.drift.queueUrl, health: world.queues.health.queueUrl },
+    installationNamespace: installation,
+    logger: createLogger({ level: 'error' }),
+    tickMs: 500,
+    ...(options.identity === undefined ? {} : { identity: options.identity }),
+  });
+}
+
+/** Only this scenario's Releases reach its queues (the relay watches the whole cluster). */
+function onlyNamespaces(sqs: SQSClient, namespaces: readonly string[]): SQSClient {
+  const send = sqs.send.bind(sqs) as (command: unknown) => Promise<unknown>;
+  const wanted = (body: string | undefined) => {
+    try {
+      return namespaces.includes((JSON.parse(body ?? '{}') as { namespace?: string }).namespace ?? '');
+    } catch {
+      return false;
+    }
+  };
+  return new Proxy(sqs, {
+    get(target, property, receiver) {
+      if (property !== 'send') return Reflect.get(target, property, receiver) as unknown;
+      return async (command: { input?: { Entries?: { MessageBody?: string }[] } }) => {
+        const entries = command.input?.Entries;
+        if (entries !== undefined) {
+          const kept = entries.filter((e) => wanted(e.MessageBody));
+          if (kept.length === 0) return { Successful: [], Failed: [] };
+          command.input!.Entries = kept;
+        }
+        return send(command);
+      };
+    },
+  });
+}
+
+export async function createNamespace(world: FaultWorld, name: string): Promise<void> {
+  const { CoreV1Api } = await import('@kubernetes/client-node');
+  await world.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+}
+
+/**
+ * A two-wave app per Release (its own directory, its own object names): wave 0 a Deployment
+ * (KWOK runs its Pod) and a ConfigMap, wave 1 a ConfigMap.
+ */
+export async function appRepo(world: FaultWorld, name: string, releases: readonly string[]): Promise<string> {
+  const files: Record<string, string> = {};
+  for (const r of releases) {
+    files[`${r}/deploy.yaml`] = `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${r}-web, annotations: {convoy.dev/sync-wave: "0"}}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: ${r}-web}}\n  template:\n    metadata: {labels: {app: ${r}-web}}\n    spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}\n`;
+    files[`${r}/cm.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${r}-config, annotations: {convoy.dev/sync-wave: "0"}}\ndata: {a: "1"}\n`;
+    files[`${r}/after.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${r}-after, annotations: {convoy.dev/sync-wave: "1"}}\ndata: {b: "2"}\n`;
+  }
+  await createRepo(world.gitRoot, name, files);
+  return `${world.git.url}/${name}.git`;
+}
+
+export function releaseSpec(url: string, namespace: string, name: string): Record<string, unknown> {
+  return {
+    cluster: { name: 'local' },
+    targetNamespace: namespace,
+    source: { git: { url, ref: { branch: 'main' }, path: name } },
+    healthAssessment: { interval: '30s' },
+    driftDetection: { interval: '30s' },
+  };
+}
+
+export const conditionOf = (r: Release, type: string) => r.status?.conditions?.find((c) => c.type === type);
+
+export function converged(r: Release): boolean {
+  return (
+    conditionOf(r, 'Applied')?.status === 'True' &&
+    r.status?.lastAttempted?.renderRef !== undefined &&
+    r.status.lastAttempted.renderRef === r.status.lastSuccessful?.renderRef &&
+    conditionOf(r, 'InSync')?.status === 'True' &&
+    conditionOf(r, 'Healthy')?.status === 'True'
+  );
+}
+
+/** Fields a converged Release must carry; each missing one counts as lost. */
+export function missingFields(r: Release): string[] {
+  const s = r.status;
+  const wanted: [string, unknown][] = [
+    ['Applied', conditionOf(r, 'Applied')],
+    ['InSync', conditionOf(r, 'InSync')],
+    ['Healthy', conditionOf(r, 'Healthy')],
+    ['lastAttempted', s?.lastAttempted],
+    ['lastSuccessful', s?.lastSuccessful],
+    ['observedGeneration', s?.observedGeneration],
+    ['healthSummary', s?.healthSummary],
+    ['reconciledAt', s?.reconciledAt],
+  ];
+  return wanted.filter(([, v]) => v === undefined).map(([k]) => k);
+}
+
+export async function waitConverged(world: FaultWorld, namespace: string, names: readonly string[], timeoutMs: number): Promise<{ ms: number; converged: number }> {
+  const started = Date.now();
+  let done = 0;
+  while (Date.now() - started < timeoutMs) {
+    const list = await world.api.raw.listNamespacedCustomObject({ group: 'convoy.dev', version: 'v1alpha1', namespace, plural: 'releases' });
+    const items = (list as { items: Release[] }).items;
+    done = items.filter(converged).length;
+    if (done >= names.length) return { ms: Date.now() - started, converged: done };
+    await sleep(500);
+  }
+  return { ms: Date.now() - started, converged: done };
+}
+
+export async function deadLettered(world: FaultWorld): Promise<number> {
+  let total = 0;
+  for (const loop of LOOPS) {
+    const { Attributes = {} } = await world.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: world.queues[loop].dlqUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
+    total += Number(Attributes['ApproximateNumberOfMessages'] ?? 0) + Number(Attributes['ApproximateNumberOfMessagesNotVisible'] ?? 0);
+  }
+  return total;
+}
+
+const FULL_RUN_MSGS = new Set(['done', 'stopped until the next interval or change', 'failed; retrying with backoff', 'record handler threw; retrying with backoff']);
+
+/** An outcome line of a run that did the loop's work (not a Lease wait or a drop). */
+export function isFullRun(line: LogLine): boolean {
+  if (line['outcome'] === undefined || line['namespace'] === undefined) return false;
+  if (FULL_RUN_MSGS.has(line.msg)) return true;
+  return line.msg === 'requeued' && !String(line['reason']).startsWith('lease held by');
+}
+
+/** Runs per Release and loop, and how many pairs of runs of one Release and loop overlapped in time. */
+export function runStats(logs: readonly LogLine[], releases: number): { runsPerRelease: Record<Loop, number>; overlappingRuns: number } {
+  const byKey = new Map<string, [number, number][]>();
+  const counts: Record<Loop, number> = { reconcile: 0, drift: 0, health: 0 };
+  for (const line of logs.filter(isFullRun)) {
+    const loop = line['loop'] as Loop;
+    counts[loop]++;
+    const end = Date.parse(line.time);
+    const key = `${loop}/${String(line['namespace'])}/${String(line['name'])}`;
+    const list = byKey.get(key) ?? [];
+    list.push([end - Number(line['durationMs'] ?? 0), end]);
+    byKey.set(key, list);
+  }
+  let overlapping = 0;
+  for (const intervals of byKey.values()) {
+    intervals.sort((a, b) => a[0] - b[0]);
+    // Log times have millisecond precision and durations are measured separately: 5 ms slack.
+    for (let i = 1; i < intervals.length; i++) if (intervals[i][0] < intervals[i - 1][1] - 5) overlapping++;
+  }
+  const per = (n: number) => Math.round((n / Math.max(releases, 1)) * 100) / 100;
+  return { runsPerRelease: { reconcile: per(counts.reconcile), drift: per(counts.drift), health: per(counts.health) }, overlappingRuns: overlapping };
+}

@@ -1,0 +1,235 @@
+// `npm run test:faults`: convoy under injected faults, on the real control plane (with controllers
+// and KWOK), fauxqs and a git server. Each scenario prints one JSON line: time to converge, runs
+// per Release and loop, overlapping runs, dead-lettered messages, status fields lost and duplicate
+// hook Jobs; the process exits 1 when an invariant breaks (overlap, DLQ, lost fields, no converge).
+//
+// Sizes: FAULT_N Releases per scenario (default 10), FAULT_BURST_N for the burst (default 500),
+// FAULT_FREEZE_S (default 45) and FAULT_GIT_DOWN_S (default 60); FAULT_ONLY=a,b runs a subset.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BatchV1Api } from '@kubernetes/client-node';
+import { createKubeClient } from '../../adapters/kube/http.ts';
+import { fromKubeconfigFile } from '../../adapters/kube/kubeconfig.ts';
+import { microTime } from '../../adapters/kube/lease.ts';
+import type { Release } from '../../domain/api/objects.ts';
+import { leaseName } from '../../domain/runtime/lease.ts';
+import { startGitHttpServer } from '../../dev/git-http-server.ts';
+import type { Relay } from '../../relay/relay.ts';
+import {
+  appRepo,
+  conditionOf,
+  converged,
+  createNamespace,
+  deadLettered,
+  freshQueues,
+  missingFields,
+  releaseSpec,
+  runStats,
+  startFunctions,
+  startScenarioRelay,
+  startWorld,
+  waitConverged,
+  type FaultWorld,
+  type Functions,
+  type LogLine,
+} from './harness.ts';
+
+const N = Number(process.env['FAULT_N'] ?? 10);
+const BURST_N = Number(process.env['FAULT_BURST_N'] ?? 500);
+const FREEZE_S = Number(process.env['FAULT_FREEZE_S'] ?? 45);
+const GIT_DOWN_S = Number(process.env['FAULT_GIT_DOWN_S'] ?? 60);
+const CONVERGE_TIMEOUT_MS = Number(process.env['FAULT_TIMEOUT_S'] ?? 300) * 1000;
+
+interface Scenario {
+  world: FaultWorld;
+  name: string;
+  ns: string;
+  installation: string;
+  logs: LogLine[];
+  relays: Relay[];
+  functions: Functions[];
+  releases: string[];
+}
+
+async function scenario(world: FaultWorld, name: string): Promise<Scenario> {
+  const suffix = randomUUID().slice(0, 6);
+  const ns = `${name}-${suffix}`;
+  const installation = `${name}-sys-${suffix}`;
+  await createNamespace(world, ns);
+  await createNamespace(world, installation);
+  await world.api.create('Cluster', ns, 'local', { inCluster: true });
+  await freshQueues(world, `${name}-${suffix}`);
+  return { world, name, ns, installation, logs: [], relays: [], functions: [], releases: [] };
+}
+
+const releaseNames = (count: number) => Array.from({ length: count }, (_, i) => `r${i}`);
+
+async function createReleases(s: Scenario, names: readonly string[], url: string): Promise<void> {
+  for (let i = 0; i < names.length; i += 20) {
+    await Promise.all(names.slice(i, i + 20).map((n) => s.world.api.create('Release', s.ns, n, releaseSpec(url, s.ns, n))));
+  }
+  s.releases.push(...names);
+}
+
+async function finish(s: Scenario, startedAt: number, notes: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+  const left = Math.max(CONVERGE_TIMEOUT_MS - (Date.now() - startedAt), 1_000);
+  const conv = await waitConverged(s.world, s.ns, s.releases, left);
+  // A little longer, so that late duplicates and timers show up in the counts.
+  await sleep(3_000);
+  const list = (await s.world.api.raw.listNamespacedCustomObject({ group: 'convoy.dev', version: 'v1alpha1', namespace: s.ns, plural: 'releases' })) as { items: Release[] };
+  const lost = list.items.reduce((n, r) => n + missingFields(r).length, 0);
+  const jobs = await s.world.kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: s.ns });
+  const hookJobs = jobs.items.map((j) => j.metadata?.name ?? '');
+  const result = {
+    scenario: s.name,
+    releases: s.releases.length,
+    converged: conv.converged,
+    timeToConvergeS: Math.round((Date.now() - startedAt - 3_000) / 100) / 10,
+    ...runStats(s.logs, s.releases.length),
+    deadLettered: await deadLettered(s.world),
+    statusFieldsLost: lost,
+    duplicateHookJobs: hookJobs.length - new Set(hookJobs).size,
+    ...notes,
+    notConverged: list.items
+      .filter((r) => !converged(r))
+      .slice(0, 3)
+      .map((r) => ({ name: r.metadata.name, applied: conditionOf(r, 'Applied')?.reason, inSync: conditionOf(r, 'InSync')?.reason, healthy: conditionOf(r, 'Healthy')?.reason })),
+  };
+  for (const relay of s.relays) await relay.stop();
+  for (const f of s.functions) {
+    f.kill('SIGTERM');
+    await f.exited;
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  return result;
+}
+
+const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, unknown>>> = {
+  async 'every-message-twice'(world) {
+    const s = await scenario(world, 'twice');
+    s.functions.push(await startFunctions(world, s.installation, s.logs, { duplicate: true }));
+    s.relays.push(startScenarioRelay(world, s.installation, [s.ns], { duplicate: true }));
+    const started = Date.now();
+    const names = releaseNames(N);
+    await createReleases(s, names, await appRepo(world, s.ns, names));
+    return finish(s, started);
+  },
+
+  async 'crashed-lease'(world) {
+    // Every Release's reconcile Lease is held by a run that crashed just now, with the production
+    // Lease duration (60 s): its messages must wait (as new delayed messages), not dead-letter.
+    const s = await scenario(world, 'crashed');
+    s.relays.push(startScenarioRelay(world, s.installation, [s.ns]));
+    const started = Date.now();
+    const names = releaseNames(N);
+    await createReleases(s, names, await appRepo(world, s.ns, names));
+    const kube = createKubeClient(fromKubeconfigFile(world.cp.kubeconfigPath));
+    const now = microTime(new Date());
+    for (const name of s.releases) {
+      const uid = (await world.api.getRelease(s.ns, name)).metadata.uid ?? '';
+      const lease = leaseName('reconcile', uid);
+      await kube.patch(
+        `/apis/coordination.k8s.io/v1/namespaces/${s.installation}/leases/${lease}`,
+        {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: lease, namespace: s.installation, labels: { 'convoy.dev/release-uid': uid } },
+          spec: { holderIdentity: 'reconcile-crashed', leaseDurationSeconds: 60, acquireTime: now, renewTime: now },
+        },
+        { type: 'apply', fieldManager: 'fault-suite', force: true },
+      );
+    }
+    s.functions.push(await startFunctions(world, s.installation, s.logs));
+    return finish(s, started, { leaseDurationS: 60 });
+  },
+
+  async 'kill-9-mid-wave'(world) {
+    const s = await scenario(world, 'kill9');
+    const first = await startFunctions(world, s.installation, s.logs);
+    s.relays.push(startScenarioRelay(world, s.installation, [s.ns]));
+    const started = Date.now();
+    const names = releaseNames(N);
+    await createReleases(s, names, await appRepo(world, s.ns, names));
+    // Wait until a Release waits at wave 0 (mid-wave), then kill -9 the functions.
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !s.logs.some((l) => l['applied'] === 'WaitingForWaveHealth')) await sleep(100);
+    first.kill('SIGKILL');
+    await first.exited;
+    const killedAt = Date.now() - started;
+    await sleep(2_000);
+    s.functions.push(await startFunctions(world, s.installation, s.logs));
+    return finish(s, started, { killedAfterS: Math.round(killedAt / 100) / 10 });
+  },
+
+  async 'apiserver-frozen'(world) {
+    const s = await scenario(world, 'frozen');
+    s.functions.push(await startFunctions(world, s.installation, s.logs));
+    s.relays.push(startScenarioRelay(world, s.installation, [s.ns]));
+    const started = Date.now();
+    const names = releaseNames(N);
+    await createReleases(s, names, await appRepo(world, s.ns, names));
+    await sleep(1_000);
+    process.kill(world.cp.pids.apiserver, 'SIGSTOP');
+    await sleep(FREEZE_S * 1000);
+    process.kill(world.cp.pids.apiserver, 'SIGCONT');
+    return finish(s, started, { frozenS: FREEZE_S });
+  },
+
+  async 'git-down'(world) {
+    const s = await scenario(world, 'gitdown');
+    const names = releaseNames(N);
+    const url = await appRepo(world, s.ns, names);
+    s.functions.push(await startFunctions(world, s.installation, s.logs));
+    s.relays.push(startScenarioRelay(world, s.installation, [s.ns]));
+    const port = world.git.port;
+    await world.git.stop();
+    const started = Date.now();
+    await createReleases(s, names, url);
+    await sleep(GIT_DOWN_S * 1000);
+    world.git = await startGitHttpServer({ projectRoot: world.gitRoot, port });
+    return finish(s, started, { gitDownS: GIT_DOWN_S });
+  },
+
+  async 'two-processes'(world) {
+    const s = await scenario(world, 'two');
+    for (const id of ['a', 'b']) {
+      s.functions.push(await startFunctions(world, s.installation, s.logs));
+      s.relays.push(startScenarioRelay(world, s.installation, [s.ns], { identity: `convoy-${id}` }));
+    }
+    const started = Date.now();
+    const names = releaseNames(N);
+    await createReleases(s, names, await appRepo(world, s.ns, names));
+    return finish(s, started);
+  },
+
+  async burst(world) {
+    const s = await scenario(world, 'burst');
+    s.functions.push(await startFunctions(world, s.installation, s.logs));
+    s.relays.push(startScenarioRelay(world, s.installation, [s.ns]));
+    const started = Date.now();
+    const names = releaseNames(BURST_N);
+    await createReleases(s, names, await appRepo(world, s.ns, names));
+    return finish(s, started);
+  },
+};
+
+async function main(): Promise<void> {
+  const only = process.env['FAULT_ONLY']?.split(',').filter((x) => x !== '');
+  const world = await startWorld();
+  const results: Record<string, unknown>[] = [];
+  try {
+    for (const [name, run] of Object.entries(scenarios)) {
+      if (only !== undefined && !only.includes(name)) continue;
+      results.push(await run(world));
+    }
+  } finally {
+    await world.stop();
+  }
+  const broken = results.filter(
+    (r) => r['overlappingRuns'] !== 0 || r['deadLettered'] !== 0 || r['statusFieldsLost'] !== 0 || r['duplicateHookJobs'] !== 0 || r['converged'] !== r['releases'],
+  );
+  process.stdout.write(`${JSON.stringify({ scenarios: results.length, broken: broken.map((r) => r['scenario']) })}\n`);
+  process.exitCode = broken.length === 0 ? 0 : 1;
+}
+
+await main();
