@@ -1,0 +1,202 @@
+// The installable product, as a user gets it (`npm run test:package`; slow: npm pack builds dist/):
+// - `npm pack`, then a TypeScript CDK app in a fresh folder installs the tarball, imports the
+//   construct, applies cdk-nag's AwsSolutionsChecks and synthesizes with 0 errors; `npx convoy --help`
+//   runs from that install with no TypeScript loader;
+// - the Docker-free relay image: an OCI layout that crane validates after a push to a registry, and
+//   whose rootfs, exported and unpacked, runs the image's entrypoint with its config (user 1000, env,
+//   working dir) against the test kube-apiserver and fauxqs until /readyz answers — under the
+//   ServiceAccount and RBAC of `convoy install --print`, not as admin.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { createToolLocator } from '../../adapters/tools/binaries.ts';
+import { installCommand } from '../../cli/install.ts';
+import { buildOciImage, type OciBuildResult } from '../../image/build-oci.ts';
+import { stageApp } from '../../image/stage-app.ts';
+import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
+import { createCdkApp, root } from './cdk-app.ts';
+import { ensureCrane, startRegistry, type Registry } from './crane.ts';
+import { checkTemplate } from './template-checks.ts';
+
+const run = promisify(execFile);
+const nodeDir = dirname(process.execPath);
+
+let work: string;
+let tarball: string;
+const timings: Record<string, number> = {};
+const timed = async <T>(name: string, step: () => Promise<T>): Promise<T> => {
+  const t = performance.now();
+  try {
+    return await step();
+  } finally {
+    timings[name] = Math.round(performance.now() - t);
+  }
+};
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'convoy-package-'));
+  const { stdout } = await timed('npmPack', () =>
+    run('npm', ['pack', '--pack-destination', work, '--loglevel=error'], { cwd: root, maxBuffer: 64 << 20 }),
+  );
+  tarball = join(work, stdout.trim().split('\n').pop() ?? '');
+});
+
+afterAll(async () => {
+  process.stderr.write(`package test timings (ms): ${JSON.stringify(timings)}\n`);
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('the npm package in a user CDK app', () => {
+  const app = () => join(work, 'cdk-app');
+
+  it('installs the tarball, imports convoy/infra, applies AwsSolutionsChecks and synthesizes with 0 errors', async () => {
+    await timed('cdkAppInstall', () => createCdkApp(app(), tarball));
+    const { stdout } = await timed('cdkSynth', () =>
+      run(process.execPath, ['app.ts'], { cwd: app(), maxBuffer: 64 << 20, env: { ...process.env, CDK_OUTDIR: join(app(), 'cdk.out') } }),
+    );
+    const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { errors: string[]; functions: number; template: string };
+    expect(result.errors).toEqual([]);
+    expect(result.functions).toBe(3);
+    const template = JSON.parse(await readFile(result.template, 'utf8')) as Parameters<typeof checkTemplate>[0];
+    expect(checkTemplate(template)).toEqual([]);
+  });
+
+  it("the app typechecks against the package's declarations", async () => {
+    await timed('cdkTsc', () => run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: app() }));
+  });
+
+  it('npx convoy --help runs from the install with Node 24 and no TypeScript loader', async () => {
+    const { stdout } = await run('npx', ['--no-install', 'convoy', '--help'], {
+      cwd: app(),
+      env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}`, NODE_OPTIONS: '' },
+    });
+    expect(stdout).toMatch(/usage: convoy/);
+    const { stdout: printed } = await run('npx', ['--no-install', 'convoy', 'install', '--print', '--no-crds'], {
+      cwd: app(),
+      env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}` },
+    });
+    expect(printed).toContain('kind: Deployment');
+  });
+});
+
+describe('the relay image without Docker', () => {
+  let image: OciBuildResult;
+  let crane: string;
+  let registry: Registry | undefined;
+  let fauxqs: FauxqsServer | undefined;
+  let ns: FreshNamespace | undefined;
+  let relay: ChildProcess | undefined;
+  const ref = () => `${registry?.host ?? ''}/convoy/relay:test`;
+
+  beforeAll(async () => {
+    crane = await timed('crane', () => ensureCrane());
+    const staged = await timed('stageApp', () => stageApp({ workDir: join(work, 'stage'), tarball }));
+    image = await timed('buildOci', () => buildOciImage({ appDir: staged.appDir, outDir: join(work, 'oci'), archive: join(work, 'relay-oci.tar') }));
+    registry = await startRegistry(crane);
+  });
+
+  afterAll(async () => {
+    if (relay && relay.exitCode === null) {
+      const exited = new Promise((r) => relay?.once('exit', r));
+      relay.kill('SIGTERM');
+      await exited;
+    }
+    await registry?.stop();
+    await fauxqs?.stop();
+    await ns?.delete();
+  });
+
+  it('crane pushes the OCI layout and validates it (digests, diff_ids, config)', async () => {
+    await timed('cranePush', () => run(crane, ['push', image.layoutDir, ref(), '--insecure']));
+    const { stdout } = await timed('craneValidate', () => run(crane, ['validate', '--remote', ref(), '--insecure']));
+    expect(stdout).toContain(`PASS: ${ref()}`);
+    const config = JSON.parse((await run(crane, ['config', ref(), '--insecure'])).stdout) as {
+      os: string;
+      architecture: string;
+      config: { User: string; Entrypoint: string[] };
+    };
+    expect(config).toMatchObject({ os: 'linux', architecture: 'amd64', config: { User: '1000:1000', Entrypoint: ['/usr/local/bin/node', '/app/dist/relay/main.js'] } });
+    expect(image.layers.map((l) => l.name)).toEqual(['base', 'node', 'app']);
+  });
+
+  it("the unpacked rootfs runs the entrypoint as the image's user until /readyz answers, with the install manifests' RBAC", async () => {
+    const kubeconfigPath = inject('kubeconfigPath');
+    const kc = kubeConfigFor(kubeconfigPath);
+    const { kubectl } = await createToolLocator().locate();
+    ns = await freshNamespace(kc, 'relay-image');
+    // The relay's objects from `convoy install --print`, applied for real in a fresh namespace.
+    let manifests = '';
+    expect(installCommand(['--print', '--no-crds', '-n', ns.name], { out: (t) => (manifests += t), err: (l) => expect.fail(l) })).toBe(0);
+    const manifestFile = join(work, 'install.yaml');
+    await writeFile(manifestFile, manifests);
+    await run(kubectl, ['--kubeconfig', kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', manifestFile]);
+    const { stdout: token } = await run(kubectl, ['--kubeconfig', kubeconfigPath, '-n', ns.name, 'create', 'token', 'convoy-relay', '--duration', '1h']);
+
+    fauxqs = await startFauxqs({ port: 0, logger: false });
+    const endpoint = `http://127.0.0.1:${fauxqs.port}`;
+    const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    const queueUrl = async (name: string) => (await sqs.send(new CreateQueueCommand({ QueueName: `${ns?.name ?? ''}-${name}` }))).QueueUrl ?? '';
+
+    const rootfs = join(work, 'rootfs');
+    await mkdir(rootfs);
+    await timed('craneExport', () => run('sh', ['-c', `"${crane}" export --insecure "${ref()}" - | tar -x -C "${rootfs}"`]));
+    const cluster = kc.getCurrentCluster();
+    await writeFile(
+      join(rootfs, 'tmp', 'kubeconfig'),
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: cluster?.server, 'certificate-authority-data': cluster?.caData } }],
+        users: [{ name: 'relay', user: { token: token.trim() } }],
+        contexts: [{ name: 'relay', context: { cluster: 'c', user: 'relay' } }],
+        'current-context': 'relay',
+      }),
+    );
+    await chmod(join(rootfs, 'tmp', 'kubeconfig'), 0o644);
+
+    const config = JSON.parse((await run(crane, ['config', ref(), '--insecure'])).stdout) as {
+      config: { User: string; Env: string[]; Entrypoint: string[]; WorkingDir: string };
+    };
+    const port = 18_000 + Math.floor(Math.random() * 2000);
+    const env: Record<string, string> = Object.fromEntries(config.config.Env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    Object.assign(env, {
+      KUBECONFIG: '/tmp/kubeconfig',
+      CONVOY_NAMESPACE: ns.name,
+      CONVOY_RECONCILE_QUEUE_URL: await queueUrl('reconcile'),
+      CONVOY_DRIFT_QUEUE_URL: await queueUrl('drift'),
+      CONVOY_HEALTH_QUEUE_URL: await queueUrl('health'),
+      CONVOY_HTTP_HOST: '127.0.0.1',
+      CONVOY_HTTP_PORT: String(port),
+      AWS_REGION: 'us-east-1',
+      AWS_ENDPOINT_URL: endpoint,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+    });
+    // chroot into the rootfs as the image's user and run its entrypoint (chroot(1) starts in /;
+    // the relay reads no relative paths, so the WorkingDir /app is not needed to prove it runs).
+    const chroot = (await run('sh', ['-c', 'command -v chroot'])).stdout.trim();
+    let logs = '';
+    relay = spawn(chroot, [`--userspec=${config.config.User}`, rootfs, ...config.config.Entrypoint], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    relay.stdout?.on('data', (b: Buffer) => (logs += b.toString()));
+    relay.stderr?.on('data', (b: Buffer) => (logs += b.toString()));
+
+    const readyAt = await timed('relayReady', async () => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        if (relay?.exitCode !== null) throw new Error(`the relay exited (${String(relay?.exitCode)}): ${logs.slice(-2000)}`);
+        const answer = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+        if (answer === 200) return Date.now();
+        if (Date.now() > deadline) throw new Error(`/readyz did not answer 200 within 60 s: ${logs.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    });
+    expect(readyAt).toBeGreaterThan(0);
+    expect(logs).not.toMatch(/forbidden/i);
+  });
+});
