@@ -84,3 +84,27 @@ describe('conflicting props fail synth naming both', () => {
     expect(() => RelayImage.fromUri(' ')).toThrow(/image URI is empty/);
   });
 });
+
+describe('checkTemplate (the template checks the package test repeats)', () => {
+  it('reports a wildcard resource without a written IAM5 reason, a wrong runtime and a missing DLQ', () => {
+    const template: CfnTemplate = {
+      Resources: {
+        Fn: { Type: 'AWS::Lambda::Function', Properties: { Description: 'convoy reconcile loop', Runtime: 'nodejs20.x' } },
+        Map: { Type: 'AWS::Lambda::EventSourceMapping', Properties: { FunctionName: { Ref: 'Fn' }, EventSourceArn: { 'Fn::GetAtt': ['Q', 'Arn'] } } },
+        Q: { Type: 'AWS::SQS::Queue', Properties: {} },
+        P: { Type: 'AWS::IAM::Policy', Properties: { PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: '*' }] } } },
+      },
+    };
+    const problems = checkTemplate(template);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'expected 3 convoy functions, found 1',
+        'Fn: runtime nodejs20.x, not nodejs24.x',
+        'Map: no ReportBatchItemFailures',
+        'Fn: its queue has no dead-letter queue',
+        'Fn: no Errors alarm',
+        'P: wildcard resource (["s3:GetObject"]) without a written AwsSolutions-IAM5 suppression reason',
+      ]),
+    );
+  });
+});
