@@ -1,14 +1,14 @@
 // Lambda entry point of the reconcile function (nodejs24.x, ReportBatchItemFailures).
-import { createFunctionClients, once } from '../runtime/clients.ts';
+import { createFunctionClientsOnAws, onceAsync } from '../runtime/clients.ts';
 import { loadFunctionConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import type { SQSEvent } from '../runtime/sqs-event.ts';
 import { createReconcileHandler } from './create-handler.ts';
 
-const container = once(() => {
+const container = onceAsync(async () => {
   const config = loadFunctionConfig(process.env);
   const logger = createLogger({ base: { fn: 'reconcile' }, level: config.CONVOY_LOG_LEVEL });
-  return createReconcileHandler(config, createFunctionClients(config), logger);
+  return createReconcileHandler(config, await createFunctionClientsOnAws(config), logger);
 });
 
-export const handler = (event: SQSEvent) => container()(event);
+export const handler = async (event: SQSEvent) => (await container())(event);

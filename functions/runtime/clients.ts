@@ -5,6 +5,8 @@ import type { FunctionConfig } from './config.ts';
 import type { EksAccess } from '../../adapters/kube/target-access.ts';
 import type { TenancySettings } from '../../domain/tenancy/settings.ts';
 import { tenancyFromEnv } from './tenancy-config.ts';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { managementAccess } from './management-access.ts';
 
 /** The clients a function container keeps between invocations. */
 export interface FunctionClients {
@@ -24,14 +26,38 @@ export function kubeConfigFrom(config: Pick<FunctionConfig, 'CONVOY_KUBECONFIG' 
   return fromDefaultKubeconfig();
 }
 
-export function createFunctionClients(config: FunctionConfig, env: Record<string, string | undefined> = process.env): FunctionClients {
+export function createFunctionClients(
+  config: FunctionConfig,
+  env: Record<string, string | undefined> = process.env,
+  management?: KubeClientConfig,
+): FunctionClients {
   const endpoint = config.AWS_ENDPOINT_URL;
   return {
-    kc: kubeConfigFrom(config),
+    kc: management ?? kubeConfigFrom(config),
     tenancy: tenancyFromEnv(env),
     sqs: new SQSClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) }),
     s3: new S3Client({ region: config.AWS_REGION, ...(endpoint ? { endpoint, forcePathStyle: true } : {}) }),
   };
+}
+
+/**
+ * The clients of a Lambda container: the management cluster through EKS access or a kubeconfig
+ * read from Secrets Manager at run time when configured (management-access.ts), `eks` Clusters
+ * reached with the function's own role.
+ */
+export async function createFunctionClientsOnAws(config: FunctionConfig, env: Record<string, string | undefined> = process.env): Promise<FunctionClients> {
+  const access = await managementAccess(env, defaultProvider());
+  return { ...createFunctionClients(config, env, access.kc), eks: access.eks };
+}
+
+/** once() for an async value; a rejected attempt is not kept, so the next invocation tries again. */
+export function onceAsync<T>(create: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () =>
+    (made ??= create().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    }));
 }
 
 /** Builds a value on first use and keeps it: one set of clients per Lambda container. */
