@@ -1,5 +1,6 @@
 import { createManagementReaders } from '../../adapters/kube/cluster-resolver.ts';
 import { createObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
+import { createEventRecorder } from '../../adapters/kube/events.ts';
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
 import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
@@ -25,6 +26,7 @@ export function createDriftHandler(config: FunctionConfig, clients: FunctionClie
     }),
     renders: store,
     notify,
+    events: createEventRecorder(clients.kc, { controller: 'convoy.dev/drift', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-drift' }),
   });
   return loopHandler('drift', record, config, clients, logger, options);
 }

@@ -12,6 +12,8 @@ import type { RenderStore } from '../../domain/store/render-store.ts';
 import { ClusterResolutionError } from '../../adapters/kube/cluster-resolver.ts';
 import { ObserverRequestError, type ObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
 import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
+import type { EventRecorder } from '../../adapters/kube/events.ts';
+import { emitDriftEvents } from '../reconcile/release-events.ts';
 import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
@@ -24,6 +26,8 @@ export interface DriftRecordDeps {
   renders: RenderStore | undefined;
   notify: Notifier;
   now?: () => Date;
+  /** Events about the Release (DriftDetected, DriftResolved); undefined: none. */
+  events?: EventRecorder | undefined;
 }
 
 /**
@@ -44,6 +48,7 @@ export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
     const before = findCondition(release.status?.conditions, ConditionType.InSync);
     if (!jsonEqual(before, slice.conditions[0])) {
       await deps.statusWriter.apply({ namespace: message.namespace, name: message.name }, { manager: FieldManager.observe, slice });
+      await emitDriftEvents(deps.events, release, slice.conditions[0], log);
     }
     if (verdict.correct) await deps.notify('reconcile', release, `drift: ${verdict.drifted} objects drifted (mode Correct)`);
     log.info('drift checked', { inSync: verdict.condition.reason, drifted: verdict.drifted, corrected: verdict.correct });

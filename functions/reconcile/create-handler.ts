@@ -1,3 +1,4 @@
+import { createEventRecorder } from '../../adapters/kube/events.ts';
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
 import { createReconcilePorts } from '../../adapters/reconcile/create-ports.ts';
 import type { FunctionClients } from '../runtime/clients.ts';
@@ -17,6 +18,7 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
     statusWriter: createStatusWriter(clients.kc),
     ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, tenancy: clients.tenancy, eks: clients.eks }),
     notify,
+    events: createEventRecorder(clients.kc, { controller: 'convoy.dev/reconcile', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-reconcile' }),
   });
   return loopHandler('reconcile', record, config, clients, logger, options);
 }

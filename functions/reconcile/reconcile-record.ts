@@ -5,6 +5,8 @@ import { reconcile } from '../../domain/reconcile/reconcile.ts';
 import { dropped, stop, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
+import type { EventRecorder } from '../../adapters/kube/events.ts';
+import { observeWrites } from './release-events.ts';
 import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
 import { concludeStatusRefused } from '../../domain/reconcile/conclude.ts';
 import { createKubeClient, resourcePath } from '../../adapters/kube/http.ts';
@@ -39,6 +41,8 @@ export interface ReconcileRecordDeps {
   statusWriter: StatusWriter;
   ports: ReconcilePorts;
   notify: Notifier;
+  /** Events about the Release (release-events.ts); undefined: none are written. */
+  events?: EventRecorder | undefined;
 }
 
 /**
@@ -50,7 +54,8 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
   return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
     const release = await loadRelease(deps.releases, message, ctx);
     if (!('metadata' in release)) return release;
-    const result = await reconcile(release, deps.ports);
+    const writes = observeWrites(deps.ports);
+    const result = await reconcile(release, writes.ports);
     if (result.kind === 'suspended') {
       ctx.logger.info('suspended: not reconciled');
       return stop();
@@ -69,6 +74,7 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
       await deps.statusWriter.apply(key, { manager: FieldManager.release, slice: refused.slice });
       return refused.outcome;
     }
+    await writes.emit(deps.events, release, result.slice, log);
     for (const warning of result.warnings) log.warn(warning);
     for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim());
     const applied = result.slice.conditions.find((c) => c.type === 'Applied');
