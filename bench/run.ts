@@ -11,13 +11,14 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
 import { benchFunctions } from './sections/functions.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
+import { benchPackage } from './sections/package.ts';
 import { benchQueueLatency } from './sections/queue-latency.ts';
 import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts';
 import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'package'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -106,6 +107,7 @@ async function main(): Promise<number> {
     if (wanted('functions')) {
       await run('functions', () => benchFunctions(root), (r) => r);
     }
+    if (wanted('package')) await run('package', () => benchPackage(root), (r) => r);
     if (wanted('observers')) {
       const missing = observersMissing(root);
       if (missing !== undefined) {
