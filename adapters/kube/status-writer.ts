@@ -2,7 +2,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { releaseStatusSchema } from '../../domain/api/release-status.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
-import { createKubeClient, isKubeApiError, resourcePath } from './http.ts';
+import { createKubeClient, isKubeApiError, KubeApiError, PATCH_CONTENT_TYPES, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
 export interface ReleaseKey {
@@ -56,15 +56,19 @@ export function createStatusWriter(config: KubeClientConfig): StatusWriter {
         metadata: { name: key.name, namespace: key.namespace },
         status,
       };
+      const path = resourcePath(`${API_GROUP}/${API_VERSION}`, 'releases', key.namespace, key.name, 'status');
       try {
-        const result = await client.patch<{ metadata?: { resourceVersion?: string } }>(
-          resourcePath(`${API_GROUP}/${API_VERSION}`, 'releases', key.namespace, key.name, 'status'),
-          body,
-          { type: 'apply', fieldManager: write.manager, force: true },
-        );
-        return { resourceVersion: result.metadata?.resourceVersion };
+        const response = await client.http({
+          method: 'PATCH',
+          path,
+          body: applyPatchText(body),
+          contentType: PATCH_CONTENT_TYPES.apply,
+          query: { fieldManager: write.manager, force: 'true' },
+        });
+        if (response.status < 200 || response.status > 299) throw new KubeApiError(`PATCH ${path}: HTTP ${response.status}${serverMessage(response.body)}`, response);
+        return { resourceVersion: (response.body as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion };
       } catch (error) {
-        if (isKubeApiError(error, 422)) {
+        if (isKubeApiError(error, 422) || isKubeApiError(error, 400)) {
           const detail = error.message.length > MAX_DETAIL ? `${error.message.slice(0, MAX_DETAIL)}…` : error.message;
           throw new StatusRefusedError(`the API server refused the ${write.manager} status: ${detail}`, { cause: error });
         }
@@ -72,6 +76,22 @@ export function createStatusWriter(config: KubeClientConfig): StatusWriter {
       }
     },
   };
+}
+
+/**
+ * The apply body as text. Server-side apply bodies are YAML (application/apply-patch+yaml), and the
+ * API server's YAML reader refuses characters JSON leaves raw — anything beyond U+FFFF (emoji), DEL,
+ * C1 controls, U+FEFF, U+FFFE/FFFF — with HTTP 400 "control characters are not allowed". They can
+ * reach status through messages that quote user input, so they are written as YAML escapes
+ * (`\U0001F600`), which decode to the same characters.
+ */
+export function applyPatchText(body: unknown): string {
+  return JSON.stringify(body).replace(/[\u{7f}-\u{9f}\u{feff}\u{fffe}\u{ffff}\u{10000}-\u{10ffff}]/gu, (ch) => `\\U${(ch.codePointAt(0) ?? 0xfffd).toString(16).padStart(8, '0')}`);
+}
+
+function serverMessage(body: unknown): string {
+  const message = typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : '';
+  return message === '' ? '' : `: ${message}`;
 }
 
 export { FieldManager };

@@ -117,7 +117,7 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
         ? undefined
         : {
             // A malformed pin is shown cut short (Applied's message quotes it); it names no render.
-            renderRef: RENDER_REF.test(pinnedRef) ? pinnedRef : pinnedRef.slice(0, 100),
+            renderRef: RENDER_REF.test(pinnedRef) ? pinnedRef : printable(pinnedRef),
             state: end.pinState ?? status.pin?.state ?? 'Active',
           },
     lifecycle: end.lifecycle ? { hooks: end.lifecycle.status } : status.lifecycle,
@@ -145,7 +145,13 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
  */
 export function concludeStatusRefused(release: Release, now: Date, message: string, retention: RetentionPolicy): ReconcileDecision {
   const decision = conclude({ release, now, resolved: {}, retention, halt: { halt: 'statusRefused', message } });
-  return { ...decision, notify: [] };
+  // Only fields the server accepted before, and nothing copied from the annotations.
+  return { ...decision, slice: { ...decision.slice, pin: undefined }, notify: [] };
+}
+
+/** A malformed annotation value as status may show it: printable ASCII (others as `?`), at most 100 characters. */
+function printable(value: string): string {
+  return [...value].slice(0, 100).map((ch) => (/^[\x20-\x7e]$/.test(ch) ? ch : '?')).join('');
 }
 
 /** LifecycleSucceeded: present when the Release has hooks; about the hooks of the current render. */

@@ -202,6 +202,17 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
     return finish(s, started);
   },
 
+  async 'burst-twice'(world) {
+    // The burst again with every message delivered twice: compare its time with burst's.
+    const s = await scenario(world, 'bursttwice');
+    s.functions.push(await startFunctions(world, s.installation, s.logs, { duplicate: true }));
+    s.relays.push(startScenarioRelay(world, s.installation, [s.ns], { duplicate: true }));
+    const started = Date.now();
+    const names = releaseNames(BURST_N);
+    await createReleases(s, names, await appRepo(world, s.ns, names));
+    return finish(s, started);
+  },
+
   async burst(world) {
     const s = await scenario(world, 'burst');
     s.functions.push(await startFunctions(world, s.installation, s.logs));
