@@ -19,6 +19,8 @@ const outdir = mkdtempSync(join(tmpdir(), 'convoy-nag-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 type Extra = (stack: Stack) => Partial<ConvoyProps>;
+type Resources = Record<string, { Properties: Record<string, unknown> }>;
+const resources = (template: Template, type: string) => Object.values(template.findResources(type) as Resources).map((r) => r.Properties);
 
 function synth(extra: Extra = () => ({ kubeconfigPath: '/opt/kubeconfig' })) {
   const app = new App({ outdir, context: { 'aws:cdk:disable-asset-staging': true, 'aws:cdk:bundling-stacks': [] } });
@@ -48,22 +50,22 @@ describe('Convoy under cdk-nag AwsSolutionsChecks', { timeout: 120_000 }, () => 
     const { template } = synth();
     expect(checkTemplate(template.toJSON() as CfnTemplate)).toEqual([]);
     // No AWS managed policy on convoy's roles: a customer-managed execution policy instead.
-    for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
-      expect(JSON.stringify(role['Properties']['ManagedPolicyArns'] ?? [])).not.toContain(':iam::aws:policy/');
+    for (const role of resources(template, 'AWS::IAM::Role')) {
+      expect(JSON.stringify(role['ManagedPolicyArns'] ?? [])).not.toContain(':iam::aws:policy/');
     }
   });
 
   it('with an EKS cluster, a VPC and a DockerImageAsset: still no finding; manifests installed, Pod Identity wired, functions in the VPC', () => {
     const { template } = synth(privateNetwork);
     expect(checkTemplate(template.toJSON() as CfnTemplate)).toEqual([]);
-    const installs = Object.values(template.findResources('Custom::AWSCDK-EKS-KubernetesResource'));
+    const installs = resources(template, 'Custom::AWSCDK-EKS-KubernetesResource');
     expect(installs).toHaveLength(1);
-    const manifest = JSON.stringify(installs[0]?.['Properties']['Manifest']);
+    const manifest = JSON.stringify(installs[0]?.['Manifest']);
     for (const kind of ['CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'Deployment', 'PodDisruptionBudget', 'NetworkPolicy']) expect(manifest).toContain(kind);
     expect(manifest).toContain('dkr.ecr');
     template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { ClusterName: 'mgmt', Namespace: 'convoy-system', ServiceAccount: 'convoy-relay' });
-    for (const fn of Object.values(template.findResources('AWS::Lambda::Function')).filter((f) => String(f['Properties']['Description']).startsWith('convoy '))) {
-      expect(fn['Properties']['VpcConfig']['SubnetIds']).toEqual(['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1']);
+    for (const fn of resources(template, 'AWS::Lambda::Function').filter((f) => String(f['Description']).startsWith('convoy '))) {
+      expect((fn['VpcConfig'] as { SubnetIds: unknown }).SubnetIds).toEqual(['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1']);
     }
   });
 });
