@@ -21,6 +21,7 @@ import { acknowledge, functionRole, grantRenderStore } from './function-iam.ts';
 import { queueAlarms } from './queue-alarms.ts';
 import { RelayImage } from './relay-image.ts';
 import { installRelayManifests } from './relay-install.ts';
+import { functionAccessEnvironment, grantFunctionAccess, type EksTargetsProps } from './function-access.ts';
 import { relayRole } from './relay-role.ts';
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
@@ -43,6 +44,7 @@ import {
   RELAY_SERVICE_ACCOUNT,
   relayManifests,
   type KubeManifest,
+  type TenancyManifestOptions,
 } from './relay-manifests.ts';
 
 export {
@@ -98,16 +100,17 @@ export interface ConvoyProps {
    */
   readonly managementClusterName?: string;
   /**
-   * Secrets Manager secret whose SecretString is the management cluster's
-   * kubeconfig YAML. CloudFormation resolves it into CONVOY_KUBECONFIG at
-   * deploy time (functions/runtime/config.ts reads the kubeconfig from the
-   * environment only); the environment is encrypted with this construct's
-   * KMS key. A rotated secret reaches the functions at the next deploy, and
-   * Lambda's 4 KB environment limit rules out client-certificate kubeconfigs:
-   * use a ServiceAccount token. Give neither this nor kubeconfigPath and the
-   * functions have no way to reach the management cluster (a synth warning says so).
+   * Secrets Manager secret whose SecretString is the management cluster's kubeconfig YAML, for a
+   * management cluster the construct cannot reach through EKS access (`cluster`). The functions
+   * get its ARN (never its value) and read it at run time, re-reading its token every 5 minutes,
+   * so a rotation needs no redeploy (infra/function-access.ts). Give none of cluster, this or
+   * kubeconfigPath and the functions have no way to reach the management cluster (a synth warning says so).
    */
   readonly kubeconfigSecret?: secretsmanager.ISecret;
+  /** The installation's tenancy settings (docs/security.md); default: defaultServiceAccount "default", inCluster only in the installation namespace, no cross-namespace references. */
+  readonly tenancy?: TenancyManifestOptions;
+  /** EKS target clusters (Clusters with spec.eks): what the functions may describe and which roles they may assume. */
+  readonly eksTargets?: EksTargetsProps;
   /** Path of a kubeconfig inside the function (e.g. from a layer of your own): CONVOY_KUBECONFIG_PATH. */
   readonly kubeconfigPath?: string;
   /** Namespace of the Leases and of the relay (CONVOY_NAMESPACE); default convoy-system. */
@@ -216,7 +219,7 @@ export class Convoy extends Construct {
       throw new ConvoyConfigError(`Convoy ${id}: give kubeconfigSecret or kubeconfigPath, not both`);
     }
     conflictingProps(id, props);
-    if (props.kubeconfigSecret === undefined && props.kubeconfigPath === undefined) {
+    if (props.kubeconfigSecret === undefined && props.kubeconfigPath === undefined && props.cluster === undefined) {
       Annotations.of(this).addWarningV2(
         'convoy:noKubeconfig',
         'Convoy: neither kubeconfigSecret nor kubeconfigPath is set, so the functions cannot reach the management cluster',
@@ -303,9 +306,8 @@ export class Convoy extends Construct {
       CONVOY_LEASE_SECONDS: String(visibility.toSeconds()),
       CONVOY_LOG_LEVEL: props.logLevel ?? 'info',
       NODE_OPTIONS: '--enable-source-maps',
-      ...(props.kubeconfigSecret !== undefined
-        ? { CONVOY_KUBECONFIG: props.kubeconfigSecret.secretValue.unsafeUnwrap() }
-        : {}),
+      // Names, public endpoints and tenancy settings only: no kubeconfig or token (function-access.ts).
+      ...functionAccessEnvironment(props, namespace),
       ...(props.kubeconfigPath !== undefined ? { CONVOY_KUBECONFIG_PATH: props.kubeconfigPath } : {}),
       // AWS_REGION is set by Lambda itself (and reserved: it may not be set here).
     };
@@ -358,6 +360,7 @@ export class Convoy extends Construct {
     grantRenderStore(functions.reconcile, store, 'readwrite');
     grantRenderStore(functions.drift, store, 'read');
     grantRenderStore(functions.health, store, 'read');
+    grantFunctionAccess(this, functions, props);
 
     // --- IAM: relay (EKS Pod Identity) ---------------------------------------------------------
     this.relayRole = relayRole(this, {
@@ -395,6 +398,7 @@ export class Convoy extends Construct {
         ? { image: typeof props.relayImage === 'string' ? props.relayImage : props.relayImage.bind(this) }
         : {}),
       ...(props.logLevel !== undefined ? { logLevel: props.logLevel } : {}),
+      ...(props.tenancy !== undefined ? { tenancy: props.tenancy } : {}),
     });
     if (props.cluster !== undefined) installRelayManifests(this, props.cluster, this.relayManifests);
 

@@ -19,6 +19,14 @@ export const functionEnvSchema = z.object({
     .default(60)
     .describe('Upper bound of the per-Release Lease; Leases last at most 60 s and a live run renews them.'),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  // Identity and tenancy (read by management-access.ts and tenancy-config.ts; validated there, naming the variable).
+  CONVOY_MANAGEMENT_EKS_NAME: z.string().optional().describe('EKS management cluster: tokens minted from the function role.'),
+  CONVOY_MANAGEMENT_SERVER: z.string().optional().describe('Endpoint of the EKS management cluster.'),
+  CONVOY_MANAGEMENT_CA_DATA: z.string().optional().describe('CA (base64 PEM) of the EKS management cluster.'),
+  CONVOY_KUBECONFIG_SECRET_ARN: z.string().optional().describe('Secrets Manager secret holding the management kubeconfig, read at run time.'),
+  CONVOY_DEFAULT_SERVICE_ACCOUNT: z.string().optional().describe('ServiceAccount a Release without serviceAccountName acts as.'),
+  CONVOY_IN_CLUSTER_NAMESPACES: z.string().optional().describe('Namespaces allowed to target the management cluster: *, empty, or a list.'),
+  CONVOY_CROSS_NAMESPACE_REFS: z.string().optional().describe('true: references may name other namespaces.'),
   AWS_ENDPOINT_URL: z.string().url().optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });

@@ -351,12 +351,13 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
 });
 
 describe('Convoy construct, prop variants (bundling skipped)', () => {
-  it('kubeconfigSecret: CONVOY_KUBECONFIG is a Secrets Manager dynamic reference, the environment encrypted with the key', () => {
+  it('kubeconfigSecret: only its ARN (CONVOY_KUBECONFIG_SECRET_ARN) is in the environment, read at run time; the environment encrypted with the key', () => {
     const { template, stack, convoy } = synth({ secretName: 'convoy/kubeconfig' });
     for (const fn of Object.values(byType(template, 'AWS::Lambda::Function'))) {
       const vars = (fn.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
-      expect(JSON.stringify(vars['CONVOY_KUBECONFIG'])).toContain('{{resolve:secretsmanager:');
-      expect(JSON.stringify(vars['CONVOY_KUBECONFIG'])).toContain('convoy/kubeconfig');
+      expect(vars['CONVOY_KUBECONFIG']).toBeUndefined();
+      expect(JSON.stringify(vars)).not.toContain('{{resolve:secretsmanager:');
+      expect(JSON.stringify(vars['CONVOY_KUBECONFIG_SECRET_ARN'])).toContain('convoy/kubeconfig');
       expect(vars['CONVOY_KUBECONFIG_PATH']).toBeUndefined();
       expect(fn.Properties['KmsKeyArn']).toEqual({ 'Fn::GetAtt': [logicalId(stack, convoy.key), 'Arn'] });
     }
@@ -461,7 +462,7 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
       OKActions: [{ Ref: topicId }],
     });
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ CONVOY_KUBECONFIG: Match.anyValue() }) },
+      Environment: { Variables: Match.objectLike({ CONVOY_KUBECONFIG_SECRET_ARN: Match.anyValue() }) },
     });
   });
 });
