@@ -30,6 +30,8 @@ const props: ConvoyProps = {
   cluster: eks.Cluster.fromClusterAttributes(stack, 'Management', {
     clusterName: 'management',
     kubectlRoleArn: 'arn:aws:iam::111111111111:role/kubectl',
+    clusterEndpoint: 'https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
+    clusterCertificateAuthorityData: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
     kubectlLayer: new KubectlV36Layer(stack, 'KubectlLayer'),
   }),
   vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {

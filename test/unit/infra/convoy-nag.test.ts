@@ -35,6 +35,8 @@ const privateNetwork: Extra = (stack) => ({
   cluster: eks.Cluster.fromClusterAttributes(stack, 'Mgmt', {
     clusterName: 'mgmt',
     kubectlRoleArn: 'arn:aws:iam::111111111111:role/kubectl',
+    clusterEndpoint: 'https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
+    clusterCertificateAuthorityData: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
     kubectlLayer: new KubectlV36Layer(stack, 'KubectlLayer'),
   }),
   vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
