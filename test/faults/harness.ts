@@ -177,10 +177,10 @@ export async function createNamespace(world: FaultWorld, name: string): Promise<
  * A two-wave app per Release (its own directory, its own object names): wave 0 a Deployment
  * (KWOK runs its Pod) and a ConfigMap, wave 1 a ConfigMap.
  */
-export async function appRepo(world: FaultWorld, name: string, releases: readonly string[]): Promise<string> {
+export async function appRepo(world: FaultWorld, name: string, releases: readonly string[], options: { configMapsOnly?: boolean } = {}): Promise<string> {
   const files: Record<string, string> = {};
   for (const r of releases) {
-    files[`${r}/deploy.yaml`] = `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${r}-web, annotations: {convoy.dev/sync-wave: "0"}}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: ${r}-web}}\n  template:\n    metadata: {labels: {app: ${r}-web}}\n    spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}\n`;
+    if (options.configMapsOnly !== true) files[`${r}/deploy.yaml`] = `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${r}-web, annotations: {convoy.dev/sync-wave: "0"}}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: ${r}-web}}\n  template:\n    metadata: {labels: {app: ${r}-web}}\n    spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}\n`;
     files[`${r}/cm.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${r}-config, annotations: {convoy.dev/sync-wave: "0"}}\ndata: {a: "1"}\n`;
     files[`${r}/after.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${r}-after, annotations: {convoy.dev/sync-wave: "1"}}\ndata: {b: "2"}\n`;
   }

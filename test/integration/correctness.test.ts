@@ -79,6 +79,7 @@ describe('correct under change', () => {
     }, { timeoutMs: 35_000, intervalMs: 250 });
     expect(conditionOf(drifted, 'InSync')?.message).toContain('ConfigMap');
     expect(conditionOf(drifted, 'InSync')?.message).toContain('/data/mode');
+    process.stdout.write(`drift made during the rollout → Drifted: ${Date.now() - editedAt} ms\n`);
     expect(Date.now() - editedAt).toBeLessThan(35_000);
     // Not silently re-applied by the rollout's rechecks (mode Detect): the edit is still there.
     expect((await core.readNamespacedConfigMap({ name: 'rolling-cfg', namespace: env.ns.name })).data?.['mode']).toBe('edited');
@@ -110,6 +111,7 @@ describe('correct under change', () => {
       const r = await env.getRelease('pending');
       return conditionOf(r, 'Healthy')?.reason === 'Pending' ? Date.now() : undefined;
     }, { timeoutMs: 10_000, intervalMs: 50 });
+    process.stdout.write(`render changed → Healthy Pending: ${pending - changed} ms\n`);
     expect(pending - changed).toBeLessThanOrEqual(2_000);
     const r = await env.getRelease('pending');
     expect(appliedOf(r)?.reason).toBe('WaitingForWaveHealth');

@@ -281,6 +281,26 @@ describe('relay', () => {
     expect(relay.metrics.render()).toMatch(/convoy_relay_messages_sent_total\{loop="reconcile"\} [1-9]/);
   });
 
+  it('after a leadership change, a Release whose status is up to date is not sent again; one whose status is behind is', async () => {
+    const upToDate = unique('up-to-date');
+    const behind = unique('behind');
+    await api.create('Release', ns.name, upToDate, releaseSpec());
+    await api.create('Release', ns.name, behind, releaseSpec());
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const attempt = { attemptedAt: now, phase: 'Succeeded', renderRef: `sha256:${'1'.repeat(64)}` };
+    const applied = { type: 'Applied', status: 'True', reason: 'Applied', message: 'applied', lastTransitionTime: now, observedGeneration: 1 };
+    await patchReleaseStatus(upToDate, { observedGeneration: 1, reconciledAt: now, lastAttempted: attempt, lastSuccessful: attempt, conditions: [applied] });
+    // The spec changed since (observedGeneration 0 < generation 1): its event may have been missed.
+    await patchReleaseStatus(behind, { observedGeneration: 0, reconciledAt: now, lastAttempted: attempt, lastSuccessful: attempt, conditions: [applied] });
+    await relay!.stop();
+    relay = undefined;
+    await drain();
+
+    relay = start('relay-takes-over');
+    expect((await messagesFor('reconcile', behind, { timeoutMs: 10_000, settleMs: 0 }))[0]?.cause).toBe('watch: Release added');
+    expect(await messagesFor('reconcile', upToDate, { timeoutMs: 2_000, settleMs: 0 })).toEqual([]);
+  });
+
   it('only the leader sends; a follower takes over when the leader stops', async () => {
     const leader = relay!;
     await until('relay-b leads', () => leader.leading());
