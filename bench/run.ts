@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
+import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
 import { benchFunctions } from './sections/functions.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
 import { benchPackage } from './sections/package.ts';
@@ -18,7 +19,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'package'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'package', 'embeddedCluster'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -104,6 +105,7 @@ async function main(): Promise<number> {
       const [k, c] = [kc, client];
       r200 = await run('reconcile200', () => benchReconcile200(k, c), (r) => (wanted('reconcile200') ? r.report : undefined));
     }
+    if (wanted('embeddedCluster')) await run('embeddedCluster', () => benchEmbeddedCluster(root), (r) => r);
     if (wanted('functions')) {
       await run('functions', () => benchFunctions(root), (r) => r);
     }
