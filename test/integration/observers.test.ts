@@ -23,13 +23,13 @@ import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.t
 type Obj = Record<string, unknown>;
 
 /** `fail`: its pods crash-loop (KWOK's failure stage), so it never becomes available. */
-const deploymentYaml = (name: string, opts: { image?: string; replicas?: number; wave?: number; fail?: boolean } = {}) => `apiVersion: apps/v1
+const deploymentYaml = (name: string, opts: { image?: string; replicas?: number; wave?: number; fail?: boolean; progressDeadlineSeconds?: number } = {}) => `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: ${name}
 ${opts.wave === undefined ? '' : `  annotations: {convoy.dev/sync-wave: "${opts.wave}"}\n`}spec:
   replicas: ${opts.replicas ?? 2}
-  selector: {matchLabels: {app: ${name}}}
+${opts.progressDeadlineSeconds === undefined ? '' : `  progressDeadlineSeconds: ${opts.progressDeadlineSeconds}\n`}  selector: {matchLabels: {app: ${name}}}
   template:
     metadata: {labels: {app: ${name}${opts.fail ? `, ${FAIL_LABEL}: "true"` : ''}}}
     spec: {containers: [{name: main, image: "${opts.image ?? 'registry.invalid/web:1'}"}]}
@@ -337,6 +337,27 @@ describe('the drift and health loops', () => {
       expect(healthy).toMatchObject({ status: 'False', reason: 'Degraded' });
       expect(healthy.message).toMatch(/^spec\.healthAssessment\.checks\[0\] \(v1 ConfigMap\): healthy: /);
     });
+  });
+
+  it('False / Degraded: pods that crash-loop leave the Deployment at 0 available; the Deployment controller marks its progress deadline exceeded', async () => {
+    const web = unique('web');
+    const name = await release({ 'deploy.yaml': deploymentYaml(web, { fail: true, progressDeadlineSeconds: 2 }) }, { healthAssessment: {} });
+    await applied(name);
+    const progressing = await health(name);
+    expect(conditionOf(progressing.release, 'Healthy')).toMatchObject({ status: 'False', reason: 'Progressing' });
+    // No hand-written status: kube-controller-manager sets Progressing=False/ProgressDeadlineExceeded.
+    const deadline = Date.now() + 20_000;
+    let result = progressing;
+    while (conditionOf(result.release, 'Healthy')?.reason !== 'Degraded' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      result = await health(name);
+    }
+    const healthy = conditionOf(result.release, 'Healthy')!;
+    expect(healthy).toMatchObject({ status: 'False', reason: 'Degraded' });
+    expect(healthy.message).toContain(`Deployment ${ns()}/${web}`);
+    expect(healthy.message).toContain('exceeded its progress deadline');
+    const live = await ok(await raw({ method: 'GET', path: deploymentPath(web) }), `read ${web}`);
+    expect((live['status'] as { availableReplicas?: number }).availableReplicas ?? 0).toBe(0);
   });
 
   it('deleting an object: drift names it "missing" and Healthy is False / Missing', async () => {
