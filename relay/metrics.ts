@@ -1,8 +1,23 @@
 /**
- * A tiny Prometheus registry (text exposition format 0.0.4): counters,
- * gauges and histograms with labels, and the relay's own instruments.
- * No dependency, no global registry: each relay creates its own.
+ * The relay's Prometheus metrics on prom-client: its default process metrics
+ * (CPU, memory, event loop lag, GC, handles) and the relay's instruments, in
+ * one registry per relay (no global registry: tests run several relays).
+ *
+ * Per-Release gauges are computed at scrape time from the relay's Release
+ * index (`observeReleases`): every condition (type, status, reason), the
+ * rollout state, and the seconds since the last successful reconcile.
+ *
+ * The instruments keep their own totals too, so `get()` answers at once
+ * (prom-client's own `get()` is asynchronous).
  */
+import {
+  Counter as PromCounter,
+  Gauge as PromGauge,
+  Histogram as PromHistogram,
+  Registry,
+  collectDefaultMetrics,
+} from 'prom-client';
+import type { Release } from '../domain/api/index.ts';
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -23,159 +38,20 @@ export interface Histogram {
   count(labels?: Labels): number;
 }
 
-export interface MetricsRegistry {
-  counter(name: string, help: string): Counter;
-  gauge(name: string, help: string): Gauge;
-  histogram(name: string, help: string, buckets: readonly number[]): Histogram;
-  /** Every metric in the text exposition format. */
-  render(): string;
-}
-
-export class MetricNameError extends Error {
-  override name = 'MetricNameError';
-}
-
-const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
-const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-
-interface Family {
-  readonly name: string;
-  readonly help: string;
-  readonly type: 'counter' | 'gauge' | 'histogram';
-  render(): string[];
-}
-
-export function createMetricsRegistry(): MetricsRegistry {
-  const families = new Map<string, Family>();
-
-  const register = (family: Family) => {
-    if (!METRIC_NAME.test(family.name)) throw new MetricNameError(`metric name ${JSON.stringify(family.name)} is not a Prometheus name`);
-    if (families.has(family.name)) throw new MetricNameError(`metric ${family.name} is registered twice; register it once and share it`);
-    families.set(family.name, family);
-  };
-
-  const scalar = (name: string, help: string, type: 'counter' | 'gauge') => {
-    const values = new Map<string, { labels: Labels; value: number }>();
-    const entry = (labels: Labels) => {
-      const id = labelsId(labels);
-      let found = values.get(id);
-      if (found === undefined) {
-        found = { labels, value: 0 };
-        values.set(id, found);
-      }
-      return found;
-    };
-    register({
-      name,
-      help,
-      type,
-      render: () => [...values.values()].map((v) => `${name}${formatLabels(v.labels)} ${formatNumber(v.value)}`),
-    });
-    return {
-      inc: (labels: Labels = {}, by = 1) => {
-        if (type === 'counter' && by < 0) throw new MetricNameError(`counter ${name} cannot decrease (inc by ${by})`);
-        entry(labels).value += by;
-      },
-      set: (value: number, labels: Labels = {}) => {
-        entry(labels).value = value;
-      },
-      get: (labels: Labels = {}) => values.get(labelsId(labels))?.value ?? 0,
-    };
-  };
-
-  return {
-    counter(name, help) {
-      const { inc, get } = scalar(name, help, 'counter');
-      return { inc, get };
-    },
-    gauge(name, help) {
-      const { inc, set, get } = scalar(name, help, 'gauge');
-      return { inc, set, get };
-    },
-    histogram(name, help, buckets) {
-      const bounds = [...buckets].sort((a, b) => a - b);
-      const series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-      register({
-        name,
-        help,
-        type: 'histogram',
-        render: () =>
-          [...series.values()].flatMap((s) => [
-            ...bounds.map((le, i) => `${name}_bucket${formatLabels({ ...s.labels, le: formatNumber(le) })} ${s.counts[i] ?? 0}`),
-            `${name}_bucket${formatLabels({ ...s.labels, le: '+Inf' })} ${s.count}`,
-            `${name}_sum${formatLabels(s.labels)} ${formatNumber(s.sum)}`,
-            `${name}_count${formatLabels(s.labels)} ${s.count}`,
-          ]),
-      });
-      return {
-        observe(value, labels = {}) {
-          const id = labelsId(labels);
-          let s = series.get(id);
-          if (s === undefined) {
-            s = { labels, counts: bounds.map(() => 0), sum: 0, count: 0 };
-            series.set(id, s);
-          }
-          bounds.forEach((le, i) => {
-            if (value <= le) s.counts[i] = (s.counts[i] ?? 0) + 1;
-          });
-          s.sum += value;
-          s.count += 1;
-        },
-        count: (labels = {}) => series.get(labelsId(labels))?.count ?? 0,
-      };
-    },
-    render() {
-      const lines: string[] = [];
-      for (const family of families.values()) {
-        lines.push(`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`, ...family.render());
-      }
-      return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
-    },
-  };
-}
-
-function labelsId(labels: Labels): string {
-  return JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-function formatLabels(labels: Labels): string {
-  const entries = Object.entries(labels);
-  if (entries.length === 0) return '';
-  for (const [key] of entries) {
-    if (!LABEL_NAME.test(key)) throw new MetricNameError(`label name ${JSON.stringify(key)} is not a Prometheus label name`);
-  }
-  return `{${entries.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(',')}}`;
-}
-
-function escapeLabelValue(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-function escapeHelp(help: string): string {
-  return help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-}
-
-function formatNumber(value: number): string {
-  if (Number.isNaN(value)) return 'NaN';
-  if (value === Infinity) return '+Inf';
-  if (value === -Infinity) return '-Inf';
-  return String(value);
-}
-
 /** The relay's instruments. Labels: kind (watched kind), loop (queue), informer (watched kind). */
 export interface RelayMetrics {
-  readonly registry: MetricsRegistry;
+  readonly registry: Registry;
   /** Watch events seen, by kind. */
   readonly eventsSeen: Counter;
   /** Watch events that asked for work, by kind. */
   readonly eventsCounted: Counter;
-  /** Messages accepted by SQS, by loop and trigger (event|timer). */
+  /** Messages accepted by SQS, by loop. */
   readonly messagesSent: Counter;
   /** Messages that could not be sent, by loop. */
   readonly sendErrors: Counter;
   /** SendMessageBatch calls retried, by loop. */
   readonly sendRetries: Counter;
-  /** Seconds from the first event of a coalesced send to SQS accepting it, by loop. */
+  /** Seconds from the watch event (or timer) that asked for work to SQS accepting the message, by loop. */
   readonly sendLag: Histogram;
   readonly informerConnects: Counter;
   readonly informerErrors: Counter;
@@ -185,31 +61,191 @@ export interface RelayMetrics {
   readonly leader: Gauge;
   /** Releases in the relay's index. */
   readonly releases: Gauge;
-  render(): string;
+  /** Where the per-Release gauges read the Releases at scrape time. */
+  observeReleases(source: () => Iterable<Release>): void;
+  /** Every metric in the Prometheus text exposition format 0.0.4. */
+  render(): Promise<string>;
+  /** The Content-Type of `render()`. */
+  readonly contentType: string;
 }
 
 export const LAG_BUCKETS_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
 
-export function createRelayMetrics(): RelayMetrics {
-  const registry = createMetricsRegistry();
+const keyOf = (labels: Labels | undefined): string =>
+  labels === undefined
+    ? ''
+    : Object.keys(labels)
+        .sort()
+        .map((k) => `${k}=${labels[k]}`)
+        .join(',');
+
+interface Options {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  readonly registry: Registry;
+}
+
+function counter({ name, help, labelNames, registry }: Options): Counter {
+  const prom = new PromCounter({ name, help, labelNames: [...labelNames], registers: [registry] });
+  const totals = new Map<string, number>();
+  return {
+    inc(labels, by = 1) {
+      if (labels === undefined) prom.inc(by);
+      else prom.inc({ ...labels }, by);
+      totals.set(keyOf(labels), (totals.get(keyOf(labels)) ?? 0) + by);
+    },
+    get: (labels) => totals.get(keyOf(labels)) ?? 0,
+  };
+}
+
+function gauge({ name, help, labelNames, registry }: Options): Gauge {
+  const prom = new PromGauge({ name, help, labelNames: [...labelNames], registers: [registry] });
+  const values = new Map<string, number>();
+  const set = (value: number, labels?: Labels) => {
+    if (labels === undefined) prom.set(value);
+    else prom.set({ ...labels }, value);
+    values.set(keyOf(labels), value);
+  };
+  return {
+    set,
+    inc: (labels, by = 1) => set((values.get(keyOf(labels)) ?? 0) + by, labels),
+    get: (labels) => values.get(keyOf(labels)) ?? 0,
+  };
+}
+
+function histogram(opts: Options, buckets: readonly number[]): Histogram {
+  const prom = new PromHistogram({
+    name: opts.name,
+    help: opts.help,
+    labelNames: [...opts.labelNames],
+    buckets: [...buckets],
+    registers: [opts.registry],
+  });
+  const counts = new Map<string, number>();
+  return {
+    observe(value, labels) {
+      if (labels === undefined) prom.observe(value);
+      else prom.observe({ ...labels }, value);
+      counts.set(keyOf(labels), (counts.get(keyOf(labels)) ?? 0) + 1);
+    },
+    count: (labels) => counts.get(keyOf(labels)) ?? 0,
+  };
+}
+
+/** The per-Release gauges, filled from the Release index when Prometheus scrapes. */
+function releaseGauges(registry: Registry, releases: () => Iterable<Release>, now: () => number): void {
+  // prom-client calls collect() of each metric at scrape time, in registration order: the
+  // first one (condition) refreshes all three from the index.
+  const condition = new PromGauge({
+    name: 'convoy_release_condition',
+    help: 'One series per condition of each Release: 1 for its current status and reason.',
+    labelNames: ['namespace', 'name', 'type', 'status', 'reason'],
+    registers: [registry],
+    collect: () => refresh(),
+  });
+  const rollout = new PromGauge({
+    name: 'convoy_release_rollout_state',
+    help: 'The rollout state of each Release (status.rollout.state): 1 for the current state.',
+    labelNames: ['namespace', 'name', 'state'],
+    registers: [registry],
+  });
+  const sinceSuccess = new PromGauge({
+    name: 'convoy_release_seconds_since_last_success',
+    help: 'Seconds since the last successful reconcile of each Release (status.lastSuccessful.attemptedAt).',
+    labelNames: ['namespace', 'name'],
+    registers: [registry],
+  });
+  function refresh(): void {
+    condition.reset();
+    rollout.reset();
+    sinceSuccess.reset();
+    const at = now();
+    for (const release of releases()) {
+      const namespace = release.metadata.namespace ?? '';
+      const name = release.metadata.name ?? '';
+      for (const c of release.status?.conditions ?? [])
+        condition.set({ namespace, name, type: c.type, status: c.status, reason: c.reason }, 1);
+      const state = release.status?.rollout?.state;
+      if (state !== undefined) rollout.set({ namespace, name, state }, 1);
+      const success = Date.parse(release.status?.lastSuccessful?.attemptedAt ?? '');
+      if (!Number.isNaN(success)) sinceSuccess.set({ namespace, name }, Math.max(0, (at - success) / 1000));
+    }
+  }
+}
+
+/**
+ * prom-client names three default gauges `…_total`, which `promtool check metrics` refuses
+ * ("non-counter metrics should not have _total suffix"); the same facts stay available as
+ * `convoy_relay_nodejs_active_resources{type}` (also a prom-client default).
+ */
+function lintCleanDefaults(registry: Registry): void {
+  for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
+    registry.removeSingleMetric(`convoy_relay_nodejs_${name}`);
+  }
+}
+
+export function createRelayMetrics(now: () => number = Date.now): RelayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'convoy_relay_' });
+  lintCleanDefaults(registry);
+  let releases: () => Iterable<Release> = () => [];
+  releaseGauges(registry, () => releases(), now);
+  const opts = (name: string, help: string, labelNames: readonly string[]): Options => ({
+    name,
+    help,
+    labelNames,
+    registry,
+  });
   return {
     registry,
-    eventsSeen: registry.counter('convoy_relay_events_total', 'Watch events seen, by kind.'),
-    eventsCounted: registry.counter('convoy_relay_events_counted_total', 'Watch events that asked for work, by kind.'),
-    messagesSent: registry.counter('convoy_relay_messages_sent_total', 'Messages accepted by SQS, by loop and trigger.'),
-    sendErrors: registry.counter('convoy_relay_send_errors_total', 'Messages that could not be sent, by loop.'),
-    sendRetries: registry.counter('convoy_relay_send_retries_total', 'SendMessageBatch calls retried, by loop.'),
-    sendLag: registry.histogram(
-      'convoy_relay_send_lag_seconds',
-      'Seconds from the first event of a coalesced send to SQS accepting it, by loop.',
+    eventsSeen: counter(opts('convoy_relay_events_total', 'Watch events seen, by kind.', ['kind'])),
+    eventsCounted: counter(
+      opts('convoy_relay_events_counted_total', 'Watch events that asked for work, by kind.', ['kind']),
+    ),
+    messagesSent: counter(
+      opts('convoy_relay_messages_sent_total', 'Messages accepted by SQS, by loop.', ['loop']),
+    ),
+    sendErrors: counter(
+      opts('convoy_relay_send_errors_total', 'Messages that could not be sent, by loop.', ['loop']),
+    ),
+    sendRetries: counter(
+      opts('convoy_relay_send_retries_total', 'SendMessageBatch calls retried, by loop.', ['loop']),
+    ),
+    sendLag: histogram(
+      opts(
+        'convoy_relay_send_lag_seconds',
+        'Seconds from the watch event or timer that asked for work to SQS accepting the message, by loop.',
+        ['loop'],
+      ),
       LAG_BUCKETS_SECONDS,
     ),
-    informerConnects: registry.counter('convoy_relay_informer_connects_total', 'Watch connections made, by informer.'),
-    informerErrors: registry.counter('convoy_relay_informer_errors_total', 'Informer errors (list or watch), by informer.'),
-    informerRestarts: registry.counter('convoy_relay_informer_restarts_total', 'Informers restarted after an error, by informer.'),
-    informerRelists: registry.counter('convoy_relay_informer_relists_total', 'Full lists made (start, restart, periodic, 410), by informer.'),
-    leader: registry.gauge('convoy_relay_leader', '1 while this replica is the leader and sends.'),
-    releases: registry.gauge('convoy_relay_releases', 'Releases in the relay index.'),
-    render: () => registry.render(),
+    informerConnects: counter(
+      opts('convoy_relay_informer_connects_total', 'Watch connections made, by informer.', ['informer']),
+    ),
+    informerErrors: counter(
+      opts('convoy_relay_informer_errors_total', 'Informer errors (list or watch), by informer.', [
+        'informer',
+      ]),
+    ),
+    informerRestarts: counter(
+      opts('convoy_relay_informer_restarts_total', 'Informers restarted after an error, by informer.', [
+        'informer',
+      ]),
+    ),
+    informerRelists: counter(
+      opts(
+        'convoy_relay_informer_relists_total',
+        'Full lists made (start, restart, periodic, 410), by informer.',
+        ['informer'],
+      ),
+    ),
+    leader: gauge(opts('convoy_relay_leader', '1 while this replica is the leader and sends.', [])),
+    releases: gauge(opts('convoy_relay_releases', 'Releases in the relay index.', [])),
+    observeReleases(source) {
+      releases = source;
+    },
+    render: () => registry.metrics(),
+    contentType: registry.contentType,
   };
 }

@@ -112,6 +112,7 @@ export function startRelay(options: RelayOptions): Relay {
 
   /** namespace → name → Release, as last parsed. */
   const index = new Map<string, Map<string, Release>>();
+  metrics.observeReleases(() => [...index.values()].flatMap((byName) => [...byName.values()]));
   /** namespace/name/uid → when each loop was last sent. */
   const lastSent = new Map<string, LastSent>();
   let term: Term | undefined;

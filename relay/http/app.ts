@@ -62,7 +62,7 @@ export interface ApiDeps {
   readonly releases: ReleaseApi;
   /** Absent when the installation has no render store: pin and renders answer 409 NoStore. */
   readonly store?: RenderStore;
-  readonly metrics: { render(): string };
+  readonly metrics: { render(): string | Promise<string> };
   /** Whether the relay is ready (informers synced); drives /readyz. */
   ready(): boolean;
   readonly logger?: ApiLogger;
@@ -164,7 +164,7 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
       ? c.text('ok')
       : c.json({ error: 'NotReady', message: 'the relay has not synced its informers yet' } satisfies ApiErrorBody, 503),
   );
-  app.get('/metrics', (c) => c.body(deps.metrics.render(), 200, { 'Content-Type': PROMETHEUS_TEXT }));
+  app.get('/metrics', async (c) => c.body(await deps.metrics.render(), 200, { 'Content-Type': PROMETHEUS_TEXT }));
 
   // The webhook authenticates its sender (HMAC), not a bearer token.
   app.post('/v1/hooks/git', (c) => (deps.gitWebhook ?? gitWebhookNotImplemented)(c.req.raw));

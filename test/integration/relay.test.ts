@@ -278,7 +278,7 @@ describe('relay', () => {
     relay = start('relay-b');
     const messages = await messagesFor('reconcile', name, { timeoutMs: 10_000, settleMs: 0 });
     expect(messages[0]?.cause).toBe('watch: Release added');
-    expect(relay.metrics.render()).toMatch(/convoy_relay_messages_sent_total\{loop="reconcile"\} [1-9]/);
+    expect(await relay.metrics.render()).toMatch(/convoy_relay_messages_sent_total\{loop="reconcile"\} [1-9]/);
   });
 
   it('after a leadership change, a Release whose status is up to date is not sent again; one whose status is behind is', async () => {

@@ -44,7 +44,7 @@ const slice = (over: Partial<ReleaseSlice>): ReleaseSlice =>
     observedGeneration: 1,
     conditions: [cond('Applied', 'True', 'Applied')],
     ...over,
-  }) as ReleaseSlice;
+  });
 
 const none = { written: [], pruned: [] };
 
@@ -182,8 +182,8 @@ describe('reconcile Events', () => {
     const pruned = Array.from({ length: 40 }, (_, i) => `ConfigMap team/${'x'.repeat(80)}-${i}`);
     const [event] = reconcileEvents(before, slice({}), { written: [], pruned });
     expect(event).toMatchObject({ type: 'Normal', reason: 'Pruned', action: 'Prune' });
-    expect(event!.note.length).toBeLessThanOrEqual(MAX_NOTE);
-    expect(event!.note).toMatch(/^deleted 40 object\(s\) no longer in the render: /);
+    expect(event.note.length).toBeLessThanOrEqual(MAX_NOTE);
+    expect(event.note).toMatch(/^deleted 40 object\(s\) no longer in the render: /);
   });
 });
 
