@@ -1,7 +1,8 @@
 // reconcile200: a 200-object render applied into an empty namespace through the
 // reconcile function's record handler, then the same inputs again.
 // Target (issue 3): the unchanged run issues no object writes and exactly one status apply.
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_TENANCY } from '../../domain/tenancy/settings.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../../test/harness/reconcile-env.ts';
@@ -56,10 +57,10 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
     const ports = env.ports({ wiring: { requestCounter: counter } });
     let lastObjectWriteAt = Date.now();
 
-    const run = async (label: string): Promise<RunReport> => {
+    const run = async (label: string, with_ = ports): Promise<RunReport> => {
       counter.count = 0;
       log(`reconcile200: ${label}`);
-      const measured = await measureRequests(kc, client, () => env.reconcile(RELEASE_200, ports));
+      const measured = await measureRequests(kc, client, () => env.reconcile(RELEASE_200, with_));
       const { outcome, release } = measured.value;
       if (measured.apiserver.objectWrites > 0) lastObjectWriteAt = Date.now();
       // Server-side apply is counted as verb APPLY (a PATCH with the apply-patch content type).
@@ -82,6 +83,8 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
     const deployments = await markDeploymentsAvailable(kc, env.ns.name);
     const second = await run('second run (nothing changed)');
     const third = await run('third run (nothing changed, rollout already finished)');
+    // Impersonation is headers only: the same steady state as the Release's ServiceAccount.
+    const asServiceAccount = await steadyStateAsServiceAccount(kc, env, (label, p) => run(label, p), counter);
 
     const firstApplied = first.applied.status === 'True';
     const met = firstApplied && second.apiserver.objectWrites === 0 && second.apiserver.statusWrites === 1 && second.apiserver.statusApplies === 1;
@@ -108,6 +111,12 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
           `counts include ${HARNESS_GETS} GET releases made by the test harness around the handler (withoutHarness subtracts them)`,
           'apiserver_request_total has no non-resource requests (discovery, /version); the client-side count has them',
         ],
+        impersonation: {
+          note: 'steady state (nothing changed) without and with spec.serviceAccountName (impersonated on the management cluster, installation defaultServiceAccount set); target-cluster requests counted by the client',
+          withoutServiceAccount: { targetClusterRequests: third.targetClusterRequests, apiserver: third.apiserver.withoutHarness },
+          withServiceAccount: { targetClusterRequests: asServiceAccount.targetClusterRequests, apiserver: asServiceAccount.apiserver.withoutHarness, applied: asServiceAccount.applied },
+          addedRequests: asServiceAccount.targetClusterRequests - third.targetClusterRequests,
+        },
         firstRun: first,
         secondRun: second,
         thirdRun: third,
@@ -117,6 +126,25 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
     await env.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** The Release acts as a ServiceAccount with `admin` in its namespace; one warm-up run (its ports are new), then the measured one. */
+async function steadyStateAsServiceAccount(
+  kc: KubeConfig,
+  env: ReconcileEnv,
+  run: (label: string, ports: ReturnType<typeof env.ports>) => Promise<RunReport>,
+  counter: { count: number },
+): Promise<RunReport> {
+  const ns = env.ns.name;
+  await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'deployer' } } });
+  await kc.makeApiClient(RbacAuthorizationV1Api).createNamespacedRoleBinding({
+    namespace: ns,
+    body: { metadata: { name: 'deployer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }] },
+  });
+  await env.api.patchMerge('Release', ns, RELEASE_200, { spec: { serviceAccountName: 'deployer' } });
+  const ports = env.ports({ wiring: { requestCounter: counter, tenancy: { ...DEFAULT_TENANCY, defaultServiceAccount: 'default' } } });
+  await run('as ServiceAccount: warm-up (new ports)', ports);
+  return run('as ServiceAccount: steady state', ports);
 }
 
 export function describeOutcome(outcome: Outcome): string {
