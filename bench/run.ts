@@ -13,13 +13,14 @@ import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
 import { benchFunctions } from './sections/functions.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
 import { benchPackage } from './sections/package.ts';
+import { benchPerRelease } from './sections/per-release.ts';
 import { benchQueueLatency } from './sections/queue-latency.ts';
 import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts';
 import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'package', 'embeddedCluster'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -41,6 +42,7 @@ async function main(): Promise<number> {
       only: { type: 'string' },
       sequential: { type: 'string', default: '50' },
       burst: { type: 'string', default: '200' },
+      'per-release-n': { type: 'string', default: '20' },
     },
   });
   const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
@@ -48,6 +50,8 @@ async function main(): Promise<number> {
   const wanted = (s: Section): boolean => only.has(s);
   const sequential = Number(values.sequential);
   const burst = Number(values.burst);
+  const perReleaseN = Number(values['per-release-n']);
+  if (!Number.isInteger(perReleaseN) || perReleaseN < 1) throw new BenchUsageError('--per-release-n must be a positive integer');
   if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
     throw new BenchUsageError('--sequential and --burst must be positive integers');
   }
@@ -80,7 +84,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('reconcile200') || wanted('queueLatency') || wanted('observers');
+    const needsCluster = wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -104,6 +108,10 @@ async function main(): Promise<number> {
     if ((wanted('reconcile200') || wanted('observers')) && kc && client) {
       const [k, c] = [kc, client];
       r200 = await run('reconcile200', () => benchReconcile200(k, c), (r) => (wanted('reconcile200') ? r.report : undefined));
+    }
+    if (wanted('perRelease') && kc && client) {
+      const [k, c] = [kc, client];
+      await run('perRelease', () => benchPerRelease(k, c, { n: perReleaseN }), (r) => r);
     }
     if (wanted('embeddedCluster')) await run('embeddedCluster', () => benchEmbeddedCluster(root), (r) => r);
     if (wanted('functions')) {

@@ -4,6 +4,7 @@
  * proves the cluster answers and fills the resolved identity.
  */
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { createDiscovery, type Discovery } from './discovery.ts';
 import { clusterSchema, describeZodError, type Release } from '../../domain/api/objects.ts';
 import type { ResolvedCluster, TargetCluster } from '../../domain/reconcile/ports.ts';
 import { isPlainObject } from '../../domain/render/kube-object.ts';
@@ -33,7 +34,28 @@ export interface ClusterResolver {
 
 const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
 
+/** How long a container reuses API discovery of one server and credentials (issue 13). */
+const DISCOVERY_TTL_MS = 30_000;
+
 export function createClusterResolver(opts: ClusterResolverOptions): ClusterResolver {
+  // Discovery per server and credentials (not per Cluster object: every namespace's inCluster
+  // Cluster is the same server), reused for DISCOVERY_TTL_MS; a kind missing from a cached
+  // list is looked up again (discovery.ts), so a CRD applied meanwhile is found.
+  // Keyed by the config's connection pool (one per kubeconfig as loaded: the management
+  // cluster's is loaded once per container, a Secret's kubeconfig each run), then by server
+  // and impersonated user.
+  const discoveries = new WeakMap<object, Map<string, { discovery: Discovery; expiresAt: number }>>();
+  const discoveryFor = (kc: KubeClientConfig): Discovery => {
+    const byUser = discoveries.get(kc.agent) ?? new Map<string, { discovery: Discovery; expiresAt: number }>();
+    discoveries.set(kc.agent, byUser);
+    const key = `${kc.server} ${kc.impersonate ?? ''}`;
+    const now = Date.now();
+    const hit = byUser.get(key);
+    if (hit !== undefined && hit.expiresAt > now) return hit.discovery;
+    const discovery = createDiscovery(createKubeRequest(kc, { requestCounter: opts.requestCounter }));
+    byUser.set(key, { discovery, expiresAt: now + DISCOVERY_TTL_MS });
+    return discovery;
+  };
   return {
     async resolve(release) {
       const access = await resolveTargetAccess(release, opts);
@@ -45,7 +67,11 @@ export function createClusterResolver(opts: ClusterResolverOptions): ClusterReso
         server: kc.server,
         ...(version !== undefined ? { kubernetesVersion: version } : {}),
       };
-      return createTargetCluster(kc, identity, { requestCounter: opts.requestCounter, actingAs: access.identity });
+      return createTargetCluster(kc, identity, {
+        requestCounter: opts.requestCounter,
+        actingAs: access.identity,
+        discovery: discoveryFor(kc),
+      });
     },
   };
 }

@@ -11,6 +11,8 @@ export interface ManagementReader {
   secretData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   getObject(plural: ConvoyPlural, namespace: string, name: string): Promise<Record<string, unknown> | undefined>;
   listObjects(plural: ConvoyPlural, namespace: string): Promise<Record<string, unknown>[]>;
+  /** Every object of a kind in every namespace (one LIST; the per-container caches use it). */
+  listAllNamespaces(plural: ConvoyPlural): Promise<Record<string, unknown>[]>;
 }
 
 export function isNotFound(error: unknown): boolean {
@@ -68,6 +70,10 @@ export function createManagementReader(config: KubeClientConfig): ManagementRead
     },
     async listObjects(plural, namespace) {
       const list = await retryThrottled(() => client.list(resourcePath(CONVOY_API, plural, namespace)));
+      return list.items;
+    },
+    async listAllNamespaces(plural) {
+      const list = await retryThrottled(() => client.list(resourcePath(CONVOY_API, plural)));
       return list.items;
     },
   };

@@ -29,7 +29,7 @@ import { inOrder, isSchemaError, locateObject, type Located } from './object-pat
 import { mayPrune } from './prune-ownership.ts';
 import {
   createDiscovery,
-  type KubeRequest,
+  type Discovery,
   type KubeRequestInit,
   type ServedResource,
 } from './discovery.ts';
@@ -42,6 +42,8 @@ export interface RequestCounter {
 }
 
 export interface TargetClusterOptions {
+  /** API discovery shared with earlier runs against the same server and credentials; default: a new one. */
+  discovery?: Discovery | undefined;
   requestCounter?: RequestCounter | undefined;
   /** Objects dry-run at the same time. Default 8. */
   concurrency?: number | undefined;
@@ -80,7 +82,7 @@ export function createTargetCluster(
   opts: TargetClusterOptions = {},
 ): TargetCluster {
   const request = createKubeRequest(kc, opts);
-  const discovery = createDiscovery(request);
+  const discovery = opts.discovery ?? createDiscovery(request);
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
   const actor = opts.actingAs === undefined ? undefined : describeIdentity(opts.actingAs);
   const expectSuccess = (obj: KubeObject, action: string, response: { status: number; body: unknown }) =>
@@ -114,7 +116,7 @@ export function createTargetCluster(
     obj: KubeObject,
     at: Located,
     dryRun: boolean,
-  ): Promise<Record<string, unknown>> => {
+  ): Promise<{ object: Record<string, unknown>; date: number | undefined }> => {
     const response = await request({
       method: 'PATCH',
       path: at.path,
@@ -127,15 +129,38 @@ export function createTargetCluster(
       contentType: PATCH_CONTENT_TYPES.apply,
       body: JSON.stringify(at.body),
     });
-    return expectObject(obj, dryRun ? 'dry run' : 'apply', response);
+    const object = expectObject(obj, dryRun ? 'dry run' : 'apply', response);
+    return { object, date: response.date };
   };
 
-  /** The verdict, and whether the object exists now (for deferring what lives in it). */
+  // What this run's applies answered, and the dry runs that proved an object unchanged (their
+  // answer is then the live object): a read of the same object later in the run (wave health)
+  // uses it instead of another GET. A TargetCluster lives for one reconcile run.
+  const answered = new Map<string, Record<string, unknown>>();
+
+  /**
+   * The verdict, and whether the object exists now (for deferring what lives in it). One dry
+   * run per object; a GET only when the answer cannot tell (issue 13): a dry-run create has
+   * no resourceVersion (absent, changed); a no-op apply answers the live object with convoy's
+   * managedFields time untouched, while an apply that changes anything stamps it with the
+   * server's time — so a stamp older than the answer's Date header minus RECENT_WRITE_WINDOW_MS
+   * proves the object unchanged (the same rule as observer-target.ts). Otherwise the live
+   * object is read and compared, which is always exact.
+   */
   const dryRunOne = async (obj: KubeObject): Promise<{ verdict: DryRunVerdict; existed: boolean }> => {
     const at = await locateOrReject(obj);
-    const [live, result] = await Promise.all([getLive(obj, at), serverSideApply(obj, at, true)]);
+    const { object: result, date } = await serverSideApply(obj, at, true);
+    const metadata = isPlainObject(result.metadata) ? result.metadata : {};
+    if (typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '') return { verdict: { kind: 'changed' }, existed: false };
+    const stamped = convoyApplyTime(metadata.managedFields);
+    if (stamped !== undefined && date !== undefined && stamped < date - RECENT_WRITE_WINDOW_MS) {
+      answered.set(at.path, result);
+      return { verdict: { kind: 'unchanged' }, existed: true };
+    }
+    const live = await getLive(obj, at);
     if (live === undefined) return { verdict: { kind: 'changed' }, existed: false };
     const same = jsonEqual(comparable(live), comparable(result));
+    if (same) answered.set(at.path, live);
     return { verdict: { kind: same ? 'unchanged' : 'changed' }, existed: true };
   };
 
@@ -173,12 +198,19 @@ export function createTargetCluster(
     },
 
     async apply(obj) {
-      await serverSideApply(obj, await locateOrReject(obj), false);
+      const at = await locateOrReject(obj);
+      answered.set(at.path, (await serverSideApply(obj, at, false)).object);
     },
 
     async read(obj) {
       const at = await locate(obj);
-      return at === undefined ? undefined : getLive(obj, at);
+      if (at === undefined) return undefined;
+      return answered.get(at.path) ?? getLive(obj, at);
+    },
+
+    async answered(obj) {
+      const at = await locate(obj);
+      return at === undefined ? undefined : answered.get(at.path);
     },
 
     async prune(obj): Promise<PruneResult> {
@@ -215,8 +247,29 @@ export function createTargetCluster(
 
 // --- transport -------------------------------------------------------------------------------
 
+/** A KubeRequest that also returns the server's Date header (ms), undefined when absent. */
+export type DatedKubeRequest = (init: KubeRequestInit) => Promise<{ status: number; body: unknown; date: number | undefined }>;
+
+/**
+ * A `convoy` managedFields time this close to the server's Date header may be the dry run's own
+ * stamp: 60 s, the API server's own request timeout.
+ */
+const RECENT_WRITE_WINDOW_MS = 60_000;
+
+/** The time of the `convoy` Apply entry on the main resource, in ms; undefined when there is none. */
+function convoyApplyTime(managedFields: unknown): number | undefined {
+  if (!Array.isArray(managedFields)) return undefined;
+  for (const entry of managedFields as unknown[]) {
+    if (!isPlainObject(entry) || entry.manager !== FIELD_MANAGER || entry.operation !== 'Apply') continue;
+    if (entry.subresource !== undefined && entry.subresource !== '') continue;
+    const ms = typeof entry.time === 'string' ? Date.parse(entry.time) : Number.NaN;
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  return undefined;
+}
+
 /** Raw JSON requests to the kubeconfig's current cluster, with its credentials and TLS settings. */
-export function createKubeRequest(kc: KubeClientConfig, opts: TargetClusterOptions = {}): KubeRequest {
+export function createKubeRequest(kc: KubeClientConfig, opts: TargetClusterOptions = {}): DatedKubeRequest {
   const http = createKubeHttp(kc, {
     timeoutMs: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     requestCounter: opts.requestCounter,
@@ -224,7 +277,8 @@ export function createKubeRequest(kc: KubeClientConfig, opts: TargetClusterOptio
   return async (init: KubeRequestInit) => {
     try {
       const response = await http(init);
-      return { status: response.status, body: response.body };
+      const date = response.headers.date === undefined ? Number.NaN : Date.parse(response.headers.date);
+      return { status: response.status, body: response.body, date: Number.isNaN(date) ? undefined : date };
     } catch (error) {
       if (error instanceof KubeTransportError) {
         throw new KubeRequestError(error.message, undefined, { cause: error, reason: error.reason });

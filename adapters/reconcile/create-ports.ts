@@ -12,6 +12,7 @@ import { createManagementReader } from '../kube/management-reader.ts';
 import { createGitCache } from '../source/git-cache.ts';
 import { createToolLocator } from '../tools/binaries.ts';
 import { createMutationsPort } from './mutations-port.ts';
+import { ALL_NAMESPACES, inNamespace, type PortCaches } from './port-caches.ts';
 import { createRendererPort } from './renderer-port.ts';
 import { createSourcePort } from './source-port.ts';
 import { createStorePort } from './store-port.ts';
@@ -31,6 +32,8 @@ export interface ReconcileWiring {
   tenancy?: TenancySettings | undefined;
   /** Reaches `eks` Clusters; undefined: refused (no AWS credentials). */
   eks?: EksAccess | undefined;
+  /** Per-container caches (ls-remote answers, Mutations); undefined: none, every run reads. */
+  caches?: PortCaches | undefined;
 }
 
 /** Builds the reconcile loop's ports from real adapters. Create once per container and reuse. */
@@ -42,7 +45,13 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
   const clusters = createClusterResolver({
     managementKubeConfig: wiring.managementKubeConfig,
     readSecret: (ns, name) => reader.secretData(ns, name),
-    readCluster: async (ns, name) => (await reader.getObject('clusters', ns, name)) as ClusterObject | undefined,
+    readCluster: async (ns, name) => {
+      const caches = wiring.caches;
+      const listed = caches && (await caches.clusters.get(ALL_NAMESPACES, 'clusters', () => reader.listAllNamespaces('clusters')));
+      const hit = listed && inNamespace(listed, ns).find((c) => (c['metadata'] as { name?: string } | undefined)?.name === name);
+      // Not in the cached list (created since): read it by name.
+      return (hit ?? (await reader.getObject('clusters', ns, name))) as ClusterObject | undefined;
+    },
     requestCounter: wiring.requestCounter,
     tenancy: wiring.tenancy,
     eks: wiring.eks,
@@ -50,11 +59,11 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
   const tenancy = wiring.tenancy ?? DEFAULT_TENANCY;
   return {
     now,
-    source: createSourcePort({ reader, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy }),
+    source: createSourcePort({ reader, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs }),
     cluster: clusters,
     values: createValuesPort({ reader, gitCache, tenancy }),
     renderer: createRendererPort(() => tools.locate()),
-    mutations: createMutationsPort(reader),
+    mutations: createMutationsPort(reader, wiring.caches?.mutations),
     lifecycle: {
       async hooksOf(release) {
         const ref = release.spec.lifecycleRef;

@@ -5,6 +5,7 @@ import type { ReconcilePorts, SourceTree } from '../../domain/reconcile/ports.ts
 import { SourceNotReadyError } from '../source/errors.ts';
 import { fetchGitSource } from '../source/git.ts';
 import type { GitCache } from '../source/git-cache.ts';
+import type { RefCache } from '../source/ref-cache.ts';
 import { fetchHelmChart } from '../source/helm-repo.ts';
 import type { ManagementReader } from '../kube/management-reader.ts';
 import { credentialsFrom } from './credentials.ts';
@@ -15,6 +16,8 @@ export interface SourcePortDeps {
   reader: ManagementReader;
   gitCache: GitCache;
   helmCacheDir: string;
+  /** Shares ls-remote answers between Releases for a few seconds (adapters/source/ref-cache.ts). */
+  refCache?: RefCache | undefined;
   /** Whether spec.source.gitRepositoryRef may name another namespace; default no. */
   tenancy?: Pick<TenancySettings, 'crossNamespaceRefs'> | undefined;
 }
@@ -85,6 +88,7 @@ async function fetchGit(
   const fetched = await fetchGitSource(
     { url: spec.url, ref: spec.ref, path: spec.path, field, ...(auth ? { auth } : {}) },
     deps.gitCache,
+    { refCache: deps.refCache },
   );
   return { dir: fetched.dir, resolved: { git: { url: fetched.resolved.url, ref: refName(spec.ref), commit: fetched.resolved.commit } } };
 }

@@ -25,6 +25,7 @@ import http from 'isomorphic-git/http/node';
 import { GIT_ANSWER_TIMEOUT_MS, withAnswerTimeout } from './git-answer-timeout.ts';
 
 export { withAnswerTimeout };
+import type { RefCache } from './ref-cache.ts';
 import type { GitCache } from './git-cache.ts';
 import { redactUrl, SourceNotReadyError, SourcePathError, UnsupportedSourceError } from './errors.ts';
 
@@ -66,6 +67,8 @@ export interface GitSourceResult {
 export interface GitSourceOptions {
   /** HTTP client for isomorphic-git; default `isomorphic-git/http/node` with a 60 s answer timeout. */
   http?: HttpClient;
+  /** Shares ref resolutions (ls-remote) between Releases for a short while (ref-cache.ts). */
+  refCache?: RefCache | undefined;
 }
 
 
@@ -324,7 +327,14 @@ export async function fetchGitSource(
 
   let commit: string;
   try {
-    commit = kind === 'commit' ? name : await resolveRemoteRef(t, kind, name, field);
+    commit =
+      kind === 'commit'
+        ? name
+        : options.refCache === undefined
+          ? await resolveRemoteRef(t, kind, name, field)
+          : await options.refCache.resolve({ url: parsed.url, ref: `${kind}:${name}`, auth: input.auth ?? parsed.embedded }, () =>
+              resolveRemoteRef(t, kind, name, field),
+            );
   } catch (err) {
     throw notReady(err, field, parsed.url, describeRef(kind, name), t.secrets);
   }

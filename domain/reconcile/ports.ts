@@ -40,6 +40,12 @@ export interface TargetCluster {
   read(object: KubeObject): Promise<Record<string, unknown> | undefined>;
   /** Deletes an object convoy applied; 'skipped' when it is not convoy's or is marked prune: disabled. */
   prune(object: KubeObject): Promise<PruneResult>;
+  /**
+   * The object as this run's own apply or proving dry run answered it, without a request;
+   * undefined when the run has no such answer. The first drift and health checks after an
+   * apply build on these (issue 13).
+   */
+  answered?(object: KubeObject): Promise<Record<string, unknown> | undefined>;
 }
 
 export interface RenderInput {

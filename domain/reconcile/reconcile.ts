@@ -4,7 +4,7 @@ import { describeObject, type KubeObject } from '../render/kube-object.ts';
 import { Annotation, annotationOf, isNewRequest } from './annotations.ts';
 import { conclude, type ReconcileDecision, type ReconcileEnd } from './conclude.ts';
 import { attempt, halt, isHalt } from './halt.ts';
-import type { DryRunVerdict, ReconcilePorts } from './ports.ts';
+import type { DryRunVerdict, ReconcilePorts, TargetCluster } from './ports.ts';
 import { prepareRender, type PinState, type Resolved } from './prepare-render.ts';
 import { pruneRemoved } from './prune.ts';
 import { rollOut } from './rollout.ts';
@@ -13,8 +13,16 @@ import { clusterWaveGate } from './cluster-waves.ts';
 import { runHooks } from './hooks.ts';
 import { errorMessage, isTerminal } from './stops.ts';
 
+/** The render as the run's applies and dry runs answered it: what the observers check first after an apply. */
+export interface AppliedObservation {
+  renderRef: string;
+  objects: readonly KubeObject[];
+  /** In render order: the live object as answered. */
+  live: readonly Record<string, unknown>[];
+}
+
 export type ReconcileResult =
-  | ({ kind: 'reconciled'; renderRef?: string; warnings: string[] } & ReconcileDecision)
+  | ({ kind: 'reconciled'; renderRef?: string; warnings: string[]; observed?: AppliedObservation } & ReconcileDecision)
   | { kind: 'suspended' };
 
 /**
@@ -143,7 +151,20 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   if (store !== undefined && decision.kind === 'reconciled') {
     warnings.push(...(await applyRetention(release, ports, decision)));
   }
+  if (decision.kind === 'reconciled' && decision.notify.length > 0) {
+    const observed = await observedAfterApply(target, objects, renderRef);
+    if (observed !== undefined) return { ...decision, observed };
+  }
   return decision;
+}
+
+/** Every object of the render as this run's own answers have it, or undefined when one is missing. */
+async function observedAfterApply(target: TargetCluster, objects: readonly KubeObject[], renderRef: string): Promise<AppliedObservation | undefined> {
+  if (target.answered === undefined) return undefined;
+  const answered = target.answered.bind(target);
+  const live = await Promise.all(objects.map((obj) => answered(obj).catch(() => undefined)));
+  if (live.some((l) => l === undefined)) return undefined;
+  return { renderRef, objects, live: live as Record<string, unknown>[] };
 }
 
 async function applyRetention(release: Release, ports: ReconcilePorts, decision: ReconcileDecision): Promise<string[]> {

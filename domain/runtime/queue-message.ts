@@ -30,6 +30,19 @@ export const queueMessageSchema = z.object({
   /** Why the message was sent (a watch event, a timer, an API call); logged on every line. */
   cause: z.string().min(1).max(1024),
   sentAt: z.iso.datetime({ offset: true }),
+  /**
+   * Sent by the reconcile to drift and health right after an apply (issue 13): the Release
+   * as it just wrote it and the render's objects as the apply answered them, so the first
+   * checks after an apply need no reads. Absent from the relay's messages; ignored on a
+   * redelivery or when stale (functions/runtime/applied-hint.ts).
+   */
+  applied: z
+    .object({
+      renderRef: z.string().min(1).max(256),
+      release: z.record(z.string(), z.unknown()),
+      live: z.array(z.record(z.string(), z.unknown())),
+    })
+    .optional(),
 });
 
 export type QueueMessage = z.infer<typeof queueMessageSchema>;

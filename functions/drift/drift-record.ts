@@ -17,6 +17,7 @@ import { emitDriftEvents } from '../reconcile/release-events.ts';
 import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
+import { hintedRelease } from '../runtime/applied-hint.ts';
 
 export interface DriftRecordDeps {
   releases: ReleaseSource;
@@ -39,9 +40,10 @@ export interface DriftRecordDeps {
 export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
   const now = deps.now ?? (() => new Date());
   return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
-    const release = await loadRelease(deps.releases, message, ctx);
+    const hinted = hintedRelease(message, ctx.receiveCount, now());
+    const release = hinted?.release ?? (await loadRelease(deps.releases, message, ctx));
     if (!('metadata' in release)) return release;
-    const check = await checkDrift(release, deps, ctx.logger);
+    const check = await checkDrift(release, deps, ctx.logger, hinted?.hint);
     const verdict = inSyncVerdict(release, check);
     const log = ctx.logger.child(check.kind === 'checked' ? { renderRef: check.renderRef } : {});
     const slice = observeSlice(release, verdict, now());
@@ -56,9 +58,21 @@ export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
   };
 }
 
-async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger): Promise<DriftCheck> {
+async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger, hint?: NonNullable<QueueMessage['applied']>): Promise<DriftCheck> {
   const plan = planDriftCheck(release);
   if (plan.kind === 'pending') return plan;
+  if (hint !== undefined && hint.renderRef === plan.renderRef) {
+    // Right after the apply: the objects are as the apply just left them (applied-hint.ts).
+    const render = await loadRender(deps.renders, release, plan.renderRef);
+    if (render.kind === 'loaded' && render.objects.length === hint.live.length) {
+      const ignore = release.spec.driftDetection.ignore ?? [];
+      return {
+        kind: 'checked',
+        renderRef: render.renderRef,
+        objects: render.objects.map((object) => ({ object, drift: objectDrift(object, { kind: 'unchanged' }, ignore) })),
+      };
+    }
+  }
   try {
     const target = await deps.targets.resolve(release);
     const render = await loadRender(deps.renders, release, plan.renderRef);

@@ -11,6 +11,7 @@ import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
 import { loadRelease, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
+import { hintedRelease } from '../runtime/applied-hint.ts';
 
 export interface HealthRecordDeps {
   releases: ReleaseSource;
@@ -30,9 +31,10 @@ export interface HealthRecordDeps {
 export function createHealthRecordHandler(deps: HealthRecordDeps): RecordHandler {
   const now = deps.now ?? (() => new Date());
   return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
-    const release = await loadRelease(deps.releases, message, ctx);
+    const hinted = hintedRelease(message, ctx.receiveCount, now());
+    const release = hinted?.release ?? (await loadRelease(deps.releases, message, ctx));
     if (!('metadata' in release)) return release;
-    const observation = await observeHealth(release, deps, ctx.logger);
+    const observation = await observeHealth(release, deps, ctx.logger, hinted?.hint);
     const at = now();
     const verdict = healthVerdict(release, observation, at);
     const log = ctx.logger.child(observation.kind === 'notAssessed' ? {} : { renderRef: observation.renderRef });
@@ -45,9 +47,16 @@ export function createHealthRecordHandler(deps: HealthRecordDeps): RecordHandler
   };
 }
 
-async function observeHealth(release: Release, deps: HealthRecordDeps, log: Logger): Promise<HealthObservation> {
+async function observeHealth(release: Release, deps: HealthRecordDeps, log: Logger, hint?: NonNullable<QueueMessage['applied']>): Promise<HealthObservation> {
   const renderRef = healthRenderRef(release);
   if (renderRef === undefined) return { kind: 'notAssessed' };
+  if (hint !== undefined && hint.renderRef === renderRef) {
+    // Right after the apply: assessed from the apply's own answers (applied-hint.ts).
+    const render = await loadRender(deps.renders, release, renderRef);
+    if (render.kind === 'loaded' && render.objects.length === hint.live.length) {
+      return { kind: 'assessed', renderRef, objects: render.objects.map((object, i) => ({ object, live: hint.live[i] })) };
+    }
+  }
   try {
     const target = await deps.targets.resolve(release);
     const render = await loadRender(deps.renders, release, renderRef);

@@ -5,7 +5,8 @@ import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
-import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
+import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
+import { createPortCaches, invalidateFor } from '../../adapters/reconcile/port-caches.ts';
 import { createReconcileRecordHandler, createReleaseSource } from './reconcile-record.ts';
 
 export type { HandlerOptions };
@@ -13,12 +14,18 @@ export type { HandlerOptions };
 /** The reconcile function: SQS batch → Lease → reconcile → convoy-release status. */
 export function createReconcileHandler(config: FunctionConfig, clients: FunctionClients, logger: Logger, options: HandlerOptions = {}): SqsBatchHandler {
   const { store, notify } = sharedPorts(config, clients);
-  const record = createReconcileRecordHandler({
+  // Kept by the container between runs; each message first applies their invalidation rule.
+  const caches = createPortCaches();
+  const reconcileRecord = createReconcileRecordHandler({
     releases: createReleaseSource(clients.kc),
     statusWriter: createStatusWriter(clients.kc),
-    ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, tenancy: clients.tenancy, eks: clients.eks }),
+    ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, caches, tenancy: clients.tenancy, eks: clients.eks }),
     notify,
     events: createEventRecorder(clients.kc, { controller: 'convoy.dev/reconcile', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-reconcile' }),
   });
+  const record: RecordHandler = (message, ctx) => {
+    invalidateFor(caches, message);
+    return reconcileRecord(message, ctx);
+  };
   return loopHandler('reconcile', record, config, clients, logger, options);
 }

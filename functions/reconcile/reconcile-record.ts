@@ -7,6 +7,7 @@ import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { EventRecorder } from '../../adapters/kube/events.ts';
 import { observeWrites } from './release-events.ts';
+import { appliedHint } from '../runtime/applied-hint.ts';
 import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
 import { concludeStatusRefused } from '../../domain/reconcile/conclude.ts';
 import { createKubeClient, resourcePath } from '../../adapters/kube/http.ts';
@@ -34,7 +35,7 @@ export function createReleaseSource(config: KubeClientConfig): ReleaseSource {
 }
 
 /** Sends a Release to another loop's queue at once. */
-export type Notifier = (loop: Loop, release: Release, cause: string) => Promise<void>;
+export type Notifier = (loop: Loop, release: Release, cause: string, applied?: QueueMessage['applied']) => Promise<void>;
 
 export interface ReconcileRecordDeps {
   releases: ReleaseSource;
@@ -76,7 +77,9 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     }
     await writes.emit(deps.events, release, result.slice, log);
     for (const warning of result.warnings) log.warn(warning);
-    for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim());
+    // The first drift and health checks after an apply build on its answers (applied-hint.ts).
+    const hint = result.observed && appliedHint(release, { manager: FieldManager.release, slice: result.slice }, result.observed);
+    for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim(), hint);
     const applied = result.slice.conditions.find((c) => c.type === 'Applied');
     log.info('reconciled', { applied: applied?.reason, phase: result.slice.lastAttempted?.phase });
     return result.outcome;

@@ -1,10 +1,10 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Release } from '../../domain/api/objects.ts';
-import { queueMessageBody, type Loop } from '../../domain/runtime/queue-message.ts';
+import { queueMessageBody, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 
 /** Sends a Release to a loop's queue at once (reconcile → health/drift after an apply; drift → reconcile on Correct). */
 export function createNotifier(sqs: SQSClient, queueUrls: Record<Loop, string>, now: () => Date = () => new Date()) {
-  return async (loop: Loop, release: Release, cause: string): Promise<void> => {
+  return async (loop: Loop, release: Release, cause: string, applied?: QueueMessage['applied']): Promise<void> => {
     await sqs.send(
       new SendMessageCommand({
         QueueUrl: queueUrls[loop],
@@ -16,6 +16,7 @@ export function createNotifier(sqs: SQSClient, queueUrls: Record<Loop, string>, 
           uid: release.metadata.uid ?? '',
           cause,
           sentAt: now().toISOString(),
+          ...(applied !== undefined ? { applied } : {}),
         }),
       }),
     );
