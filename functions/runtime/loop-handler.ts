@@ -7,6 +7,7 @@ import type { FunctionClients } from './clients.ts';
 import type { FunctionConfig } from './config.ts';
 import { withLease } from './lease-guard.ts';
 import type { Logger } from './logger.ts';
+import { withRunMetrics } from './run-metrics.ts';
 import { createNotifier } from './notifier.ts';
 import { createSqsBatchHandler, type RecordHandler, type SqsBatchHandler } from './sqs-batch-handler.ts';
 import type { SQSRecord } from './sqs-event.ts';
@@ -41,11 +42,16 @@ export function loopHandler(
 ): SqsBatchHandler {
   return createSqsBatchHandler({
     loop,
-    handleRecord: withLease(record, {
+    handleRecord: withRunMetrics(
       loop,
-      leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
-      durationSeconds: leaseSeconds(config.CONVOY_LEASE_SECONDS),
-    }),
+      withLease(record, {
+        loop,
+        leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
+        durationSeconds: leaseSeconds(config.CONVOY_LEASE_SECONDS),
+      }),
+      // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
+      process.env['AWS_LAMBDA_FUNCTION_NAME'] === undefined ? undefined : (line) => void process.stdout.write(`${line}\n`),
+    ),
     sqs: sqsVisibilityPort(clients.sqs),
     logger,
     ...(options.queueUrlOf ? { queueUrlOf: options.queueUrlOf } : {}),
