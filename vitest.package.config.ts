@@ -10,8 +10,8 @@ export default defineConfig({
     environment: 'node',
     reporters: ['default', './test/harness/summary-reporter.ts'],
     globalSetup: ['test/harness/global-setup.ts'],
-    testTimeout: 300_000,
-    hookTimeout: 600_000,
+    testTimeout: 600_000,
+    hookTimeout: 900_000,
     pool: 'forks',
   },
 });
