@@ -10,12 +10,13 @@ import { readFileSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeConfig, KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig, KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { installCrds, locateControlPlaneBinaries, startControlPlane, type ControlPlane } from '../../dev/control-plane.ts';
 import { EXAMPLES_NAMESPACE, provideExampleSources } from '../../dev/dev-examples.ts';
 import { buildExampleRepos } from '../../dev/example-repos.ts';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime } from '../../dev/runtime.ts';
+import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { parseRelease } from '../../domain/api/objects.ts';
 import { combinedVerdict } from '../../domain/status/verdict.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
@@ -78,11 +79,13 @@ async function applyExamplesUntilReady(kc: KubeConfig, dir: string): Promise<Rec
       if (doc.kind === 'Release' && doc.metadata?.name) releases.push(doc.metadata.name);
     }
   }
+  const custom = kc.makeApiClient(CustomObjectsApi);
   const readyAfterMs: Record<string, number> = {};
   const deadline = performance.now() + EXAMPLES_TIMEOUT_MS;
   while (Object.keys(readyAfterMs).length < releases.length) {
     for (const name of releases.filter((n) => readyAfterMs[n] === undefined)) {
-      const raw: unknown = await objects.read({ apiVersion: 'convoy.dev/v1alpha1', kind: 'Release', metadata: { name, namespace: EXAMPLES_NAMESPACE } });
+      // The plain JSON (KubernetesObjectApi would turn timestamps into Dates).
+      const raw: unknown = await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: EXAMPLES_NAMESPACE, plural: 'releases', name });
       const parsed = parseRelease(raw);
       if (parsed.ok && combinedVerdict(parsed.value).ready) readyAfterMs[name] = Math.round(performance.now() - applied);
     }
