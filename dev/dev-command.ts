@@ -38,13 +38,13 @@ export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-po
 
 /**
  * Runs `convoy dev` until a signal; sets process.exitCode (0 stopped cleanly, 1 failed, 2 bad
- * usage or a busy port) and returns it. Once everything is stopped, the process ends within a
- * second even if a library left a socket or timer behind.
+ * usage or a busy port) and returns it. Once everything is stopped, the process ends at once
+ * even if a library left a socket or timer behind.
  */
 export async function devCommand(argv: string[]): Promise<number> {
   const code = await runDev(argv);
   process.exitCode = code;
-  setTimeout(() => process.exit(code), 1_000).unref();
+  setTimeout(() => process.exit(code), 50).unref();
   return code;
 }
 
@@ -97,9 +97,13 @@ async function runDev(argv: string[]): Promise<number> {
 
   /** Stop steps, run last-in first-out: the runtime (relay, pollers) before the control plane. */
   const stops: { what: string; stop: () => Promise<void> }[] = [];
-  const stopAll = async (): Promise<void> => {
+  const stopAll = async (verbose: boolean): Promise<void> => {
     for (const { what, stop } of stops.reverse()) {
-      await stop().catch((e: unknown) => logger.error(`stopping ${what} failed`, { error: e as Error }));
+      const t = performance.now();
+      await stop().then(
+        () => verbose && say(`stopped ${what} (${Math.round(performance.now() - t)} ms)`),
+        (e: unknown) => logger.error(`stopping ${what} failed`, { error: e as Error }),
+      );
     }
   };
   const stopped = (): boolean => shutdown.signal.aborted;
@@ -165,7 +169,7 @@ async function runDev(argv: string[]): Promise<number> {
     const reason = shutdown.reason();
     const t = performance.now();
     if (reason !== undefined) say(`${reason}: stopping`);
-    await stopAll();
+    await stopAll(reason !== undefined);
     if (reason !== undefined) say(`stopped in ${Math.round(performance.now() - t)} ms`);
     shutdown.dispose();
   }

@@ -1,0 +1,235 @@
+// `convoy dev` started and stopped the way a user does it, with real processes and real signals:
+// a busy port, Ctrl-C (SIGINT), SIGTERM to the process group, SIGTERM to the `npm start` process.
+// Each stop must take under 5 s and leave no process, listening port or temp folder behind.
+// Every run starts its own embedded cluster (convoy dev --embedded), so this file is slow-ish.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePorts } from '../../dev/control-plane/processes.ts';
+import { convoyApi } from '../harness/releases.ts';
+import { kubeConfigFor } from '../harness/kube.ts';
+
+const repoRoot = join(import.meta.dirname, '..', '..');
+const STOP_LIMIT_MS = 5_000;
+
+interface Run {
+  readonly proc: ChildProcess;
+  /** The `node bin/convoy.ts dev` process (under npm: npm's child). */
+  convoyPid: number;
+  stdout: string;
+  stderr: string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function start(argv: string[], opts: { npm?: boolean } = {}): Run {
+  const [cmd, args] = opts.npm ? ['npm', ['start', '--silent', '--', ...argv]] : [process.execPath, [join(repoRoot, 'bin/convoy.ts'), 'dev', ...argv]];
+  // detached: its own process group, as a shell gives a foreground job.
+  const proc = spawn(cmd as string, args as string[], { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const run: Run = {
+    proc,
+    convoyPid: proc.pid ?? -1,
+    stdout: '',
+    stderr: '',
+    exited: new Promise((ok) => proc.once('exit', (code, signal) => ok({ code, signal }))),
+  };
+  proc.stdout?.on('data', (c: Buffer) => (run.stdout += c.toString()));
+  proc.stderr?.on('data', (c: Buffer) => (run.stderr += c.toString()));
+  return run;
+}
+
+async function runningBanner(run: Run, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!run.stdout.includes('convoy dev is running')) {
+    if (run.proc.exitCode !== null || run.proc.signalCode !== null) throw new Error(`convoy dev exited before running:\n${run.stderr}\n${run.stdout.slice(-2000)}`);
+    if (Date.now() > deadline) throw new Error(`convoy dev did not start within ${timeoutMs} ms:\n${run.stderr}`);
+    await sleep(100);
+  }
+}
+
+/** Pids whose command line names a temp folder of `ownerPid` (the control plane's processes and its reaper). */
+function processesOf(ownerPid: number): number[] {
+  const marker = `convoy-cp-${ownerPid}-`;
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const state = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (cmdline.includes(marker) && !/\) Z /.test(state)) pids.push(Number(entry));
+    } catch {
+      // gone between readdir and read: not running
+    }
+  }
+  return pids;
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+function tempDirsOf(ownerPid: number): string[] {
+  return readdirSync(tmpdir()).filter((n) => /^convoy-(cp|dev-cache|examples)-/.test(n) && n.includes(`-${ownerPid}-`));
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** What a stopped run left behind, polled briefly (the reaper needs up to a second). */
+async function leftovers(ownerPid: number, ports: number[]): Promise<{ processes: number[]; dirs: string[]; busyPorts: number[] }> {
+  const deadline = Date.now() + 3_000;
+  for (;;) {
+    const processes = processesOf(ownerPid).filter((p) => p !== ownerPid);
+    const dirs = tempDirsOf(ownerPid);
+    const busyPorts: number[] = [];
+    for (const p of ports) if (!(await canListen(p))) busyPorts.push(p);
+    const found = { processes, dirs, busyPorts };
+    if ((processes.length === 0 && dirs.length === 0 && busyPorts.length === 0) || Date.now() > deadline) return found;
+    await sleep(100);
+  }
+}
+
+describe('convoy dev start and stop', () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+  const track = (run: Run): Run => {
+    cleanups.push(() => {
+      for (const pid of [run.proc.pid ?? -1, run.convoyPid]) if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
+    });
+    return run;
+  };
+
+  it('a busy --api-port: one line naming the port and the flag, exit 2, nothing started', async () => {
+    const [apiPort, gitPort] = await freePorts(2);
+    const holder: Server = createServer();
+    await new Promise<void>((ok) => holder.listen(apiPort, '127.0.0.1', ok));
+    cleanups.push(() => new Promise<void>((ok) => holder.close(() => ok())));
+    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)]));
+    const { code } = await run.exited;
+    expect(code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toEqual([`convoy dev: port ${apiPort} (--api-port) is already in use; stop what holds it, or pick another port with --api-port <port>`]);
+    expect(run.stdout).toBe('');
+    expect(await leftovers(run.convoyPid, [gitPort!])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+  });
+
+  it('Ctrl-C (SIGINT): relay first, then the cluster; exits 0 in < 5 s, nothing left; stale temp dirs were removed at start and an invalid example was named', async () => {
+    // A temp folder of a convoy dev killed with -9 (its pid no longer runs) and one of a live process.
+    const dead = spawn('true');
+    await new Promise((ok) => dead.once('exit', ok));
+    const stale = await mkdtemp(join(tmpdir(), `convoy-dev-cache-${dead.pid}-`));
+    const live = await mkdtemp(join(tmpdir(), `convoy-dev-cache-${process.pid}-`));
+    cleanups.push(() => rm(live, { recursive: true, force: true }));
+    // The examples, plus a repo file that is not YAML.
+    const examples = await mkdtemp(join(tmpdir(), 'convoy-test-examples-'));
+    cleanups.push(() => rm(examples, { recursive: true, force: true }));
+    await cp(join(repoRoot, 'examples'), examples, { recursive: true });
+    await mkdir(join(examples, 'repos', 'broken'), { recursive: true });
+    await writeFile(join(examples, 'repos', 'broken', 'bad.yaml'), 'kind: ConfigMap\nmetadata: {name: [unclosed\n');
+
+    const [apiPort, gitPort] = await freePorts(2) as [number, number];
+    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--examples', examples]));
+    await runningBanner(run);
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(run.stderr).toContain(`removed ${stale} (left behind by a convoy dev that was killed)`);
+    expect(run.stderr).toMatch(/convoy dev: example \S*repos\/broken\/bad\.yaml is not valid YAML \(.+\); it is served as is/);
+    expect(run.stderr).toMatch(/convoy dev: starting the embedded cluster \(--embedded\)/);
+    expect(processesOf(run.convoyPid).length).toBeGreaterThanOrEqual(6); // etcd, apiserver, kcm, scheduler, kwok, reaper
+    const leading = Date.now() + 15_000;
+    while (!run.stdout.includes('started leading') && Date.now() < leading) await sleep(100);
+    expect(run.stdout).toContain('started leading');
+
+    const t = Date.now();
+    process.kill(run.convoyPid, 'SIGINT');
+    const { code } = await run.exited;
+    const stopMs = Date.now() - t;
+    expect(code).toBe(0);
+    expect(stopMs).toBeLessThan(STOP_LIMIT_MS);
+    const order = [...run.stderr.matchAll(/convoy dev: stopped (.+) \(\d+ ms\)/g)].map((m) => m[1]);
+    expect(order).toEqual(['the relay and the function pollers', 'the Git server', 'the example repositories', 'the embedded cluster']);
+    expect(run.stdout).toContain('stopped leading'); // the relay gave up its leader Lease
+    expect(run.stdout).not.toContain('giving up the leader Lease failed');
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    process.stderr.write(`convoy dev: SIGINT → exit in ${stopMs} ms (${order.length} steps: ${[...run.stderr.matchAll(/stopped .+ \((\d+ ms)\)/g)].map((m) => m[1]).join(', ')})\n`);
+  });
+
+  it('SIGTERM to the process group, with --git-port 18481-style ports: the examples reach Applied first; exits in < 5 s, nothing left', async () => {
+    const [apiPort, gitPort] = await freePorts(2) as [number, number];
+    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)]));
+    await runningBanner(run);
+    // kubectl apply -f examples/ with the kubeconfig convoy dev printed.
+    const kubeconfig = /kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '';
+    const kc = kubeConfigFor(kubeconfig);
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    for (const file of ['00-namespace.yaml', '10-hello-release.yaml']) {
+      for (const doc of loadAllYaml(readFileSync(join(repoRoot, 'examples', file), 'utf8')) as KubernetesObject[]) {
+        await objects.patch(doc, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
+      }
+    }
+    const api = convoyApi(kc);
+    const deadline = Date.now() + 30_000;
+    let applied: string | undefined;
+    while (applied !== 'True' && Date.now() < deadline) {
+      applied = (await api.getRelease('convoy-examples', 'hello')).status?.conditions?.find((c) => c.type === 'Applied')?.status;
+      if (applied !== 'True') await sleep(250);
+    }
+    expect(applied).toBe('True');
+    const resolved = (await api.getRelease('convoy-examples', 'hello')).status?.lastAttempted?.resolvedSource?.git?.url;
+    expect(resolved).toBe(`http://127.0.0.1:${gitPort}/hello.git`);
+
+    const t = Date.now();
+    process.kill(-run.convoyPid, 'SIGTERM');
+    const { code } = await run.exited;
+    const stopMs = Date.now() - t;
+    expect(code).toBe(0);
+    expect(stopMs).toBeLessThan(STOP_LIMIT_MS);
+    expect(run.stdout).not.toContain('giving up the leader Lease failed');
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    process.stderr.write(`convoy dev: SIGTERM to the group → exit in ${stopMs} ms\n`);
+  });
+
+  it('SIGTERM to the `npm start` process: npm forwards it, convoy dev stops in < 5 s, nothing orphaned', async () => {
+    const [apiPort, gitPort] = await freePorts(2) as [number, number];
+    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)], { npm: true }));
+    await runningBanner(run);
+    // npm runs the start script with `exec`, so convoy dev is npm's own child.
+    const convoy = childrenOf(run.proc.pid ?? -1).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('bin/convoy.ts'));
+    expect(convoy).toBeDefined();
+    run.convoyPid = convoy!;
+
+    const t = Date.now();
+    process.kill(run.proc.pid ?? -1, 'SIGTERM');
+    await run.exited;
+    while (isAlive(run.convoyPid) && Date.now() - t < 10_000) await sleep(50);
+    const stopMs = Date.now() - t;
+    expect(isAlive(run.convoyPid)).toBe(false);
+    expect(stopMs).toBeLessThan(STOP_LIMIT_MS);
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    process.stderr.write(`convoy dev: SIGTERM to npm → everything gone in ${stopMs} ms\n`);
+  });
+});
