@@ -230,7 +230,7 @@ export async function waitConverged(world: FaultWorld, namespace: string, names:
   const started = Date.now();
   let done = 0;
   while (Date.now() - started < timeoutMs) {
-    const list = await world.api.raw.listNamespacedCustomObject({ group: 'convoy.dev', version: 'v1alpha1', namespace, plural: 'releases' });
+    const list: unknown = await world.api.raw.listNamespacedCustomObject({ group: 'convoy.dev', version: 'v1alpha1', namespace, plural: 'releases' });
     const items = (list as { items: Release[] }).items;
     done = items.filter(converged).length;
     if (done >= names.length) return { ms: Date.now() - started, converged: done };

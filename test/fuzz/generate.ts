@@ -33,7 +33,7 @@ const HEX = '0123456789abcdef';
 export function generateCases(count: number, seed = Number(process.env['FUZZ_SEED'] ?? SEED)): FuzzCase[] {
   const random = prng(seed);
   const int = (n: number) => Math.floor(random() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
+  const pick = <T>(items: readonly T[]): T => items.at(int(items.length)) as T;
   const hex = (n: number, alphabet = HEX) => Array.from({ length: n }, () => alphabet[int(alphabet.length)]).join('');
   const junk = (n: number) => Array.from({ length: n }, () => String.fromCodePoint(pick([32 + int(95), 0x80 + int(0x700), 0x1f600 + int(50), 0]))).join('');
 

@@ -187,7 +187,7 @@ describe('correct under change', () => {
     expect(drops).toHaveLength(3);
     // The same message once more, after its run finished: already handled.
     const [late] = await env.sendRaw('reconcile', [body]);
-    await until('the late copy ended', () => ended(late!), { timeoutMs: 10_000 });
+    await until('the late copy ended', () => ended(late ?? ''), { timeoutMs: 10_000 });
     expect(String(env.recordLines('copies', { messageId: late, msg: 'dropped' })[0]?.['reason'])).toContain('already handled');
     expect(runs('copies').length - before).toBe(1);
     await env.deleteRelease('copies');
