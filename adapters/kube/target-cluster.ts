@@ -232,6 +232,8 @@ export function createTargetCluster(
           ...(typeof uid === 'string' ? { preconditions: { uid } } : {}),
         }),
       });
+      // A read later in this run must not see this run's earlier apply answer of a deleted object.
+      answered.delete(at.path);
       if (response.status === 404) return 'absent';
       if (response.status === 409) {
         throw new KubeRequestError(

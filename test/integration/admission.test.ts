@@ -98,6 +98,6 @@ describe('admission of invalid Releases (CRD schema + CEL)', () => {
     const error = await convoyApi(kc)
       .create('Cluster', ns.name, 'both', { inCluster: true, kubeConfig: { secretRef: { name: 'k' } } })
       .then(() => undefined, (e: unknown) => e);
-    expect((error as ApiException<string>).body).toContain('exactly one of inCluster: true or kubeConfig must be set');
+    expect((error as ApiException<string>).body).toContain('exactly one of inCluster: true, kubeConfig or eks must be set');
   });
 });

@@ -66,6 +66,19 @@ const managers = (live: Record<string, unknown> | undefined): string[] =>
 const resourceVersion = (live: Record<string, unknown> | undefined): string | undefined =>
   (live?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
 
+/** Waits until an object's resourceVersion stays the same for 1.5 s (its controllers are done with it). */
+async function settled(obj: KubeObject): Promise<void> {
+  const reader = createTargetCluster(config, identity);
+  let last: string | undefined;
+  let since = Date.now();
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(250)) {
+    const now = resourceVersion(await reader.read(obj));
+    if (now !== last) [last, since] = [now, Date.now()];
+    else if (Date.now() - since >= 1_500) return;
+  }
+  throw new Error(`${obj.kind} ${obj.metadata.name} did not settle in 30 s`);
+}
+
 async function rejection(promise: Promise<unknown>): Promise<Error> {
   const error = await promise.then(
     () => undefined,
@@ -110,13 +123,16 @@ describe('TargetCluster: apply and dry run', () => {
     const target = createTargetCluster(config, identity, { requestCounter: counter });
     const objects = [configMap(unique('cm'), { a: '1' }), deployment(unique('web'))];
     for (const obj of objects) await target.apply(obj);
-    const versions = await Promise.all(objects.map(async (o) => resourceVersion(await target.read(o))));
+    // The real Deployment controller writes the revision annotation and status right after the
+    // apply; wait until it is done, so the versions below change only if convoy writes.
+    await settled(objects[1]!);
+    const versions = await Promise.all(objects.map(async (o) => resourceVersion(await createTargetCluster(config, identity).read(o))));
 
     counter.count = 0;
     expect(await target.dryRun(objects)).toEqual([{ kind: 'unchanged' }, { kind: 'unchanged' }]);
     expect(counter.count).toBe(2 * objects.length); // GET + dry-run PATCH; discovery is cached
 
-    const after = await Promise.all(objects.map(async (o) => resourceVersion(await target.read(o))));
+    const after = await Promise.all(objects.map(async (o) => resourceVersion(await createTargetCluster(config, identity).read(o))));
     expect(after).toEqual(versions);
   });
 

@@ -1,6 +1,6 @@
 // The Convoy construct under cdk-nag v3's AwsSolutionsChecks (what a user's CDK app applies), and
 // the properties of the synthesized template the package test checks again from the installed tarball.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
@@ -16,7 +16,17 @@ import { Convoy, ConvoyConfigError, RelayImage, type ConvoyProps } from '../../.
 import { checkTemplate, type CfnTemplate } from '../../package/template-checks.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'convoy-nag-'));
-afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+// A package root for the DockerImageAsset: the real Dockerfile and a stand-in for the compiled relay,
+// so the test does not depend on `npm run build` having run in this checkout.
+const imageRoot = mkdtempSync(join(tmpdir(), 'convoy-nag-image-'));
+mkdirSync(join(imageRoot, 'image'));
+mkdirSync(join(imageRoot, 'dist', 'relay'), { recursive: true });
+copyFileSync(join(import.meta.dirname, '..', '..', '..', 'image', 'Dockerfile'), join(imageRoot, 'image', 'Dockerfile'));
+writeFileSync(join(imageRoot, 'dist', 'relay', 'main.js'), '// stand-in\n');
+afterAll(() => {
+  rmSync(outdir, { recursive: true, force: true });
+  rmSync(imageRoot, { recursive: true, force: true });
+});
 
 type Extra = (stack: Stack) => Partial<ConvoyProps>;
 type Resources = Record<string, { Properties: Record<string, unknown> }>;
@@ -44,7 +54,7 @@ const privateNetwork: Extra = (stack) => ({
     availabilityZones: ['eu-west-1a', 'eu-west-1b'],
     privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
   }),
-  relayImage: RelayImage.fromDockerfile(),
+  relayImage: RelayImage.fromDockerfile({ directory: imageRoot }),
 });
 
 describe('Convoy under cdk-nag AwsSolutionsChecks', { timeout: 120_000 }, () => {
