@@ -1,16 +1,16 @@
 // CloudWatch alarms on convoy's functions: any error or throttle in 5 minutes.
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
+import { alarmIdPrefix, notifyTopic } from './alarm-actions.ts';
 
 export function functionAlarms(scope: Construct, props: { functions: Readonly<Record<Loop, lambda.IFunction>>; topic?: sns.ITopic }): cloudwatch.Alarm[] {
   const alarms: cloudwatch.Alarm[] = [];
   for (const loop of LOOPS) {
-    const name = loop.charAt(0).toUpperCase() + loop.slice(1);
+    const name = alarmIdPrefix(loop);
     const fn = props.functions[loop];
     alarms.push(
       fn.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }).createAlarm(scope, `${name}FunctionErrorsAlarm`, {
@@ -29,12 +29,6 @@ export function functionAlarms(scope: Construct, props: { functions: Readonly<Re
       }),
     );
   }
-  if (props.topic !== undefined) {
-    const action = new cwActions.SnsAction(props.topic);
-    for (const alarm of alarms) {
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-    }
-  }
+  notifyTopic(alarms, props.topic);
   return alarms;
 }

@@ -1,11 +1,11 @@
 // CloudWatch alarms on convoy's queues: work piling up, and anything dead-lettered.
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
+import { alarmIdPrefix, notifyTopic } from './alarm-actions.ts';
 
 export interface QueueAlarmProps {
   queues: Readonly<Record<Loop, sqs.IQueue>>;
@@ -19,7 +19,7 @@ export interface QueueAlarmProps {
 export function queueAlarms(scope: Construct, props: QueueAlarmProps): cloudwatch.Alarm[] {
   const alarms: cloudwatch.Alarm[] = [];
   for (const loop of LOOPS) {
-    const name = loop.charAt(0).toUpperCase() + loop.slice(1);
+    const name = alarmIdPrefix(loop);
     alarms.push(
       props.queues[loop]
         .metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
@@ -41,12 +41,6 @@ export function queueAlarms(scope: Construct, props: QueueAlarmProps): cloudwatc
         }),
     );
   }
-  if (props.topic !== undefined) {
-    const action = new cwActions.SnsAction(props.topic);
-    for (const alarm of alarms) {
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-    }
-  }
+  notifyTopic(alarms, props.topic);
   return alarms;
 }
