@@ -53,6 +53,8 @@ export interface StartControlPlaneOptions {
    * and stops the control plane last, after the relay has given up its Lease.
    */
   readonly stopOnSignals?: boolean;
+  /** Extra kube-apiserver flags, appended to the defaults (the bench turns on an audit log with them). */
+  readonly apiserverArgs?: readonly string[];
 }
 
 export interface ControlPlane {
@@ -232,6 +234,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
         `--service-account-signing-key-file=${path('sa.key')}`,
         `--client-ca-file=${path('ca.crt')}`,
         `--token-auth-file=${path('tokens.csv')}`,
+        ...(opts.apiserverArgs ?? []),
       ],
     );
 
