@@ -11,16 +11,18 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
 import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
 import { benchFunctions } from './sections/functions.ts';
+import { benchMultiCluster } from './sections/multi-cluster.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
 import { benchPackage } from './sections/package.ts';
 import { benchPerRelease } from './sections/per-release.ts';
 import { benchQueueLatency } from './sections/queue-latency.ts';
+import { benchRelayMetrics } from './sections/relay-metrics.ts';
 import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts';
 import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'multiCluster', 'relayMetrics'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -43,6 +45,7 @@ async function main(): Promise<number> {
       sequential: { type: 'string', default: '50' },
       burst: { type: 'string', default: '200' },
       'per-release-n': { type: 'string', default: '20' },
+      'multi-cluster-n': { type: 'string', default: '100' },
     },
   });
   const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
@@ -52,6 +55,8 @@ async function main(): Promise<number> {
   const burst = Number(values.burst);
   const perReleaseN = Number(values['per-release-n']);
   if (!Number.isInteger(perReleaseN) || perReleaseN < 1) throw new BenchUsageError('--per-release-n must be a positive integer');
+  const multiClusterN = Number(values['multi-cluster-n']);
+  if (!Number.isInteger(multiClusterN) || multiClusterN < 1) throw new BenchUsageError('--multi-cluster-n must be a positive integer');
   if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
     throw new BenchUsageError('--sequential and --burst must be positive integers');
   }
@@ -84,7 +89,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease');
+    const needsCluster = wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease') || wanted('multiCluster');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -113,11 +118,16 @@ async function main(): Promise<number> {
       const [k, c] = [kc, client];
       await run('perRelease', () => benchPerRelease(k, c, { n: perReleaseN }), (r) => r);
     }
+    if (wanted('multiCluster') && kc) {
+      const k = kc;
+      await run('multiCluster', () => benchMultiCluster(k, { perCluster: multiClusterN }), (r) => r);
+    }
     if (wanted('embeddedCluster')) await run('embeddedCluster', () => benchEmbeddedCluster(root), (r) => r);
     if (wanted('functions')) {
       await run('functions', () => benchFunctions(root), (r) => r);
     }
     if (wanted('package')) await run('package', () => benchPackage(root), (r) => r);
+    if (wanted('relayMetrics')) await run('relayMetrics', () => benchRelayMetrics(), (r) => r);
     if (wanted('observers')) {
       const missing = observersMissing(root);
       if (missing !== undefined) {

@@ -3,9 +3,10 @@
  * (CPU, memory, event loop lag, GC, handles) and the relay's instruments, in
  * one registry per relay (no global registry: tests run several relays).
  *
- * Per-Release gauges are computed at scrape time from the relay's Release
- * index (`observeReleases`): every condition (type, status, reason), the
- * rollout state, and the seconds since the last successful reconcile.
+ * Per-Release gauges are written at scrape time from the relay's Release
+ * index (`observeReleases`, rendered by release-gauges.ts): every condition
+ * (type, status, reason), the rollout state, and the seconds since the last
+ * successful reconcile.
  *
  * The instruments keep their own totals too, so `get()` answers at once
  * (prom-client's own `get()` is asynchronous).
@@ -18,6 +19,7 @@ import {
   collectDefaultMetrics,
 } from 'prom-client';
 import type { Release } from '../domain/api/index.ts';
+import { renderReleaseGauges } from './release-gauges.ts';
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -133,47 +135,6 @@ function histogram(opts: Options, buckets: readonly number[]): Histogram {
   };
 }
 
-/** The per-Release gauges, filled from the Release index when Prometheus scrapes. */
-function releaseGauges(registry: Registry, releases: () => Iterable<Release>, now: () => number): void {
-  // prom-client calls collect() of each metric at scrape time, in registration order: the
-  // first one (condition) refreshes all three from the index.
-  const condition = new PromGauge({
-    name: 'convoy_release_condition',
-    help: 'One series per condition of each Release: 1 for its current status and reason.',
-    labelNames: ['namespace', 'name', 'type', 'status', 'reason'],
-    registers: [registry],
-    collect: () => refresh(),
-  });
-  const rollout = new PromGauge({
-    name: 'convoy_release_rollout_state',
-    help: 'The rollout state of each Release (status.rollout.state): 1 for the current state.',
-    labelNames: ['namespace', 'name', 'state'],
-    registers: [registry],
-  });
-  const sinceSuccess = new PromGauge({
-    name: 'convoy_release_seconds_since_last_success',
-    help: 'Seconds since the last successful reconcile of each Release (status.lastSuccessful.attemptedAt).',
-    labelNames: ['namespace', 'name'],
-    registers: [registry],
-  });
-  function refresh(): void {
-    condition.reset();
-    rollout.reset();
-    sinceSuccess.reset();
-    const at = now();
-    for (const release of releases()) {
-      const namespace = release.metadata.namespace ?? '';
-      const name = release.metadata.name ?? '';
-      for (const c of release.status?.conditions ?? [])
-        condition.set({ namespace, name, type: c.type, status: c.status, reason: c.reason }, 1);
-      const state = release.status?.rollout?.state;
-      if (state !== undefined) rollout.set({ namespace, name, state }, 1);
-      const success = Date.parse(release.status?.lastSuccessful?.attemptedAt ?? '');
-      if (!Number.isNaN(success)) sinceSuccess.set({ namespace, name }, Math.max(0, (at - success) / 1000));
-    }
-  }
-}
-
 /**
  * prom-client names three default gauges `…_total`, which `promtool check metrics` refuses
  * ("non-counter metrics should not have _total suffix"); the same facts stay available as
@@ -190,7 +151,6 @@ export function createRelayMetrics(now: () => number = Date.now): RelayMetrics {
   collectDefaultMetrics({ register: registry, prefix: 'convoy_relay_' });
   lintCleanDefaults(registry);
   let releases: () => Iterable<Release> = () => [];
-  releaseGauges(registry, () => releases(), now);
   const opts = (name: string, help: string, labelNames: readonly string[]): Options => ({
     name,
     help,
@@ -245,7 +205,7 @@ export function createRelayMetrics(now: () => number = Date.now): RelayMetrics {
     observeReleases(source) {
       releases = source;
     },
-    render: () => registry.metrics(),
+    render: async () => (await registry.metrics()) + renderReleaseGauges(releases(), now()),
     contentType: registry.contentType,
   };
 }
