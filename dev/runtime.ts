@@ -12,6 +12,7 @@ import { startFauxqs } from 'fauxqs';
 import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { ensureQueueWithDlq } from '../adapters/sqs/queues.ts';
+import { MAX_LEASE_SECONDS } from '../domain/runtime/lease.ts';
 import { parseQueueMessage, type Loop } from '../domain/runtime/queue-message.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
 import { functionEnvSchema, type FunctionConfig } from '../functions/runtime/config.ts';
@@ -92,7 +93,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
     CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
     CONVOY_CACHE_DIR: cacheDir,
-    CONVOY_LEASE_SECONDS: String((options.visibilityTimeoutSeconds ?? 60) + 30),
+    CONVOY_LEASE_SECONDS: String(MAX_LEASE_SECONDS),
   });
   const clients: FunctionClients = { kc: fromClientNodeKubeConfig(kc), sqs, s3 };
   const queueUrlOf = (loop: Loop) => () => queues[loop].queueUrl;

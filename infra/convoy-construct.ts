@@ -38,6 +38,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { MAX_LEASE_SECONDS } from '../domain/runtime/lease.ts';
 import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
 import {
   DEFAULT_INSTALLATION_NAMESPACE,
@@ -63,9 +64,11 @@ export const REPO_ROOT = PACKAGE_ROOT;
 export { defaultEntry, RelayImage };
 
 /**
- * Added to the function timeout for the queues' visibility timeout and the
- * Lease duration (CONVOY_LEASE_SECONDS): a record whose invocation timed out
- * comes back only after its Lease has expired, so the next run can take it.
+ * Added to the function timeout for the queues' visibility timeout: a record
+ * whose invocation timed out comes back only after its Lease has expired (the
+ * Lease lasts MAX_LEASE_SECONDS and is renewed by a heartbeat while the run
+ * lives, so it expires at most a minute after the invocation died), so the
+ * next run can take it.
  */
 export const TIMEOUT_MARGIN = Duration.seconds(30);
 
@@ -115,7 +118,7 @@ export interface ConvoyProps {
   readonly kubeconfigPath?: string;
   /** Namespace of the Leases and of the relay (CONVOY_NAMESPACE); default convoy-system. */
   readonly installationNamespace?: string;
-  /** Timeout of all three functions; default 15 min. Queue visibility and Lease duration are this + 30 s. */
+  /** Timeout of all three functions; default 15 min. Queue visibility is this + 30 s; Leases last 60 s, renewed while a run lives. */
   readonly functionTimeout?: Duration;
   /**
    * Maximum concurrent invocations per event source mapping (2–1000), one number for all
@@ -303,7 +306,8 @@ export class Convoy extends Construct {
       CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
       CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
       CONVOY_CACHE_DIR: '/tmp/convoy',
-      CONVOY_LEASE_SECONDS: String(visibility.toSeconds()),
+      // The Lease does not cover the whole invocation: a heartbeat renews it (domain/runtime/lease.ts).
+      CONVOY_LEASE_SECONDS: String(MAX_LEASE_SECONDS),
       CONVOY_LOG_LEVEL: props.logLevel ?? 'info',
       NODE_OPTIONS: '--enable-source-maps',
       // Names, public endpoints and tenancy settings only: no kubeconfig or token (function-access.ts).

@@ -303,7 +303,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
         CONVOY_DRIFT_QUEUE_URL: { Ref: queueId('drift') },
         CONVOY_HEALTH_QUEUE_URL: { Ref: queueId('health') },
         CONVOY_KUBECONFIG_PATH: '/opt/kubeconfig/config',
-        CONVOY_LEASE_SECONDS: '930',
+        CONVOY_LEASE_SECONDS: '60',
       });
       for (const name of Object.keys(vars).filter((n) => n.startsWith('CONVOY_')))
         expect(known, name).toContain(name);
@@ -413,7 +413,7 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
     });
     template.allResourcesProperties('AWS::Lambda::Function', {
       Timeout: 300,
-      Environment: { Variables: Match.objectLike({ CONVOY_LEASE_SECONDS: '330' }) },
+      Environment: { Variables: Match.objectLike({ CONVOY_LEASE_SECONDS: '60' }) },
     });
     const queues = Object.values(byType(template, 'AWS::SQS::Queue'))
       .map((q) => q.Properties)
