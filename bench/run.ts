@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
 import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
+import { benchFlux } from './sections/flux.ts';
 import { benchFunctions } from './sections/functions.ts';
 import { benchMultiCluster } from './sections/multi-cluster.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
@@ -18,11 +19,13 @@ import { benchPerRelease } from './sections/per-release.ts';
 import { benchQueueLatency } from './sections/queue-latency.ts';
 import { benchRelayMetrics } from './sections/relay-metrics.ts';
 import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts';
+import { benchRelayScale } from './sections/relay-scale.ts';
+import { benchSlowGit } from './sections/slow-git.ts';
 import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'multiCluster', 'relayMetrics'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'multiCluster', 'relayMetrics'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -45,6 +48,9 @@ async function main(): Promise<number> {
       sequential: { type: 'string', default: '50' },
       burst: { type: 'string', default: '200' },
       'per-release-n': { type: 'string', default: '20' },
+      'flux-n': { type: 'string', default: '100,300,1000' },
+      'relay-scale-n': { type: 'string', default: '10000' },
+      'relay-scale-changes': { type: 'string', default: '1000' },
       'multi-cluster-n': { type: 'string', default: '100' },
     },
   });
@@ -55,6 +61,13 @@ async function main(): Promise<number> {
   const burst = Number(values.burst);
   const perReleaseN = Number(values['per-release-n']);
   if (!Number.isInteger(perReleaseN) || perReleaseN < 1) throw new BenchUsageError('--per-release-n must be a positive integer');
+  const fluxNs = (values['flux-n'] ?? '').split(',').map((s) => Number(s.trim()));
+  if (fluxNs.some((n) => !Number.isInteger(n) || n < 1)) throw new BenchUsageError('--flux-n must be positive integers separated by commas, e.g. 100,300,1000');
+  const relayScaleN = Number(values['relay-scale-n']);
+  const relayScaleChanges = Number(values['relay-scale-changes']);
+  if (!Number.isInteger(relayScaleN) || !Number.isInteger(relayScaleChanges) || relayScaleChanges < 1 || relayScaleN < relayScaleChanges) {
+    throw new BenchUsageError('--relay-scale-n and --relay-scale-changes must be positive integers, changes <= n');
+  }
   const multiClusterN = Number(values['multi-cluster-n']);
   if (!Number.isInteger(multiClusterN) || multiClusterN < 1) throw new BenchUsageError('--multi-cluster-n must be a positive integer');
   if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
@@ -89,7 +102,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease') || wanted('multiCluster');
+    const needsCluster = wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('multiCluster');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -122,7 +135,16 @@ async function main(): Promise<number> {
       const k = kc;
       await run('multiCluster', () => benchMultiCluster(k, { perCluster: multiClusterN }), (r) => r);
     }
+    if (wanted('slowGit') && kc) {
+      const k = kc;
+      await run('slowGit', () => benchSlowGit(k, { fast: 20, slow: 20 }), (r) => r);
+    }
+    if (wanted('relayScale') && kc && cp) {
+      const [k, dir] = [kc, cp.dir];
+      await run('relayScale', () => benchRelayScale(k, root, dir, { releases: relayScaleN, changes: relayScaleChanges }), (r) => r);
+    }
     if (wanted('embeddedCluster')) await run('embeddedCluster', () => benchEmbeddedCluster(root), (r) => r);
+    if (wanted('flux')) await run('flux', () => benchFlux(root, { ns: fluxNs }), (r) => r);
     if (wanted('functions')) {
       await run('functions', () => benchFunctions(root), (r) => r);
     }

@@ -1,0 +1,186 @@
+// relayScale: the relay with 10,000 Releases (issue 13). The Releases are created with an
+// up-to-date status (bench/lib/release-fleet.ts), so no function runs; the relay runs as in
+// production (relay/main.ts, its own process, so /proc measures it alone) and sends to fauxqs
+// queues, which the bench counts. Reports:
+// - the relay's RSS after its first list and its peak;
+// - the message burst of a start, a restart with 1,000 Releases not up to date, and a restart
+//   with every Release up to date (messages per loop within 1, 5, 10 and 30 s of ready);
+// - the watch-event → message lag (p50/p99) under a burst of 1,000 spec changes: the bench's
+//   own watch sees each change; the lag runs to the message's sentAt.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GetQueueAttributesCommand, PurgeQueueCommand, ReceiveMessageCommand, DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { startFauxqs } from 'fauxqs';
+import { freePorts } from '../../dev/control-plane/processes.ts';
+import { ensureQueueWithDlq } from '../../adapters/sqs/queues.ts';
+import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { LOOPS, parseQueueMessage, type Loop } from '../../domain/runtime/queue-message.ts';
+import { inPool, startSideProcess, waitUntil, type SideProcess } from '../flux/side-process.ts';
+import { createFleet, upToDateStatus, writeStatus, type FleetRelease } from '../lib/release-fleet.ts';
+import { rssMiB } from '../lib/proc-stats.ts';
+import { percentile } from '../lib/stats.ts';
+import { log } from '../lib/stdout.ts';
+
+const NAMESPACE = 'convoy-relay-scale';
+const BURST_WINDOWS_S = [1, 5, 10, 30] as const;
+
+export async function benchRelayScale(kc: KubeConfig, root: string, dir: string, options: { releases: number; changes: number }): Promise<Record<string, unknown>> {
+  const aws = await startFauxqs({ port: 0, logger: false });
+  const endpoint = `http://127.0.0.1:${aws.port}`;
+  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } }).catch(() => undefined);
+  const queues = {} as Record<Loop, string>;
+  for (const loop of LOOPS) queues[loop] = (await ensureQueueWithDlq(sqs, `scale-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 })).queueUrl;
+  let relay: SideProcess | undefined;
+  const run = Date.now().toString(36);
+  try {
+    log(`relayScale: creating ${options.releases} Releases with an up-to-date status`);
+    const created = performance.now();
+    const fleet = await createFleet(kc, { prefix: `scale-${run}`, count: options.releases, perNamespace: 100, concurrency: 16, repoUrl: 'http://127.0.0.1:9/app.git' });
+    const createMs = Math.round(performance.now() - created);
+
+    const depth = async (): Promise<Record<Loop, number>> => {
+      const out = {} as Record<Loop, number>;
+      for (const loop of LOOPS) {
+        const a = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queues[loop], AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+        out[loop] = Number(a.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+      }
+      return out;
+    };
+    const purge = async () => {
+      for (const loop of LOOPS) await sqs.send(new PurgeQueueCommand({ QueueUrl: queues[loop] }));
+    };
+    const [port] = await freePorts(1);
+    const startRelayProcess = async (label: string): Promise<{ readyMs: number; burst: Record<string, Record<Loop, number>>; rssAfterListMiB: number }> => {
+      await purge();
+      const t = performance.now();
+      const proc = startSideProcess({
+        name: `relay (${label})`,
+        file: process.execPath,
+        args: [join(root, 'relay', 'main.ts'), dir],
+        env: {
+          ...process.env,
+          KUBECONFIG: join(dir, 'kubeconfig'),
+          CONVOY_NAMESPACE: NAMESPACE,
+          CONVOY_RECONCILE_QUEUE_URL: queues.reconcile,
+          CONVOY_DRIFT_QUEUE_URL: queues.drift,
+          CONVOY_HEALTH_QUEUE_URL: queues.health,
+          CONVOY_HTTP_HOST: '127.0.0.1',
+          CONVOY_HTTP_PORT: String(port),
+          CONVOY_LOG_LEVEL: 'warn',
+          AWS_ENDPOINT_URL: endpoint,
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'bench',
+          AWS_SECRET_ACCESS_KEY: 'bench',
+        },
+        log: join(dir, `relay-scale-${label}.log`),
+        pidsFile: join(dir, 'pids'),
+      });
+      relay = proc;
+      await waitUntil(`the relay (${label}) ready`, async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, [proc], 120_000);
+      const readyAt = performance.now();
+      const rssAfterListMiB = rssMiB(proc.pid).rss;
+      const burst: Record<string, Record<Loop, number>> = {};
+      for (const s of BURST_WINDOWS_S) {
+        await sleep(Math.max(0, readyAt + s * 1000 - performance.now()));
+        burst[`within${s}s`] = await depth();
+      }
+      return { readyMs: Math.round(readyAt - t), burst, rssAfterListMiB };
+    };
+    const stopRelay = async () => {
+      await relay?.stop(15_000);
+      relay = undefined;
+    };
+
+    log('relayScale: first start');
+    const firstStart = await startRelayProcess('start');
+    log('relayScale: spec-change burst');
+    const lag = await specChangeBurst(kc, sqs, queues.reconcile, fleet.slice(0, options.changes));
+    const relayPid = relay?.pid ?? -1;
+    const rss = rssMiB(relayPid);
+    await stopRelay();
+    log(`relayScale: restart with ${options.changes} Releases not up to date`);
+    const restartSomeStale = await startRelayProcess('restart-some-stale');
+    await stopRelay();
+    log('relayScale: bringing the changed Releases up to date');
+    const now = Date.now();
+    await inPool(fleet.slice(0, options.changes), 16, (r, i) => writeStatus(kc, r, upToDateStatus(2, { now, reconciledAgoMs: ((i * 7919) % 300) * 1000, checkedAgoMs: ((i * 104_729) % 600) * 1000, stableForMs: 2 * 3_600_000 })));
+    log('relayScale: restart with every Release up to date');
+    const restartAllUpToDate = await startRelayProcess('restart-all-up-to-date');
+    const rssEnd = rssMiB(relay?.pid ?? -1);
+    await stopRelay();
+    return {
+      releases: options.releases,
+      createWithStatusMs: createMs,
+      relayRssMiB: { afterFirstList: firstStart.rssAfterListMiB, afterSpecBurst: rss.rss, peak: Math.max(rss.peak, rssEnd.peak) },
+      specChangeBurst: lag,
+      messagesAfterReady: { firstStart: firstStart.burst, restartSomeNotUpToDate: restartSomeStale.burst, restartAllUpToDate: restartAllUpToDate.burst },
+      readyMs: { firstStart: firstStart.readyMs, restartSomeNotUpToDate: restartSomeStale.readyMs, restartAllUpToDate: restartAllUpToDate.readyMs },
+      notes: [
+        `fleet: ${options.releases} Releases, 100 per namespace, no healthAssessment (health every 10 min), default intervals (reconcile and drift 5 min); status: reconciled within the last 5 min, health checked within the last 10 min, InSync/Healthy unchanged for 2 h`,
+        'messagesAfterReady: messages in each queue that many seconds after /readyz answered (queues purged before each start; nothing consumes them)',
+        `restartSomeNotUpToDate: the ${options.changes} Releases of the spec-change burst have a newer generation than their status`,
+      ],
+      met: lag.p99Ms !== undefined && lag.received === options.changes,
+    };
+  } finally {
+    await relay?.stop(5_000);
+    sqs.destroy();
+    await aws.stop();
+  }
+}
+
+/** Changes the spec of each Release; the lag runs from the bench's watch seeing the change to the message's sentAt. */
+async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: string, releases: readonly FleetRelease[]): Promise<{ changes: number; received: number; p50Ms?: number; p99Ms?: number; maxMs?: number; burstMs: number }> {
+  const key = (ns: string, name: string) => `${ns}/${name}`;
+  const wanted = new Set(releases.map((r) => key(r.namespace, r.name)));
+  const seenAt = new Map<string, number>();
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const path = `/apis/${API_GROUP}/${API_VERSION}/releases`;
+  const list = (await custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: 'releases', limit: 1 })) as { metadata?: { resourceVersion?: string } };
+  const watch = new Watch(kc);
+  const controller = await watch.watch(
+    path,
+    { resourceVersion: list.metadata?.resourceVersion ?? '0' },
+    (_phase: string, obj: { metadata?: { namespace?: string; name?: string; generation?: number } }) => {
+      const k = key(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+      if ((obj.metadata?.generation ?? 1) >= 2 && wanted.has(k) && !seenAt.has(k)) seenAt.set(k, Date.now());
+    },
+    (error: unknown) => {
+      if (error) log(`relayScale: watch ended: ${error instanceof Error ? error.message : JSON.stringify(error)}`);
+    },
+  );
+  const lags: number[] = [];
+  const t = performance.now();
+  try {
+    await inPool(releases, 16, async (r) => {
+      await custom.patchNamespacedCustomObject(
+        { group: API_GROUP, version: API_VERSION, namespace: r.namespace, plural: 'releases', name: r.name, body: { spec: { syncPolicy: { interval: '6m' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    });
+    const burstMs = Math.round(performance.now() - t);
+    const deadline = Date.now() + 60_000;
+    const done = new Set<string>();
+    while (done.size < releases.length && Date.now() < deadline) {
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      for (const m of Messages) {
+        const parsed = parseQueueMessage(m.Body ?? '');
+        if (!parsed.ok || !parsed.message.cause.includes('spec changed')) continue;
+        const k = key(parsed.message.namespace, parsed.message.name);
+        const seen = seenAt.get(k);
+        if (!wanted.has(k) || done.has(k) || seen === undefined) continue;
+        done.add(k);
+        lags.push(Date.parse(parsed.message.sentAt) - seen);
+      }
+      if (Messages.length > 0) {
+        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+      }
+    }
+    return { changes: releases.length, received: lags.length, p50Ms: percentile(lags, 50), p99Ms: percentile(lags, 99), maxMs: percentile(lags, 100), burstMs };
+  } finally {
+    controller.abort();
+  }
+}
