@@ -1,14 +1,12 @@
 // Lambda entry point of the drift function (nodejs24.x, ReportBatchItemFailures).
-import { createFunctionClientsOnAws, onceAsync } from '../runtime/clients.ts';
+import { createFunctionClientsOnAws } from '../runtime/clients.ts';
 import { loadFunctionConfig } from '../runtime/config.ts';
+import { lambdaEntry } from '../runtime/lambda-entry.ts';
 import { createLogger } from '../runtime/logger.ts';
-import type { SQSEvent } from '../runtime/sqs-event.ts';
 import { createDriftHandler } from './create-handler.ts';
 
-const container = onceAsync(async () => {
+export const handler = lambdaEntry(async () => {
   const config = loadFunctionConfig(process.env);
   const logger = createLogger({ base: { fn: 'drift' }, level: config.CONVOY_LOG_LEVEL });
   return createDriftHandler(config, await createFunctionClientsOnAws(config), logger);
 });
-
-export const handler = async (event: SQSEvent) => (await container())(event);
