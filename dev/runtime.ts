@@ -23,6 +23,7 @@ import { createApiApp } from '../relay/http/app.ts';
 import { createKubeAuthenticator } from '../relay/http/auth.ts';
 import { createGitWebhookHandler, createKubeWebhookReleaseSource } from '../relay/http/git-hooks.ts';
 import { createReleaseApi } from '../relay/http/release-api.ts';
+import { userClustersOf } from '../relay/http/user-cluster.ts';
 import { serveApi } from '../relay/http/serve.ts';
 import { startRelay, type Relay } from '../relay/relay.ts';
 import type { BatchSendPort } from '../relay/send/queue-sender.ts';
@@ -134,6 +135,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     const app = createApiApp({
       auth: createKubeAuthenticator(kc),
       releases: createReleaseApi(kc),
+      userClusters: userClustersOf(fromClientNodeKubeConfig(kc)),
       store: createS3RenderStore({ s3, bucket }),
       metrics: relay.metrics,
       ready: () => relay.ready(),

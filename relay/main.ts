@@ -5,6 +5,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
+import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { describeZodError } from '../domain/api/objects.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
@@ -12,6 +13,7 @@ import { createApiApp } from './http/app.ts';
 import { createKubeAuthenticator } from './http/auth.ts';
 import { createGitWebhookHandler, createKubeWebhookReleaseSource } from './http/git-hooks.ts';
 import { createReleaseApi } from './http/release-api.ts';
+import { userClustersOf } from './http/user-cluster.ts';
 import { serveApi } from './http/serve.ts';
 import { startRelay } from './relay.ts';
 
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
   const app = createApiApp({
     auth: createKubeAuthenticator(kc),
     releases: createReleaseApi(kc),
+    userClusters: userClustersOf(fromClientNodeKubeConfig(kc)),
     ...(store ? { store } : {}),
     metrics: relay.metrics,
     ready: () => relay.ready(),

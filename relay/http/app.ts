@@ -9,8 +9,11 @@
  *   GET    /v1/namespaces/{ns}/releases/{name}/renders            200 {renders: [...newest first]}
  *   POST   /v1/hooks/git                                          deps.gitWebhook, else 501
  *   GET    /healthz, /readyz, /metrics                            probes and Prometheus text
+ *   GET    /dashboard, /dashboard/assets/*                        the dashboard (dashboard/routes.ts)
+ *   …and the dashboard's routes in release-views.ts (list across namespaces, tree, diff, Events,
+ *   rollback, suspend/resume, whoami).
  *
- * Every /v1/namespaces route needs `Authorization: Bearer <token>`: the token
+ * Every /v1/namespaces, /v1/releases and /v1/whoami route needs `Authorization: Bearer <token>`: the token
  * is checked with a TokenReview (401 when missing or invalid), then a
  * SubjectAccessReview asks for `update` on releases.convoy.dev (sync, pin) or
  * `get` (reads) in that namespace for that name (403 when refused). The
@@ -30,9 +33,8 @@
  * exist". The sync annotation value is the request time in RFC 3339 with
  * second precision (Kubernetes time precision).
  */
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import { describeZodError, parseRelease } from '../../domain/api/objects.ts';
 import { Annotation } from '../../domain/reconcile/annotations.ts';
@@ -45,8 +47,12 @@ import {
   RenderStoreUnavailableError,
   type RenderStore,
 } from '../../domain/store/render-store.ts';
-import { DASHBOARD_HTML } from './dashboard.ts';
-import { AuthCheckError, type Authenticator, type Identity, type ReleaseVerb } from './auth.ts';
+import { registerDashboard } from './dashboard/routes.ts';
+import { registerReleaseViews } from './release-views.ts';
+import type { UserClusters } from './user-cluster.ts';
+import { allowRelease, ApiError, mayOnReleases, namespaceOf, renderRefSchema, type ApiEnv, type ApiErrorBody } from './api-common.ts';
+import { AuthCheckError, type Authenticator, type ReleaseVerb } from './auth.ts';
+import { pinRender, requireStore } from './pin-render.ts';
 import { gitWebhookNotImplemented, type GitWebhookHandler } from './git-hooks.ts';
 import { ReleaseApiError, ReleaseNotFoundError, type ReleaseApi } from './release-api.ts';
 
@@ -68,59 +74,17 @@ export interface ApiDeps {
   readonly logger?: ApiLogger;
   /** The clock for sync request times; default the system clock. */
   readonly now?: () => Date;
+  /** Connections as the caller (tree, Events); absent: those routes answer 501. */
+  readonly userClusters?: UserClusters;
   /** POST /v1/hooks/git; default 501. */
   readonly gitWebhook?: GitWebhookHandler;
 }
 
-export type ApiEnv = { Variables: { identity: Identity } };
+export { ApiError, type ApiEnv, type ApiErrorBody } from './api-common.ts';
 
-/** The body of every error response. */
-export interface ApiErrorBody {
-  error: string;
-  message: string;
-  field?: string;
-}
-
-/** An error that is already an HTTP answer. */
-export class ApiError extends Error {
-  override name = 'ApiError';
-  readonly status: ContentfulStatusCode;
-  readonly code: string;
-  readonly field: string | undefined;
-
-  constructor(status: ContentfulStatusCode, code: string, message: string, field?: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.field = field;
-  }
-}
-
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-const pinBodySchema = z.object({
-  renderRef: z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'must be sha256:<64 lowercase hex digits>, a renderRef from GET …/renders' }),
-});
+const pinBodySchema = z.object({ renderRef: renderRefSchema });
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
-
-function namespaceOf(c: Context<ApiEnv>): string {
-  const namespace = c.req.param('ns') ?? '';
-  if (namespace.length > 63 || !DNS1123_LABEL.test(namespace)) {
-    throw new ApiError(400, 'InvalidRequest', `namespace ${JSON.stringify(namespace.slice(0, 80))} is not a Kubernetes namespace name (lowercase letters, digits and "-", at most 63)`, 'namespace');
-  }
-  return namespace;
-}
-
-function releaseKey(c: Context<ApiEnv>): { namespace: string; name: string } {
-  const namespace = namespaceOf(c);
-  const name = c.req.param('name') ?? '';
-  if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
-    throw new ApiError(400, 'InvalidRequest', `Release name ${JSON.stringify(name.slice(0, 80))} is not a Kubernetes object name (lowercase letters, digits, "-" and ".", at most 253)`, 'name');
-  }
-  return { namespace, name };
-}
 
 function bearerToken(header: string | undefined): string | undefined {
   const match = header === undefined ? null : /^Bearer[ \t]+([^ \t]+)[ \t]*$/i.exec(header);
@@ -169,11 +133,10 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
   // The webhook authenticates its sender (HMAC), not a bearer token.
   app.post('/v1/hooks/git', (c) => (deps.gitWebhook ?? gitWebhookNotImplemented)(c.req.raw));
   // The page itself holds no data; it calls the API below with the user's token.
-  app.get('/', (c) => c.redirect('/dashboard'));
-  app.get('/dashboard', (c) => c.html(DASHBOARD_HTML));
+  registerDashboard(app);
 
   // Authentication for every Release route.
-  app.use('/v1/namespaces/*', async (c, next) => {
+  const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     const token = bearerToken(c.req.header('Authorization'));
     if (token === undefined) {
       c.header('WWW-Authenticate', 'Bearer');
@@ -185,47 +148,20 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
       throw new ApiError(401, 'Unauthorized', 'the bearer token is not valid for the management cluster (TokenReview refused it); get a new one');
     }
     c.set('identity', identity);
+    c.set('token', token);
     await next();
-  });
-
-  /** Validates the path and checks the caller may `verb` this Release. */
-  const allow = async (c: Context<ApiEnv>, verb: ReleaseVerb) => {
-    const key = releaseKey(c);
-    const id = c.get('identity');
-    const allowed = await deps.auth.authorize(
-      id.user,
-      id.groups,
-      { verb, namespace: key.namespace, resource: 'releases', name: key.name },
-      { ...(id.uid !== undefined ? { uid: id.uid } : {}), ...(id.extra !== undefined ? { extra: id.extra } : {}) },
-    );
-    if (!allowed) {
-      throw new ApiError(
-        403,
-        'Forbidden',
-        `user "${id.user}" may not ${verb} releases.convoy.dev "${key.name}" in namespace "${key.namespace}"; ask for a Role that grants "${verb}" on releases.convoy.dev`,
-      );
-    }
-    return { ...key, user: id.user };
   };
+  for (const path of ['/v1/namespaces/*', '/v1/releases', '/v1/whoami']) app.use(path, authenticate);
+  registerReleaseViews(app, deps);
 
-  const requireStore = (): RenderStore => {
-    if (deps.store === undefined) {
-      throw new ApiError(409, 'NoStore', 'no render store is configured for this convoy installation, so renders cannot be listed or pinned');
-    }
-    return deps.store;
-  };
+  const allow = (c: Context<ApiEnv>, verb: ReleaseVerb) => allowRelease(deps.auth, c, verb);
 
   const base = '/v1/namespaces/:ns/releases/:name';
 
   app.get('/v1/namespaces/:ns/releases', async (c) => {
     const namespace = namespaceOf(c);
     const id = c.get('identity');
-    const allowed = await deps.auth.authorize(
-      id.user,
-      id.groups,
-      { verb: 'list', namespace, resource: 'releases' },
-      { ...(id.uid !== undefined ? { uid: id.uid } : {}), ...(id.extra !== undefined ? { extra: id.extra } : {}) },
-    );
+    const allowed = await mayOnReleases(deps.auth, id, 'list', namespace);
     if (!allowed) {
       throw new ApiError(403, 'Forbidden', `user "${id.user}" may not list releases.convoy.dev in namespace "${namespace}"; ask for a Role that grants "list" on releases.convoy.dev`);
     }
@@ -269,16 +205,7 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
         throw new ApiError(400, 'InvalidRequest', describeZodError(parsed.error), field);
       }
       const { renderRef } = parsed.data;
-      await deps.releases.get(key.namespace, key.name); // 404 for a missing Release before asking the store
-      const store = requireStore();
-      if (!(await store.has(key.namespace, key.name, renderRef))) {
-        throw new ApiError(
-          404,
-          'RenderNotFound',
-          `render ${renderRef} of Release ${key.namespace}/${key.name} is not in the render store; GET …/renders lists the stored ones`,
-        );
-      }
-      await deps.releases.annotate(key.namespace, key.name, Annotation.pin, renderRef);
+      await pinRender(deps.releases, deps.store, key, renderRef);
       logger?.info('http api: pinned', { namespace: key.namespace, release: key.name, user: key.user, renderRef });
       return c.json({ annotation: Annotation.pin, value: renderRef }, 200);
     },
@@ -303,7 +230,7 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
 
   app.get(`${base}/renders`, async (c) => {
     const key = await allow(c, 'get');
-    const renders = await requireStore().list(key.namespace, key.name);
+    const renders = await requireStore(deps.store).list(key.namespace, key.name);
     return c.json({ renders: [...renders].sort(compareNewestFirst) }, 200);
   });
 

@@ -19,6 +19,13 @@ export interface ReleaseApi {
   annotate(namespace: string, name: string, key: string, value: string | null): Promise<void>;
   /** The Releases of a namespace as the API server returns them (unparsed). @throws ReleaseApiError */
   list(namespace: string): Promise<Record<string, unknown>[]>;
+  /** The Releases of every namespace (the relay's own list right, cluster-wide). @throws ReleaseApiError */
+  listAll(): Promise<Record<string, unknown>[]>;
+  /**
+   * Sets spec.suspend (a merge patch of the spec: it bumps metadata.generation, as kubectl would).
+   * @throws ReleaseNotFoundError, ReleaseApiError
+   */
+  setSuspend(namespace: string, name: string, suspend: boolean): Promise<void>;
 }
 
 export class ReleaseNotFoundError extends Error {
@@ -73,6 +80,23 @@ export function createReleaseApi(kc: KubeConfig): ReleaseApi {
         return list.items ?? [];
       } catch (err) {
         throw translate('list', namespace, '*', err);
+      }
+    },
+    async listAll() {
+      try {
+        const list = (await api.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: 'releases' })) as {
+          items?: Record<string, unknown>[];
+        };
+        return list.items ?? [];
+      } catch (err) {
+        throw translate('list', '*', '*', err);
+      }
+    },
+    async setSuspend(namespace, name, suspend) {
+      try {
+        await api.patchNamespacedCustomObject({ ...base(namespace, name), body: { spec: { suspend } } }, mergePatch);
+      } catch (err) {
+        throw translate(suspend ? 'suspend' : 'resume', namespace, name, err);
       }
     },
     async annotate(namespace, name, key, value) {

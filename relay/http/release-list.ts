@@ -1,0 +1,138 @@
+/**
+ * GET /v1/releases: every Release the caller may list, across namespaces,
+ * as compact summaries (the dashboard's list and its live refresh).
+ *
+ * Who sees what (docs/decisions.md "Dashboard: all namespaces"): when a
+ * SubjectAccessReview allows `list` on releases.convoy.dev in every
+ * namespace, the caller sees them all (`scope: "cluster"`). Otherwise the
+ * caller sees the namespaces, among those that hold Releases, where a
+ * review allows `list` there (`scope: "namespaces"`); nothing tells them
+ * that other namespaces exist. The Releases themselves are read with the
+ * relay's own cluster-wide list, shared by every caller for `ttlMs`, so N
+ * open dashboards cost one list per second, not N.
+ */
+import { parseRelease } from '../../domain/api/objects.ts';
+import { Annotation } from '../../domain/reconcile/annotations.ts';
+import { combinedVerdict, type Verdict } from '../../domain/status/verdict.ts';
+import { mayOnReleases } from './api-common.ts';
+import type { Authenticator, Identity } from './auth.ts';
+import type { ReleaseApi } from './release-api.ts';
+
+export interface ConditionSummary {
+  status: string;
+  reason: string;
+}
+
+export interface ReleaseSummary {
+  namespace: string;
+  name: string;
+  generation?: number;
+  createdAt?: string;
+  verdict: Verdict;
+  conditions: Record<string, ConditionSummary>;
+  rollout?: string;
+  suspended: boolean;
+  pinned?: string;
+  applied?: string;
+}
+
+export interface ReleaseListing {
+  scope: 'cluster' | 'namespaces';
+  /** The namespaces shown, sorted. */
+  namespaces: string[];
+  /** Sorted by namespace, then name. */
+  items: ReleaseSummary[];
+}
+
+interface RawMeta {
+  metadata?: { namespace?: string; name?: string; generation?: number; creationTimestamp?: string; annotations?: Record<string, string> };
+}
+
+/** One Release as the list shows it; a Release that does not parse is shown as a failure naming why. */
+export function summarize(raw: Record<string, unknown>): ReleaseSummary {
+  const meta = (raw as RawMeta).metadata ?? {};
+  const base = {
+    namespace: meta.namespace ?? '',
+    name: meta.name ?? '',
+    ...(meta.generation !== undefined ? { generation: meta.generation } : {}),
+    ...(meta.creationTimestamp !== undefined ? { createdAt: meta.creationTimestamp } : {}),
+  };
+  const parsed = parseRelease(raw);
+  if (!parsed.ok) {
+    return {
+      ...base,
+      verdict: { ready: false, signal: 'Applied', kind: 'failure', message: `the Release does not match the convoy API this relay knows: ${parsed.error}` },
+      conditions: {},
+      suspended: false,
+    };
+  }
+  const release = parsed.value;
+  const conditions: Record<string, ConditionSummary> = {};
+  for (const c of release.status?.conditions ?? []) conditions[c.type] = { status: c.status, reason: c.reason };
+  const pinned = release.metadata.annotations?.[Annotation.pin];
+  const applied = release.status?.lastSuccessful?.renderRef;
+  const rollout = release.status?.rollout?.state;
+  return {
+    ...base,
+    verdict: combinedVerdict(release),
+    conditions,
+    ...(rollout !== undefined ? { rollout } : {}),
+    suspended: release.spec.suspend === true,
+    ...(pinned !== undefined ? { pinned } : {}),
+    ...(applied !== undefined ? { applied } : {}),
+  };
+}
+
+const byKey = (a: ReleaseSummary, b: ReleaseSummary) =>
+  a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+
+/** The relay's cluster-wide list as summaries, shared for `ttlMs`; concurrent callers share one list call. */
+export function createSummaryCache(releases: ReleaseApi, ttlMs = 1000, now: () => number = Date.now): () => Promise<ReleaseSummary[]> {
+  let current: { at: number; value: Promise<ReleaseSummary[]> } | undefined;
+  return () => {
+    const t = now();
+    if (current === undefined || t - current.at >= ttlMs) {
+      const value = releases.listAll().then((raws) => raws.map(summarize).sort(byKey));
+      current = { at: t, value };
+      // A failed list is not kept: the next caller tries again.
+      value.catch(() => {
+        if (current?.value === value) current = undefined;
+      });
+    }
+    return current.value;
+  };
+}
+
+/** Runs `check` over `items` at most `limit` at a time. */
+async function filterConcurrently<T>(items: readonly T[], limit: number, check: (item: T) => Promise<boolean>): Promise<T[]> {
+  const keep = new Array<boolean>(items.length).fill(false);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      keep[index] = await check(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return items.filter((_, i) => keep[i]);
+}
+
+/** What `id` may see; `namespace` narrows it to one (still only when `list` is allowed there). */
+export async function visibleReleases(
+  auth: Authenticator,
+  summaries: () => Promise<ReleaseSummary[]>,
+  id: Identity,
+  namespace?: string,
+): Promise<ReleaseListing> {
+  const all = await summaries();
+  const inNamespaces = (allowed: readonly string[]): ReleaseListing => {
+    const set = new Set(allowed);
+    return { scope: 'namespaces', namespaces: [...allowed].sort(), items: all.filter((s) => set.has(s.namespace)) };
+  };
+  if (namespace !== undefined) return inNamespaces((await mayOnReleases(auth, id, 'list', namespace)) ? [namespace] : []);
+  if (await mayOnReleases(auth, id, 'list', '')) {
+    return { scope: 'cluster', namespaces: [...new Set(all.map((s) => s.namespace))], items: all };
+  }
+  const candidates = [...new Set(all.map((s) => s.namespace))];
+  return inNamespaces(await filterConcurrently(candidates, 8, (ns) => mayOnReleases(auth, id, 'list', ns)));
+}

@@ -1,0 +1,200 @@
+/**
+ * The routes behind the dashboard's Release page (docs/api.md "Dashboard routes"):
+ *
+ *   GET  /v1/whoami                                              200 {user, groups}
+ *   GET  /v1/releases[?namespace=]                               200 {scope, namespaces, items} (ETag; 304)
+ *   GET  /v1/namespaces/{ns}/releases/{name}/tree                200 {renderRef, objects: [{kind, namespace, name, sync, health, message}]}
+ *   GET  /v1/namespaces/{ns}/releases/{name}/renders/diff?from=&to=  200 {from, to, objects: [{kind, namespace, name, change, lines}], unchanged}
+ *   GET  /v1/namespaces/{ns}/releases/{name}/events              200 {events: [...oldest first]}
+ *   POST /v1/namespaces/{ns}/releases/{name}/rollback  [{renderRef}]  200 {annotation, value}
+ *   POST /v1/namespaces/{ns}/releases/{name}/suspend | resume    200 {suspend}
+ *
+ * The tree and Events read the cluster with the caller's own token
+ * (user-cluster.ts), through the same code as `convoy tree` / `convoy events`;
+ * the rest follow the API's pattern: a SubjectAccessReview for the caller,
+ * then the relay acts. Secret values never leave: the diff shows per-process
+ * fingerprints (cli/live-compare.ts comparable()).
+ */
+import { createHash } from 'node:crypto';
+import type { Hono } from 'hono';
+import { isKubeApiError, KubeTransportError } from '../../adapters/kube/http.ts';
+import { parseRelease, type Release } from '../../domain/api/objects.ts';
+import { Annotation } from '../../domain/reconcile/annotations.ts';
+import type { KubeObject } from '../../domain/render/kube-object.ts';
+import type { RenderStore } from '../../domain/store/render-store.ts';
+import { releaseEvents } from '../../cli/event-list.ts';
+import { comparable, compareWithLive, targetConfig } from '../../cli/live-compare.ts';
+import { CliFailure } from '../../cli/output.ts';
+import { canonicalYaml, unifiedDiff } from '../../cli/text-diff.ts';
+import { objectStates } from '../../cli/tree.ts';
+import { allowRelease, ApiError, checkNamespace, renderRefSchema, type ApiEnv } from './api-common.ts';
+import type { Authenticator } from './auth.ts';
+import { pinRender, requireStore } from './pin-render.ts';
+import type { ReleaseApi } from './release-api.ts';
+import { createSummaryCache, visibleReleases } from './release-list.ts';
+import type { UserClusters } from './user-cluster.ts';
+
+export interface ViewDeps {
+  readonly auth: Authenticator;
+  readonly releases: ReleaseApi;
+  readonly store?: RenderStore | undefined;
+  /** Absent: the tree and Events answer 501 (no way to act with the caller's token). */
+  readonly userClusters?: UserClusters | undefined;
+  readonly logger?: { info(msg: string, fields?: Readonly<Record<string, unknown>>): void } | undefined;
+}
+
+const base = '/v1/namespaces/:ns/releases/:name';
+
+async function readParsed(releases: ReleaseApi, key: { namespace: string; name: string }): Promise<Release> {
+  const parsed = parseRelease(await releases.get(key.namespace, key.name));
+  if (!parsed.ok) throw new ApiError(500, 'InvalidRelease', `Release ${key.namespace}/${key.name} does not match the convoy API this relay knows: ${parsed.error}`);
+  return parsed.value;
+}
+
+/** A Kubernetes answer to the caller's own request, as the API's answer. */
+function asCaller(error: unknown, user: string, what: string): unknown {
+  if (isKubeApiError(error, 403)) return new ApiError(403, 'Forbidden', `user "${user}" may not ${what} (the API server refused it with the caller's token)`);
+  if (isKubeApiError(error, 401)) return new ApiError(401, 'Unauthorized', 'the bearer token is not valid any more; sign in again');
+  if (error instanceof CliFailure) return new ApiError(409, 'TargetNotReady', error.message);
+  if (error instanceof KubeTransportError) return new ApiError(503, 'Unavailable', `the cluster could not be reached: ${error.reason}; retry later`);
+  return error;
+}
+
+const objectKey = (o: KubeObject) => `${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}|${o.metadata.name}`;
+
+export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
+  const summaries = createSummaryCache(deps.releases);
+
+  app.get('/v1/whoami', (c) => {
+    const id = c.get('identity');
+    return c.json({ user: id.user, groups: id.groups }, 200);
+  });
+
+  app.get('/v1/releases', async (c) => {
+    const ns = c.req.query('namespace');
+    const listing = await visibleReleases(deps.auth, summaries, c.get('identity'), ns === undefined || ns === '' ? undefined : checkNamespace(ns));
+    const body = JSON.stringify(listing);
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    c.header('ETag', etag);
+    c.header('Cache-Control', 'no-cache, private');
+    if (c.req.header('If-None-Match') === etag) return c.body(null, 304);
+    return c.body(body, 200, { 'Content-Type': 'application/json' });
+  });
+
+  const withCaller = async <T>(c: { get(k: 'token'): string }, use: (cluster: ReturnType<UserClusters['open']>) => Promise<T>): Promise<T> => {
+    if (deps.userClusters === undefined) throw new ApiError(501, 'NotImplemented', 'this relay has no management cluster address for acting with the caller\'s token');
+    const cluster = deps.userClusters.open(c.get('token'));
+    try {
+      return await use(cluster);
+    } finally {
+      cluster.close();
+    }
+  };
+
+  app.get(`${base}/tree`, async (c) => {
+    const key = await allowRelease(deps.auth, c, 'get');
+    const release = await readParsed(deps.releases, key);
+    const renderRef = release.status?.lastSuccessful?.renderRef;
+    if (renderRef === undefined) return c.json({ renderRef: null, objects: [], message: 'no render is applied yet' }, 200);
+    const stored = await requireStore(deps.store).get(key.namespace, key.name, renderRef);
+    if (stored === undefined) throw new ApiError(404, 'RenderNotFound', `the applied render ${renderRef} is not in the render store any more`);
+    const objects = await withCaller(c, async (cluster) => {
+      try {
+        const target = await targetConfig(cluster, release);
+        try {
+          return objectStates(await compareWithLive(target, stored.objects as KubeObject[]), release);
+        } finally {
+          if (target !== cluster.config) target.agent.destroy();
+        }
+      } catch (error) {
+        throw asCaller(error, key.user, `read and dry-run the objects of Release ${key.namespace}/${key.name}`);
+      }
+    });
+    return c.json({ renderRef, objects }, 200);
+  });
+
+  app.get(`${base}/renders/diff`, async (c) => {
+    const key = await allowRelease(deps.auth, c, 'get');
+    const refs = (['from', 'to'] as const).map((field) => {
+      const parsed = renderRefSchema.safeParse(c.req.query(field) ?? '');
+      if (!parsed.success) throw new ApiError(400, 'InvalidRequest', `query parameter ${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`, field);
+      return parsed.data;
+    });
+    const store = requireStore(deps.store);
+    const [from, to] = await Promise.all(
+      refs.map(async (ref) => {
+        const render = await store.get(key.namespace, key.name, ref);
+        if (render === undefined) throw new ApiError(404, 'RenderNotFound', `render ${ref} of Release ${key.namespace}/${key.name} is not in the render store`);
+        return new Map((render.objects as KubeObject[]).map((o) => [objectKey(o), o]));
+      }),
+    );
+    const objects: { kind: string; namespace: string; name: string; change: 'added' | 'removed' | 'changed'; lines: string[] }[] = [];
+    let unchanged = 0;
+    for (const k of [...new Set([...from.keys(), ...to.keys()])].sort()) {
+      const a = from.get(k);
+      const b = to.get(k);
+      const o = (b ?? a)!;
+      const lines = unifiedDiff(canonicalYaml(comparable(a)), canonicalYaml(comparable(b)));
+      if (lines.length === 0) {
+        unchanged++;
+        continue;
+      }
+      objects.push({ kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name, change: a === undefined ? 'added' : b === undefined ? 'removed' : 'changed', lines });
+    }
+    return c.json({ from: refs[0], to: refs[1], objects, unchanged }, 200);
+  });
+
+  app.get(`${base}/events`, async (c) => {
+    const key = await allowRelease(deps.auth, c, 'get');
+    await deps.releases.get(key.namespace, key.name); // 404 for a deleted Release, not an empty list
+    const events = await withCaller(c, async (cluster) => {
+      try {
+        return await releaseEvents(cluster, key);
+      } catch (error) {
+        throw asCaller(error, key.user, `list events.events.k8s.io in namespace "${key.namespace}"`);
+      }
+    });
+    return c.json({ events }, 200);
+  });
+
+  app.post(`${base}/rollback`, async (c) => {
+    const key = await allowRelease(deps.auth, c, 'update');
+    const text = await c.req.text();
+    let renderRef: string | undefined;
+    if (text.trim() !== '') {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        throw new ApiError(400, 'InvalidRequest', 'the body is not JSON; send {} or {"renderRef": "sha256:<64 hex digits>"}');
+      }
+      const field = (raw as { renderRef?: unknown } | null)?.renderRef;
+      if (field !== undefined) {
+        const parsed = renderRefSchema.safeParse(field);
+        if (!parsed.success) throw new ApiError(400, 'InvalidRequest', `renderRef ${parsed.error.issues[0]?.message ?? 'is invalid'}`, 'renderRef');
+        renderRef = parsed.data;
+      }
+    }
+    if (renderRef === undefined) {
+      renderRef = (await readParsed(deps.releases, key)).status?.lastHealthy?.renderRef;
+      if (renderRef === undefined) {
+        throw new ApiError(409, 'NoHealthyRender', `Release ${key.namespace}/${key.name} has no healthy render to roll back to (status.lastHealthy is not set); name one: {"renderRef": …}`, 'renderRef');
+      }
+    }
+    await pinRender(deps.releases, deps.store, key, renderRef);
+    deps.logger?.info('http api: rolled back', { namespace: key.namespace, release: key.name, user: key.user, renderRef });
+    return c.json({ annotation: Annotation.pin, value: renderRef }, 200);
+  });
+
+  for (const [verb, suspend] of [
+    ['suspend', true],
+    ['resume', false],
+  ] as const) {
+    app.post(`${base}/${verb}`, async (c) => {
+      const key = await allowRelease(deps.auth, c, 'update');
+      await deps.releases.setSuspend(key.namespace, key.name, suspend);
+      deps.logger?.info(`http api: ${verb}ed`, { namespace: key.namespace, release: key.name, user: key.user });
+      return c.json({ suspend }, 200);
+    });
+  }
+}

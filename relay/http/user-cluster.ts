@@ -1,0 +1,34 @@
+/**
+ * Clients of the management cluster that act with the CALLER's bearer token
+ * (not the relay's), for the routes that read what only the caller may read:
+ * the live objects of a Release's tree (and the dry run that decides their
+ * sync), a remote Cluster's kubeconfig Secret, and Events. The API server's
+ * own RBAC then decides, exactly as for kubectl or the CLI.
+ *
+ * The relay's config gives only the address and the CA; its credentials are
+ * never copied. Each client is closed after its request.
+ */
+import { createKubeClient } from '../../adapters/kube/http.ts';
+import { kubeClientConfig, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
+import type { Cluster } from '../../cli/kube.ts';
+
+export interface UserClusters {
+  /** A connection to the management cluster as the holder of `token`. Close it when done. */
+  open(token: string): Cluster;
+}
+
+export function userClustersOf(relay: KubeClientConfig): UserClusters {
+  return {
+    open(token) {
+      const config = kubeClientConfig({
+        server: relay.server,
+        ca: relay.ca,
+        insecureSkipTlsVerify: relay.insecureSkipTlsVerify,
+        tlsServerName: relay.tlsServerName,
+        token,
+      });
+      const client = createKubeClient(config, { timeoutMs: 30_000, userAgent: 'convoy-dashboard' });
+      return { client, config, close: () => config.agent.destroy() };
+    },
+  };
+}
