@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
+import { benchDashboard } from './sections/dashboard.ts';
 import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
 import { benchFlux } from './sections/flux.ts';
 import { benchFunctions } from './sections/functions.ts';
@@ -25,7 +26,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'multiCluster', 'relayMetrics'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'multiCluster', 'relayMetrics', 'dashboard'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -102,7 +103,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('multiCluster');
+    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('multiCluster');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -142,6 +143,10 @@ async function main(): Promise<number> {
     if (wanted('relayScale') && kc && cp) {
       const [k, dir] = [kc, cp.dir];
       await run('relayScale', () => benchRelayScale(k, root, dir, { releases: relayScaleN, changes: relayScaleChanges }), (r) => r);
+    }
+    if (wanted('dashboard') && kc) {
+      const k = kc;
+      await run('dashboard', () => benchDashboard(k), (r) => r);
     }
     if (wanted('embeddedCluster')) await run('embeddedCluster', () => benchEmbeddedCluster(root), (r) => r);
     if (wanted('flux')) await run('flux', () => benchFlux(root, { ns: fluxNs }), (r) => r);

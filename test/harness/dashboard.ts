@@ -12,12 +12,13 @@ import { serveApi, type ServedApi } from '../../relay/http/serve.ts';
 import { userClustersOf } from '../../relay/http/user-cluster.ts';
 
 /** The HTTP API (and the dashboard) of `runtime`, as relay/main.ts composes it, on a free loopback port. */
-export function serveDashboard(kc: KubeConfig, runtime: Pick<ConvoyRuntime, 's3' | 'bucket'> & { relay?: ConvoyRuntime['relay'] }): Promise<ServedApi> {
+/** `runtime` absent: no render store (history, diff and tree answer 409 NoStore). */
+export function serveDashboard(kc: KubeConfig, runtime?: Pick<ConvoyRuntime, 's3' | 'bucket'> & { relay?: ConvoyRuntime['relay'] }): Promise<ServedApi> {
   const app = createApiApp({
     auth: createKubeAuthenticator(kc),
     releases: createReleaseApi(kc),
-    store: createS3RenderStore({ s3: runtime.s3, bucket: runtime.bucket }),
-    metrics: runtime.relay?.metrics ?? { render: () => '' },
+    ...(runtime !== undefined ? { store: createS3RenderStore({ s3: runtime.s3, bucket: runtime.bucket }) } : {}),
+    metrics: runtime?.relay?.metrics ?? { render: () => '' },
     ready: () => true,
     userClusters: userClustersOf(fromClientNodeKubeConfig(kc)),
   });
