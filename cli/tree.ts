@@ -4,48 +4,14 @@
  * domain/health, with the Release's checks). The render is made on this
  * machine at the applied source revision (status.lastSuccessful).
  */
-import type { GitRef, Release } from '../domain/api/index.ts';
-import { assessObject, compileChecks } from '../domain/health/index.ts';
+import type { GitRef } from '../domain/api/index.ts';
 import { parseVerbArgs, releaseKey } from './args.ts';
 import { readRelease } from './kube.ts';
-import { comparable, compareWithLive, targetConfig, type Compared } from './live-compare.ts';
+import { compareWithLive, targetConfig } from './live-compare.ts';
+import { objectStates } from './object-states.ts';
 import { renderLocally } from './local-render.ts';
 import { ExitCode, table } from './output.ts';
 import type { Session } from './session.ts';
-import { canonicalYaml } from './text-diff.ts';
-
-/** One object of the tree: its sync and health. Shared with the dashboard (relay/http/release-views.ts). */
-export interface ObjectState {
-  kind: string;
-  namespace: string;
-  name: string;
-  sync: 'Synced' | 'OutOfSync' | 'Missing' | 'Unknown';
-  health: string;
-  message: string;
-}
-
-export function objectStates(compared: readonly Compared[], release: Release, now = new Date()): ObjectState[] {
-  const checks = compileChecks(release.spec.healthAssessment?.checks ?? []).compiled;
-  return compared.map((c) => {
-    const sync =
-      c.desired === undefined
-        ? 'Unknown'
-        : c.live === undefined
-          ? 'Missing'
-          : canonicalYaml(comparable(c.live)) === canonicalYaml(comparable(c.desired))
-            ? 'Synced'
-            : 'OutOfSync';
-    const health = assessObject(c.live, { checks, now });
-    return {
-      kind: c.object.kind,
-      namespace: c.object.metadata.namespace ?? '',
-      name: c.object.metadata.name,
-      sync,
-      health: health.state,
-      message: health.message.replace(/\s+/g, ' '),
-    };
-  });
-}
 
 export async function treeVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
   const { values, positionals } = parseVerbArgs('tree', argv, {});

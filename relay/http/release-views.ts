@@ -26,7 +26,7 @@ import { releaseEvents } from '../../cli/event-list.ts';
 import { comparable, compareWithLive, targetConfig } from '../../cli/live-compare.ts';
 import { CliFailure } from '../../cli/output.ts';
 import { canonicalYaml, unifiedDiff } from '../../cli/text-diff.ts';
-import { objectStates } from '../../cli/tree.ts';
+import { objectStates } from '../../cli/object-states.ts';
 import { allowRelease, ApiError, checkNamespace, renderRefSchema, type ApiEnv } from './api-common.ts';
 import type { Authenticator } from './auth.ts';
 import { pinRender, requireStore } from './pin-render.ts';

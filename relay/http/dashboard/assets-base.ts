@@ -1,4 +1,4 @@
-// Browser modules shared by every view: api.js (the HTTP API with the session's token) and dom.js (element helpers).
+// Browser code shared by every view: API_JS (the HTTP API with the session token) and DOM_JS (element helpers).
 // Plain ES2022 in String.raw: no template literals inside, so the TypeScript string stays literal.
 
 export const API_JS = String.raw`
@@ -7,14 +7,14 @@ const USER = 'convoy.user';
 
 // The token lives in sessionStorage: one sign-in per browser session, gone when the tab closes,
 // sent only in the Authorization header (never in a URL, so never in history or server logs).
-export const session = {
+const session = {
   token: () => sessionStorage.getItem(TOKEN),
   user: () => sessionStorage.getItem(USER),
   start(token, user) { sessionStorage.setItem(TOKEN, token); sessionStorage.setItem(USER, user); },
   end() { sessionStorage.removeItem(TOKEN); sessionStorage.removeItem(USER); },
 };
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(status, body) {
     super(body && body.message ? body.message : 'HTTP ' + status);
     this.status = status;
@@ -24,9 +24,9 @@ export class ApiError extends Error {
 
 const listeners = { unauthorized: () => {} };
 /** Called once per 401: the token expired or was revoked. */
-export function onUnauthorized(fn) { listeners.unauthorized = fn; }
+function onUnauthorized(fn) { listeners.unauthorized = fn; }
 
-export async function call(method, path, options) {
+async function call(method, path, options) {
   const opts = options || {};
   const token = opts.token || session.token();
   const headers = { Authorization: 'Bearer ' + token, Accept: 'application/json' };
@@ -45,13 +45,13 @@ export async function call(method, path, options) {
   return { data, etag: res.headers.get('ETag') };
 }
 
-export const releasePath = (ns, name, rest) =>
+const releasePath = (ns, name, rest) =>
   '/v1/namespaces/' + encodeURIComponent(ns) + '/releases/' + encodeURIComponent(name) + (rest || '');
 `;
 
 export const DOM_JS = String.raw`
 /** h('td', {class: 'x', onclick: fn}, 'text', child…): an element; strings become text nodes (never HTML). */
-export function h(tag, attrs, ...children) {
+function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
@@ -67,18 +67,18 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-export function verdictBadge(v) {
+function verdictBadge(v) {
   if (!v) return h('span', { class: 'badge muted' }, 'Unknown');
   if (v.ready) return h('span', { class: 'badge ready' }, 'Ready');
   return h('span', { class: 'badge ' + v.kind }, (v.kind === 'failure' ? 'Failed' : 'Waiting') + ' (' + v.signal + ')');
 }
 
-export const conditionText = (c) => (c ? c.status + ' · ' + c.reason : '—');
-export const shortRef = (ref) => (ref ? ref.replace(/^sha256:/, '').slice(0, 12) : '—');
-export const when = (t) => (t ? new Date(t).toLocaleString() : '—');
+const conditionText = (c) => (c ? c.status + ' · ' + c.reason : '—');
+const shortRef = (ref) => (ref ? ref.replace(/^sha256:/, '').slice(0, 12) : '—');
+const when = (t) => (t ? new Date(t).toLocaleString() : '—');
 
 /** A table with a caption and column headers (scope=col). */
-export function table(caption, headers, rows, id) {
+function table(caption, headers, rows, id) {
   return h('table', { id },
     h('caption', {}, caption),
     h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x)))),

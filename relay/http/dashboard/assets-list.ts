@@ -2,13 +2,11 @@
 // (GET /v1/releases with If-None-Match: an unchanged list is a 304 without a body), 50 rows a page.
 
 export const LIST_JS = String.raw`
-import { call } from './api.js';
-import { conditionText, h, shortRef, verdictBadge } from './dom.js';
 
 const PAGE = 50;
-const REFRESH_MS = 2000;
+const LIST_REFRESH_MS = 2000;
 
-export function showList(main) {
+function showList(main) {
   const state = { alive: true, busy: false, etag: undefined, listing: undefined, page: 0, ns: '', text: '' };
   const alert = h('p', { class: 'alert', role: 'alert' });
   const summary = h('p', { id: 'summary', class: 'muted' }, 'Loading Releases…');
@@ -93,7 +91,7 @@ export function showList(main) {
     updated);
   document.title = 'Releases · convoy';
   void refresh();
-  const timer = setInterval(refresh, REFRESH_MS);
+  const timer = setInterval(refresh, LIST_REFRESH_MS);
   return () => { state.alive = false; clearInterval(timer); };
 }
 `;

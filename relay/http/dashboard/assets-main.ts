@@ -1,11 +1,6 @@
-// Browser modules: main.js (the router and the header) and signin.js (the sign-in form).
+// Browser code: the router and the header (MAIN_JS), the sign-in form (SIGNIN_JS); served in app.js (routes.ts).
 
 export const MAIN_JS = String.raw`
-import { onUnauthorized, session } from './api.js';
-import { h } from './dom.js';
-import { showList } from './list.js';
-import { showRelease } from './release.js';
-import { showSignIn } from './signin.js';
 
 const main = document.getElementById('main');
 const who = document.getElementById('who');
@@ -43,10 +38,8 @@ route();
 `;
 
 export const SIGNIN_JS = String.raw`
-import { call, session } from './api.js';
-import { h } from './dom.js';
 
-export function showSignIn(main, notice, done) {
+function showSignIn(main, notice, done) {
   const alert = h('p', { class: 'alert', role: 'alert', id: 'signin-message' }, notice || '');
   const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', required: true, 'aria-describedby': 'token-help' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Sign in');

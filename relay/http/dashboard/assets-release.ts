@@ -3,13 +3,10 @@
 // A 404 means the Release was deleted while open: the page says so and stops refreshing.
 
 export const RELEASE_JS = String.raw`
-import { call, releasePath } from './api.js';
-import { h, shortRef, table, verdictBadge, when } from './dom.js';
-import { eventsSection, historySection, treeSection } from './sections.js';
 
-const REFRESH_MS = 2000;
+const RELEASE_REFRESH_MS = 2000;
 
-export function showRelease(main, ns, name) {
+function showRelease(main, ns, name) {
   const title = ns + '/' + name;
   const state = { alive: true, busy: false, acting: false, release: undefined, timers: [] };
   const alert = h('p', { class: 'alert', role: 'alert', id: 'release-alert' });
@@ -120,7 +117,7 @@ export function showRelease(main, ns, name) {
     tree.el, history.el, events.el);
   document.title = title + ' · convoy';
   void refresh().then(() => { void tree.refresh(); void history.refresh(state.release); void events.refresh(); });
-  state.timers.push(setInterval(refresh, REFRESH_MS));
+  state.timers.push(setInterval(refresh, RELEASE_REFRESH_MS));
   state.timers.push(setInterval(() => { void history.refresh(state.release); void events.refresh(); }, 5000));
   state.timers.push(setInterval(() => tree.refresh(), 10000));
   return stop;

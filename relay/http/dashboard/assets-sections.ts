@@ -2,13 +2,11 @@
 // any two renders (and a rollback to any of them), and Events.
 
 export const SECTIONS_JS = String.raw`
-import { call, releasePath } from './api.js';
-import { h, shortRef, table, when } from './dom.js';
 
 const SYNC_CLASS = { Synced: 'ready', OutOfSync: 'failure', Missing: 'failure', Unknown: 'wait' };
 const HEALTH_CLASS = { Healthy: 'ready', Progressing: 'wait', Degraded: 'failure', Missing: 'failure', Unknown: 'wait' };
 
-export function treeSection(ctx) {
+function treeSection(ctx) {
   const box = h('div', { id: 'tree' }, h('p', { class: 'muted' }, 'Loading the objects…'));
   const again = h('button', { type: 'button', id: 'tree-refresh' }, 'Refresh objects');
   const el = h('section', { 'aria-labelledby': 'tree-h' }, h('h2', { id: 'tree-h' }, 'Objects'), again, box);
@@ -53,7 +51,7 @@ const revisionOf = (r) => {
   return (s.git && s.git.commit && s.git.commit.slice(0, 12)) || (s.helm && s.helm.version) || '—';
 };
 
-export function historySection(ctx) {
+function historySection(ctx) {
   const box = h('div', { id: 'history' }, h('p', { class: 'muted' }, 'Loading the renders…'));
   const showDiff = h('button', { type: 'button', id: 'show-diff' }, 'Show diff');
   const diff = h('div', { id: 'diff', 'aria-live': 'polite' });
@@ -112,7 +110,7 @@ export function historySection(ctx) {
   return { el, refresh, mark };
 }
 
-export function eventsSection(ctx) {
+function eventsSection(ctx) {
   const box = h('div', { id: 'events' }, h('p', { class: 'muted' }, 'Loading the Events…'));
   const el = h('section', { 'aria-labelledby': 'events-h' }, h('h2', { id: 'events-h' }, 'Events'), box);
   const state = { key: '' };

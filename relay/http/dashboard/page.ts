@@ -1,4 +1,4 @@
-// The dashboard's one HTML shell: every view is drawn by the modules in assets/ (main.js routes by the URL hash).
+// The dashboard's one HTML shell: every view is drawn by the modules in assets/ (app.js routes by the URL hash).
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -6,7 +6,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>convoy</title>
 <link rel="stylesheet" href="/dashboard/assets/style.css">
-<script type="module" src="/dashboard/assets/main.js"></script>
+<script defer src="/dashboard/assets/app.js"></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
