@@ -2,11 +2,11 @@
 import { createFunctionClientsOnAws } from '../runtime/clients.ts';
 import { loadFunctionConfig } from '../runtime/config.ts';
 import { lambdaEntry } from '../runtime/lambda-entry.ts';
-import { createLogger } from '../runtime/logger.ts';
+import { createPowertoolsLogger } from '../runtime/powertools-logger.ts';
 import { createReconcileHandler } from './create-handler.ts';
 
 export const handler = lambdaEntry(async () => {
   const config = loadFunctionConfig(process.env);
-  const logger = createLogger({ base: { fn: 'reconcile' }, level: config.CONVOY_LOG_LEVEL });
-  return createReconcileHandler(config, await createFunctionClientsOnAws(config), logger);
+  const logger = createPowertoolsLogger({ fn: 'reconcile', level: config.CONVOY_LOG_LEVEL });
+  return { batch: createReconcileHandler(config, await createFunctionClientsOnAws(config), logger), logger };
 });

@@ -50,7 +50,7 @@ export function loopHandler(
         durationSeconds: leaseSeconds(config.CONVOY_LEASE_SECONDS),
       }),
       // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
-      process.env['AWS_LAMBDA_FUNCTION_NAME'] === undefined ? undefined : (line) => void process.stdout.write(`${line}\n`),
+      process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined,
     ),
     sqs: sqsVisibilityPort(clients.sqs),
     logger,

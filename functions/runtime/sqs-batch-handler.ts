@@ -5,7 +5,7 @@ import { retry } from '../../domain/runtime/outcome.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import { parseQueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
-import type { LogFields, Logger } from './logger.ts';
+import type { Logger } from './logger.ts';
 import { queueUrlFromArn } from './sqs-event.ts';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from './sqs-event.ts';
 
@@ -51,10 +51,10 @@ export interface SqsBatchHandlerOptions {
 }
 
 /**
- * One SQS batch. `invocation`: fields on every log line of this batch (on Lambda the request
- * id, cold start and X-Ray trace id; see lambda-entry.ts).
+ * One SQS batch. Each record logs through its own child of `logger`, made when the record starts
+ * (so on Lambda it carries the invocation's context; see lambda-entry.ts).
  */
-export type SqsBatchHandler = (event: SQSEvent, invocation?: LogFields) => Promise<SQSBatchResponse>;
+export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
 type RecordResult = 'succeeded' | 'failed';
 
@@ -64,9 +64,9 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
   const { loop, handleRecord, sqs, logger, retryPolicyOf } = options;
   const queueUrlOf = options.queueUrlOf ?? ((record: SQSRecord) => queueUrlFromArn(record.eventSourceARN));
 
-  const processRecord = async (record: SQSRecord, batchLogger: Logger): Promise<RecordResult> => {
+  const processRecord = async (record: SQSRecord): Promise<RecordResult> => {
     const receiveCount = parseReceiveCount(record.attributes?.ApproximateReceiveCount);
-    let log = batchLogger.child({ loop, messageId: record.messageId, receiveCount });
+    let log = logger.child({ loop, messageId: record.messageId, receiveCount });
 
     // An invalid message fails alone and comes back after 1 s, so the redrive
     // policy moves it to the DLQ after maxReceiveCount quick receives rather than
@@ -147,10 +147,9 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
     return 'failed';
   };
 
-  return async (event, invocation) => {
-    const batchLogger = invocation === undefined ? logger : logger.child(invocation);
+  return async (event) => {
     const records = event.Records ?? [];
-    const results = await Promise.allSettled(records.map((record) => processRecord(record, batchLogger)));
+    const results = await Promise.allSettled(records.map((record) => processRecord(record)));
     const batchItemFailures = [];
     for (const [index, result] of results.entries()) {
       const record = records[index];
@@ -158,7 +157,7 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
       if (result.status === 'fulfilled' && result.value === 'succeeded') continue;
       if (result.status === 'rejected') {
         // A bug in the runtime itself (e.g. retryPolicyOf threw); it fails this record only.
-        batchLogger.error('record failed in the batch runtime', {
+        logger.error('record failed in the batch runtime', {
           loop,
           messageId: record.messageId,
           error: toError(result.reason),
