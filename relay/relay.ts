@@ -100,6 +100,8 @@ interface Term {
   readonly releaseInformer: ResilientInformer<Watched>;
   readonly dependencies: ReadonlyMap<DependencyKind, ResilientInformer<Watched>>;
   readonly tick: NodeJS.Timeout | undefined;
+  /** When this replica started leading: timers overdue then are spread over one interval (domain/relay/timers.ts). */
+  readonly startedAt: Date;
 }
 
 export function startRelay(options: RelayOptions): Relay {
@@ -212,12 +214,12 @@ export function startRelay(options: RelayOptions): Relay {
     for (const release of affected) send(sender, 'reconcile', keyOfRelease(release), `watch: ${kind} ${name} ${event.type}`);
   };
 
-  const onTick = (sender: QueueSender) => {
+  const onTick = (sender: QueueSender, termStartedAt: Date) => {
     const at = now();
     for (const names of index.values()) {
       for (const release of names.values()) {
         const key = keyOfRelease(release);
-        for (const loop of dueLoops(release, at, lastSent.get(releaseId(key)))) send(sender, loop, key, `timer: ${loop} interval`);
+        for (const loop of dueLoops(release, at, lastSent.get(releaseId(key)), termStartedAt)) send(sender, loop, key, `timer: ${loop} interval`);
       }
     }
   };
@@ -268,6 +270,7 @@ export function startRelay(options: RelayOptions): Relay {
   const startTerm = () => {
     if (term !== undefined || stopping) return;
     metrics.leader.set(1);
+    const startedAt = now();
     const sender = newSender();
     const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
     const releaseInformer = informerFor('Release', RELEASE_PATH, listCustom('releases'), (event) => onReleaseEvent(sender, event));
@@ -303,9 +306,9 @@ export function startRelay(options: RelayOptions): Relay {
         : setInterval(() => {
             if (!releaseInformer.hasSynced()) return;
             sweepOnce();
-            onTick(sender);
+            onTick(sender, startedAt);
           }, options.tickMs ?? 1_000);
-    term = { sender, releaseInformer, dependencies, tick };
+    term = { sender, releaseInformer, dependencies, tick, startedAt };
     log.info('relay started sending');
   };
 

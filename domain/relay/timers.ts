@@ -25,6 +25,17 @@
  * interval after the later of the status time and the last send, so a
  * Release is not sent every tick while its function runs, and a loop whose
  * function is down is retried once per interval.
+ *
+ * A relay that starts leading (termStartedAt) finds many timers overdue at
+ * once: the drift base is InSync's lastTransitionTime, hours old in a
+ * settled fleet, and a relay that was down finds every loop overdue. Sent
+ * at once, a fleet of 10,000 Releases would be 10,000 messages in the first
+ * second. A loop that was overdue when the term started and that this term
+ * has not sent yet is due instead at its Release's next slot after the term
+ * started: a fixed point on a grid of the loop's interval, offset by a hash
+ * of the Release's uid, so the overdue timers spread evenly over one
+ * interval (the steady-state rate), and a relay restarted more often than
+ * the interval still reaches every slot.
  */
 import type { Condition, Release } from '../api/index.ts';
 import { parseDuration } from '../runtime/duration.ts';
@@ -64,8 +75,11 @@ export function timerIntervals(release: Release): TimerIntervals {
   return { reconcile: durationMs(spec.syncPolicy.interval, DEFAULT_SYNC_INTERVAL_MS), drift, health };
 }
 
-/** When each loop is next due; `now` stands in for a missing creationTimestamp. */
-export function dueTimes(release: Release, now: Date, lastSent: LastSent = {}): DueTimes {
+/**
+ * When each loop is next due; `now` stands in for a missing creationTimestamp. With
+ * `termStartedAt`, a loop overdue at that time and not sent since is spread (see above).
+ */
+export function dueTimes(release: Release, now: Date, lastSent: LastSent = {}, termStartedAt?: Date): DueTimes {
   const intervals = timerIntervals(release);
   const status = release.status;
   const created = time(release.metadata.creationTimestamp) ?? now.getTime();
@@ -75,8 +89,13 @@ export function dueTimes(release: Release, now: Date, lastSent: LastSent = {}): 
   const healthBase =
     time(status?.healthSummary?.checkedAt) ?? time(conditionOf(release, 'Healthy')?.lastTransitionTime) ?? created;
 
-  const due = (base: number, loop: Loop, interval: number) =>
-    new Date((latest(base, lastSent[loop]?.getTime()) ?? base) + interval);
+  const spreadKey = release.metadata.uid ?? `${release.metadata.namespace ?? ''}/${release.metadata.name}`;
+  const due = (base: number, loop: Loop, interval: number) => {
+    const sent = lastSent[loop]?.getTime();
+    const at = (latest(base, sent) ?? base) + interval;
+    if (termStartedAt === undefined || sent !== undefined || at >= termStartedAt.getTime()) return new Date(at);
+    return new Date(nextSlot(termStartedAt.getTime(), interval, spreadOffset(`${spreadKey}/${loop}`, interval)));
+  };
   return {
     reconcile: release.spec.suspend ? undefined : due(reconcileBase, 'reconcile', intervals.reconcile),
     drift: due(driftBase, 'drift', intervals.drift),
@@ -85,8 +104,8 @@ export function dueTimes(release: Release, now: Date, lastSent: LastSent = {}): 
 }
 
 /** The loops due at `now`, in loop order. */
-export function dueLoops(release: Release, now: Date, lastSent: LastSent = {}): Loop[] {
-  const times = dueTimes(release, now, lastSent);
+export function dueLoops(release: Release, now: Date, lastSent: LastSent = {}, termStartedAt?: Date): Loop[] {
+  const times = dueTimes(release, now, lastSent, termStartedAt);
   const loops: Loop[] = [];
   for (const loop of ['reconcile', 'drift', 'health'] as const) {
     const at = times[loop];
@@ -113,4 +132,19 @@ function time(text: string | undefined): number | undefined {
 function latest(...times: (number | undefined)[]): number | undefined {
   const known = times.filter((t) => t !== undefined);
   return known.length === 0 ? undefined : Math.max(...known);
+}
+
+/** The first time at or after `from` that lies `offset` past a multiple of `interval` (ms since the epoch). */
+export function nextSlot(from: number, interval: number, offset: number): number {
+  return from + ((((offset - from) % interval) + interval) % interval);
+}
+
+/** A stable offset in [0, interval) for `key` (FNV-1a, 32 bits). */
+export function spreadOffset(key: string, interval: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash ^= key.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % Math.max(1, Math.floor(interval));
 }
