@@ -54,6 +54,11 @@ export const DEFAULT_RELAY_IMAGE = 'convoy-relay:0.1.0';
 /** The ConfigMap whose entries are the relay's environment (envFrom). */
 export const RELAY_CONFIG_NAME = 'convoy-relay-config';
 export const RELAY_HTTP_PORT = 8080;
+/** The HTTPS port of the API and dashboard, served when the TLS Secret is mounted (relay/http/tls-files.ts). */
+export const RELAY_HTTPS_PORT = 8443;
+/** A kubernetes.io/tls Secret (e.g. from cert-manager) with the relay's serving certificate; optional. */
+export const RELAY_TLS_SECRET = 'convoy-relay-tls';
+const RELAY_TLS_DIR = '/etc/convoy/tls';
 /** The Kubernetes group of the functions' identity (EKS access entry kubernetesGroups). */
 export const FUNCTIONS_GROUP = 'convoy:functions';
 export const FUNCTIONS_ROLE_NAME = 'convoy-functions';
@@ -174,6 +179,9 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
     { name: 'CONVOY_LOG_LEVEL', value: options.logLevel ?? 'info' },
     { name: 'CONVOY_HTTP_HOST', value: '0.0.0.0' },
     { name: 'CONVOY_HTTP_PORT', value: String(RELAY_HTTP_PORT) },
+    { name: 'CONVOY_HTTPS_PORT', value: String(RELAY_HTTPS_PORT) },
+    { name: 'CONVOY_TLS_CERT_FILE', value: `${RELAY_TLS_DIR}/tls.crt` },
+    { name: 'CONVOY_TLS_KEY_FILE', value: `${RELAY_TLS_DIR}/tls.key` },
     ...(options.watchSecrets === false ? [{ name: 'CONVOY_WATCH_SECRETS', value: 'false' }] : []),
     ...tenancyEnvironment(options.tenancy, namespace),
   ];
@@ -278,7 +286,8 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
                 name: 'relay',
                 image: options.image ?? DEFAULT_RELAY_IMAGE,
                 envFrom: [{ configMapRef: { name: RELAY_CONFIG_NAME } }],
-                ports: [{ name: 'http', containerPort: RELAY_HTTP_PORT, protocol: 'TCP' }],
+                // http: probes and metrics (and the API when no TLS Secret is mounted); https: the API and dashboard.
+                ports: [{ name: 'http', containerPort: RELAY_HTTP_PORT, protocol: 'TCP' }, { name: 'https', containerPort: RELAY_HTTPS_PORT, protocol: 'TCP' }],
                 readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5 },
                 livenessProbe: {
                   httpGet: { path: '/healthz', port: 'http' },
@@ -291,10 +300,11 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
                   readOnlyRootFilesystem: true,
                   capabilities: { drop: ['ALL'] },
                 },
-                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, { name: 'tls', mountPath: RELAY_TLS_DIR, readOnly: true }],
               },
             ],
-            volumes: [{ name: 'tmp', emptyDir: {} }],
+            // The TLS Secret is optional: without it the relay starts, serves plain HTTP and logs why.
+            volumes: [{ name: 'tmp', emptyDir: {} }, { name: 'tls', secret: { secretName: RELAY_TLS_SECRET, optional: true } }],
           },
         },
       },
@@ -307,7 +317,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       spec: { minAvailable: 1, selector: { matchLabels: podLabels } },
     },
     {
-      // Inbound: only the HTTP API port (API, webhooks, /metrics, probes). Outbound stays open:
+      // Inbound: only the relay's two ports (API, dashboard, webhooks, /metrics, probes). Outbound stays open:
       // the relay reaches the apiserver and the AWS endpoints, whose addresses are not known here.
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
@@ -315,14 +325,14 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       spec: {
         podSelector: { matchLabels: podLabels },
         policyTypes: ['Ingress'],
-        ingress: [{ ports: [{ protocol: 'TCP', port: RELAY_HTTP_PORT }] }],
+        ingress: [{ ports: [{ protocol: 'TCP', port: RELAY_HTTP_PORT }, { protocol: 'TCP', port: RELAY_HTTPS_PORT }] }],
       },
     },
     {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: meta(RELAY_NAME, true),
-      spec: { selector: podLabels, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
+      spec: { selector: podLabels, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }, { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
     },
   ];
 }

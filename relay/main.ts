@@ -9,12 +9,13 @@ import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { describeZodError } from '../domain/api/objects.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
-import { createApiApp } from './http/app.ts';
+import { createApiApp, createProbeApp } from './http/app.ts';
 import { createKubeAuthenticator } from './http/auth.ts';
 import { createGitWebhookHandler, createKubeWebhookReleaseSource } from './http/git-hooks.ts';
 import { createReleaseApi } from './http/release-api.ts';
 import { userClustersOf } from './http/user-cluster.ts';
 import { serveApi } from './http/serve.ts';
+import { loadTlsFiles } from './http/tls-files.ts';
 import { startRelay } from './relay.ts';
 
 const relayEnvSchema = z.object({
@@ -25,6 +26,9 @@ const relayEnvSchema = z.object({
   CONVOY_RENDER_BUCKET: z.string().min(1).optional(),
   CONVOY_HTTP_HOST: z.string().default('0.0.0.0'),
   CONVOY_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  CONVOY_HTTPS_PORT: z.coerce.number().int().min(0).max(65535).default(8443),
+  CONVOY_TLS_CERT_FILE: z.string().optional(),
+  CONVOY_TLS_KEY_FILE: z.string().optional(),
   CONVOY_GIT_WEBHOOK_SECRET: z.string().optional(),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   CONVOY_WATCH_SECRETS: z.enum(['true', 'false']).default('true'),
@@ -66,13 +70,23 @@ async function main(): Promise<void> {
       logger,
     }),
   });
-  const server = await serveApi(app, { port: env.CONVOY_HTTP_PORT, hostname: env.CONVOY_HTTP_HOST });
-  logger.info('relay started', { api: server.url });
+  const hostname = env.CONVOY_HTTP_HOST;
+  const tls = await loadTlsFiles(env.CONVOY_TLS_CERT_FILE, env.CONVOY_TLS_KEY_FILE);
+  if (tls.kind === 'missing') logger.warn(`relay: ${tls.message}`);
+  // With TLS, everything that carries a token is on HTTPS; the plain port keeps only probes and metrics.
+  const servers =
+    tls.kind === 'on'
+      ? [
+          await serveApi(app, { port: env.CONVOY_HTTPS_PORT, hostname, tls }),
+          await serveApi(createProbeApp({ metrics: relay.metrics, ready: () => relay.ready() }), { port: env.CONVOY_HTTP_PORT, hostname }),
+        ]
+      : [await serveApi(app, { port: env.CONVOY_HTTP_PORT, hostname })];
+  logger.info('relay started', { api: servers[0]?.url, ...(servers[1] ? { probes: servers[1].url } : {}) });
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
-  await server.close();
+  await Promise.all(servers.map((s) => s.close()));
   await relay.stop();
 }
 

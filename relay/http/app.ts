@@ -33,7 +33,7 @@
  * exist". The sync annotation value is the request time in RFC 3339 with
  * second precision (Kubernetes time precision).
  */
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import { describeZodError, parseRelease } from '../../domain/api/objects.ts';
@@ -110,6 +110,28 @@ function toApiError(err: unknown, logger: ApiLogger | undefined, where: string):
   return new ApiError(500, 'Internal', 'the relay failed to handle the request; see its log');
 }
 
+/** Probes and metrics: open, and about the relay only. */
+function registerProbes<E extends Env>(app: Hono<E>, deps: Pick<ApiDeps, 'metrics' | 'ready'>): void {
+  app.get('/healthz', (c) => c.text('ok'));
+  app.get('/readyz', (c) =>
+    deps.ready()
+      ? c.text('ok')
+      : c.json({ error: 'NotReady', message: 'the relay has not synced its informers yet' } satisfies ApiErrorBody, 503),
+  );
+  app.get('/metrics', async (c) => c.body(await deps.metrics.render(), 200, { 'Content-Type': PROMETHEUS_TEXT }));
+}
+
+/**
+ * Only /healthz, /readyz and /metrics: the plain-HTTP port of a relay that serves the API over
+ * TLS (kubelet probes and Prometheus stay on HTTP; nothing that carries a token does).
+ */
+export function createProbeApp(deps: Pick<ApiDeps, 'metrics' | 'ready'>): Hono {
+  const app = new Hono();
+  registerProbes(app, deps);
+  app.notFound((c) => c.json({ error: 'NotFound', message: `${c.req.path} is served on the relay's HTTPS port only` } satisfies ApiErrorBody, 404));
+  return app;
+}
+
 export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const now = deps.now ?? (() => new Date());
@@ -121,14 +143,7 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
   });
   app.notFound((c) => c.json({ error: 'NotFound', message: `no route for ${c.req.method} ${c.req.path}; see API.md "HTTP API"` } satisfies ApiErrorBody, 404));
 
-  // Probes and metrics: open, and about the relay only.
-  app.get('/healthz', (c) => c.text('ok'));
-  app.get('/readyz', (c) =>
-    deps.ready()
-      ? c.text('ok')
-      : c.json({ error: 'NotReady', message: 'the relay has not synced its informers yet' } satisfies ApiErrorBody, 503),
-  );
-  app.get('/metrics', async (c) => c.body(await deps.metrics.render(), 200, { 'Content-Type': PROMETHEUS_TEXT }));
+  registerProbes(app, deps);
 
   // The webhook authenticates its sender (HMAC), not a bearer token.
   app.post('/v1/hooks/git', (c) => (deps.gitWebhook ?? gitWebhookNotImplemented)(c.req.raw));

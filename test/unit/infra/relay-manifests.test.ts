@@ -144,7 +144,7 @@ describe('relayManifests', () => {
     });
   });
 
-  it('PodDisruptionBudget keeps one relay; NetworkPolicy admits only the HTTP port', () => {
+  it('PodDisruptionBudget keeps one relay; NetworkPolicy admits only the HTTP and HTTPS ports', () => {
     const manifests = relayManifests(options);
     expect(only(manifests, 'PodDisruptionBudget')['spec']).toEqual({
       minAvailable: 1,
@@ -152,7 +152,7 @@ describe('relayManifests', () => {
     });
     expect(only(manifests, 'NetworkPolicy')['spec']).toMatchObject({
       policyTypes: ['Ingress'],
-      ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }] }],
+      ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }, { protocol: 'TCP', port: 8443 }] }],
     });
   });
 
