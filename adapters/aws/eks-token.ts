@@ -172,7 +172,7 @@ export function createEksTokens(opts: EksAccessOptions): EksTokens {
       answer = await signedFetch('eks', eks.region, await credentialsFor(eks, where), { method: 'GET', hostname: `eks.${eks.region}.amazonaws.com`, path: `/clusters/${encodeURIComponent(eks.name)}` });
     } catch (error) {
       if (error instanceof ClusterResolutionError) throw error;
-      throw new ClusterResolutionError(`${where}: EKS in ${eks.region} is unreachable (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+      throw new ClusterResolutionError(`${where}: EKS (DescribeCluster ${eks.name} in ${eks.region}) is unreachable (${error instanceof Error ? error.message : String(error)})`, { cause: error });
     }
     let described: { cluster?: { endpoint?: string; certificateAuthority?: { data?: string }; status?: string } } = {};
     try {

@@ -6,6 +6,7 @@ import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig 
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Release } from '../../domain/api/objects.ts';
 import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
+import { createEksTokens } from '../../adapters/aws/eks-token.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
 import { convoyApi } from '../harness/releases.ts';
@@ -58,6 +59,9 @@ describe('tenancy: per-Release identity and the installation policy', () => {
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
     ]);
     await core.createNamespacedSecret({ namespace: teamB.name, body: { metadata: { name: 'b-values' }, stringData: { 'values.yaml': `password: ${SECRET_VALUE}\n` } } });
+    const fileKubeconfig = (user: string) => `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: ${user}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`;
+    await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'auth-provider-kubeconfig' }, stringData: { value: fileKubeconfig(`{auth-provider: {name: oidc, config: {id-token: ${SECRET_VALUE}}}}`) } } });
+    await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'token-file-kubeconfig' }, stringData: { value: fileKubeconfig('{tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}') } } });
     await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'bad-kubeconfig' }, stringData: { value: `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {exec: {command: /bin/sh, args: ["-c", "echo ${SECRET_VALUE}"]}}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n` } } });
   });
   afterAll(async () => {
@@ -200,5 +204,42 @@ describe('tenancy: per-Release identity and the installation policy', () => {
     expect(applied(result.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
     expect(applied(result.release)!.message).toContain('users[].user.exec');
     expect(JSON.stringify(result.release.status)).not.toContain(SECRET_VALUE);
+  });
+
+  it('bad input: a kubeconfig Secret with an auth-provider, or one that names a file → ClusterNotReady naming the field, nothing applied, no Secret data', async () => {
+    const cases = [
+      { secret: 'auth-provider-kubeconfig', field: 'auth-provider' },
+      { secret: 'token-file-kubeconfig', field: 'tokenFile' },
+    ];
+    for (const { secret, field } of cases) {
+      await convoyApi(tenant).create('Cluster', teamA, secret, { kubeConfig: { secretRef: { name: secret } } });
+      const name = await tenantRelease(`release-${secret}`, { 'cm.yaml': configMap(`cm-${secret}`) }, { cluster: { name: secret } });
+      const result = await env.reconcile(name, env.ports({ wiring: { tenancy: lockedDown() } }));
+      expect(applied(result.release), secret).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
+      expect(applied(result.release)!.message).toContain(field);
+      expect(JSON.stringify(result.release.status)).not.toContain(SECRET_VALUE);
+      expect(await exists('ConfigMap', `cm-${secret}`)).toBe(false);
+    }
+  });
+
+  it('bad input: an EKS Cluster whose endpoint does not answer, and one in an installation without AWS credentials → ClusterNotReady naming spec.eks, nothing applied', async () => {
+    // The real EKS token minter and fetch, sent to a loopback port where nothing listens (no traffic leaves the machine).
+    const eks = createEksTokens({
+      credentials: () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: SECRET_VALUE }),
+      fetch: (url, init) => fetch(url.replace(/^https:\/\/[^/]+/, 'http://127.0.0.1:1'), init),
+      timeoutMs: 2_000,
+    });
+    await convoyApi(tenant).create('Cluster', teamA, 'eks-gone', { eks: { name: 'no-such-cluster', region: 'eu-west-1' } });
+    const unreachable = await tenantRelease('eks-unreachable', { 'cm.yaml': configMap('cm-eks-1') }, { cluster: { name: 'eks-gone' } });
+    const down = await env.reconcile(unreachable, env.ports({ wiring: { tenancy: lockedDown(), eks: eks.access } }));
+    expect(applied(down.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
+    expect(applied(down.release)!.message).toContain('no-such-cluster');
+    expect(JSON.stringify(down.release.status)).not.toContain(SECRET_VALUE);
+
+    const noCredentials = await tenantRelease('eks-no-credentials', { 'cm.yaml': configMap('cm-eks-2') }, { cluster: { name: 'eks-gone' } });
+    const refused = await env.reconcile(noCredentials, env.ports({ wiring: { tenancy: lockedDown() } }));
+    expect(applied(refused.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
+    expect(applied(refused.release)!.message).toContain('spec.eks');
+    for (const cm of ['cm-eks-1', 'cm-eks-2']) expect(await exists('ConfigMap', cm)).toBe(false);
   });
 });
