@@ -2,6 +2,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { releaseStatusSchema } from '../../domain/api/release-status.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
+import { applyPatchText } from './apply-patch-text.ts';
 import { createKubeClient, isKubeApiError, KubeApiError, PATCH_CONTENT_TYPES, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -76,17 +77,6 @@ export function createStatusWriter(config: KubeClientConfig): StatusWriter {
       }
     },
   };
-}
-
-/**
- * The apply body as text. Server-side apply bodies are YAML (application/apply-patch+yaml), and the
- * API server's YAML reader refuses characters JSON leaves raw — anything beyond U+FFFF (emoji), DEL,
- * C1 controls, U+FEFF, U+FFFE/FFFF — with HTTP 400 "control characters are not allowed". They can
- * reach status through messages that quote user input, so they are written as YAML escapes
- * (`\U0001F600`), which decode to the same characters.
- */
-export function applyPatchText(body: unknown): string {
-  return JSON.stringify(body).replace(/[\u{7f}-\u{9f}\u{feff}\u{fffe}\u{ffff}\u{10000}-\u{10ffff}]/gu, (ch) => `\\U${(ch.codePointAt(0) ?? 0xfffd).toString(16).padStart(8, '0')}`);
 }
 
 function serverMessage(body: unknown): string {

@@ -33,6 +33,7 @@ import {
   type KubeRequestInit,
   type ServedResource,
 } from './discovery.ts';
+import { applyPatchText } from './apply-patch-text.ts';
 import { createKubeHttp, KubeTransportError, PATCH_CONTENT_TYPES } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -127,7 +128,7 @@ export function createTargetCluster(
         ...(dryRun ? { dryRun: 'All' } : {}),
       },
       contentType: PATCH_CONTENT_TYPES.apply,
-      body: JSON.stringify(at.body),
+      body: applyPatchText(at.body),
     });
     const object = expectObject(obj, dryRun ? 'dry run' : 'apply', response);
     return { object, date: response.date };

@@ -8,6 +8,7 @@
  * | Unknown | Pending         | the current render is not applied yet                     |
  * | Unknown | ClusterNotReady | the target cluster could not be read                      |
  * | Unknown | Pending         | the applied render is not in the render store             |
+ * | Unknown | Pending         | the Release CRD refused the status computed (convoy's bug) |
  * | False   | Degraded        | a check of spec.healthAssessment.checks does not compile  |
  * | True    | Healthy         | every object of the current render is Healthy             |
  * | False   | Progressing     | worst object Progressing (within progressDeadline)        |
@@ -162,6 +163,21 @@ export function healthVerdict(release: Release, observation: HealthObservation, 
     healthSummary: result.summary,
     outcome: result.state === 'Progressing' ? requeueAfter(HEALTH_RECHECK_MS, 'objects are Progressing') : stop(),
     aggregate: result.state,
+  };
+}
+
+/**
+ * What is written instead of a health status the Release CRD refused (convoy's own fault: the
+ * status writer found a value the schema refuses, or the API server answered 422/400). Healthy is
+ * Unknown/Pending naming the refusal, without healthSummary (where values from the cluster and
+ * from checks end up), and the run stops: a retry would compute the same status; the next
+ * interval tick or change assesses again.
+ */
+export function healthRefusedVerdict(refusal: string): HealthVerdict {
+  return {
+    condition: condition('Unknown', HealthyReason.Pending, `the health status convoy computed was refused, so health is not reported (${refusal}); it is assessed again at the next interval or change`),
+    healthSummary: undefined,
+    outcome: stop(),
   };
 }
 

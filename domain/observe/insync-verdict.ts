@@ -8,6 +8,7 @@
  * | False   | Drifted         | objects differ or are missing; names up to 10     |
  * | Unknown | Pending         | no render applied yet (and: see below)            |
  * | Unknown | ClusterNotReady | the target cluster could not be read              |
+ * | Unknown | Pending         | the CRD refused the status computed (convoy's bug) |
  *
  * Decisions the texts leave open:
  * - "The applied render" is status.lastSuccessful.renderRef.
@@ -124,6 +125,21 @@ export function inSyncVerdict(release: Release, check: DriftCheck): InSyncVerdic
       };
     }
   }
+}
+
+/**
+ * What is written instead of an InSync condition the Release CRD refused (convoy's own fault):
+ * Unknown/Pending naming the refusal; the run stops (a retry would compute the same condition)
+ * and the next drift check tries again. `correct` is kept: a drifted Release in mode Correct is
+ * still corrected.
+ */
+export function inSyncRefusedVerdict(refused: InSyncVerdict, refusal: string): InSyncVerdict {
+  return {
+    condition: condition('Unknown', InSyncReason.Pending, `the drift status convoy computed was refused, so drift is not reported (${refusal}); it is checked again at the next interval or change`),
+    outcome: stop(),
+    correct: refused.correct,
+    drifted: refused.drifted,
+  };
 }
 
 /** `/spec/replicas, /metadata/labels/app`, `missing`, or why it cannot be applied. Never a value. */

@@ -1,6 +1,6 @@
 import type { Release } from '../../domain/api/objects.ts';
 import { objectDrift } from '../../domain/observe/drift-diff.ts';
-import { inSyncVerdict, observeSlice, planDriftCheck, type DriftCheck } from '../../domain/observe/insync-verdict.ts';
+import { inSyncRefusedVerdict, inSyncVerdict, observeSlice, planDriftCheck, type DriftCheck } from '../../domain/observe/insync-verdict.ts';
 import { loadRender } from '../../domain/observe/load-render.ts';
 import { jsonEqual } from '../../domain/render/kube-object.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
@@ -11,7 +11,7 @@ import { ConditionType } from '../../domain/status/reasons.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { ClusterResolutionError } from '../../adapters/kube/cluster-resolver.ts';
 import { ObserverRequestError, type ObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
-import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
+import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
 import type { EventRecorder } from '../../adapters/kube/events.ts';
 import { emitDriftEvents } from '../reconcile/release-events.ts';
 import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/reconcile-record.ts';
@@ -44,12 +44,22 @@ export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
     const release = hinted?.release ?? (await loadRelease(deps.releases, message, ctx));
     if (!('metadata' in release)) return release;
     const check = await checkDrift(release, deps, ctx.logger, hinted?.hint);
-    const verdict = inSyncVerdict(release, check);
+    let verdict = inSyncVerdict(release, check);
     const log = ctx.logger.child(check.kind === 'checked' ? { renderRef: check.renderRef } : {});
-    const slice = observeSlice(release, verdict, now());
+    let slice = observeSlice(release, verdict, now());
     const before = findCondition(release.status?.conditions, ConditionType.InSync);
     if (!jsonEqual(before, slice.conditions[0])) {
-      await deps.statusWriter.apply({ namespace: message.namespace, name: message.name }, { manager: FieldManager.observe, slice });
+      const key = { namespace: message.namespace, name: message.name };
+      try {
+        await deps.statusWriter.apply(key, { manager: FieldManager.observe, slice });
+      } catch (error) {
+        if (!(error instanceof StatusRefusedError)) throw error;
+        // convoy computed a condition its own CRD refuses: say so in InSync instead of retrying forever.
+        log.error('the drift status was refused; writing InSync Unknown/Pending instead', { error });
+        verdict = inSyncRefusedVerdict(verdict, error.message);
+        slice = observeSlice(release, verdict, now());
+        await deps.statusWriter.apply(key, { manager: FieldManager.observe, slice });
+      }
       await emitDriftEvents(deps.events, release, slice.conditions[0], log);
     }
     if (verdict.correct) await deps.notify('reconcile', release, `drift: ${verdict.drifted} objects drifted (mode Correct)`);

@@ -1,5 +1,5 @@
 import type { Release } from '../../domain/api/objects.ts';
-import { healthRenderRef, healthSlice, healthVerdict, type HealthObservation } from '../../domain/observe/health-verdict.ts';
+import { healthRefusedVerdict, healthRenderRef, healthSlice, healthVerdict, type HealthObservation } from '../../domain/observe/health-verdict.ts';
 import { loadRender } from '../../domain/observe/load-render.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
@@ -7,7 +7,7 @@ import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { ClusterResolutionError } from '../../adapters/kube/cluster-resolver.ts';
 import { ObserverRequestError, type ObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
-import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
+import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
 import { loadRelease, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
@@ -38,10 +38,17 @@ export function createHealthRecordHandler(deps: HealthRecordDeps): RecordHandler
     const at = now();
     const verdict = healthVerdict(release, observation, at);
     const log = ctx.logger.child(observation.kind === 'notAssessed' ? {} : { renderRef: observation.renderRef });
-    await deps.statusWriter.apply(
-      { namespace: message.namespace, name: message.name },
-      { manager: FieldManager.health, slice: healthSlice(release, verdict, at) },
-    );
+    const key = { namespace: message.namespace, name: message.name };
+    try {
+      await deps.statusWriter.apply(key, { manager: FieldManager.health, slice: healthSlice(release, verdict, at) });
+    } catch (error) {
+      if (!(error instanceof StatusRefusedError)) throw error;
+      // convoy computed a status its own CRD refuses: say so in Healthy instead of retrying forever.
+      log.error('the health status was refused; writing Healthy Unknown/Pending instead', { error });
+      const refused = healthRefusedVerdict(error.message);
+      await deps.statusWriter.apply(key, { manager: FieldManager.health, slice: healthSlice(release, refused, at) });
+      return refused.outcome;
+    }
     log.info('health assessed', { healthy: verdict.condition.reason, aggregate: verdict.aggregate });
     return verdict.outcome;
   };

@@ -118,6 +118,19 @@ describe('TargetCluster: apply and dry run', () => {
     expect(entry?.operation).toBe('Apply');
   });
 
+  it('user data with emoji, DEL, C1 controls and U+FEFF is applied and dry-run as is (the apply body escapes what the YAML reader refuses)', async () => {
+    const target = createTargetCluster(config, identity);
+    const data = { emoji: 'ship 🚢 ok', del: 'a\u007fb', c1: 'x\u0085\u009fy', bom: '\ufeffstart', tab: 'a\tb\nc', quote: 'say "\\U0001F600"' };
+    const cm = configMap(unique('cm'), data);
+    cm.metadata.annotations = { 'example.com/note': 'rocket 🚀' };
+    await target.apply(cm);
+    const live = await target.read(cm);
+    expect(live?.data).toEqual(data);
+    expect((live?.metadata as { annotations?: Record<string, string> }).annotations?.['example.com/note']).toBe('rocket 🚀');
+    expect(await createTargetCluster(config, identity).dryRun([cm])).toEqual([{ kind: 'unchanged' }]);
+    expect(await createTargetCluster(config, identity).dryRun([configMap(cm.metadata.name, { ...data, emoji: 'ship 🛳 changed' })])).toEqual([{ kind: 'changed' }]);
+  });
+
   it('dry run after apply: unchanged for both, without a write, in 2 requests per object', async () => {
     const counter = { count: 0 };
     const target = createTargetCluster(config, identity, { requestCounter: counter });
