@@ -23,7 +23,7 @@ import { log } from '../lib/stdout.ts';
 
 const DEPLOYER = 'convoy-deployer';
 const TARGET_COUNT = 3;
-const APPLIED_TIMEOUT_MS = 300_000;
+const APPLIED_TIMEOUT_MS = 600_000;
 const SETTLE_MS = 20_000;
 
 export interface MultiClusterOptions {
