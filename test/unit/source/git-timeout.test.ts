@@ -38,3 +38,29 @@ describe('a Git server that never answers', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
+
+describe('a Git server that takes longer than 5 s to answer', () => {
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    // Answers each request after 5.5 s: longer than the idle timeout of node's global agent (5 s).
+    server = createServer((_req, res) => {
+      setTimeout(() => res.end('slow but fine'), 5_500);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/slow.git/info/refs`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('is waited for up to the answer timeout, not cut off by a 5-s socket timeout', { timeout: 20_000 }, async () => {
+    const res = await withAnswerTimeout(http, 15_000).request({ url, method: 'GET', headers: {} });
+    expect(res.statusCode).toBe(200);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of res.body ?? []) chunks.push(chunk);
+    expect(Buffer.concat(chunks).toString()).toBe('slow but fine');
+  });
+});
