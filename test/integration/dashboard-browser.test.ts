@@ -17,6 +17,7 @@ import { convoyApi, releaseSpec } from '../harness/releases.ts';
 import { startRuntimeEnv, until, type RuntimeEnv } from '../harness/runtime-env.ts';
 
 const configMap = (value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata: {greeting: ${value}}\n`;
+const MANY = 1000;
 const reader = [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list'] }];
 
 describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
@@ -30,12 +31,20 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
   let browser: Browser;
   let page: Page;
   let user: ServiceAccountUser;
+  const pageErrors: string[] = [];
 
   const js = <T>(expression: string) => page.evaluate(expression) as Promise<T>;
   const waitFor = (expression: string, timeout = 30_000) => page.waitForFunction(expression, { timeout, polling: 200 });
-  const textOf = (selector: string) => js<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
-  const waitText = (selector: string, pattern: RegExp, timeout = 30_000) =>
-    waitFor(`${pattern.toString()}.test(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`, timeout);
+  const textOf = (selector: string): Promise<string> => js<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
+  const waitText = async (selector: string, pattern: RegExp, timeout = 30_000) => {
+    try {
+      await waitFor(`${pattern.toString()}.test(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`, timeout);
+    } catch (error) {
+      const seen = await textOf(selector).catch(() => '?');
+      const alert = await textOf('[role=alert]').catch(() => '?');
+      throw new Error(`${selector} did not match ${pattern} within ${timeout} ms: it shows ${JSON.stringify(seen.slice(0, 300))}; alert ${JSON.stringify(alert)}; page errors ${JSON.stringify(pageErrors)}`, { cause: error });
+    }
+  };
   const rowCount = (selector: string) => js<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
   const expectAccessible = async (where: string) => {
     expect(seriousViolations(await axeViolations(page)), `axe on ${where}`).toEqual([]);
@@ -46,7 +55,7 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     [other, big, hidden] = await Promise.all([freshNamespace(admin, 'dash-other'), freshNamespace(admin, 'dash-big'), freshNamespace(admin, 'dash-hidden')]);
     const convoy = convoyApi(admin);
     await Promise.all([convoy.create('Release', other.name, 'elsewhere', releaseSpec()), convoy.create('Release', hidden.name, 'secret-app', releaseSpec())]);
-    await createManyReleases(admin, big.name, 1000);
+    await createManyReleases(admin, big.name, MANY);
     user = await serviceAccountUser(admin, env.ns.name, 'dash-user', [
       {
         namespace: env.ns.name,
@@ -63,6 +72,7 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     api = await serveDashboard(admin, env.runtime);
     browser = await launchChromium();
     page = await browser.newPage();
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
     await page.setBypassCSP(true); // lets the test inject axe-core; the app itself loads only its own scripts
   }, 240_000);
 
@@ -86,7 +96,7 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
   it('signs in once per session (sessionStorage, never the URL) and lists every namespace the token may list; a Release goes Ready live', async () => {
     await page.evaluate(`document.querySelector('#token').value = ${JSON.stringify(user.token)}`);
     await page.click('#signin button[type=submit]');
-    await waitText('#summary', /^1001 Releases in 2 namespaces \(the namespaces your token may list\)$/);
+    await waitText('#summary', new RegExp(`^${MANY + 1} Releases in 2 namespaces \\(the namespaces your token may list\\)$`));
     expect(await textOf('#who')).toContain(user.user);
     expect(page.url()).not.toContain(user.token);
     expect(await js<string>(`sessionStorage.getItem('convoy.token')`)).toBe(user.token);
@@ -94,7 +104,7 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     // Created after sign-in: its namespace and row appear, then it turns Ready, without a reload.
     const repo = await env.repo('app', { 'cm.yaml': configMap('hello') });
     await env.createRelease('app', { source: { git: { url: repo.url, ref: { branch: 'main' } } } });
-    await waitText('#summary', /^1002 Releases in 3 namespaces/);
+    await waitText('#summary', new RegExp(`^${MANY + 2} Releases in 3 namespaces`));
     const namespaces = await js<string[]>(`[...document.querySelectorAll('#ns-filter option')].map((o) => o.value)`);
     expect(namespaces).toEqual(['', ...[env.ns.name, other.name, big.name].sort()]);
     expect(namespaces).not.toContain(hidden.name);
@@ -106,12 +116,12 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
 
   it('1000 Releases: 50 rows a page, paging and the name filter work', async () => {
     await page.select('#ns-filter', big.name);
-    await waitText('#page-info', /^Page 1 of 20 \(1000 shown\)$/);
+    await waitText('#page-info', new RegExp(`^Page 1 of ${MANY / 50} \\(${MANY} shown\\)$`));
     expect(await rowCount('#rows tr')).toBe(50);
     await page.click('#next-page');
-    await waitText('#page-info', /^Page 2 of 20/);
+    await waitText('#page-info', new RegExp(`^Page 2 of ${MANY / 50}`));
     expect(await textOf('#rows tr th')).toContain('r-0050');
-    await page.type('#name-filter', 'r-0999');
+    await page.type('#name-filter', `r-${String(MANY - 1).padStart(4, '0')}`);
     await waitText('#page-info', /^Page 1 of 1 \(1 shown\)$/);
     expect(await rowCount('#rows tr')).toBe(1);
   });
@@ -172,5 +182,6 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     await waitText('#signin-message', /Your session has ended: the token is no longer valid/, 60_000);
     expect(await js<string | null>(`sessionStorage.getItem('convoy.token')`)).toBeNull();
     await expectAccessible('the sign-in page after the session ended');
+    expect(pageErrors, 'uncaught errors in the page').toEqual([]);
   });
 });

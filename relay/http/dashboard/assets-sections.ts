@@ -57,19 +57,19 @@ function historySection(ctx) {
   const diff = h('div', { id: 'diff', 'aria-live': 'polite' });
   const el = h('section', { 'aria-labelledby': 'history-h' }, h('h2', { id: 'history-h' }, 'History'), box,
     h('div', { class: 'actions' }, showDiff), diff);
-  const state = { renders: [], key: '', from: undefined, to: undefined, release: undefined };
+  const state = { renders: [], key: '', from: undefined, to: undefined, picked: false, release: undefined };
 
   function draw() {
     if (state.renders.length === 0) { box.replaceChildren(h('p', { class: 'muted' }, 'No stored renders yet.')); return; }
     const radio = (group, ref, i) => h('input', { type: 'radio', name: 'diff-' + group, value: ref, checked: state[group] === ref,
-      'aria-label': 'Diff ' + group + ' render ' + (i + 1), onchange: () => { state[group] = ref; } });
+      'aria-label': 'Diff ' + group + ' render ' + (i + 1), onchange: () => { state[group] = ref; state.picked = true; } });
     box.replaceChildren(table('Renders, newest first', ['Stored', 'Revision', 'Render', 'Role', 'From', 'To', ''],
       state.renders.map((r, i) => h('tr', { 'data-render': r.renderRef },
         h('td', {}, when(r.createdAt)), h('td', {}, h('code', {}, revisionOf(r))),
         h('th', { scope: 'row' }, h('code', { title: r.renderRef }, shortRef(r.renderRef))),
         h('td', { class: 'role' }, rolesOf(state.release, r.renderRef)),
         h('td', {}, radio('from', r.renderRef, i)), h('td', {}, radio('to', r.renderRef, i)),
-        h('td', {}, h('button', { type: 'button', class: 'rollback-to', 'aria-label': 'Roll back to render ' + shortRef(r.renderRef),
+        h('td', {}, h('button', { type: 'button', class: 'rollback-to', 'aria-label': 'Roll back here: render ' + shortRef(r.renderRef),
           onclick: () => ctx.act('Rollback', 'POST', '/rollback', { renderRef: r.renderRef }, (d) => 'Rolled back: pinned to render ' + shortRef(d.value) + '.') },
           'Roll back here')))), 'history-table'));
   }
@@ -82,8 +82,11 @@ function historySection(ctx) {
       if (!ctx.alive()) return;
       const key = data.renders.map((r) => r.renderRef).join() + '|' + rolesOf(state.release, '');
       state.renders = data.renders;
-      if (!state.to && data.renders[0]) state.to = data.renders[0].renderRef;
-      if (!state.from && data.renders[1]) state.from = data.renders[1].renderRef;
+      // Until the user picks, the diff compares the two newest renders.
+      if (!state.picked) {
+        state.to = data.renders[0] && data.renders[0].renderRef;
+        state.from = data.renders[1] && data.renders[1].renderRef;
+      }
       if (key !== state.key) { state.key = key; draw(); }
     } catch (e) {
       if (ctx.alive() && e.status !== 401 && e.status !== 404) box.replaceChildren(h('p', { class: 'alert' }, 'History unavailable: ' + e.message));
