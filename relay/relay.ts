@@ -26,7 +26,7 @@ import {
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
 import { reconcileUpToDate } from '../domain/relay/up-to-date.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
-import { dueLoops, type LastSent } from '../domain/relay/timers.ts';
+import { dueLoops, observersNotified, type LastSent } from '../domain/relay/timers.ts';
 import { orphanLeaseUids, type LeasePort } from '../domain/runtime/lease.ts';
 import type { Loop } from '../domain/runtime/queue-message.ts';
 import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
@@ -169,6 +169,11 @@ export function startRelay(options: RelayOptions): Relay {
       next = parsed.value;
     }
     setIndexed(namespace, name, next);
+    // The reconcile sent this Release to the observers with the status write seen here.
+    if (observersNotified(old, next) && next !== undefined) {
+      const id = releaseId(keyOfRelease(next));
+      lastSent.set(id, { ...lastSent.get(id), health: now(), drift: now() });
+    }
     const cause = releaseChangeCause(old, next);
     if (cause === undefined) return;
     // The first list after taking the lead: an up-to-date Release waits for its timers.

@@ -26,6 +26,19 @@
  * Release is not sent every tick while its function runs, and a loop whose
  * function is down is retried once per interval.
  *
+ * While an observer waits for the reconcile — Healthy or InSync is already
+ * Pending at the current generation because the current render is not
+ * applied yet (waiting at a wave or hook, failed, no render yet) — its interval
+ * tick could only write the same Pending again. The reconcile sends the
+ * Release to both observers as soon as it applies the render or the current
+ * render changes (domain/reconcile/conclude.ts), so such a loop's timer falls
+ * back to FRESHNESS_INTERVAL_MS (a backstop for a lost message). In a burst
+ * these ticks filled the observer queues: the message that the render was
+ * applied waited behind them (issue 10). And when the relay sees the status
+ * change the reconcile notified about (`observersNotified`), it counts it as
+ * a send of both observer loops: their next tick is an interval later, not at
+ * once next to the reconcile's message.
+ *
  * A relay that starts leading (termStartedAt) finds many timers overdue at
  * once: the drift base is InSync's lastTransitionTime, hours old in a
  * settled fleet, and a relay that was down finds every loop overdue. Sent
@@ -80,7 +93,12 @@ export function timerIntervals(release: Release): TimerIntervals {
  * `termStartedAt`, a loop overdue at that time and not sent since is spread (see above).
  */
 export function dueTimes(release: Release, now: Date, lastSent: LastSent = {}, termStartedAt?: Date): DueTimes {
-  const intervals = timerIntervals(release);
+  const configured = timerIntervals(release);
+  const intervals = {
+    ...configured,
+    health: healthWaitsForReconcile(release) ? FRESHNESS_INTERVAL_MS : configured.health,
+    drift: driftWaitsForReconcile(release) ? FRESHNESS_INTERVAL_MS : configured.drift,
+  };
   const status = release.status;
   const created = time(release.metadata.creationTimestamp) ?? now.getTime();
 
@@ -112,6 +130,51 @@ export function dueLoops(release: Release, now: Date, lastSent: LastSent = {}, t
     if (at !== undefined && at.getTime() <= now.getTime()) loops.push(loop);
   }
   return loops;
+}
+
+/**
+ * Healthy is Unknown/Pending at the current generation because the current render is not
+ * applied (the health ladder's first Pending row, domain/observe/health-verdict.ts): a health
+ * check cannot change it; the reconcile's message will.
+ */
+export function healthWaitsForReconcile(release: Release): boolean {
+  if (release.spec.healthAssessment === undefined || !pendingAtGeneration(release, 'Healthy')) return false;
+  const status = release.status;
+  const current = status?.rollout?.state === 'RolledBack' ? status.lastSuccessful?.renderRef : (status?.lastAttempted?.renderRef ?? status?.lastSuccessful?.renderRef);
+  return current === undefined || current !== status?.lastSuccessful?.renderRef;
+}
+
+/**
+ * InSync is Unknown/Pending at the current generation because no render is applied yet or a
+ * newer one is being rolled out (planDriftCheck, domain/observe/insync-verdict.ts).
+ */
+export function driftWaitsForReconcile(release: Release): boolean {
+  if (!pendingAtGeneration(release, 'InSync')) return false;
+  const status = release.status;
+  const applied = status?.lastSuccessful?.renderRef;
+  const rollout = status?.rollout;
+  return applied === undefined || (rollout?.state === 'Progressing' && rollout.renderRef !== applied);
+}
+
+/**
+ * Whether a status update (old → next) is one after which the reconcile sent the Release to
+ * the health and drift queues (conclude.ts: the current render changed, a new render was
+ * applied, or a rollback happened).
+ */
+export function observersNotified(old: Release | undefined, next: Release | undefined): boolean {
+  if (old === undefined || next === undefined || old.metadata.uid !== next.metadata.uid) return false;
+  const before = old.status;
+  const after = next.status;
+  const attempted = after?.lastAttempted?.renderRef;
+  if (attempted !== undefined && attempted !== before?.lastAttempted?.renderRef) return true;
+  const applied = after?.lastSuccessful?.renderRef;
+  if (applied !== undefined && applied !== before?.lastSuccessful?.renderRef) return true;
+  return after?.rollout?.state === 'RolledBack' && before?.rollout?.state !== 'RolledBack';
+}
+
+function pendingAtGeneration(release: Release, type: 'Healthy' | 'InSync'): boolean {
+  const condition = conditionOf(release, type);
+  return condition?.reason === 'Pending' && condition.observedGeneration === (release.metadata.generation ?? 0);
 }
 
 function conditionOf(release: Release, type: string): Condition | undefined {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dueLoops, dueTimes, FRESHNESS_INTERVAL_MS } from '../../../domain/relay/timers.ts';
+import { driftWaitsForReconcile, dueLoops, dueTimes, FRESHNESS_INTERVAL_MS, healthWaitsForReconcile, observersNotified } from '../../../domain/relay/timers.ts';
+import { healthRenderRef, healthVerdict } from '../../../domain/observe/health-verdict.ts';
+import { planDriftCheck } from '../../../domain/observe/insync-verdict.ts';
 import { release } from './fixtures.ts';
 
 const NOW = new Date('2026-01-01T12:00:00Z');
@@ -84,5 +86,61 @@ describe('health timer', () => {
   it('a zero interval is treated as one second, not a busy loop', () => {
     const r = release({ spec: { healthAssessment: { interval: '0s' } } });
     expect(dueTimes(r, NOW, { health: NOW }).health).toEqual(plus(iso(NOW), 1_000));
+  });
+});
+
+describe('observer timers while the observers wait for the reconcile (issue 10: a burst filled their queues)', () => {
+  const A = `sha256:${'a'.repeat(64)}`;
+  const B = `sha256:${'b'.repeat(64)}`;
+  const pending = (type: string, generation = 1) => ({ type, status: 'Unknown', reason: 'Pending', message: '', lastTransitionTime: '2026-01-01T11:59:00Z', observedGeneration: generation });
+  const attempt = (renderRef: string) => ({ attemptedAt: '2026-01-01T11:59:00Z', phase: '', renderRef });
+  const waitingAtWave = (conditions: unknown[], generation = 1) =>
+    release({
+      generation,
+      spec: { healthAssessment: { interval: '30s' }, driftDetection: { interval: '30s' } },
+      status: { lastAttempted: attempt(B), lastSuccessful: { ...attempt(A), phase: 'Succeeded' }, rollout: { renderRef: B, state: 'Progressing', wave: 1, startedAt: '2026-01-01T11:59:00Z' }, conditions },
+    });
+
+  it('Healthy and InSync already Pending for a render that waits at a wave: both fall back to the 10-minute backstop', () => {
+    const r = waitingAtWave([pending('Healthy'), pending('InSync')]);
+    const times = dueTimes(r, NOW, { health: at('2026-01-01T11:59:00Z'), drift: at('2026-01-01T11:59:00Z') });
+    expect(times.health).toEqual(plus('2026-01-01T11:59:00Z', FRESHNESS_INTERVAL_MS));
+    expect(times.drift).toEqual(plus('2026-01-01T11:59:00Z', FRESHNESS_INTERVAL_MS));
+  });
+
+  it('not yet Pending, Pending at an older generation, or the render applied: the configured interval', () => {
+    expect(dueTimes(waitingAtWave([]), NOW, { health: NOW }).health).toEqual(plus(iso(NOW), 30_000));
+    expect(dueTimes(waitingAtWave([pending('Healthy', 1), pending('InSync', 1)], 2), NOW, { health: NOW, drift: NOW })).toMatchObject({
+      health: plus(iso(NOW), 30_000),
+      drift: plus(iso(NOW), 30_000),
+    });
+    const applied = release({
+      spec: { healthAssessment: { interval: '30s' }, driftDetection: { interval: '30s' } },
+      status: { lastAttempted: attempt(B), lastSuccessful: { ...attempt(B), phase: 'Succeeded' }, conditions: [pending('Healthy'), pending('InSync')] },
+    });
+    expect(dueTimes(applied, NOW, { health: NOW, drift: NOW })).toMatchObject({ health: plus(iso(NOW), 30_000), drift: plus(iso(NOW), 30_000) });
+  });
+
+  it('agrees with the observers: a wait is exactly where their verdict would be Pending because of the render', () => {
+    const cases = [
+      waitingAtWave([pending('Healthy'), pending('InSync')]),
+      release({ spec: { healthAssessment: {} }, status: { conditions: [pending('Healthy'), pending('InSync')] } }),
+      release({ spec: { healthAssessment: {} }, status: { lastAttempted: { ...attempt(B), phase: 'Failed' }, lastSuccessful: { ...attempt(A), phase: 'Succeeded' }, rollout: { renderRef: B, state: 'Failed' }, conditions: [pending('Healthy'), pending('InSync')] } }),
+      release({ spec: { healthAssessment: {} }, status: { lastAttempted: attempt(A), lastSuccessful: { ...attempt(A), phase: 'Succeeded' }, rollout: { renderRef: A, state: 'RolledBack' }, conditions: [pending('Healthy'), pending('InSync')] } }),
+    ];
+    for (const r of cases) {
+      expect(healthWaitsForReconcile(r)).toBe(healthVerdict(r, { kind: 'notAssessed' }, NOW).condition.reason === 'Pending' && healthRenderRef(r) === undefined);
+      expect(driftWaitsForReconcile(r)).toBe(planDriftCheck(r).kind === 'pending');
+    }
+  });
+
+  it('observersNotified: a new current render, a newly applied render or a rollback; not an unchanged status', () => {
+    const before = waitingAtWave([]);
+    const withStatus = (status: Record<string, unknown>) => release({ status: { ...before.status, ...status } });
+    expect(observersNotified(before, withStatus({ lastSuccessful: { ...attempt(B), phase: 'Succeeded' } }))).toBe(true);
+    expect(observersNotified(before, withStatus({ lastAttempted: attempt(`sha256:${'c'.repeat(64)}`) }))).toBe(true);
+    expect(observersNotified(before, withStatus({ rollout: { renderRef: B, state: 'RolledBack' } }))).toBe(true);
+    expect(observersNotified(before, withStatus({ reconciledAt: '2026-01-01T12:00:00Z' }))).toBe(false);
+    expect(observersNotified(undefined, before)).toBe(false);
   });
 });
