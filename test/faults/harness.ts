@@ -3,13 +3,13 @@
 // child processes (functions-child.ts) that a scenario may kill -9, freeze or duplicate.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { BatchV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs } from 'fauxqs';
 import { ensureQueueWithDlq } from '../../adapters/sqs/queues.ts';
 import type { Release } from '../../domain/api/objects.ts';
@@ -280,4 +280,55 @@ export function runStats(logs: readonly LogLine[], releases: number): { runsPerR
   }
   const per = (n: number) => Math.round((n / Math.max(releases, 1)) * 100) / 100;
   return { runsPerRelease: { reconcile: per(counts.reconcile), drift: per(counts.drift), health: per(counts.health) }, overlappingRuns: overlapping };
+}
+
+/**
+ * Every Job created in a namespace while a scenario runs, by uid: a hook Job created more than once
+ * (a second Job of the same name after the first was deleted, i.e. the hook ran twice) counts as a
+ * duplicate. Polls the list (a Job that lives less than the poll interval could be missed; hook Jobs
+ * here live until the namespace goes).
+ */
+export function trackJobs(world: FaultWorld, namespace: string, everyMs = 500) {
+  const batch = world.kc.makeApiClient(BatchV1Api);
+  const uidsByName = new Map<string, Set<string>>();
+  const poll = async () => {
+    const jobs = await batch.listNamespacedJob({ namespace });
+    for (const job of jobs.items) {
+      const name = job.metadata?.name ?? '';
+      const uids = uidsByName.get(name) ?? new Set<string>();
+      uids.add(job.metadata?.uid ?? '');
+      uidsByName.set(name, uids);
+    }
+  };
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await poll().catch(() => undefined);
+      await sleep(everyMs);
+    }
+  })();
+  return {
+    async stop(): Promise<{ hookJobs: number; duplicateHookJobs: number }> {
+      stopped = true;
+      await loop;
+      await poll();
+      const created = [...uidsByName.values()].reduce((n, uids) => n + uids.size, 0);
+      return { hookJobs: uidsByName.size, duplicateHookJobs: created - uidsByName.size };
+    },
+  };
+}
+
+/** The host's 1-minute load average, sampled every `everyMs` while a scenario runs. */
+export function sampleLoad(everyMs = 5_000) {
+  const samples: number[] = [loadavg()[0] ?? 0];
+  const timer = setInterval(() => samples.push(loadavg()[0] ?? 0), everyMs);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      samples.push(loadavg()[0] ?? 0);
+      const round = (n: number) => Math.round(n * 10) / 10;
+      return { loadAvg1m: { start: round(samples[0] ?? 0), max: round(Math.max(...samples)), end: round(samples.at(-1) ?? 0) }, cores: cpus().length };
+    },
+  };
 }

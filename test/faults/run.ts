@@ -4,10 +4,13 @@
 // hook Jobs; the process exits 1 when an invariant breaks (overlap, DLQ, lost fields, no converge).
 //
 // Sizes: FAULT_N Releases per scenario (default 10), FAULT_BURST_N for the burst (default 500),
-// FAULT_FREEZE_S (default 45) and FAULT_GIT_DOWN_S (default 60); FAULT_ONLY=a,b runs a subset.
+// FAULT_DUP_N for the duplicate-cost pair (default 200), FAULT_FREEZE_S (default 45) and
+// FAULT_GIT_DOWN_S (default 60); FAULT_ONLY=a,b runs a subset; FAULT_LOG_DIR=<dir> writes each
+// scenario's function log lines there (<scenario>.jsonl). Each line also carries the host's load.
 import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchV1Api } from '@kubernetes/client-node';
 import { createKubeClient } from '../../adapters/kube/http.ts';
 import { fromKubeconfigFile } from '../../adapters/kube/kubeconfig.ts';
 import { microTime } from '../../adapters/kube/lease.ts';
@@ -25,9 +28,11 @@ import {
   missingFields,
   releaseSpec,
   runStats,
+  sampleLoad,
   startFunctions,
   startScenarioRelay,
   startWorld,
+  trackJobs,
   waitConverged,
   type FaultWorld,
   type Functions,
@@ -36,9 +41,13 @@ import {
 
 const N = Number(process.env['FAULT_N'] ?? 10);
 const BURST_N = Number(process.env['FAULT_BURST_N'] ?? 500);
+const DUP_N = Number(process.env['FAULT_DUP_N'] ?? 200);
+const LOG_DIR = process.env['FAULT_LOG_DIR'];
 const FREEZE_S = Number(process.env['FAULT_FREEZE_S'] ?? 45);
 const GIT_DOWN_S = Number(process.env['FAULT_GIT_DOWN_S'] ?? 60);
 const CONVERGE_TIMEOUT_MS = Number(process.env['FAULT_TIMEOUT_S'] ?? 300) * 1000;
+/** The bursts (FAULT_BURST_N, FAULT_DUP_N) converge at the functions' throughput: a longer limit. */
+const BURST_TIMEOUT_MS = Number(process.env['FAULT_BURST_TIMEOUT_S'] ?? 1800) * 1000;
 
 interface Scenario {
   world: FaultWorld;
@@ -49,6 +58,8 @@ interface Scenario {
   relays: Relay[];
   functions: Functions[];
   releases: string[];
+  jobs: ReturnType<typeof trackJobs>;
+  load: ReturnType<typeof sampleLoad>;
 }
 
 async function scenario(world: FaultWorld, name: string): Promise<Scenario> {
@@ -59,27 +70,26 @@ async function scenario(world: FaultWorld, name: string): Promise<Scenario> {
   await createNamespace(world, installation);
   await world.api.create('Cluster', ns, 'local', { inCluster: true });
   await freshQueues(world, `${name}-${suffix}`);
-  return { world, name, ns, installation, logs: [], relays: [], functions: [], releases: [] };
+  return { world, name, ns, installation, logs: [], relays: [], functions: [], releases: [], jobs: trackJobs(world, ns), load: sampleLoad() };
 }
 
 const releaseNames = (count: number) => Array.from({ length: count }, (_, i) => `r${i}`);
 
-async function createReleases(s: Scenario, names: readonly string[], url: string): Promise<void> {
+async function createReleases(s: Scenario, names: readonly string[], url: string, extraSpec: Record<string, unknown> = {}): Promise<void> {
   for (let i = 0; i < names.length; i += 20) {
-    await Promise.all(names.slice(i, i + 20).map((n) => s.world.api.create('Release', s.ns, n, releaseSpec(url, s.ns, n))));
+    await Promise.all(names.slice(i, i + 20).map((n) => s.world.api.create('Release', s.ns, n, { ...releaseSpec(url, s.ns, n), ...extraSpec })));
   }
   s.releases.push(...names);
 }
 
-async function finish(s: Scenario, startedAt: number, notes: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-  const left = Math.max(CONVERGE_TIMEOUT_MS - (Date.now() - startedAt), 1_000);
+async function finish(s: Scenario, startedAt: number, notes: Record<string, unknown> = {}, timeoutMs = CONVERGE_TIMEOUT_MS): Promise<Record<string, unknown>> {
+  const left = Math.max(timeoutMs - (Date.now() - startedAt), 1_000);
   const conv = await waitConverged(s.world, s.ns, s.releases, left);
   // A little longer, so that late duplicates and timers show up in the counts.
   await sleep(3_000);
   const list = (await s.world.api.raw.listNamespacedCustomObject({ group: 'convoy.dev', version: 'v1alpha1', namespace: s.ns, plural: 'releases' })) as { items: Release[] };
   const lost = list.items.reduce((n, r) => n + missingFields(r).length, 0);
-  const jobs = await s.world.kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: s.ns });
-  const hookJobs = jobs.items.map((j) => j.metadata?.name ?? '');
+  const jobs = await s.jobs.stop();
   const result = {
     scenario: s.name,
     releases: s.releases.length,
@@ -88,8 +98,9 @@ async function finish(s: Scenario, startedAt: number, notes: Record<string, unkn
     ...runStats(s.logs, s.releases.length),
     deadLettered: await deadLettered(s.world),
     statusFieldsLost: lost,
-    duplicateHookJobs: hookJobs.length - new Set(hookJobs).size,
+    ...jobs,
     ...notes,
+    ...s.load.stop(),
     notConverged: list.items
       .filter((r) => !converged(r))
       .slice(0, 3)
@@ -99,6 +110,10 @@ async function finish(s: Scenario, startedAt: number, notes: Record<string, unkn
   for (const f of s.functions) {
     f.kill('SIGTERM');
     await f.exited;
+  }
+  if (LOG_DIR !== undefined) {
+    await mkdir(LOG_DIR, { recursive: true });
+    await writeFile(join(LOG_DIR, `${s.name}.jsonl`), s.logs.map((l) => JSON.stringify(l)).join('\n') + '\n');
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);
   return result;
@@ -161,6 +176,45 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
     return finish(s, started, { killedAfterS: Math.round(killedAt / 100) / 10 });
   },
 
+  async 'kill-9-mid-hook'(world) {
+    // Every Release runs a PreSync hook Job that takes 20 s (KWOK's run-for annotation); the
+    // functions are killed -9 while the hook Jobs run. The next functions must wait for the same
+    // Jobs (no second Job for a hook of a render) and converge.
+    const s = await scenario(world, 'hook9');
+    await world.api.create('Lifecycle', s.ns, 'migrate', {
+      hooks: [
+        {
+          name: 'migrate',
+          phase: 'PreSync',
+          timeout: '5m',
+          job: {
+            backoffLimit: 0,
+            template: {
+              metadata: { annotations: { 'kwok.convoy.dev/run-for': '20s' } },
+              spec: { restartPolicy: 'Never', containers: [{ name: 'migrate', image: 'registry.invalid/migrate:1' }] },
+            },
+          },
+        },
+      ],
+    });
+    const first = await startFunctions(world, s.installation, s.logs);
+    s.relays.push(startScenarioRelay(world, s.installation, [s.ns]));
+    const started = Date.now();
+    const names = releaseNames(N);
+    await createReleases(s, names, await appRepo(world, s.ns, names), { lifecycleRef: { name: 'migrate' } });
+    // Wait until the hooks of most Releases run (their Jobs exist, WaitingForHook), then kill -9.
+    const deadline = Date.now() + 60_000;
+    const waiting = () => new Set(s.logs.filter((l) => l['applied'] === 'WaitingForHook').map((l) => l['name'])).size;
+    while (Date.now() < deadline && waiting() < Math.ceil(N / 2)) await sleep(100);
+    const hooksRunningAtKill = waiting();
+    first.kill('SIGKILL');
+    await first.exited;
+    const killedAt = Date.now() - started;
+    await sleep(2_000);
+    s.functions.push(await startFunctions(world, s.installation, s.logs));
+    return finish(s, started, { killedAfterS: Math.round(killedAt / 100) / 10, hooksRunningAtKill });
+  },
+
   async 'git-down'(world) {
     const s = await scenario(world, 'gitdown');
     const names = releaseNames(N);
@@ -188,15 +242,24 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
     return finish(s, started);
   },
 
-  async 'burst-twice'(world) {
-    // The burst again with every message delivered twice: compare its time with burst's.
-    const s = await scenario(world, 'bursttwice');
-    s.functions.push(await startFunctions(world, s.installation, s.logs, { duplicate: true }));
-    s.relays.push(startScenarioRelay(world, s.installation, [s.ns], { duplicate: true }));
-    const started = Date.now();
-    const names = releaseNames(BURST_N);
-    await createReleases(s, names, await appRepo(world, s.ns, names));
-    return finish(s, started);
+  async 'duplicates-cost'(world) {
+    // The performance figure: DUP_N Releases with every message delivered twice against the same
+    // run without duplicates (first, in its own namespace and queues); ratio = twice / once.
+    const runOnce = async (name: string, duplicate: boolean) => {
+      const s = await scenario(world, name);
+      s.functions.push(await startFunctions(world, s.installation, s.logs, { duplicate }));
+      s.relays.push(startScenarioRelay(world, s.installation, [s.ns], { duplicate }));
+      const started = Date.now();
+      const names = releaseNames(DUP_N);
+      await createReleases(s, names, await appRepo(world, s.ns, names));
+      return finish(s, started, {}, BURST_TIMEOUT_MS);
+    };
+    const once = await runOnce('dupcost-once', false);
+    const twice = await runOnce('dupcost-twice', true);
+    const ratio = Number(twice['timeToConvergeS']) / Math.max(Number(once['timeToConvergeS']), 0.1);
+    const summary = { ...twice, scenario: 'duplicates-cost', baselineTimeToConvergeS: once['timeToConvergeS'], ratio: Math.round(ratio * 100) / 100, ratioTarget: 1.2 };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return summary;
   },
 
   async burst(world) {
@@ -206,7 +269,7 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
     const started = Date.now();
     const names = releaseNames(BURST_N);
     await createReleases(s, names, await appRepo(world, s.ns, names));
-    return finish(s, started);
+    return finish(s, started, {}, BURST_TIMEOUT_MS);
   },
   async 'apiserver-frozen'(world) {
     const s = await scenario(world, 'frozen');
