@@ -10,6 +10,7 @@ import { fetchHelmChart } from '../source/helm-repo.ts';
 import type { ManagementReader } from '../kube/management-reader.ts';
 import { credentialsFrom } from './credentials.ts';
 import { PolicyRefusedError, referencedNamespace } from '../../domain/tenancy/policy.ts';
+import { hasUnansweredSyncRequest } from '../../domain/reconcile/annotations.ts';
 import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
 
 export interface SourcePortDeps {
@@ -36,8 +37,10 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
     async resolve(release: Release): Promise<SourceTree> {
       const ns = release.metadata.namespace ?? 'default';
       const { git, gitRepositoryRef, helm } = release.spec.source;
+      // A sync request sees the newest commit: it skips the shared ls-remote answers.
+      const fresh = hasUnansweredSyncRequest(release);
       if (git !== undefined) {
-        return fetchGit(deps, ns, { url: git.url, ref: git.ref, secret: git.secretRef?.name, path: git.path }, 'spec.source.git');
+        return fetchGit(deps, ns, { url: git.url, ref: git.ref, secret: git.secretRef?.name, path: git.path, fresh }, 'spec.source.git');
       }
       if (gitRepositoryRef !== undefined) {
         const field = 'spec.source.gitRepositoryRef';
@@ -61,7 +64,7 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
         return fetchGit(
           deps,
           repoNs,
-          { url: repo.url, ref: repo.ref, secret: repo.secretRef?.name, path: gitRepositoryRef.path },
+          { url: repo.url, ref: repo.ref, secret: repo.secretRef?.name, path: gitRepositoryRef.path, fresh },
           `GitRepository ${repoNs}/${gitRepositoryRef.name}`,
         );
       }
@@ -81,14 +84,14 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
 async function fetchGit(
   deps: SourcePortDeps,
   namespace: string,
-  spec: { url: string; ref: GitRef; secret: string | undefined; path: string },
+  spec: { url: string; ref: GitRef; secret: string | undefined; path: string; fresh: boolean },
   field: string,
 ): Promise<SourceTree> {
   const auth = await credentialsFrom(deps.reader, namespace, spec.secret, `${field}.secretRef`);
   const fetched = await fetchGitSource(
     { url: spec.url, ref: spec.ref, path: spec.path, field, ...(auth ? { auth } : {}) },
     deps.gitCache,
-    { refCache: deps.refCache },
+    { refCache: deps.refCache, freshRef: spec.fresh },
   );
   return { dir: fetched.dir, resolved: { git: { url: fetched.resolved.url, ref: refName(spec.ref), commit: fetched.resolved.commit } } };
 }

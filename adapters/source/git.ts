@@ -69,6 +69,8 @@ export interface GitSourceOptions {
   http?: HttpClient;
   /** Shares ref resolutions (ls-remote) between Releases for a short while (ref-cache.ts). */
   refCache?: RefCache | undefined;
+  /** Resolve the ref on the server even when refCache has a fresh answer (a sync request). */
+  freshRef?: boolean | undefined;
 }
 
 
@@ -332,8 +334,10 @@ export async function fetchGitSource(
         ? name
         : options.refCache === undefined
           ? await resolveRemoteRef(t, kind, name, field)
-          : await options.refCache.resolve({ url: parsed.url, ref: `${kind}:${name}`, auth: input.auth ?? parsed.embedded }, () =>
-              resolveRemoteRef(t, kind, name, field),
+          : await options.refCache.resolve(
+              { url: parsed.url, ref: `${kind}:${name}`, auth: input.auth ?? parsed.embedded },
+              () => resolveRemoteRef(t, kind, name, field),
+              { fresh: options.freshRef === true },
             );
   } catch (err) {
     throw notReady(err, field, parsed.url, describeRef(kind, name), t.secrets);

@@ -11,12 +11,18 @@
  *   another Release's credentials were allowed to see.
  * - A commit moved by a push is seen after at most `ttlMs`, and at once by the run a push
  *   webhook triggers: a message with the relay's cause `git push …` clears the cache first
- *   (adapters/reconcile/port-caches.ts).
+ *   (adapters/reconcile/port-caches.ts); a run for a sync request not handled yet
+ *   (`convoy.dev/sync-requested-at` / `force-sync-requested-at` newer than the last attempt)
+ *   asks the server (`fresh`) and shares that newer answer.
  */
 import { createHash } from 'node:crypto';
 
 export interface RefCache {
-  resolve(key: RefCacheKey, lookup: () => Promise<string>): Promise<string>;
+  /**
+   * The commit of `key`, from the cache while its answer is fresh. `fresh`: ask the server
+   * now (a sync request must see the newest commit), and keep that answer for the others.
+   */
+  resolve(key: RefCacheKey, lookup: () => Promise<string>, options?: { fresh?: boolean }): Promise<string>;
   /** Forgets every resolution (a push was announced: the next run asks the server). */
   clear(): void;
 }
@@ -39,12 +45,13 @@ export function createRefCache(options: { ttlMs?: number; now?: () => number; ma
     clear() {
       entries.clear();
     },
-    async resolve(key, lookup) {
+    async resolve(key, lookup, resolveOptions = {}) {
       const id = createHash('sha256')
         .update(JSON.stringify([key.url, key.ref, key.auth ?? null]))
         .digest('hex');
       const hit = entries.get(id);
-      if (hit !== undefined && hit.expiresAt > now()) return hit.commit;
+      if (hit !== undefined && hit.expiresAt > now() && resolveOptions.fresh !== true) return hit.commit;
+      if (resolveOptions.fresh === true) entries.delete(id);
       const commit = lookup();
       if (ttlMs <= 0) return commit;
       if (entries.size >= maxEntries) {

@@ -23,6 +23,23 @@ export function isNewRequest(requestedAt: string | undefined, handledAt: string 
   return Number.isNaN(handled) || requested > handled;
 }
 
+/**
+ * A /sync or /sync?force=true request that no reconcile attempt has followed yet: its run
+ * must resolve the source on the server, not from a shared cache. Both times are whole
+ * seconds, so a request in the same second as the last attempt still counts (at worst one
+ * more ls-remote).
+ */
+export function hasUnansweredSyncRequest(release: Release): boolean {
+  const attempted = release.status?.lastAttempted?.attemptedAt;
+  const handled = attempted === undefined ? Number.NaN : Date.parse(attempted);
+  return [Annotation.syncRequestedAt, Annotation.forceSyncRequestedAt].some((key) => {
+    const value = annotationOf(release, key);
+    if (value === undefined) return false;
+    const requested = Date.parse(value);
+    return Number.isNaN(handled) || Number.isNaN(requested) || requested >= handled;
+  });
+}
+
 /** A renderRef as status and the render store spell it. */
 export const RENDER_REF = /^sha256:[0-9a-f]{64}$/;
 

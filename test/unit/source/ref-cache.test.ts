@@ -43,4 +43,17 @@ describe('ref cache (one ls-remote per repository and ref per window)', () => {
     cache.clear();
     expect(await cache.resolve(key('https://git/a.git'), () => Promise.resolve('c2'))).toBe('c2');
   });
+
+  it('fresh (a sync request) asks the server although the answer is fresh, and keeps the newer answer for the others', async () => {
+    const cache = createRefCache({ ttlMs: 15_000 });
+    let asked = 0;
+    const lookup = () => {
+      asked++;
+      return Promise.resolve(`c${asked}`);
+    };
+    expect(await cache.resolve(key('https://git/a.git'), lookup)).toBe('c1');
+    expect(await cache.resolve(key('https://git/a.git'), lookup, { fresh: true })).toBe('c2');
+    expect(await cache.resolve(key('https://git/a.git'), lookup)).toBe('c2');
+    expect(asked).toBe(2);
+  });
 });
