@@ -10,6 +10,7 @@ import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { describeZodError } from '../domain/api/objects.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
 import { createApiApp, createProbeApp } from './http/app.ts';
+import { cachingAuthenticator } from './http/auth-cache.ts';
 import { createKubeAuthenticator } from './http/auth.ts';
 import { createGitWebhookHandler, createKubeWebhookReleaseSource } from './http/git-hooks.ts';
 import { createReleaseApi } from './http/release-api.ts';
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
     ? createS3RenderStore({ s3: new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined }), bucket: env.CONVOY_RENDER_BUCKET })
     : undefined;
   const app = createApiApp({
-    auth: createKubeAuthenticator(kc),
+    auth: cachingAuthenticator(createKubeAuthenticator(kc)),
     releases: createReleaseApi(kc),
     userClusters: userClustersOf(fromClientNodeKubeConfig(kc)),
     ...(store ? { store } : {}),

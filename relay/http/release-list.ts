@@ -8,8 +8,8 @@
  * caller sees the namespaces, among those that hold Releases, where a
  * review allows `list` there (`scope: "namespaces"`); nothing tells them
  * that other namespaces exist. The Releases themselves are read with the
- * relay's own cluster-wide list, shared by every caller for `ttlMs`, so N
- * open dashboards cost one list per second, not N.
+ * relay's own cluster-wide list, shared by every caller (createSummaryCache), so N
+ * open dashboards cost at most one list per second, not N.
  */
 import { parseRelease } from '../../domain/api/objects.ts';
 import { Annotation } from '../../domain/reconcile/annotations.ts';
@@ -86,20 +86,44 @@ export function summarize(raw: Record<string, unknown>): ReleaseSummary {
 const byKey = (a: ReleaseSummary, b: ReleaseSummary) =>
   a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 
-/** The relay's cluster-wide list as summaries, shared for `ttlMs`; concurrent callers share one list call. */
-export function createSummaryCache(releases: ReleaseApi, ttlMs = 1000, now: () => number = Date.now): () => Promise<ReleaseSummary[]> {
-  let current: { at: number; value: Promise<ReleaseSummary[]> } | undefined;
-  return () => {
-    const t = now();
-    if (current === undefined || t - current.at >= ttlMs) {
-      const value = releases.listAll().then((raws) => raws.map(summarize).sort(byKey));
-      current = { at: t, value };
-      // A failed list is not kept: the next caller tries again.
-      value.catch(() => {
-        if (current?.value === value) current = undefined;
+/**
+ * The relay's cluster-wide list as summaries, shared by every caller. An answer younger than
+ * `ttlMs` is served as is; an older one is served too while ONE list call refreshes it in the
+ * background (stale-while-revalidate), so a caller waits for the API server only when the
+ * answer is older than `maxStaleMs` (or there is none yet). A failed refresh is not kept.
+ */
+export function createSummaryCache(
+  releases: ReleaseApi,
+  { ttlMs = 1000, maxStaleMs = 10_000, now = Date.now }: { ttlMs?: number; maxStaleMs?: number; now?: () => number } = {},
+): () => Promise<ReleaseSummary[]> {
+  const state: { value?: { at: number; items: ReleaseSummary[] }; refreshing?: Promise<ReleaseSummary[]> } = {};
+  const refresh = (): Promise<ReleaseSummary[]> => {
+    if (state.refreshing !== undefined) return state.refreshing;
+    const started = now();
+    const refreshing = releases
+      .listAll()
+      .then((raws) => {
+        const items = raws.map(summarize).sort(byKey);
+        state.value = { at: started, items };
+        return items;
+      })
+      .finally(() => {
+        state.refreshing = undefined;
       });
+    state.refreshing = refreshing;
+    return refreshing;
+  };
+  return async () => {
+    const value = state.value;
+    const age = value === undefined ? Infinity : now() - value.at;
+    if (value !== undefined && age < ttlMs) return value.items;
+    if (value !== undefined && age < maxStaleMs) {
+      // The caller gets the last answer now; the next one gets the refreshed list. A failed
+      // refresh is retried by the next caller, and reaches the callers once the answer is too old.
+      refresh().catch(() => undefined);
+      return value.items;
     }
-    return current.value;
+    return refresh();
   };
 }
 

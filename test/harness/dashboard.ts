@@ -6,6 +6,7 @@ import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
 import type { ConvoyRuntime } from '../../dev/runtime.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { createApiApp } from '../../relay/http/app.ts';
+import { cachingAuthenticator } from '../../relay/http/auth-cache.ts';
 import { createKubeAuthenticator } from '../../relay/http/auth.ts';
 import { createReleaseApi } from '../../relay/http/release-api.ts';
 import { serveApi, type ServedApi } from '../../relay/http/serve.ts';
@@ -15,7 +16,7 @@ import { userClustersOf } from '../../relay/http/user-cluster.ts';
 /** `runtime` absent: no render store (history, diff and tree answer 409 NoStore). */
 export function serveDashboard(kc: KubeConfig, runtime?: Pick<ConvoyRuntime, 's3' | 'bucket'> & { relay?: ConvoyRuntime['relay'] }): Promise<ServedApi> {
   const app = createApiApp({
-    auth: createKubeAuthenticator(kc),
+    auth: cachingAuthenticator(createKubeAuthenticator(kc)),
     releases: createReleaseApi(kc),
     ...(runtime !== undefined ? { store: createS3RenderStore({ s3: runtime.s3, bucket: runtime.bucket }) } : {}),
     metrics: runtime?.relay?.metrics ?? { render: () => '' },
