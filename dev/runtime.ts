@@ -66,6 +66,12 @@ export interface ConvoyRuntime {
 }
 
 const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
+/**
+ * Batches in flight per queue. Lambda starts an SQS event source mapping with five concurrent
+ * batches (production allows up to its maxConcurrency, default 10); one batch at a time let a batch
+ * waiting on a slow Git server hold up every other Release of the queue (bench slowGit).
+ */
+const POLLER_CONCURRENCY = 5;
 
 export async function startConvoyRuntime(options: RuntimeOptions): Promise<ConvoyRuntime> {
   const { kc, logger } = options;
@@ -107,7 +113,15 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     const handler = handlers[loop];
     if (handler === undefined) continue;
     pollers.push(
-      startPoller({ sqs, queueUrl: queues[loop].queueUrl, queueArn: queues[loop].queueArn, handler, logger: logger.child({ poller: loop }), waitTimeSeconds: 1 }),
+      startPoller({
+        sqs,
+        queueUrl: queues[loop].queueUrl,
+        queueArn: queues[loop].queueArn,
+        handler,
+        logger: logger.child({ poller: loop }),
+        waitTimeSeconds: 1,
+        concurrency: POLLER_CONCURRENCY,
+      }),
     );
   }
 

@@ -21,7 +21,10 @@ import type {
  * - a handler that throws, or a response naming an unknown or empty
  *   itemIdentifier, fails the whole batch: nothing is deleted.
  *
- * One batch at a time per poller.
+ * `concurrency` batches at a time per poller (default 1), like the concurrent
+ * invocations of an event source mapping: with more than one, a batch that
+ * waits (e.g. on a Git server that answers slowly) does not hold up the
+ * other messages of its queue.
  */
 
 export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | null | undefined | void>;
@@ -39,6 +42,8 @@ export interface PollerOptions {
   readonly waitTimeSeconds?: number;
   /** Overrides the queue's visibility timeout for received messages (0–43200 s). */
   readonly visibilityTimeout?: number;
+  /** Batches in flight at once, 1–1000 (an event source mapping's maximum concurrency). Default 1. */
+  readonly concurrency?: number;
 }
 
 export interface Poller {
@@ -61,6 +66,8 @@ export function startPoller(options: PollerOptions): Poller {
   const waitTimeSeconds = options.waitTimeSeconds ?? 20;
   checkInteger('batchSize', batchSize, 1, 10);
   checkInteger('waitTimeSeconds', waitTimeSeconds, 1, 20);
+  const concurrency = options.concurrency ?? 1;
+  checkInteger('concurrency', concurrency, 1, 1000);
   if (options.visibilityTimeout !== undefined)
     checkInteger('visibilityTimeout', options.visibilityTimeout, 0, 43_200);
   const awsRegion = parseQueueArn(queueArn).region;
@@ -152,8 +159,9 @@ export function startPoller(options: PollerOptions): Poller {
     }
   };
 
-  const running = run();
-  logger.info('polling', { queueUrl, batchSize, waitTimeSeconds });
+  // Each loop receives and handles its own batches: `concurrency` batches in flight at most.
+  const running = Promise.all(Array.from({ length: concurrency }, () => run()));
+  logger.info('polling', { queueUrl, batchSize, waitTimeSeconds, concurrency });
   return {
     async stop() {
       abort.abort();

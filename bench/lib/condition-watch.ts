@@ -7,6 +7,8 @@ import { Watch, type KubeConfig } from '@kubernetes/client-node';
 export interface ConditionLike {
   type?: string;
   status?: string;
+  reason?: string;
+  message?: string;
   observedGeneration?: number;
 }
 

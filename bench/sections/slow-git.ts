@@ -75,9 +75,18 @@ export async function benchSlowGit(kc: KubeConfig, options: { fast: number; slow
     log(`slowGit: ${options.slow} slow Releases, then ${options.fast} fast ones`);
     await create('slow', groups.slow);
     await create('fast-b', groups.withSlow);
-    await watch.waitForCount(all.length, 180_000);
+    const reached = (list: readonly string[]) => list.every((ns) => watch.reachedAt.has(`${ns}/app`));
+    const deadline = Date.now() + 180_000;
+    while (!(reached(groups.withSlow) && reached(groups.slow)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     const withSlow = timesOf(groups.withSlow);
     const slow = timesOf(groups.slow);
+    // What the slow ones say when they did not make it.
+    const slowApplied: Record<string, number> = {};
+    for (const ns of groups.slow) {
+      const c = watch.latest.get(`${ns}/app`)?.status?.conditions?.find((x) => x.type === 'Applied');
+      const k = `${c?.status ?? 'none'} ${c?.reason ?? ''}: ${(c?.message ?? '').replace(/sha256:[0-9a-f]{64}/g, 'sha256:…').slice(0, 200)}`;
+      slowApplied[k] = (slowApplied[k] ?? 0) + 1;
+    }
     const within = (a: number, b: number) => a <= 1.5 * b + 1_000;
     return {
       delayPerRequestMs: SLOW_GIT_DELAY_MS,
@@ -85,7 +94,7 @@ export async function benchSlowGit(kc: KubeConfig, options: { fast: number; slow
       slowReleases: options.slow,
       fastAlone: alone,
       fastWithSlowPresent: withSlow,
-      slowRepository: slow,
+      slowRepository: { ...slow, applied: slowApplied },
       slowRequestsDelayed: proxy.delayed(),
       target: 'fast Releases with the slow repository present: p50 and max within 1.5× + 1 s of alone',
       met: within(withSlow.p50Ms, alone.p50Ms) && within(withSlow.maxMs, alone.maxMs),

@@ -371,6 +371,41 @@ describe('the dev poller (a local event source mapping)', TEST_TIMEOUT, () => {
     expect(lines.find((l) => String(l['msg']).includes('handler threw'))?.['level']).toBe('error');
   });
 
+  it('with concurrency 2, a batch that waits does not hold up the next message of the queue', async () => {
+    const queue = await newQueue({ maxReceiveCount: 5, visibilityTimeout: 30 });
+    const { logger } = capturedLogger();
+    let release: () => void = () => undefined;
+    const slowDone = new Promise<void>((resolve) => (release = resolve));
+    const handled: string[] = [];
+    const poller = startPoller({
+      sqs,
+      queueUrl: queue.queueUrl,
+      queueArn: queue.queueArn,
+      handler: async (event) => {
+        for (const record of event.Records) {
+          if (record.body === 'slow') await slowDone;
+          handled.push(record.body);
+        }
+        return { batchItemFailures: [] };
+      },
+      logger,
+      batchSize: 1,
+      waitTimeSeconds: 1,
+      concurrency: 2,
+    });
+    try {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: 'slow' }));
+      await sleep(300);
+      await sqs.send(new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: 'fast' }));
+      await eventually(() => handled.includes('fast'), 'the fast message handled while the slow batch waits');
+      expect(handled).toEqual(['fast']);
+    } finally {
+      release();
+      await poller.stop();
+    }
+    expect(handled).toEqual(['fast', 'slow']);
+  });
+
   it('stop() aborts the long poll in flight and resolves promptly', async () => {
     const queue = await newQueue({ maxReceiveCount: 5, visibilityTimeout: 5 });
     const { logger } = capturedLogger();
