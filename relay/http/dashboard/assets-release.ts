@@ -31,7 +31,9 @@ function showRelease(main, ns, name) {
     stop();
     main.replaceChildren(
       h('h1', {}, 'Release ' + title),
-      h('p', { class: 'alert', role: 'alert', id: 'deleted' }, 'This Release was deleted: it no longer exists in namespace ' + ns + '.'),
+      h('p', { class: 'alert', role: 'alert', id: 'deleted' }, state.release
+        ? 'This Release was deleted: it no longer exists in namespace ' + ns + '.'
+        : 'There is no Release ' + name + ' in namespace ' + ns + '.'),
       h('p', {}, h('a', { href: '#/' }, 'Back to all Releases')));
   }
 
