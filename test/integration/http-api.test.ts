@@ -401,9 +401,17 @@ describe('HTTP API', () => {
       const res = await app.request('/dashboard');
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toContain('text/html');
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
       const html = await res.text();
-      expect(html).toContain('/v1/namespaces/');
-      expect(html).toContain('Authorization');
+      expect(html).toContain('<script defer src="/dashboard/assets/app.js"></script>');
+      const script = await app.request('/dashboard/assets/app.js');
+      expect(script.headers.get('content-type')).toContain('text/javascript');
+      const js = await script.text();
+      expect(js).toContain('/v1/namespaces/');
+      expect(js).toContain("Authorization: 'Bearer ' + token");
+      expect(js).toContain('sessionStorage');
+      expect(js).not.toMatch(/[?&]token=/);
+      expect((await app.request('/dashboard/assets/nope.js')).status).toBe(404);
     });
   });
 
