@@ -55,37 +55,36 @@ export function createEventRecorder(config: KubeClientConfig, opts: EventRecorde
     const name = eventName(subject, event);
     const path = resourcePath('events.k8s.io/v1', 'events', subject.namespace, name);
     const at = microTime(now());
-    let existing: StoredEvent | undefined;
+    // Most Events are new (a new render, a reason change): create first, one request; a
+    // repeat (409) is read and counted in its series.
     try {
-      existing = await client.get<StoredEvent>(path);
-    } catch (error) {
-      if (!isKubeApiError(error, 404)) throw error;
-    }
-    if (existing !== undefined) {
-      const count = Math.max(2, (existing.series?.count ?? 1) + 1);
-      await client.patch(path, { series: { count, lastObservedTime: at } }, { type: 'merge' });
+      await client.create(resourcePath('events.k8s.io/v1', 'events', subject.namespace), {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name, namespace: subject.namespace },
+        eventTime: at,
+        reportingController: opts.controller,
+        reportingInstance: opts.instance.slice(0, 128),
+        action: event.action,
+        reason: event.reason,
+        type: event.type,
+        note: event.note,
+        regarding: {
+          apiVersion: 'convoy.dev/v1alpha1',
+          kind: 'Release',
+          namespace: subject.namespace,
+          name: subject.name,
+          ...(subject.uid !== undefined ? { uid: subject.uid } : {}),
+          ...(subject.resourceVersion !== undefined ? { resourceVersion: subject.resourceVersion } : {}),
+        },
+      });
       return;
+    } catch (error) {
+      if (!isKubeApiError(error, 409)) throw error;
     }
-    await client.create(resourcePath('events.k8s.io/v1', 'events', subject.namespace), {
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { name, namespace: subject.namespace },
-      eventTime: at,
-      reportingController: opts.controller,
-      reportingInstance: opts.instance.slice(0, 128),
-      action: event.action,
-      reason: event.reason,
-      type: event.type,
-      note: event.note,
-      regarding: {
-        apiVersion: 'convoy.dev/v1alpha1',
-        kind: 'Release',
-        namespace: subject.namespace,
-        name: subject.name,
-        ...(subject.uid !== undefined ? { uid: subject.uid } : {}),
-        ...(subject.resourceVersion !== undefined ? { resourceVersion: subject.resourceVersion } : {}),
-      },
-    });
+    const existing = await client.get<StoredEvent>(path);
+    const count = Math.max(2, (existing.series?.count ?? 1) + 1);
+    await client.patch(path, { series: { count, lastObservedTime: at } }, { type: 'merge' });
   };
   return {
     async record(subject, events) {
