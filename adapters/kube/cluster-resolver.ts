@@ -44,23 +44,33 @@ export function createClusterResolver(opts: ClusterResolverOptions): ClusterReso
   // Keyed by the config's connection pool (one per kubeconfig as loaded: the management
   // cluster's is loaded once per container, a Secret's kubeconfig each run), then by server
   // and impersonated user.
-  const discoveries = new WeakMap<object, Map<string, { discovery: Discovery; expiresAt: number }>>();
-  const discoveryFor = (kc: KubeClientConfig): Discovery => {
-    const byUser = discoveries.get(kc.agent) ?? new Map<string, { discovery: Discovery; expiresAt: number }>();
+  // The /version answer is kept with it: within the window the probe's proof that the server
+  // answers is the last run's, and a server that stops answering meanwhile fails the run's
+  // first request instead (docs/decisions.md).
+  type Known = { discovery: Discovery; version?: Promise<string | undefined> | undefined; expiresAt: number };
+  const discoveries = new WeakMap<object, Map<string, Known>>();
+  const knownFor = (kc: KubeClientConfig): Known => {
+    const byUser = discoveries.get(kc.agent) ?? new Map<string, Known>();
     discoveries.set(kc.agent, byUser);
     const key = `${kc.server} ${kc.impersonate ?? ''}`;
     const now = Date.now();
     const hit = byUser.get(key);
-    if (hit !== undefined && hit.expiresAt > now) return hit.discovery;
-    const discovery = createDiscovery(createKubeRequest(kc, { requestCounter: opts.requestCounter }));
-    byUser.set(key, { discovery, expiresAt: now + DISCOVERY_TTL_MS });
-    return discovery;
+    if (hit !== undefined && hit.expiresAt > now) return hit;
+    const known: Known = { discovery: createDiscovery(createKubeRequest(kc, { requestCounter: opts.requestCounter })), expiresAt: now + DISCOVERY_TTL_MS };
+    byUser.set(key, known);
+    return known;
   };
   return {
     async resolve(release) {
       const access = await resolveTargetAccess(release, opts);
       const kc = access.kubeConfig;
-      const version = await probeVersion(kc, access.where, kc.server, opts);
+      const known = knownFor(kc);
+      // Runs at the same time share one probe; a failed probe is not kept.
+      const probe = (known.version ??= probeVersion(kc, access.where, kc.server, opts));
+      probe.catch(() => {
+        if (known.version === probe) known.version = undefined;
+      });
+      const version = await probe;
       const identity: ResolvedCluster = {
         name: access.cluster.metadata.name,
         ...(access.cluster.metadata.uid !== undefined ? { uid: access.cluster.metadata.uid } : {}),
@@ -70,7 +80,7 @@ export function createClusterResolver(opts: ClusterResolverOptions): ClusterReso
       return createTargetCluster(kc, identity, {
         requestCounter: opts.requestCounter,
         actingAs: access.identity,
-        discovery: discoveryFor(kc),
+        discovery: known.discovery,
       });
     },
   };
