@@ -270,6 +270,8 @@ export function startRelay(options: RelayOptions): Relay {
       ...(options.windowMs === undefined ? {} : { windowMs: options.windowMs }),
       ...(options.minSpacingMs === undefined ? {} : { minSpacingMs: options.minSpacingMs }),
       now,
+      // A Release just added travels with its message: its first reconcile needs no read.
+      releaseOf: (key) => index.get(key.namespace)?.get(key.name),
     });
 
   const startTerm = () => {

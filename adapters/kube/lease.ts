@@ -1,4 +1,4 @@
-import { leaseName, type AcquireResult, type FollowUp, type HeldLease, type LeasePort, type LeaseRecord } from '../../domain/runtime/lease.ts';
+import { leaseName, newerSentAt, type AcquireResult, type FollowUp, type HeldLease, type LeasePort, type LeaseRecord } from '../../domain/runtime/lease.ts';
 import { createKubeClient, isKubeApiError, KubeApiError, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -7,6 +7,9 @@ const FOLLOW_UP_DUE = 'convoy.dev/follow-up-due-at';
 const FAILURES = 'convoy.dev/failures';
 const HANDLED_SENT_AT = 'convoy.dev/handled-sent-at';
 const HOLDER_SENT_AT = 'convoy.dev/holder-sent-at';
+/** A take copies HOLDER_SENT_AT here first: the sentAt of the run whose status write closed the Lease. */
+const PREVIOUS_SENT_AT = 'convoy.dev/previous-sent-at';
+const FOLLOW_UP_SINCE = 'convoy.dev/follow-up-since';
 /** Always present, so JSON patches can add single annotations. */
 const FORMAT = 'convoy.dev/lease-format';
 const RELEASE_UID_LABEL = 'convoy.dev/release-uid';
@@ -45,16 +48,25 @@ export function microTime(date: Date): string {
 
 const escapeKey = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
-function recordOf(lease: V1Lease): LeaseRecord {
+/** The Lease's record; `closedByRun`: taken from a run that closed it by its status write, whose sentAt then counts as handled. */
+function recordOf(lease: V1Lease, closedByRun = false): LeaseRecord {
   const annotations = lease.metadata?.annotations ?? {};
   const id = annotations[FOLLOW_UP_ID];
   const dueAt = annotations[FOLLOW_UP_DUE];
+  const since = annotations[FOLLOW_UP_SINCE];
   const failures = Number(annotations[FAILURES] ?? '0');
+  const handled = annotations[HANDLED_SENT_AT] || undefined;
   return {
-    followUp: id ? (dueAt ? { messageId: id, dueAt } : { messageId: id }) : undefined,
+    followUp: id ? { messageId: id, ...(dueAt ? { dueAt } : {}), ...(since ? { since } : {}) } : undefined,
     failures: Number.isInteger(failures) && failures > 0 ? failures : 0,
-    handledSentAt: annotations[HANDLED_SENT_AT] || undefined,
+    handledSentAt: closedByRun ? newerSentAt(handled, annotations[PREVIOUS_SENT_AT] || undefined) : handled,
   };
+}
+
+/** A MicroTime unique to one take (random microseconds): renewals and releases test it with the holder. */
+function takeTime(date: Date): string {
+  const micro = String(Math.floor(Math.random() * 1000)).padStart(3, '0');
+  return date.toISOString().replace(/\.(\d{3})Z$/, `.$1${micro}Z`);
 }
 
 /**
@@ -62,8 +74,10 @@ function recordOf(lease: V1Lease): LeaseRecord {
  * a JSON patch whose `test` names the holder it expects (the API server
  * re-applies a patch to the current object, so of two runs that race exactly
  * one succeeds), or a replace with the resourceVersion read. A Lease is kept
- * between runs (free: holderIdentity ""), so taking a free one costs ONE
- * request; it is created on first use and read only when the patch fails.
+ * between runs (free: holderIdentity "", or the value a run's status write
+ * closed it with: domain/runtime/lease-close.ts), so taking a free one costs
+ * ONE request; it is created on first use (first, without a patch, when the
+ * caller expects a Release's first run) and read only when the patch fails.
  */
 export function createLeasePort(config: KubeClientConfig, namespace: string, now: () => Date = () => new Date()): LeasePort {
   const client = createKubeClient(config);
@@ -84,48 +98,91 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
     const duration = lease.spec?.leaseDurationSeconds ?? 0;
     return renewed === undefined || new Date(renewed).getTime() + duration * 1000 < now().getTime();
   };
-  const holding = (name: string, holder: string, stored: V1Lease): HeldLease => ({ name, holder, ...recordOf(stored) });
-  const track = (lease: HeldLease, stored: V1Lease): AcquireResult => {
+  const holding = (name: string, holder: string, stored: V1Lease, closedByRun = false): HeldLease => ({ name, holder, ...recordOf(stored, closedByRun) });
+  /** Tests that the Lease is still this take's: its holder and the take's unique acquireTime. */
+  const ours = (lease: HeldLease, held: V1Lease) => [
+    { op: 'test', path: '/spec/holderIdentity', value: lease.holder },
+    ...(held.spec?.acquireTime ? [{ op: 'test', path: '/spec/acquireTime', value: held.spec.acquireTime }] : []),
+  ];
+  const track = (lease: HeldLease, stored: V1Lease, how: 'created' | 'free' | 'takenOver', freeAs?: string): AcquireResult => {
     heldBy.set(lease, stored);
-    return { kind: 'acquired', lease };
+    return { kind: 'acquired', lease, how, ...(freeAs === undefined ? {} : { freeAs }) };
   };
 
   return {
-    async acquire(loop, releaseUid, holder, durationSeconds, sentAt): Promise<AcquireResult> {
+    async acquire(loop, releaseUid, holder, durationSeconds, sentAt, options = {}): Promise<AcquireResult> {
       const name = leaseName(loop, releaseUid);
-      const stamp = microTime(now());
-      const spec = { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: stamp, renewTime: stamp };
-      // The common case: the Lease exists and is free.
-      try {
-        const taken = await jsonPatch(name, [
-          { op: 'test', path: '/spec/holderIdentity', value: '' },
-          ...Object.entries(spec).map(([field, value]) => ({ op: 'add', path: `/spec/${field}`, value })),
-          { op: 'add', path: `/metadata/annotations/${escapeKey(HOLDER_SENT_AT)}`, value: sentAt ?? '' },
-        ]);
-        return track(holding(name, holder, taken), taken);
-      } catch (error) {
-        if (!isNotFound(error) && !lostRace(error)) throw error;
-        if (isNotFound(error)) {
-          try {
-            const created = await client.create<V1Lease>(pathOf(), {
-              apiVersion: LEASES,
-              kind: 'Lease',
-              metadata: { name, namespace, labels: { [RELEASE_UID_LABEL]: releaseUid }, annotations: { [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '' } },
-              spec,
-            });
-            return track(holding(name, holder, created), created);
-          } catch (createError) {
-            if (!isKubeApiError(createError, 409)) throw createError;
-          }
+      const at = now();
+      const stamp = microTime(at);
+      const spec = { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: takeTime(at), renewTime: stamp };
+      const closedAs = options.closedAs ?? '';
+      /** The common case: the Lease exists and is free as `free` (taken); else whether it is missing or held. */
+      const takeFree = async (free: string): Promise<{ taken?: V1Lease; missing: boolean }> => {
+        try {
+          const taken = await jsonPatch(name, [
+            { op: 'test', path: '/spec/holderIdentity', value: free },
+            { op: 'copy', from: `/metadata/annotations/${escapeKey(HOLDER_SENT_AT)}`, path: `/metadata/annotations/${escapeKey(PREVIOUS_SENT_AT)}` },
+            ...Object.entries(spec).map(([field, value]) => ({ op: 'add', path: `/spec/${field}`, value })),
+            { op: 'add', path: `/metadata/annotations/${escapeKey(HOLDER_SENT_AT)}`, value: sentAt ?? '' },
+          ]);
+          return { taken, missing: false };
+        } catch (error) {
+          if (isNotFound(error)) return { missing: true };
+          if (lostRace(error)) return { missing: false };
+          throw error;
+        }
+      };
+      const tookFree = (free: string, taken: V1Lease) => track(holding(name, holder, taken, free !== ''), taken, 'free', free);
+      /** A Lease of a Release's first run: created held. undefined: it exists already. */
+      const create = async (): Promise<V1Lease | undefined> => {
+        const first = options.followUpOnCreate;
+        const followUp = first
+          ? { [FOLLOW_UP_ID]: first.messageId, ...(first.dueAt ? { [FOLLOW_UP_DUE]: first.dueAt } : {}), ...(first.since ? { [FOLLOW_UP_SINCE]: first.since } : {}) }
+          : {};
+        try {
+          return await client.create<V1Lease>(pathOf(), {
+            apiVersion: LEASES,
+            kind: 'Lease',
+            metadata: { name, namespace, labels: { [RELEASE_UID_LABEL]: releaseUid }, annotations: { [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '', ...followUp } },
+            spec,
+          });
+        } catch (createError) {
+          if (!isKubeApiError(createError, 409)) throw createError;
+          return undefined;
+        }
+      };
+      // A Release's first run creates its Lease in one request; every later run takes it in one.
+      if (options.createFirst === true) {
+        const created = await create();
+        if (created !== undefined) return track(holding(name, holder, created), created, 'created');
+        const free = await takeFree(closedAs);
+        if (free.taken !== undefined) return tookFree(closedAs, free.taken);
+      } else {
+        const free = await takeFree(closedAs);
+        if (free.taken !== undefined) return tookFree(closedAs, free.taken);
+        if (free.missing) {
+          const created = await create();
+          if (created !== undefined) return track(holding(name, holder, created), created, 'created');
         }
       }
-      // Held by someone (or a Lease of an older format): read it, and take it over only when expired.
+      // Held, free under another value than we expected, or of an older format: read it.
       let current: V1Lease;
       try {
         current = await client.get<V1Lease>(pathOf(name));
       } catch (error) {
         if (isNotFound(error)) return { kind: 'busy', holder: '(raced)' };
         throw error;
+      }
+      const seen = current.spec?.holderIdentity ?? '';
+      const again = async (free: string): Promise<AcquireResult> => {
+        const retried = await takeFree(free);
+        return retried.taken !== undefined ? tookFree(free, retried.taken) : { kind: 'busy', holder: '(raced)' };
+      };
+      if (seen === '' || seen === closedAs) return again(seen);
+      if (options.reread !== undefined && !expired(current)) {
+        // Closed by a status write our view of the Release did not show yet?
+        const fresh = await options.reread();
+        if (fresh !== '' && fresh === seen) return again(seen);
       }
       if (!expired(current)) {
         return {
@@ -143,7 +200,7 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
           metadata: { ...current.metadata, annotations },
           spec: { ...current.spec, ...spec },
         });
-        return track(holding(name, holder, updated), updated);
+        return track(holding(name, holder, updated), updated, 'takenOver');
       } catch (error) {
         if (lostRace(error)) return { kind: 'busy', holder: '(raced)' };
         throw error;
@@ -151,12 +208,10 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
     },
 
     async renew(lease) {
-      if (!heldBy.has(lease)) return false;
+      const held = heldBy.get(lease);
+      if (held === undefined) return false;
       try {
-        const renewed = await jsonPatch(lease.name, [
-          { op: 'test', path: '/spec/holderIdentity', value: lease.holder },
-          { op: 'add', path: '/spec/renewTime', value: microTime(now()) },
-        ]);
+        const renewed = await jsonPatch(lease.name, [...ours(lease, held), { op: 'add', path: '/spec/renewTime', value: microTime(now()) }]);
         heldBy.set(lease, renewed);
         return true;
       } catch (error) {
@@ -165,16 +220,19 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       }
     },
 
-    async release(lease, followUp, record = {}) {
+    async release(lease, followUp, record = {}, options = {}) {
       const held = heldBy.get(lease);
       if (held === undefined) return;
       heldBy.delete(lease);
       const annotations: Record<string, string> = { ...(held.metadata?.annotations ?? {}), [FORMAT]: '2', [HOLDER_SENT_AT]: '' };
       delete annotations[FOLLOW_UP_ID];
       delete annotations[FOLLOW_UP_DUE];
+      delete annotations[FOLLOW_UP_SINCE];
+      delete annotations[PREVIOUS_SENT_AT];
       if (followUp) {
         annotations[FOLLOW_UP_ID] = followUp.messageId;
         if (followUp.dueAt) annotations[FOLLOW_UP_DUE] = followUp.dueAt;
+        if (followUp.since) annotations[FOLLOW_UP_SINCE] = followUp.since;
       }
       const failures = record.failures ?? lease.failures;
       if (failures > 0) annotations[FAILURES] = String(failures);
@@ -183,8 +241,8 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       if (handled !== undefined) annotations[HANDLED_SENT_AT] = handled;
       try {
         await jsonPatch(lease.name, [
-          { op: 'test', path: '/spec/holderIdentity', value: lease.holder },
-          { op: 'add', path: '/spec/holderIdentity', value: '' },
+          ...ours(lease, held),
+          { op: 'add', path: '/spec/holderIdentity', value: options.closeAs ?? '' },
           { op: 'add', path: '/metadata/annotations', value: annotations },
         ]);
       } catch (error) {

@@ -33,8 +33,11 @@ export interface Drained {
 export interface LoopRig {
   /** The fauxqs origin (SQS and S3), for counting AWS requests. */
   awsOrigin: string;
-  /** Sends one message per Release to a loop's queue, as the relay does. */
-  send(loop: Loop, releases: readonly { namespace: string; name: string; uid: string }[], cause: string): Promise<void>;
+  /**
+   * Sends one message per Release to a loop's queue, as the relay does (with the Release itself
+   * on a reconcile message for a Release just added, `watch: Release added`).
+   */
+  send(loop: Loop, releases: readonly { namespace: string; name: string; uid: string; release?: Record<string, unknown> }[], cause: string): Promise<void>;
   /**
    * Hands `expect` messages of `loop`'s queue to its function, waiting up to `timeoutMs`
    * for them to become visible. `delivery: 'first'` takes first deliveries only (a
@@ -83,9 +86,16 @@ export async function startLoopRig(kc: KubeConfig, options: { leaseNamespace: st
         await sqs.send(
           new SendMessageBatchCommand({
             QueueUrl: queues[loop].queueUrl,
-            Entries: chunk.map((r, n) => ({
+            Entries: chunk.map(({ release, ...r }, n) => ({
               Id: `m${n}`,
-              MessageBody: queueMessageBody({ v: 1, loop, ...r, cause, sentAt: new Date().toISOString() }),
+              MessageBody: queueMessageBody({
+                v: 1,
+                loop,
+                ...r,
+                cause,
+                sentAt: new Date().toISOString(),
+                ...(loop === 'reconcile' && cause.startsWith('watch: Release added') && release !== undefined ? { release } : {}),
+              }),
             })),
           }),
         );

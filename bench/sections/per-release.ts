@@ -4,15 +4,16 @@
 // (lib/loop-rig.ts: SQS → Lease → record handler), the bench draining one queue at a time:
 // - firstDeploy: one reconcile message per new Release, then the drift and health
 //   messages the reconcile sent;
-// - progressingRecheck: the reconcile message requeued while the Deployment is not
-//   available yet (no kube-controller-manager or nodes here), handled again;
-// - finish: the recheck after the bench marked the Deployments available;
+// - progressingRecheck: the reconcile message requeued while the Deployment is not available
+//   yet (its Pods wait for a Node with this run's label), handled again;
+// - finish: a reconcile after the bench labelled a Node and the embedded cluster's controllers
+//   made the Deployments available;
 // - steadyState: one reconcile message per Release (an interval tick), nothing changed,
 //   more than a minute after the last apply; and one drift and one health tick.
 // Targets: firstDeploy <= 15 requests per Release over all three loops, Leases included;
 // steadyState (reconcile) <= 8; progressingRecheck <= 1 + objects of the waves waited on.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
@@ -22,7 +23,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countAwsRequests } from '../lib/aws-requests.ts';
 import type { ClientRequestCounter } from '../lib/client-requests.ts';
-import { markDeploymentsAvailable } from '../lib/kube.ts';
 import { startLoopRig, type Drained } from '../lib/loop-rig.ts';
 import { byPurpose } from '../lib/request-purpose.ts';
 import { costModel, type LoopFigures } from '../lib/cost-model.ts';
@@ -31,7 +31,31 @@ import { log } from '../lib/stdout.ts';
 
 export const APP_OBJECTS = 3;
 
-export function appFiles(dir: string): Record<string, string> {
+/** Labels one simulated Node (the embedded cluster's KWOK Nodes) so that the waiting Pods schedule. */
+async function labelOneNode(core: CoreV1Api, label: string, value: string): Promise<void> {
+  const nodes = await core.listNode({ labelSelector: 'type=kwok' });
+  const name = nodes.items[0]?.metadata?.name;
+  if (name === undefined) throw new Error('perRelease: the control plane has no simulated Node (type=kwok) to run the Pods on');
+  await core.patchNode({ name, body: { metadata: { labels: { [label]: value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+}
+
+/** Waits until every Deployment in `namespaces` has an available replica (the real Deployment controller's status). */
+async function waitForAvailable(kc: KubeConfig, namespaces: readonly string[], timeoutMs: number): Promise<void> {
+  const apps = kc.makeApiClient(AppsV1Api);
+  const deadline = Date.now() + timeoutMs;
+  for (const namespace of namespaces) {
+    for (;;) {
+      const list = await apps.listNamespacedDeployment({ namespace });
+      if (list.items.length > 0 && list.items.every((d) => (d.status?.availableReplicas ?? 0) >= 1)) break;
+      if (Date.now() > deadline) throw new Error(`perRelease: the Deployments of ${namespace} did not become available within ${timeoutMs / 1000} s`);
+      await sleep(500);
+    }
+  }
+}
+
+/** `nodeSelector`: the Deployment's Pods wait for a Node with these labels (the Progressing recheck below). */
+export function appFiles(dir: string, nodeSelector?: Record<string, string>): Record<string, string> {
+  const selector = nodeSelector === undefined ? '' : `\n      nodeSelector: ${JSON.stringify(nodeSelector)}`;
   return {
     [`${dir}/app.yaml`]: `apiVersion: v1
 kind: ConfigMap
@@ -50,7 +74,7 @@ spec:
       containers:
         - name: app
           image: registry.k8s.io/pause:3.10
-          envFrom: [{configMapRef: {name: app-config}}]
+          envFrom: [{configMapRef: {name: app-config}}]${selector}
 ---
 apiVersion: v1
 kind: Service
@@ -105,9 +129,13 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
   const run = `${Date.now().toString(36)}`;
   const namespaces: string[] = [];
   try {
-    await createRepo(gitRoot, 'app', appFiles('app'));
+    // The Pods wait for a Node labelled for this run, so the rollout stays Progressing (the
+    // embedded cluster's controllers would make it available within seconds) until the bench
+    // labels one after the Progressing recheck.
+    const readyLabel = 'convoy.bench/ready';
+    await createRepo(gitRoot, 'app', appFiles('app', { [readyLabel]: run }));
     const url = `${git.url}/app.git`;
-    const releases: { namespace: string; name: string; uid: string }[] = [];
+    const releases: { namespace: string; name: string; uid: string; release: Record<string, unknown> }[] = [];
     for (let i = 0; i < n; i++) {
       const namespace = `perrel-${run}-${i}`;
       namespaces.push(namespace);
@@ -118,7 +146,7 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
         source: { git: { url, ref: { branch: 'main' }, path: 'app' } },
         healthAssessment: {},
       });
-      releases.push({ namespace, name: 'app', uid: String((created.metadata as { uid?: string }).uid ?? '') });
+      releases.push({ namespace, name: 'app', uid: String((created.metadata as { uid?: string }).uid ?? ''), release: created });
     }
 
     const phase = async (
@@ -152,7 +180,7 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
       return out;
     };
 
-    const firstDeploy = await phase('first deploy', ['reconcile', 'drift', 'health'], 'first', () => rig.send('reconcile', releases, 'bench: created'));
+    const firstDeploy = await phase('first deploy', ['reconcile', 'drift', 'health'], 'first', () => rig.send('reconcile', releases, 'watch: Release added'));
     const lastApplyAt = Date.now();
     const reasonsAfterFirstDeploy: Record<string, number> = {};
     for (const r of releases) {
@@ -164,7 +192,8 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
     log(`perRelease: Applied after the first deploy: ${JSON.stringify(reasonsAfterFirstDeploy)}`);
     // The rollout is Progressing: the reconcile requeued each message for a recheck in 10 s.
     const progressingRecheck = await phase('progressing recheck', ['reconcile'], 'any');
-    for (const r of releases) await markDeploymentsAvailable(kc, r.namespace);
+    await labelOneNode(core, readyLabel, run);
+    await waitForAvailable(kc, namespaces, 90_000);
     // The next reconcile finds the rollout finished (a fresh message: the recheck may already have ended).
     const finish = await phase('reconcile after the Deployments became available', ['reconcile'], 'first', () =>
       rig.send('reconcile', releases, 'bench: recheck'),

@@ -4,12 +4,18 @@
  * backoff of a failing Release across interval ticks, and decide how long a
  * message that finds the Lease busy waits (docs/decisions.md, "Leases").
  */
+import type { QueueMessage } from './queue-message.ts';
 
 export interface FollowUp {
   /** The SQS message that will bring the next run of this loop for this Release. */
   messageId: string;
   /** RFC 3339; when it is due. */
   dueAt?: string;
+  /**
+   * RFC 3339; set when a Release's first run recorded itself as the follow-up before it knew
+   * its outcome (lease-close.ts): it supersedes only messages sent before it started.
+   */
+  since?: string;
 }
 
 /** What a Lease remembers between runs (annotations of the Lease). */
@@ -28,7 +34,16 @@ export interface HeldLease extends LeaseRecord {
 }
 
 export type AcquireResult =
-  | { kind: 'acquired'; lease: HeldLease }
+  | {
+      kind: 'acquired';
+      lease: HeldLease;
+      /**
+       * How: 'created' (no run held it before), 'free' (from holderIdentity `freeAs`: "" or the
+       * value a status write closed it with), 'takenOver' (from a holder that stopped renewing).
+       */
+      how?: 'created' | 'free' | 'takenOver';
+      freeAs?: string;
+    }
   | {
       kind: 'busy';
       holder: string;
@@ -39,19 +54,53 @@ export type AcquireResult =
       durationSeconds?: number | undefined;
     };
 
+export interface AcquireOptions {
+  /** The Lease most likely does not exist yet (a Release's first run of this loop): create it first. */
+  createFirst?: boolean;
+  /**
+   * The holder value that means free besides "": the Lease as the last run's status write
+   * closed it (lease-close.ts closedHolder). Default "" only.
+   */
+  closedAs?: string;
+  /** Reads the closed holder value again from the Release as stored now (the caller's view may be stale). */
+  reread?: () => Promise<string>;
+  /** Recorded as the follow-up of a Lease this call creates (the run's own message; lease-close.ts). */
+  followUpOnCreate?: FollowUp;
+}
+
+export interface ReleaseOptions {
+  /** The holder value the Lease is left with (lease-close.ts closedHolder); default "". */
+  closeAs?: string;
+}
+
 export interface LeasePort {
   /** `sentAt`: the message's sentAt, recorded so that copies of it that arrive meanwhile can be dropped. */
-  acquire(loop: string, releaseUid: string, holder: string, durationSeconds: number, sentAt?: string): Promise<AcquireResult>;
+  acquire(loop: string, releaseUid: string, holder: string, durationSeconds: number, sentAt?: string, options?: AcquireOptions): Promise<AcquireResult>;
   /** Moves renewTime to now while the run lives; false when the Lease is no longer ours. */
   renew(lease: HeldLease): Promise<boolean>;
   /** Gives the Lease up, recording what the next run needs (the follow-up, the failure count, the last handled message). */
-  release(lease: HeldLease, followUp: FollowUp | undefined, record?: Partial<Omit<LeaseRecord, 'followUp'>>): Promise<void>;
+  release(lease: HeldLease, followUp: FollowUp | undefined, record?: Partial<Omit<LeaseRecord, 'followUp'>>, options?: ReleaseOptions): Promise<void>;
   /** Deletes a held Lease (its Release no longer exists). */
   forget(lease: HeldLease): Promise<void>;
   /** Removes every Lease of a Release (the relay calls it when the Release is deleted). */
   removeAll(releaseUid: string): Promise<void>;
   /** The Release uids that have Leases (the relay sweeps those of Releases deleted while no relay led). */
   releaseUids(): Promise<string[]>;
+}
+
+/**
+ * Whether a message most likely starts the first run of its loop for its Release, so that its
+ * Lease does not exist yet: the relay's message for an added (or recreated) Release, and the
+ * reconcile's message to drift or health whose Release has no InSync or Healthy condition yet.
+ * A wrong guess costs one request (the create answers 409 and the Lease is taken as usual).
+ */
+export function isLikelyFirstRun(message: QueueMessage): boolean {
+  if (message.loop === 'reconcile') return message.cause.startsWith('watch: Release added') || message.cause.startsWith('watch: Release recreated');
+  if (message.applied === undefined) return false;
+  const status = message.applied.release['status'];
+  const conditions = typeof status === 'object' && status !== null ? (status as { conditions?: unknown }).conditions : undefined;
+  const type = message.loop === 'drift' ? 'InSync' : 'Healthy';
+  return !Array.isArray(conditions) || !conditions.some((c) => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === type);
 }
 
 /** Lease owners that are no longer Releases: deleted while no relay was watching. */
@@ -80,8 +129,12 @@ export function heartbeatMs(durationSeconds: number): number {
  * A redelivered message (receiveCount > 1) is superseded when the Lease
  * records a different follow-up: a newer run already scheduled the next one.
  */
-export function isSuperseded(lease: HeldLease, messageId: string, receiveCount: number): boolean {
-  return receiveCount > 1 && lease.followUp !== undefined && lease.followUp.messageId !== messageId;
+export function isSuperseded(lease: HeldLease, messageId: string, receiveCount: number, sentAt?: string): boolean {
+  if (receiveCount <= 1 || lease.followUp === undefined || lease.followUp.messageId === messageId) return false;
+  const since = lease.followUp.since === undefined ? Number.NaN : Date.parse(lease.followUp.since);
+  const sent = sentAt === undefined ? Number.NaN : Date.parse(sentAt);
+  // A follow-up recorded by a run that started before this message was sent does not cover it.
+  return Number.isNaN(since) || Number.isNaN(sent) || sent <= since;
 }
 
 /**

@@ -36,6 +36,12 @@ export const queueMessageSchema = z.object({
    * checks after an apply need no reads. Absent from the relay's messages; ignored on a
    * redelivery or when stale (functions/runtime/applied-hint.ts).
    */
+  /**
+   * The Release as the relay's watch last saw it, on its message for a Release just added
+   * (issue 13): the reconcile's first run works on it instead of reading it, but only when the
+   * run created the Release's Lease — no run came before (functions/runtime/release-reads.ts).
+   */
+  release: z.record(z.string(), z.unknown()).optional(),
   applied: z
     .object({
       renderRef: z.string().min(1).max(256),

@@ -7,6 +7,7 @@ import type { FunctionConfig } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
 import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
+import { sharedReleaseReads } from '../runtime/release-reads.ts';
 import { createReleaseSource } from '../reconcile/reconcile-record.ts';
 import { createDriftRecordHandler } from './drift-record.ts';
 
@@ -15,8 +16,10 @@ export type { HandlerOptions };
 /** The drift function: SQS batch → Lease → drift check → convoy-observe status (InSync). */
 export function createDriftHandler(config: FunctionConfig, clients: FunctionClients, logger: Logger, options: HandlerOptions = {}): SqsBatchHandler {
   const { store, notify } = sharedPorts(config, clients);
+  // One Release read per run, shared with the Lease guard (its status write closes the Lease).
+  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'drift');
   const record = createDriftRecordHandler({
-    releases: createReleaseSource(clients.kc),
+    releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
     targets: createObserverTargetResolver({
       managementKubeConfig: clients.kc,
@@ -28,5 +31,5 @@ export function createDriftHandler(config: FunctionConfig, clients: FunctionClie
     notify,
     events: createEventRecorder(clients.kc, { controller: 'convoy.dev/drift', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-drift' }),
   });
-  return loopHandler('drift', record, config, clients, logger, options);
+  return loopHandler('drift', record, config, clients, logger, options, reads.marks);
 }

@@ -18,6 +18,8 @@ import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/rec
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 import { hintedRelease } from '../runtime/applied-hint.ts';
+import { runOf } from '../runtime/lease-guard.ts';
+import { driftEvents } from '../../domain/status/release-events.ts';
 
 export interface DriftRecordDeps {
   releases: ReleaseSource;
@@ -46,7 +48,15 @@ export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
     const check = await checkDrift(release, deps, ctx.logger, hinted?.hint);
     let verdict = inSyncVerdict(release, check);
     const log = ctx.logger.child(check.kind === 'checked' ? { renderRef: check.renderRef } : {});
-    let slice = observeSlice(release, verdict, now());
+    // The run's mark (domain/runtime/lease-close.ts): Events or a Correct request after the
+    // write keep the Lease until they are sent, so such a write carries the later mark.
+    const run = runOf(ctx);
+    const stampFor = (candidate: typeof verdict): Date => {
+      if (run === undefined) return now();
+      const workAfter = candidate.correct || driftEvents(release, observeSlice(release, candidate, now()).conditions[0]).length > 0;
+      return new Date(workAfter ? run.markWithWorkAfter : run.mark);
+    };
+    let slice = observeSlice(release, verdict, stampFor(verdict));
     const before = findCondition(release.status?.conditions, ConditionType.InSync);
     if (!jsonEqual(before, slice.conditions[0])) {
       const key = { namespace: message.namespace, name: message.name };
@@ -57,9 +67,10 @@ export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
         // convoy computed a condition its own CRD refuses: say so in InSync instead of retrying forever.
         log.error('the drift status was refused; writing InSync Unknown/Pending instead', { error });
         verdict = inSyncRefusedVerdict(verdict, error.message);
-        slice = observeSlice(release, verdict, now());
+        slice = observeSlice(release, verdict, stampFor(verdict));
         await deps.statusWriter.apply(key, { manager: FieldManager.observe, slice });
       }
+      run?.wrote(slice.conditions[0].lastTransitionTime);
       await emitDriftEvents(deps.events, release, slice.conditions[0], log);
     }
     if (verdict.correct) await deps.notify('reconcile', release, `drift: ${verdict.drifted} objects drifted (mode Correct)`);

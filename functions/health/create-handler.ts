@@ -6,6 +6,7 @@ import type { FunctionConfig } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
 import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
+import { sharedReleaseReads } from '../runtime/release-reads.ts';
 import { createReleaseSource } from '../reconcile/reconcile-record.ts';
 import { createHealthRecordHandler } from './health-record.ts';
 
@@ -13,8 +14,10 @@ export type { HandlerOptions };
 
 /** The health function: SQS batch → Lease → assessment → convoy-health status (Healthy, healthSummary). */
 export function createHealthHandler(config: FunctionConfig, clients: FunctionClients, logger: Logger, options: HandlerOptions = {}): SqsBatchHandler {
+  // One Release read per run, shared with the Lease guard (its status write closes the Lease).
+  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'health');
   const record = createHealthRecordHandler({
-    releases: createReleaseSource(clients.kc),
+    releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
     targets: createObserverTargetResolver({
       managementKubeConfig: clients.kc,
@@ -24,5 +27,5 @@ export function createHealthHandler(config: FunctionConfig, clients: FunctionCli
     }),
     renders: sharedPorts(config, clients).store,
   });
-  return loopHandler('health', record, config, clients, logger, options);
+  return loopHandler('health', record, config, clients, logger, options, reads.marks);
 }

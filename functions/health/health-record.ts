@@ -12,6 +12,7 @@ import { loadRelease, type ReleaseSource } from '../reconcile/reconcile-record.t
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 import { hintedRelease } from '../runtime/applied-hint.ts';
+import { runOf } from '../runtime/lease-guard.ts';
 
 export interface HealthRecordDeps {
   releases: ReleaseSource;
@@ -35,18 +36,22 @@ export function createHealthRecordHandler(deps: HealthRecordDeps): RecordHandler
     const release = hinted?.release ?? (await loadRelease(deps.releases, message, ctx));
     if (!('metadata' in release)) return release;
     const observation = await observeHealth(release, deps, ctx.logger, hinted?.hint);
-    const at = now();
+    // The run's mark (domain/runtime/lease-close.ts): this write, the run's last act, closes its Lease.
+    const run = runOf(ctx);
+    const at = run === undefined ? now() : new Date(run.mark);
     const verdict = healthVerdict(release, observation, at);
     const log = ctx.logger.child(observation.kind === 'notAssessed' ? {} : { renderRef: observation.renderRef });
     const key = { namespace: message.namespace, name: message.name };
     try {
       await deps.statusWriter.apply(key, { manager: FieldManager.health, slice: healthSlice(release, verdict, at) });
+      run?.wrote(verdict.healthSummary?.checkedAt);
     } catch (error) {
       if (!(error instanceof StatusRefusedError)) throw error;
       // convoy computed a status its own CRD refuses: say so in Healthy instead of retrying forever.
       log.error('the health status was refused; writing Healthy Unknown/Pending instead', { error });
       const refused = healthRefusedVerdict(error.message);
       await deps.statusWriter.apply(key, { manager: FieldManager.health, slice: healthSlice(release, refused, at) });
+      run?.wrote(refused.healthSummary?.checkedAt);
       return refused.outcome;
     }
     log.info('health assessed', { healthy: verdict.condition.reason, aggregate: verdict.aggregate });

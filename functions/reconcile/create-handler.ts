@@ -8,6 +8,7 @@ import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-h
 import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { createPortCaches, invalidateFor } from '../../adapters/reconcile/port-caches.ts';
 import { createReconcileRecordHandler, createReleaseSource } from './reconcile-record.ts';
+import { sharedReleaseReads } from '../runtime/release-reads.ts';
 
 export type { HandlerOptions };
 
@@ -16,8 +17,10 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
   const { store, notify } = sharedPorts(config, clients);
   // Kept by the container between runs; each message first applies their invalidation rule.
   const caches = createPortCaches();
+  // One Release read per run, shared with the Lease guard (its status write closes the Lease).
+  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'reconcile');
   const reconcileRecord = createReconcileRecordHandler({
-    releases: createReleaseSource(clients.kc),
+    releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
     ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, caches, tenancy: clients.tenancy, eks: clients.eks }),
     notify,
@@ -27,5 +30,5 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
     invalidateFor(caches, message);
     return reconcileRecord(message, ctx);
   };
-  return loopHandler('reconcile', record, config, clients, logger, options);
+  return loopHandler('reconcile', record, config, clients, logger, options, reads.marks);
 }

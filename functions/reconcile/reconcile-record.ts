@@ -2,12 +2,15 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import { reconcile } from '../../domain/reconcile/reconcile.ts';
+import { recheckWaitingWave } from '../../domain/reconcile/recheck.ts';
+import { isDependencyChange } from '../../adapters/reconcile/ttl-cache.ts';
 import { dropped, stop, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { EventRecorder } from '../../adapters/kube/events.ts';
 import { observeWrites } from './release-events.ts';
 import { appliedHint } from '../runtime/applied-hint.ts';
+import { runOf } from '../runtime/lease-guard.ts';
 import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
 import { concludeStatusRefused } from '../../domain/reconcile/conclude.ts';
 import { createKubeClient, resourcePath } from '../../adapters/kube/http.ts';
@@ -16,8 +19,11 @@ import { isNotFound } from '../../adapters/kube/management-reader.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 
 export interface ReleaseSource {
-  /** The Release as stored now, or undefined when it no longer exists. */
-  get(namespace: string, name: string): Promise<unknown>;
+  /**
+   * The Release as stored now, or undefined when it no longer exists. `message`: the run's
+   * message, whose Release the Lease guard may have read already (functions/runtime/release-reads.ts).
+   */
+  get(namespace: string, name: string, message?: QueueMessage): Promise<unknown>;
 }
 
 export function createReleaseSource(config: KubeClientConfig): ReleaseSource {
@@ -55,6 +61,24 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
   return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
     const release = await loadRelease(deps.releases, message, ctx);
     if (!('metadata' in release)) return release;
+    // The recheck of a Progressing rollout (a redelivery) looks at the wave it waits on only,
+    // unless the message announces a push or a changed dependency (domain/reconcile/recheck.ts).
+    if (ctx.receiveCount > 1 && !message.cause.startsWith('git push ') && !isDependencyChange(message.cause)) {
+      const waiting = await recheckWaitingWave(release, deps.ports);
+      if (waiting !== undefined) {
+        const run = runOf(ctx);
+        const slice = run === undefined ? waiting.slice : { ...waiting.slice, reconciledAt: run.mark };
+        try {
+          await deps.statusWriter.apply({ namespace: message.namespace, name: message.name }, { manager: FieldManager.release, slice });
+        } catch (error) {
+          if (isNotFound(error)) return dropped('the Release was deleted during the reconcile', { gone: true });
+          throw error;
+        }
+        run?.wrote(slice.reconciledAt);
+        ctx.logger.info('reconciled', { recheck: 'the wave it waits on', reason: waiting.outcome.kind === 'requeueAfter' ? waiting.outcome.reason : undefined });
+        return waiting.outcome;
+      }
+    }
     const writes = observeWrites(deps.ports);
     const result = await reconcile(release, writes.ports);
     if (result.kind === 'suspended') {
@@ -63,8 +87,23 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     }
     const log = ctx.logger.child({ renderRef: result.renderRef });
     const key = { namespace: message.namespace, name: message.name };
+    // The status write closes the run's Lease (domain/runtime/lease-close.ts), so it is the run's
+    // last act: the Events go first, and so do the messages to drift and health when they carry
+    // the Release as written (applied-hint.ts). Messages without it make the observers read the
+    // Release, so they follow the write, which then carries the later mark (it closes nothing).
+    const run = runOf(ctx);
+    const hint = result.observed && appliedHint(release, { manager: FieldManager.release, slice: result.slice }, result.observed);
+    const notifyAfter = result.notify.length > 0 && hint === undefined;
+    const slice = run === undefined ? result.slice : { ...result.slice, reconciledAt: notifyAfter ? run.markWithWorkAfter : run.mark };
+    const notify = async () => {
+      for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim(), hint);
+    };
+    await writes.emit(deps.events, release, slice, log);
+    for (const warning of result.warnings) log.warn(warning);
+    if (!notifyAfter) await notify();
+    const applied = slice.conditions.find((c) => c.type === 'Applied');
     try {
-      await deps.statusWriter.apply(key, { manager: FieldManager.release, slice: result.slice });
+      await deps.statusWriter.apply(key, { manager: FieldManager.release, slice });
     } catch (error) {
       // Deleted while it was reconciled: nothing left to report on.
       if (isNotFound(error)) return dropped('the Release was deleted during the reconcile', { gone: true });
@@ -72,16 +111,14 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
       // convoy computed a status its own CRD refuses: say so in Applied instead of retrying forever.
       log.error('the reconcile status was refused; writing Applied False/DeployFailed instead', { error });
       const refused = concludeStatusRefused(release, deps.ports.now(), error.message, result.slice.resolvedRetentionPolicy ?? deps.ports.retentionDefault);
-      await deps.statusWriter.apply(key, { manager: FieldManager.release, slice: refused.slice });
+      const refusedSlice = run === undefined ? refused.slice : { ...refused.slice, reconciledAt: run.mark };
+      await deps.statusWriter.apply(key, { manager: FieldManager.release, slice: refusedSlice });
+      run?.wrote(refusedSlice.reconciledAt);
       return refused.outcome;
     }
-    await writes.emit(deps.events, release, result.slice, log);
-    for (const warning of result.warnings) log.warn(warning);
-    // The first drift and health checks after an apply build on its answers (applied-hint.ts).
-    const hint = result.observed && appliedHint(release, { manager: FieldManager.release, slice: result.slice }, result.observed);
-    for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim(), hint);
-    const applied = result.slice.conditions.find((c) => c.type === 'Applied');
-    log.info('reconciled', { applied: applied?.reason, phase: result.slice.lastAttempted?.phase });
+    run?.wrote(slice.reconciledAt);
+    if (notifyAfter) await notify();
+    log.info('reconciled', { applied: applied?.reason, phase: slice.lastAttempted?.phase });
     return result.outcome;
   };
 }
@@ -92,7 +129,7 @@ export async function loadRelease(
   message: QueueMessage,
   ctx: RecordContext,
 ): Promise<Release | Outcome> {
-  const raw = await releases.get(message.namespace, message.name);
+  const raw = await releases.get(message.namespace, message.name, message);
   if (raw === undefined) return dropped('the Release no longer exists', { gone: true });
   const parsed = parseRelease(raw);
   if (!parsed.ok) {

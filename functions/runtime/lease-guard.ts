@@ -3,6 +3,7 @@ import {
   busyWaitMs,
   heartbeatMs,
   isCovered,
+  isLikelyFirstRun,
   isSuperseded,
   isTickDuringBackoff,
   newerSentAt,
@@ -10,11 +11,21 @@ import {
   type HeldLease,
   type LeasePort,
 } from '../../domain/runtime/lease.ts';
+import { closedHolder, closesByStatus, markAfter, nextMark, type RunMark } from '../../domain/runtime/lease-close.ts';
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from './logger.ts';
+import type { LeaseMarks } from './release-reads.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
+
+/** The context a guarded record handler receives: `run` when its status write closes the Lease. */
+export type GuardedContext = RecordContext & { readonly run?: RunMark | undefined };
+
+/** The run's mark (domain/runtime/lease-close.ts), when the Lease guard gave one. */
+export function runOf(ctx: RecordContext): RunMark | undefined {
+  return (ctx as GuardedContext).run;
+}
 
 export interface LeaseGuardOptions {
   loop: Loop;
@@ -23,6 +34,11 @@ export interface LeaseGuardOptions {
   durationSeconds: number;
   random?: () => number;
   now?: () => Date;
+  /**
+   * The loop's status marks (functions/runtime/release-reads.ts). Set: the run's status write
+   * closes its Lease (domain/runtime/lease-close.ts). Unset: every run gives it back as "".
+   */
+  marks?: LeaseMarks | undefined;
 }
 
 /**
@@ -40,8 +56,23 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
   return async (message, ctx) => {
-    const holder = `${options.loop}-${randomUUID()}`;
-    const taken = await options.leases.acquire(options.loop, message.uid, holder, options.durationSeconds, message.sentAt);
+    const marks = options.marks;
+    const markOf = marks === undefined ? undefined : marks.mark.bind(marks);
+    const found = markOf === undefined ? undefined : await markOf(message, ctx, false);
+    const mark = markOf === undefined ? undefined : nextMark(found, now());
+    const holder = mark === undefined ? `${options.loop}-${randomUUID()}` : `${options.loop}@${mark}`;
+    const closedAs = closedHolder(options.loop, found);
+    const taken = await options.leases.acquire(options.loop, message.uid, holder, options.durationSeconds, message.sentAt, {
+      createFirst: ctx.receiveCount === 1 && isLikelyFirstRun(message) && found === undefined,
+      ...(markOf === undefined
+        ? {}
+        : {
+            closedAs,
+            reread: async () => closedHolder(options.loop, await markOf(message, ctx, true)),
+            // A first run records itself as the follow-up: its recheck then needs no second write.
+            followUpOnCreate: { messageId: ctx.messageId, since: now().toISOString() },
+          }),
+    });
     if (taken.kind === 'busy') {
       if (taken.holderSentAt !== undefined && isCovered(taken.holderSentAt, ctx.messageId, message.sentAt, undefined)) {
         return dropped(`covered by the run in progress (${taken.holder}), whose message was sent at ${taken.holderSentAt}`);
@@ -49,34 +80,60 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
       return waitAsNewMessage(busyWaitMs(taken, now(), random), `lease held by ${taken.holder}`);
     }
     const lease = taken.lease;
+    // The Release read before the take is current only when the take proves no run came in between.
+    const proven = taken.how === 'created' || (taken.how === 'free' && taken.freeAs !== undefined && taken.freeAs !== '');
+    if (marks !== undefined && !proven) marks.stale(message);
     const skip = skipReason(lease, message, ctx, now());
     if (skip !== undefined) {
-      await options.leases.release(lease, lease.followUp);
+      await options.leases.release(lease, lease.followUp, {}, { closeAs: closedAs });
       return dropped(skip);
     }
     const heartbeat = startHeartbeat(options.leases, lease, heartbeatMs(options.durationSeconds), ctx.logger);
+    let written: string | undefined;
+    let wroteMark = false;
+    const run: RunMark | undefined =
+      mark === undefined
+        ? undefined
+        : {
+            mark,
+            markWithWorkAfter: markAfter(mark),
+            wrote(value) {
+              written = value;
+              wroteMark = true;
+              // Written with `mark`, the Lease may be someone else's from now on: no more renewals.
+              if (value === mark) heartbeat.pause();
+            },
+          };
     let outcome: Outcome | undefined;
     try {
-      outcome = await handler(message, ctx);
+      const guarded: GuardedContext = run === undefined ? ctx : { ...ctx, run };
+      outcome = await handler(message, guarded);
       if (outcome.kind === 'retry') outcome = { ...outcome, attempt: lease.failures + 1 };
       return outcome;
     } finally {
       await heartbeat.stop();
       if (outcome?.kind === 'dropped' && outcome.gone === true) {
         await options.leases.forget(lease);
+      } else if (mark !== undefined && written === mark && outcome !== undefined && closesByStatus(outcome, lease, ctx.messageId)) {
+        // The status write closed the Lease (domain/runtime/lease-close.ts): nothing to give back.
       } else {
         const failed = outcome === undefined || outcome.kind === 'retry';
-        await options.leases.release(lease, followUpOf(outcome, lease, ctx, now()), {
-          failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
-          handledSentAt: outcome?.kind === 'dropped' ? lease.handledSentAt : newerSentAt(lease.handledSentAt, message.sentAt),
-        });
+        await options.leases.release(
+          lease,
+          followUpOf(outcome, lease, ctx, now()),
+          {
+            failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
+            handledSentAt: outcome?.kind === 'dropped' ? lease.handledSentAt : newerSentAt(lease.handledSentAt, message.sentAt),
+          },
+          { closeAs: closedHolder(options.loop, wroteMark ? written : found) },
+        );
       }
     }
   };
 }
 
 function skipReason(lease: HeldLease, message: QueueMessage, ctx: RecordContext, now: Date): string | undefined {
-  if (isSuperseded(lease, ctx.messageId, ctx.receiveCount)) return `superseded by follow-up ${lease.followUp?.messageId ?? ''}`;
+  if (isSuperseded(lease, ctx.messageId, ctx.receiveCount, message.sentAt)) return `superseded by follow-up ${lease.followUp?.messageId ?? ''}`;
   if (isCovered(lease.handledSentAt, ctx.messageId, message.sentAt, lease.followUp)) {
     return `already handled: a finished run handled a message sent at ${lease.handledSentAt ?? ''}, this one was sent at ${message.sentAt}`;
   }
@@ -115,6 +172,9 @@ function startHeartbeat(leases: LeasePort, lease: HeldLease, everyMs: number, lo
   }, everyMs);
   timer.unref();
   return {
+    pause() {
+      clearInterval(timer);
+    },
     async stop() {
       clearInterval(timer);
       await beating;

@@ -7,6 +7,7 @@ import type { FunctionClients } from './clients.ts';
 import type { FunctionConfig } from './config.ts';
 import { withLease } from './lease-guard.ts';
 import type { Logger } from './logger.ts';
+import type { LeaseMarks } from './release-reads.ts';
 import { withRunMetrics } from './run-metrics.ts';
 import { createNotifier } from './notifier.ts';
 import { createSqsBatchHandler, type RecordHandler, type SqsBatchHandler } from './sqs-batch-handler.ts';
@@ -39,6 +40,8 @@ export function loopHandler(
   clients: FunctionClients,
   logger: Logger,
   options: HandlerOptions = {},
+  /** The loop's status marks: its status write closes its Lease (release-reads.ts); unset: runs give it back. */
+  marks?: LeaseMarks,
 ): SqsBatchHandler {
   return createSqsBatchHandler({
     loop,
@@ -48,6 +51,7 @@ export function loopHandler(
         loop,
         leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
         durationSeconds: leaseSeconds(config.CONVOY_LEASE_SECONDS),
+        marks,
       }),
       // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
       process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined,

@@ -30,6 +30,11 @@ export interface QueueSenderOptions {
   /** First retry delay, doubled per attempt up to 5 s. Default 100 ms. */
   readonly retryBaseMs?: number;
   readonly now?: () => Date;
+  /**
+   * The Release as the watch last saw it: sent with the reconcile message of a Release just
+   * added, so that its first run needs no read (issue 13). Left out above MAX_RELEASE_BYTES.
+   */
+  readonly releaseOf?: (key: ReleaseKey) => Record<string, unknown> | undefined;
 }
 
 export interface QueueSender {
@@ -46,6 +51,7 @@ export interface QueueSender {
 const MAX_BATCH = 10;
 const MAX_RETRY_DELAY_MS = 5_000;
 const MAX_CAUSE = 1024;
+const MAX_RELEASE_BYTES = 64 * 1024;
 
 export function createQueueSender(options: QueueSenderOptions): QueueSender {
   const { sqs, queueUrls, logger, metrics } = options;
@@ -86,6 +92,14 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
     }
   };
 
+  const releaseFor = (loop: Loop, send: CoalescedSend): { release?: Record<string, unknown> } => {
+    if (loop !== 'reconcile' || !send.cause.startsWith('watch: Release added') || options.releaseOf === undefined) return {};
+    const release = options.releaseOf(send.key);
+    const uid = (release?.['metadata'] as { uid?: unknown } | undefined)?.uid;
+    if (release === undefined || uid !== send.key.uid || Buffer.byteLength(JSON.stringify(release)) > MAX_RELEASE_BYTES) return {};
+    return { release };
+  };
+
   /** Never rejects: every failure ends in a log line and a metric. */
   const sendBatch = async (loop: Loop, sends: CoalescedSend[]): Promise<void> => {
     const queueUrl = queueUrls[loop];
@@ -101,6 +115,7 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
           uid: send.key.uid,
           cause: causeText(send),
           sentAt,
+          ...releaseFor(loop, send),
         });
         entries.set(`m${i}`, { send, entry: { Id: `m${i}`, MessageBody: body } });
       } catch (error) {

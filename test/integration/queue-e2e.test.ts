@@ -183,9 +183,11 @@ describe('the queue contract through the real runtime', () => {
     // The observables:
     // - Mutual exclusion: a watch on the installation namespace's Leases sees every write of
     //   convoy-reconcile-<uid> in resourceVersion order. Each run sets holderIdentity to its own id
-    //   and gives it back as ''. Two runs at once would show up as one holder replaced directly by
-    //   another (a takeover without a release); the Lease lasts 35 s here, so no legitimate expiry
-    //   takeover can happen. The git source sits behind a proxy that holds each request 600 ms, so
+    //   (`reconcile@<its mark>`) with the sentAt of its message, and — failing, it must record the
+    //   failure — gives it back explicitly: the holder as its status write left it and no sentAt
+    //   (domain/runtime/lease-close.ts). Two runs at once would show up as one held Lease replaced
+    //   directly by another holder (a takeover without a release); the Lease lasts 35 s here, so
+    //   no legitimate expiry takeover can happen. The git source sits behind a proxy that holds each request 600 ms, so
     //   every run lasts long enough for an overlap to be visible.
     // - Contention really happened: the two copies arrive in one batch (one SendMessageBatch, one
     //   ReceiveMessage), are handled concurrently, and one of them is turned away (dropped: covered
@@ -197,7 +199,7 @@ describe('the queue contract through the real runtime', () => {
     //   one chain survives: the other two are dropped (superseded on a redelivery, or covered by the
     //   run of their twin), and afterwards only the survivor runs and the Lease names it.
     const proxy = await startSlowProxy(env.git.url, 600);
-    const events: { type: string; name: string; holder: string; followUp: string | undefined }[] = [];
+    const events: { type: string; name: string; holder: string; held: boolean; followUp: string | undefined }[] = [];
     let watchEnded: unknown;
     const watch = await new Watch(env.kc).watch(
       `/apis/coordination.k8s.io/v1/namespaces/${env.installation.name}/leases`,
@@ -208,6 +210,8 @@ describe('the queue contract through the real runtime', () => {
           name: lease.metadata?.name ?? '',
           // A deleted Lease (released with nothing to record) is as free as one without a holder.
           holder: type === 'DELETED' ? '' : (lease.spec?.holderIdentity ?? ''),
+          // Held by a run: a holder with the sentAt of the message it runs (a release clears it).
+          held: type !== 'DELETED' && (lease.spec?.holderIdentity ?? '') !== '' && (lease.metadata?.annotations?.['convoy.dev/holder-sent-at'] ?? '') !== '',
           followUp: lease.metadata?.annotations?.['convoy.dev/follow-up-message-id'],
         }),
       (error: unknown) => (watchEnded = error ?? 'the watch ended'),
@@ -248,12 +252,12 @@ describe('the queue contract through the real runtime', () => {
       const lease = await env.lease(uid);
       expect(lease?.metadata?.annotations?.['convoy.dev/follow-up-message-id']).toBe(survivor);
 
-      // Never two holders: between two different holders there is always a release ('').
+      // Never two holders: between two different held states there is always a release.
       expect(watchEnded).toBeUndefined();
-      const holders = events.filter((e) => e.name === leaseName('reconcile', uid)).map((e) => e.holder);
-      const violations = holders.filter((h, i) => i > 0 && h !== '' && holders[i - 1] !== '' && holders[i - 1] !== h);
+      const writes = events.filter((e) => e.name === leaseName('reconcile', uid));
+      const violations = writes.filter((e, i) => i > 0 && e.held && writes[i - 1].held && writes[i - 1].holder !== e.holder);
       expect(violations).toEqual([]);
-      const acquisitions = holders.filter((h, i) => h !== '' && (i === 0 || holders[i - 1] === ''));
+      const acquisitions = writes.filter((e, i) => e.held && (i === 0 || !writes[i - 1].held)).map((e) => e.holder);
       expect(new Set(acquisitions).size).toBe(acquisitions.length); // every run has its own holder id
       expect(acquisitions.length).toBeGreaterThanOrEqual(3);
       measured['duplicates'] = { survivor: survivor === relayMessage ? 'relay message' : 'a copy', coveredDrops: busy.length, leaseAcquisitions: acquisitions.length };

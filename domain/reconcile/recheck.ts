@@ -1,0 +1,113 @@
+/**
+ * The 10-s recheck of a Progressing rollout (issue 13) is a look at the wave it waits on, not
+ * a full reconcile: while that wave is not healthy (and within its waveTimeout) nothing changed
+ * that the reconcile would act on, so the recheck reads the wave's objects — workloads first —
+ * until the first that is not healthy, and ends with the same recheck, writing only this attempt's
+ * time into the status the last reconcile left (lastAttempted.attemptedAt, reconciledAt).
+ *
+ * Anything else is the full reconcile's (this returns undefined): the wave turned healthy (the
+ * reconcile then reads every object of it again in one run, applies the next wave, finishes the
+ * rollout and writes status), it timed out, the spec changed (generation), a /sync, force-sync or
+ * pin request is waiting, the render cannot be loaded, or the cluster cannot be reached.
+ */
+import type { Release } from '../api/index.ts';
+import { assessObject, compileChecks } from '../health/index.ts';
+import { apiGroup, describeObject, type KubeObject } from '../render/kube-object.ts';
+import { planWaves } from '../render/order.ts';
+import { requeueAfter, type Outcome } from '../runtime/outcome.ts';
+import { AppliedReason, ConditionType } from '../status/reasons.ts';
+import { toRfc3339 } from '../status/conditions.ts';
+import { FieldManager } from '../status/field-managers.ts';
+import { ownedConditions, type ReleaseSlice } from '../status/slices.ts';
+import { Annotation, annotationOf, hasUnansweredSyncRequest, isNewRequest } from './annotations.ts';
+import { durationMs } from './durations.ts';
+import type { ReconcilePorts } from './ports.ts';
+import { ROLLOUT_RECHECK_MS } from './stops.ts';
+
+/** Why the Release is a plain wait on a wave's health, or undefined when the full reconcile must run. */
+export function waitingWave(release: Release, now: Date): { renderRef: string; wave: number } | undefined {
+  const status = release.status;
+  const rollout = status?.rollout;
+  if (release.spec.suspend || rollout?.state !== 'Progressing') return undefined;
+  if (rollout.renderRef !== status?.lastAttempted?.renderRef) return undefined;
+  if ((release.metadata.generation ?? 0) !== status.observedGeneration) return undefined;
+  const applied = status.conditions?.find((c) => c.type === ConditionType.Applied);
+  if (applied?.reason !== AppliedReason.Applied && applied?.reason !== AppliedReason.WaitingForWaveHealth) return undefined;
+  if (hasUnansweredSyncRequest(release)) return undefined;
+  if (isNewRequest(annotationOf(release, Annotation.forceSyncRequestedAt), status.lastHandledForceSyncAt)) return undefined;
+  if (annotationOf(release, Annotation.pin) !== status.pin?.renderRef) return undefined;
+  const entry = (status.waves ?? []).find((w) => w.state !== 'Healthy');
+  if (entry?.state !== 'Applied' || entry.appliedAt === undefined) return undefined;
+  const waveTimeoutMs = durationMs(release.spec.syncPolicy.waveTimeout, 5 * 60_000);
+  if (now.getTime() - Date.parse(entry.appliedAt) > waveTimeoutMs) return undefined;
+  return { renderRef: rollout.renderRef, wave: entry.wave };
+}
+
+/**
+ * The status of a recheck that found the wave still waiting: as the last reconcile left it, with
+ * this attempt's time (status-and-conditions.txt: lastAttempted is written at each reconcile,
+ * also when it waits).
+ */
+export function recheckSlice(release: Release, now: Date): ReleaseSlice {
+  const status = release.status ?? {};
+  const owned: readonly string[] = ownedConditions[FieldManager.release];
+  const at = toRfc3339(now);
+  return {
+    observedGeneration: status.observedGeneration,
+    reconciledAt: at,
+    lastAttempted: status.lastAttempted === undefined ? undefined : { ...status.lastAttempted, attemptedAt: at },
+    lastSuccessful: status.lastSuccessful,
+    lastHealthy: status.lastHealthy,
+    rollout: status.rollout,
+    pin: status.pin,
+    waves: status.waves,
+    lifecycle: status.lifecycle,
+    resolvedRetentionPolicy: status.resolvedRetentionPolicy,
+    lastHandledSyncAt: status.lastHandledSyncAt,
+    lastHandledForceSyncAt: status.lastHandledForceSyncAt,
+    conditions: (status.conditions ?? []).filter((c) => owned.includes(c.type)),
+  };
+}
+
+/** Workloads first (they are what a wave waits for), then other kinds with a health rule, then the rest. */
+function readOrder(obj: KubeObject): number {
+  const group = apiGroup(obj.apiVersion);
+  if (group === 'apps' || group === 'extensions' || (group === 'batch' && obj.kind === 'Job') || (group === '' && obj.kind === 'Pod')) return 0;
+  if (['Service', 'PersistentVolumeClaim', 'Ingress', 'CustomResourceDefinition', 'APIService'].includes(obj.kind)) return 1;
+  return 2;
+}
+
+/**
+ * The recheck's Outcome while the wave it waits on is still not healthy; undefined: run the
+ * full reconcile. Never throws: a failure to read is the full reconcile's to report.
+ */
+export async function recheckWaitingWave(
+  release: Release,
+  ports: Pick<ReconcilePorts, 'now' | 'store' | 'cluster'>,
+): Promise<{ outcome: Outcome; slice: ReleaseSlice } | undefined> {
+  const now = ports.now();
+  const waiting = waitingWave(release, now);
+  if (waiting === undefined || ports.store === undefined) return undefined;
+  try {
+    const render = await ports.store.get(release, waiting.renderRef);
+    if (render === undefined) return undefined;
+    const wave = planWaves(render.objects).find((w) => w.wave === waiting.wave);
+    if (wave === undefined) return undefined;
+    const target = await ports.cluster.resolve(release);
+    const checks = compileChecks(release.spec.healthAssessment?.checks ?? []).compiled;
+    const ordered = wave.objects.map((obj, i) => ({ obj, i })).sort((a, b) => readOrder(a.obj) - readOrder(b.obj) || a.i - b.i);
+    for (const { obj } of ordered) {
+      const health = assessObject(await target.read(obj), { checks, now });
+      if (health.state !== 'Healthy') {
+        return {
+          outcome: requeueAfter(ROLLOUT_RECHECK_MS, `rollout Progressing: wave ${waiting.wave} waits for ${describeObject(obj)} (${health.state})`),
+          slice: recheckSlice(release, now),
+        };
+      }
+    }
+    return undefined;
+  } catch {
+    // The full reconcile reads again and reports what failed with its reason.
+    return undefined;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * A Lease closed by the run's own status write (issue 13, docs/decisions.md "Leases closed by
+ * the status write"): taking a Lease costs one request, and in the common case giving it back
+ * costs none.
+ *
+ * Every loop writes a time into its status slice on (nearly) every status write: the reconcile
+ * `status.reconciledAt`, health `status.healthSummary.checkedAt`, drift the InSync condition's
+ * `lastTransitionTime` (it changes only on a transition). A run takes the Lease with the holder
+ * `<loop>@<T>`, where T is the time its status write will carry (its *mark*: whole seconds, as
+ * status times are, strictly after the mark the run found). The Lease is free when its holder is
+ * "" or `<loop>@<the mark the Release's status carries now>`: so the moment the run's status
+ * write lands, the Lease is free for the next run — which read that status, and takes the Lease
+ * by one compare-and-swap on exactly that value. A run still going has not written T yet, so its
+ * Lease stays busy; a crashed one expires as before.
+ *
+ * A run gives the Lease back explicitly (one request, holder `<loop>@<mark now in status>`)
+ * whenever its status write cannot close it: no status write (a drop, a suspended Release, the
+ * Progressing recheck), a write with no new mark, work after the write (the write then carries
+ * T + 1 s, so it closes nothing), or what the next run needs recorded in the Lease: failures to
+ * count or reset, a follow-up that is not this run's own message.
+ */
+import type { Loop } from './queue-message.ts';
+import type { LeaseRecord } from './lease.ts';
+import type { Outcome } from './outcome.ts';
+
+/** The parts of a Release status the marks live in. */
+export interface MarkedStatus {
+  reconciledAt?: string | undefined;
+  healthSummary?: { checkedAt?: string | undefined } | undefined;
+  conditions?: readonly { type: string; lastTransitionTime?: string | undefined }[] | undefined;
+}
+
+/** The mark of `loop`'s last status write; undefined when it never wrote one. */
+export function statusMark(loop: Loop, status: MarkedStatus | undefined): string | undefined {
+  if (status === undefined) return undefined;
+  const conditions: readonly { type: string; lastTransitionTime?: string | undefined }[] = Array.isArray(status.conditions) ? status.conditions : [];
+  const value: unknown =
+    loop === 'reconcile' ? status.reconciledAt : loop === 'health' ? status.healthSummary?.checkedAt : conditions.find((c) => c.type === 'InSync')?.lastTransitionTime;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The holder value that means "free" while the status carries `mark`. */
+export function closedHolder(loop: Loop, mark: string | undefined): string {
+  return mark === undefined ? '' : `${loop}@${mark}`;
+}
+
+const wholeSeconds = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+/** The mark of a run starting at `now`: whole seconds, strictly after the mark it found (a burst runs at most seconds ahead). */
+export function nextMark(found: string | undefined, now: Date): string {
+  const previous = found === undefined ? Number.NaN : Date.parse(found);
+  const at = Number.isNaN(previous) ? now.getTime() : Math.max(now.getTime(), Math.floor(previous / 1000) * 1000 + 1000);
+  return wholeSeconds(at);
+}
+
+/** The mark a run with work after its status write carries instead: it must not close the Lease yet. */
+export function markAfter(mark: string): string {
+  return wholeSeconds(Date.parse(mark) + 1000);
+}
+
+/**
+ * Whether the status write alone may end the run: nothing the Lease records has to change.
+ * done/stop need no failures to reset and no scheduled follow-up to clear (only the one a first
+ * run recorded for itself, which supersedes nothing sent after it started); a recheck
+ * (requeueAfter: the same message comes back) needs the Lease to name this message already.
+ */
+export function closesByStatus(outcome: Outcome, lease: LeaseRecord, messageId: string): boolean {
+  if (lease.failures > 0) return false;
+  const followUp = lease.followUp;
+  if (outcome.kind === 'done' || outcome.kind === 'stop') return followUp === undefined || (followUp.messageId === messageId && followUp.since !== undefined);
+  if (outcome.kind === 'requeueAfter' && outcome.asNewMessage !== true) return lease.followUp?.messageId === messageId;
+  return false;
+}
+
+/** What a run's record handler learns from the Lease guard about its mark (RecordContext.run). */
+export interface RunMark {
+  /** The mark the run's status write carries when nothing follows the write: the write closes the Lease. */
+  readonly mark: string;
+  /** The mark to carry instead when work follows the status write: it closes nothing, the guard gives the Lease back after. */
+  readonly markWithWorkAfter: string;
+  /** Tells the guard the mark the status carries after this run's write (undefined: none). */
+  wrote(mark: string | undefined): void;
+}

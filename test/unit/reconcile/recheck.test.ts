@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import type { ReconcilePorts, TargetCluster } from '../../../domain/reconcile/ports.ts';
+import { recheckWaitingWave, waitingWave } from '../../../domain/reconcile/recheck.ts';
+import type { KubeObject } from '../../../domain/render/kube-object.ts';
+import { attempt, configMap, deployment, NOW, RENDER_A, release } from '../observe/fixtures.ts';
+
+const progressing = (extra: Record<string, unknown> = {}) => ({
+  observedGeneration: 3,
+  lastAttempted: attempt(RENDER_A),
+  lastSuccessful: attempt(RENDER_A),
+  rollout: { renderRef: RENDER_A, state: 'Progressing', startedAt: '2026-11-29T09:59:00Z', wave: 0 },
+  waves: [{ wave: 0, objects: 2, state: 'Applied', appliedAt: '2026-11-29T09:59:00Z' }],
+  conditions: [{ type: 'Applied', status: 'True', reason: 'Applied', message: 'applied', lastTransitionTime: '2026-11-29T09:59:00Z', observedGeneration: 3 }],
+  ...extra,
+});
+
+const available = (d: KubeObject) => ({
+  ...d,
+  metadata: { ...d.metadata, generation: 1 },
+  status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2, readyReplicas: 2, conditions: [{ type: 'Available', status: 'True' }, { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' }] },
+});
+const rollingOut = (d: KubeObject) => ({ ...d, metadata: { ...d.metadata, generation: 1 }, status: { observedGeneration: 1, replicas: 2, updatedReplicas: 1, availableReplicas: 0 } });
+
+function ports(live: Map<string, Record<string, unknown>>, objects: KubeObject[], reads: string[]): Pick<ReconcilePorts, 'now' | 'store' | 'cluster'> {
+  const target = {
+    read: (obj: KubeObject) => {
+      reads.push(obj.kind);
+      return Promise.resolve(live.get(obj.kind));
+    },
+  } as unknown as TargetCluster;
+  return {
+    now: () => NOW,
+    store: { get: () => Promise.resolve({ renderRef: RENDER_A, objects }), put: () => Promise.resolve(), prune: () => Promise.resolve() },
+    cluster: { resolve: () => Promise.resolve(target) },
+  };
+}
+
+describe('the recheck of a Progressing rollout reads only the wave it waits on', () => {
+  const objects = [configMap(), deployment()];
+
+  it('reads the workload first and stops there while it is not healthy: one read, a 10-s recheck, the attempt’s time in status', async () => {
+    const reads: string[] = [];
+    const live = new Map<string, Record<string, unknown>>([['ConfigMap', configMap()], ['Deployment', rollingOut(deployment())]]);
+    const waiting = await recheckWaitingWave(release({ healthAssessment: {} }, progressing()), ports(live, objects, reads));
+    expect(waiting?.outcome).toMatchObject({ kind: 'requeueAfter', delayMs: 10_000 });
+    expect(reads).toEqual(['Deployment']);
+    // The status as the last reconcile left it, with this attempt's time.
+    expect(waiting?.slice.lastAttempted?.attemptedAt).toBe('2026-11-29T10:00:00Z');
+    expect(waiting?.slice.reconciledAt).toBe('2026-11-29T10:00:00Z');
+    expect(waiting?.slice.rollout?.state).toBe('Progressing');
+    expect(waiting?.slice.conditions.map((c) => c.type)).toEqual(['Applied']);
+  });
+
+  it('a healthy wave is the full reconcile’s (it finishes the rollout and writes status)', async () => {
+    const reads: string[] = [];
+    const live = new Map<string, Record<string, unknown>>([['ConfigMap', configMap()], ['Deployment', available(deployment())]]);
+    expect(await recheckWaitingWave(release({}, progressing()), ports(live, objects, reads))).toBeUndefined();
+    expect(reads).toEqual(['Deployment', 'ConfigMap']);
+  });
+
+  it('leaves everything else to the full reconcile: a spec change, a request, a timeout, a finished rollout', () => {
+    expect(waitingWave(release({}, progressing()), NOW)).toEqual({ renderRef: RENDER_A, wave: 0 });
+    expect(waitingWave(release({}, progressing(), 4), NOW)).toBeUndefined();
+    expect(waitingWave(release({ syncPolicy: { waveTimeout: '30s' } }, progressing()), NOW)).toBeUndefined();
+    expect(waitingWave(release({}, progressing({ rollout: { renderRef: RENDER_A, state: 'Succeeded', startedAt: '2026-11-29T09:59:00Z' } })), NOW)).toBeUndefined();
+    const requested = release({}, progressing());
+    requested.metadata.annotations = { 'convoy.dev/sync-requested-at': '2026-11-29T09:59:30Z' };
+    expect(waitingWave(requested, NOW)).toBeUndefined();
+    const pinned = release({}, progressing());
+    pinned.metadata.annotations = { 'convoy.dev/pin': RENDER_A };
+    expect(waitingWave(pinned, NOW)).toBeUndefined();
+  });
+});
