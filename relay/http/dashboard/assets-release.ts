@@ -77,8 +77,9 @@ function showRelease(main, ns, name) {
     buttons.suspend.hidden = suspended;
     buttons.resume.hidden = !suspended;
     buttons.rollback.disabled = state.acting || !(s.lastHealthy && s.lastHealthy.renderRef);
-    conditions.replaceChildren(table('Conditions', ['Type', 'Status', 'Reason', 'Message', 'Since'],
-      (s.conditions || []).map((c) => h('tr', {}, h('th', { scope: 'row' }, c.type), h('td', {}, c.status), h('td', {}, c.reason),
+    if (!(s.conditions || []).length) { conditions.replaceChildren(h('p', { class: 'muted' }, 'No conditions reported yet.')); return; }
+    conditions.replaceChildren(table('Conditions as the loops reported them', ['Type', 'Status', 'Reason', 'Message', 'Since'],
+      s.conditions.map((c) => h('tr', {}, h('th', { scope: 'row' }, c.type), h('td', {}, c.status), h('td', {}, c.reason),
         h('td', { class: 'msg' }, c.message), h('td', {}, when(c.lastTransitionTime)))), 'conditions-table'));
   }
 

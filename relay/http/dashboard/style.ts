@@ -21,7 +21,7 @@ button.primary { background: #0b57d0; border-color: #0b57d0; color: #fff; }
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; color: var(--muted); padding: .2rem 0; }
 th, td { text-align: left; padding: .35rem .55rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-th { background: #f6f7f9; }
+thead th { background: #f6f7f9; } tbody th { font-weight: 600; }
 .badge { font-weight: 700; } .ready { color: var(--ok); } .wait { color: var(--wait); } .failure { color: var(--bad); }
 .msg, .muted { color: var(--muted); overflow-wrap: anywhere; }
 .alert { color: var(--bad); font-weight: 600; min-height: 1.2em; }
