@@ -61,10 +61,13 @@ export class KubeRequestError extends Error {
   readonly status: number | undefined;
   /** The reason alone, e.g. `ECONNREFUSED` or `no answer within 5 s`. */
   readonly reason: string;
+  /** No answer came: the cluster is not reachable (domain/reconcile/stops.ts isUnreachable). */
+  readonly unreachable: boolean;
   constructor(message: string, status: number | undefined, options?: ErrorOptions & { reason?: string }) {
     super(message, options);
     this.status = status;
     this.reason = options?.reason ?? message;
+    this.unreachable = status === undefined;
   }
 }
 

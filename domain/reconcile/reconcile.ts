@@ -11,7 +11,7 @@ import { rollOut } from './rollout.ts';
 import { rollBack } from './rollback.ts';
 import { clusterWaveGate } from './cluster-waves.ts';
 import { runHooks } from './hooks.ts';
-import { errorMessage, isTerminal } from './stops.ts';
+import { errorMessage, isTerminal, isUnreachable } from './stops.ts';
 
 /** The render as the run's applies and dry runs answered it: what the observers check first after an apply. */
 export interface AppliedObservation {
@@ -88,7 +88,7 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   if (!forced) {
     const dryRun = await attempt(
       () => target.dryRun(objects),
-      (e) => halt(isTerminal(e) ? 'dryRunRejected' : 'applyFailed', `dry run: ${errorMessage(e)}`, e),
+      (e) => halt(isTerminal(e) ? 'dryRunRejected' : isUnreachable(e) ? 'clusterNotReady' : 'applyFailed', `dry run: ${errorMessage(e)}`, e),
     );
     if (isHalt(dryRun)) return finish({ halt: dryRun });
     objects.forEach((obj, i) => verdicts.set(obj, dryRun[i] ?? { kind: 'changed' }));

@@ -67,6 +67,15 @@ export function isTerminal(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false;
 }
 
+/**
+ * A request that got no answer at all (refused, reset, timed out): the cluster is not
+ * reachable. The reconcile's first request to a cluster it probed within the last 30 s
+ * reports it as ClusterNotReady, as the probe would have (docs/decisions.md).
+ */
+export function isUnreachable(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { unreachable?: unknown }).unreachable === true;
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
