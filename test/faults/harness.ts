@@ -44,8 +44,14 @@ export interface FaultWorld {
   stop(): Promise<void>;
 }
 
-export async function startWorld(): Promise<FaultWorld> {
-  const cp = await startControlPlane({});
+/**
+ * `pods`: the most Pods one scenario runs. A simulated Node holds 110 Pods (as a kubelet's
+ * default), so a burst of 500 Deployments needs more than the default 2 Nodes; scenarios delete
+ * their namespace when they finish (deleteNamespace), so the Pods of one do not crowd the next.
+ */
+export async function startWorld(options: { pods?: number } = {}): Promise<FaultWorld> {
+  const nodes = Math.max(2, Math.ceil(((options.pods ?? 0) * 1.5) / 110) + 1);
+  const cp = await startControlPlane({ nodes });
   await installCrds(cp.kubeconfigPath);
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
@@ -166,6 +172,12 @@ function onlyNamespaces(sqs: SQSClient, namespaces: readonly string[]): SQSClien
       };
     },
   });
+}
+
+/** Deletes a scenario's namespace without waiting (the namespace controller removes its objects). */
+export async function deleteNamespace(world: FaultWorld, name: string): Promise<void> {
+  const { CoreV1Api } = await import('@kubernetes/client-node');
+  await world.kc.makeApiClient(CoreV1Api).deleteNamespace({ name });
 }
 
 export async function createNamespace(world: FaultWorld, name: string): Promise<void> {

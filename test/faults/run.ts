@@ -7,6 +7,11 @@
 // FAULT_DUP_N for the duplicate-cost pair (default 200), FAULT_FREEZE_S (default 45) and
 // FAULT_GIT_DOWN_S (default 60); FAULT_ONLY=a,b runs a subset; FAULT_LOG_DIR=<dir> writes each
 // scenario's function log lines there (<scenario>.jsonl). Each line also carries the host's load.
+//
+// FAULT_SUBSET=ci (`npm run test:faults:ci`, run by .ci/run after `npm test`, ~5 min): the
+// scenarios whose time is the system's own — duplicates, a crashed Lease, kill -9 mid-wave and
+// mid-hook, two processes, a burst of 50 — without the timed outages (Git down, apiserver frozen),
+// the duplicates-cost pair and the 500-Release burst; FAULT_ONLY and the sizes still override.
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,6 +29,7 @@ import {
   converged,
   createNamespace,
   deadLettered,
+  deleteNamespace,
   freshQueues,
   missingFields,
   releaseSpec,
@@ -39,12 +45,14 @@ import {
   type LogLine,
 } from './harness.ts';
 
+const CI_SUBSET = process.env['FAULT_SUBSET'] === 'ci';
 const N = Number(process.env['FAULT_N'] ?? 10);
-const BURST_N = Number(process.env['FAULT_BURST_N'] ?? 500);
+const BURST_N = Number(process.env['FAULT_BURST_N'] ?? (CI_SUBSET ? 50 : 500));
 const DUP_N = Number(process.env['FAULT_DUP_N'] ?? 200);
 const LOG_DIR = process.env['FAULT_LOG_DIR'];
 const FREEZE_S = Number(process.env['FAULT_FREEZE_S'] ?? 45);
 const GIT_DOWN_S = Number(process.env['FAULT_GIT_DOWN_S'] ?? 60);
+const CI_SCENARIOS = ['every-message-twice', 'crashed-lease', 'kill-9-mid-wave', 'kill-9-mid-hook', 'two-processes', 'burst'];
 const CONVERGE_TIMEOUT_MS = Number(process.env['FAULT_TIMEOUT_S'] ?? 300) * 1000;
 /** The bursts (FAULT_BURST_N, FAULT_DUP_N) converge at the functions' throughput: a longer limit. */
 const BURST_TIMEOUT_MS = Number(process.env['FAULT_BURST_TIMEOUT_S'] ?? 1800) * 1000;
@@ -111,6 +119,8 @@ async function finish(s: Scenario, startedAt: number, notes: Record<string, unkn
     f.kill('SIGTERM');
     await f.exited;
   }
+  // Its Pods would crowd the simulated Nodes of the next scenario.
+  await deleteNamespace(s.world, s.ns).catch((error: unknown) => process.stderr.write(`deleting namespace ${s.ns}: ${String(error)}\n`));
   if (LOG_DIR !== undefined) {
     await mkdir(LOG_DIR, { recursive: true });
     await writeFile(join(LOG_DIR, `${s.name}.jsonl`), s.logs.map((l) => JSON.stringify(l)).join('\n') + '\n');
@@ -298,8 +308,8 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
 };
 
 async function main(): Promise<void> {
-  const only = process.env['FAULT_ONLY']?.split(',').filter((x) => x !== '');
-  const world = await startWorld();
+  const only = process.env['FAULT_ONLY']?.split(',').filter((x) => x !== '') ?? (CI_SUBSET ? CI_SCENARIOS : undefined);
+  const world = await startWorld({ pods: Math.max(N, only === undefined || only.includes('burst') ? BURST_N : 0, only === undefined || only.includes('duplicates-cost') ? DUP_N : 0) });
   const results: Record<string, unknown>[] = [];
   try {
     for (const [name, run] of Object.entries(scenarios)) {
