@@ -44,6 +44,8 @@ export interface RuntimeOptions {
   visibilityTimeoutSeconds?: number;
   maxReceiveCount?: number;
   relayTickMs?: number;
+  /** SQS batches each queue's poller hands to its function at once; default POLLER_CONCURRENCY (5). */
+  pollerConcurrency?: number;
   /**
    * Only Releases in these namespaces are sent to the queues; default every
    * namespace. The relay watches the whole cluster, so tests that share one
@@ -120,7 +122,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
         handler,
         logger: logger.child({ poller: loop }),
         waitTimeSeconds: 1,
-        concurrency: POLLER_CONCURRENCY,
+        concurrency: options.pollerConcurrency ?? POLLER_CONCURRENCY,
       }),
     );
   }

@@ -90,7 +90,7 @@ export async function until<T>(
 export async function startRuntimeEnv(
   kc: KubeConfig,
   prefix: string,
-  options: Pick<RuntimeOptions, 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'relayTickMs'> = {},
+  options: Pick<RuntimeOptions, 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'relayTickMs' | 'pollerConcurrency'> = {},
 ): Promise<RuntimeEnv> {
   const ns = await freshNamespace(kc, prefix);
   const installation = await freshNamespace(kc, `${prefix}-system`);

@@ -73,9 +73,13 @@ describe('the queue contract through the real runtime', () => {
   let appUrl: string;
 
   beforeAll(async () => {
+    // One batch at a time per queue: the tests below reason about what meets inside one batch
+    // (copies handled concurrently) and what arrives in the next; concurrent batches, as on
+    // Lambda, are lease-exclusive.test.ts's case.
     env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'queue-e2e', {
       relayTickMs: 200,
       visibilityTimeoutSeconds: 5,
+      pollerConcurrency: 1,
     });
     appUrl = (await env.repo('apps', { 'app/cm.yaml': configMap('app-config') })).url;
   });
@@ -392,6 +396,7 @@ describe('messages that end without a run', () => {
       relayTickMs: 200,
       visibilityTimeoutSeconds: 2,
       maxReceiveCount: 1,
+      pollerConcurrency: 1,
     });
     appUrl = (await env.repo('apps', { 'app/cm.yaml': configMap('app-config') })).url;
   });
