@@ -100,8 +100,6 @@ interface Term {
   readonly releaseInformer: ResilientInformer<Watched>;
   readonly dependencies: ReadonlyMap<DependencyKind, ResilientInformer<Watched>>;
   readonly tick: NodeJS.Timeout | undefined;
-  /** When this replica started leading: timers overdue then are spread over one interval (domain/relay/timers.ts). */
-  readonly startedAt: Date;
 }
 
 export function startRelay(options: RelayOptions): Relay {
@@ -277,7 +275,6 @@ export function startRelay(options: RelayOptions): Relay {
   const startTerm = () => {
     if (term !== undefined || stopping) return;
     metrics.leader.set(1);
-    const startedAt = now();
     const sender = newSender();
     const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
     const releaseInformer = informerFor('Release', RELEASE_PATH, listCustom('releases'), (event) => onReleaseEvent(sender, event));
@@ -302,6 +299,12 @@ export function startRelay(options: RelayOptions): Relay {
     releaseInformer.start();
     for (const informer of dependencies.values()) informer.start();
     let swept = false;
+    /**
+     * The first tick after the Releases were listed: timers overdue then are spread over one
+     * interval from it (domain/relay/timers.ts). From the term start instead, the slots that
+     * passed while a large fleet was listed would all be due in that first tick.
+     */
+    let timersStartedAt: Date | undefined;
     const sweepOnce = () => {
       if (swept || !releaseInformer.hasSynced()) return;
       swept = true;
@@ -313,9 +316,10 @@ export function startRelay(options: RelayOptions): Relay {
         : setInterval(() => {
             if (!releaseInformer.hasSynced()) return;
             sweepOnce();
-            onTick(sender, startedAt);
+            timersStartedAt ??= now();
+            onTick(sender, timersStartedAt);
           }, options.tickMs ?? 1_000);
-    term = { sender, releaseInformer, dependencies, tick, startedAt };
+    term = { sender, releaseInformer, dependencies, tick };
     log.info('relay started sending');
   };
 

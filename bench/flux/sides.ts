@@ -28,6 +28,8 @@ export const CONVOY_USER = 'bench-convoy';
 const CREATE_CONCURRENCY = 8;
 /** Flux has nothing left to do once its Kustomizations are Ready (wait: false); this long is watched anyway. */
 const FLUX_SETTLE_MS = 10_000;
+/** convoy's rollout recheck, drift and health after the last Applied are watched for at most this long. */
+const CONVOY_SETTLE_MAX_MS = 120_000;
 /** The flags of both controllers' Deployments in Flux's own manifests (config/manager/deployment.yaml). */
 const MANIFEST_ARGS = ['--watch-all-namespaces', '--log-level=info', '--log-encoding=json', '--enable-leader-election'];
 
@@ -46,6 +48,8 @@ export interface SideResult {
   readonly readyAt: number;
   readonly settledAt: number;
   readonly wallMs: number;
+  /** False when the side had not settled within its limit (toSettled then ends at the limit). */
+  readonly settled: boolean;
   /** From t0 to ready and to settled: CPU seconds of the side's processes, and their summed peak RSS. */
   readonly cpuS: { toReady: number; toSettled: number };
   readonly peakRssMiB: number;
@@ -74,7 +78,7 @@ async function measure(
   watchPath: string,
   predicate: (o: WatchedObject) => boolean,
   create: () => Promise<void>,
-  settle: (latest: ReadonlyMap<string, WatchedObject>) => Promise<void>,
+  settle: (latest: ReadonlyMap<string, WatchedObject>) => Promise<boolean>,
 ): Promise<SideResult> {
   const watch = await watchCondition(ctx.kc, watchPath, predicate, (e) => log(`flux bench: watch ${watchPath}: ${String(e)}`));
   try {
@@ -85,7 +89,7 @@ async function measure(
     await watch.waitForCount(ctx.n, ctx.timeoutMs);
     const readyAt = Math.max(...watch.reachedAt.values());
     const atReady = usageOf(pids, cpu0);
-    await settle(watch.latest);
+    const settled = await settle(watch.latest);
     const settledAt = Date.now();
     const atSettled = usageOf(pids, cpu0);
     const after = [...watch.reachedAt.values()].map((t) => t - t0).sort((a, b) => a - b);
@@ -94,6 +98,7 @@ async function measure(
       readyAt,
       settledAt,
       wallMs: readyAt - t0,
+      settled,
       cpuS: { toReady: atReady.total.cpuS, toSettled: atSettled.total.cpuS },
       peakRssMiB: atSettled.total.peakRssMiB,
       processes: Object.fromEntries(processes.map((p) => [p.name, atSettled.byPid[String(p.pid)] ?? { cpuS: 0, peakRssMiB: 0 }])),
@@ -180,7 +185,7 @@ export async function runFluxSide(ctx: SideContext, binDir: string, crdNote: str
           });
         });
       },
-      () => sleep(FLUX_SETTLE_MS),
+      () => sleep(FLUX_SETTLE_MS).then(() => true),
     );
   } finally {
     await Promise.all(processes.map((p) => p.stop()));
@@ -239,13 +244,14 @@ export async function runConvoySide(ctx: SideContext, root: string): Promise<Sid
           );
         }),
       async (latest) => {
-        const deadline = Date.now() + ctx.timeoutMs;
+        const deadline = Date.now() + CONVOY_SETTLE_MAX_MS;
         while (Date.now() < deadline) {
           const settled = [...latest.values()].filter(convoySettled).length;
-          if (settled >= n) return;
+          if (settled >= n) return true;
           await sleep(500);
         }
-        log(`flux bench: not every convoy Release settled (rollout over, InSync and Healthy) within ${ctx.timeoutMs} ms`);
+        log(`flux bench: not every convoy Release settled (rollout over, InSync and Healthy) within ${CONVOY_SETTLE_MAX_MS} ms of the last Applied`);
+        return false;
       },
     );
   } finally {

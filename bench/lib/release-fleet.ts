@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { inPool } from '../flux/side-process.ts';
+import { log } from './stdout.ts';
 
 export interface FleetRelease {
   namespace: string;
@@ -71,6 +72,7 @@ export async function createFleet(kc: KubeConfig, o: { prefix: string; count: nu
       },
     });
     // Spread deterministically: Release i was reconciled (i * 7919 mod 300) s ago, checked (i * 104729 mod 600) s ago.
+    if ((i + 1) % 1000 === 0) log(`relayScale: ${i + 1} of ${o.count} Releases created`);
     await writeStatus(kc, r, upToDateStatus(1, { now, reconciledAgoMs: ((i * 7919) % 300) * 1000, checkedAgoMs: ((i * 104_729) % 600) * 1000, stableForMs: 2 * 3_600_000 }));
   });
   return releases;

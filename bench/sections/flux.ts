@@ -45,6 +45,7 @@ interface SideReport {
   peakRssMiB: number;
   processes: SideResult['processes'];
   settledAfterS: number;
+  settled: boolean;
   /** Every client's requests meanwhile (apiserver_request_total, kube-controller-manager, scheduler and KWOK included). */
   apiserverRequestTotalAllClients: number;
 }
@@ -61,6 +62,7 @@ function sideReport(side: SideResult, audit: readonly AuditRequest[], user: stri
     peakRssMiB: side.peakRssMiB,
     processes: side.processes,
     settledAfterS: Math.round((side.settledAt - side.t0) / 100) / 10,
+    settled: side.settled,
     apiserverRequestTotalAllClients: allClients,
   };
 }
