@@ -2,7 +2,7 @@
 // workload: N apps (ConfigMap + Deployment + Service), each in its own namespace, from one Git
 // repository served by convoy's git http-backend server.
 // - Flux: source-controller + kustomize-controller with the flags of Flux's own Deployment
-//   manifests (leader election on, log level info) and otherwise their defaults, plus what
+//   manifests (log level info; leader election off, see MANIFEST_ARGS) and otherwise their defaults, plus what
 //   running outside a cluster needs (kubeconfig, loopback addresses for the artifact server,
 //   metrics and health), one GitRepository and N Kustomizations (interval 1h, wait false, no health
 //   checks); done when every Kustomization is Ready.
@@ -30,8 +30,12 @@ const CREATE_CONCURRENCY = 8;
 const FLUX_SETTLE_MS = 10_000;
 /** convoy's rollout recheck, drift and health after the last Applied are watched for at most this long. */
 const CONVOY_SETTLE_MAX_MS = 120_000;
-/** The flags of both controllers' Deployments in Flux's own manifests (config/manager/deployment.yaml). */
-const MANIFEST_ARGS = ['--watch-all-namespaces', '--log-level=info', '--log-encoding=json', '--enable-leader-election'];
+/**
+ * The flags of both controllers' Deployments in Flux's own manifests (config/manager/deployment.yaml)
+ * but --enable-leader-election: outside a cluster controller-runtime cannot tell the election's
+ * namespace ("not running in-cluster") and Flux has no flag for it, so leader election stays off.
+ */
+const MANIFEST_ARGS = ['--watch-all-namespaces', '--log-level=info', '--log-encoding=json'];
 
 export interface SideContext {
   readonly cp: ControlPlane;

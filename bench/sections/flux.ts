@@ -7,7 +7,7 @@
 // all Ready/Applied, requests per Release by verb (audit log, per identity), controller CPU and
 // peak RSS, and the ratios convoy/Flux.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -124,6 +124,11 @@ async function sideBySide(root: string, binDir: string, n: number): Promise<Reco
       },
     };
   } finally {
+    // The controllers' logs outlive the cluster's folder, for a run that went wrong.
+    const logs = join(tmpdir(), `convoy-bench-flux-logs-n${n}`);
+    await mkdir(logs, { recursive: true });
+    for (const f of (await readdir(cp.dir)).filter((name) => name.endsWith('.log') && !name.startsWith('bench-audit'))) await copyFile(join(cp.dir, f), join(logs, f));
+    log(`flux bench: N=${n}: controller logs kept in ${logs}`);
     await git.stop();
     await cp.stop();
     await rm(auditDir, { recursive: true, force: true });
@@ -141,7 +146,7 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
     flux: FLUX_VERSIONS,
     buildMs: build.buildMs,
     config: {
-      flux: 'the flags of Flux\'s own Deployment manifests (--watch-all-namespaces --log-level=info --log-encoding=json --enable-leader-election), otherwise defaults (outside a cluster: KUBECONFIG, RUNTIME_NAMESPACE=flux-system, loopback --storage-addr/--storage-adv-addr, --metrics-addr, --health-addr); one GitRepository (interval 1h); one Kustomization per namespace (interval 1h, prune true, wait false, no healthChecks, targetNamespace its own)',
+      flux: 'the flags of Flux\'s own Deployment manifests (--watch-all-namespaces --log-level=info --log-encoding=json; not --enable-leader-election, which needs an in-cluster namespace), otherwise defaults (outside a cluster: KUBECONFIG, RUNTIME_NAMESPACE=flux-system, loopback --storage-addr/--storage-adv-addr, --metrics-addr, --health-addr); one GitRepository (interval 1h); one Kustomization per namespace (interval 1h, prune true, wait false, no healthChecks, targetNamespace its own)',
       convoy: 'the convoy dev runtime (relay, pollers calling the real function handlers, fauxqs) in its own process; one Release per namespace (syncPolicy.interval 1h, no healthAssessment), one Cluster (inCluster) per namespace created before the clock starts',
       health: 'off on both sides: Flux Ready = applied (wait false); convoy Applied = applied. Both clusters run the real Deployment controller with KWOK nodes; convoy still follows its rollout (10-s recheck) and runs drift and health once, which count in toSettled, not in the wall time',
       requests: 'kube-apiserver audit log (Metadata, one event per request at ResponseComplete) of each side\'s own static-token identity; bench-flux = both Flux controllers, bench-convoy = relay + functions; toReady = requests received between the first create and the last Ready/Applied, toSettled = until Flux + 10 s, convoy: until every rollout is over and InSync and Healthy are reported',
