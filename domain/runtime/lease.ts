@@ -190,5 +190,17 @@ export function busyWaitMs(busy: Extract<AcquireResult, { kind: 'busy' }>, now: 
   return Math.min(Math.max(untilExpiry, busyDelayMs(random)), MAX_MESSAGE_DELAY_MS);
 }
 
+/**
+ * Whether a busy Lease's holder is still alive: it renewed within two heartbeats (or nothing says
+ * otherwise). A crashed holder covers nothing: a message it was running comes back as a
+ * redelivery with the holder's own sentAt, and must wait for the Lease rather than be dropped.
+ */
+export function holderAlive(busy: Extract<AcquireResult, { kind: 'busy' }>, now: Date): boolean {
+  const renewed = busy.renewedAt === undefined ? Number.NaN : Date.parse(busy.renewedAt);
+  const duration = busy.durationSeconds ?? 0;
+  if (Number.isNaN(renewed) || duration <= 0) return true;
+  return now.getTime() - renewed <= 2 * heartbeatMs(Math.min(duration, MAX_LEASE_SECONDS));
+}
+
 /** SQS's longest DelaySeconds. */
 export const MAX_MESSAGE_DELAY_MS = 900_000;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   busyWaitMs,
   heartbeatMs,
+  holderAlive,
   isCovered,
   isLikelyFirstRun,
   isSuperseded,
@@ -74,7 +75,8 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
           }),
     });
     if (taken.kind === 'busy') {
-      if (taken.holderSentAt !== undefined && isCovered(taken.holderSentAt, ctx.messageId, message.sentAt, undefined)) {
+      // Only a live holder covers a message: a crashed one's own message comes back as a redelivery.
+      if (taken.holderSentAt !== undefined && holderAlive(taken, now()) && isCovered(taken.holderSentAt, ctx.messageId, message.sentAt, undefined)) {
         return dropped(`covered by the run in progress (${taken.holder}), whose message was sent at ${taken.holderSentAt}`);
       }
       return waitAsNewMessage(busyWaitMs(taken, now(), random), `lease held by ${taken.holder}`);
