@@ -8,7 +8,7 @@
 // FAULT_GIT_DOWN_S (default 60); FAULT_ONLY=a,b runs a subset; FAULT_LOG_DIR=<dir> writes each
 // scenario's function log lines there (<scenario>.jsonl). Each line also carries the host's load.
 //
-// FAULT_SUBSET=ci (`npm run test:faults:ci`, run by .ci/run after `npm test`, ~5 min): the
+// FAULT_SUBSET=ci (`npm run test:faults:ci`, run by .ci/run after `npm test`, ~6 min): the
 // scenarios whose time is the system's own — duplicates, a crashed Lease, kill -9 mid-wave and
 // mid-hook, two processes, a burst of 50 — without the timed outages (Git down, apiserver frozen),
 // the duplicates-cost pair and the 500-Release burst; FAULT_ONLY and the sizes still override.
