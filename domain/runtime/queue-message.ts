@@ -74,7 +74,19 @@ export function parseQueueMessage(body: string): ParseQueueMessageResult {
   return { ok: false, error: `invalid queue message: ${problems.join('; ')}` };
 }
 
-/** The body the relay sends. Validates first, so a bad message fails at the sender. */
+/**
+ * The body the relay and the functions send; validates first, so a bad message fails at the
+ * sender. The message as SQS carries it: JSON with every character outside printable ASCII written as a
+ * `\uXXXX` escape. SQS refuses bodies with characters outside #x9 | #xA | #xD | #x20–#xD7FF |
+ * #xE000–#xFFFD | #x10000–#x10FFFF (and the embedded SQS server refuses everything above #xFFFD),
+ * while a Release or applied object carried in a message may hold any text a user wrote (emoji,
+ * NUL in an annotation): escaped, every body is plain ASCII and parses back to the same value.
+ */
 export function queueMessageBody(message: QueueMessage): string {
-  return JSON.stringify(queueMessageSchema.parse(message));
+  return asciiJson(queueMessageSchema.parse(message));
+}
+
+/** JSON.stringify, with every UTF-16 code unit outside 0x20–0x7E escaped (JSON.stringify already escapes those below 0x20). */
+export function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

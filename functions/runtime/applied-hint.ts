@@ -11,7 +11,7 @@
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { AppliedObservation } from '../../domain/reconcile/reconcile.ts';
 import { apiGroup, isPlainObject } from '../../domain/render/kube-object.ts';
-import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { asciiJson, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
 
 export const HINT_MAX_AGE_MS = 30_000;
@@ -34,7 +34,8 @@ export function appliedHint(release: Release, write: AnySlice, observed: Applied
     return secret ? { apiVersion: obj['apiVersion'], kind: obj['kind'], metadata: obj['metadata'] } : obj;
   });
   const hint = { renderRef: observed.renderRef, release: releaseAfterWrite(release, write), live };
-  return Buffer.byteLength(JSON.stringify(hint)) > MAX_HINT_BYTES ? undefined : hint;
+  // Measured as sent: non-ASCII text takes up to 6 bytes a UTF-16 unit in the escaped body.
+  return asciiJson(hint).length > MAX_HINT_BYTES ? undefined : hint;
 }
 
 /** The Release of a hinted message, when the hint may be used; undefined: read it as usual. */

@@ -7,7 +7,7 @@
  */
 import { SendMessageBatchCommand, type SendMessageBatchCommandOutput, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { createCoalesceBuffer, type CoalescedSend, type ReleaseKey } from '../../domain/relay/coalesce.ts';
-import { queueMessageBody, QUEUE_MESSAGE_VERSION, type Loop } from '../../domain/runtime/queue-message.ts';
+import { asciiJson, queueMessageBody, QUEUE_MESSAGE_VERSION, type Loop } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from '../../functions/runtime/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
 
@@ -96,7 +96,7 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
     if (loop !== 'reconcile' || !send.cause.startsWith('watch: Release added') || options.releaseOf === undefined) return {};
     const release = options.releaseOf(send.key);
     const uid = (release?.['metadata'] as { uid?: unknown } | undefined)?.uid;
-    if (release === undefined || uid !== send.key.uid || Buffer.byteLength(JSON.stringify(release)) > MAX_RELEASE_BYTES) return {};
+    if (release === undefined || uid !== send.key.uid || asciiJson(release).length > MAX_RELEASE_BYTES) return {};
     return { release };
   };
 

@@ -83,4 +83,12 @@ describe('queueMessageBody', () => {
   it('refuses to build an invalid message', () => {
     expect(() => queueMessageBody({ ...valid, name: '' })).toThrow(/name/);
   });
+
+  it('is plain printable ASCII whatever text it carries (SQS refuses NUL, U+FFFE and, in the embedded server, emoji), and parses back to the same value', () => {
+    const cause = 'pin \u0000 ҥ 😭 \u007f \ufeff \ud800 "quoted" \\ end';
+    const text = queueMessageBody({ ...valid, cause });
+    expect(text).toMatch(/^[\x20-\x7e]*$/);
+    const parsed = parseQueueMessage(text);
+    expect(parsed.ok && parsed.message.cause).toBe(cause);
+  });
 });
