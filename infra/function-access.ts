@@ -54,7 +54,7 @@ export function grantFunctionAccess(scope: Construct, functions: Readonly<Record
     const fn = functions[loop];
     const role = fn.role;
     if (props.cluster !== undefined && role !== undefined) {
-      new eks.CfnAccessEntry(scope, `${loop[0]!.toUpperCase()}${loop.slice(1)}AccessEntry`, {
+      new eks.CfnAccessEntry(scope, `${loop[0].toUpperCase()}${loop.slice(1)}AccessEntry`, {
         clusterName: props.cluster.clusterName,
         principalArn: role.roleArn,
         type: 'STANDARD',

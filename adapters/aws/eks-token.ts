@@ -127,7 +127,7 @@ export function createEksTokens(opts: EksAccessOptions): EksTokens {
     const signed = await signer.sign({ method: request.method, protocol: 'https:', hostname: request.hostname, path: request.path, headers, ...(request.body !== undefined ? { body: request.body } : {}) }, { signingDate: now() });
     const response = await send(`https://${request.hostname}${request.path}`, {
       method: request.method,
-      headers: signed.headers as Record<string, string>,
+      headers: signed.headers,
       ...(request.body !== undefined ? { body: request.body } : {}),
       signal: AbortSignal.timeout(timeoutMs),
     });

@@ -41,7 +41,7 @@ export function createSecretStringReader(opts: {
         headers: { host: hostname, 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.GetSecretValue' },
         body,
       });
-      const response = await send(`https://${hostname}/`, { method: 'POST', headers: signed.headers as Record<string, string>, body, signal: AbortSignal.timeout(10_000) });
+      const response = await send(`https://${hostname}/`, { method: 'POST', headers: signed.headers, body, signal: AbortSignal.timeout(10_000) });
       const text = await response.text();
       let parsed: { SecretString?: string; __type?: string } = {};
       try {

@@ -126,7 +126,7 @@ function coldBuild(buildLog: string, timeLog: string): Record<string, unknown> {
   ] as const;
   const mtimes = order.map(([name, file]) => [name, statSync(file).mtimeMs] as const);
   const gapS: Record<string, number> = {};
-  for (let i = 1; i < mtimes.length; i++) gapS[mtimes[i]![0]] = Math.round((mtimes[i]![1] - mtimes[i - 1]![1]) / 1000);
+  for (let i = 1; i < mtimes.length; i++) gapS[mtimes[i][0]] = Math.round((mtimes[i][1] - mtimes[i - 1][1]) / 1000);
   const text = (file: string): string | undefined => {
     try {
       return readFileSync(file, 'utf8');

@@ -40,6 +40,8 @@ export async function managementAccess(env: Record<string, string | undefined>, 
     const secret = createSecretStringReader({ secretId: secretArn, region, credentials });
     const what = `the kubeconfig in ${secretArn}`;
     const first = loadStoredKubeConfig(await secret.read(), what);
+    // The first load's agent and token reader are left out (never called): the token comes from tokenSource.
+    // eslint-disable-next-line @typescript-eslint/unbound-method
     const { agent: _agent, bearerToken: _bearer, ...settings } = first;
     return {
       kc: kubeClientConfig({

@@ -6,7 +6,7 @@
  * Kubernetes RBAC cannot grant "metadata only": the relay's ServiceAccount has list and watch on
  * ConfigMaps and Secrets (never get), and this is the only code that uses them.
  */
-import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { createKubeHttp } from '../../adapters/kube/http.ts';
 import type { ListFunction, ListWatchLike } from './resilient-informer.ts';
@@ -48,7 +48,7 @@ export function metadataOnlyListWatch<T extends KubernetesObject>(kc: KubeConfig
         (error as { statusCode?: number }).statusCode = response.status;
         throw error;
       }
-      return { apiVersion: 'meta.k8s.io/v1', kind: body.kind, metadata: body.metadata ?? {}, items: body.items ?? [] } as KubernetesListObject<T>;
+      return { apiVersion: 'meta.k8s.io/v1', kind: body.kind, metadata: body.metadata ?? {}, items: body.items ?? [] };
     },
     createListWatch: (list) => new ListWatch<T>(path, new Watch(metadataConfig), list, false, labelSelector),
   };

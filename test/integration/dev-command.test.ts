@@ -30,7 +30,7 @@ interface Run {
 function start(argv: string[], opts: { npm?: boolean } = {}): Run {
   const [cmd, args] = opts.npm ? ['npm', ['start', '--silent', '--', ...argv]] : [process.execPath, [join(repoRoot, 'bin/convoy.ts'), 'dev', ...argv]];
   // detached: its own process group, as a shell gives a foreground job.
-  const proc = spawn(cmd as string, args as string[], { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const proc = spawn(cmd, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   const run: Run = {
     proc,
     convoyPid: proc.pid ?? -1,
@@ -136,7 +136,7 @@ describe('convoy dev start and stop', () => {
     const lines = run.stderr.trim().split('\n').filter((l) => !/^convoy dev: removed \S+ \(left behind by a convoy dev that was killed\)$/.test(l));
     expect(lines).toEqual([`convoy dev: port ${apiPort} (--api-port) is already in use; stop what holds it, or pick another port with --api-port <port>`]);
     expect(run.stdout).toBe('');
-    expect(await leftovers(run.convoyPid, [gitPort!])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    expect(await leftovers(run.convoyPid, [gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
   });
 
   it('Ctrl-C (SIGINT): relay first, then the cluster; exits 0 in < 5 s, nothing left; stale temp dirs were removed at start and an invalid example was named', async () => {

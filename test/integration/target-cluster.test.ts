@@ -138,7 +138,7 @@ describe('TargetCluster: apply and dry run', () => {
     for (const obj of objects) await target.apply(obj);
     // The real Deployment controller writes the revision annotation and status right after the
     // apply; wait until it is done, so the versions below change only if convoy writes.
-    await settled(objects[1]!);
+    await settled(objects[1]);
     const versions = await Promise.all(objects.map(async (o) => resourceVersion(await createTargetCluster(config, identity).read(o))));
 
     counter.count = 0;

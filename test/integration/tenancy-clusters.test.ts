@@ -117,15 +117,15 @@ describe('three kube-apiservers, two tenants on each', () => {
       await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'deployer' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] }] } });
       await rbac.createNamespacedRoleBinding({ namespace: ns, body: { metadata: { name: 'deployer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' }, subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }] } });
       // Target A: a token user; target B: a client certificate.
-      await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'kubeconfig-a' }, stringData: { value: kubeconfigYaml(targetA.server, targetA.caPem, { token: targetA.tokens[`${tenant}-deployer`]! }) } } });
-      const cert = client.certs[`${tenant}-deployer`]!;
+      await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'kubeconfig-a' }, stringData: { value: kubeconfigYaml(targetA.server, targetA.caPem, { token: targetA.tokens[`${tenant}-deployer`] }) } } });
+      const cert = client.certs[`${tenant}-deployer`];
       await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'kubeconfig-b' }, stringData: { value: kubeconfigYaml(targetB.server, targetB.caPem, { 'client-certificate-data': Buffer.from(cert.cert).toString('base64'), 'client-key-data': Buffer.from(cert.key).toString('base64') }) } } });
       await env.api.create('Cluster', ns, 'a', { kubeConfig: { secretRef: { name: 'kubeconfig-a' } } });
       await env.api.create('Cluster', ns, 'b', { kubeConfig: { secretRef: { name: 'kubeconfig-b' } } });
     }
     // Target B trusts the new client CA once it has reloaded its client CA file.
     const probe = new KubeConfig();
-    probe.loadFromString(kubeconfigYaml(targetB.server, targetB.caPem, { 'client-certificate-data': Buffer.from(client.certs['team-a-deployer']!.cert).toString('base64'), 'client-key-data': Buffer.from(client.certs['team-a-deployer']!.key).toString('base64') }));
+    probe.loadFromString(kubeconfigYaml(targetB.server, targetB.caPem, { 'client-certificate-data': Buffer.from(client.certs['team-a-deployer'].cert).toString('base64'), 'client-key-data': Buffer.from(client.certs['team-a-deployer'].key).toString('base64') }));
     const deadline = Date.now() + 90_000;
     for (;;) {
       try {

@@ -85,7 +85,7 @@ beforeAll(async () => {
   tenantNs = await freshNamespace(admin, 'relay-tenant');
   const objects = KubernetesObjectApi.makeApiClient(admin);
   for (const manifest of relayRbac(installation.name)) {
-    await objects.create(manifest as KubernetesObject);
+    await objects.create(manifest);
     if (manifest.kind.startsWith('Cluster')) clusterScoped.push(manifest);
   }
   // A token of the relay's ServiceAccount (TokenRequest), and a kubeconfig with nothing else.
