@@ -4,44 +4,18 @@ import { RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { Annotation } from '../../domain/reconcile/annotations.ts';
-import { compareNewestFirst, type RenderStore, type StoredRender, type StoredRenderMeta } from '../../domain/store/render-store.ts';
 import { createApiApp, type ApiDeps } from '../../relay/http/app.ts';
 import { createKubeAuthenticator, type Authenticator } from '../../relay/http/auth.ts';
 import { createReleaseApi } from '../../relay/http/release-api.ts';
 import { serveApi } from '../../relay/http/serve.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
+import type { StoredRenderMeta } from '../../domain/store/render-store.ts';
+import { MemoryRenderStore } from '../harness/memory-render-store.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
 
 const NOW = new Date('2026-11-29T10:00:00.750Z');
 const NOW_RFC3339 = '2026-11-29T10:00:00Z';
 const ref = (c: string) => `sha256:${c.repeat(64)}`;
-
-/** An in-memory implementation of the RenderStore port (not Kubernetes, so a fake is fine). */
-class MemoryRenderStore implements RenderStore {
-  readonly renders = new Map<string, StoredRender>();
-  private key(ns: string, release: string, renderRef: string) {
-    return `${ns}/${release}/${renderRef}`;
-  }
-  put(meta: StoredRenderMeta, objects: readonly object[]): Promise<void> {
-    const k = this.key(meta.namespace, meta.release, meta.renderRef);
-    if (!this.renders.has(k)) this.renders.set(k, { meta, objects });
-    return Promise.resolve();
-  }
-  get(ns: string, release: string, renderRef: string): Promise<StoredRender | undefined> {
-    return Promise.resolve(this.renders.get(this.key(ns, release, renderRef)));
-  }
-  has(ns: string, release: string, renderRef: string): Promise<boolean> {
-    return Promise.resolve(this.renders.has(this.key(ns, release, renderRef)));
-  }
-  list(ns: string, release: string): Promise<StoredRenderMeta[]> {
-    const metas = [...this.renders.values()].map((r) => r.meta).filter((m) => m.namespace === ns && m.release === release);
-    return Promise.resolve(metas.sort(compareNewestFirst));
-  }
-  delete(ns: string, release: string, renderRef: string): Promise<void> {
-    this.renders.delete(this.key(ns, release, renderRef));
-    return Promise.resolve();
-  }
-}
 
 const METRICS = '# HELP convoy_relay_up 1 when the relay runs.\n# TYPE convoy_relay_up gauge\nconvoy_relay_up 1\n';
 
