@@ -8,6 +8,7 @@ import {
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { BatchingSqs } from './batching.ts';
 
 /**
  * Queue set-up and the one per-record call the runtime makes, through the
@@ -69,16 +70,21 @@ export async function ensureQueueWithDlq(
   return { queueUrl, queueArn, dlqUrl, dlqArn };
 }
 
-/** The batch handler's VisibilityPort, backed by ChangeMessageVisibility. */
-export function sqsVisibilityPort(sqs: SQSClient): {
+/**
+ * The batch handler's VisibilityPort, backed by ChangeMessageVisibility; with `batching`, the
+ * visibility changes of a batch's records go out together (batching.ts).
+ */
+export function sqsVisibilityPort(sqs: SQSClient, batching?: BatchingSqs): {
   changeVisibility(queueUrl: string, receiptHandle: string, visibilitySeconds: number): Promise<void>;
   resend(queueUrl: string, body: string, delaySeconds: number): Promise<void>;
 } {
   return {
     async resend(queueUrl, body, delaySeconds) {
+      if (batching !== undefined) return batching.sendMessage(queueUrl, body, delaySeconds);
       await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, DelaySeconds: delaySeconds }));
     },
     async changeVisibility(queueUrl, receiptHandle, visibilitySeconds) {
+      if (batching !== undefined) return batching.changeVisibility(queueUrl, receiptHandle, visibilitySeconds);
       await sqs.send(
         new ChangeMessageVisibilityCommand({
           QueueUrl: queueUrl,

@@ -40,6 +40,16 @@ export interface SimulatedCluster {
 }
 
 /**
+ * The controllers' client-side rate limits (kcm: 20 requests/s, burst 30; scheduler 50/100 by
+ * default) protect a shared apiserver from a runaway controller; on this single-user apiserver
+ * they only made the simulation slow: each app (Deployment, ReplicaSet, Pod, EndpointSlice, the
+ * namespace's ServiceAccount and root-CA ConfigMap) costs kcm about a dozen writes, so at 20/s
+ * 300 apps took kcm minutes to roll out and every rollout follower (convoy's 10-s recheck)
+ * waited on the limit, not on the cluster. Raised so the apiserver's own capacity is the limit.
+ */
+const CONTROLLER_CLIENT_LIMITS = ['--kube-api-qps=1000', '--kube-api-burst=2000'];
+
+/**
  * Starts kube-controller-manager, kube-scheduler and kwok against the running apiserver, creates
  * `nodes` simulated Nodes and waits until they are Ready and the controllers have created the
  * `default` ServiceAccount (so the controllers run and their caches are warm).
@@ -59,9 +69,12 @@ export async function startSimulatedCluster(o: SimulatedClusterOptions): Promise
     `--root-ca-file=${path('ca.crt')}`,
     '--secure-port=0',
     `--flex-volume-plugin-dir=${path('flexvolume')}`,
+    ...CONTROLLER_CLIENT_LIMITS,
+    '--concurrent-deployment-syncs=20',
+    '--concurrent-replicaset-syncs=20',
   ]);
   // --secure-port=0: no health endpoint, and no requestheader-CA warnings every few seconds.
-  const scheduler = o.spawn('kube-scheduler', o.binaries.kubeScheduler, [kubeconfig, '--leader-elect=false', '--secure-port=0']);
+  const scheduler = o.spawn('kube-scheduler', o.binaries.kubeScheduler, [kubeconfig, '--leader-elect=false', '--secure-port=0', ...CONTROLLER_CLIENT_LIMITS]);
   const kwok = o.spawn(
     'kwok',
     o.binaries.kwok,

@@ -20,11 +20,13 @@ export async function pruneRemoved(
   ports: ReconcilePorts,
   target: TargetCluster,
   objects: readonly KubeObject[],
+  renderRef: string,
 ): Promise<PruneReport | Halt> {
   const previousRef = release.status?.lastSuccessful?.renderRef;
   const store = ports.store;
   const report: PruneReport = { deleted: 0, skipped: 0 };
-  if (!release.spec.syncPolicy.prune || previousRef === undefined || store === undefined) return report;
+  // The same render as last time: it lacks nothing that render had.
+  if (!release.spec.syncPolicy.prune || previousRef === undefined || previousRef === renderRef || store === undefined) return report;
   const defaultNs = release.spec.targetNamespace ?? release.metadata.namespace ?? 'default';
   const previous = await attempt(
     () => store.get(release, previousRef),

@@ -6,12 +6,13 @@
  * time into the status the last reconcile left (lastAttempted.attemptedAt, reconciledAt).
  *
  * Anything else is the full reconcile's (this returns undefined): the wave turned healthy (the
- * reconcile then reads every object of it again in one run, applies the next wave, finishes the
- * rollout and writes status), it timed out, the spec changed (generation), a /sync, force-sync or
+ * reconcile of the same run then builds on what the recheck read — `seen`, `withSeenReads` — applies
+ * the next wave, finishes the rollout and writes status), it timed out, the spec changed (generation), a /sync, force-sync or
  * pin request is waiting, the render cannot be loaded, or the cluster cannot be reached.
  */
 import type { Release } from '../api/index.ts';
 import { assessObject, compileChecks } from '../health/index.ts';
+import { objectKey } from '../render/identity.ts';
 import { apiGroup, describeObject, type KubeObject } from '../render/kube-object.ts';
 import { planWaves } from '../render/order.ts';
 import { requeueAfter, type Outcome } from '../runtime/outcome.ts';
@@ -77,13 +78,47 @@ function readOrder(obj: KubeObject): number {
   return 2;
 }
 
+/** Live objects a recheck read, by objectKey (its Release's default namespace). */
+export type SeenReads = Map<string, Record<string, unknown>>;
+
+const defaultNamespaceOf = (release: Release): string => release.spec.targetNamespace ?? release.metadata.namespace ?? 'default';
+
+/**
+ * The cluster port of the full reconcile that follows a recheck in the same run: a read of an
+ * object the recheck has just read answers with that read instead of another GET (the wave that
+ * turned healthy is read once, not twice). Everything else goes to the cluster as usual.
+ */
+export function withSeenReads(cluster: ReconcilePorts['cluster'], release: Release, seen: SeenReads): ReconcilePorts['cluster'] {
+  if (seen.size === 0) return cluster;
+  const ns = defaultNamespaceOf(release);
+  return {
+    async resolve(r) {
+      const target = await cluster.resolve(r);
+      const read = target.read.bind(target);
+      const unused = new Map(seen);
+      // Each seen read serves once: a second read in the run (after an apply) asks the cluster.
+      return Object.assign(Object.create(target) as typeof target, {
+        async read(obj: KubeObject) {
+          const key = objectKey(obj, ns);
+          const live = unused.get(key);
+          if (live === undefined) return read(obj);
+          unused.delete(key);
+          return live;
+        },
+      });
+    },
+  };
+}
+
 /**
  * The recheck's Outcome while the wave it waits on is still not healthy; undefined: run the
- * full reconcile. Never throws: a failure to read is the full reconcile's to report.
+ * full reconcile (`seen`, when given, then holds what the recheck read). Never throws: a failure
+ * to read is the full reconcile's to report.
  */
 export async function recheckWaitingWave(
   release: Release,
   ports: Pick<ReconcilePorts, 'now' | 'store' | 'cluster'>,
+  seen?: SeenReads,
 ): Promise<{ outcome: Outcome; slice: ReleaseSlice } | undefined> {
   const now = ports.now();
   const waiting = waitingWave(release, now);
@@ -96,8 +131,11 @@ export async function recheckWaitingWave(
     const target = await ports.cluster.resolve(release);
     const checks = compileChecks(release.spec.healthAssessment?.checks ?? []).compiled;
     const ordered = wave.objects.map((obj, i) => ({ obj, i })).sort((a, b) => readOrder(a.obj) - readOrder(b.obj) || a.i - b.i);
+    const ns = defaultNamespaceOf(release);
     for (const { obj } of ordered) {
-      const health = assessObject(await target.read(obj), { checks, now });
+      const live = await target.read(obj);
+      if (live !== undefined) seen?.set(objectKey(obj, ns), live);
+      const health = assessObject(live, { checks, now });
       if (health.state !== 'Healthy') {
         return {
           outcome: requeueAfter(ROLLOUT_RECHECK_MS, `rollout Progressing: wave ${waiting.wave} waits for ${describeObject(obj)} (${health.state})`),

@@ -6,6 +6,7 @@ import { conclude, type ReconcileDecision, type ReconcileEnd } from './conclude.
 import { attempt, halt, isHalt } from './halt.ts';
 import type { DryRunVerdict, ReconcilePorts, TargetCluster } from './ports.ts';
 import { prepareRender, type PinState, type Resolved } from './prepare-render.ts';
+import { planWaves } from '../render/order.ts';
 import { pruneRemoved } from './prune.ts';
 import { rollOut } from './rollout.ts';
 import { rollBack } from './rollback.ts';
@@ -83,9 +84,11 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     if (gate !== undefined) return finish({ halt: gate });
   }
 
-  // Dry run every object first; a rejection applies nothing. A force sync skips it.
+  // Dry run every object first; a rejection applies nothing. A force sync skips it, and so does
+  // a Progressing rollout of this render whose waves are all applied: it applies nothing more
+  // (rollout.ts applies a wave once per rollout), so a dry run would decide nothing (issue 13).
   const verdicts = new Map<KubeObject, DryRunVerdict>();
-  if (!forced) {
+  if (!forced && !(inFlight && everyWaveApplied(release, objects))) {
     const dryRun = await attempt(
       () => target.dryRun(objects),
       (e) => halt(isTerminal(e) ? 'dryRunRejected' : isUnreachable(e) ? 'clusterNotReady' : 'applyFailed', `dry run: ${errorMessage(e)}`, e),
@@ -133,7 +136,7 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   }
   if (rolled.kind === 'halted') return finish({ halt: rolled.halt, progress: rolled.progress });
 
-  const pruned = await pruneRemoved(release, ports, target, objects);
+  const pruned = await pruneRemoved(release, ports, target, objects, renderRef);
   if (isHalt(pruned)) return finish({ halt: pruned, progress: rolled.progress });
   if (pruned.skipped > 0) warnings.push(`${pruned.skipped} removed objects were not pruned (not applied by convoy, or prune: disabled)`);
 
@@ -148,7 +151,10 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     ...(hooks.length > 0 ? { lifecycle: { hooks, status: hookStatus } } : {}),
     ...(syncRequested && syncRequest !== undefined ? { handledSyncAt: syncRequest } : {}),
   });
-  if (store !== undefined && decision.kind === 'reconciled') {
+  // Retention runs when this run brought a render the Release had not attempted: only a new
+  // render adds to the store, so an unchanged reconcile (interval ticks, rollout rechecks) costs
+  // the store nothing (issue 13). maxAge is thus enforced at the next new render (docs/decisions.md).
+  if (store !== undefined && decision.kind === 'reconciled' && renderRef !== status?.lastAttempted?.renderRef) {
     warnings.push(...(await applyRetention(release, ports, decision)));
   }
   if (decision.kind === 'reconciled' && decision.notify.length > 0) {
@@ -156,6 +162,15 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     if (observed !== undefined) return { ...decision, observed };
   }
   return decision;
+}
+
+/** Every wave of the render has been applied in the rollout in progress (none is Pending). */
+function everyWaveApplied(release: Release, objects: readonly KubeObject[]): boolean {
+  const waves = release.status?.waves ?? [];
+  return planWaves(objects).every((w) => {
+    const entry = waves.find((e) => e.wave === w.wave);
+    return entry !== undefined && entry.state !== 'Pending';
+  });
 }
 
 /** Every object of the render as this run's own answers have it, or undefined when one is missing. */

@@ -31,22 +31,24 @@ export const queueMessageSchema = z.object({
   cause: z.string().min(1).max(1024),
   sentAt: z.iso.datetime({ offset: true }),
   /**
-   * Sent by the reconcile to drift and health right after an apply (issue 13): the Release
-   * as it just wrote it and the render's objects as the apply answered them, so the first
-   * checks after an apply need no reads. Absent from the relay's messages; ignored on a
-   * redelivery or when stale (functions/runtime/applied-hint.ts).
-   */
-  /**
    * The Release as the relay's watch last saw it, on its message for a Release just added
    * (issue 13): the reconcile's first run works on it instead of reading it, but only when the
    * run created the Release's Lease — no run came before (functions/runtime/release-reads.ts).
    */
   release: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Sent by the reconcile to drift and health right after an apply (issue 13): the Release
+   * as it just wrote it, the render's objects (`objects`; a Secret's as metadata only) and the
+   * objects as the apply answered them (`live`), so the first checks after an apply need no
+   * reads of the cluster or the render store. Absent from the relay's messages; ignored on a
+   * redelivery or when stale (functions/runtime/applied-hint.ts).
+   */
   applied: z
     .object({
       renderRef: z.string().min(1).max(256),
       release: z.record(z.string(), z.unknown()),
       live: z.array(z.record(z.string(), z.unknown())),
+      objects: z.array(z.record(z.string(), z.unknown())).optional(),
     })
     .optional(),
 });

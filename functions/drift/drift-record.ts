@@ -17,7 +17,7 @@ import { emitDriftEvents } from '../reconcile/release-events.ts';
 import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
-import { hintedRelease } from '../runtime/applied-hint.ts';
+import { hintedRelease, hintedRender } from '../runtime/applied-hint.ts';
 import { runOf } from '../runtime/lease-guard.ts';
 import { driftEvents } from '../../domain/status/release-events.ts';
 
@@ -84,7 +84,7 @@ async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger, 
   if (plan.kind === 'pending') return plan;
   if (hint !== undefined && hint.renderRef === plan.renderRef) {
     // Right after the apply: the objects are as the apply just left them (applied-hint.ts).
-    const render = await loadRender(deps.renders, release, plan.renderRef);
+    const render = hintedRender(hint) ?? (await loadRender(deps.renders, release, plan.renderRef));
     if (render.kind === 'loaded' && render.objects.length === hint.live.length) {
       const ignore = release.spec.driftDetection.ignore ?? [];
       return {

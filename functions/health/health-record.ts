@@ -11,7 +11,7 @@ import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/statu
 import { loadRelease, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
-import { hintedRelease } from '../runtime/applied-hint.ts';
+import { hintedRelease, hintedRender } from '../runtime/applied-hint.ts';
 import { runOf } from '../runtime/lease-guard.ts';
 
 export interface HealthRecordDeps {
@@ -64,7 +64,7 @@ async function observeHealth(release: Release, deps: HealthRecordDeps, log: Logg
   if (renderRef === undefined) return { kind: 'notAssessed' };
   if (hint !== undefined && hint.renderRef === renderRef) {
     // Right after the apply: assessed from the apply's own answers (applied-hint.ts).
-    const render = await loadRender(deps.renders, release, renderRef);
+    const render = hintedRender(hint) ?? (await loadRender(deps.renders, release, renderRef));
     if (render.kind === 'loaded' && render.objects.length === hint.live.length) {
       return { kind: 'assessed', renderRef, objects: render.objects.map((object, i) => ({ object, live: hint.live[i] })) };
     }

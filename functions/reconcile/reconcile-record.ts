@@ -2,7 +2,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import { reconcile } from '../../domain/reconcile/reconcile.ts';
-import { recheckWaitingWave } from '../../domain/reconcile/recheck.ts';
+import { recheckWaitingWave, withSeenReads, type SeenReads } from '../../domain/reconcile/recheck.ts';
 import { isDependencyChange } from '../../adapters/reconcile/ttl-cache.ts';
 import { dropped, stop, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
@@ -63,8 +63,9 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     if (!('metadata' in release)) return release;
     // The recheck of a Progressing rollout (a redelivery) looks at the wave it waits on only,
     // unless the message announces a push or a changed dependency (domain/reconcile/recheck.ts).
+    const seen: SeenReads = new Map();
     if (ctx.receiveCount > 1 && !message.cause.startsWith('git push ') && !isDependencyChange(message.cause)) {
-      const waiting = await recheckWaitingWave(release, deps.ports);
+      const waiting = await recheckWaitingWave(release, deps.ports, seen);
       if (waiting !== undefined) {
         const run = runOf(ctx);
         const slice = run === undefined ? waiting.slice : { ...waiting.slice, reconciledAt: run.mark };
@@ -79,7 +80,7 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
         return waiting.outcome;
       }
     }
-    const writes = observeWrites(deps.ports);
+    const writes = observeWrites({ ...deps.ports, cluster: withSeenReads(deps.ports.cluster, release, seen) });
     const result = await reconcile(release, writes.ports);
     if (result.kind === 'suspended') {
       ctx.logger.info('suspended: not reconciled');

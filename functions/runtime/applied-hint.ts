@@ -9,8 +9,9 @@
  * hint too large for SQS — they read as before. Secrets travel as metadata only.
  */
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
+import type { LoadedRender } from '../../domain/observe/load-render.ts';
 import type { AppliedObservation } from '../../domain/reconcile/reconcile.ts';
-import { apiGroup, isPlainObject } from '../../domain/render/kube-object.ts';
+import { apiGroup, isPlainObject, kubeObjectProblem, type KubeObject } from '../../domain/render/kube-object.ts';
 import { asciiJson, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
 
@@ -28,14 +29,30 @@ export function releaseAfterWrite(release: Release, write: AnySlice): Record<str
 }
 
 export function appliedHint(release: Release, write: AnySlice, observed: AppliedObservation): QueueMessage['applied'] | undefined {
-  const live = observed.live.map((obj, i) => {
+  const isSecret = (i: number): boolean => {
     const rendered = observed.objects[i];
-    const secret = rendered?.kind === 'Secret' && apiGroup(rendered.apiVersion) === '';
-    return secret ? { apiVersion: obj['apiVersion'], kind: obj['kind'], metadata: obj['metadata'] } : obj;
-  });
-  const hint = { renderRef: observed.renderRef, release: releaseAfterWrite(release, write), live };
+    return rendered?.kind === 'Secret' && apiGroup(rendered.apiVersion) === '';
+  };
+  const metadataOnly = (obj: Record<string, unknown>) => ({ apiVersion: obj['apiVersion'], kind: obj['kind'], metadata: obj['metadata'] });
+  const live = observed.live.map((obj, i) => (isSecret(i) ? metadataOnly(obj) : obj));
+  const objects = observed.objects.map((obj, i) => (isSecret(i) ? metadataOnly(obj) : (obj as unknown as Record<string, unknown>)));
+  const hint = { renderRef: observed.renderRef, release: releaseAfterWrite(release, write), live, objects };
   // Measured as sent: non-ASCII text takes up to 6 bytes a UTF-16 unit in the escaped body.
-  return asciiJson(hint).length > MAX_HINT_BYTES ? undefined : hint;
+  // Too large with the render: without it (the observers then load it from the store).
+  if (asciiJson(hint).length <= MAX_HINT_BYTES) return hint;
+  const { objects: _render, ...withoutRender } = hint;
+  return asciiJson(withoutRender).length > MAX_HINT_BYTES ? undefined : withoutRender;
+}
+
+/**
+ * The render as the hint carries it, or undefined when it carries none (an older sender) or its
+ * objects do not match `live` one for one: then the observer loads the render from the store.
+ */
+export function hintedRender(hint: NonNullable<QueueMessage['applied']>): Extract<LoadedRender, { kind: 'loaded' }> | undefined {
+  const objects = hint.objects;
+  if (objects === undefined || objects.length !== hint.live.length) return undefined;
+  if (objects.some((obj) => kubeObjectProblem(obj) !== undefined)) return undefined;
+  return { kind: 'loaded', renderRef: hint.renderRef, objects: objects as unknown as KubeObject[] };
 }
 
 /** The Release of a hinted message, when the hint may be used; undefined: read it as usual. */

@@ -1,4 +1,5 @@
 import { createLeasePort } from '../../adapters/kube/lease.ts';
+import { createBatchingSqs } from '../../adapters/sqs/batching.ts';
 import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
 import { leaseSeconds } from '../../domain/runtime/lease.ts';
@@ -24,7 +25,7 @@ export function sharedPorts(config: FunctionConfig, clients: FunctionClients) {
     store: config.CONVOY_RENDER_BUCKET
       ? (createS3RenderStore({ s3: clients.s3, bucket: config.CONVOY_RENDER_BUCKET }))
       : undefined,
-    notify: createNotifier(clients.sqs, {
+    notify: createNotifier(createBatchingSqs(clients.sqs), {
       reconcile: config.CONVOY_RECONCILE_QUEUE_URL,
       drift: config.CONVOY_DRIFT_QUEUE_URL,
       health: config.CONVOY_HEALTH_QUEUE_URL,
@@ -56,7 +57,7 @@ export function loopHandler(
       // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
       process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined,
     ),
-    sqs: sqsVisibilityPort(clients.sqs),
+    sqs: sqsVisibilityPort(clients.sqs, createBatchingSqs(clients.sqs)),
     logger,
     ...(options.queueUrlOf ? { queueUrlOf: options.queueUrlOf } : {}),
   });
