@@ -31,17 +31,24 @@ interface Pending<E> {
 
 /** SQS takes at most ten entries per batch request. */
 const MAX_ENTRIES = 10;
+/**
+ * SQS refuses a SendMessageBatch whose bodies add up to more than its message size limit
+ * (BatchRequestTooLong, the whole request fails); 256 KiB, the limit applied-hint.ts sizes for.
+ */
+export const MAX_BATCH_BYTES = 256 * 1024;
 
 /**
- * Gathers entries per queue URL; `flush` sends up to ten of one queue's entries in one request
- * and answers for each entry by its Id. State lives in the returned object only.
+ * Gathers entries per queue URL; `flush` sends up to ten of one queue's entries (together at
+ * most MAX_BATCH_BYTES by `sizeOf`) in one request and answers for each entry by its Id. State
+ * lives in the returned object only.
  */
 function gatherer<E extends { Id: string | undefined }>(
   lingerMs: number,
   flush: (queueUrl: string, entries: E[]) => Promise<{ failed: readonly BatchResultErrorEntry[] }>,
   operation: string,
+  sizeOf: (entry: E) => number = () => 0,
 ) {
-  const waiting = new Map<string, { items: Pending<E>[]; timer: NodeJS.Timeout }>();
+  const waiting = new Map<string, { items: Pending<E>[]; bytes: number; timer: NodeJS.Timeout }>();
   let nextId = 0;
 
   const send = async (queueUrl: string, items: Pending<E>[]): Promise<void> => {
@@ -69,12 +76,16 @@ function gatherer<E extends { Id: string | undefined }>(
   return (queueUrl: string, make: (id: string) => E): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       const entry = make(`e${nextId++}`);
+      const bytes = sizeOf(entry);
+      // An entry that would make the request too long starts the next one.
+      if ((waiting.get(queueUrl)?.bytes ?? 0) + bytes > MAX_BATCH_BYTES) take(queueUrl);
       let group = waiting.get(queueUrl);
       if (group === undefined) {
-        group = { items: [], timer: setTimeout(() => take(queueUrl), lingerMs) };
+        group = { items: [], bytes: 0, timer: setTimeout(() => take(queueUrl), lingerMs) };
         waiting.set(queueUrl, group);
       }
       group.items.push({ entry, resolve, reject });
+      group.bytes += bytes;
       if (group.items.length >= MAX_ENTRIES) take(queueUrl);
     });
 }
@@ -95,6 +106,7 @@ export function createBatchingSqs(sqs: SQSClient, lingerMs = DEFAULT_LINGER_MS):
       return { failed: out.Failed ?? [] };
     },
     'SendMessageBatch',
+    (entry) => Buffer.byteLength(entry.MessageBody),
   );
   const visibility = gatherer<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }>(
     lingerMs,
