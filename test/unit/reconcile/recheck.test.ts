@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ReconcilePorts, TargetCluster } from '../../../domain/reconcile/ports.ts';
-import { recheckWaitingWave, waitingWave } from '../../../domain/reconcile/recheck.ts';
+import { recheckWaitingWave, waitingWave, withSeenReads, type SeenReads } from '../../../domain/reconcile/recheck.ts';
+import { objectKey } from '../../../domain/render/identity.ts';
 import type { KubeObject } from '../../../domain/render/kube-object.ts';
 import { attempt, configMap, deployment, NOW, RENDER_A, release } from '../observe/fixtures.ts';
 
@@ -69,5 +70,106 @@ describe('the recheck of a Progressing rollout reads only the wave it waits on',
     const pinned = release({}, progressing());
     pinned.metadata.annotations = { 'convoy.dev/pin': RENDER_A };
     expect(waitingWave(pinned, NOW)).toBeUndefined();
+  });
+});
+
+describe('what the recheck read serves the full reconcile of the same run', () => {
+  const objects = [configMap(), deployment()];
+  const key = (obj: KubeObject) => objectKey(obj, 'team-a');
+
+  it('a healthy wave: `seen` holds every object the recheck read, by objectKey', async () => {
+    const live = new Map<string, Record<string, unknown>>([['ConfigMap', configMap()], ['Deployment', available(deployment())]]);
+    const seen: SeenReads = new Map();
+    expect(await recheckWaitingWave(release({}, progressing()), ports(live, objects, []), seen)).toBeUndefined();
+    expect([...seen.keys()].sort()).toEqual([key(configMap()), key(deployment())].sort());
+    expect(seen.get(key(deployment()))).toBe(live.get('Deployment'));
+    expect(seen.get(key(configMap()))).toBe(live.get('ConfigMap'));
+  });
+
+  it('a wave still waiting: `seen` holds what was read before the recheck stopped', async () => {
+    const live = new Map<string, Record<string, unknown>>([['ConfigMap', configMap()], ['Deployment', rollingOut(deployment())]]);
+    const seen: SeenReads = new Map();
+    const waiting = await recheckWaitingWave(release({}, progressing()), ports(live, objects, []), seen);
+    expect(waiting?.outcome).toMatchObject({ kind: 'requeueAfter' });
+    expect([...seen.keys()]).toEqual([key(deployment())]);
+  });
+
+  it('an object that does not exist is not in `seen` (only reads that found an object)', async () => {
+    const live = new Map<string, Record<string, unknown>>([['Deployment', available(deployment())]]);
+    const seen: SeenReads = new Map();
+    const waiting = await recheckWaitingWave(release({}, progressing()), ports(live, objects, []), seen);
+    expect(waiting?.outcome).toMatchObject({ kind: 'requeueAfter' });
+    expect([...seen.keys()]).toEqual([key(deployment())]);
+  });
+
+  /** A target recording every call it gets. */
+  function recordingCluster() {
+    const calls: string[] = [];
+    const target: TargetCluster = {
+      identity: { name: 'local', server: 'https://target.example' },
+      dryRun: (objs) => {
+        calls.push(`dryRun ${objs.length}`);
+        return Promise.resolve(objs.map(() => ({ kind: 'unchanged' as const })));
+      },
+      apply: (obj) => {
+        calls.push(`apply ${obj.kind}`);
+        return Promise.resolve();
+      },
+      read: (obj) => {
+        calls.push(`read ${obj.kind}`);
+        return Promise.resolve({ ...obj, from: 'cluster' });
+      },
+      prune: (obj) => {
+        calls.push(`prune ${obj.kind}`);
+        return Promise.resolve('deleted' as const);
+      },
+      answered: (obj) => {
+        calls.push(`answered ${obj.kind}`);
+        return Promise.resolve(undefined);
+      },
+    };
+    const cluster: ReconcilePorts['cluster'] = { resolve: () => Promise.resolve(target) };
+    return { cluster, calls };
+  }
+
+  it('a read of a seen object answers from `seen` once, without a request; the next read of it and other objects go to the cluster', async () => {
+    const { cluster, calls } = recordingCluster();
+    const seenLive = { ...deployment(), from: 'recheck' };
+    const seen: SeenReads = new Map([[key(deployment()), seenLive]]);
+    const target = await withSeenReads(cluster, release({}, progressing()), seen).resolve(release({}, progressing()));
+    expect(await target.read(deployment())).toBe(seenLive);
+    expect(calls).toEqual([]);
+    expect(await target.read(deployment())).toMatchObject({ from: 'cluster' });
+    expect(await target.read(configMap())).toMatchObject({ from: 'cluster' });
+    expect(calls).toEqual(['read Deployment', 'read ConfigMap']);
+    // The caller's map is left as it was.
+    expect(seen.get(key(deployment()))).toBe(seenLive);
+  });
+
+  it('an object without a namespace in the render matches the read of it in the Release\'s namespace', async () => {
+    const { cluster, calls } = recordingCluster();
+    const seenLive = { ...configMap(), from: 'recheck' };
+    const seen: SeenReads = new Map([[key(configMap()), seenLive]]);
+    const target = await withSeenReads(cluster, release({}, progressing()), seen).resolve(release({}, progressing()));
+    const unplaced: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' } };
+    expect(await target.read(unplaced)).toBe(seenLive);
+    expect(calls).toEqual([]);
+  });
+
+  it('every other method goes to the cluster as usual', async () => {
+    const { cluster, calls } = recordingCluster();
+    const seen: SeenReads = new Map([[key(deployment()), { ...deployment() }]]);
+    const target = await withSeenReads(cluster, release({}, progressing()), seen).resolve(release({}, progressing()));
+    expect(target.identity).toEqual({ name: 'local', server: 'https://target.example' });
+    expect(await target.dryRun([deployment(), configMap()])).toEqual([{ kind: 'unchanged' }, { kind: 'unchanged' }]);
+    await target.apply(deployment());
+    expect(await target.prune(deployment())).toBe('deleted');
+    expect(await target.answered?.(deployment())).toBeUndefined();
+    expect(calls).toEqual(['dryRun 2', 'apply Deployment', 'prune Deployment', 'answered Deployment']);
+  });
+
+  it('nothing seen: the cluster port itself', () => {
+    const { cluster } = recordingCluster();
+    expect(withSeenReads(cluster, release({}, progressing()), new Map())).toBe(cluster);
   });
 });
