@@ -151,10 +151,13 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     ...(hooks.length > 0 ? { lifecycle: { hooks, status: hookStatus } } : {}),
     ...(syncRequested && syncRequest !== undefined ? { handledSyncAt: syncRequest } : {}),
   });
-  // Retention runs when this run brought a render the Release had not attempted: only a new
-  // render adds to the store, so an unchanged reconcile (interval ticks, rollout rechecks) costs
-  // the store nothing (issue 13). maxAge is thus enforced at the next new render (docs/decisions.md).
-  if (store !== undefined && decision.kind === 'reconciled' && renderRef !== status?.lastAttempted?.renderRef) {
+  // Retention runs when this run brought a render the Release had attempted none like before:
+  // only a new render adds to the store, so an unchanged reconcile (interval ticks, rollout
+  // rechecks) costs the store nothing, and neither does a Release's first render (it is the only
+  // one; renders left by an earlier Release of the same name go at its next new render) (issue 13).
+  // maxAge is thus enforced at the next new render (docs/decisions.md).
+  const previousAttempt = status?.lastAttempted?.renderRef;
+  if (store !== undefined && decision.kind === 'reconciled' && previousAttempt !== undefined && renderRef !== previousAttempt) {
     warnings.push(...(await applyRetention(release, ports, decision)));
   }
   if (decision.kind === 'reconciled' && decision.notify.length > 0) {

@@ -197,6 +197,15 @@ describe('render store retention', () => {
       expect(calls.retention).toBe(0);
     }
   });
+
+  it("does not run on a Release's first render (nothing attempted before: it is the only render)", async () => {
+    const ref = await currentRenderRef();
+    const { ports, calls } = fakePorts();
+    const result = await reconcile(release(), ports);
+    expect(result.kind === 'reconciled' && result.renderRef).toBe(ref);
+    expect(calls.storePut).toEqual([ref]);
+    expect(calls.retention).toBe(0);
+  });
 });
 
 describe('prune of what the previous render had', () => {
