@@ -60,6 +60,14 @@ export interface SideResult {
   readonly processes: Record<string, { cpuS: number; peakRssMiB: number }>;
   /** Ready/Applied after the first create: p50 and max. */
   readonly readyAfterMs: { p50: number; max: number };
+  /**
+   * When each object's first deploy was over (`namespace/name` → Date.now()): Flux its Ready;
+   * convoy Applied with InSync and Healthy reported (all three loops' first runs) — or its
+   * Applied time when the observers had not reported by the end.
+   */
+  readonly firstDeployDoneAt: ReadonlyMap<string, number>;
+  /** metadata.uid → `namespace/name` of every watched object. */
+  readonly keyOfUid: ReadonlyMap<string, string>;
 }
 
 /** A kubeconfig whose current context is `user` (a token user of the control plane). */
@@ -83,8 +91,9 @@ async function measure(
   predicate: (o: WatchedObject) => boolean,
   create: () => Promise<void>,
   settle: (latest: ReadonlyMap<string, WatchedObject>) => Promise<boolean>,
+  firstDeployDone?: (o: WatchedObject) => boolean,
 ): Promise<SideResult> {
-  const watch = await watchCondition(ctx.kc, watchPath, predicate, (e) => log(`flux bench: watch ${watchPath}: ${String(e)}`));
+  const watch = await watchCondition(ctx.kc, watchPath, predicate, (e) => log(`flux bench: watch ${watchPath}: ${String(e)}`), firstDeployDone);
   try {
     const pids = processes.map((p) => p.pid);
     const cpu0 = cpuSnapshot(pids);
@@ -107,6 +116,8 @@ async function measure(
       peakRssMiB: atSettled.total.peakRssMiB,
       processes: Object.fromEntries(processes.map((p) => [p.name, atSettled.byPid[String(p.pid)] ?? { cpuS: 0, peakRssMiB: 0 }])),
       readyAfterMs: { p50: after[Math.floor(after.length / 2)] ?? 0, max: after[after.length - 1] ?? 0 },
+      firstDeployDoneAt: new Map([...watch.reachedAt].map(([key, at]) => [key, firstDeployDone === undefined ? at : (watch.alsoReachedAt.get(key) ?? at)])),
+      keyOfUid: new Map([...watch.latest].flatMap(([key, o]) => (o.metadata?.uid === undefined ? [] : [[o.metadata.uid, key] as const]))),
     };
   } finally {
     watch.stop();
@@ -196,6 +207,12 @@ export async function runFluxSide(ctx: SideContext, binDir: string, crdNote: str
   }
 }
 
+/** Applied, and both observers have reported on the current generation: the three loops' first runs are over. */
+function convoyFirstDeployDone(o: WatchedObject): boolean {
+  const has = (type: string) => o.status?.conditions?.some((c) => c.type === type && (c.observedGeneration ?? 0) >= (o.metadata?.generation ?? 1)) ?? false;
+  return conditionTrue(o, 'Applied') && has('InSync') && has('Healthy');
+}
+
 /** Every Release's rollout is over and both observers have reported on its current generation. */
 function convoySettled(o: WatchedObject): boolean {
   const rollout = o.status?.['rollout'] as { state?: string } | undefined;
@@ -257,6 +274,7 @@ export async function runConvoySide(ctx: SideContext, root: string): Promise<Sid
         log(`flux bench: not every convoy Release settled (rollout over, InSync and Healthy) within ${CONVOY_SETTLE_MAX_MS} ms of the last Applied`);
         return false;
       },
+      convoyFirstDeployDone,
     );
   } finally {
     await side.stop(10_000);

@@ -41,6 +41,8 @@ export interface AuditRequest {
   /** resource[/subresource], or the non-resource path. */
   resource: string;
   namespace: string;
+  /** objectRef.name ('' for a collection or a non-resource request). */
+  name: string;
   dryRun: boolean;
   code: number;
   /** ms since the epoch, when the apiserver received the request. */
@@ -53,7 +55,7 @@ interface AuditEvent {
   requestURI?: string;
   userAgent?: string;
   user?: { username?: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestReceivedTimestamp?: string;
 }
@@ -79,6 +81,7 @@ export async function readAuditLog(logPath: string): Promise<AuditRequest[]> {
       verb: event.verb ?? '',
       resource: ref?.resource ? `${ref.resource}${ref.subresource ? `/${ref.subresource}` : ''}` : (uri.split('?')[0] ?? uri),
       namespace: ref?.namespace ?? '',
+      name: ref?.name ?? '',
       dryRun: /[?&]dryRun=All/.test(uri),
       code: event.responseStatus?.code ?? 0,
       at: Date.parse(event.requestReceivedTimestamp ?? '') || 0,
@@ -113,6 +116,31 @@ export function summarizeAudit(requests: readonly AuditRequest[], user: string, 
     byAgent[agent] = (byAgent[agent] ?? 0) + 1;
   }
   return { total, byVerb: sorted(byVerb), byResource: sorted(byResource), byAgent: sorted(byAgent) };
+}
+
+/**
+ * Requests per Release of a first deploy, whatever N: each request that belongs to one Release
+ * (`releaseOf` answers its key) counts when it came before that Release's own `doneAt`; the
+ * others (discovery, lists, watches, shared sources) count when they came before the last
+ * `doneAt`, shared by all. So a Release's later work (convoy's rollout recheck ≥ 10 s after its
+ * apply) stays out, while at large N a window from the first create to the last Ready would
+ * hold the follow-ups of the Releases done early.
+ */
+export function firstDeployPerRelease(
+  requests: readonly AuditRequest[],
+  user: string,
+  from: number,
+  doneAt: ReadonlyMap<string, number>,
+  releaseOf: (request: AuditRequest) => string | undefined,
+): AuditSummary {
+  const last = Math.max(...doneAt.values());
+  const mine = requests.filter((r) => {
+    if (r.user !== user || r.at < from) return false;
+    const key = releaseOf(r);
+    const until = key === undefined ? last : doneAt.get(key);
+    return until !== undefined && r.at <= until;
+  });
+  return perRelease(summarizeAudit(mine, user, from, last), doneAt.size);
 }
 
 /** The same counts divided by `n` (per Release), rounded to 0.01. */

@@ -13,7 +13,7 @@ export interface ConditionLike {
 }
 
 export interface WatchedObject {
-  metadata?: { name?: string; namespace?: string; generation?: number };
+  metadata?: { name?: string; namespace?: string; generation?: number; uid?: string };
   status?: { conditions?: ConditionLike[]; observedGeneration?: number } & Record<string, unknown>;
 }
 
@@ -28,6 +28,8 @@ export function conditionTrue(obj: WatchedObject, type: string): boolean {
 export interface ConditionWatch {
   /** Date.now() when each `namespace/name` first satisfied the predicate. */
   readonly reachedAt: ReadonlyMap<string, number>;
+  /** Date.now() when each first satisfied `alsoTrack` (when given). */
+  readonly alsoReachedAt: ReadonlyMap<string, number>;
   /** The latest object seen per `namespace/name`. */
   readonly latest: ReadonlyMap<string, WatchedObject>;
   /** Resolves once `count` objects have reached it; rejects after `timeoutMs` saying how many did. */
@@ -44,8 +46,10 @@ export async function watchCondition(
   path: string,
   predicate: (obj: WatchedObject) => boolean,
   onError: (error: unknown) => void,
+  alsoTrack?: (obj: WatchedObject) => boolean,
 ): Promise<ConditionWatch> {
   const reachedAt = new Map<string, number>();
+  const alsoReachedAt = new Map<string, number>();
   const latest = new Map<string, WatchedObject>();
   const wakers = new Set<() => void>();
   const watch = new Watch(kc);
@@ -58,6 +62,7 @@ export async function watchCondition(
       return;
     }
     latest.set(key, obj);
+    if (alsoTrack !== undefined && !alsoReachedAt.has(key) && alsoTrack(obj)) alsoReachedAt.set(key, Date.now());
     if (reachedAt.has(key) || !predicate(obj)) return;
     reachedAt.set(key, Date.now());
     for (const wake of wakers) wake();
@@ -72,6 +77,7 @@ export async function watchCondition(
   await start();
   return {
     reachedAt,
+    alsoReachedAt,
     latest,
     waitForCount(count, timeoutMs) {
       return new Promise((resolve, reject) => {

@@ -15,7 +15,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane } from '../../dev/control-plane.ts';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
-import { auditLogArgs, perRelease, readAuditLog, summarizeAudit, type AuditRequest } from '../lib/audit-log.ts';
+import { auditLogArgs, firstDeployPerRelease, perRelease, readAuditLog, summarizeAudit, type AuditRequest } from '../lib/audit-log.ts';
 import { readRequestTotals, diffRequests, summarize, isApiserverOwn, type RequestSnapshot } from '../lib/apiserver-metrics.ts';
 import { log } from '../lib/stdout.ts';
 import { CONVOY_USER, FLUX_USER, runConvoySide, runFluxSide, type SideResult } from '../flux/sides.ts';
@@ -40,7 +40,7 @@ const fluxSourceDir = (name: string, tag: string): string => join(process.env['X
 interface SideReport {
   wallS: number;
   readyAfterMs: SideResult['readyAfterMs'];
-  requestsPerRelease: { toReady: ReturnType<typeof perRelease>; toSettled: ReturnType<typeof perRelease> };
+  requestsPerRelease: { toReady: ReturnType<typeof perRelease>; toSettled: ReturnType<typeof perRelease>; firstDeploy: ReturnType<typeof perRelease> };
   cpuS: SideResult['cpuS'];
   peakRssMiB: number;
   processes: SideResult['processes'];
@@ -50,13 +50,29 @@ interface SideReport {
   apiserverRequestTotalAllClients: number;
 }
 
-function sideReport(side: SideResult, audit: readonly AuditRequest[], user: string, n: number, allClients: number): SideReport {
+/**
+ * The Release (watch key) a request belongs to: its namespace (each app has its own; the
+ * installation's and Flux's own namespaces belong to none), or for convoy's per-run Leases
+ * (`convoy-<loop>-<Release uid>` in convoy-system) the Release of that uid.
+ */
+function releaseOfRequest(side: SideResult, prefix: string): (r: AuditRequest) => string | undefined {
+  return (r) => {
+    if (r.resource === 'leases') {
+      const uid = /^convoy-(?:reconcile|drift|health)-(.+)$/.exec(r.name)?.[1];
+      if (uid !== undefined) return side.keyOfUid.get(uid);
+    }
+    return r.namespace.startsWith(prefix) && /^\d+$/.test(r.namespace.slice(prefix.length)) ? `${r.namespace}/app` : undefined;
+  };
+}
+
+function sideReport(side: SideResult, audit: readonly AuditRequest[], user: string, n: number, allClients: number, prefix: string): SideReport {
   return {
     wallS: Math.round(side.wallMs / 100) / 10,
     readyAfterMs: side.readyAfterMs,
     requestsPerRelease: {
       toReady: perRelease(summarizeAudit(audit, user, side.t0, side.readyAt), n),
       toSettled: perRelease(summarizeAudit(audit, user, side.t0, side.settledAt), n),
+      firstDeploy: firstDeployPerRelease(audit, user, side.t0, side.firstDeployDoneAt, releaseOfRequest(side, prefix)),
     },
     cpuS: side.cpuS,
     peakRssMiB: side.peakRssMiB,
@@ -107,8 +123,8 @@ async function sideBySide(root: string, binDir: string, n: number): Promise<Reco
     const convoyGit = git.requests.length - fluxGit;
     // Watches are logged when they end: every side process has stopped by now.
     const events = await readAuditLog(audit.logPath);
-    const f = sideReport(flux, events, FLUX_USER, n, allClients(fluxBefore, fluxAfter));
-    const c = sideReport(convoy, events, CONVOY_USER, n, allClients(fluxAfter, convoyAfter));
+    const f = sideReport(flux, events, FLUX_USER, n, allClients(fluxBefore, fluxAfter), 'flux-');
+    const c = sideReport(convoy, events, CONVOY_USER, n, allClients(fluxAfter, convoyAfter), 'convoy-');
     return {
       n,
       simulatedNodes: nodes,
@@ -118,6 +134,7 @@ async function sideBySide(root: string, binDir: string, n: number): Promise<Reco
         wall: ratio(c.wallS, f.wallS),
         requestsPerRelease: ratio(c.requestsPerRelease.toReady.total, f.requestsPerRelease.toReady.total),
         requestsPerReleaseToSettled: ratio(c.requestsPerRelease.toSettled.total, f.requestsPerRelease.toSettled.total),
+        requestsPerReleaseFirstDeploy: ratio(c.requestsPerRelease.firstDeploy.total, f.requestsPerRelease.firstDeploy.total),
         cpuToReady: ratio(c.cpuS.toReady, f.cpuS.toReady),
         cpuToSettled: ratio(c.cpuS.toSettled, f.cpuS.toSettled),
         peakRss: ratio(c.peakRssMiB, f.peakRssMiB),
@@ -149,7 +166,7 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
       flux: 'the flags of Flux\'s own Deployment manifests (--watch-all-namespaces --log-level=info --log-encoding=json; not --enable-leader-election, which needs an in-cluster namespace), otherwise defaults (outside a cluster: KUBECONFIG, RUNTIME_NAMESPACE=flux-system, loopback --storage-addr/--storage-adv-addr, --metrics-addr, --health-addr); one GitRepository (interval 1h); one Kustomization per namespace (interval 1h, prune true, wait false, no healthChecks, targetNamespace its own)',
       convoy: 'the convoy dev runtime (relay, pollers calling the real function handlers, fauxqs) in its own process; one Release per namespace (syncPolicy.interval 1h, no healthAssessment), one Cluster (inCluster) per namespace created before the clock starts',
       health: 'off on both sides: Flux Ready = applied (wait false); convoy Applied = applied. Both clusters run the real Deployment controller with KWOK nodes; convoy still follows its rollout (10-s recheck) and runs drift and health once, which count in toSettled, not in the wall time',
-      requests: 'kube-apiserver audit log (Metadata, one event per request at ResponseComplete) of each side\'s own static-token identity; bench-flux = both Flux controllers, bench-convoy = relay + functions; toReady = requests received between the first create and the last Ready/Applied, toSettled = until Flux + 10 s, convoy: until every rollout is over and InSync and Healthy are reported',
+      requests: 'kube-apiserver audit log (Metadata, one event per request at ResponseComplete) of each side\'s own static-token identity; bench-flux = both Flux controllers, bench-convoy = relay + functions; toReady = requests received between the first create and the last Ready/Applied (the target\'s measure; at large N it holds the follow-ups of the Releases done early: convoy\'s rollout recheck ≥ 10 s after an apply), toSettled = until Flux + 10 s, convoy: until every rollout is over and InSync and Healthy are reported, firstDeploy = each Release\'s own requests (its namespace; convoy\'s Leases by the Release uid in their name) until its own first deploy was over (Flux: Ready; convoy: Applied with InSync and Healthy reported, all three loops\' first runs) plus the shared ones (discovery, lists, watches, the GitRepository) until the last, per Release',
       cpu: 'utime + stime of /proc/<pid>/stat of the side\'s processes from the first create (convoy: one Node process holding relay, pollers, function handlers and fauxqs)',
       order: 'per N one embedded cluster; Flux first, then convoy (the Flux objects stay, idle)',
     },
