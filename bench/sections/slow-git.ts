@@ -69,13 +69,15 @@ export async function benchSlowGit(kc: KubeConfig, options: { fast: number; slow
   try {
     while (!runtime.relay.ready()) await new Promise((r) => setTimeout(r, 50));
     log(`slowGit: ${options.fast} fast Releases alone`);
+    // The watch sees every Release of the cluster (earlier sections' too): wait for these by name.
+    const reached = (list: readonly string[]) => list.every((ns) => watch.reachedAt.has(`${ns}/app`));
     await create('fast-a', groups.alone);
-    await watch.waitForCount(groups.alone.length, 120_000);
+    const aloneDeadline = Date.now() + 120_000;
+    while (!reached(groups.alone) && Date.now() < aloneDeadline) await new Promise((r) => setTimeout(r, 200));
     const alone = timesOf(groups.alone);
     log(`slowGit: ${options.slow} slow Releases, then ${options.fast} fast ones`);
     await create('slow', groups.slow);
     await create('fast-b', groups.withSlow);
-    const reached = (list: readonly string[]) => list.every((ns) => watch.reachedAt.has(`${ns}/app`));
     const deadline = Date.now() + 180_000;
     while (!(reached(groups.withSlow) && reached(groups.slow)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     const withSlow = timesOf(groups.withSlow);
