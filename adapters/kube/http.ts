@@ -9,7 +9,7 @@
  * KubeApiError for an answer outside 2xx.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { request as httpRequest } from 'node:http';
+import { nodeHttp } from '../node-http.ts';
 import { request as httpsRequest } from 'node:https';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -84,7 +84,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions = {}): KubeHttp {
   const base = new URL(config.server);
   const basePath = base.pathname.replace(/\/+$/, '');
-  const send = base.protocol === 'http:' ? httpRequest : httpsRequest;
+  const send = base.protocol === 'http:' ? nodeHttp.request : httpsRequest;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const userAgent = opts.userAgent ?? 'convoy';
 

@@ -1,4 +1,4 @@
-import { Agent as HttpAgent } from 'node:http';
+import { nodeHttp } from '../node-http.ts';
 import { Agent as HttpsAgent } from 'node:https';
 import type { HttpClient } from 'isomorphic-git';
 
@@ -17,7 +17,7 @@ export const GIT_ANSWER_TIMEOUT_MS = 60_000;
  * would otherwise stay open for `ms`. A request that brings its own agent keeps it.
  */
 export function withAnswerTimeout(client: HttpClient, ms: number): HttpClient {
-  const agents = { http: new HttpAgent({ keepAlive: false, timeout: ms }), https: new HttpsAgent({ keepAlive: false, timeout: ms }) };
+  const agents = { http: new nodeHttp.Agent({ keepAlive: false, timeout: ms }), https: new HttpsAgent({ keepAlive: false, timeout: ms }) };
   return {
     request: async (req) => {
       let timer: NodeJS.Timeout | undefined;

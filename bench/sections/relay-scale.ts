@@ -79,7 +79,9 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
         pidsFile: join(dir, 'pids'),
       });
       relay = proc;
-      await waitUntil(`the relay (${label}) ready`, async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, [proc], 120_000);
+      // Ready and leading: a replica that is not (yet) the leader answers /readyz too, as a follower.
+      const leading = async () => /^convoy_relay_leader(\{[^}]*\})? 1$/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+      await waitUntil(`the relay (${label}) ready and leading`, async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok && (await leading()), [proc], 120_000);
       const readyAt = performance.now();
       const rssAfterListMiB = rssMiB(proc.pid).rss;
       const burst: Record<string, Record<Loop, number>> = {};
@@ -120,7 +122,7 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
       readyMs: { firstStart: firstStart.readyMs, restartSomeNotUpToDate: restartSomeStale.readyMs, restartAllUpToDate: restartAllUpToDate.readyMs },
       notes: [
         `fleet: ${options.releases} Releases, 100 per namespace, no healthAssessment (health every 10 min), default intervals (reconcile and drift 5 min); status: reconciled within the last 5 min, health checked within the last 10 min, InSync/Healthy unchanged for 2 h`,
-        'messagesAfterReady: messages in each queue that many seconds after /readyz answered (queues purged before each start; nothing consumes them)',
+        'messagesAfterReady: messages in each queue that many seconds after /readyz answered and the relay led (convoy_relay_leader 1) (queues purged before each start; nothing consumes them)',
         `restartSomeNotUpToDate: the ${options.changes} Releases of the spec-change burst have a newer generation than their status`,
       ],
       met: lag.p99Ms !== undefined && lag.received === options.changes,
@@ -141,17 +143,28 @@ async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: string,
   const path = `/apis/${API_GROUP}/${API_VERSION}/releases`;
   const list = (await custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: 'releases', limit: 1 })) as { metadata?: { resourceVersion?: string } };
   const watch = new Watch(kc);
-  const controller = await watch.watch(
-    path,
-    { resourceVersion: list.metadata?.resourceVersion ?? '0' },
-    (_phase: string, obj: { metadata?: { namespace?: string; name?: string; generation?: number } }) => {
-      const k = key(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
-      if ((obj.metadata?.generation ?? 1) >= 2 && wanted.has(k) && !seenAt.has(k)) seenAt.set(k, Date.now());
-    },
-    (error: unknown) => {
-      if (error) log(`relayScale: watch ended: ${error instanceof Error ? error.message : JSON.stringify(error)}`);
-    },
-  );
+  // Restarted from the last resourceVersion it saw when the server or the client ends it, so a
+  // watch that times out mid-burst loses no change.
+  let resourceVersion = list.metadata?.resourceVersion ?? '0';
+  let controller: AbortController | undefined;
+  let stopped = false;
+  const start = async (): Promise<void> => {
+    controller = await watch.watch(
+      path,
+      { resourceVersion, allowWatchBookmarks: true },
+      (_phase: string, obj: { metadata?: { namespace?: string; name?: string; generation?: number; resourceVersion?: string } }) => {
+        if (obj.metadata?.resourceVersion !== undefined) resourceVersion = obj.metadata.resourceVersion;
+        const k = key(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+        if ((obj.metadata?.generation ?? 1) >= 2 && wanted.has(k) && !seenAt.has(k)) seenAt.set(k, Date.now());
+      },
+      (error: unknown) => {
+        if (stopped) return;
+        if (error) log(`relayScale: watch ended (restarted from ${resourceVersion}): ${error instanceof Error ? error.message : JSON.stringify(error)}`);
+        void start().catch((e: unknown) => log(`relayScale: watch restart failed: ${String(e)}`));
+      },
+    );
+  };
+  await start();
   const lags: number[] = [];
   const t = performance.now();
   try {
@@ -181,6 +194,7 @@ async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: string,
     }
     return { changes: releases.length, received: lags.length, p50Ms: percentile(lags, 50), p99Ms: percentile(lags, 99), maxMs: percentile(lags, 100), burstMs };
   } finally {
-    controller.abort();
+    stopped = true;
+    controller?.abort();
   }
 }
