@@ -22,11 +22,12 @@ import { benchRelayMetrics } from './sections/relay-metrics.ts';
 import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts';
 import { benchRelayScale } from './sections/relay-scale.ts';
 import { benchSlowGit } from './sections/slow-git.ts';
+import { benchServiceAllocation } from './sections/service-allocation.ts';
 import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'multiCluster', 'relayMetrics', 'dashboard'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -103,7 +104,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('multiCluster');
+    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -139,6 +140,10 @@ async function main(): Promise<number> {
     if (wanted('slowGit') && kc) {
       const k = kc;
       await run('slowGit', () => benchSlowGit(k, { fast: 20, slow: 20 }), (r) => r);
+    }
+    if (wanted('serviceAllocation') && kc) {
+      const k = kc;
+      await run('serviceAllocation', () => benchServiceAllocation(k, { n: 1000, concurrency: 50 }), (r) => r);
     }
     if (wanted('relayScale') && kc && cp) {
       const [k, dir] = [kc, cp.dir];
