@@ -11,8 +11,7 @@ import {
   SQSClient,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { startFauxqs } from 'fauxqs';
-import type { FauxqsServer } from 'fauxqs';
+import { startFauxqsSqs, type FauxqsSqs } from '../../harness/fauxqs-sqs.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createBatchingSqs, SqsEntryError } from '../../../adapters/sqs/batching.ts';
 
@@ -24,18 +23,14 @@ interface SentRequest {
   entries: { Id: string; MessageBody?: string; ReceiptHandle?: string }[];
 }
 
-let server: FauxqsServer;
+let fauxqs: FauxqsSqs | undefined;
 let sqs: SQSClient;
 /** Every batch request the client sent, in order (the tests' own set-up commands are not batches). */
 let requests: SentRequest[] = [];
 
 beforeAll(async () => {
-  server = await startFauxqs({ port: 0, logger: false });
-  sqs = new SQSClient({
-    endpoint: `http://127.0.0.1:${server.port}`,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-  });
+  fauxqs = await startFauxqsSqs();
+  ({ sqs } = fauxqs);
   sqs.middlewareStack.add(
     (next, context) => (args) => {
       const input = args.input as { QueueUrl?: string; Entries?: SentRequest['entries'] };
@@ -53,8 +48,7 @@ beforeEach(() => {
 });
 
 afterAll(async () => {
-  sqs?.destroy();
-  await server?.stop();
+  await fauxqs?.stop();
 });
 
 async function newQueue(visibilityTimeout = 30): Promise<string> {

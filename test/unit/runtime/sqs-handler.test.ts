@@ -11,8 +11,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startFauxqs } from 'fauxqs';
-import type { FauxqsServer } from 'fauxqs';
+import { startFauxqsSqs, type FauxqsSqs } from '../../harness/fauxqs-sqs.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueueWithDlq, sqsVisibilityPort } from '../../../adapters/sqs/queues.ts';
 import type { QueueWithDlq } from '../../../adapters/sqs/queues.ts';
@@ -30,21 +29,16 @@ import type { BatchHandler, Poller } from '../../../dev/sqs-poller.ts';
 // Each fauxqs test finishes in a few seconds; 15 s is the ceiling.
 const TEST_TIMEOUT = { timeout: 15_000 };
 
-let server: FauxqsServer;
+let fauxqs: FauxqsSqs | undefined;
 let sqs: SQSClient;
 
 beforeAll(async () => {
-  server = await startFauxqs({ port: 0, logger: false });
-  sqs = new SQSClient({
-    endpoint: `http://127.0.0.1:${server.port}`,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-  });
+  fauxqs = await startFauxqsSqs();
+  ({ sqs } = fauxqs);
 });
 
 afterAll(async () => {
-  sqs?.destroy();
-  await server?.stop();
+  await fauxqs?.stop();
 });
 
 function message(name: string): QueueMessage {
