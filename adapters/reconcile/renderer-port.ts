@@ -1,3 +1,4 @@
+import { targetNamespaceOf } from '../../domain/api/objects.ts';
 import type { ReconcilePorts, RenderInput } from '../../domain/reconcile/ports.ts';
 import { mergeValues } from '../../domain/render/helm-values.ts';
 import { render, type RenderTools } from '../render/index.ts';
@@ -16,7 +17,7 @@ export function createRendererPort(tools: () => Promise<RenderTools>): Reconcile
             ? {
                 helm: {
                   releaseName: helm?.releaseName ?? release.metadata.name,
-                  namespace: release.spec.targetNamespace ?? release.metadata.namespace ?? 'default',
+                  namespace: targetNamespaceOf(release),
                   values: mergeValues([...valuesLayers, helm?.values ?? {}]),
                   dependencyMode: helm?.dependencyMode ?? 'Vendored',
                 },

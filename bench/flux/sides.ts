@@ -207,17 +207,20 @@ export async function runFluxSide(ctx: SideContext, binDir: string, crdNote: str
   }
 }
 
+/** Condition `type` is present (any status) for the object's current generation. */
+function reported(o: WatchedObject, type: string): boolean {
+  return o.status?.conditions?.some((c) => c.type === type && (c.observedGeneration ?? 0) >= (o.metadata?.generation ?? 1)) ?? false;
+}
+
 /** Applied, and both observers have reported on the current generation: the three loops' first runs are over. */
 function convoyFirstDeployDone(o: WatchedObject): boolean {
-  const has = (type: string) => o.status?.conditions?.some((c) => c.type === type && (c.observedGeneration ?? 0) >= (o.metadata?.generation ?? 1)) ?? false;
-  return conditionTrue(o, 'Applied') && has('InSync') && has('Healthy');
+  return conditionTrue(o, 'Applied') && reported(o, 'InSync') && reported(o, 'Healthy');
 }
 
 /** Every Release's rollout is over and both observers have reported on its current generation. */
 function convoySettled(o: WatchedObject): boolean {
   const rollout = o.status?.['rollout'] as { state?: string } | undefined;
-  const has = (type: string) => o.status?.conditions?.some((c) => c.type === type && (c.observedGeneration ?? 0) >= (o.metadata?.generation ?? 1)) ?? false;
-  return rollout?.state !== 'Progressing' && has('InSync') && has('Healthy');
+  return rollout?.state !== 'Progressing' && reported(o, 'InSync') && reported(o, 'Healthy');
 }
 
 export async function runConvoySide(ctx: SideContext, root: string): Promise<SideResult> {

@@ -57,3 +57,8 @@ export function parseRelease(raw: unknown): ParseResult<Release> {
   const parsed = releaseSchema.safeParse(raw);
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: describeZodError(parsed.error) };
 }
+
+/** The namespace a Release's namespaced objects land in when they name none: spec.targetNamespace, else its own. */
+export function targetNamespaceOf(release: Release): string {
+  return release.spec.targetNamespace ?? release.metadata.namespace ?? 'default';
+}

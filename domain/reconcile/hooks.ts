@@ -1,3 +1,4 @@
+import { targetNamespaceOf } from '../api/objects.ts';
 import type { HookStatus, LifecycleHook, Release } from '../api/index.ts';
 import { RELEASE_ANNOTATION } from '../render/annotations.ts';
 import type { KubeObject } from '../render/kube-object.ts';
@@ -24,7 +25,7 @@ export function hookJob(release: Release, hook: LifecycleHook, renderRef: string
     kind: 'Job',
     metadata: {
       name: hookJobName(release, hook, renderRef),
-      namespace: release.spec.targetNamespace ?? release.metadata.namespace ?? 'default',
+      namespace: targetNamespaceOf(release),
       labels: { 'convoy.dev/hook': hook.name, 'convoy.dev/hook-phase': hook.phase },
       annotations: { [RELEASE_ANNOTATION]: `${release.metadata.namespace ?? 'default'}/${release.metadata.name}` },
     },

@@ -1,3 +1,4 @@
+import { targetNamespaceOf } from '../api/objects.ts';
 import type { Release } from '../api/index.ts';
 import { finishRender } from '../render/pipeline.ts';
 import type { KubeObject } from '../render/kube-object.ts';
@@ -68,7 +69,7 @@ export async function prepareRender(
       const mutations = await ports.mutations.forRelease(release);
       return finishRender({
         objects: rendered,
-        targetNamespace: release.spec.targetNamespace ?? release.metadata.namespace ?? 'default',
+        targetNamespace: targetNamespaceOf(release),
         mutations,
         releaseMark: `${release.metadata.namespace ?? 'default'}/${release.metadata.name}`,
       });

@@ -1,3 +1,4 @@
+import { targetNamespaceOf } from '../api/objects.ts';
 import type { Release } from '../api/index.ts';
 import { objectKey } from '../render/identity.ts';
 import { describeObject, type KubeObject } from '../render/kube-object.ts';
@@ -27,7 +28,7 @@ export async function pruneRemoved(
   const report: PruneReport = { deleted: 0, skipped: 0 };
   // The same render as last time: it lacks nothing that render had.
   if (!release.spec.syncPolicy.prune || previousRef === undefined || previousRef === renderRef || store === undefined) return report;
-  const defaultNs = release.spec.targetNamespace ?? release.metadata.namespace ?? 'default';
+  const defaultNs = targetNamespaceOf(release);
   const previous = await attempt(
     () => store.get(release, previousRef),
     (e) => halt('pruneFailed', `reading the previous render ${previousRef} to prune failed: ${errorMessage(e)}`, e),

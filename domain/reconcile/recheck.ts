@@ -11,6 +11,7 @@
  * pin request is waiting, the render cannot be loaded, or the cluster cannot be reached.
  */
 import type { Release } from '../api/index.ts';
+import { targetNamespaceOf } from '../api/objects.ts';
 import { assessObject, compileChecks } from '../health/index.ts';
 import { objectKey } from '../render/identity.ts';
 import { apiGroup, describeObject, type KubeObject } from '../render/kube-object.ts';
@@ -81,8 +82,6 @@ function readOrder(obj: KubeObject): number {
 /** Live objects a recheck read, by objectKey (its Release's default namespace). */
 export type SeenReads = Map<string, Record<string, unknown>>;
 
-const defaultNamespaceOf = (release: Release): string => release.spec.targetNamespace ?? release.metadata.namespace ?? 'default';
-
 /**
  * The cluster port of the full reconcile that follows a recheck in the same run: a read of an
  * object the recheck has just read answers with that read instead of another GET (the wave that
@@ -90,7 +89,7 @@ const defaultNamespaceOf = (release: Release): string => release.spec.targetName
  */
 export function withSeenReads(cluster: ReconcilePorts['cluster'], release: Release, seen: SeenReads): ReconcilePorts['cluster'] {
   if (seen.size === 0) return cluster;
-  const ns = defaultNamespaceOf(release);
+  const ns = targetNamespaceOf(release);
   return {
     async resolve(r) {
       const target = await cluster.resolve(r);
@@ -131,7 +130,7 @@ export async function recheckWaitingWave(
     const target = await ports.cluster.resolve(release);
     const checks = compileChecks(release.spec.healthAssessment?.checks ?? []).compiled;
     const ordered = wave.objects.map((obj, i) => ({ obj, i })).sort((a, b) => readOrder(a.obj) - readOrder(b.obj) || a.i - b.i);
-    const ns = defaultNamespaceOf(release);
+    const ns = targetNamespaceOf(release);
     for (const { obj } of ordered) {
       const live = await target.read(obj);
       if (live !== undefined) seen?.set(objectKey(obj, ns), live);

@@ -1,3 +1,4 @@
+import { targetNamespaceOf } from '../api/objects.ts';
 import type { Release } from '../api/index.ts';
 import { objectKey } from '../render/identity.ts';
 import { planWaves } from '../render/order.ts';
@@ -41,7 +42,7 @@ export async function rollBack(
       if (isHalt(applied)) return applied;
     }
   }
-  const defaultNs = release.spec.targetNamespace ?? release.metadata.namespace ?? 'default';
+  const defaultNs = targetNamespaceOf(release);
   const keep = new Set(healthy.objects.map((o) => objectKey(o, defaultNs)));
   for (const obj of [...failed.objects].reverse()) {
     if (keep.has(objectKey(obj, defaultNs))) continue;

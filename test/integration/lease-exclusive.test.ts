@@ -21,6 +21,7 @@ import { done, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { ReleaseSlice } from '../../domain/status/slices.ts';
+import { releaseSliceWith } from '../harness/release-slice.ts';
 import { createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
 import { runOf, withLease } from '../../functions/runtime/lease-guard.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
@@ -41,21 +42,7 @@ afterAll(async () => {
   await ns?.delete();
 });
 
-const slice = (mark: string): ReleaseSlice => ({
-  observedGeneration: 1,
-  reconciledAt: mark,
-  lastAttempted: undefined,
-  lastSuccessful: undefined,
-  lastHealthy: undefined,
-  rollout: undefined,
-  pin: undefined,
-  waves: undefined,
-  lifecycle: undefined,
-  resolvedRetentionPolicy: undefined,
-  lastHandledSyncAt: undefined,
-  lastHandledForceSyncAt: undefined,
-  conditions: [],
-});
+const slice = (mark: string): ReleaseSlice => releaseSliceWith({ reconciledAt: mark });
 
 describe('one run per Release and loop with Leases closed by the status write', () => {
   it('concurrent and busy-retried messages, one run longer than the Lease: never two runs at work, none lost', async () => {

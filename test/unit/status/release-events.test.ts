@@ -3,6 +3,7 @@ import type { Condition } from '../../../domain/api/common.ts';
 import { parseRelease, type Release } from '../../../domain/api/objects.ts';
 import { driftEvents, MAX_NOTE, reconcileEvents } from '../../../domain/status/release-events.ts';
 import type { ReleaseSlice } from '../../../domain/status/slices.ts';
+import { releaseSliceWith } from '../../harness/release-slice.ts';
 
 const T = '2026-11-29T10:00:00Z';
 const A = `sha256:${'a'.repeat(64)}`;
@@ -29,19 +30,9 @@ function release(status: Record<string, unknown>): Release {
 }
 
 const slice = (over: Partial<ReleaseSlice>): ReleaseSlice =>
-  ({
+  releaseSliceWith({
     lastAttempted: { attemptedAt: T, phase: 'Succeeded', renderRef: A },
-    lastSuccessful: undefined,
-    lastHealthy: undefined,
-    rollout: undefined,
-    pin: undefined,
-    waves: undefined,
-    lifecycle: undefined,
-    resolvedRetentionPolicy: undefined,
     reconciledAt: T,
-    lastHandledSyncAt: undefined,
-    lastHandledForceSyncAt: undefined,
-    observedGeneration: 1,
     conditions: [cond('Applied', 'True', 'Applied')],
     ...over,
   });
