@@ -1,0 +1,99 @@
+// The props of the Convoy construct (convoy-construct.ts): what a CDK user sets.
+import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as eks from 'aws-cdk-lib/aws-eks';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { Loop } from '../domain/runtime/queue-message.ts';
+import type { EksTargetsProps } from './function-access.ts';
+import type { RelayImage } from './relay-image.ts';
+import type { TenancyManifestOptions } from './relay-manifests.ts';
+
+export interface ConvoyRetentionProps {
+  /**
+   * Backstop: an S3 lifecycle rule that expires every render object older than
+   * this. Off by default, because it can delete renders the store protects
+   * (lastSuccessful, lastHealthy, a rollout or a pin): the store keeps an
+   * unchanged render's first write time, so the render of a Release that has
+   * not changed for this long is expired too and drift/health/pin lose it.
+   * Set it well above every Release's `spec.retentionPolicy.maxAge` (default 720h).
+   */
+  readonly expireRendersAfter?: Duration;
+}
+
+export interface ConvoyProps {
+  /**
+   * Name of the EKS management cluster. When set, an EKS Pod Identity
+   * association binds the relay role to the relay ServiceAccount
+   * (installationNamespace/convoy-relay), and the role's trust policy accepts
+   * only that cluster. Without it, create the association (or IRSA) yourself.
+   */
+  readonly managementClusterName?: string;
+  /**
+   * Secrets Manager secret whose SecretString is the management cluster's kubeconfig YAML, for a
+   * management cluster the construct cannot reach through EKS access (`cluster`). The functions
+   * get its ARN (never its value) and read it at run time, re-reading its token every 5 minutes,
+   * so a rotation needs no redeploy (infra/function-access.ts). Give none of cluster, this or
+   * kubeconfigPath and the functions have no way to reach the management cluster (a synth warning says so).
+   */
+  readonly kubeconfigSecret?: secretsmanager.ISecret;
+  /** The installation's tenancy settings (docs/security.md); default: defaultServiceAccount "default", inCluster only in the installation namespace, no cross-namespace references. */
+  readonly tenancy?: TenancyManifestOptions;
+  /** EKS target clusters (Clusters with spec.eks): what the functions may describe and which roles they may assume. */
+  readonly eksTargets?: EksTargetsProps;
+  /** Path of a kubeconfig inside the function (e.g. from a layer of your own): CONVOY_KUBECONFIG_PATH. */
+  readonly kubeconfigPath?: string;
+  /** Namespace of the Leases and of the relay (CONVOY_NAMESPACE); default convoy-system. */
+  readonly installationNamespace?: string;
+  /** Timeout of all three functions; default 15 min. Queue visibility is this + 30 s; Leases last 60 s, renewed while a run lives. */
+  readonly functionTimeout?: Duration;
+  /**
+   * Maximum concurrent invocations per event source mapping (2–1000), one number for all
+   * three or one per loop; default 10 each. The design limit is the management
+   * cluster's API server, not Lambda: raise with care.
+   */
+  readonly maxConcurrency?: number | Partial<Record<Loop, number>>;
+  /** Receives before a message moves to its dead-letter queue; default 100 (see DEFAULT_MAX_RECEIVE_COUNT). */
+  readonly maxReceiveCount?: number;
+  /** Render-store lifecycle backstop; retention itself is per Release (spec.retentionPolicy), done by the functions. */
+  readonly retention?: ConvoyRetentionProps;
+  /** Alarm and OK actions of every alarm go here. */
+  readonly alarmsTopic?: sns.ITopic;
+  /** Alarm when a queue's oldest message is older than this; default 15 min. */
+  readonly queueAgeAlarmThreshold?: Duration;
+  /** Entry file per loop; default functions/<loop>/handler.ts of this repository. */
+  readonly entries?: Partial<Record<Loop, string>>;
+  /** Memory per loop in MB; defaults reconcile 1024 (helm, kustomize), drift 512, health 512. */
+  readonly memorySize?: Partial<Record<Loop, number>>;
+  /** CONVOY_LOG_LEVEL of the functions and the relay; default info. */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * The relay's container image: a URI (or `RelayImage.fromUri`) you publish — `npm run image`
+   * builds it without Docker — or `RelayImage.fromDockerfile()`, a DockerImageAsset CDK builds from
+   * image/Dockerfile at deploy time (needs Docker there). Default DEFAULT_RELAY_IMAGE.
+   */
+  readonly relayImage?: string | RelayImage;
+  /**
+   * The EKS management cluster. The relay manifests (CRDs, RBAC, Deployment…) are installed on it
+   * (`cluster.addManifest`, so an imported cluster needs its kubectl role and layer), and the
+   * relay's Pod Identity association is created. Replaces managementClusterName.
+   */
+  readonly cluster?: eks.ICluster;
+  /** Run the functions in this VPC (e.g. to reach a private EKS endpoint); they need a route to SQS, S3 and STS. */
+  readonly vpc?: ec2.IVpc;
+  /** Subnets of the functions in `vpc`; default the VPC's private subnets. */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** Security groups of the functions in `vpc`; default one that allows all outbound traffic. */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+  /**
+   * Server access logs of the render store go to this bucket (prefix `convoy-render-store/`).
+   * Default none: the functions and the relay are the only writers and readers, and CloudTrail
+   * data events are the audit trail to turn on if you need one (the choice is acknowledged to cdk-nag).
+   */
+  readonly serverAccessLogsBucket?: s3.IBucket;
+  /** Bucket and KMS key removal policy; default RETAIN (renders are state). */
+  readonly removalPolicy?: RemovalPolicy;
+  /** CloudFormation outputs (queue URLs, bucket, relay role, relay manifests); default true. */
+  readonly outputs?: boolean;
+}
