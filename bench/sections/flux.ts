@@ -11,7 +11,7 @@ import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane } from '../../dev/control-plane.ts';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
@@ -19,6 +19,8 @@ import { auditLogArgs, firstDeployPerRelease, perRelease, readAuditLog, summariz
 import { readRequestTotals, diffRequests, summarize, isApiserverOwn, type RequestSnapshot } from '../lib/apiserver-metrics.ts';
 import { log } from '../lib/stdout.ts';
 import { CONVOY_USER, FLUX_USER, runConvoySide, runFluxSide, type SideResult } from '../flux/sides.ts';
+import { runFloorSide, type FloorResult } from '../flux/floor-side.ts';
+import { inPool } from '../flux/side-process.ts';
 import { appFiles } from './per-release.ts';
 
 const execFileAsync = promisify(execFile);
@@ -26,6 +28,8 @@ const execFileAsync = promisify(execFile);
 export const FLUX_VERSIONS = { sourceController: 'v1.9.1', kustomizeController: 'v1.9.4' };
 /** Issue 13's targets at N = 1000. */
 export const FLUX_TARGETS = { n: 1000, wallRatio: 0.4, requestsRatio: 0.75 };
+/** Apps in flight at once on the floor (bench/flux/floor-side.ts). */
+const FLOOR_CONCURRENCY = 32;
 
 /** Runs bench/flux/build-flux.sh (cached after the first build); the folder holding both binaries. */
 async function buildFlux(root: string): Promise<{ binDir: string; buildMs: number }> {
@@ -83,14 +87,38 @@ function sideReport(side: SideResult, audit: readonly AuditRequest[], user: stri
   };
 }
 
+/** Enough simulated Nodes (110 Pods each) for `apps` one-replica Deployments. */
+const nodesFor = (apps: number): number => Math.ceil(apps / 100) + 1;
+
+/**
+ * The floor at N: the bench itself applies the N apps (no controller) on an embedded cluster of
+ * its own with the same controllers and as many Nodes as the side-by-side cluster.
+ */
+async function floorAt(root: string, n: number): Promise<FloorResult> {
+  log(`flux bench: N=${n}: the floor (the bench applies the apps itself, ${FLOOR_CONCURRENCY} in flight) on a cluster of its own`);
+  const cp = await startControlPlane({ nodes: nodesFor(2 * n), readyTimeoutMs: 120_000 });
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfigPath);
+    const namespaces = Array.from({ length: n }, (_, i) => `floor-${i}`);
+    const core = kc.makeApiClient(CoreV1Api);
+    await inPool(namespaces, 8, async (name) => {
+      await core.createNamespace({ body: { metadata: { name } } });
+    });
+    return await runFloorSide(kc, appFiles('app'), namespaces, FLOOR_CONCURRENCY);
+  } finally {
+    await cp.stop();
+  }
+}
+
 const ratio = (a: number, b: number): number => (b === 0 ? Number.NaN : Math.round((a / b) * 1000) / 1000);
 
-async function sideBySide(root: string, binDir: string, n: number): Promise<Record<string, unknown>> {
+async function sideBySide(root: string, binDir: string, n: number, floor: FloorResult): Promise<Record<string, unknown>> {
   const auditDir = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-audit-'));
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-git-'));
   const audit = await auditLogArgs(auditDir, [FLUX_USER, CONVOY_USER]);
-  // Enough simulated Nodes (110 Pods each) for both sides' Pods.
-  const nodes = Math.ceil((2 * n) / 100) + 1;
+  // Enough simulated Nodes for both sides' Pods.
+  const nodes = nodesFor(2 * n);
   log(`flux bench: N=${n}: starting an embedded cluster with ${nodes} KWOK nodes and an audit log`);
   const cp = await startControlPlane({
     extraUsers: [
@@ -130,6 +158,7 @@ async function sideBySide(root: string, binDir: string, n: number): Promise<Reco
       simulatedNodes: nodes,
       flux: { ...f, gitServerRequests: fluxGit },
       convoy: { ...c, gitServerRequests: convoyGit },
+      floor: { ...floor, overFlux: ratio(floor.wallS, f.wallS), convoyOverFloor: ratio(c.wallS, floor.wallS) },
       ratiosConvoyOverFlux: {
         wall: ratio(c.wallS, f.wallS),
         requestsPerRelease: ratio(c.requestsPerRelease.toReady.total, f.requestsPerRelease.toReady.total),
@@ -157,7 +186,7 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
   const build = await buildFlux(root);
   log(`flux bench: binaries in ${build.binDir} (${build.buildMs} ms)`);
   const runs: Record<string, unknown>[] = [];
-  for (const n of options.ns) runs.push(await sideBySide(root, build.binDir, n));
+  for (const n of options.ns) runs.push(await sideBySide(root, build.binDir, n, await floorAt(root, n)));
   const atTarget = runs.find((r) => r['n'] === FLUX_TARGETS.n)?.['ratiosConvoyOverFlux'] as { wall: number; requestsPerRelease: number } | undefined;
   return {
     flux: FLUX_VERSIONS,
@@ -169,6 +198,7 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
       requests: 'kube-apiserver audit log (Metadata, one event per request at ResponseComplete) of each side\'s own static-token identity; bench-flux = both Flux controllers, bench-convoy = relay + functions; toReady = requests received between the first create and the last Ready/Applied (the target\'s measure; at large N it holds the follow-ups of the Releases done early: convoy\'s rollout recheck ≥ 10 s after an apply), toSettled = until Flux + 10 s, convoy: until every rollout is over and InSync and Healthy are reported, firstDeploy = each Release\'s own requests (its namespace; convoy\'s Leases by the Release uid in their name) until its own first deploy was over (Flux: Ready; convoy: Applied with InSync and Healthy reported, all three loops\' first runs) plus the shared ones (discovery, lists, watches, the GitRepository) until the last, per Release',
       cpu: 'utime + stime of /proc/<pid>/stat of the side\'s processes from the first create (convoy: one Node process holding relay, pollers, function handlers and fauxqs)',
       order: 'per N one embedded cluster; Flux first, then convoy (the Flux objects stay, idle)',
+      floor: `per N first an embedded cluster of its own (the same controllers and Node count) on which the bench applies the N apps itself, no controller: one server-side apply per object, ConfigMap → Deployment → Service, ${FLOOR_CONCURRENCY} apps in flight; its wall time is what no controller can beat on this cluster (floor.overFlux: the lowest wall ratio any controller could reach)`,
     },
     targets: FLUX_TARGETS,
     atN1000: atTarget ?? 'not run (use --flux-n 1000)',

@@ -1,0 +1,58 @@
+// The floor of the Flux bench: the same N apps applied by the bench itself, with no controller
+// at all — one server-side apply per object (ConfigMap, Deployment, Service in that order, as a
+// wave), `concurrency` apps in flight, on an embedded cluster of its own with the same real
+// controllers (kcm, scheduler, KWOK nodes) rolling the apps out. No controller can make these
+// objects exist faster on this cluster than this: it is the apiserver's and the workload's own
+// cost (the ClusterIP allocation, the Deployments' ReplicaSets and Pods, their EndpointSlices),
+// which a controller's wall time sits on. Compared with Flux's wall time it says how far below
+// Flux any controller could go here.
+import { KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { percentile } from '../lib/stats.ts';
+import { inPool } from './side-process.ts';
+
+export interface FloorResult {
+  /** Apps in flight at once. */
+  readonly concurrency: number;
+  /** From the first apply to the last answered. */
+  readonly wallS: number;
+  readonly appsPerSecond: number;
+  /** Per object kind: server-side apply latency p50/max, ms. */
+  readonly applyLatencyMs: Record<string, { p50: number; max: number }>;
+}
+
+const FIELD_MANAGER = 'bench-floor';
+
+/** The app's objects (bench/sections/per-release.ts appFiles) for one namespace. */
+function appObjects(files: Record<string, string>, namespace: string): KubernetesObject[] {
+  return Object.values(files).flatMap((text) =>
+    parseAllDocuments(text).map((doc) => {
+      const obj = doc.toJS() as KubernetesObject;
+      return { ...obj, metadata: { ...obj.metadata, namespace } };
+    }),
+  );
+}
+
+/** Applies every app's objects once (the namespaces exist); resolves when the last apply was answered. */
+export async function runFloorSide(kc: KubeConfig, files: Record<string, string>, namespaces: readonly string[], concurrency: number): Promise<FloorResult> {
+  const client = KubernetesObjectApi.makeApiClient(kc);
+  const latencies = new Map<string, number[]>();
+  const t0 = performance.now();
+  await inPool(namespaces, concurrency, async (namespace) => {
+    for (const obj of appObjects(files, namespace)) {
+      const t = performance.now();
+      await client.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+      const kind = obj.kind ?? '?';
+      latencies.set(kind, [...(latencies.get(kind) ?? []), performance.now() - t]);
+    }
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    concurrency,
+    wallS: Math.round(seconds * 10) / 10,
+    appsPerSecond: Math.round((namespaces.length / seconds) * 10) / 10,
+    applyLatencyMs: Object.fromEntries(
+      [...latencies].map(([kind, ms]) => [kind, { p50: Math.round(percentile(ms, 50) ?? 0), max: Math.round(percentile(ms, 100) ?? 0) }]),
+    ),
+  };
+}
