@@ -114,15 +114,16 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       const name = leaseName(loop, releaseUid);
       const at = now();
       const stamp = microTime(at);
-      const spec = { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: takeTime(at), renewTime: stamp };
+      const specOf = (who: string) => ({ holderIdentity: who, leaseDurationSeconds: durationSeconds, acquireTime: takeTime(at), renewTime: stamp });
+      const spec = specOf(holder);
       const closedAs = options.closedAs ?? '';
-      /** The common case: the Lease exists and is free as `free` (taken); else whether it is missing or held. */
-      const takeFree = async (free: string): Promise<{ taken?: V1Lease; missing: boolean }> => {
+      /** The common case: the Lease exists and is free as `free` (taken by `who`); else whether it is missing or held. */
+      const takeFree = async (free: string, who = holder): Promise<{ taken?: V1Lease; missing: boolean }> => {
         try {
           const taken = await jsonPatch(name, [
             { op: 'test', path: '/spec/holderIdentity', value: free },
             { op: 'copy', from: `/metadata/annotations/${escapeKey(HOLDER_SENT_AT)}`, path: `/metadata/annotations/${escapeKey(PREVIOUS_SENT_AT)}` },
-            ...Object.entries(spec).map(([field, value]) => ({ op: 'add', path: `/spec/${field}`, value })),
+            ...Object.entries(specOf(who)).map(([field, value]) => ({ op: 'add', path: `/spec/${field}`, value })),
             { op: 'add', path: `/metadata/annotations/${escapeKey(HOLDER_SENT_AT)}`, value: sentAt ?? '' },
           ]);
           return { taken, missing: false };
@@ -132,7 +133,7 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
           throw error;
         }
       };
-      const tookFree = (free: string, taken: V1Lease) => track(holding(name, holder, taken, free !== ''), taken, 'free', free);
+      const tookFree = (free: string, taken: V1Lease, who = holder) => track(holding(name, who, taken, free !== ''), taken, 'free', free);
       /** A Lease of a Release's first run: created held. undefined: it exists already. */
       const create = async (): Promise<V1Lease | undefined> => {
         const first = options.followUpOnCreate;
@@ -175,8 +176,10 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       }
       const seen = current.spec?.holderIdentity ?? '';
       const again = async (free: string): Promise<AcquireResult> => {
-        const retried = await takeFree(free);
-        return retried.taken !== undefined ? tookFree(free, retried.taken) : { kind: 'busy', holder: '(raced)' };
+        // Free as another value than the caller expected: a run closed it since; take it with a holder after that one.
+        const who = free !== closedAs && options.holderAfter !== undefined ? options.holderAfter(free) : holder;
+        const retried = await takeFree(free, who);
+        return retried.taken !== undefined ? tookFree(free, retried.taken, who) : { kind: 'busy', holder: '(raced)' };
       };
       if (seen === '' || seen === closedAs) return again(seen);
       if (options.reread !== undefined && !expired(current)) {

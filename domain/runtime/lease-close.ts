@@ -44,6 +44,12 @@ export function closedHolder(loop: Loop, mark: string | undefined): string {
   return mark === undefined ? '' : `${loop}@${mark}`;
 }
 
+/** The mark a holder value `<loop>@<mark>` names; undefined for any other value ("", a random holder). */
+export function markOfHolder(loop: Loop, holder: string): string | undefined {
+  const prefix = `${loop}@`;
+  return holder.startsWith(prefix) && holder.length > prefix.length ? holder.slice(prefix.length) : undefined;
+}
+
 const wholeSeconds = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
 /** The mark of a run starting at `now`: whole seconds, strictly after the mark it found (a burst runs at most seconds ahead). */

@@ -66,6 +66,13 @@ export interface AcquireOptions {
   reread?: () => Promise<string>;
   /** Recorded as the follow-up of a Lease this call creates (the run's own message; lease-close.ts). */
   followUpOnCreate?: FollowUp;
+  /**
+   * The holder to take the Lease with when it turns out free as another value than `closedAs`
+   * (a run closed it since the caller's view): a holder derived from that newer value, so the
+   * run's mark stays strictly after the one that value names (lease-close.ts). Default `holder`.
+   * The held lease's `holder` says which was used.
+   */
+  holderAfter?: (free: string) => string;
 }
 
 export interface ReleaseOptions {

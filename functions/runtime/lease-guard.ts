@@ -12,7 +12,7 @@ import {
   type HeldLease,
   type LeasePort,
 } from '../../domain/runtime/lease.ts';
-import { closedHolder, closesByStatus, markAfter, nextMark, type RunMark } from '../../domain/runtime/lease-close.ts';
+import { closedHolder, closesByStatus, markAfter, markOfHolder, nextMark, type RunMark } from '../../domain/runtime/lease-close.ts';
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
@@ -60,8 +60,8 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
     const marks = options.marks;
     const markOf = marks === undefined ? undefined : marks.mark.bind(marks);
     const found = markOf === undefined ? undefined : await markOf(message, ctx, false);
-    const mark = markOf === undefined ? undefined : nextMark(found, now());
-    const holder = mark === undefined ? `${options.loop}-${randomUUID()}` : `${options.loop}@${mark}`;
+    const firstMark = markOf === undefined ? undefined : nextMark(found, now());
+    const holder = firstMark === undefined ? `${options.loop}-${randomUUID()}` : `${options.loop}@${firstMark}`;
     const closedAs = closedHolder(options.loop, found);
     const taken = await options.leases.acquire(options.loop, message.uid, holder, options.durationSeconds, message.sentAt, {
       createFirst: ctx.receiveCount === 1 && isLikelyFirstRun(message) && found === undefined,
@@ -70,6 +70,9 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
         : {
             closedAs,
             reread: async () => closedHolder(options.loop, await markOf(message, ctx, true)),
+            // Closed by a run since our read: our mark must be after the one it wrote, or our
+            // holder could equal the value that means free (and a third run take it meanwhile).
+            holderAfter: (free: string) => `${options.loop}@${nextMark(markOfHolder(options.loop, free) ?? found, now())}`,
             // A first run records itself as the follow-up: its recheck then needs no second write.
             followUpOnCreate: { messageId: ctx.messageId, since: now().toISOString() },
           }),
@@ -82,6 +85,8 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
       return waitAsNewMessage(busyWaitMs(taken, now(), random), `lease held by ${taken.holder}`);
     }
     const lease = taken.lease;
+    // The mark the holder carries (a take after a newer close carries a later one than firstMark).
+    const mark = firstMark === undefined ? undefined : (markOfHolder(options.loop, lease.holder) ?? firstMark);
     // The Release read before the take is current only when the take proves no run came in between.
     const proven = taken.how === 'created' || (taken.how === 'free' && taken.freeAs !== undefined && taken.freeAs !== '');
     if (marks !== undefined && !proven) marks.stale(message);

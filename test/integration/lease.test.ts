@@ -129,6 +129,28 @@ describe('Leases on the real apiserver', () => {
     await leases.release(winner, undefined);
   });
 
+  it('a Lease closed by a run since the caller read the Release is taken with a holder after that run’s mark, never with one equal to the free value', async () => {
+    const uid = randomUUID();
+    // A first run took it as reconcile@…:01 and its status write closed it (the holder then means free).
+    const first = held(await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T00:00:01Z', 60, undefined, { createFirst: true }));
+    expect(first.holder).toBe('reconcile@2026-12-02T00:00:01Z');
+    // A second run read the Release before that write (its view: mark …:00), so it expects "reconcile@…:00".
+    const second = held(
+      await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T00:00:01Z', 60, undefined, {
+        closedAs: 'reconcile@2026-12-02T00:00:00Z',
+        reread: () => Promise.resolve('reconcile@2026-12-02T00:00:01Z'),
+        holderAfter: (free) => `${free}+1s`,
+      }),
+    );
+    expect(second.holder).toBe('reconcile@2026-12-02T00:00:01Z+1s');
+    expect((await readLease(second.name)).spec?.holderIdentity).toBe('reconcile@2026-12-02T00:00:01Z+1s');
+    // So a third run that read the first run's write finds it busy, not free.
+    expect(await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T00:00:02Z', 60, undefined, { closedAs: 'reconcile@2026-12-02T00:00:01Z' })).toMatchObject({
+      kind: 'busy',
+      holder: 'reconcile@2026-12-02T00:00:01Z+1s',
+    });
+  });
+
   it("removeAll deletes every Lease of a Release and only that Release's", async () => {
     const gone = randomUUID();
     const kept = randomUUID();
