@@ -25,4 +25,5 @@ export {
   type HealthSummaryObject,
 } from './summary.ts';
 export { builtinRule } from './rules/registry.ts';
+export { healthIsExistence } from './existence-only.ts';
 export { IN_PROGRESS_REASONS } from './rules/generic.ts';

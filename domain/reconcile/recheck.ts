@@ -1,8 +1,9 @@
 /**
  * The 10-s recheck of a Progressing rollout (issue 13) is a look at the wave it waits on, not
  * a full reconcile: while that wave is not healthy (and within its waveTimeout) nothing changed
- * that the reconcile would act on, so the recheck reads the wave's objects — workloads first —
- * until the first that is not healthy, and ends with the same recheck, writing only this attempt's
+ * that the reconcile would act on, so the recheck reads the wave's objects — workloads first, and
+ * none whose health is its existence (the wave's apply made those healthy) — until the first
+ * that is not healthy, and ends with the same recheck, writing only this attempt's
  * time into the status the last reconcile left (lastAttempted.attemptedAt, reconciledAt).
  *
  * Anything else is the full reconcile's (this returns undefined): the wave turned healthy (the
@@ -12,7 +13,7 @@
  */
 import type { Release } from '../api/index.ts';
 import { targetNamespaceOf } from '../api/objects.ts';
-import { assessObject, compileChecks } from '../health/index.ts';
+import { assessObject, compileChecks, healthIsExistence } from '../health/index.ts';
 import { objectKey } from '../render/identity.ts';
 import { apiGroup, describeObject, type KubeObject } from '../render/kube-object.ts';
 import { planWaves } from '../render/order.ts';
@@ -129,7 +130,12 @@ export async function recheckWaitingWave(
     if (wave === undefined) return undefined;
     const target = await ports.cluster.resolve(release);
     const checks = compileChecks(release.spec.healthAssessment?.checks ?? []).compiled;
-    const ordered = wave.objects.map((obj, i) => ({ obj, i })).sort((a, b) => readOrder(a.obj) - readOrder(b.obj) || a.i - b.i);
+    // Objects whose health is their existence were made healthy by the wave's apply in this
+    // rollout: not read again (health/existence-only.ts).
+    const ordered = wave.objects
+      .map((obj, i) => ({ obj, i }))
+      .filter(({ obj }) => !healthIsExistence(obj, checks))
+      .sort((a, b) => readOrder(a.obj) - readOrder(b.obj) || a.i - b.i);
     const ns = targetNamespaceOf(release);
     for (const { obj } of ordered) {
       const live = await target.read(obj);

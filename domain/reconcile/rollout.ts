@@ -1,5 +1,5 @@
 import type { Release, ReleaseStatus, WaveStatus } from '../api/index.ts';
-import { assessObject, compileChecks, type ObjectHealth } from '../health/index.ts';
+import { assessObject, compileChecks, healthIsExistence, type ObjectHealth } from '../health/index.ts';
 import { describeObject, type KubeObject } from '../render/kube-object.ts';
 import { planWaves, type Wave } from '../render/order.ts';
 import { toRfc3339 } from '../status/conditions.ts';
@@ -117,8 +117,11 @@ async function waveHealth(
   checks: ReturnType<typeof compileChecks>['compiled'],
   now: Date,
 ): Promise<{ unhealthy: string[] } | Halt> {
+  // The wave was applied in this rollout: an object whose health is its existence is healthy
+  // by that apply, and is not read again (health/existence-only.ts).
+  const watched = objects.filter((obj) => !healthIsExistence(obj, checks));
   const verdicts = await attempt(
-    () => Promise.all(objects.map(async (obj) => [obj, assessObject(await target.read(obj), { checks, now })] as const)),
+    () => Promise.all(watched.map(async (obj) => [obj, assessObject(await target.read(obj), { checks, now })] as const)),
     (e) => halt('applyFailed', `reading the wave's objects failed: ${errorMessage(e)}`, e),
   );
   if (isHalt(verdicts)) return verdicts;

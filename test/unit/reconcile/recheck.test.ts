@@ -52,11 +52,29 @@ describe('the recheck of a Progressing rollout reads only the wave it waits on',
     expect(waiting?.slice.conditions.map((c) => c.type)).toEqual(['Applied']);
   });
 
-  it('a healthy wave is the full reconcile’s (it finishes the rollout and writes status)', async () => {
+  it('a healthy wave is the full reconcile’s (it finishes the rollout and writes status); a ConfigMap is not read: the wave’s apply made it healthy', async () => {
     const reads: string[] = [];
     const live = new Map<string, Record<string, unknown>>([['ConfigMap', configMap()], ['Deployment', available(deployment())]]);
     expect(await recheckWaitingWave(release({}, progressing()), ports(live, objects, reads))).toBeUndefined();
-    expect(reads).toEqual(['Deployment', 'ConfigMap']);
+    expect(reads).toEqual(['Deployment']);
+  });
+
+  it('reads an object whose health is more than its existence: a LoadBalancer Service, a kind a CEL check names', async () => {
+    const service = (type: string): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'team-a' }, spec: { type, ports: [{ port: 80 }] } });
+    const pending = { ...service('LoadBalancer'), status: { loadBalancer: {} } };
+    const reads: string[] = [];
+    const live = new Map<string, Record<string, unknown>>([['Deployment', available(deployment())], ['Service', pending]]);
+    const waiting = await recheckWaitingWave(release({}, progressing()), ports(live, [deployment(), service('LoadBalancer')], reads));
+    expect(waiting?.outcome).toMatchObject({ kind: 'requeueAfter' });
+    expect(reads).toEqual(['Deployment', 'Service']);
+    const clusterIp: string[] = [];
+    expect(await recheckWaitingWave(release({}, progressing()), ports(live, [deployment(), service('ClusterIP')], clusterIp))).toBeUndefined();
+    expect(clusterIp).toEqual(['Deployment']);
+    const checked: string[] = [];
+    const checks = { checks: [{ apiVersion: 'v1', kind: 'ConfigMap', healthy: 'has(object.data)' }] };
+    const withCheck = new Map<string, Record<string, unknown>>([['ConfigMap', configMap()], ['Deployment', available(deployment())]]);
+    expect(await recheckWaitingWave(release({ healthAssessment: checks }, progressing()), ports(withCheck, objects, checked))).toBeUndefined();
+    expect(checked).toEqual(['Deployment', 'ConfigMap']);
   });
 
   it('leaves everything else to the full reconcile: a spec change, a request, a timeout, a finished rollout', () => {
@@ -77,13 +95,12 @@ describe('what the recheck read serves the full reconcile of the same run', () =
   const objects = [configMap(), deployment()];
   const key = (obj: KubeObject) => objectKey(obj, 'team-a');
 
-  it('a healthy wave: `seen` holds every object the recheck read, by objectKey', async () => {
+  it('a healthy wave: `seen` holds every object the recheck read, by objectKey (not the ConfigMap, which it did not read)', async () => {
     const live = new Map<string, Record<string, unknown>>([['ConfigMap', configMap()], ['Deployment', available(deployment())]]);
     const seen: SeenReads = new Map();
     expect(await recheckWaitingWave(release({}, progressing()), ports(live, objects, []), seen)).toBeUndefined();
-    expect([...seen.keys()].sort()).toEqual([key(configMap()), key(deployment())].sort());
+    expect([...seen.keys()]).toEqual([key(deployment())]);
     expect(seen.get(key(deployment()))).toBe(live.get('Deployment'));
-    expect(seen.get(key(configMap()))).toBe(live.get('ConfigMap'));
   });
 
   it('a wave still waiting: `seen` holds what was read before the recheck stopped', async () => {
@@ -95,11 +112,12 @@ describe('what the recheck read serves the full reconcile of the same run', () =
   });
 
   it('an object that does not exist is not in `seen` (only reads that found an object)', async () => {
-    const live = new Map<string, Record<string, unknown>>([['Deployment', available(deployment())]]);
+    const live = new Map<string, Record<string, unknown>>([['ConfigMap', configMap()]]);
     const seen: SeenReads = new Map();
     const waiting = await recheckWaitingWave(release({}, progressing()), ports(live, objects, []), seen);
     expect(waiting?.outcome).toMatchObject({ kind: 'requeueAfter' });
-    expect([...seen.keys()]).toEqual([key(deployment())]);
+    expect(waiting?.outcome.kind === 'requeueAfter' ? waiting.outcome.reason : '').toContain('Missing');
+    expect([...seen.keys()]).toEqual([]);
   });
 
   /** A target recording every call it gets. */
