@@ -1,7 +1,7 @@
 /**
  * Leader election with a coordination.k8s.io Lease (default
  * `convoy-relay-leader` in the installation namespace). The leader renews
- * every renewIntervalMs; a follower takes the Lease over once it has seen
+ * every renewIntervalMs by one replace of its own last write; a follower takes the Lease over once it has seen
  * it unchanged for leaseDurationMs (domain/relay/leader-lease.ts). Every
  * write carries the resourceVersion it read, so of two replicas that race
  * exactly one wins. A leader that cannot renew within renewDeadlineMs, or
@@ -83,6 +83,21 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   /** Returns 'held' when we hold the Lease after this attempt, 'other' when someone else does, 'unknown' on errors. */
   const tryAcquireOrRenew = async (): Promise<'held' | 'other' | 'unknown'> => {
     const stamp = now();
+    // The leader renews from its own last write (its resourceVersion): one request, not a read
+    // and a write (issue 13). A conflict or a missing Lease means it changed since: read it.
+    if (leading && ours !== undefined) {
+      try {
+        ours = await api.replaceNamespacedLease({
+          name,
+          namespace,
+          body: { ...ours, spec: { ...ours.spec, holderIdentity: identity, leaseDurationSeconds, renewTime: new V1MicroTime(stamp.getTime()) } },
+        });
+        return 'held';
+      } catch (error) {
+        if (!isStatus(error, 404, 409)) throw error;
+        ours = undefined;
+      }
+    }
     let lease: V1Lease;
     try {
       lease = await api.readNamespacedLease({ name, namespace });
