@@ -177,6 +177,12 @@ async function sideBySide(root: string, binDir: string, n: number, floor: FloorR
     log(`flux bench: N=${n}: controller logs kept in ${logs}`);
     await git.stop();
     await cp.stop();
+    // CONVOY_BENCH_KEEP_AUDIT=<dir>: the audit log is kept there (bench-audit-n<N>.log) for a closer look.
+    const keep = process.env['CONVOY_BENCH_KEEP_AUDIT'];
+    if (keep !== undefined && keep !== '') {
+      await mkdir(keep, { recursive: true });
+      await copyFile(join(auditDir, 'bench-audit.log'), join(keep, `bench-audit-n${n}.log`)).catch((e: unknown) => log(`flux bench: keeping the audit log failed: ${String(e)}`));
+    }
     await rm(auditDir, { recursive: true, force: true });
     await rm(gitRoot, { recursive: true, force: true });
   }
