@@ -1,6 +1,6 @@
 // The floor of the Flux bench: the same N apps applied by the bench itself, with no controller
 // at all — one server-side apply per object (ConfigMap, Deployment, Service in that order, as a
-// wave), `concurrency` apps in flight, on an embedded cluster of its own with the same real
+// wave; with dryRunFirst, after a dry run of each as both controllers do), `concurrency` apps in flight, on an embedded cluster of its own with the same real
 // controllers (kcm, scheduler, KWOK nodes) rolling the apps out. No controller can make these
 // objects exist faster on this cluster than this: it is the apiserver's and the workload's own
 // cost (the ClusterIP allocation, the Deployments' ReplicaSets and Pods, their EndpointSlices),
@@ -14,6 +14,8 @@ import { inPool } from './side-process.ts';
 export interface FloorResult {
   /** Apps in flight at once. */
   readonly concurrency: number;
+  /** Each app's objects were first server-side applied as a dry run (as Flux and convoy both do), then for real. */
+  readonly dryRunFirst: boolean;
   /** From the first apply to the last answered. */
   readonly wallS: number;
   readonly appsPerSecond: number;
@@ -34,12 +36,22 @@ function appObjects(files: Record<string, string>, namespace: string): Kubernete
 }
 
 /** Applies every app's objects once (the namespaces exist); resolves when the last apply was answered. */
-export async function runFloorSide(kc: KubeConfig, files: Record<string, string>, namespaces: readonly string[], concurrency: number): Promise<FloorResult> {
+export async function runFloorSide(
+  kc: KubeConfig,
+  files: Record<string, string>,
+  namespaces: readonly string[],
+  options: { concurrency: number; dryRunFirst: boolean },
+): Promise<FloorResult> {
+  const { concurrency, dryRunFirst } = options;
   const client = KubernetesObjectApi.makeApiClient(kc);
   const latencies = new Map<string, number[]>();
   const t0 = performance.now();
   await inPool(namespaces, concurrency, async (namespace) => {
-    for (const obj of appObjects(files, namespace)) {
+    const objects = appObjects(files, namespace);
+    if (dryRunFirst) {
+      for (const obj of objects) await client.patch(obj, undefined, 'All', FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    }
+    for (const obj of objects) {
       const t = performance.now();
       await client.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
       const kind = obj.kind ?? '?';
@@ -49,6 +61,7 @@ export async function runFloorSide(kc: KubeConfig, files: Record<string, string>
   const seconds = (performance.now() - t0) / 1000;
   return {
     concurrency,
+    dryRunFirst,
     wallS: Math.round(seconds * 10) / 10,
     appsPerSecond: Math.round((namespaces.length / seconds) * 10) / 10,
     applyLatencyMs: Object.fromEntries(

@@ -94,8 +94,8 @@ const nodesFor = (apps: number): number => Math.ceil(apps / 100) + 1;
  * The floor at N: the bench itself applies the N apps (no controller) on an embedded cluster of
  * its own with the same controllers and as many Nodes as the side-by-side cluster.
  */
-async function floorAt(root: string, n: number): Promise<FloorResult> {
-  log(`flux bench: N=${n}: the floor (the bench applies the apps itself, ${FLOOR_CONCURRENCY} in flight) on a cluster of its own`);
+async function floorAt(n: number, dryRunFirst: boolean): Promise<FloorResult> {
+  log(`flux bench: N=${n}: the floor (the bench applies the apps itself${dryRunFirst ? ' after a dry run' : ''}, ${FLOOR_CONCURRENCY} in flight) on a cluster of its own`);
   const cp = await startControlPlane({ nodes: nodesFor(2 * n), readyTimeoutMs: 120_000 });
   try {
     const kc = new KubeConfig();
@@ -105,7 +105,7 @@ async function floorAt(root: string, n: number): Promise<FloorResult> {
     await inPool(namespaces, 8, async (name) => {
       await core.createNamespace({ body: { metadata: { name } } });
     });
-    return await runFloorSide(kc, appFiles('app'), namespaces, FLOOR_CONCURRENCY);
+    return await runFloorSide(kc, appFiles('app'), namespaces, { concurrency: FLOOR_CONCURRENCY, dryRunFirst });
   } finally {
     await cp.stop();
   }
@@ -113,7 +113,7 @@ async function floorAt(root: string, n: number): Promise<FloorResult> {
 
 const ratio = (a: number, b: number): number => (b === 0 ? Number.NaN : Math.round((a / b) * 1000) / 1000);
 
-async function sideBySide(root: string, binDir: string, n: number, floor: FloorResult): Promise<Record<string, unknown>> {
+async function sideBySide(root: string, binDir: string, n: number, floors: { applyOnly: FloorResult; dryRunFirst: FloorResult }): Promise<Record<string, unknown>> {
   const auditDir = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-audit-'));
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-git-'));
   const audit = await auditLogArgs(auditDir, [FLUX_USER, CONVOY_USER]);
@@ -158,7 +158,9 @@ async function sideBySide(root: string, binDir: string, n: number, floor: FloorR
       simulatedNodes: nodes,
       flux: { ...f, gitServerRequests: fluxGit },
       convoy: { ...c, gitServerRequests: convoyGit },
-      floor: { ...floor, overFlux: ratio(floor.wallS, f.wallS), convoyOverFloor: ratio(c.wallS, floor.wallS) },
+      floor: Object.fromEntries(
+        Object.entries(floors).map(([variant, floor]) => [variant, { ...floor, overFlux: ratio(floor.wallS, f.wallS), convoyOverFloor: ratio(c.wallS, floor.wallS) }]),
+      ),
       ratiosConvoyOverFlux: {
         wall: ratio(c.wallS, f.wallS),
         requestsPerRelease: ratio(c.requestsPerRelease.toReady.total, f.requestsPerRelease.toReady.total),
@@ -192,7 +194,10 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
   const build = await buildFlux(root);
   log(`flux bench: binaries in ${build.binDir} (${build.buildMs} ms)`);
   const runs: Record<string, unknown>[] = [];
-  for (const n of options.ns) runs.push(await sideBySide(root, build.binDir, n, await floorAt(root, n)));
+  for (const n of options.ns) {
+    const floors = { applyOnly: await floorAt(n, false), dryRunFirst: await floorAt(n, true) };
+    runs.push(await sideBySide(root, build.binDir, n, floors));
+  }
   const atTarget = runs.find((r) => r['n'] === FLUX_TARGETS.n)?.['ratiosConvoyOverFlux'] as { wall: number; requestsPerRelease: number } | undefined;
   return {
     flux: FLUX_VERSIONS,
@@ -204,7 +209,7 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
       requests: 'kube-apiserver audit log (Metadata, one event per request at ResponseComplete) of each side\'s own static-token identity; bench-flux = both Flux controllers, bench-convoy = relay + functions; toReady = requests received between the first create and the last Ready/Applied (the target\'s measure; at large N it holds the follow-ups of the Releases done early: convoy\'s rollout recheck ≥ 10 s after an apply), toSettled = until Flux + 10 s, convoy: until every rollout is over and InSync and Healthy are reported, firstDeploy = each Release\'s own requests (its namespace; convoy\'s Leases by the Release uid in their name) until its own first deploy was over (Flux: Ready; convoy: Applied with InSync and Healthy reported, all three loops\' first runs) plus the shared ones (discovery, lists, watches, the GitRepository) until the last, per Release',
       cpu: 'utime + stime of /proc/<pid>/stat of the side\'s processes from the first create (convoy: one Node process holding relay, pollers, function handlers and fauxqs)',
       order: 'per N one embedded cluster; Flux first, then convoy (the Flux objects stay, idle)',
-      floor: `per N first an embedded cluster of its own (the same controllers and Node count) on which the bench applies the N apps itself, no controller: one server-side apply per object, ConfigMap → Deployment → Service, ${FLOOR_CONCURRENCY} apps in flight; its wall time is what no controller can beat on this cluster (floor.overFlux: the lowest wall ratio any controller could reach)`,
+      floor: `per N first two embedded clusters of their own (the same controllers and Node count) on which the bench applies the N apps itself, no controller: applyOnly — one server-side apply per object, ConfigMap → Deployment → Service; dryRunFirst — a server-side dry run of each first, as Flux and convoy both do (convoy's spec: a rejection applies nothing); ${FLOOR_CONCURRENCY} apps in flight; its wall time is what no controller can beat on this cluster (floor.*.overFlux: the lowest wall ratio any controller could reach)`,
     },
     targets: FLUX_TARGETS,
     atN1000: atTarget ?? 'not run (use --flux-n 1000)',
