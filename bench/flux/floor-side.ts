@@ -25,14 +25,9 @@ export interface FloorResult {
 
 const FIELD_MANAGER = 'bench-floor';
 
-/** The app's objects (bench/sections/per-release.ts appFiles) for one namespace. */
-function appObjects(files: Record<string, string>, namespace: string): KubernetesObject[] {
-  return Object.values(files).flatMap((text) =>
-    parseAllDocuments(text).map((doc) => {
-      const obj = doc.toJS() as KubernetesObject;
-      return { ...obj, metadata: { ...obj.metadata, namespace } };
-    }),
-  );
+/** The app's objects (bench/sections/per-release.ts appFiles), without a namespace. */
+function appObjects(files: Record<string, string>): KubernetesObject[] {
+  return Object.values(files).flatMap((text) => parseAllDocuments(text).map((doc) => doc.toJS() as KubernetesObject));
 }
 
 /** Applies every app's objects once (the namespaces exist); resolves when the last apply was answered. */
@@ -45,9 +40,10 @@ export async function runFloorSide(
   const { concurrency, dryRunFirst } = options;
   const client = KubernetesObjectApi.makeApiClient(kc);
   const latencies = new Map<string, number[]>();
+  const app = appObjects(files);
   const t0 = performance.now();
   await inPool(namespaces, concurrency, async (namespace) => {
-    const objects = appObjects(files, namespace);
+    const objects = app.map((obj) => ({ ...obj, metadata: { ...obj.metadata, namespace } }));
     if (dryRunFirst) {
       for (const obj of objects) await client.patch(obj, undefined, 'All', FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
     }
@@ -55,7 +51,9 @@ export async function runFloorSide(
       const t = performance.now();
       await client.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
       const kind = obj.kind ?? '?';
-      latencies.set(kind, [...(latencies.get(kind) ?? []), performance.now() - t]);
+      const ms = latencies.get(kind) ?? [];
+      ms.push(performance.now() - t);
+      latencies.set(kind, ms);
     }
   });
   const seconds = (performance.now() - t0) / 1000;

@@ -77,7 +77,7 @@ async function kubeconfigFor(cp: ControlPlane, user: string): Promise<string> {
   return path;
 }
 
-async function createNamespaces(kc: KubeConfig, names: readonly string[]): Promise<void> {
+export async function createNamespaces(kc: KubeConfig, names: readonly string[]): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   await inPool(names, CREATE_CONCURRENCY, async (name) => {
     await core.createNamespace({ body: { metadata: { name } } });

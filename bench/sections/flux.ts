@@ -11,16 +11,15 @@ import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane } from '../../dev/control-plane.ts';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
 import { auditLogArgs, firstDeployPerRelease, perRelease, readAuditLog, summarizeAudit, type AuditRequest } from '../lib/audit-log.ts';
 import { readRequestTotals, diffRequests, summarize, isApiserverOwn, type RequestSnapshot } from '../lib/apiserver-metrics.ts';
 import { log } from '../lib/stdout.ts';
-import { CONVOY_USER, FLUX_USER, runConvoySide, runFluxSide, type SideResult } from '../flux/sides.ts';
+import { CONVOY_USER, createNamespaces, FLUX_USER, runConvoySide, runFluxSide, type SideResult } from '../flux/sides.ts';
 import { runFloorSide, type FloorResult } from '../flux/floor-side.ts';
-import { inPool } from '../flux/side-process.ts';
 import { appFiles } from './per-release.ts';
 
 const execFileAsync = promisify(execFile);
@@ -101,10 +100,7 @@ async function floorAt(n: number, dryRunFirst: boolean): Promise<FloorResult> {
     const kc = new KubeConfig();
     kc.loadFromFile(cp.kubeconfigPath);
     const namespaces = Array.from({ length: n }, (_, i) => `floor-${i}`);
-    const core = kc.makeApiClient(CoreV1Api);
-    await inPool(namespaces, 8, async (name) => {
-      await core.createNamespace({ body: { metadata: { name } } });
-    });
+    await createNamespaces(kc, namespaces);
     return await runFloorSide(kc, appFiles('app'), namespaces, { concurrency: FLOOR_CONCURRENCY, dryRunFirst });
   } finally {
     await cp.stop();

@@ -11,7 +11,8 @@
  * verdict may depend on anything in the object.
  */
 import { checkApplies, type CompiledChecks } from './cel-checks.ts';
-import { apiGroup, isRecord, str } from './rules/fields.ts';
+import { apiGroup, str } from './rules/fields.ts';
+import { serviceType } from './rules/service.ts';
 import type { KubeObject } from './types.ts';
 
 /** `group/kind` of the kinds with no status any controller writes (core group: ''). */
@@ -38,7 +39,5 @@ export function healthIsExistence(obj: KubeObject, checks: CompiledChecks): bool
   if (checks.some((check) => checkApplies(check, apiVersion, kind))) return false;
   const key = `${apiGroup(apiVersion)}/${kind}`;
   if (STATUSLESS_KINDS.has(key)) return true;
-  if (key !== '/Service') return false;
-  const spec = isRecord(obj['spec']) ? obj['spec'] : {};
-  return (str(spec, ['type']) ?? 'ClusterIP') !== 'LoadBalancer';
+  return key === '/Service' && serviceType(obj) !== 'LoadBalancer';
 }

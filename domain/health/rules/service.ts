@@ -19,8 +19,13 @@ export function loadBalancerAddresses(live: KubeObject): string[] | undefined {
   return entries.map((e) => str(e, ['ip']) ?? str(e, ['hostname']) ?? '(no address)');
 }
 
+/** `spec.type`, ClusterIP when unset (the API server's default). */
+export function serviceType(obj: KubeObject): string {
+  return str(obj, ['spec', 'type']) ?? 'ClusterIP';
+}
+
 export function serviceHealth(live: KubeObject): ObjectHealth {
-  const type = str(live, ['spec', 'type']) ?? 'ClusterIP';
+  const type = serviceType(live);
   if (type !== 'LoadBalancer') return healthy(`Service of type ${type}`);
   const addresses = loadBalancerAddresses(live);
   if (addresses === undefined) {
