@@ -19,6 +19,9 @@ import {
   apiGroup,
   cloneJson,
   describeObject,
+  isCrd,
+  isCreator,
+  isNamespace,
   isPlainObject,
   jsonEqual,
   type KubeObject,
@@ -286,10 +289,6 @@ function pathOrReject(obj: KubeObject, resource: ServedResource): Located {
   return located;
 }
 
-const isNamespace = (obj: KubeObject): boolean => obj.kind === 'Namespace' && obj.apiVersion === 'v1';
-const isCrd = (obj: KubeObject): boolean =>
-  obj.kind === 'CustomResourceDefinition' && apiGroup(obj.apiVersion) === 'apiextensions.k8s.io';
-const isCreator = (obj: KubeObject): boolean => isNamespace(obj) || isCrd(obj);
 
 interface Creators {
   /** `group/Kind` → the name of the CustomResourceDefinition in the render that defines it. */

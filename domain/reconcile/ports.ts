@@ -19,7 +19,9 @@ export type DryRunVerdict =
   | { kind: 'unchanged' }
   | { kind: 'changed' }
   /** Not checked ahead: its kind or namespace is created by this same render. */
-  | { kind: 'deferred'; why: string };
+  | { kind: 'deferred'; why: string }
+  /** Not dry-run: already applied by this run, its apply being its check (checked-by-apply.ts). */
+  | { kind: 'appliedAhead' };
 
 /** A dry run the cluster refused (admission, validation, unknown field, conflict). */
 export class ApplyRejectedError extends Error {

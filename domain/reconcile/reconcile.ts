@@ -3,7 +3,8 @@ import { resolveRetentionPolicy } from '../store/retention.ts';
 import { describeObject, type KubeObject } from '../render/kube-object.ts';
 import { Annotation, annotationOf, isNewRequest } from './annotations.ts';
 import { conclude, type ReconcileDecision, type ReconcileEnd } from './conclude.ts';
-import { attempt, halt, isHalt } from './halt.ts';
+import { attempt, halt, isHalt, type Halt } from './halt.ts';
+import { checkedByItsApply } from './checked-by-apply.ts';
 import type { DryRunVerdict, ReconcilePorts, TargetCluster } from './ports.ts';
 import { prepareRender, type PinState, type Resolved } from './prepare-render.ts';
 import { planWaves } from '../render/order.ts';
@@ -87,14 +88,17 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   // Dry run every object first; a rejection applies nothing. A force sync skips it, and so does
   // a Progressing rollout of this render whose waves are all applied: it applies nothing more
   // (rollout.ts applies a wave once per rollout), so a dry run would decide nothing (issue 13).
+  // The first object of a first deploy is checked by its own apply instead (checked-by-apply.ts).
   const verdicts = new Map<KubeObject, DryRunVerdict>();
+  const checked = checkedByItsApply(release, objects, forced);
   if (!forced && !(inFlight && everyWaveApplied(release, objects))) {
+    const dryRunOf = objects.filter((obj) => obj !== checked);
     const dryRun = await attempt(
-      () => target.dryRun(objects),
-      (e) => halt(isTerminal(e) ? 'dryRunRejected' : isUnreachable(e) ? 'clusterNotReady' : 'applyFailed', `dry run: ${errorMessage(e)}`, e),
+      () => (dryRunOf.length === 0 ? Promise.resolve([]) : target.dryRun(dryRunOf)),
+      (e) => dryRunStop(e, `dry run: ${errorMessage(e)}`),
     );
     if (isHalt(dryRun)) return finish({ halt: dryRun });
-    objects.forEach((obj, i) => verdicts.set(obj, dryRun[i] ?? { kind: 'changed' }));
+    dryRunOf.forEach((obj, i) => verdicts.set(obj, dryRun[i] ?? { kind: 'changed' }));
   }
 
   // The render is stored before anything is applied: drift, health, pins and rollback read it.
@@ -126,6 +130,15 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     const pre = await runHooks(release, target, hooks, 'PreSync', renderRef, hookStatus, now);
     hookStatus = pre.hooks;
     if (pre.halt) return finish({ halt: pre.halt, lifecycle: { hooks, status: hookStatus } });
+  }
+
+  if (checked !== undefined) {
+    const first = await attempt(
+      () => target.apply(checked),
+      (e) => dryRunStop(e, `${errorMessage(e)}; nothing was applied`),
+    );
+    if (isHalt(first)) return finish({ halt: first });
+    verdicts.set(checked, { kind: 'appliedAhead' });
   }
 
   const rolled = await rollOut(release, target, objects, verdicts, renderRef, now, forced);
@@ -165,6 +178,11 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     if (observed !== undefined) return { ...decision, observed };
   }
   return decision;
+}
+
+/** How a refused check of the render ends the run, before anything was applied: the dry run's stop. */
+function dryRunStop(error: unknown, message: string): Halt {
+  return halt(isTerminal(error) ? 'dryRunRejected' : isUnreachable(error) ? 'clusterNotReady' : 'applyFailed', message, error);
 }
 
 /** Every wave of the render has been applied in the rollout in progress (none is Pending). */

@@ -181,7 +181,12 @@ async function applyWave(
 ): Promise<number | Halt> {
   let written = 0;
   for (const obj of wave.objects) {
-    if (verdicts.get(obj)?.kind === 'unchanged') continue;
+    const verdict = verdicts.get(obj)?.kind;
+    if (verdict === 'unchanged') continue;
+    if (verdict === 'appliedAhead') {
+      written++;
+      continue;
+    }
     const applied = await attempt(
       () => target.apply(obj),
       (e) => halt('applyFailed', `apply of ${describeObject(obj)} in wave ${wave.wave} failed: ${errorMessage(e)}`, e),

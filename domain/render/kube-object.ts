@@ -117,6 +117,12 @@ export function apiGroup(apiVersion: string): string {
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
+export const isNamespace = (obj: KubeObject): boolean => obj.kind === 'Namespace' && obj.apiVersion === 'v1';
+export const isCrd = (obj: KubeObject): boolean =>
+  obj.kind === 'CustomResourceDefinition' && apiGroup(obj.apiVersion) === 'apiextensions.k8s.io';
+/** A Namespace or CustomResourceDefinition: other objects of a render may live in it or be of its kind. */
+export const isCreator = (obj: KubeObject): boolean => isNamespace(obj) || isCrd(obj);
+
 /** `Kind namespace/name`, or `Kind name` without a namespace: how messages name an object. */
 export function describeObject(obj: KubeObject): string {
   const ns = obj.metadata.namespace;

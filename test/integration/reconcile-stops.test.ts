@@ -237,6 +237,22 @@ describe('where a reconcile can stop', () => {
     await expect(core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'would-be-applied' })).rejects.toThrow();
   });
 
+  it('Dry run: the first object of a first deploy, checked by its own apply, refused → Syncing / Unappliable, nothing applied, not retried', async () => {
+    // A ConfigMap is applied before a Service (same wave): it is the object whose apply is its check.
+    const invalid = await env.repo('invalid-first', {
+      'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad-first}\ndata: {count: 1}\n',
+      'svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata: {name: would-be-applied}\nspec: {ports: [{port: 80}]}\n',
+    });
+    const result = await env.reconcile(await release({ source: { git: { url: invalid.url, ref: { branch: 'main' } } } }));
+    expectRow(result, { stage: 'Syncing', reason: 'Unappliable', retried: false, phase: 'Failed' });
+    expect(applied(result.release)!.message).toContain('ConfigMap');
+    expect(applied(result.release)!.message).toContain('bad-first');
+    expect(result.release.status?.rollout).toBeUndefined();
+    const core = env.kc.makeApiClient(CoreV1Api);
+    await expect(core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'bad-first' })).rejects.toThrow();
+    await expect(core.readNamespacedService({ namespace: env.ns.name, name: 'would-be-applied' })).rejects.toThrow();
+  });
+
   it('Write to the render store: error → Syncing / DeployFailed, retried', async () => {
     const failing = env.ports();
     const ports = env.ports({

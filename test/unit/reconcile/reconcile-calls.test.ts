@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Release } from '../../../domain/api/objects.ts';
-import type { ReconcilePorts, StoredRender, TargetCluster } from '../../../domain/reconcile/ports.ts';
+import type { LifecycleHook } from '../../../domain/api/index.ts';
+import { ApplyRejectedError, type ReconcilePorts, type StoredRender, type TargetCluster } from '../../../domain/reconcile/ports.ts';
 import { pruneRemoved } from '../../../domain/reconcile/prune.ts';
 import { reconcile } from '../../../domain/reconcile/reconcile.ts';
 import type { KubeObject } from '../../../domain/render/kube-object.ts';
@@ -31,6 +32,8 @@ function healthy(obj: KubeObject): Record<string, unknown> {
 
 interface Calls {
   dryRun: number;
+  /** The kinds each dry run was asked to check. */
+  dryRunOf: string[][];
   apply: string[];
   read: string[];
   prune: string[];
@@ -39,15 +42,24 @@ interface Calls {
   retention: number;
 }
 
-function fakePorts(previous: Map<string, StoredRender> = new Map()): { ports: ReconcilePorts; calls: Calls } {
-  const calls: Calls = { dryRun: 0, apply: [], read: [], prune: [], storeGet: [], storePut: [], retention: 0 };
+interface FakeOptions {
+  objects?: () => KubeObject[];
+  /** Refuses the apply of this kind as the cluster refuses an object no retry changes. */
+  refuseApplyOf?: string;
+  hooks?: LifecycleHook[];
+}
+
+function fakePorts(previous: Map<string, StoredRender> = new Map(), opts: FakeOptions = {}): { ports: ReconcilePorts; calls: Calls } {
+  const calls: Calls = { dryRun: 0, dryRunOf: [], apply: [], read: [], prune: [], storeGet: [], storePut: [], retention: 0 };
   const target: TargetCluster = {
     identity: { name: 'local', server: 'https://target.example' },
     dryRun: (objects) => {
       calls.dryRun++;
+      calls.dryRunOf.push(objects.map((o) => o.kind));
       return Promise.resolve(objects.map(() => ({ kind: 'changed' as const })));
     },
     apply: (obj) => {
+      if (obj.kind === opts.refuseApplyOf) return Promise.reject(new ApplyRejectedError(`${obj.kind} ${obj.metadata.name}: apply refused by the server (HTTP 422): invalid`));
       calls.apply.push(obj.kind);
       return Promise.resolve();
     },
@@ -67,9 +79,9 @@ function fakePorts(previous: Map<string, StoredRender> = new Map()): { ports: Re
     },
     cluster: { resolve: () => Promise.resolve(target) },
     values: { read: () => Promise.resolve([]) },
-    renderer: { render: () => Promise.resolve(rendered()) },
+    renderer: { render: () => Promise.resolve((opts.objects ?? rendered)()) },
     mutations: { forRelease: () => Promise.resolve([]) },
-    lifecycle: { hooksOf: () => Promise.resolve([]) },
+    lifecycle: { hooksOf: () => Promise.resolve(opts.hooks ?? []) },
     releases: { inNamespace: () => Promise.resolve([]) },
     store: {
       put: (_r, render) => {
@@ -171,6 +183,56 @@ describe('the dry run of a reconcile', () => {
       expect(calls.dryRun).toBe(0);
       expect(calls.apply).toEqual(['ConfigMap', 'Deployment']);
       expect(result.kind === 'reconciled' && result.slice.lastHandledForceSyncAt).toBe('2026-11-29T09:59:50Z');
+    }
+  });
+});
+
+const sortedKinds = (runs: string[][]): string[][] => runs.map((kinds) => [...kinds].sort());
+
+describe("a first deploy's first object: checked by its own apply, not a dry run", () => {
+  const withService = (): KubeObject[] => [...rendered(), { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'team-a' }, spec: { ports: [{ port: 80 }] } }];
+
+  it('dry-runs every object but the first in apply order, then applies all of them in order', async () => {
+    const { ports, calls } = fakePorts(new Map(), { objects: withService });
+    const result = await reconcile(release(), ports);
+    expect(sortedKinds(calls.dryRunOf)).toEqual([['Deployment', 'Service']]);
+    expect(calls.apply).toEqual(['ConfigMap', 'Service', 'Deployment']);
+    expect(result.kind === 'reconciled' && result.slice.waves?.map((w) => w.state)).toEqual(['Healthy', 'Healthy']);
+  });
+
+  it('a render of one object runs no dry run at all', async () => {
+    const { ports, calls } = fakePorts(new Map(), { objects: () => [configMap()] });
+    await reconcile(release(), ports);
+    expect(calls.dryRun).toBe(0);
+    expect(calls.apply).toEqual(['ConfigMap']);
+  });
+
+  it('a refusal of that apply ends the run as a refused dry run: Unappliable, not retried, nothing else applied, no rollout begun', async () => {
+    const { ports, calls } = fakePorts(new Map(), { objects: withService, refuseApplyOf: 'ConfigMap' });
+    const result = await reconcile(release(), ports);
+    if (result.kind !== 'reconciled') throw new Error('suspended');
+    expect(result.slice.lastAttempted?.failure).toMatchObject({ stage: 'Syncing', reason: 'Unappliable' });
+    expect(result.slice.conditions?.find((c) => c.type === 'Applied')).toMatchObject({ status: 'False', reason: 'Unappliable' });
+    expect(result.slice.conditions?.find((c) => c.type === 'Applied')?.message).toContain('ConfigMap settings: apply refused');
+    expect(result.outcome.kind).toBe('stop');
+    expect(calls.apply).toEqual([]);
+    expect(result.slice.rollout).toBeUndefined();
+  });
+
+  it('dry-runs every object when the Release attempted a render before, has lifecycle hooks, renders a Namespace or CRD, or is force-synced', async () => {
+    const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } };
+    const crd: KubeObject = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' } };
+    const cases: { release: Release; opts?: FakeOptions; dryRunOf: string[][] }[] = [
+      { release: release({}, { lastAttempted: attempt(RENDER_B) }), dryRunOf: [['ConfigMap', 'Deployment']] },
+      { release: release({ lifecycleRef: { name: 'hooks' } }), opts: { hooks: [] }, dryRunOf: [['ConfigMap', 'Deployment']] },
+      { release: release(), opts: { objects: () => [namespace, ...rendered()] }, dryRunOf: [['Namespace', 'ConfigMap', 'Deployment']] },
+      { release: release(), opts: { objects: () => [...rendered(), crd] }, dryRunOf: [['ConfigMap', 'Deployment', 'CustomResourceDefinition']] },
+      { release: forceSynced(release()), dryRunOf: [] },
+    ];
+    for (const c of cases) {
+      const { ports, calls } = fakePorts(new Map(), c.opts);
+      await reconcile(c.release, ports);
+      expect(sortedKinds(calls.dryRunOf)).toEqual(sortedKinds(c.dryRunOf));
     }
   });
 });
