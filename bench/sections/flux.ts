@@ -93,15 +93,20 @@ const nodesFor = (apps: number): number => Math.ceil(apps / 100) + 1;
  * The floor at N: the bench itself applies the N apps (no controller) on an embedded cluster of
  * its own with the same controllers and as many Nodes as the side-by-side cluster.
  */
-async function floorAt(n: number, dryRunFirst: boolean): Promise<FloorResult> {
-  log(`flux bench: N=${n}: the floor (the bench applies the apps itself${dryRunFirst ? ' after a dry run' : ''}, ${FLOOR_CONCURRENCY} in flight) on a cluster of its own`);
+async function floorAt(root: string, n: number, variant: FloorVariant): Promise<FloorResult> {
+  const dryRunFirst = variant !== 'applyOnly';
+  const what = variant === 'applyOnly' ? '' : variant === 'dryRunFirst' ? ' after a dry run' : ' after a dry run, creating a Release and writing its status once';
+  log(`flux bench: N=${n}: the floor (the bench applies the apps itself${what}, ${FLOOR_CONCURRENCY} in flight) on a cluster of its own`);
   const cp = await startControlPlane({ nodes: nodesFor(2 * n), readyTimeoutMs: 120_000 });
   try {
     const kc = new KubeConfig();
     kc.loadFromFile(cp.kubeconfigPath);
     const namespaces = Array.from({ length: n }, (_, i) => `floor-${i}`);
     await createNamespaces(kc, namespaces);
-    return await runFloorSide(kc, appFiles('app'), namespaces, { concurrency: FLOOR_CONCURRENCY, dryRunFirst });
+    // No controller runs here: the Releases only carry what the bench writes.
+    if (variant === 'reportOnce') await installCrds(cp.kubeconfigPath, join(root, 'config', 'crds'));
+    const reportOnce = variant === 'reportOnce' ? { reportOnce: { repoUrl: 'http://127.0.0.1:9/app.git' } } : {};
+    return await runFloorSide(kc, appFiles('app'), namespaces, { concurrency: FLOOR_CONCURRENCY, dryRunFirst, ...reportOnce });
   } finally {
     await cp.stop();
   }
@@ -109,7 +114,9 @@ async function floorAt(n: number, dryRunFirst: boolean): Promise<FloorResult> {
 
 const ratio = (a: number, b: number): number => (b === 0 ? Number.NaN : Math.round((a / b) * 1000) / 1000);
 
-async function sideBySide(root: string, binDir: string, n: number, floors: { applyOnly: FloorResult; dryRunFirst: FloorResult }): Promise<Record<string, unknown>> {
+type FloorVariant = 'applyOnly' | 'dryRunFirst' | 'reportOnce';
+
+async function sideBySide(root: string, binDir: string, n: number, floors: Record<FloorVariant, FloorResult>): Promise<Record<string, unknown>> {
   const auditDir = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-audit-'));
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-git-'));
   const audit = await auditLogArgs(auditDir, [FLUX_USER, CONVOY_USER]);
@@ -191,7 +198,7 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
   log(`flux bench: binaries in ${build.binDir} (${build.buildMs} ms)`);
   const runs: Record<string, unknown>[] = [];
   for (const n of options.ns) {
-    const floors = { applyOnly: await floorAt(n, false), dryRunFirst: await floorAt(n, true) };
+    const floors = { applyOnly: await floorAt(root, n, 'applyOnly'), dryRunFirst: await floorAt(root, n, 'dryRunFirst'), reportOnce: await floorAt(root, n, 'reportOnce') };
     runs.push(await sideBySide(root, build.binDir, n, floors));
   }
   const atTarget = runs.find((r) => r['n'] === FLUX_TARGETS.n)?.['ratiosConvoyOverFlux'] as { wall: number; requestsPerRelease: number } | undefined;
@@ -205,7 +212,7 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
       requests: 'kube-apiserver audit log (Metadata, one event per request at ResponseComplete) of each side\'s own static-token identity; bench-flux = both Flux controllers, bench-convoy = relay + functions; toReady = requests received between the first create and the last Ready/Applied (the target\'s measure; at large N it holds the follow-ups of the Releases done early: convoy\'s rollout recheck ≥ 10 s after an apply), toSettled = until Flux + 10 s, convoy: until every rollout is over and InSync and Healthy are reported, firstDeploy = each Release\'s own requests (its namespace; convoy\'s Leases by the Release uid in their name) until its own first deploy was over (Flux: Ready; convoy: Applied with InSync and Healthy reported, all three loops\' first runs) plus the shared ones (discovery, lists, watches, the GitRepository) until the last, per Release',
       cpu: 'utime + stime of /proc/<pid>/stat of the side\'s processes from the first create (convoy: one Node process holding relay, pollers, function handlers and fauxqs)',
       order: 'per N one embedded cluster; Flux first, then convoy (the Flux objects stay, idle)',
-      floor: `per N first two embedded clusters of their own (the same controllers and Node count) on which the bench applies the N apps itself, no controller: applyOnly — one server-side apply per object, ConfigMap → Deployment → Service; dryRunFirst — a server-side dry run of each first, as Flux and convoy both do (convoy's spec: a rejection applies nothing); ${FLOOR_CONCURRENCY} apps in flight; its wall time is what no controller can beat on this cluster (floor.*.overFlux: the lowest wall ratio any controller could reach)`,
+      floor: `per N first three embedded clusters of their own (the same controllers and Node count) on which the bench applies the N apps itself, no controller: applyOnly — one server-side apply per object, ConfigMap → Deployment → Service; dryRunFirst — a server-side dry run of each first, as Flux and convoy both do (convoy's spec: a rejection applies nothing); reportOnce — dryRunFirst, and per app a Release created first and its status written once (Applied True) after the applies: the least a controller that reports can do (convoy's spec: three loops, each writing its own slice); ${FLOOR_CONCURRENCY} apps in flight; its wall time is what no controller can beat on this cluster (floor.*.overFlux: the lowest wall ratio any controller could reach)`,
     },
     targets: FLUX_TARGETS,
     atN1000: atTarget ?? 'not run (use --flux-n 1000)',
