@@ -1,12 +1,5 @@
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback, gzip as gzipCallback } from 'node:zlib';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  paginateListObjectsV2,
-} from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import {
@@ -41,8 +34,17 @@ import { isNotFound, unavailableError } from './s3-errors.ts';
  * which quotes the text it failed on).
  */
 
+/**
+ * The S3 client, or a function that makes it on first use. With a function, neither the client
+ * nor the SDK's module (~90 ms of a cold start) is loaded until a run uses the store: the drift
+ * and health runs right after an apply build on the reconcile's hint and never do (issue 13).
+ */
+export type S3ClientSource = S3Client | (() => Promise<S3Client>);
+
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+
 export interface S3RenderStoreOptions {
-  readonly s3: S3Client;
+  readonly s3: S3ClientSource;
   readonly bucket: string;
   /** Key prefix; default `renders/`. */
   readonly prefix?: string;
@@ -84,7 +86,13 @@ const resolvedMetadataSchema = z.object({
 });
 
 export function createS3RenderStore(options: S3RenderStoreOptions): RenderStore {
-  const { s3, bucket } = options;
+  const { bucket } = options;
+  const source = options.s3;
+  // Inside each operation's try: a client or SDK that cannot load is the store being unavailable.
+  const connect = async (): Promise<{ s3: S3Client; sdk: S3Sdk }> => ({
+    s3: typeof source === 'function' ? await source() : source,
+    sdk: await import('@aws-sdk/client-s3'),
+  });
   const prefix = options.prefix ?? 'renders/';
   const listConcurrency = options.listConcurrency ?? 8;
 
@@ -96,7 +104,8 @@ export function createS3RenderStore(options: S3RenderStoreOptions): RenderStore 
 
   async function head(operation: string, key: string): Promise<Record<string, string> | undefined> {
     try {
-      const response = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      const { s3, sdk } = await connect();
+      const response = await s3.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }));
       return response.Metadata ?? {};
     } catch (error) {
       if (isNotFound(error)) return undefined;
@@ -126,8 +135,9 @@ export function createS3RenderStore(options: S3RenderStoreOptions): RenderStore 
       const storedMeta = normalizeMeta(meta);
       const body = await gzip(Buffer.from(JSON.stringify({ meta: storedMeta, objects }), 'utf8'));
       try {
+        const { s3, sdk } = await connect();
         await s3.send(
-          new PutObjectCommand({
+          new sdk.PutObjectCommand({
             Bucket: bucket,
             Key: key,
             Body: body,
@@ -145,7 +155,8 @@ export function createS3RenderStore(options: S3RenderStoreOptions): RenderStore 
       const key = keyOf(namespace, release, renderRef);
       let bytes: Uint8Array;
       try {
-        const response = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const { s3, sdk } = await connect();
+        const response = await s3.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
         if (response.Body === undefined) {
           throw new RenderStoreReadError(key, `render store: s3://${bucket}/${key} has no body; ${REPAIR}`);
         }
@@ -170,7 +181,8 @@ export function createS3RenderStore(options: S3RenderStoreOptions): RenderStore 
       const keys: string[] = [];
       try {
         // Delimiter "/" keeps another Release's renders out (names cannot hold "/", but a prefix of a name can match).
-        for await (const page of paginateListObjectsV2(
+        const { s3, sdk } = await connect();
+        for await (const page of sdk.paginateListObjectsV2(
           { client: s3 },
           { Bucket: bucket, Prefix: listPrefix, Delimiter: '/' },
         )) {
@@ -198,7 +210,8 @@ export function createS3RenderStore(options: S3RenderStoreOptions): RenderStore 
       const key = keyOf(namespace, release, renderRef);
       try {
         // S3 answers 204 whether or not the key existed.
-        await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+        const { s3, sdk } = await connect();
+        await s3.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key }));
       } catch (error) {
         throw unavailable('delete', key, error);
       }

@@ -1,4 +1,4 @@
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3ClientSource } from '../../adapters/store/s3-render-store.ts';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { fromDefaultKubeconfig, fromKubeconfigFile, fromKubeconfigYaml, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { FunctionConfig } from './config.ts';
@@ -12,7 +12,8 @@ import { managementAccess } from './management-access.ts';
 export interface FunctionClients {
   kc: KubeClientConfig;
   sqs: SQSClient;
-  s3: S3Client;
+  /** Made on first use (s3-render-store.ts): a run that never reads the store never loads the S3 SDK. */
+  s3: S3ClientSource;
   /** The installation's tenancy settings (functions/runtime/tenancy-config.ts); default DEFAULT_TENANCY. */
   tenancy?: TenancySettings | undefined;
   /** Reaches `eks` Clusters; undefined: refused. */
@@ -36,7 +37,10 @@ export function createFunctionClients(
     kc: management ?? kubeConfigFrom(config),
     tenancy: tenancyFromEnv(env),
     sqs: new SQSClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) }),
-    s3: new S3Client({ region: config.AWS_REGION, ...(endpoint ? { endpoint, forcePathStyle: true } : {}) }),
+    s3: onceAsync(async () => {
+      const { S3Client } = await import('@aws-sdk/client-s3');
+      return new S3Client({ region: config.AWS_REGION, ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
+    }),
   };
 }
 
