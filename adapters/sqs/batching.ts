@@ -1,5 +1,9 @@
-import type { BatchResultErrorEntry } from '@aws-sdk/client-sqs';
-import { connectSqs, type SqsClientSource } from './client-source.ts';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  SendMessageBatchCommand,
+  type BatchResultErrorEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 
 /**
  * The records of one batch run at once, and each sends its follow-up messages (reconcile →
@@ -94,12 +98,11 @@ export interface BatchingSqs {
 /** Default wait for more calls: short against a run's tens of milliseconds, long enough for a batch's records to meet. */
 export const DEFAULT_LINGER_MS = 5;
 
-export function createBatchingSqs(source: SqsClientSource, lingerMs = DEFAULT_LINGER_MS): BatchingSqs {
+export function createBatchingSqs(sqs: SQSClient, lingerMs = DEFAULT_LINGER_MS): BatchingSqs {
   const send = gatherer<{ Id: string; MessageBody: string; DelaySeconds?: number }>(
     lingerMs,
     async (QueueUrl, Entries) => {
-      const { sqs, sdk } = await connectSqs(source);
-      const out = await sqs.send(new sdk.SendMessageBatchCommand({ QueueUrl, Entries }));
+      const out = await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries }));
       return { failed: out.Failed ?? [] };
     },
     'SendMessageBatch',
@@ -108,8 +111,7 @@ export function createBatchingSqs(source: SqsClientSource, lingerMs = DEFAULT_LI
   const visibility = gatherer<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }>(
     lingerMs,
     async (QueueUrl, Entries) => {
-      const { sqs, sdk } = await connectSqs(source);
-      const out = await sqs.send(new sdk.ChangeMessageVisibilityBatchCommand({ QueueUrl, Entries }));
+      const out = await sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl, Entries }));
       return { failed: out.Failed ?? [] };
     },
     'ChangeMessageVisibilityBatch',

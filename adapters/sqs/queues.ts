@@ -1,15 +1,18 @@
 import {
+  ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   QueueNameExists,
+  SendMessageCommand,
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { BatchingSqs } from './batching.ts';
 
 /**
- * Queue set-up through the real AWS SDK (so the same code talks to SQS and to fauxqs in
- * `convoy dev`). The runtime's per-record calls are in visibility-port.ts and batching.ts.
+ * Queue set-up and the one per-record call the runtime makes, through the
+ * real AWS SDK (so the same code talks to SQS and to fauxqs in `convoy dev`).
  */
 
 export interface QueueWithDlq {
@@ -65,6 +68,32 @@ export async function ensureQueueWithDlq(
   });
   const queueArn = await queueArnOf(sqs, queueUrl);
   return { queueUrl, queueArn, dlqUrl, dlqArn };
+}
+
+/**
+ * The batch handler's VisibilityPort, backed by ChangeMessageVisibility; with `batching`, the
+ * visibility changes of a batch's records go out together (batching.ts).
+ */
+export function sqsVisibilityPort(sqs: SQSClient, batching?: BatchingSqs): {
+  changeVisibility(queueUrl: string, receiptHandle: string, visibilitySeconds: number): Promise<void>;
+  resend(queueUrl: string, body: string, delaySeconds: number): Promise<void>;
+} {
+  return {
+    async resend(queueUrl, body, delaySeconds) {
+      if (batching !== undefined) return batching.sendMessage(queueUrl, body, delaySeconds);
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, DelaySeconds: delaySeconds }));
+    },
+    async changeVisibility(queueUrl, receiptHandle, visibilitySeconds) {
+      if (batching !== undefined) return batching.changeVisibility(queueUrl, receiptHandle, visibilitySeconds);
+      await sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl,
+          ReceiptHandle: receiptHandle,
+          VisibilityTimeout: visibilitySeconds,
+        }),
+      );
+    },
+  };
 }
 
 export async function queueArnOf(sqs: SQSClient, queueUrl: string): Promise<string> {

@@ -1,5 +1,5 @@
 import type { S3ClientSource } from '../../adapters/store/s3-render-store.ts';
-import type { SqsClientSource } from '../../adapters/sqs/client-source.ts';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { fromDefaultKubeconfig, fromKubeconfigFile, fromKubeconfigYaml, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { FunctionConfig } from './config.ts';
 import type { EksAccess } from '../../adapters/kube/target-access.ts';
@@ -11,8 +11,7 @@ import { managementAccess } from './management-access.ts';
 /** The clients a function container keeps between invocations. */
 export interface FunctionClients {
   kc: KubeClientConfig;
-  /** Made on first use (adapters/sqs/client-source.ts): a run that sends nothing never loads the SQS SDK. */
-  sqs: SqsClientSource;
+  sqs: SQSClient;
   /** Made on first use (s3-render-store.ts): a run that never reads the store never loads the S3 SDK. */
   s3: S3ClientSource;
   /** The installation's tenancy settings (functions/runtime/tenancy-config.ts); default DEFAULT_TENANCY. */
@@ -37,10 +36,7 @@ export function createFunctionClients(
   return {
     kc: management ?? kubeConfigFrom(config),
     tenancy: tenancyFromEnv(env),
-    sqs: onceAsync(async () => {
-      const { SQSClient } = await import('@aws-sdk/client-sqs');
-      return new SQSClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) });
-    }),
+    sqs: new SQSClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) }),
     s3: onceAsync(async () => {
       const { S3Client } = await import('@aws-sdk/client-s3');
       return new S3Client({ region: config.AWS_REGION, ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });

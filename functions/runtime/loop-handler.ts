@@ -1,6 +1,6 @@
 import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { createBatchingSqs } from '../../adapters/sqs/batching.ts';
-import { sqsVisibilityPort } from '../../adapters/sqs/visibility-port.ts';
+import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
 import { leaseSeconds } from '../../domain/runtime/lease.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';

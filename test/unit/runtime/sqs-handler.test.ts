@@ -13,8 +13,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { startFauxqsSqs, type FauxqsSqs } from '../../harness/fauxqs-sqs.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureQueueWithDlq } from '../../../adapters/sqs/queues.ts';
-import { sqsVisibilityPort } from '../../../adapters/sqs/visibility-port.ts';
+import { ensureQueueWithDlq, sqsVisibilityPort } from '../../../adapters/sqs/queues.ts';
 import type { QueueWithDlq } from '../../../adapters/sqs/queues.ts';
 import { done, requeueAfter, retry } from '../../../domain/runtime/outcome.ts';
 import { queueMessageBody } from '../../../domain/runtime/queue-message.ts';
