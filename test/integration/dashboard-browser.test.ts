@@ -170,6 +170,8 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     await env.createRelease('doomed', { source: { git: { url: 'https://git.example.invalid/x.git', ref: { branch: 'main' } } } });
     await page.goto(`${api.url}/dashboard#/r/${env.ns.name}/doomed`);
     await waitText('h1', /doomed/);
+    // Loaded first (the facts line is drawn from the Release): a page that never saw it says "There is no Release".
+    await waitText('#facts', /Applied render/);
     await env.deleteRelease('doomed');
     await waitText('#deleted', /This Release was deleted/);
     await expectAccessible('the deleted state');
