@@ -11,9 +11,11 @@
 // spec has three loops each writing its own slice.
 import { CustomObjectsApi, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { toRfc3339 } from '../../domain/status/conditions.ts';
 import { parseAllDocuments } from 'yaml';
 import { percentile } from '../lib/stats.ts';
 import { inPool } from './side-process.ts';
+import { benchReleaseSpec } from './sides.ts';
 
 export interface FloorResult {
   /** Apps in flight at once. */
@@ -59,7 +61,7 @@ export async function runFloorSide(
           apiVersion: `${API_GROUP}/${API_VERSION}`,
           kind: 'Release',
           metadata: { name: 'app', namespace },
-          spec: { cluster: { name: 'local' }, source: { git: { url: reportOnce.repoUrl, ref: { branch: 'main' }, path: 'app' } }, syncPolicy: { interval: '1h' } },
+          spec: benchReleaseSpec(reportOnce.repoUrl),
         },
       });
     }
@@ -75,7 +77,7 @@ export async function runFloorSide(
       latencies.set(kind, ms);
     }
     if (reportOnce !== undefined) {
-      const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      const at = toRfc3339(new Date());
       const applied = { type: 'Applied', status: 'True', reason: 'Applied', message: 'applied', observedGeneration: 1, lastTransitionTime: at };
       await custom.patchNamespacedCustomObjectStatus(
         {

@@ -77,6 +77,11 @@ async function kubeconfigFor(cp: ControlPlane, user: string): Promise<string> {
   return path;
 }
 
+/** The spec of the one Release per namespace both the convoy side and the reportOnce floor create. */
+export function benchReleaseSpec(repoUrl: string): Record<string, unknown> {
+  return { cluster: { name: 'local' }, source: { git: { url: repoUrl, ref: { branch: 'main' }, path: 'app' } }, syncPolicy: { interval: '1h' } };
+}
+
 export async function createNamespaces(kc: KubeConfig, names: readonly string[]): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   await inPool(names, CREATE_CONCURRENCY, async (name) => {
@@ -260,11 +265,7 @@ export async function runConvoySide(ctx: SideContext, root: string): Promise<Sid
       () =>
         inPool(names, CREATE_CONCURRENCY, async (namespace) => {
           await custom.createNamespacedCustomObject(
-            convoyObject('Release', namespace, {
-              cluster: { name: 'local' },
-              source: { git: { url: ctx.repoUrl, ref: { branch: 'main' }, path: 'app' } },
-              syncPolicy: { interval: '1h' },
-            }),
+            convoyObject('Release', namespace, benchReleaseSpec(ctx.repoUrl)),
           );
         }),
       async (latest) => {

@@ -89,13 +89,20 @@ function sideReport(side: SideResult, audit: readonly AuditRequest[], user: stri
 /** Enough simulated Nodes (110 Pods each) for `apps` one-replica Deployments. */
 const nodesFor = (apps: number): number => Math.ceil(apps / 100) + 1;
 
+type FloorVariant = 'applyOnly' | 'dryRunFirst' | 'reportOnce';
+
+const FLOOR_VARIANTS: Record<FloorVariant, { dryRunFirst: boolean; what: string }> = {
+  applyOnly: { dryRunFirst: false, what: '' },
+  dryRunFirst: { dryRunFirst: true, what: ' after a dry run' },
+  reportOnce: { dryRunFirst: true, what: ' after a dry run, creating a Release and writing its status once' },
+};
+
 /**
  * The floor at N: the bench itself applies the N apps (no controller) on an embedded cluster of
  * its own with the same controllers and as many Nodes as the side-by-side cluster.
  */
 async function floorAt(root: string, n: number, variant: FloorVariant): Promise<FloorResult> {
-  const dryRunFirst = variant !== 'applyOnly';
-  const what = variant === 'applyOnly' ? '' : variant === 'dryRunFirst' ? ' after a dry run' : ' after a dry run, creating a Release and writing its status once';
+  const { dryRunFirst, what } = FLOOR_VARIANTS[variant];
   log(`flux bench: N=${n}: the floor (the bench applies the apps itself${what}, ${FLOOR_CONCURRENCY} in flight) on a cluster of its own`);
   const cp = await startControlPlane({ nodes: nodesFor(2 * n), readyTimeoutMs: 120_000 });
   try {
@@ -114,7 +121,6 @@ async function floorAt(root: string, n: number, variant: FloorVariant): Promise<
 
 const ratio = (a: number, b: number): number => (b === 0 ? Number.NaN : Math.round((a / b) * 1000) / 1000);
 
-type FloorVariant = 'applyOnly' | 'dryRunFirst' | 'reportOnce';
 
 async function sideBySide(root: string, binDir: string, n: number, floors: Record<FloorVariant, FloorResult>): Promise<Record<string, unknown>> {
   const auditDir = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-audit-'));
