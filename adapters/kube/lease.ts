@@ -10,6 +10,8 @@ const HOLDER_SENT_AT = 'convoy.dev/holder-sent-at';
 /** A take copies HOLDER_SENT_AT here first: the sentAt of the run whose status write closed the Lease. */
 const PREVIOUS_SENT_AT = 'convoy.dev/previous-sent-at';
 const FOLLOW_UP_SINCE = 'convoy.dev/follow-up-since';
+/** The holder of the last run that gave the Lease back: the next take's holder must differ (AcquireOptions.unique). */
+const LAST_HOLDER = 'convoy.dev/last-holder';
 /** Always present, so JSON patches can add single annotations. */
 const FORMAT = 'convoy.dev/lease-format';
 const RELEASE_UID_LABEL = 'convoy.dev/release-uid';
@@ -133,7 +135,28 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
           throw error;
         }
       };
-      const tookFree = (free: string, taken: V1Lease, who = holder) => track(holding(name, who, taken, free !== ''), taken, 'free', free);
+      /** Moves a held take to a later holder when its own repeats one that already ran (options.unique). */
+      const uniqueHolder = async (taken: V1Lease, who: string, earlier: string | undefined): Promise<{ stored: V1Lease; who: string }> => {
+        const later = earlier === undefined || earlier === '' ? undefined : options.unique?.(who, earlier);
+        if (later === undefined) return { stored: taken, who };
+        const moved = await jsonPatch(name, [
+          { op: 'test', path: '/spec/holderIdentity', value: who },
+          { op: 'test', path: '/spec/acquireTime', value: taken.spec?.acquireTime ?? '' },
+          { op: 'add', path: '/spec/holderIdentity', value: later },
+        ]);
+        return { stored: moved, who: later };
+      };
+      const tookFree = async (free: string, taken: V1Lease, planned = holder): Promise<AcquireResult> => {
+        let unique: { stored: V1Lease; who: string };
+        try {
+          unique = await uniqueHolder(taken, planned, taken.metadata?.annotations?.[LAST_HOLDER]);
+        } catch (error) {
+          // Taken over or removed between the two patches: not ours any more.
+          if (lostRace(error) || isNotFound(error)) return { kind: 'busy', holder: '(raced)' };
+          throw error;
+        }
+        return track(holding(name, unique.who, unique.stored, free !== ''), unique.stored, 'free', free);
+      };
       /** A Lease of a Release's first run: created held. undefined: it exists already. */
       const create = async (): Promise<V1Lease | undefined> => {
         const first = options.followUpOnCreate;
@@ -197,13 +220,15 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
         };
       }
       try {
-        const annotations = { ...(current.metadata?.annotations ?? {}), [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '' };
+        const annotations: Record<string, string> = { ...(current.metadata?.annotations ?? {}), [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '' };
+        // Neither the crashed holder nor the last one given back may repeat.
+        const who = [seen, annotations[LAST_HOLDER]].reduce<string>((planned, earlier) => (earlier ? (options.unique?.(planned, earlier) ?? planned) : planned), holder);
         const updated = await client.replace<V1Lease>(pathOf(name), {
           ...current,
           metadata: { ...current.metadata, annotations },
-          spec: { ...current.spec, ...spec },
+          spec: { ...current.spec, ...specOf(who) },
         });
-        return track(holding(name, holder, updated), updated, 'takenOver');
+        return track(holding(name, who, updated), updated, 'takenOver');
       } catch (error) {
         if (lostRace(error)) return { kind: 'busy', holder: '(raced)' };
         throw error;
@@ -227,7 +252,7 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       const held = heldBy.get(lease);
       if (held === undefined) return;
       heldBy.delete(lease);
-      const annotations: Record<string, string> = { ...(held.metadata?.annotations ?? {}), [FORMAT]: '2', [HOLDER_SENT_AT]: '' };
+      const annotations: Record<string, string> = { ...(held.metadata?.annotations ?? {}), [FORMAT]: '2', [HOLDER_SENT_AT]: '', [LAST_HOLDER]: lease.holder };
       delete annotations[FOLLOW_UP_ID];
       delete annotations[FOLLOW_UP_DUE];
       delete annotations[FOLLOW_UP_SINCE];

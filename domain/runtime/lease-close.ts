@@ -59,6 +59,22 @@ export function nextMark(found: string | undefined, now: Date): string {
   return wholeSeconds(at);
 }
 
+/**
+ * The holder a take carries instead of `planned` when a holder that already ran on the Lease
+ * (`earlier`: the last one given back, or a crashed one taken over) has a mark no earlier than
+ * `planned`'s: a run that gives the Lease back without a status write leaves the free value
+ * unchanged, so the next run in the same second would compute the same holder. Strictly after
+ * `earlier`, so holder ids never repeat for the life of a Lease. undefined: `planned` is fine.
+ */
+export function holderAfterEarlier(loop: Loop, planned: string, earlier: string, now: Date): string | undefined {
+  const earlierMark = markOfHolder(loop, earlier);
+  const plannedMark = markOfHolder(loop, planned);
+  if (earlierMark === undefined || plannedMark === undefined) return undefined;
+  const earlierAt = Date.parse(earlierMark);
+  if (Number.isNaN(earlierAt) || Date.parse(plannedMark) > earlierAt) return undefined;
+  return `${loop}@${nextMark(earlierMark, now)}`;
+}
+
 /** The mark a run with work after its status write carries instead: it must not close the Lease yet. */
 export function markAfter(mark: string): string {
   return wholeSeconds(Date.parse(mark) + 1000);

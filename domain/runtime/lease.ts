@@ -73,6 +73,13 @@ export interface AcquireOptions {
    * The held lease's `holder` says which was used.
    */
   holderAfter?: (free: string) => string;
+  /**
+   * Keeps holder ids unique for the life of the Lease: given the holder a take carries and one
+   * that already ran on this Lease (the last given back, or the expired one taken over), a later
+   * holder to carry instead, or undefined to keep it (lease-close.ts holderAfterEarlier). A
+   * take that must change its holder after the fact costs one more request.
+   */
+  unique?: (planned: string, earlier: string) => string | undefined;
 }
 
 export interface ReleaseOptions {

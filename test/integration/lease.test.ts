@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fromKubeconfigFile } from '../../adapters/kube/kubeconfig.ts';
 import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { leaseName, type HeldLease, type LeasePort } from '../../domain/runtime/lease.ts';
+import { holderAfterEarlier } from '../../domain/runtime/lease-close.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 
 let kc: KubeConfig;
@@ -149,6 +150,37 @@ describe('Leases on the real apiserver', () => {
       kind: 'busy',
       holder: 'reconcile@2026-12-02T00:00:01Z+1s',
     });
+  });
+
+  it('a run given back without a status write leaves the free value unchanged, yet the next run in the same second never repeats its holder', async () => {
+    const uid = randomUUID();
+    const now = new Date('2026-12-02T10:00:05.200Z');
+    const unique = (planned: string, earlier: string) => holderAfterEarlier('reconcile', planned, earlier, now);
+    const options = { closedAs: 'reconcile@2026-12-02T10:00:00Z', unique, createFirst: true };
+    // A run dropped after its take (e.g. superseded) gives the Lease back closed as the value it found.
+    const dropped = held(await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T10:00:05Z', 60, undefined, options));
+    await leases.release(dropped, undefined, {}, { closeAs: 'reconcile@2026-12-02T10:00:00Z' });
+    expect((await readLease(dropped.name)).spec?.holderIdentity).toBe('reconcile@2026-12-02T10:00:00Z');
+    // The next run found the same status mark in the same second: it planned the same holder.
+    const next = held(await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T10:00:05Z', 60, undefined, options));
+    expect(next.holder).toBe('reconcile@2026-12-02T10:00:06Z');
+    expect((await readLease(next.name)).spec?.holderIdentity).toBe('reconcile@2026-12-02T10:00:06Z');
+    // And it holds the Lease: a third run expecting the old free value finds it busy.
+    expect(await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T10:00:05Z', 60, undefined, options)).toMatchObject({ kind: 'busy', holder: 'reconcile@2026-12-02T10:00:06Z' });
+    await leases.release(next, undefined, {}, { closeAs: 'reconcile@2026-12-02T10:00:00Z' });
+    const third = held(await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T10:00:05Z', 60, undefined, options));
+    expect(third.holder).toBe('reconcile@2026-12-02T10:00:07Z');
+    await leases.release(third, undefined);
+  });
+
+  it('a Lease taken over from a crashed holder never repeats that holder', async () => {
+    const uid = randomUUID();
+    const unique = (planned: string, earlier: string) => holderAfterEarlier('reconcile', planned, earlier, new Date('2026-12-02T10:00:05Z'));
+    held(await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T10:00:05Z', 1, undefined, { createFirst: true }));
+    await sleep(2_100); // its 1-s Lease expires: the holder stopped renewing
+    const taken = held(await leases.acquire('reconcile', uid, 'reconcile@2026-12-02T10:00:05Z', 60, undefined, { closedAs: 'reconcile@2026-12-02T10:00:00Z', unique }));
+    expect(taken.holder).toBe('reconcile@2026-12-02T10:00:06Z');
+    await leases.release(taken, undefined);
   });
 
   it("removeAll deletes every Lease of a Release and only that Release's", async () => {
