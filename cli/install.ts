@@ -11,7 +11,14 @@ import { deployYaml, type DeployOptions } from '../infra/install-files.ts';
 export const installUsage = `convoy install --print [--reconcile-queue-url URL --drift-queue-url URL --health-queue-url URL]
                [--region R] [--render-bucket B] [--namespace convoy-system] [--image IMAGE]
                [--replicas 2] [--log-level info] [--irsa-role-arn ARN] [--no-crds]
-  prints the install manifests (the same objects as deploy/); apply with kubectl apply --server-side -f -`;
+               [--tenant-namespaces a,b] [--watch-secrets] [--default-service-account default]
+               [--in-cluster-namespaces a,b|*] [--cross-namespace-refs]
+  prints the install manifests (the same objects as deploy/); apply with kubectl apply --server-side -f -
+
+  --tenant-namespaces    namespaces whose Releases may act on this cluster as their ServiceAccount
+                         (the functions may impersonate ServiceAccounts there only); never kube-* or --namespace
+  --watch-secrets        let the relay list/watch Secrets (it can then read their data) to react to
+                         labelled Secrets at once; off: they are picked up at the Release's next interval`;
 
 export interface InstallIo {
   out(text: string): void;
@@ -46,6 +53,11 @@ function optionsOf(argv: readonly string[]): DeployOptions & { print: boolean } 
       'log-level': { type: 'string' },
       'irsa-role-arn': { type: 'string' },
       'no-crds': { type: 'boolean', default: false },
+      'tenant-namespaces': { type: 'string' },
+      'watch-secrets': { type: 'boolean', default: false },
+      'default-service-account': { type: 'string' },
+      'in-cluster-namespaces': { type: 'string' },
+      'cross-namespace-refs': { type: 'boolean', default: false },
     },
   });
   if (positionals.length > 0) throw new InstallUsageError(`unexpected argument "${positionals[0] ?? ''}"`);
@@ -74,8 +86,17 @@ function optionsOf(argv: readonly string[]): DeployOptions & { print: boolean } 
   if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
     throw new InstallUsageError(`--namespace: "${namespace}" is not a valid namespace name (RFC 1123 label)`);
   }
+  const tenantNamespaces = values['tenant-namespaces']?.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const tenancy = {
+    ...(tenantNamespaces !== undefined ? { tenantNamespaces } : {}),
+    ...(values['default-service-account'] !== undefined ? { defaultServiceAccount: values['default-service-account'] } : {}),
+    ...(values['in-cluster-namespaces'] !== undefined ? { inClusterNamespaces: values['in-cluster-namespaces'] } : {}),
+    ...(values['cross-namespace-refs'] ? { crossNamespaceRefs: true } : {}),
+  };
   return {
     print: values.print ?? false,
+    tenancy,
+    ...(values['watch-secrets'] ? { watchSecrets: true } : {}),
     ...(given === 3 ? { queueUrls: { reconcile: queues[0] ?? '', drift: queues[1] ?? '', health: queues[2] ?? '' } } : {}),
     ...(values.region !== undefined ? { region: values.region } : {}),
     ...(values['render-bucket'] !== undefined ? { renderBucket: values['render-bucket'] } : {}),

@@ -14,6 +14,7 @@ import {
   DEFAULT_INSTALLATION_NAMESPACE,
   DEFAULT_RELAY_IMAGE,
   RELAY_CONFIG_NAME,
+  SYSTEM_NAMESPACES,
   loadCrds,
   manifestsToYaml,
   relayManifests,
@@ -82,6 +83,8 @@ const S = {
   logLevel: '__CONVOY_LOG_LEVEL__',
   resources: '__CONVOY_RESOURCES__',
   annotations: '__CONVOY_SA_ANNOTATIONS__',
+  /** A valid namespace name (relayManifests() checks tenant namespaces) standing for each of .Values.tenantNamespaces. */
+  tenant: 'convoy-chart-tenant-namespace',
 } as const;
 
 /** ConfigMap entries with a first-class value; every other entry is `settings.<NAME>` in values.yaml. */
@@ -92,6 +95,10 @@ const CONFIG_VALUES: Record<string, string> = {
   CONVOY_HEALTH_QUEUE_URL: '{{ required "queues.health: the URL of the health SQS queue is required" .Values.queues.health | quote }}',
   AWS_REGION: '{{ required "aws.region is required" .Values.aws.region | quote }}',
   CONVOY_LOG_LEVEL: '{{ .Values.logLevel | quote }}',
+  CONVOY_WATCH_SECRETS: '{{ .Values.watchSecrets | toString | quote }}',
+  CONVOY_TENANT_NAMESPACES: '{{ join "," .Values.tenantNamespaces | quote }}',
+  CONVOY_IN_CLUSTER_NAMESPACES:
+    '{{ if hasKey .Values.settings "CONVOY_IN_CLUSTER_NAMESPACES" }}{{ index .Values.settings "CONVOY_IN_CLUSTER_NAMESPACES" | quote }}{{ else }}{{ join "," .Values.tenantNamespaces | quote }}{{ end }}',
 };
 
 /** Entries tied to the manifests themselves (the container port): not settings. */
@@ -107,6 +114,8 @@ function chartManifests(): { manifests: KubeManifest[]; defaults: Record<string,
     replicas: S.replicas as unknown as number,
     logLevel: S.logLevel as unknown as 'info',
     crds: [],
+    watchSecrets: true,
+    tenancy: { tenantNamespaces: [S.tenant] },
   }).filter((m) => m.kind !== 'Namespace');
   const defaults = Object.fromEntries(
     Object.entries(
@@ -143,7 +152,6 @@ function namespaceDependent(data: Record<string, string>): Set<string> {
 
 function configMapTemplate(manifest: KubeManifest, defaults: Record<string, string>): string {
   const data = (manifest['data'] ?? {}) as Record<string, string>;
-  const settings = settingDefaults(defaults);
   const fromNamespace = namespaceDependent(data);
   const lines = [
     'apiVersion: v1',
@@ -168,7 +176,7 @@ function configMapTemplate(manifest: KubeManifest, defaults: Record<string, stri
   // Installation settings added in values.yaml that relayManifests() does not set itself.
   lines.push(
     '  {{- range $name, $value := .Values.settings }}',
-    `  {{- if not (has $name (list ${Object.keys(settings).map((k) => JSON.stringify(k)).join(' ')})) }}`,
+    `  {{- if not (has $name (list ${Object.keys(data).map((k) => JSON.stringify(k)).join(' ')})) }}`,
     '  {{ $name }}: {{ $value | quote }}',
     '  {{- end }}',
     '  {{- end }}',
@@ -176,8 +184,26 @@ function configMapTemplate(manifest: KubeManifest, defaults: Record<string, stri
   return `${lines.join('\n')}\n`;
 }
 
+/** The Secret watch rule of the relay's ClusterRole, present only with .Values.watchSecrets. */
+const SECRETS_RULE = /^( *)- apiGroups:\n\1 {4}- ""\n\1 {2}resources:\n\1 {4}- secrets\n\1 {2}verbs:\n\1 {4}- list\n\1 {4}- watch\n/m;
+
+/** One RoleBinding per .Values.tenantNamespaces entry, refusing the namespaces convoy never impersonates in. */
+function tenantRoleBindingsTemplate(doc: string): string {
+  const refused = SYSTEM_NAMESPACES.map((n) => JSON.stringify(n)).join(' ');
+  return [
+    '{{- range .Values.tenantNamespaces }}',
+    `{{- if has . (list ${refused}) }}{{ fail (printf "tenantNamespaces: %s may not be a tenant namespace: impersonating its ServiceAccounts would make convoy's functions cluster-admin in all but name" .) }}{{ end }}`,
+    `{{- if eq . $.Release.Namespace }}{{ fail (printf "tenantNamespaces: %s is convoy's own installation namespace; put Releases that act on the management cluster in a namespace of their own" .) }}{{ end }}`,
+    '---',
+    doc.replaceAll(`namespace: ${S.tenant}`, 'namespace: {{ . }}').trimEnd(),
+    '{{- end }}',
+    '',
+  ].join('\n');
+}
+
 function helmify(yamlText: string): string {
   return yamlText
+    .replace(SECRETS_RULE, (rule) => `{{- if .Values.watchSecrets }}\n${rule}{{- end }}\n`)
     .replaceAll(S.namespace, '{{ .Release.Namespace }}')
     .replaceAll(S.image, '"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"')
     .replaceAll('__CONVOY_PULL_POLICY__', '{{ .Values.image.pullPolicy }}')
@@ -188,6 +214,10 @@ function helmify(yamlText: string): string {
     .replace(new RegExp(`^( *)(\\S+): ${S.annotations}$`, 'm'), (_m, indent: string, key: string) =>
       `${indent}${key}: {{- toYaml .Values.serviceAccount.annotations | nindent ${indent.length + 2} }}`,
     );
+}
+
+function isTenantBinding(m: KubeManifest): boolean {
+  return m.kind === 'RoleBinding' && m.metadata['namespace'] === S.tenant;
 }
 
 function templateName(kind: string): string {
@@ -225,6 +255,8 @@ export function chartFiles(version: string): Map<string, string> {
     aws: { region: PLACEHOLDER_REGION },
     renderBucket: '',
     logLevel: 'info',
+    tenantNamespaces: [],
+    watchSecrets: false,
     serviceAccount: { annotations: {} },
     resources: resources.spec.template.spec.containers[0]?.resources ?? {},
     settings: Object.fromEntries(
@@ -236,6 +268,8 @@ export function chartFiles(version: string): Map<string, string> {
     `# ${GENERATED}\n` +
       '# queues: the SQS queue URLs of the reconcile, drift and health functions (required).\n' +
       '# image.tag: default the chart appVersion. serviceAccount.annotations: e.g. eks.amazonaws.com/role-arn for IRSA.\n' +
+      '# tenantNamespaces: namespaces whose Releases may act on this cluster (as their ServiceAccount); never kube-* or the release namespace.\n' +
+      '# watchSecrets: true lets the relay list and watch Secrets (it then can read their data) to react to labelled Secrets at once.\n' +
       '# settings: installation settings, one environment variable of the relay each (tenancy defaults included);\n' +
       `#   left out here, defaulting to the release namespace: ${[...namespaceDependent((manifests.find((m) => m.kind === 'ConfigMap')?.['data'] ?? {}) as Record<string, string>)].join(', ') || 'none'}.\n` +
       yamlOf(values),
@@ -249,6 +283,10 @@ export function chartFiles(version: string): Map<string, string> {
   }
   const byFile = new Map<string, string[]>();
   for (const m of manifests) {
+    if (isTenantBinding(m)) {
+      files.set(`charts/${CHART_NAME}/templates/tenant-rolebindings.yaml`, `# ${GENERATED}\n${tenantRoleBindingsTemplate(yamlOf(m))}`);
+      continue;
+    }
     const text = helmify(m.kind === 'ConfigMap' ? configMapTemplate(m, defaults) : yamlOf(m));
     const name = templateName(m.kind);
     byFile.set(name, [...(byFile.get(name) ?? []), text]);

@@ -13,27 +13,29 @@
  *   GitRepository in every namespace, and — as metadata only
  *   (relay/watch/metadata-only.ts) — ConfigMaps and Secrets labelled
  *   `convoy.dev/watch: "true"`. RBAC can restrict neither by label nor to metadata, so
- *   list/watch on ConfigMaps and Secrets is granted and `get` is not; `watchSecrets: false`
- *   drops the Secret watch and its rule altogether (Secret changes then wait for the interval);
- * - relay/http/release-api.ts gets, lists and merge-patches Releases (sync, pin annotations);
+ *   list/watch on ConfigMaps is granted and `get` is not; Secrets only with `watchSecrets: true`
+ *   (off by default: a list of Secrets returns their data, so the relay's identity reads none);
+ * - relay/http/release-api.ts gets and lists Releases; its writes (sync, pin, suspend) go with
+ *   the caller's own token, so the relay may not patch or update a Release;
  *   relay/http/git-hooks.ts lists Releases;
  * - relay/http/auth.ts creates TokenReviews and SubjectAccessReviews;
  * - relay/leader.ts reads, creates and updates its leader Lease, and
  *   adapters/kube/lease.ts lists the per-Release Leases (the sweep of deleted Releases) and
  *   deletes them with a deletecollection — only in the installation namespace (a Role).
  *
- * The functions' identity (FUNCTIONS_GROUP; on AWS the EKS access entry of the function role
- * maps to it) gets what functions/ calls: read convoy's kinds, write Release status, read the
- * ConfigMaps and Secrets that Releases name, impersonate ServiceAccounts (a Release acts as its
- * ServiceAccount on the management cluster), and its Leases. It gets no right to write
- * rendered objects itself: those are written as the Release's ServiceAccount. An installation
- * without `defaultServiceAccount` lets Releases without serviceAccountName act as the functions'
- * identity — which then can write nothing; see docs/security.md.
+ * The functions' identity: functions-rbac.ts (impersonation only in the tenant namespaces).
+ * The installation's settings (tenancy, watchSecrets): installation-settings.ts, written to the
+ * relay's ConfigMap, which `convoy dev` reads back for its in-process functions.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
+import { functionsRbac } from './functions-rbac.ts';
+import { ManifestError, tenancyEnvironment, type TenancyManifestOptions } from './installation-settings.ts';
+
+export { FUNCTIONS_GROUP, FUNCTIONS_IMPERSONATE_ROLE, FUNCTIONS_ROLE_NAME, functionsRbac } from './functions-rbac.ts';
+export { DEFAULT_SERVICE_ACCOUNT, ManifestError, SYSTEM_NAMESPACES, tenancyEnvironment, tenantNamespacesOf, type TenancyManifestOptions } from './installation-settings.ts';
 
 /** A Kubernetes object as plain JSON; values may hold CDK tokens. */
 export type KubeManifest = Record<string, unknown> & {
@@ -59,18 +61,10 @@ export const RELAY_HTTPS_PORT = 8443;
 /** A kubernetes.io/tls Secret (e.g. from cert-manager) with the relay's serving certificate; optional. */
 export const RELAY_TLS_SECRET = 'convoy-relay-tls';
 const RELAY_TLS_DIR = '/etc/convoy/tls';
-/** The Kubernetes group of the functions' identity (EKS access entry kubernetesGroups). */
-export const FUNCTIONS_GROUP = 'convoy:functions';
-export const FUNCTIONS_ROLE_NAME = 'convoy-functions';
-/** The ServiceAccount Releases without serviceAccountName act as, unless told otherwise (Flux's lockdown value). */
-export const DEFAULT_SERVICE_ACCOUNT = 'default';
 
 /** config/crds of this repository. */
 export const DEFAULT_CRD_DIR = fileURLToPath(new URL('../config/crds/', import.meta.url));
 
-export class ManifestError extends Error {
-  override name = 'ManifestError';
-}
 
 /** Reads every CustomResourceDefinition in `dir/*.yaml` (sorted by file name). */
 export function loadCrds(dir: string = DEFAULT_CRD_DIR): KubeManifest[] {
@@ -132,17 +126,12 @@ export interface RelayManifestOptions {
   readonly crds?: readonly KubeManifest[];
   /** The installation's tenancy settings (docs/security.md); written to the ConfigMap as CONVOY_* entries. */
   readonly tenancy?: TenancyManifestOptions;
-  /** Watch labelled Secrets (metadata only; needs list/watch on Secrets). Default true. */
+  /**
+   * Watch labelled Secrets (as metadata, but RBAC's list/watch on Secrets returns their data to the
+   * relay's identity). Default false: the relay may read no Secret, and a changed values or
+   * credentials Secret is picked up by the Release's next interval or a sync (docs/decisions.md).
+   */
   readonly watchSecrets?: boolean;
-}
-
-export interface TenancyManifestOptions {
-  /** CONVOY_DEFAULT_SERVICE_ACCOUNT; default DEFAULT_SERVICE_ACCOUNT. '' acts with the functions' identity. */
-  readonly defaultServiceAccount?: string;
-  /** CONVOY_IN_CLUSTER_NAMESPACES: '*', '' (none) or a comma-separated list; default the installation namespace only. */
-  readonly inClusterNamespaces?: string;
-  /** CONVOY_CROSS_NAMESPACE_REFS; default false. */
-  readonly crossNamespaceRefs?: boolean;
 }
 
 /**
@@ -182,7 +171,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
     { name: 'CONVOY_HTTPS_PORT', value: String(RELAY_HTTPS_PORT) },
     { name: 'CONVOY_TLS_CERT_FILE', value: `${RELAY_TLS_DIR}/tls.crt` },
     { name: 'CONVOY_TLS_KEY_FILE', value: `${RELAY_TLS_DIR}/tls.key` },
-    ...(options.watchSecrets === false ? [{ name: 'CONVOY_WATCH_SECRETS', value: 'false' }] : []),
+    { name: 'CONVOY_WATCH_SECRETS', value: String(options.watchSecrets ?? false) },
     ...tenancyEnvironment(options.tenancy, namespace),
   ];
 
@@ -215,14 +204,16 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       kind: 'ClusterRole',
       metadata: meta(RELAY_NAME, false),
       rules: [
-        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list', 'watch', 'patch'] },
+        // No patch/update: the HTTP API writes (sync, pin, suspend) with the caller's own token.
+        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list', 'watch'] },
         {
           apiGroups: ['convoy.dev'],
           resources: ['clusters', 'mutations', 'lifecycles', 'gitrepositories'],
           verbs: ['list', 'watch'],
         },
-        // Metadata-only informers; never get.
-        { apiGroups: [''], resources: options.watchSecrets === false ? ['configmaps'] : ['configmaps', 'secrets'], verbs: ['list', 'watch'] },
+        // Metadata-only informers; never get. Secrets only when watchSecrets (list returns their data).
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
+        ...(options.watchSecrets === true ? [{ apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] }] : []),
         { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
         { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       ],
@@ -253,7 +244,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELAY_NAME },
       subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
     },
-    ...functionsRbac(namespace, labels),
+    ...functionsRbac(namespace, labels, options.tenancy),
     config,
     {
       apiVersion: 'apps/v1',
@@ -333,61 +324,6 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       kind: 'Service',
       metadata: meta(RELAY_NAME, true),
       spec: { selector: podLabels, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }, { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
-    },
-  ];
-}
-
-/** The installation's tenancy settings as the functions read them (functions/runtime/tenancy-config.ts). */
-export function tenancyEnvironment(tenancy: TenancyManifestOptions | undefined, namespace: string): { name: string; value: string }[] {
-  return [
-    { name: 'CONVOY_DEFAULT_SERVICE_ACCOUNT', value: tenancy?.defaultServiceAccount ?? DEFAULT_SERVICE_ACCOUNT },
-    { name: 'CONVOY_IN_CLUSTER_NAMESPACES', value: tenancy?.inClusterNamespaces ?? namespace },
-    { name: 'CONVOY_CROSS_NAMESPACE_REFS', value: String(tenancy?.crossNamespaceRefs ?? false) },
-  ];
-}
-
-/**
- * The functions' identity on the management cluster: exactly what functions/ calls there,
- * bound to FUNCTIONS_GROUP. Writing rendered objects is not among it: a Release writes as its
- * ServiceAccount (impersonate), so these rights never reach a tenant.
- */
-export function functionsRbac(namespace: string, labels: Record<string, string>): KubeManifest[] {
-  const subjects = [{ kind: 'Group', name: FUNCTIONS_GROUP, apiGroup: 'rbac.authorization.k8s.io' }];
-  return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: FUNCTIONS_ROLE_NAME, labels },
-      rules: [
-        // Releases: the reconcile reads them (and lists a namespace's for cluster waves); each loop applies its status slice.
-        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list'] },
-        { apiGroups: ['convoy.dev'], resources: ['releases/status'], verbs: ['patch'] },
-        { apiGroups: ['convoy.dev'], resources: ['clusters', 'gitrepositories', 'mutations', 'lifecycles'], verbs: ['get', 'list'] },
-        // Values layers, kubeconfig Secrets and Git/Helm credentials that Releases name.
-        { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get'] },
-        // A Release acts as its ServiceAccount on the management cluster.
-        { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: FUNCTIONS_ROLE_NAME, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: FUNCTIONS_ROLE_NAME },
-      subjects,
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: FUNCTIONS_ROLE_NAME, namespace, labels },
-      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: FUNCTIONS_ROLE_NAME, namespace, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: FUNCTIONS_ROLE_NAME },
-      subjects,
     },
   ];
 }

@@ -27,6 +27,11 @@ export const functionEnvSchema = z.object({
   CONVOY_DEFAULT_SERVICE_ACCOUNT: z.string().optional().describe('ServiceAccount a Release without serviceAccountName acts as.'),
   CONVOY_IN_CLUSTER_NAMESPACES: z.string().optional().describe('Namespaces allowed to target the management cluster: *, empty, or a list.'),
   CONVOY_CROSS_NAMESPACE_REFS: z.string().optional().describe('true: references may name other namespaces.'),
+  CONVOY_EKS_ROLES: z.string().optional().describe('IAM roles the EKS Clusters of each namespace may use (tenancy-config.ts parses it).'),
+  CONVOY_TENANT_NAMESPACES: z
+    .string()
+    .optional()
+    .describe('Namespaces whose ServiceAccounts the functions may impersonate (RBAC grants it there only): comma-separated.'),
   AWS_ENDPOINT_URL: z.string().url().optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });

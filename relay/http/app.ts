@@ -16,7 +16,8 @@
  * Every /v1/namespaces, /v1/releases and /v1/whoami route needs `Authorization: Bearer <token>`: the token
  * is checked with a TokenReview (401 when missing or invalid), then a
  * SubjectAccessReview asks for `update` on releases.convoy.dev (sync, pin) or
- * `get` (reads) in that namespace for that name (403 when refused). The
+ * `get` (reads) in that namespace for that name (403 when refused). Writes are then made with the
+ * caller's own token (release-api.ts): the relay's identity may not change a Release. The
  * webhook authenticates its sender by HMAC; probes and metrics are open
  * (kubelet and Prometheus call them), so they return nothing about Releases.
  *
@@ -101,6 +102,8 @@ function toApiError(err: unknown, logger: ApiLogger | undefined, where: string):
   if (err instanceof ReleaseNotFoundError) return new ApiError(404, 'NotFound', err.message);
   if (err instanceof InvalidRenderKeyError) return new ApiError(400, 'InvalidRequest', err.message, err.field);
   if (err instanceof ReleaseApiError && err.code === 409) return new ApiError(409, 'Conflict', err.message);
+  // Writes go with the caller's token: the API server itself refused the caller.
+  if (err instanceof ReleaseApiError && err.code === 403) return new ApiError(403, 'Forbidden', err.message);
   logger?.error('http api: request failed', { where, error: err });
   if (err instanceof AuthCheckError || err instanceof RenderStoreUnavailableError || (err instanceof ReleaseApiError && (err.code === 0 || err.code >= 500))) {
     return new ApiError(503, 'Unavailable', `${err.message}; retry later`);
@@ -195,7 +198,7 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
     }
     const annotation = forceParam === 'true' ? Annotation.forceSyncRequestedAt : Annotation.syncRequestedAt;
     const value = toRfc3339(now());
-    await deps.releases.annotate(key.namespace, key.name, annotation, value);
+    await deps.releases.writesAs(c.get('token')).annotate(key.namespace, key.name, annotation, value);
     logger?.info('http api: sync requested', { namespace: key.namespace, release: key.name, user: key.user, annotation, value });
     return c.json({ annotation, value }, 202);
   });
@@ -220,7 +223,7 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
         throw new ApiError(400, 'InvalidRequest', describeZodError(parsed.error), field);
       }
       const { renderRef } = parsed.data;
-      await pinRender(deps.releases, deps.store, key, renderRef);
+      await pinRender(deps.releases, deps.store, key, renderRef, c.get('token'));
       logger?.info('http api: pinned', { namespace: key.namespace, release: key.name, user: key.user, renderRef });
       return c.json({ annotation: Annotation.pin, value: renderRef }, 200);
     },
@@ -228,7 +231,7 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
 
   app.delete(`${base}/pin`, async (c) => {
     const key = await allow(c, 'update');
-    await deps.releases.annotate(key.namespace, key.name, Annotation.pin, null);
+    await deps.releases.writesAs(c.get('token')).annotate(key.namespace, key.name, Annotation.pin, null);
     logger?.info('http api: unpinned', { namespace: key.namespace, release: key.name, user: key.user });
     return c.json({ annotation: Annotation.pin, value: null }, 200);
   });

@@ -17,6 +17,8 @@ export async function pinRender(
   store: RenderStore | undefined,
   key: { namespace: string; name: string },
   renderRef: string,
+  /** The caller's bearer token: the annotation is written as the caller (release-api.ts). */
+  token: string,
 ): Promise<void> {
   await releases.get(key.namespace, key.name); // 404 for a missing Release before asking the store
   if (!(await requireStore(store).has(key.namespace, key.name, renderRef))) {
@@ -26,5 +28,5 @@ export async function pinRender(
       `render ${renderRef} of Release ${key.namespace}/${key.name} is not in the render store; GET …/renders lists the stored ones`,
     );
   }
-  await releases.annotate(key.namespace, key.name, Annotation.pin, renderRef);
+  await releases.writesAs(token).annotate(key.namespace, key.name, Annotation.pin, renderRef);
 }

@@ -1,9 +1,15 @@
 /**
- * The relay's access to Releases for the HTTP API: read one, and set or
- * remove one annotation with a JSON merge patch on metadata.annotations.
- * Annotations are metadata, so the patch never changes metadata.generation.
+ * The relay's access to Releases for the HTTP API: reads with the relay's own identity, writes
+ * (sync and pin annotations, spec.suspend) with the CALLER's bearer token. The relay's
+ * ServiceAccount therefore has no patch or update on Releases: a compromised relay cannot change
+ * another tenant's serviceAccountName or source, and the API server's RBAC, admission and audit
+ * log see the user who asked.
+ *
+ * A write reads the Release (relay identity), changes the one field and replaces the object (PUT,
+ * verb `update` — what the API's SubjectAccessReview asks the caller for) with its
+ * resourceVersion; a conflict with a concurrent writer is retried on a fresh read.
  */
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 
 export interface ReleaseApi {
@@ -12,17 +18,22 @@ export interface ReleaseApi {
    * @throws ReleaseNotFoundError, ReleaseApiError
    */
   get(namespace: string, name: string): Promise<Record<string, unknown>>;
-  /**
-   * Sets annotation `key` to `value`, or removes it when `value` is null.
-   * @throws ReleaseNotFoundError, ReleaseApiError
-   */
-  annotate(namespace: string, name: string, key: string, value: string | null): Promise<void>;
   /** The Releases of a namespace as the API server returns them (unparsed). @throws ReleaseApiError */
   list(namespace: string): Promise<Record<string, unknown>[]>;
   /** The Releases of every namespace (the relay's own list right, cluster-wide). @throws ReleaseApiError */
   listAll(): Promise<Record<string, unknown>[]>;
+  /** The writes, made with the caller's bearer token (never logged, never the relay's). */
+  writesAs(token: string): ReleaseWrites;
+}
+
+export interface ReleaseWrites {
   /**
-   * Sets spec.suspend (a merge patch of the spec: it bumps metadata.generation, as kubectl would).
+   * Sets annotation `key` to `value`, or removes it when `value` is null (metadata: generation unchanged).
+   * @throws ReleaseNotFoundError, ReleaseApiError (403 when the caller may not update it)
+   */
+  annotate(namespace: string, name: string, key: string, value: string | null): Promise<void>;
+  /**
+   * Sets spec.suspend (it bumps metadata.generation, as kubectl would).
    * @throws ReleaseNotFoundError, ReleaseApiError
    */
   setSuspend(namespace: string, name: string, suspend: boolean): Promise<void>;
@@ -47,12 +58,39 @@ export class ReleaseApiError extends Error {
   readonly operation: string;
 
   constructor(operation: string, namespace: string, release: string, code: number, cause: unknown) {
-    super(`${operation} Release ${namespace}/${release} failed${code > 0 ? ` with HTTP ${code}` : ''}; see the relay log and its RBAC (it needs get and patch on releases.${API_GROUP})`, {
+    super(
+      code === 403
+        ? `${operation} Release ${namespace}/${release}: the API server refused it for the caller's token (HTTP 403); the caller needs "update" on releases.${API_GROUP}`
+        : `${operation} Release ${namespace}/${release} failed${code > 0 ? ` with HTTP ${code}` : ''}; see the relay log and its RBAC (it needs get on releases.${API_GROUP})`,
+      {
       cause,
     });
     this.code = code;
     this.operation = operation;
   }
+}
+
+const FIELD_MANAGER = 'convoy-relay-api';
+const CONFLICT_ATTEMPTS = 3;
+
+interface StoredRelease {
+  metadata?: { annotations?: Record<string, string>; [field: string]: unknown };
+  spec?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** The relay's cluster (address, CA) with the caller's token instead of the relay's credentials. */
+function callerConfig(relay: KubeConfig, token: string): KubeConfig {
+  const cluster = relay.getCurrentCluster();
+  if (cluster === null) throw new ReleaseApiError('write', '*', '*', 0, new Error('the relay kubeconfig has no current cluster'));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'caller', token }],
+    contexts: [{ name: 'caller', cluster: cluster.name, user: 'caller' }],
+    currentContext: 'caller',
+  });
+  return kc;
 }
 
 function translate(operation: string, namespace: string, name: string, err: unknown): Error {
@@ -62,7 +100,6 @@ function translate(operation: string, namespace: string, name: string, err: unkn
 
 export function createReleaseApi(kc: KubeConfig): ReleaseApi {
   const api = kc.makeApiClient(CustomObjectsApi);
-  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   const base = (namespace: string, name: string) => ({ group: API_GROUP, version: API_VERSION, plural: 'releases', namespace, name });
   return {
     async get(namespace, name) {
@@ -92,19 +129,35 @@ export function createReleaseApi(kc: KubeConfig): ReleaseApi {
         throw translate('list', '*', '*', err);
       }
     },
-    async setSuspend(namespace, name, suspend) {
-      try {
-        await api.patchNamespacedCustomObject({ ...base(namespace, name), body: { spec: { suspend } } }, mergePatch);
-      } catch (err) {
-        throw translate(suspend ? 'suspend' : 'resume', namespace, name, err);
-      }
-    },
-    async annotate(namespace, name, key, value) {
-      try {
-        await api.patchNamespacedCustomObject({ ...base(namespace, name), body: { metadata: { annotations: { [key]: value } } } }, mergePatch);
-      } catch (err) {
-        throw translate('annotate', namespace, name, err);
-      }
+    writesAs(token) {
+      const caller = callerConfig(kc, token).makeApiClient(CustomObjectsApi);
+      /** Read (relay), change, replace (caller); a 409 from a concurrent write is retried on a fresh read. */
+      const update = async (operation: string, namespace: string, name: string, change: (release: StoredRelease) => void): Promise<void> => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            const release = (await api.getNamespacedCustomObject(base(namespace, name))) as StoredRelease;
+            change(release);
+            await caller.replaceNamespacedCustomObject({ ...base(namespace, name), body: release, fieldManager: FIELD_MANAGER });
+            return;
+          } catch (err) {
+            if (err instanceof ApiException && err.code === 409 && attempt < CONFLICT_ATTEMPTS) continue;
+            throw translate(operation, namespace, name, err);
+          }
+        }
+      };
+      return {
+        annotate: (namespace, name, key, value) =>
+          update('annotate', namespace, name, (release) => {
+            const annotations = { ...(release.metadata?.annotations ?? {}) };
+            if (value === null) delete annotations[key];
+            else annotations[key] = value;
+            release.metadata = { ...release.metadata, annotations };
+          }),
+        setSuspend: (namespace, name, suspend) =>
+          update(suspend ? 'suspend' : 'resume', namespace, name, (release) => {
+            release.spec = { ...release.spec, suspend };
+          }),
+      };
     },
   };
 }

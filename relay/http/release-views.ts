@@ -181,7 +181,7 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
         throw new ApiError(409, 'NoHealthyRender', `Release ${key.namespace}/${key.name} has no healthy render to roll back to (status.lastHealthy is not set); name one: {"renderRef": …}`, 'renderRef');
       }
     }
-    await pinRender(deps.releases, deps.store, key, renderRef);
+    await pinRender(deps.releases, deps.store, key, renderRef, c.get('token'));
     deps.logger?.info('http api: rolled back', { namespace: key.namespace, release: key.name, user: key.user, renderRef });
     return c.json({ annotation: Annotation.pin, value: renderRef }, 200);
   });
@@ -192,7 +192,7 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
   ] as const) {
     app.post(`${base}/${verb}`, async (c) => {
       const key = await allowRelease(deps.auth, c, 'update');
-      await deps.releases.setSuspend(key.namespace, key.name, suspend);
+      await deps.releases.writesAs(c.get('token')).setSuspend(key.namespace, key.name, suspend);
       deps.logger?.info(`http api: ${verb}ed`, { namespace: key.namespace, release: key.name, user: key.user });
       return c.json({ suspend }, 200);
     });

@@ -47,29 +47,30 @@ describe('relayManifests', () => {
     expect(loadCrds()).toEqual(crds);
   });
 
-  it('ClusterRole: exactly the watches, Release get/patch and auth reviews the relay makes', () => {
+  it('ClusterRole: exactly the watches, Release reads and auth reviews the relay makes; no Release write, no Secret by default', () => {
     const role = only(relayManifests(options), 'ClusterRole', 'convoy-relay');
     expect(permissions(role['rules'] as Rule[])).toEqual({
-      'convoy.dev/releases': ['get', 'list', 'patch', 'watch'],
+      'convoy.dev/releases': ['get', 'list', 'watch'],
       'convoy.dev/clusters': ['list', 'watch'],
       'convoy.dev/mutations': ['list', 'watch'],
       'convoy.dev/lifecycles': ['list', 'watch'],
       'convoy.dev/gitrepositories': ['list', 'watch'],
       '/configmaps': ['list', 'watch'],
-      '/secrets': ['list', 'watch'],
       'authentication.k8s.io/tokenreviews': ['create'],
       'authorization.k8s.io/subjectaccessreviews': ['create'],
     });
+    expect(only(relayManifests(options), 'ConfigMap')['data']).toMatchObject({ CONVOY_WATCH_SECRETS: 'false' });
   });
 
-  it('watchSecrets: false drops the Secret rule; ConfigMaps are never readable one by one (no get)', () => {
-    const role = only(relayManifests({ ...options, watchSecrets: false }), 'ClusterRole', 'convoy-relay');
-    const perms = permissions(role['rules'] as Rule[]);
-    expect(perms['/secrets']).toBeUndefined();
+  it('watchSecrets: true adds list/watch on Secrets (and says so to the relay); ConfigMaps are never readable one by one (no get)', () => {
+    const manifests = relayManifests({ ...options, watchSecrets: true });
+    const perms = permissions(only(manifests, 'ClusterRole', 'convoy-relay')['rules'] as Rule[]);
+    expect(perms['/secrets']).toEqual(['list', 'watch']);
     expect(perms['/configmaps']).toEqual(['list', 'watch']);
+    expect(only(manifests, 'ConfigMap')['data']).toMatchObject({ CONVOY_WATCH_SECRETS: 'true' });
   });
 
-  it('functions: exactly what functions/ calls, bound to the convoy:functions group; no write to rendered kinds', () => {
+  it('functions: exactly what functions/ calls (Events included), bound to the convoy:functions group; no impersonation cluster-wide, no write to rendered kinds', () => {
     const manifests = relayManifests({ ...options, namespace: 'convoy' });
     expect(permissions(only(manifests, 'ClusterRole', 'convoy-functions')['rules'] as Rule[])).toEqual({
       'convoy.dev/releases': ['get', 'list'],
@@ -80,7 +81,7 @@ describe('relayManifests', () => {
       'convoy.dev/lifecycles': ['get', 'list'],
       '/configmaps': ['get'],
       '/secrets': ['get'],
-      '/serviceaccounts': ['impersonate'],
+      'events.k8s.io/events': ['create', 'get', 'patch'],
     });
     expect(permissions(only(manifests, 'Role', 'convoy-functions')['rules'] as Rule[])).toEqual({
       'coordination.k8s.io/leases': ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update'],
@@ -88,11 +89,37 @@ describe('relayManifests', () => {
     for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
       expect(only(manifests, kind, 'convoy-functions')['subjects']).toEqual([{ kind: 'Group', name: 'convoy:functions', apiGroup: 'rbac.authorization.k8s.io' }]);
     }
+    // The impersonate rule exists only as a ClusterRole bound by RoleBindings; none without tenant namespaces.
+    expect(permissions(only(manifests, 'ClusterRole', 'convoy-functions-impersonate')['rules'] as Rule[])).toEqual({ '/serviceaccounts': ['impersonate'] });
+    expect(manifests.filter((m) => m.kind === 'ClusterRoleBinding' && (m as unknown as { roleRef: { name: string } }).roleRef.name === 'convoy-functions-impersonate')).toEqual([]);
+    expect(manifests.filter((m) => m.kind === 'RoleBinding' && m.metadata['name'] === 'convoy-functions-impersonate')).toEqual([]);
   });
 
-  it('tenancy settings: the ConfigMap carries defaultServiceAccount (default "default"), inCluster namespaces (default the installation namespace) and cross-namespace refs (default false)', () => {
+  it('tenantNamespaces: one RoleBinding granting impersonate on ServiceAccounts per tenant namespace, to the functions group only', () => {
+    const manifests = relayManifests({ ...options, namespace: 'convoy', tenancy: { tenantNamespaces: ['team-a', 'team-b'] } });
+    const bindings = manifests.filter((m) => m.kind === 'RoleBinding' && m.metadata['name'] === 'convoy-functions-impersonate');
+    expect(bindings.map((b) => b.metadata['namespace'])).toEqual(['team-a', 'team-b']);
+    for (const binding of bindings) {
+      expect(binding['roleRef']).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'convoy-functions-impersonate' });
+      expect(binding['subjects']).toEqual([{ kind: 'Group', name: 'convoy:functions', apiGroup: 'rbac.authorization.k8s.io' }]);
+    }
+    expect(only(manifests, 'ConfigMap')['data']).toMatchObject({ CONVOY_TENANT_NAMESPACES: 'team-a,team-b', CONVOY_IN_CLUSTER_NAMESPACES: 'team-a,team-b' });
+  });
+
+  it.each([
+    ['kube-system', /kube-system may not be a tenant namespace.*cluster-admin/],
+    ['kube-public', /kube-public may not be a tenant namespace/],
+    ['kube-node-lease', /kube-node-lease may not be a tenant namespace/],
+    ['convoy', /convoy is convoy's own installation namespace/],
+    ['Team_A', /"Team_A" is not a namespace name/],
+  ])('tenantNamespaces refuses %s with a clear error naming the setting', (tenant, message) => {
+    expect(() => relayManifests({ ...options, namespace: 'convoy', tenancy: { tenantNamespaces: ['team-a', tenant] } })).toThrow(message);
+    expect(() => relayManifests({ ...options, namespace: 'convoy', tenancy: { tenantNamespaces: [tenant] } })).toThrow(/^tenantNamespaces: /);
+  });
+
+  it('tenancy settings: the ConfigMap carries defaultServiceAccount (default "default"), tenant and inCluster namespaces (default none) and cross-namespace refs (default false)', () => {
     const data = only(relayManifests({ ...options, namespace: 'convoy' }), 'ConfigMap')['data'] as Record<string, string>;
-    expect(data).toMatchObject({ CONVOY_DEFAULT_SERVICE_ACCOUNT: 'default', CONVOY_IN_CLUSTER_NAMESPACES: 'convoy', CONVOY_CROSS_NAMESPACE_REFS: 'false' });
+    expect(data).toMatchObject({ CONVOY_DEFAULT_SERVICE_ACCOUNT: 'default', CONVOY_TENANT_NAMESPACES: '', CONVOY_IN_CLUSTER_NAMESPACES: '', CONVOY_CROSS_NAMESPACE_REFS: 'false' });
     const open = only(relayManifests({ ...options, tenancy: { defaultServiceAccount: '', inClusterNamespaces: '*', crossNamespaceRefs: true } }), 'ConfigMap')['data'] as Record<string, string>;
     expect(open).toMatchObject({ CONVOY_DEFAULT_SERVICE_ACCOUNT: '', CONVOY_IN_CLUSTER_NAMESPACES: '*', CONVOY_CROSS_NAMESPACE_REFS: 'true' });
   });

@@ -23,8 +23,7 @@ function fakeReleases(lists: Record<string, unknown>[][]): ReleaseApi & { calls:
     },
     get: () => Promise.reject(new Error('unused')),
     list: () => Promise.reject(new Error('unused')),
-    annotate: () => Promise.reject(new Error('unused')),
-    setSuspend: () => Promise.reject(new Error('unused')),
+    writesAs: () => ({ annotate: () => Promise.reject(new Error('unused')), setSuspend: () => Promise.reject(new Error('unused')) }),
   };
   return api;
 }

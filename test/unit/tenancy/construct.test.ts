@@ -61,7 +61,8 @@ describe('Convoy construct: identity and tenancy', () => {
         CONVOY_MANAGEMENT_EKS_NAME: 'mgmt',
         CONVOY_MANAGEMENT_SERVER: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com',
         CONVOY_DEFAULT_SERVICE_ACCOUNT: 'default',
-        CONVOY_IN_CLUSTER_NAMESPACES: 'convoy-system',
+        CONVOY_TENANT_NAMESPACES: '',
+        CONVOY_IN_CLUSTER_NAMESPACES: '',
         CONVOY_CROSS_NAMESPACE_REFS: 'false',
       });
     }
@@ -91,5 +92,19 @@ describe('Convoy construct: identity and tenancy', () => {
     const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
     expect(policies).toContain('"Action":"eks:DescribeCluster","Effect":"Allow","Resource":"arn:aws:eks:eu-west-1:222222222222:cluster/prod"');
     expect(policies).toContain('"Action":"sts:AssumeRole","Effect":"Allow","Resource":"arn:aws:iam::222222222222:role/convoy-prod"');
+  });
+
+  it('eksTargets.namespaceRoles: the same roles reach IAM (AssumeRole) and the namespace policy (CONVOY_EKS_ROLES); unset, no namespace may use any role', () => {
+    const teamA = 'arn:aws:iam::222222222222:role/team-a-*';
+    const template = synth(() => ({
+      kubeconfigPath: '/opt/kubeconfig/config',
+      eksTargets: { clusterArns: ['arn:aws:eks:eu-west-1:222222222222:cluster/prod'], namespaceRoles: { 'team-a': [teamA], platform: ['self'] } },
+    }));
+    for (const fn of functionsOf(template)) expect(envOf(fn)['CONVOY_EKS_ROLES']).toBe(`team-a=${teamA};platform=self`);
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(policies).toContain(`"Action":"sts:AssumeRole","Effect":"Allow","Resource":"${teamA}"`);
+    expect(policies).not.toContain('"Resource":"self"');
+    const unset = synth(() => ({ kubeconfigPath: '/opt/kubeconfig/config' }));
+    for (const fn of functionsOf(unset)) expect(envOf(fn)['CONVOY_EKS_ROLES']).toBe('');
   });
 });

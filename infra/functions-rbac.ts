@@ -1,0 +1,82 @@
+/**
+ * The functions' identity on the management cluster: exactly what functions/ calls there, bound
+ * to FUNCTIONS_GROUP (on AWS the EKS access entry of the function roles maps to it; `convoy dev`
+ * and the integration harness authenticate as a user of that group). Writing rendered objects is
+ * not among it: a Release writes as its ServiceAccount (impersonation), so these rights never
+ * reach a tenant.
+ *
+ * Impersonation is granted per tenant namespace (a RoleBinding to FUNCTIONS_IMPERSONATE_ROLE in
+ * each), never cluster-wide: RBAC cannot narrow a ClusterRoleBinding's `impersonate` to a namespace,
+ * and a cluster-wide grant let the functions act as kube-system:clusterrole-aggregation-controller,
+ * whose rights include adding a rule for every verb on every resource to any ClusterRole. An installation without tenant namespaces
+ * lets no Release act on the management cluster.
+ */
+import { tenantNamespacesOf, type TenancyManifestOptions } from './installation-settings.ts';
+import type { KubeManifest } from './relay-manifests.ts';
+
+/** The Kubernetes group of the functions' identity (EKS access entry kubernetesGroups). */
+export const FUNCTIONS_GROUP = 'convoy:functions';
+export const FUNCTIONS_ROLE_NAME = 'convoy-functions';
+/** The ClusterRole holding only `impersonate serviceaccounts`, bound per tenant namespace. */
+export const FUNCTIONS_IMPERSONATE_ROLE = 'convoy-functions-impersonate';
+
+const RBAC = 'rbac.authorization.k8s.io/v1';
+
+export function functionsRbac(namespace: string, labels: Record<string, string>, tenancy?: TenancyManifestOptions): KubeManifest[] {
+  const subjects = [{ kind: 'Group', name: FUNCTIONS_GROUP, apiGroup: 'rbac.authorization.k8s.io' }];
+  const clusterRoleRef = (name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
+  return [
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRole',
+      metadata: { name: FUNCTIONS_ROLE_NAME, labels },
+      rules: [
+        // Releases: the reconcile reads them (and lists a namespace's for cluster waves); each loop applies its status slice.
+        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list'] },
+        { apiGroups: ['convoy.dev'], resources: ['releases/status'], verbs: ['patch'] },
+        { apiGroups: ['convoy.dev'], resources: ['clusters', 'gitrepositories', 'mutations', 'lifecycles'], verbs: ['get', 'list'] },
+        // Values layers, kubeconfig Secrets and Git/Helm credentials that Releases name.
+        { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get'] },
+        // Events about a Release, in the Release's namespace (adapters/kube/events.ts: create, then on a
+        // repeat get + merge-patch of its series).
+        { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'get', 'patch'] },
+      ],
+    },
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: FUNCTIONS_ROLE_NAME, labels },
+      roleRef: clusterRoleRef(FUNCTIONS_ROLE_NAME),
+      subjects,
+    },
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRole',
+      metadata: { name: FUNCTIONS_IMPERSONATE_ROLE, labels },
+      // Granted only through RoleBindings in the tenant namespaces (below): a Release acts as its ServiceAccount.
+      rules: [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] }],
+    },
+    ...tenantNamespacesOf(tenancy, namespace).map(
+      (tenant): KubeManifest => ({
+        apiVersion: RBAC,
+        kind: 'RoleBinding',
+        metadata: { name: FUNCTIONS_IMPERSONATE_ROLE, namespace: tenant, labels },
+        roleRef: clusterRoleRef(FUNCTIONS_IMPERSONATE_ROLE),
+        subjects,
+      }),
+    ),
+    {
+      apiVersion: RBAC,
+      kind: 'Role',
+      metadata: { name: FUNCTIONS_ROLE_NAME, namespace, labels },
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection'] }],
+    },
+    {
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: { name: FUNCTIONS_ROLE_NAME, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: FUNCTIONS_ROLE_NAME },
+      subjects,
+    },
+  ];
+}

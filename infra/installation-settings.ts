@@ -1,0 +1,72 @@
+/**
+ * The installation's settings, generated in ONE place for every install path: the relay's
+ * ConfigMap (deploy/, the Helm chart, `convoy install --print`, the construct's manifests), the
+ * functions' environment (the construct) and `convoy dev` (which applies the ConfigMap and runs the
+ * relay and the functions from it). The functions and the relay parse them with the same
+ * functions/runtime/tenancy-config.ts.
+ *
+ * `tenantNamespaces` is the one setting that also shapes RBAC (functions-rbac.ts): the functions may
+ * impersonate ServiceAccounts only in these namespaces, so a Release outside them cannot act on the
+ * management cluster at all. kube-system, the other kube-* namespaces and convoy's own namespace are
+ * refused: impersonating their ServiceAccounts (e.g. kube-system:clusterrole-aggregation-controller,
+ * or convoy-relay) would hand the functions those rights.
+ */
+export class ManifestError extends Error {
+  override name = 'ManifestError';
+}
+
+/** The ServiceAccount Releases without serviceAccountName act as, unless told otherwise (Flux's lockdown value). */
+export const DEFAULT_SERVICE_ACCOUNT = 'default';
+
+/** Namespaces whose ServiceAccounts convoy never impersonates, whatever the installation says. */
+export const SYSTEM_NAMESPACES: readonly string[] = ['kube-system', 'kube-public', 'kube-node-lease'];
+
+export interface TenancyManifestOptions {
+  /** CONVOY_DEFAULT_SERVICE_ACCOUNT; default DEFAULT_SERVICE_ACCOUNT. '' acts with the functions' identity. */
+  readonly defaultServiceAccount?: string;
+  /**
+   * Namespaces whose Releases may act on the management cluster: the functions get `impersonate` on
+   * ServiceAccounts there (a RoleBinding each) and nowhere else. Default none. Never kube-system,
+   * kube-public, kube-node-lease or the installation namespace.
+   */
+  readonly tenantNamespaces?: readonly string[];
+  /** CONVOY_IN_CLUSTER_NAMESPACES: '*', '' (none) or a comma-separated list; default the tenant namespaces. */
+  readonly inClusterNamespaces?: string;
+  /** CONVOY_CROSS_NAMESPACE_REFS; default false. */
+  readonly crossNamespaceRefs?: boolean;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** The tenant namespaces, checked: names, no duplicates, none of the system or installation namespaces. */
+export function tenantNamespacesOf(tenancy: TenancyManifestOptions | undefined, installationNamespace: string): string[] {
+  const list = [...(tenancy?.tenantNamespaces ?? [])];
+  const seen = new Set<string>();
+  for (const ns of list) {
+    if (!DNS_LABEL.test(ns)) throw new ManifestError(`tenantNamespaces: ${JSON.stringify(ns)} is not a namespace name (RFC 1123 label)`);
+    if (SYSTEM_NAMESPACES.includes(ns)) {
+      throw new ManifestError(
+        `tenantNamespaces: ${ns} may not be a tenant namespace: impersonating its ServiceAccounts (e.g. kube-system:clusterrole-aggregation-controller) would make convoy's functions cluster-admin in all but name`,
+      );
+    }
+    if (ns === installationNamespace) {
+      throw new ManifestError(
+        `tenantNamespaces: ${ns} is convoy's own installation namespace; impersonating its ServiceAccounts would hand Releases the relay's rights. Put Releases that act on the management cluster in a namespace of their own`,
+      );
+    }
+    if (seen.has(ns)) throw new ManifestError(`tenantNamespaces: ${ns} is listed twice`);
+    seen.add(ns);
+  }
+  return list;
+}
+
+/** The installation's tenancy settings as entries of the relay's ConfigMap and the functions' environment. */
+export function tenancyEnvironment(tenancy: TenancyManifestOptions | undefined, namespace: string): { name: string; value: string }[] {
+  const tenants = tenantNamespacesOf(tenancy, namespace);
+  return [
+    { name: 'CONVOY_DEFAULT_SERVICE_ACCOUNT', value: tenancy?.defaultServiceAccount ?? DEFAULT_SERVICE_ACCOUNT },
+    { name: 'CONVOY_TENANT_NAMESPACES', value: tenants.join(',') },
+    { name: 'CONVOY_IN_CLUSTER_NAMESPACES', value: tenancy?.inClusterNamespaces ?? tenants.join(',') },
+    { name: 'CONVOY_CROSS_NAMESPACE_REFS', value: String(tenancy?.crossNamespaceRefs ?? false) },
+  ];
+}
