@@ -100,6 +100,13 @@ export interface RunMark {
   readonly mark: string;
   /** The mark to carry instead when work follows the status write: it closes nothing, the guard gives the Lease back after. */
   readonly markWithWorkAfter: string;
+  /**
+   * The mark for a status write of a run ending in `outcome`: `mark` when that write may close
+   * the Lease (closesByStatus), else `markWithWorkAfter` — a run that must still record something
+   * in the Lease (failures, a follow-up) keeps it until it gives it back, so no run that reads its
+   * status can take the Lease in between and lose that record.
+   */
+  markFor(outcome: Outcome): string;
   /** Tells the guard the mark the status carries after this run's write (undefined: none). */
   wrote(mark: string | undefined): void;
 }

@@ -54,7 +54,7 @@ export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
     const stampFor = (candidate: typeof verdict): Date => {
       if (run === undefined) return now();
       const workAfter = candidate.correct || driftEvents(release, observeSlice(release, candidate, now()).conditions[0]).length > 0;
-      return new Date(workAfter ? run.markWithWorkAfter : run.mark);
+      return new Date(workAfter ? run.markWithWorkAfter : run.markFor(candidate.outcome));
     };
     let slice = observeSlice(release, verdict, stampFor(verdict));
     const before = findCondition(release.status?.conditions, ConditionType.InSync);

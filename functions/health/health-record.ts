@@ -38,7 +38,9 @@ export function createHealthRecordHandler(deps: HealthRecordDeps): RecordHandler
     const observation = await observeHealth(release, deps, ctx.logger, hinted?.hint);
     // The run's mark (domain/runtime/lease-close.ts): this write, the run's last act, closes its Lease.
     const run = runOf(ctx);
-    const at = run === undefined ? now() : new Date(run.mark);
+    const first = run === undefined ? now() : new Date(run.mark);
+    // A run that must still record something in the Lease carries the later mark (RunMark.markFor).
+    const at = run === undefined ? first : new Date(run.markFor(healthVerdict(release, observation, first).outcome));
     const verdict = healthVerdict(release, observation, at);
     const log = ctx.logger.child(observation.kind === 'notAssessed' ? {} : { renderRef: observation.renderRef });
     const key = { namespace: message.namespace, name: message.name };

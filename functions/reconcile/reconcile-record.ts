@@ -56,6 +56,11 @@ export interface ReconcileRecordDeps {
  * Loads the Release a message names, reconciles it and writes the
  * convoy-release status slice. A message for a deleted or replaced Release
  * (uid differs) is dropped.
+ *
+ * The Release is always the live one (issue 20: a message is a hint, never an authority): the
+ * functions' runtime reads it before the Lease (functions/runtime/release-reads.ts, `admit`) and
+ * `releases` hands this handler that same answer; nothing a message carries — the relay's copy,
+ * a spec, a namespace — is ever reconciled.
  */
 export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordHandler {
   return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
@@ -68,7 +73,7 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
       const waiting = await recheckWaitingWave(release, deps.ports, seen);
       if (waiting !== undefined) {
         const run = runOf(ctx);
-        const slice = run === undefined ? waiting.slice : { ...waiting.slice, reconciledAt: run.mark };
+        const slice = run === undefined ? waiting.slice : { ...waiting.slice, reconciledAt: run.markFor(waiting.outcome) };
         try {
           await deps.statusWriter.apply({ namespace: message.namespace, name: message.name }, { manager: FieldManager.release, slice });
         } catch (error) {
@@ -95,7 +100,7 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     const run = runOf(ctx);
     const hint = result.observed && appliedHint(release, { manager: FieldManager.release, slice: result.slice }, result.observed);
     const notifyAfter = result.notify.length > 0 && hint === undefined;
-    const slice = run === undefined ? result.slice : { ...result.slice, reconciledAt: notifyAfter ? run.markWithWorkAfter : run.mark };
+    const slice = run === undefined ? result.slice : { ...result.slice, reconciledAt: notifyAfter ? run.markWithWorkAfter : run.markFor(result.outcome) };
     const notify = async () => {
       for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim(), hint);
     };
@@ -112,7 +117,7 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
       // convoy computed a status its own CRD refuses: say so in Applied instead of retrying forever.
       log.error('the reconcile status was refused; writing Applied False/DeployFailed instead', { error });
       const refused = concludeStatusRefused(release, deps.ports.now(), error.message, result.slice.resolvedRetentionPolicy ?? deps.ports.retentionDefault);
-      const refusedSlice = run === undefined ? refused.slice : { ...refused.slice, reconciledAt: run.mark };
+      const refusedSlice = run === undefined ? refused.slice : { ...refused.slice, reconciledAt: run.markFor(refused.outcome) };
       await deps.statusWriter.apply(key, { manager: FieldManager.release, slice: refusedSlice });
       run?.wrote(refusedSlice.reconciledAt);
       return refused.outcome;

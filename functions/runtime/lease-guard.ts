@@ -88,6 +88,11 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
       return waitAsNewMessage(busyWaitMs(taken, now(), random), `lease held by ${taken.holder}`);
     }
     const lease = taken.lease;
+    // The value that means free now: the one the take found, which is newer than our view of the
+    // Release when a run closed the Lease since our read. Giving the Lease back without a status
+    // write must restore exactly that value; our own older view would leave a holder that no
+    // run's view of the Release matches, so every message would wait for the Lease to expire.
+    const freeNow = taken.how === 'free' && taken.freeAs !== undefined ? taken.freeAs : closedAs;
     // The mark the holder carries (a take after a newer close carries a later one than firstMark).
     const mark = firstMark === undefined ? undefined : (markOfHolder(options.loop, lease.holder) ?? firstMark);
     // The Release read before the take is current only when the take proves no run came in between.
@@ -95,7 +100,7 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
     if (marks !== undefined && !proven) marks.stale(message);
     const skip = skipReason(lease, message, ctx, now());
     if (skip !== undefined) {
-      await options.leases.release(lease, lease.followUp, {}, { closeAs: closedAs });
+      await options.leases.release(lease, lease.followUp, {}, { closeAs: freeNow });
       return dropped(skip);
     }
     const heartbeat = startHeartbeat(options.leases, lease, heartbeatMs(options.durationSeconds), ctx.logger);
@@ -107,6 +112,7 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
         : {
             mark,
             markWithWorkAfter: markAfter(mark),
+            markFor: (ended) => (closesByStatus(ended, lease, ctx.messageId) ? mark : markAfter(mark)),
             wrote(value) {
               written = value;
               wroteMark = true;
@@ -135,7 +141,7 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
             failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
             handledSentAt: outcome?.kind === 'dropped' ? lease.handledSentAt : newerSentAt(lease.handledSentAt, message.sentAt),
           },
-          { closeAs: closedHolder(options.loop, wroteMark ? written : found) },
+          { closeAs: wroteMark ? closedHolder(options.loop, written) : freeNow },
         );
       }
     }
