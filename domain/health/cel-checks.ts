@@ -16,19 +16,45 @@
  * == 2` works; non-integral numbers stay `double`.
  *
  * Checks on Secrets are rejected at compile time: Secret data is never read.
+ *
+ * Limits, as Kubernetes puts on CEL (cel-runtime.ts): regular expressions are
+ * RE2, matched in linear time (an invalid literal pattern is a compile error);
+ * each evaluation has a cost budget and a wall-clock bound, and all
+ * evaluations of one `compileChecks` result (one Release, one assessment)
+ * share a larger one. An expression stopped over budget → Degraded, as any
+ * check that cannot be evaluated, with a message naming `checks[i]` and the
+ * budget it exceeded.
  */
-import { Environment, type ParseResult } from '@marcbachmann/cel-js';
+import {
+  createCelRuntime,
+  type CelEvaluation,
+  type CelProgram,
+  type CelRuntime,
+} from './cel-runtime.ts';
 import { healthSeverity } from './severity.ts';
 import { isSecret } from './rules/secret.ts';
 import type { HealthCheck, KubeObject, ObjectHealth } from './types.ts';
+
+/**
+ * What all evaluations made with one `compileChecks` result may still spend
+ * (one Release, one assessment): so a Release with many objects cannot turn
+ * the per-evaluation bounds into a long stall of the loop.
+ */
+export interface AssessmentBudget {
+  costLeft: number;
+  timeLeftMs: number;
+}
 
 export interface CompiledCheck {
   /** Position in `spec.healthAssessment.checks`, for messages. */
   readonly index: number;
   readonly apiVersion: string;
   readonly kind: string;
-  readonly healthy: ParseResult;
-  readonly degraded: ParseResult | undefined;
+  readonly healthy: CelProgram;
+  readonly degraded: CelProgram | undefined;
+  readonly runtime: CelRuntime;
+  /** Shared by every check of one `compileChecks` call. */
+  readonly budget: AssessmentBudget;
 }
 
 export type CompiledChecks = readonly CompiledCheck[];
@@ -45,54 +71,48 @@ export interface CompileChecksResult {
   errors: CheckCompileError[];
 }
 
+export interface CompileChecksOptions {
+  /**
+   * The CEL runtime (compiled-program cache, limits), made once by a
+   * composition root and shared by every Release. Without it each call makes
+   * its own: same semantics and limits, nothing cached across calls.
+   */
+  runtime?: CelRuntime;
+}
+
 /** Static types a check expression may have; anything else can never be a boolean. */
 const BOOLEAN_COMPATIBLE_TYPES: ReadonlySet<string> = new Set(['bool', 'dyn']);
-
-function errorSummary(error: unknown): string {
-  if (error instanceof Error) {
-    const summary = (error as Error & { summary?: unknown }).summary;
-    if (typeof summary === 'string' && summary !== '') return summary;
-    return error.message.split('\n')[0] ?? error.message;
-  }
-  return String(error);
-}
 
 function label(index: number, apiVersion: string, kind: string): string {
   return `checks[${index}] (${apiVersion} ${kind})`;
 }
 
-type CompileOutcome = { ok: true; expression: ParseResult } | { ok: false; message: string };
+type CompileOutcome = { ok: true; program: CelProgram } | { ok: false; message: string };
 
-function compileExpression(env: Environment, field: 'healthy' | 'degraded', source: string): CompileOutcome {
+function compileExpression(runtime: CelRuntime, field: 'healthy' | 'degraded', source: string): CompileOutcome {
   if (source.trim() === '') return { ok: false, message: `${field}: the expression is empty` };
-  let expression: ParseResult;
-  try {
-    expression = env.parse(source);
-  } catch (error) {
-    return { ok: false, message: `${field}: ${errorSummary(error)}` };
+  const outcome = runtime.compile(source);
+  if (!outcome.ok) return { ok: false, message: `${field}: ${outcome.message}` };
+  const type = outcome.program.type;
+  if (type !== undefined && !BOOLEAN_COMPATIBLE_TYPES.has(type)) {
+    return { ok: false, message: `${field}: the expression returns ${type}; it must return bool` };
   }
-  const checked = expression.check();
-  if (!checked.valid) {
-    return { ok: false, message: `${field}: ${errorSummary(checked.error)}` };
-  }
-  if (checked.type !== undefined && !BOOLEAN_COMPATIBLE_TYPES.has(checked.type)) {
-    return { ok: false, message: `${field}: the expression returns ${checked.type}; it must return bool` };
-  }
-  return { ok: true, expression };
+  return outcome;
 }
 
 /**
- * Compiles the checks of one Release. An invalid check is reported in
- * `errors` (with its index, so the caller can name `checks[i]`) and left
- * out of `compiled`, so the built-in rule keeps assessing its kind. Never throws.
+ * Compiles the checks of one Release. An invalid check (including an invalid
+ * RE2 pattern literal) is reported in `errors` (with its index, so the caller
+ * can name `checks[i]`) and left out of `compiled`, so the built-in rule keeps
+ * assessing its kind. The result carries one assessment's budget: compile
+ * once per assessment. Never throws.
  */
-export function compileChecks(checks: readonly HealthCheck[]): CompileChecksResult {
-  // One environment per call: environments are mutable registries, and the
-  // health function compiles once per Release per run.
-  const env = new Environment({
-    enableOptionalTypes: true,
-    homogeneousAggregateLiterals: false,
-  }).registerVariable('object', 'map');
+export function compileChecks(checks: readonly HealthCheck[], options: CompileChecksOptions = {}): CompileChecksResult {
+  const runtime = options.runtime ?? createCelRuntime();
+  const budget: AssessmentBudget = {
+    costLeft: runtime.limits.costPerAssessment,
+    timeLeftMs: runtime.limits.timePerAssessmentMs,
+  };
   const compiled: CompiledCheck[] = [];
   const errors: CheckCompileError[] = [];
   checks.forEach((check, index) => {
@@ -108,21 +128,21 @@ export function compileChecks(checks: readonly HealthCheck[]): CompileChecksResu
       fail('checks on Secrets are not allowed: Secret data is never read; Secrets are always healthy');
       return;
     }
-    const healthy = compileExpression(env, 'healthy', check.healthy);
+    const healthy = compileExpression(runtime, 'healthy', check.healthy);
     if (!healthy.ok) {
       fail(healthy.message);
       return;
     }
-    let degraded: ParseResult | undefined;
+    let degraded: CelProgram | undefined;
     if (check.degraded !== undefined) {
-      const outcome = compileExpression(env, 'degraded', check.degraded);
+      const outcome = compileExpression(runtime, 'degraded', check.degraded);
       if (!outcome.ok) {
         fail(outcome.message);
         return;
       }
-      degraded = outcome.expression;
+      degraded = outcome.program;
     }
-    compiled.push({ index, apiVersion, kind, healthy: healthy.expression, degraded });
+    compiled.push({ index, apiVersion, kind, healthy: healthy.program, degraded, runtime, budget });
   });
   return { compiled, errors };
 }
@@ -139,13 +159,33 @@ function toCelValue(value: unknown): unknown {
 
 type Evaluation = { ok: true; value: boolean } | { ok: false; message: string };
 
-function evaluateExpression(expression: ParseResult, object: unknown): Evaluation {
-  let value: unknown;
-  try {
-    value = expression({ object });
-  } catch (error) {
-    return { ok: false, message: `evaluation failed: ${errorSummary(error)}` };
+function spend(budget: AssessmentBudget, evaluation: CelEvaluation): void {
+  budget.costLeft -= evaluation.cost;
+  budget.timeLeftMs -= evaluation.elapsedMs;
+}
+
+function evaluateExpression(check: CompiledCheck, program: CelProgram, object: unknown): Evaluation {
+  const { runtime, budget } = check;
+  const { limits } = runtime;
+  if (budget.costLeft <= 0 || budget.timeLeftMs <= 0) {
+    return {
+      ok: false,
+      message:
+        `was not evaluated: the checks of this Release spent their budget for one assessment ` +
+        `(${limits.costPerAssessment} cost units, ${limits.timePerAssessmentMs} ms)`,
+    };
   }
+  const costLimit = Math.min(limits.costPerEvaluation, budget.costLeft);
+  const timeLimitMs = Math.min(limits.timePerEvaluationMs, budget.timeLeftMs);
+  const evaluation = runtime.evaluate(program, { object }, { costLimit, timeLimitMs });
+  spend(budget, evaluation);
+  if (!evaluation.ok) {
+    if (evaluation.exceeded !== undefined) {
+      return { ok: false, message: `exceeded its ${evaluation.message} and was stopped` };
+    }
+    return { ok: false, message: `evaluation failed: ${evaluation.message}` };
+  }
+  const value = evaluation.value;
   if (typeof value !== 'boolean') {
     return { ok: false, message: `returned ${value === null ? 'null' : typeof value}, not a boolean` };
   }
@@ -155,11 +195,11 @@ function evaluateExpression(expression: ParseResult, object: unknown): Evaluatio
 function evaluateCheck(check: CompiledCheck, object: unknown): ObjectHealth {
   const name = label(check.index, check.apiVersion, check.kind);
   if (check.degraded !== undefined) {
-    const result = evaluateExpression(check.degraded, object);
+    const result = evaluateExpression(check, check.degraded, object);
     if (!result.ok) return { state: 'Degraded', message: `${name}: degraded ${result.message}` };
     if (result.value) return { state: 'Degraded', message: `${name}: the degraded expression is true` };
   }
-  const result = evaluateExpression(check.healthy, object);
+  const result = evaluateExpression(check, check.healthy, object);
   if (!result.ok) return { state: 'Degraded', message: `${name}: healthy ${result.message}` };
   return result.value
     ? { state: 'Healthy', message: `${name}: the healthy expression is true` }

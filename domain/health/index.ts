@@ -14,7 +14,9 @@ export {
   type CompileChecksResult,
   type CompiledCheck,
   type CompiledChecks,
+  type CompileChecksOptions,
 } from './cel-checks.ts';
+export { createCelRuntime, DEFAULT_CEL_LIMITS, type CelLimits, type CelRuntime } from './cel-runtime.ts';
 export {
   MAX_SUMMARY_MESSAGE_LENGTH,
   MAX_SUMMARY_OBJECTS,
