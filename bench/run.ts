@@ -3,12 +3,13 @@
 // stderr). Exits 0 when every section ran, whether or not its targets were met;
 // non-zero only when a section failed with an error (the document says which).
 //
-//   node bench/run.ts [--only reconcile200,queueLatency,functions,observers] [--sequential 50] [--burst 200]
+//   node bench/run.ts [--only reconcile200,queueLatency,queueCadence,functions,observers] [--sequential 50] [--burst 200]
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
+import { benchCelRedos } from './sections/cel-redos.ts';
 import { benchDashboard } from './sections/dashboard.ts';
 import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
 import { benchFlux } from './sections/flux.ts';
@@ -17,6 +18,7 @@ import { benchMultiCluster } from './sections/multi-cluster.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
 import { benchPackage } from './sections/package.ts';
 import { benchPerRelease } from './sections/per-release.ts';
+import { benchQueueCadence } from './sections/queue-cadence.ts';
 import { benchQueueLatency } from './sections/queue-latency.ts';
 import { benchRelayMetrics } from './sections/relay-metrics.ts';
 import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts';
@@ -27,7 +29,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -104,7 +106,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster');
+    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -124,6 +126,10 @@ async function main(): Promise<number> {
     if (wanted('queueLatency') && kc && client) {
       const [k, c] = [kc, client];
       await run('queueLatency', () => benchQueueLatency(k, c, { sequential, burst }), (r) => r);
+    }
+    if (wanted('queueCadence') && kc) {
+      const k = kc;
+      await run('queueCadence', () => benchQueueCadence(k), (r) => r);
     }
     if ((wanted('reconcile200') || wanted('observers')) && kc && client) {
       const [k, c] = [kc, client];
@@ -160,6 +166,7 @@ async function main(): Promise<number> {
     }
     if (wanted('package')) await run('package', () => benchPackage(root), (r) => r);
     if (wanted('relayMetrics')) await run('relayMetrics', () => benchRelayMetrics(), (r) => r);
+    if (wanted('celRedos')) await run('celRedos', () => benchCelRedos(), (r) => r);
     if (wanted('observers')) {
       const missing = observersMissing(root);
       if (missing !== undefined) {
