@@ -72,10 +72,12 @@ function hogCommand(wanted: boolean): { mode: 'none' | 'stress-ng' | 'node'; lab
  */
 const RUN_SCRIPT = `
 hog=
-trap 'if [ -n "$hog" ]; then kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; fi' EXIT
+stop_hog() { if [ -n "$hog" ]; then kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=; fi; }
+trap stop_hog EXIT
+trap 'stop_hog; exit 130' HUP INT TERM PIPE
 case "$1" in
-  stress-ng) stress-ng --cpu 1 --quiet & hog=$! ;;
-  node) "$2" -e 'for (;;) {}' & hog=$! ;;
+  stress-ng) stress-ng --cpu 1 --timeout 3h --quiet & hog=$! ;;
+  node) "$2" -e 'setTimeout(() => process.exit(0), 3 * 3600 * 1000); for (;;) {}' & hog=$! ;;
 esac
 shift 2
 "$@"
@@ -89,6 +91,7 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
     'run',
     '--project',
     opts.project,
+    '--reporter=default',
     '--reporter=json',
     `--outputFile.json=${report}`,
     '--reporter=./test/harness/summary-reporter.ts',
@@ -99,11 +102,20 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
   const log = createWriteStream(join(opts.out, `run-${index}.log`));
   const started = performance.now();
   const exit = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(command ?? 'sh', args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so that stopping the soak stops flock, the shell, vitest and the hog.
+    const child = spawn(command ?? 'sh', args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const stop = () => {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+      process.exit(130);
+    };
+    process.once('SIGINT', stop).once('SIGTERM', stop);
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.on('error', reject);
-    child.on('close', (code) => resolve(code));
+    child.on('close', (code) => {
+      process.off('SIGINT', stop).off('SIGTERM', stop);
+      resolve(code);
+    });
   });
   log.end();
   const ms = performance.now() - started;
@@ -119,9 +131,14 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
     const path = relative(root, file.name);
     if (file.startTime !== undefined && file.endTime !== undefined) fileMs.set(path, file.endTime - file.startTime);
     const assertions = file.assertionResults ?? [];
-    if (assertions.length === 0 && file.status === 'failed') {
-      tests.set(`${path} > (the file)`, { passed: false, skipped: false, message: firstLine(file.message ?? 'failed without tests') });
-    }
+    // A file can fail outside its tests (import, beforeAll, afterAll): its tests then read as
+    // skipped or passed. It is a row of its own, "<file> > (the file)", in every run.
+    const failedOutside = file.status === 'failed' && !assertions.some((a) => a.status === 'failed');
+    tests.set(`${path} > (the file)`, {
+      passed: !failedOutside,
+      skipped: false,
+      message: failedOutside ? firstLine(file.message || `the file failed outside its tests; see run-${index}.log`) : '',
+    });
     for (const a of assertions) {
       const name = [path, ...(a.ancestorTitles ?? []), a.title].join(' > ');
       tests.set(name, {
