@@ -9,7 +9,8 @@
  * - with `kubeconfigSecret`: the secret's ARN in the environment and read access to it; the
  *   functions read it at run time and re-read its token every 5 minutes (no redeploy on rotation);
  * - `eksTargets`: eks:DescribeCluster on the target clusters and sts:AssumeRole on their roles,
- *   for Clusters with spec.eks.
+ *   for Clusters with spec.eks; `namespaceRoles` is also the installation's `eksRoles` policy
+ *   (CONVOY_EKS_ROLES), so IAM and the namespace policy name the same roles.
  *
  * Plus the installation's tenancy settings (tenancyEnvironment), the same as in the relay's ConfigMap.
  */
@@ -19,6 +20,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
+import { formatEksRoles, FUNCTION_ROLE } from '../domain/tenancy/eks-roles.ts';
 import { FUNCTIONS_GROUP, tenancyEnvironment, type TenancyManifestOptions } from './relay-manifests.ts';
 
 export interface FunctionAccessProps {
@@ -33,11 +35,18 @@ export interface EksTargetsProps {
   readonly clusterArns?: readonly string[];
   /** Roles that Clusters' spec.eks.roleArn name (sts:AssumeRole). */
   readonly roleArns?: readonly string[];
+  /**
+   * Which roles the EKS Clusters of each namespace may use (CONVOY_EKS_ROLES): namespace (or a
+   * pattern, `*` for all) → role ARNs or patterns, `self` for the functions' own role. The roles
+   * are granted sts:AssumeRole too. Unset: no namespace may use any role.
+   */
+  readonly namespaceRoles?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** The functions' environment for reaching Kubernetes: names and public endpoints only. */
 export function functionAccessEnvironment(props: FunctionAccessProps, namespace: string): Record<string, string> {
   const env: Record<string, string> = Object.fromEntries(tenancyEnvironment(props.tenancy, namespace).map((e) => [e.name, e.value]));
+  env.CONVOY_EKS_ROLES = formatEksRoles(props.eksTargets?.namespaceRoles ?? {});
   if (props.cluster !== undefined) {
     env.CONVOY_MANAGEMENT_EKS_NAME = props.cluster.clusterName;
     env.CONVOY_MANAGEMENT_SERVER = props.cluster.clusterEndpoint;
@@ -63,8 +72,14 @@ export function grantFunctionAccess(scope: Construct, functions: Readonly<Record
     }
     if (props.kubeconfigSecret !== undefined) props.kubeconfigSecret.grantRead(fn);
     const clusters = props.eksTargets?.clusterArns ?? [];
-    const roles = props.eksTargets?.roleArns ?? [];
+    const roles = assumableRoles(props.eksTargets);
     if (clusters.length > 0) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [...clusters] }));
     if (roles.length > 0) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole'], resources: [...roles] }));
   }
+}
+
+/** roleArns and every role namespaceRoles names (not `self`: the functions' own role is not assumed). */
+function assumableRoles(targets: EksTargetsProps | undefined): string[] {
+  const named = Object.values(targets?.namespaceRoles ?? {}).flat().filter((role) => role !== FUNCTION_ROLE);
+  return [...new Set([...(targets?.roleArns ?? []), ...named])];
 }

@@ -11,6 +11,7 @@ import { isPlainObject } from '../../domain/render/kube-object.ts';
 import { createKubeRequest, createTargetCluster, KubeRequestError, type RequestCounter } from './target-cluster.ts';
 import { createKubeClient, isKubeApiError, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
+import { createIdentityReads } from './identity-reads.ts';
 import {
   ClusterResolutionError,
   loadStoredKubeConfig,
@@ -104,6 +105,13 @@ async function probeVersion(
     const reason = error instanceof KubeRequestError ? error.reason : String(error);
     throw new ClusterResolutionError(`${where} is unreachable at ${server}: ${reason}`, { cause: error });
   }
+  if (response.status === 403 && kc.impersonate !== undefined) {
+    // Everyone may GET /version: a 403 here is the impersonation itself.
+    throw new ClusterResolutionError(
+      `${where}: this installation does not let convoy act as ${kc.impersonate} (impersonation Forbidden); ` +
+        "ask the platform admin to add the Release's namespace to the installation's tenant namespaces",
+    );
+  }
   if (response.status === 401 || response.status === 403) {
     throw new ClusterResolutionError(
       `${where}: ${server} refused the kubeconfig's credentials (HTTP ${response.status})`,
@@ -118,20 +126,15 @@ async function probeVersion(
   return typeof gitVersion === 'string' ? gitVersion : undefined;
 }
 
-/** readSecret and readCluster over the management cluster. */
+/**
+ * readSecret (as the Release's identity: identity-reads.ts) and readCluster (convoy's own object,
+ * with the functions' identity) over the management cluster.
+ */
 export function createManagementReaders(kc: KubeClientConfig): ManagementReaders {
   const client = createKubeClient(kc);
+  const readsAs = createIdentityReads(kc);
   return {
-    async readSecret(namespace, name) {
-      const secret = await unlessNotFound(() =>
-        client.get<{ data?: Record<string, string> }>(resourcePath('v1', 'secrets', namespace, name)),
-      );
-      if (secret === undefined) return undefined;
-      const decoded: Record<string, string> = {};
-      for (const [key, value] of Object.entries(secret.data ?? {}))
-        decoded[key] = Buffer.from(value, 'base64').toString('utf8');
-      return decoded;
-    },
+    readSecret: (namespace, name, as) => readsAs(as).secretData(namespace, name),
     async readCluster(namespace, name) {
       const raw: unknown = await unlessNotFound(() =>
         client.get(resourcePath(`${API_GROUP}/${API_VERSION}`, 'clusters', namespace, name)),

@@ -4,14 +4,19 @@
  * Cluster (the management cluster's own for `inCluster: true`, one stored in a Secret, or an
  * EKS token minted in-process), and who every request acts as — decided once here from
  * domain/tenancy and carried by the kubeconfig (`actingAs` → the Impersonate-User header).
+ * A Cluster's kubeconfig Secret is read as the Release's identity on the management cluster (a
+ * Release reaches only the credentials its ServiceAccount may read), and an EKS Cluster's role
+ * is checked against the installation's `eksRoles` before any token is minted.
  */
 import { parse as parseYaml } from 'yaml';
 import type { Release } from '../../domain/api/objects.ts';
 import { isPlainObject } from '../../domain/render/kube-object.ts';
 import {
+  assertEksRoleAllowed,
   assertInClusterAllowed,
   DEFAULT_TENANCY,
   PolicyRefusedError,
+  ReadRefusedError,
   inClusterIdentity,
   impersonatedUser,
   referencedNamespace,
@@ -38,8 +43,12 @@ export interface EksClusterRef {
 }
 
 export interface ManagementReaders {
-  /** The Secret's data, base64-decoded; undefined when the Secret does not exist. Never log it. */
-  readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /**
+   * The Secret's data read as `as` (the Release's identity on the management cluster),
+   * base64-decoded; undefined when the Secret does not exist; ReadRefusedError when `as` may not
+   * read it. Never log it.
+   */
+  readSecret(namespace: string, name: string, as: ActingIdentity): Promise<Record<string, string> | undefined>;
   /** The Cluster, or undefined when it does not exist. */
   readCluster(namespace: string, name: string): Promise<ClusterObject | undefined>;
 }
@@ -93,11 +102,14 @@ export async function resolveTargetAccess(release: Release, opts: TargetAccessOp
     return { where, cluster, identity, kubeConfig: actingAs(opts.managementKubeConfig, impersonatedUser(identity)) };
   }
   const identity = remoteIdentity(namespace, ref.name);
-  if (cluster.spec.eks !== undefined) {
+  const eks = cluster.spec.eks;
+  if (eks !== undefined) {
     if (opts.eks === undefined) {
       throw new ClusterResolutionError(`${where}: spec.eks needs AWS credentials, and this installation runs without them; use spec.kubeConfig`);
     }
-    return { where, cluster, identity, kubeConfig: await opts.eks(cluster.spec.eks, where) };
+    // Before any AWS call: no token is minted and no role assumed for a role the namespace may not use.
+    policy(() => assertEksRoleAllowed({ clusterNamespace: namespace, cluster: ref.name, roleArn: eks.roleArn, releaseNamespace }, tenancy));
+    return { where, cluster, identity, kubeConfig: await opts.eks(eks, where) };
   }
   const secretRef = cluster.spec.kubeConfig?.secretRef;
   if (secretRef === undefined) throw new ClusterResolutionError(`${where}: set spec.inCluster: true, spec.kubeConfig.secretRef or spec.eks`);
@@ -107,13 +119,23 @@ export async function resolveTargetAccess(release: Release, opts: TargetAccessOp
   ));
   const key = secretRef.key ?? DEFAULT_KUBECONFIG_KEY;
   const secretName = `Secret ${secretNamespace}/${secretRef.name}`;
-  const data = await opts.readSecret(secretNamespace, secretRef.name);
+  const data = await readAsRelease(() => opts.readSecret(secretNamespace, secretRef.name, inClusterIdentity(release, tenancy)), where);
   if (data === undefined) throw new ClusterResolutionError(`${where}: its kubeconfig ${secretName} does not exist`);
   const text = data[key];
   if (text === undefined || text.trim() === '') {
     throw new ClusterResolutionError(`${where}: ${secretName} has no key "${key}" holding a kubeconfig (spec.kubeConfig.secretRef.key)`);
   }
   return { where, cluster, identity, kubeConfig: loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`) };
+}
+
+/** A kubeconfig the Release's identity may not read: ClusterNotReady naming the Secret and the identity. */
+async function readAsRelease<T>(read: () => Promise<T>, where: string): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ReadRefusedError) throw new ClusterResolutionError(`${where}: its kubeconfig ${error.message}`, { cause: error });
+    throw error;
+  }
 }
 
 /** A policy refusal at this step is a ClusterNotReady (reconcile) or an unreadable cluster (observers). */

@@ -9,6 +9,7 @@ import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/sett
 import type { KubeClientConfig } from '../kube/kubeconfig.ts';
 import type { RequestCounter } from '../kube/target-cluster.ts';
 import { createManagementReader } from '../kube/management-reader.ts';
+import { createIdentityReads } from '../kube/identity-reads.ts';
 import { createGitCache } from '../source/git-cache.ts';
 import { createToolLocator } from '../tools/binaries.ts';
 import { createMutationsPort } from './mutations-port.ts';
@@ -19,7 +20,10 @@ import { createStorePort } from './store-port.ts';
 import { createValuesPort } from './values-port.ts';
 
 export interface ReconcileWiring {
-  /** The management cluster: convoy's objects, Secrets, ConfigMaps, and inCluster targets. */
+  /**
+   * The management cluster: convoy's objects (read with these credentials), the Secrets and
+   * ConfigMaps a Release names (read as the Release's identity: impersonated), and inCluster targets.
+   */
   managementKubeConfig: KubeClientConfig;
   /** undefined: no render store (pins answer NoStore; drift and health have nothing to load). */
   store: RenderStore | undefined;
@@ -40,11 +44,12 @@ export interface ReconcileWiring {
 export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
   const now = wiring.now ?? (() => new Date());
   const reader = createManagementReader(wiring.managementKubeConfig);
+  const readsAs = createIdentityReads(wiring.managementKubeConfig);
   const gitCache = createGitCache({ dir: join(wiring.cacheDir, 'git'), maxEntries: 64 });
   const tools = createToolLocator();
   const clusters = createClusterResolver({
     managementKubeConfig: wiring.managementKubeConfig,
-    readSecret: (ns, name) => reader.secretData(ns, name),
+    readSecret: (ns, name, as) => readsAs(as).secretData(ns, name),
     readCluster: async (ns, name) => {
       const caches = wiring.caches;
       const listed = caches && (await caches.clusters.get(ALL_NAMESPACES, 'clusters', () => reader.listAllNamespaces('clusters')));
@@ -59,9 +64,9 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
   const tenancy = wiring.tenancy ?? DEFAULT_TENANCY;
   return {
     now,
-    source: createSourcePort({ reader, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs }),
+    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs }),
     cluster: clusters,
-    values: createValuesPort({ reader, gitCache, tenancy }),
+    values: createValuesPort({ reader, readsAs, gitCache, tenancy }),
     renderer: createRendererPort(() => tools.locate()),
     mutations: createMutationsPort(reader, wiring.caches?.mutations),
     lifecycle: {

@@ -1,10 +1,13 @@
-import type { ManagementReader } from '../kube/management-reader.ts';
+import type { DataReader } from '../kube/identity-reads.ts';
 
 export type GitAuth = { username: string; password: string } | { bearerToken: string };
 
-/** Reads git/helm credentials from a Secret; errors name the Secret and keys, never the values. */
+/**
+ * Reads git/helm credentials from a Secret, as the Release's identity (the caller passes the
+ * reader acting as it); errors name the Secret and keys, never the values.
+ */
 export async function credentialsFrom(
-  reader: ManagementReader,
+  reader: Pick<DataReader, 'secretData'>,
   namespace: string,
   secretName: string | undefined,
   field: string,

@@ -8,19 +8,25 @@ import type { GitCache } from '../source/git-cache.ts';
 import type { RefCache } from '../source/ref-cache.ts';
 import { fetchHelmChart } from '../source/helm-repo.ts';
 import type { ManagementReader } from '../kube/management-reader.ts';
-import { credentialsFrom } from './credentials.ts';
+import type { DataReader, DataReaderFor } from '../kube/identity-reads.ts';
+import { credentialsFrom, type GitAuth } from './credentials.ts';
 import { PolicyRefusedError, referencedNamespace } from '../../domain/tenancy/policy.ts';
+import { inClusterIdentity } from '../../domain/tenancy/identity.ts';
+import { ReadRefusedError } from '../../domain/tenancy/read-refusal.ts';
 import { hasUnansweredSyncRequest } from '../../domain/reconcile/annotations.ts';
 import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
 
 export interface SourcePortDeps {
+  /** convoy's own objects (a GitRepository), read with the functions' identity. */
   reader: ManagementReader;
+  /** Git and Helm credentials Secrets, read as the Release's identity. */
+  readsAs: DataReaderFor;
   gitCache: GitCache;
   helmCacheDir: string;
   /** Shares ls-remote answers between Releases for a few seconds (adapters/source/ref-cache.ts). */
   refCache?: RefCache | undefined;
-  /** Whether spec.source.gitRepositoryRef may name another namespace; default no. */
-  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs'> | undefined;
+  /** Whether spec.source.gitRepositoryRef may name another namespace (default no), and who a Release reads as. */
+  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount'> | undefined;
 }
 
 /** How a ref appears in status.lastAttempted.resolvedSource.git.ref. */
@@ -37,10 +43,11 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
     async resolve(release: Release): Promise<SourceTree> {
       const ns = release.metadata.namespace ?? 'default';
       const { git, gitRepositoryRef, helm } = release.spec.source;
+      const secrets = deps.readsAs(inClusterIdentity(release, deps.tenancy ?? DEFAULT_TENANCY));
       // A sync request sees the newest commit: it skips the shared ls-remote answers.
       const fresh = hasUnansweredSyncRequest(release);
       if (git !== undefined) {
-        return fetchGit(deps, ns, { url: git.url, ref: git.ref, secret: git.secretRef?.name, path: git.path, fresh }, 'spec.source.git');
+        return fetchGit(deps, secrets, ns, { url: git.url, ref: git.ref, secret: git.secretRef?.name, path: git.path, fresh }, 'spec.source.git');
       }
       if (gitRepositoryRef !== undefined) {
         const field = 'spec.source.gitRepositoryRef';
@@ -63,36 +70,48 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
         // The repository's own secretRef is local to the repository's namespace.
         return fetchGit(
           deps,
+          secrets,
           repoNs,
           { url: repo.url, ref: repo.ref, secret: repo.secretRef?.name, path: gitRepositoryRef.path, fresh },
           `GitRepository ${repoNs}/${gitRepositoryRef.name}`,
         );
       }
       if (helm !== undefined) {
-        const auth = await credentialsFrom(deps.reader, ns, helm.secretRef?.name, 'spec.source.helm.secretRef');
+        const auth = await credentialsAs(secrets, ns, helm.secretRef?.name, 'spec.source.helm.secretRef');
         const chart = await fetchHelmChart(
           { repository: helm.repository, chart: helm.chart, version: helm.version, ...(auth ? { auth } : {}) },
           deps.helmCacheDir,
         );
-        return { dir: chart.chartDir, resolved: { helm: chart.resolved } };
+        return { dir: chart.chartDir, root: chart.chartDir, resolved: { helm: chart.resolved } };
       }
       throw new SourceNotReadyError('spec.source', 'spec.source names no source');
     },
   };
 }
 
+/** Credentials read as the Release's identity; a refused read is SourceNotReady naming the Secret and the identity. */
+async function credentialsAs(secrets: DataReader, namespace: string, secretName: string | undefined, field: string): Promise<GitAuth | undefined> {
+  try {
+    return await credentialsFrom(secrets, namespace, secretName, field);
+  } catch (error) {
+    if (error instanceof ReadRefusedError) throw new SourceNotReadyError(field, `${field}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
 async function fetchGit(
   deps: SourcePortDeps,
+  secrets: DataReader,
   namespace: string,
   spec: { url: string; ref: GitRef; secret: string | undefined; path: string; fresh: boolean },
   field: string,
 ): Promise<SourceTree> {
-  const auth = await credentialsFrom(deps.reader, namespace, spec.secret, `${field}.secretRef`);
+  const auth = await credentialsAs(secrets, namespace, spec.secret, `${field}.secretRef`);
   const fetched = await fetchGitSource(
     { url: spec.url, ref: spec.ref, path: spec.path, field, ...(auth ? { auth } : {}) },
     deps.gitCache,
     { refCache: deps.refCache, freshRef: spec.fresh },
   );
-  return { dir: fetched.dir, resolved: { git: { url: fetched.resolved.url, ref: refName(spec.ref), commit: fetched.resolved.commit } } };
+  return { dir: fetched.dir, root: fetched.root, resolved: { git: { url: fetched.resolved.url, ref: refName(spec.ref), commit: fetched.resolved.commit } } };
 }
 

@@ -3,6 +3,7 @@
  * environment (functions/runtime/config.ts, `convoy dev`) and pass them in; nothing here reads
  * the environment itself.
  */
+import { EksRolesSettingError, parseEksRoles, type EksRoleGrant } from './eks-roles.ts';
 export interface TenancySettings {
   /**
    * The ServiceAccount (in the Release's own namespace) that a Release without
@@ -22,19 +23,32 @@ export interface TenancySettings {
    * `--no-cross-namespace-refs` lockdown.
    */
   readonly crossNamespaceRefs: boolean;
+  /**
+   * Which IAM roles the EKS Clusters (`Cluster.spec.eks`) of each namespace may use, the
+   * functions' own role (a Cluster without roleArn) only where named (eks-roles.ts). Empty: none
+   * — an installation says which namespace may reach which EKS cluster as whom.
+   */
+  readonly eksRoles: readonly EksRoleGrant[];
 }
 
-/** What an installation that sets nothing gets: Releases work as they always did, no cross-namespace references. */
+/**
+ * What an installation that sets nothing gets: Releases work as they always did on the
+ * management cluster; no cross-namespace references; no EKS role for anyone.
+ */
 export const DEFAULT_TENANCY: TenancySettings = Object.freeze({
   defaultServiceAccount: undefined,
   inClusterNamespaces: 'all',
   crossNamespaceRefs: false,
+  eksRoles: Object.freeze([]),
 });
 
 /** A bad installation setting; the message names the variable. */
 export class TenancySettingsError extends Error {
   override name = 'TenancySettingsError';
 }
+
+/** The settings' names; a composition root passes its own (e.g. the environment variables) for messages. */
+type SettingName = 'defaultServiceAccount' | 'inClusterNamespaces' | 'crossNamespaceRefs' | 'eksRoles';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -43,13 +57,21 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
  * Settings from their textual form (environment variables, ConfigMap entries):
  * - `defaultServiceAccount`: a ServiceAccount name, or empty for none;
  * - `inClusterNamespaces`: `*` (all), empty (none) or a comma-separated list of namespaces;
- * - `crossNamespaceRefs`: `true` or `false`.
+ * - `crossNamespaceRefs`: `true` or `false`;
+ * - `eksRoles`: `<namespace>=<role>[,<role>…]` entries separated by `;` (eks-roles.ts).
  */
 export function parseTenancySettings(text: {
   defaultServiceAccount?: string | undefined;
   inClusterNamespaces?: string | undefined;
   crossNamespaceRefs?: string | undefined;
-}, names = { defaultServiceAccount: 'defaultServiceAccount', inClusterNamespaces: 'inClusterNamespaces', crossNamespaceRefs: 'crossNamespaceRefs' }): TenancySettings {
+  eksRoles?: string | undefined;
+}, given: Partial<Record<SettingName, string>> = {}): TenancySettings {
+  const names: Record<SettingName, string> = {
+    defaultServiceAccount: given.defaultServiceAccount ?? 'defaultServiceAccount',
+    inClusterNamespaces: given.inClusterNamespaces ?? 'inClusterNamespaces',
+    crossNamespaceRefs: given.crossNamespaceRefs ?? 'crossNamespaceRefs',
+    eksRoles: given.eksRoles ?? 'eksRoles',
+  };
   const sa = text.defaultServiceAccount?.trim() ?? '';
   if (sa !== '' && (!DNS_SUBDOMAIN.test(sa) || sa.length > 253)) {
     throw new TenancySettingsError(`${names.defaultServiceAccount}: ${JSON.stringify(sa)} is not a ServiceAccount name`);
@@ -71,9 +93,17 @@ export function parseTenancySettings(text: {
   if (cross !== undefined && cross !== '' && cross !== 'true' && cross !== 'false') {
     throw new TenancySettingsError(`${names.crossNamespaceRefs}: must be true or false, not ${JSON.stringify(text.crossNamespaceRefs)}`);
   }
+  let eksRoles: readonly EksRoleGrant[] = DEFAULT_TENANCY.eksRoles;
+  try {
+    if (text.eksRoles !== undefined) eksRoles = parseEksRoles(text.eksRoles, names.eksRoles);
+  } catch (error) {
+    if (error instanceof EksRolesSettingError) throw new TenancySettingsError(error.message, { cause: error });
+    throw error;
+  }
   return {
     defaultServiceAccount: sa === '' ? undefined : sa,
     inClusterNamespaces: inCluster,
     crossNamespaceRefs: cross === undefined || cross === '' ? DEFAULT_TENANCY.crossNamespaceRefs : cross === 'true',
+    eksRoles,
   };
 }

@@ -5,7 +5,10 @@ import { parseTenancySettings, type TenancySettings } from '../../domain/tenancy
  * manifests' ConfigMap, or `convoy dev`):
  * - CONVOY_DEFAULT_SERVICE_ACCOUNT: the ServiceAccount a Release without serviceAccountName acts as;
  * - CONVOY_IN_CLUSTER_NAMESPACES: `*`, empty (none), or namespaces that may use `inCluster: true`;
- * - CONVOY_CROSS_NAMESPACE_REFS: `true` to allow references into other namespaces.
+ * - CONVOY_CROSS_NAMESPACE_REFS: `true` to allow references into other namespaces;
+ * - CONVOY_EKS_ROLES: which IAM roles each namespace's EKS Clusters may use,
+ *   `<namespace>=<role ARN or pattern>[,…];…`, `self` for the functions' own role
+ *   (domain/tenancy/eks-roles.ts); unset or empty: none.
  * Unset variables keep DEFAULT_TENANCY. A malformed value fails the container's start, naming it.
  */
 export function tenancyFromEnv(env: Record<string, string | undefined>): TenancySettings {
@@ -14,11 +17,13 @@ export function tenancyFromEnv(env: Record<string, string | undefined>): Tenancy
       defaultServiceAccount: env.CONVOY_DEFAULT_SERVICE_ACCOUNT,
       inClusterNamespaces: env.CONVOY_IN_CLUSTER_NAMESPACES,
       crossNamespaceRefs: env.CONVOY_CROSS_NAMESPACE_REFS,
+      eksRoles: env.CONVOY_EKS_ROLES,
     },
     {
       defaultServiceAccount: 'CONVOY_DEFAULT_SERVICE_ACCOUNT',
       inClusterNamespaces: 'CONVOY_IN_CLUSTER_NAMESPACES',
       crossNamespaceRefs: 'CONVOY_CROSS_NAMESPACE_REFS',
+      eksRoles: 'CONVOY_EKS_ROLES',
     },
   );
 }

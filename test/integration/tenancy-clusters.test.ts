@@ -114,7 +114,17 @@ describe('three kube-apiservers, two tenants on each', () => {
       // Management cluster: the tenant's deployer ServiceAccount may write ConfigMaps in its namespace.
       await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'deployer' } } });
       const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-      await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'deployer' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] }] } });
+      // And read its Clusters' kubeconfig Secrets: a Release reads what it names as its own identity.
+      await rbac.createNamespacedRole({
+        namespace: ns,
+        body: {
+          metadata: { name: 'deployer' },
+          rules: [
+            { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] },
+            { apiGroups: [''], resources: ['secrets'], resourceNames: ['kubeconfig-a', 'kubeconfig-b'], verbs: ['get'] },
+          ],
+        },
+      });
       await rbac.createNamespacedRoleBinding({ namespace: ns, body: { metadata: { name: 'deployer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' }, subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }] } });
       // Target A: a token user; target B: a client certificate.
       await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'kubeconfig-a' }, stringData: { value: kubeconfigYaml(targetA.server, targetA.caPem, { token: targetA.tokens[`${tenant}-deployer`] }) } } });

@@ -6,6 +6,7 @@ import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig 
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Release } from '../../domain/api/objects.ts';
 import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
+import { parseEksRoles } from '../../domain/tenancy/eks-roles.ts';
 import { createEksTokens } from '../../adapters/aws/eks-token.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
@@ -62,6 +63,10 @@ describe('tenancy: per-Release identity and the installation policy', () => {
     const fileKubeconfig = (user: string) => `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: ${user}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`;
     await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'auth-provider-kubeconfig' }, stringData: { value: fileKubeconfig(`{auth-provider: {name: oidc, config: {id-token: ${SECRET_VALUE}}}}`) } } });
     await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'token-file-kubeconfig' }, stringData: { value: fileKubeconfig('{tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}') } } });
+    // Releases without serviceAccountName act as `default`, which may read these kubeconfigs (a Release reads what it names as its identity).
+    await grant(admin, teamA, 'default-kubeconfigs', { kind: 'ServiceAccount', name: 'default' }, [
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['auth-provider-kubeconfig', 'token-file-kubeconfig', 'bad-kubeconfig'], verbs: ['get'] },
+    ]);
     await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'bad-kubeconfig' }, stringData: { value: `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {exec: {command: /bin/sh, args: ["-c", "echo ${SECRET_VALUE}"]}}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n` } } });
   });
   afterAll(async () => {
@@ -231,7 +236,8 @@ describe('tenancy: per-Release identity and the installation policy', () => {
     });
     await convoyApi(tenant).create('Cluster', teamA, 'eks-gone', { eks: { name: 'no-such-cluster', region: 'eu-west-1' } });
     const unreachable = await tenantRelease('eks-unreachable', { 'cm.yaml': configMap('cm-eks-1') }, { cluster: { name: 'eks-gone' } });
-    const down = await env.reconcile(unreachable, env.ports({ wiring: { tenancy: lockedDown(), eks: eks.access } }));
+    // team-a may use the functions' own role here (policy eksRoles), so the token is minted and the endpoint tried.
+    const down = await env.reconcile(unreachable, env.ports({ wiring: { tenancy: lockedDown({ eksRoles: parseEksRoles(`${teamA}=self`) }), eks: eks.access } }));
     expect(applied(down.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
     expect(applied(down.release)!.message).toContain('no-such-cluster');
     expect(JSON.stringify(down.release.status)).not.toContain(SECRET_VALUE);
