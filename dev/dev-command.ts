@@ -4,20 +4,25 @@ import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../functions/runtime/logger.ts';
-import { ControlPlaneBinariesNotFoundError, installCrds, startControlPlane } from './control-plane.ts';
+import { TenancySettingsError } from '../domain/tenancy/settings.ts';
+import { ManifestError } from '../infra/relay-manifests.ts';
+import { ControlPlaneBinariesNotFoundError, FUNCTIONS_USER, installCrds, startControlPlane } from './control-plane.ts';
 import { chooseCluster, UnusableKubeconfigError } from './dev-cluster.ts';
-import { EXAMPLES_NAMESPACE, invalidExampleFiles, provideExampleSources } from './dev-examples.ts';
+import { EXAMPLES_NAMESPACE, grantExampleDeployer, invalidExampleFiles, provideExampleSources } from './dev-examples.ts';
+import { devSettings, devSettingsUsage, type DevSettings } from './dev-settings.ts';
 import { assertPortsFree, isAddressInUse, PortInUseError, type NamedPort } from './dev-ports.ts';
 import { buildExampleRepos } from './example-repos.ts';
 import { startGitHttpServer } from './git-http-server.ts';
 import { startConvoyRuntime } from './runtime.ts';
+import { installShippedIdentities } from './shipped-identities.ts';
 import { watchShutdown } from './shutdown.ts';
 import { removeStaleDirs } from './stale-dirs.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
+const INSTALLATION_NAMESPACE = 'convoy-system';
 
 export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-port 8480] [--git-port 8481] [--aws-port 0]
-           [--examples <dir>] [--log-level info]
+           [--examples <dir>] [--log-level info] [--tenant-namespaces a,b] [--open-tenancy] …
 
   Without --embedded or --kubeconfig: the current kubeconfig context when its cluster answers,
   otherwise the embedded cluster (convoy dev says which and why).
@@ -31,6 +36,11 @@ export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-po
                  the ${EXAMPLES_NAMESPACE} namespace pointing at it, so examples/ work with any port
   --aws-port     the embedded SQS/S3 server (0: any free port)
   --examples     the examples folder (default: examples/ of this checkout)
+
+  convoy dev acts as an install does: the relay with its ServiceAccount's token, the functions as
+  the convoy:functions group, both under the RBAC of deploy/ and the chart (never admin), with the
+  installation settings in ConfigMap convoy-relay-config of convoy-system. Locked down by default:
+${devSettingsUsage}
 
   Ctrl-C / SIGTERM: the relay gives up its Lease, then everything stops (a few seconds).
   A Pod labelled kwok.convoy.dev/fail: "true" fails on the embedded cluster (a Job's Pod exits 1,
@@ -61,6 +71,12 @@ async function runDev(argv: string[]): Promise<number> {
         'aws-port': { type: 'string', default: '0' },
         examples: { type: 'string', default: join(repoRoot, 'examples') },
         'log-level': { type: 'string', default: 'info' },
+        'tenant-namespaces': { type: 'string' },
+        'default-service-account': { type: 'string' },
+        'in-cluster-namespaces': { type: 'string' },
+        'cross-namespace-refs': { type: 'boolean', default: false },
+        'open-tenancy': { type: 'boolean', default: false },
+        'watch-secrets': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
     }).values;
@@ -90,6 +106,14 @@ async function runDev(argv: string[]): Promise<number> {
     console.error(`convoy dev: --log-level ${level}: must be debug, info, warn or error`);
     return 2;
   }
+  let settings: DevSettings;
+  try {
+    settings = devSettings(values, process.env, EXAMPLES_NAMESPACE);
+  } catch (err) {
+    if (!(err instanceof TenancySettingsError)) throw err;
+    console.error(`convoy dev: ${err.message}`);
+    return 2;
+  }
   const [apiPort, gitPort, awsPort] = ports.map((p) => p.port) as [number, number, number];
   const logger = createLogger({ base: { app: 'convoy-dev' }, level });
   const shutdown = watchShutdown();
@@ -115,6 +139,7 @@ async function runDev(argv: string[]): Promise<number> {
     const choice = await chooseCluster({ embedded: values.embedded, kubeconfig: values.kubeconfig });
     let kubeconfigPath: string;
     let adminToken: string | undefined;
+    let functionsToken: string | undefined;
     if (choice.kind === 'embedded') {
       say(`starting the embedded cluster (${choice.why})`);
       const cp = await startControlPlane({
@@ -127,6 +152,7 @@ async function runDev(argv: string[]): Promise<number> {
       kubeconfigPath = join(repoRoot, '.convoy', 'kubeconfig');
       await writeFile(kubeconfigPath, cp.kubeconfigYaml, { mode: 0o600 });
       adminToken = cp.tokens['convoy-admin'];
+      functionsToken = cp.tokens[FUNCTIONS_USER.name];
     } else {
       say(`using the cluster of context ${choice.context} (${choice.server}) from ${choice.kubeconfigPath}`);
       kubeconfigPath = choice.kubeconfigPath;
@@ -147,6 +173,11 @@ async function runDev(argv: string[]): Promise<number> {
     });
     stops.push({ what: 'the Git server', stop: () => git.stop() });
     await provideExampleSources(kc, git.url, examples.names);
+    // The identities of an install (never admin for a loop), then the examples tenant's own rights.
+    const identities = await installShippedIdentities(kc, { namespace: INSTALLATION_NAMESPACE, ...settings, functionsToken });
+    const deployer = settings.tenancy.defaultServiceAccount;
+    if (deployer !== undefined && deployer !== '') await grantExampleDeployer(kc, deployer);
+    say(`the relay acts as ServiceAccount ${INSTALLATION_NAMESPACE}/convoy-relay, the functions as ${functionsToken !== undefined ? 'the group convoy:functions' : `ServiceAccount ${INSTALLATION_NAMESPACE}/convoy-functions (bound like the group convoy:functions)`}; tenant namespaces: ${settings.tenancy.tenantNamespaces.join(', ')}`);
     if (stopped()) return 0;
 
     const runtime = await startConvoyRuntime({
@@ -154,6 +185,9 @@ async function runDev(argv: string[]): Promise<number> {
       logger,
       awsPort,
       apiPort,
+      namespace: INSTALLATION_NAMESPACE,
+      identities,
+      settings: identities.settings,
       ...(process.env['CONVOY_GIT_WEBHOOK_SECRET'] ? { gitWebhookSecret: process.env['CONVOY_GIT_WEBHOOK_SECRET'] } : {}),
     }).catch((err: unknown) => {
       throw isAddressInUse(err) ? new PortInUseError(/aws|fauxqs/i.test(String(err)) ? awsPort : apiPort, /aws|fauxqs/i.test(String(err)) ? '--aws-port' : '--api-port') : err;
@@ -178,6 +212,10 @@ async function runDev(argv: string[]): Promise<number> {
 /** One line for the failures a user can fix (exit 2 for usage, 1 otherwise); the stack only for the unexpected. */
 function reportStartFailure(err: unknown, say: (line: string) => void, logger: Logger): number {
   if (err instanceof PortInUseError) {
+    say(err.message);
+    return 2;
+  }
+  if (err instanceof ManifestError) {
     say(err.message);
     return 2;
   }

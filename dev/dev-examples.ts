@@ -4,7 +4,7 @@
 // `kubectl apply -f examples/` works whatever port that server has.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { API_GROUP, API_VERSION } from '../domain/api/common.ts';
 
@@ -74,4 +74,30 @@ async function yamlFiles(dir: string): Promise<string[]> {
     else if (/\.ya?ml$/.test(entry.name)) out.push(path);
   }
   return out.sort();
+}
+
+/**
+ * The examples tenant's own rights, as a platform team grants a team: the ServiceAccount its
+ * Releases act as (`serviceAccount`, the installation's defaultServiceAccount) may administer the
+ * examples namespace (ClusterRole admin, bound there) — and nothing outside it.
+ */
+export async function grantExampleDeployer(kc: KubeConfig, serviceAccount: string, namespace: string = EXAMPLES_NAMESPACE): Promise<void> {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const name = 'convoy-examples-deployer';
+  await rbac.patchNamespacedRoleBinding(
+    {
+      name,
+      namespace,
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name, namespace },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+        subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+  );
 }

@@ -15,6 +15,7 @@ import { ensureQueueWithDlq } from '../adapters/sqs/queues.ts';
 import { MAX_LEASE_SECONDS } from '../domain/runtime/lease.ts';
 import { parseQueueMessage, type Loop } from '../domain/runtime/queue-message.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
+import { tenancyFromEnv } from '../functions/runtime/tenancy-config.ts';
 import { functionEnvSchema, type FunctionConfig } from '../functions/runtime/config.ts';
 import type { Logger } from '../functions/runtime/logger.ts';
 import type { SqsBatchHandler } from '../functions/runtime/sqs-batch-handler.ts';
@@ -54,6 +55,14 @@ export interface RuntimeOptions {
   onlyNamespaces?: readonly string[];
   /** Secret of POST /v1/hooks/git (HMAC key for GitHub/Gitea, token for GitLab); unset: webhooks answer 503. */
   gitWebhookSecret?: string;
+  /**
+   * Who the loops act as (dev/shipped-identities.ts: the relay's ServiceAccount, the functions'
+   * group, under the install manifests' RBAC). Unset: every loop acts as `kc` (tests of a loop's
+   * logic that do not claim anything about identity).
+   */
+  identities?: { readonly relay: KubeConfig; readonly functions: KubeConfig };
+  /** The installation's settings as the relay ConfigMap holds them (tenancy, CONVOY_WATCH_SECRETS); unset: the defaults. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export interface ConvoyRuntime {
@@ -104,7 +113,10 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_CACHE_DIR: cacheDir,
     CONVOY_LEASE_SECONDS: String(MAX_LEASE_SECONDS),
   });
-  const clients: FunctionClients = { kc: fromClientNodeKubeConfig(kc), sqs, s3 };
+  const relayKc = options.identities?.relay ?? kc;
+  const settings = options.settings ?? {};
+  // The functions read the installation's settings as on AWS: from their environment, here the relay ConfigMap's entries.
+  const clients: FunctionClients = { kc: fromClientNodeKubeConfig(options.identities?.functions ?? kc), sqs, s3, tenancy: tenancyFromEnv(settings) };
   const queueUrlOf = (loop: Loop) => () => queues[loop].queueUrl;
   const handlers: Partial<Record<Loop, SqsBatchHandler>> = {
     reconcile: createReconcileHandler(config, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),
@@ -128,7 +140,8 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   }
 
   const relay = startRelay({
-    kc,
+    kc: relayKc,
+    watchSecrets: settings['CONVOY_WATCH_SECRETS'] !== 'false',
     sqs: options.onlyNamespaces === undefined ? sqs : onlyNamespaces(sqs, options.onlyNamespaces),
     queueUrls: { reconcile: queues.reconcile.queueUrl, drift: queues.drift.queueUrl, health: queues.health.queueUrl },
     installationNamespace: namespace,
@@ -149,15 +162,15 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   let api: { url: string; close(): Promise<void> } | undefined;
   if (options.apiPort !== undefined) {
     const app = createApiApp({
-      auth: createKubeAuthenticator(kc),
-      releases: createReleaseApi(kc),
-      userClusters: userClustersOf(fromClientNodeKubeConfig(kc)),
+      auth: createKubeAuthenticator(relayKc),
+      releases: createReleaseApi(relayKc),
+      userClusters: userClustersOf(fromClientNodeKubeConfig(relayKc)),
       store: createS3RenderStore({ s3, bucket }),
       metrics: relay.metrics,
       ready: () => relay.ready(),
       gitWebhook: createGitWebhookHandler({
         secret: options.gitWebhookSecret ?? '',
-        releases: createKubeWebhookReleaseSource(kc),
+        releases: createKubeWebhookReleaseSource(relayKc),
         enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
         logger: logger.child({ component: 'git-webhook' }),
       }),

@@ -22,8 +22,15 @@ export const FUNCTIONS_IMPERSONATE_ROLE = 'convoy-functions-impersonate';
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 
-export function functionsRbac(namespace: string, labels: Record<string, string>, tenancy?: TenancyManifestOptions): KubeManifest[] {
-  const subjects = [{ kind: 'Group', name: FUNCTIONS_GROUP, apiGroup: 'rbac.authorization.k8s.io' }];
+/**
+ * `serviceAccount`: also bind a ServiceAccount of the installation namespace, for functions that
+ * authenticate as one (`convoy dev` on a cluster where it cannot mint a user of FUNCTIONS_GROUP).
+ */
+export function functionsRbac(namespace: string, labels: Record<string, string>, tenancy?: TenancyManifestOptions, serviceAccount?: string): KubeManifest[] {
+  const subjects: Record<string, string>[] = [
+    { kind: 'Group', name: FUNCTIONS_GROUP, apiGroup: 'rbac.authorization.k8s.io' },
+    ...(serviceAccount === undefined ? [] : [{ kind: 'ServiceAccount', name: serviceAccount, namespace }]),
+  ];
   const clusterRoleRef = (name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
   return [
     {

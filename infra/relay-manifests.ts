@@ -132,6 +132,8 @@ export interface RelayManifestOptions {
    * credentials Secret is picked up by the Release's next interval or a sync (docs/decisions.md).
    */
   readonly watchSecrets?: boolean;
+  /** A ServiceAccount of the installation namespace bound like FUNCTIONS_GROUP (functions-rbac.ts); for `convoy dev` only. */
+  readonly functionsServiceAccount?: string;
 }
 
 /**
@@ -244,7 +246,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELAY_NAME },
       subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
     },
-    ...functionsRbac(namespace, labels, options.tenancy),
+    ...functionsRbac(namespace, labels, options.tenancy, options.functionsServiceAccount),
     config,
     {
       apiVersion: 'apps/v1',

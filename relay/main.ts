@@ -9,6 +9,7 @@ import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { describeZodError } from '../domain/api/objects.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
+import { tenancyFromEnv } from '../functions/runtime/tenancy-config.ts';
 import { createApiApp, createProbeApp } from './http/app.ts';
 import { cachingAuthenticator } from './http/auth-cache.ts';
 import { createKubeAuthenticator } from './http/auth.ts';
@@ -32,7 +33,8 @@ const relayEnvSchema = z.object({
   CONVOY_TLS_KEY_FILE: z.string().optional(),
   CONVOY_GIT_WEBHOOK_SECRET: z.string().optional(),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  CONVOY_WATCH_SECRETS: z.enum(['true', 'false']).default('true'),
+  // Off unless the install grants list/watch on Secrets (relay-manifests.ts watchSecrets).
+  CONVOY_WATCH_SECRETS: z.enum(['true', 'false']).default('false'),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_ENDPOINT_URL: z.string().url().optional(),
 });
@@ -42,6 +44,16 @@ async function main(): Promise<void> {
   if (!parsed.success) throw new Error(`relay environment is invalid: ${describeZodError(parsed.error)}`);
   const env = parsed.data;
   const logger = createLogger({ base: { app: 'convoy-relay' }, level: env.CONVOY_LOG_LEVEL });
+  // The installation's settings are the functions' too (same ConfigMap entries, same parser): a
+  // malformed one stops the relay at start, naming the variable, rather than only the functions.
+  const tenancy = tenancyFromEnv(process.env);
+  logger.info('installation settings', {
+    defaultServiceAccount: tenancy.defaultServiceAccount ?? '(the functions\' identity)',
+    inClusterNamespaces: tenancy.inClusterNamespaces === 'all' ? '*' : [...tenancy.inClusterNamespaces].join(','),
+    crossNamespaceRefs: tenancy.crossNamespaceRefs,
+    tenantNamespaces: process.env['CONVOY_TENANT_NAMESPACES'] ?? '',
+    watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
+  });
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const aws = { region: env.AWS_REGION, ...(env.AWS_ENDPOINT_URL ? { endpoint: env.AWS_ENDPOINT_URL } : {}) };

@@ -10,6 +10,7 @@ export {
 export { installCrds } from './crds.ts';
 export { ControlPlaneBinariesNotFoundError, ControlPlaneStartError, CrdInstallError } from './errors.ts';
 export {
+  FUNCTIONS_USER,
   startControlPlane,
   type ControlPlane,
   type ExtraUser,

@@ -34,8 +34,15 @@ export interface ExtraUser {
   readonly groups?: readonly string[];
 }
 
+/**
+ * A static-token user in convoy's functions group (infra/functions-rbac.ts FUNCTIONS_GROUP), minted
+ * on every control plane: `convoy dev` and the integration harness run the functions as this user,
+ * with exactly the RBAC the install manifests grant that group — never as admin.
+ */
+export const FUNCTIONS_USER: ExtraUser = { name: 'convoy-functions', groups: ['convoy:functions'] };
+
 export interface StartControlPlaneOptions {
-  /** Users that authenticate with a static bearer token (unprivileged unless RBAC says otherwise). */
+  /** Users that authenticate with a static bearer token (unprivileged unless RBAC says otherwise); FUNCTIONS_USER always is one. */
   readonly extraUsers?: readonly ExtraUser[];
   /** Defaults to locateControlPlaneBinaries(). */
   readonly binaries?: ControlPlaneBinaries;
@@ -95,7 +102,7 @@ export interface ControlPlane {
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const withControllers = opts.controllers !== false;
   const binaries = opts.binaries ?? locateControlPlaneBinaries(process.env, { controllers: withControllers });
-  const extraUsers = opts.extraUsers ?? [];
+  const extraUsers = [...(opts.extraUsers ?? []).filter((u) => u.name !== FUNCTIONS_USER.name), FUNCTIONS_USER];
   for (const u of extraUsers) {
     if (!/^[A-Za-z0-9@._:-]+$/.test(u.name)) {
       throw new ControlPlaneStartError(

@@ -6,6 +6,13 @@
 // The relay watches Releases in every namespace; the runtime is told to send
 // only this namespace's Releases (onlyNamespaces), so Releases of test files
 // running in parallel are never reconciled by it.
+//
+// The loops act as an install's identities (dev/shipped-identities.ts): the relay with its
+// ServiceAccount's token, the functions as a user of the convoy:functions group, under the RBAC of
+// the install manifests — never admin. The test namespace is the installation's one tenant
+// namespace; its `default` ServiceAccount (what Releases without serviceAccountName act as) is
+// the tenant's identity, trusted with the cluster (cluster-admin) unless a test gives a Release a
+// narrower ServiceAccount.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +23,10 @@ import {
   SendMessageBatchCommand,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { ApiException, CoordinationV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { FUNCTIONS_USER } from '../../dev/control-plane.ts';
+import { installShippedIdentities } from '../../dev/shipped-identities.ts';
 import { API_GROUP, API_VERSION, type Condition } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import { leaseName } from '../../domain/runtime/lease.ts';
@@ -108,12 +118,30 @@ export async function startRuntimeEnv(
       if (process.env['CONVOY_TEST_LOGS'] === '1') process.stderr.write(`${line}\n`);
     },
   });
+  const identities = await installShippedIdentities(kc, {
+    namespace: installation.name,
+    tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: 'default' },
+    watchSecrets: true,
+    functionsToken: inject('tokens')[FUNCTIONS_USER.name],
+    clusterScopedSuffix: `-${installation.name}`,
+  });
+  const tenantAdmin = `convoy-tenant-admin-${ns.name}`;
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: tenantAdmin },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: ns.name }],
+    },
+  });
   const runtime = await startConvoyRuntime({
     kc,
     logger,
     namespace: installation.name,
     awsPort: 0,
     onlyNamespaces: [ns.name],
+    identities,
+    settings: identities.settings,
     ...options,
   });
   await until('the relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading(), { timeoutMs: 30_000 });
@@ -207,6 +235,8 @@ export async function startRuntimeEnv(
     },
     async close() {
       await runtime.stop();
+      await identities.remove();
+      await rbac.deleteClusterRoleBinding({ name: tenantAdmin });
       await git.stop();
       await ns.delete();
       await installation.delete();
