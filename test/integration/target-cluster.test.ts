@@ -511,11 +511,9 @@ describe('ClusterResolver', () => {
       kubeConfig: { secretRef: { name: `${name}-kc`, key: 'custom' } },
     });
 
-    const started = Date.now();
     const error = await rejection(resolver().resolve(releaseFor(name)));
-    expect(Date.now() - started).toBeLessThan(6000);
-    expect(error.message).toContain(`Cluster ${ns.name}/${name}`);
-    expect(error.message).toContain('https://127.0.0.1:1');
+    // Refused at once, not given up after the probe timeout: the reason says which.
+    expect(error.message).toBe(`Cluster ${ns.name}/${name} is unreachable at https://127.0.0.1:1: ECONNREFUSED`);
     expect(error.message).not.toContain('s3cr3t');
   });
 
@@ -552,7 +550,9 @@ describe('ClusterResolver', () => {
       });
       const started = Date.now();
       const error = await rejection(quick.resolve(releaseFor(name)));
-      expect(Date.now() - started).toBeLessThan(3000);
+      // The reason says which limit ended the probe; without one the silent server would hold it
+      // until the test's own timeout, so this bound (30× the probe timeout) is only a safety net.
+      expect(Date.now() - started).toBeLessThan(15_000);
       expect(error.message).toBe(`Cluster ${ns.name}/${name} is unreachable at ${url}: ${reason}`);
     }
   });
