@@ -42,8 +42,8 @@ export function functionsRbac(namespace: string, labels: Record<string, string>,
         { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list'] },
         { apiGroups: ['convoy.dev'], resources: ['releases/status'], verbs: ['patch'] },
         { apiGroups: ['convoy.dev'], resources: ['clusters', 'gitrepositories', 'mutations', 'lifecycles'], verbs: ['get', 'list'] },
-        // Values layers, kubeconfig Secrets and Git/Helm credentials that Releases name.
-        { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get'] },
+        // No ConfigMap or Secret: values layers, kubeconfig Secrets and Git/Helm credentials are read
+        // as the Release's ServiceAccount (adapters/kube/identity-reads.ts).
         // Events about a Release, in the Release's namespace (adapters/kube/events.ts: create, then on a
         // repeat get + merge-patch of its series).
         { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'get', 'patch'] },
