@@ -188,7 +188,8 @@ describe('correct under change', () => {
     // The same message once more, after its run finished: already handled.
     const [late] = await env.sendRaw('reconcile', [body]);
     await until('the late copy ended', () => ended(late ?? ''), { timeoutMs: 10_000 });
-    expect(String(env.recordLines('copies', { messageId: late, msg: 'dropped' })[0]?.['reason'])).toContain('already handled');
+    const lateLines = [env.recordLines('copies'), await env.lease(created.metadata.uid!), (await env.getRelease('copies')).status];
+    expect(String(env.recordLines('copies', { messageId: late, msg: 'dropped' })[0]?.['reason']), JSON.stringify(lateLines)).toContain('already handled');
     expect(runs('copies').length - before).toBe(1);
     await env.deleteRelease('copies');
   });

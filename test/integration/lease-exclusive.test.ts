@@ -124,4 +124,52 @@ describe('one run per Release and loop with Leases closed by the status write', 
     expect(lease.spec?.holderIdentity).toBe(`reconcile@${marks.at(-1) ?? ''}`);
     process.stdout.write(`lease-exclusive: ${ran.length} runs (${ran.map((r) => `${r.cause} ${r.ms} ms`).join(', ')}), ${ended.filter((e) => e.outcome === 'dropped').length} dropped\n`);
   }, 60_000);
+
+  it('a run whose view of the Release was older than the last close, dropped after its take, gives the Lease back free as the value it found — the next run takes it at once', async () => {
+    const kc = kubeConfigFor(inject('kubeconfigPath'));
+    const config = fromKubeconfigFile(inject('kubeconfigPath'));
+    const created = await convoyApi(kc).create('Release', ns.name, 'stale-view', {
+      cluster: { name: 'local' },
+      source: { git: { url: 'https://git.example.invalid/apps.git', ref: { branch: 'main' } } },
+    });
+    const uid = String((created['metadata'] as { uid?: string }).uid);
+    const statusWriter = createStatusWriter(config);
+    const reads = sharedReleaseReads(createReleaseSource(config), 'reconcile');
+    const leases = createLeasePort(config, ns.name);
+    const logger = createLogger({ base: { test: 'lease-exclusive' }, level: 'error' });
+    const writes: string[] = [];
+    const handler: RecordHandler = async (_message, ctx): Promise<Outcome> => {
+      const run = runOf(ctx);
+      if (run === undefined) throw new Error('the guard gave the run no mark');
+      await statusWriter.apply({ namespace: ns.name, name: 'stale-view' }, { manager: FieldManager.release, slice: slice(run.mark) });
+      run.wrote(run.mark);
+      writes.push(run.mark);
+      return done();
+    };
+    const message = (cause: string, sentAt: string): QueueMessage => ({ v: 1, loop: 'reconcile', namespace: ns.name, name: 'stale-view', uid, cause, sentAt });
+    const ctx = () => ({ logger, receiveCount: 1, messageId: randomUUID(), record: {} as never });
+    const guard = (marks: typeof reads.marks) => withLease(handler, { loop: 'reconcile', leases, durationSeconds: 30, marks });
+
+    // A first run, then a second whose write closes the Lease as reconcile@<its mark>.
+    const copySentAt = new Date().toISOString();
+    expect((await guard(reads.marks)(message('first', copySentAt), ctx())).kind).toBe('done');
+    await sleep(1_100);
+    const staleMark = writes.at(-1);
+    expect((await guard(reads.marks)(message('second', new Date().toISOString()), ctx())).kind).toBe('done');
+    // A copy of the first message whose read of the Release came before the second run's write:
+    // its view shows the first run's mark; the take finds the Lease free as the second's, takes it
+    // with a holder after that, and drops the copy as already handled.
+    const staleView: typeof reads.marks = {
+      mark: (m, c, fresh) => (fresh ? reads.marks.mark(m, c, true) : Promise.resolve(staleMark)),
+      stale: (m) => reads.marks.stale(m),
+    };
+    const copy = await guard(staleView)(message('first, again', copySentAt), ctx());
+    expect(copy).toMatchObject({ kind: 'dropped' });
+    expect(String((copy as { reason?: string }).reason)).toContain('already handled');
+    // The Lease is free as the value the Release's status means free: a run that reads it takes it at once.
+    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: leaseName('reconcile', uid), namespace: ns.name });
+    expect(lease.spec?.holderIdentity).toBe(`reconcile@${writes.at(-1) ?? ''}`);
+    const next = await leases.acquire('reconcile', uid, 'reconcile@2099-01-01T00:00:00Z', 30, undefined, { closedAs: `reconcile@${writes.at(-1) ?? ''}` });
+    expect(next.kind).toBe('acquired');
+  }, 60_000);
 });
