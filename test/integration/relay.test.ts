@@ -271,7 +271,8 @@ describe('relay', () => {
     const name = unique('timed');
     await api.create('Release', ns.name, name, releaseSpec({ syncPolicy: { interval: '2s' } }));
     await patchReleaseStatus(name, { lastAttempted: { attemptedAt: '2026-01-01T00:00:00Z', phase: 'Succeeded' } });
-    const messages = await messagesFor('reconcile', name, { atLeast: 2, timeoutMs: 6_000, settleMs: 0 });
+    // Safety net only: the timer is due at once (attemptedAt is long past); the relay ticks every 1 s.
+    const messages = await messagesFor('reconcile', name, { atLeast: 2, timeoutMs: 15_000, settleMs: 0 });
     expect(messages.map((m) => m.cause)).toEqual(['watch: Release added', 'timer: reconcile interval']);
   });
 
@@ -319,7 +320,8 @@ describe('relay', () => {
 
     await leader.stop();
     relay = follower;
-    await until('relay-c leads', () => follower.leading(), 5_000);
+    // Safety net only: the leader gives its Lease back on stop; at worst it expires after 3 s.
+    await until('relay-c leads', () => follower.leading(), 15_000);
     await drain();
     const name = unique('after-handover');
     await api.create('Release', ns.name, name, releaseSpec());
