@@ -123,8 +123,16 @@ const healthCheckSchema = z
       .string()
       .min(1)
       .max(4096)
-      .describe('A CEL expression over `object` that is true when the object is healthy.'),
+      .describe(
+        'A CEL expression over `object` that is true when the object is healthy. Kubernetes CEL semantics: RE2 regular expressions, a cost budget per evaluation.',
+      ),
   })
+  .meta(
+    celRules({
+      rule: "!(self.apiVersion == 'v1' && self.kind == 'Secret')",
+      message: 'checks on Secrets are not allowed: Secret data is never read; Secrets are always healthy',
+    }),
+  )
   .describe('A custom health rule.');
 
 const ignoreRuleSchema = z

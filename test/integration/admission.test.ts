@@ -62,6 +62,18 @@ const invalid: { name: string; spec: Record<string, unknown>; field: string; rea
     field: 'spec.syncPolicy.retryBackoff.factor',
     reason: /should be greater than or equal to 1/,
   },
+  {
+    name: 'a health check on Secrets (their data is never read)',
+    spec: releaseSpec({ healthAssessment: { checks: [{ apiVersion: 'v1', kind: 'Secret', healthy: "object.data.password == 'x'" }] } }),
+    field: 'spec.healthAssessment.checks[0]',
+    reason: /checks on Secrets are not allowed/,
+  },
+  {
+    name: 'a health check expression longer than 4096 characters',
+    spec: releaseSpec({ healthAssessment: { checks: [{ apiVersion: 'v1', kind: 'ConfigMap', healthy: `${'true || '.repeat(600)}true` }] } }),
+    field: 'spec.healthAssessment.checks[0].healthy',
+    reason: /Too long: may not be (longer|more) than 4096/,
+  },
 ];
 
 describe('admission of invalid Releases (CRD schema + CEL)', () => {
