@@ -5,11 +5,11 @@
 // it failed, read from vitest's JSON reporter (`--reporter=json --outputFile.json=…`).
 //
 //   node scripts/soak.ts [--runs 5] [--hog] [--project integration] [--lock /tmp/convoy-integration.lock]
-//                        [--no-lock] [--out DIR] [test files…]
+//                        [--no-lock] [--out DIR] [--vitest-arg --maxWorkers=2 …] [test files…]
 //
 // --hog: `stress-ng --cpu 1` (Debian: apt-get install -y stress-ng) while a run holds the lock;
 // without stress-ng, a busy-looping node process. Every run's output and JSON report stay in
-// --out (default: a fresh /tmp/convoy-soak-* folder).
+// --out (default: a fresh /tmp/convoy-soak-* folder). --vitest-arg (repeatable) is passed to vitest as is.
 //
 // Output (stdout; progress goes to stderr):
 //
@@ -83,7 +83,7 @@ shift 2
 "$@"
 `;
 
-async function runOnce(index: number, opts: { project: string; files: string[]; hog: 'none' | 'stress-ng' | 'node'; lock: string | undefined; out: string }): Promise<RunResult> {
+async function runOnce(index: number, opts: { project: string; files: string[]; vitestArgs: string[]; hog: 'none' | 'stress-ng' | 'node'; lock: string | undefined; out: string }): Promise<RunResult> {
   const report = join(opts.out, `run-${index}.json`);
   const vitest = [
     process.execPath,
@@ -95,6 +95,7 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
     '--reporter=json',
     `--outputFile.json=${report}`,
     '--reporter=./test/harness/summary-reporter.ts',
+    ...opts.vitestArgs,
     ...opts.files,
   ];
   const shell = ['sh', '-c', RUN_SCRIPT, 'soak-run', opts.hog, process.execPath, ...vitest];
@@ -167,6 +168,7 @@ async function main(): Promise<number> {
       lock: { type: 'string', default: '/tmp/convoy-integration.lock' },
       'no-lock': { type: 'boolean', default: false },
       out: { type: 'string' },
+      'vitest-arg': { type: 'string', multiple: true, default: [] },
     },
   });
   const runs = Number(values.runs);
@@ -179,11 +181,12 @@ async function main(): Promise<number> {
   const out = values.out ?? (await mkdtemp(join(tmpdir(), 'convoy-soak-')));
   const files = positionals;
 
-  process.stdout.write(`soak: ${runs} runs of vitest --project ${values.project}, hog: ${hog.label}, files: ${files.length > 0 ? files.join(' ') : '(all of the project)'}\n`);
+  const vitestArgs = values['vitest-arg'];
+  process.stdout.write(`soak: ${runs} runs of vitest --project ${values.project}${vitestArgs.length > 0 ? ` ${vitestArgs.join(' ')}` : ''}, hog: ${hog.label}, files: ${files.length > 0 ? files.join(' ') : '(all of the project)'}\n`);
   const results: RunResult[] = [];
   for (let i = 1; i <= runs; i++) {
     process.stderr.write(`soak: run ${i}/${runs}${lock !== undefined ? ` (waiting for ${lock})` : ''}…\n`);
-    const r = await runOnce(i, { project: values.project, files, hog: hog.mode, lock, out });
+    const r = await runOnce(i, { project: values.project, files, vitestArgs, hog: hog.mode, lock, out });
     results.push(r);
     const states = [...(r.tests?.values() ?? [])];
     const counts = r.tests === undefined
