@@ -18,7 +18,7 @@ export async function syncVerb(argv: readonly string[], s: Session): Promise<Exi
   const key = releaseKey('sync', positionals, values.namespace);
   const annotation = values.force ? Annotation.forceSyncRequestedAt : Annotation.syncRequestedAt;
   const value = toRfc3339(new Date());
-  await patchRelease(s.cluster(values), key, { metadata: { annotations: { [annotation]: value } } });
+  await patchRelease(await s.cluster(values), key, { metadata: { annotations: { [annotation]: value } } });
   s.io.out(
     `${values.force ? 'force sync' : 'sync'} requested for ${key.namespace}/${key.name} at ${value} (${annotation})`,
   );
@@ -28,7 +28,7 @@ export async function syncVerb(argv: readonly string[], s: Session): Promise<Exi
 export async function pinVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
   const { values, positionals } = parseVerbArgs('pin', argv, { api: { type: 'string' } });
   const key = releaseKey('pin', positionals, values.namespace, 1);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   const api = apiTarget(values.api, s.env, cluster);
   const stored = api === undefined ? [] : (await storedRenders(api, key)).map((r) => r.renderRef);
   const renderRef = resolveRenderRef('pin', await readRelease(cluster, key), positionals[1], stored);
@@ -40,7 +40,7 @@ export async function pinVerb(argv: readonly string[], s: Session): Promise<Exit
 export async function unpinVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
   const { values, positionals } = parseVerbArgs('unpin', argv, {});
   const key = releaseKey('unpin', positionals, values.namespace);
-  await patchRelease(s.cluster(values), key, { metadata: { annotations: { [Annotation.pin]: null } } });
+  await patchRelease(await s.cluster(values), key, { metadata: { annotations: { [Annotation.pin]: null } } });
   s.io.out(`${key.namespace}/${key.name} unpinned: it follows its source again`);
   return ExitCode.ok;
 }
@@ -52,7 +52,7 @@ async function setSuspend(
 ): Promise<ExitCode> {
   const { values, positionals } = parseVerbArgs(verb, argv, {});
   const key = releaseKey(verb, positionals, values.namespace);
-  await patchRelease(s.cluster(values), key, { spec: { suspend: verb === 'suspend' } });
+  await patchRelease(await s.cluster(values), key, { spec: { suspend: verb === 'suspend' } });
   s.io.out(
     verb === 'suspend'
       ? `${key.namespace}/${key.name} suspended: no reconcile until convoy resume`

@@ -117,7 +117,7 @@ export function describeRelease(release: Release, events: string[]): string[] {
 export async function describeVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
   const { values, positionals } = parseVerbArgs('describe', argv, {});
   const key = releaseKey('describe', positionals, values.namespace);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const events = await releaseEvents(cluster, key);
   for (const line of describeRelease(release, events.length === 0 ? [] : eventTable(events))) s.io.out(line);

@@ -17,7 +17,7 @@ export async function diffVerb(argv: readonly string[], s: Session): Promise<Exi
   const { values, positionals } = parseVerbArgs('diff', argv, { ref: { type: 'string' } });
   const key = releaseKey('diff', positionals, values.namespace);
   const ref = values.ref === undefined ? undefined : parseRefFlag(values.ref);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const render = await renderLocally(cluster, release, ref);
   const target = await targetConfig(cluster, release);

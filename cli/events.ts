@@ -10,7 +10,7 @@ export async function eventsVerb(argv: readonly string[], s: Session): Promise<E
   if (values.output !== undefined && values.output !== 'json')
     throw new UsageError(`events: --output must be json, got "${values.output}"`);
   const key = releaseKey('events', positionals, values.namespace);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   await readRaw(cluster, key); // a missing Release is an error, not an empty list
   const events = await releaseEvents(cluster, key);
   if (values.output === 'json') s.io.out(JSON.stringify(events, null, 2));

@@ -14,7 +14,7 @@ export async function getVerb(argv: readonly string[], s: Session): Promise<Exit
   });
   if (values.output !== undefined && values.output !== 'json' && values.output !== 'wide')
     throw new UsageError(`get: --output must be json or wide, got "${values.output}"`);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   let raws: Record<string, unknown>[];
   if (positionals.length > 0) {
     if (values['all-namespaces']) throw new UsageError('get: -A lists every Release; do not name one');

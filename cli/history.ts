@@ -28,7 +28,7 @@ function rolesOf(release: Release, ref: string): string {
 export async function historyVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
   const { values, positionals } = parseVerbArgs('history', argv, { api: { type: 'string' } });
   const key = releaseKey('history', positionals, values.namespace);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const api = apiTarget(values.api, s.env, cluster);
   let rows: string[][];

@@ -1,20 +1,15 @@
 /**
  * The CLI's connection to the Kubernetes API: the user's own kubeconfig (so
- * their RBAC applies), loaded like kubectl does ($KUBECONFIG, else
- * ~/.kube/config, else in-cluster), with --kubeconfig and --context.
+ * their RBAC applies), found and merged like kubectl does (--kubeconfig, else
+ * every file of $KUBECONFIG, else ~/.kube/config, else in-cluster), with
+ * --context; every kind of credential kubectl takes (exec and auth-provider
+ * plugins, certificates, tokens, token files, proxy-url), through
+ * @kubernetes/client-node's loader (adapters/kube/user-kubeconfig.ts).
  */
-import { existsSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
 import { API_GROUP, API_VERSION } from '../domain/api/common.ts';
 import { parseRelease, type Release } from '../domain/api/objects.ts';
 import { createKubeClient, isKubeApiError, resourcePath, type KubeClient } from '../adapters/kube/http.ts';
-import {
-  fromKubeconfigFile,
-  inClusterConfig,
-  KubeconfigError,
-  type KubeClientConfig,
-} from '../adapters/kube/kubeconfig.ts';
+import { inClusterConfig, KubeconfigError, type KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import type { GlobalFlags, ReleaseKey } from './args.ts';
 import { CliFailure } from './output.ts';
 
@@ -25,21 +20,18 @@ export interface Cluster {
   close(): void;
 }
 
-function kubeconfigPath(flags: GlobalFlags, env: NodeJS.ProcessEnv): string | undefined {
-  if (flags.kubeconfig !== undefined) return flags.kubeconfig;
-  const listed = (env.KUBECONFIG ?? '').split(delimiter).filter((p) => p !== '');
-  for (const path of listed) if (existsSync(path)) return path;
-  if (listed.length > 0)
-    throw new KubeconfigError(`KUBECONFIG names ${listed.join(delimiter)}, which does not exist`);
-  const home = join(env.HOME ?? homedir(), '.kube', 'config');
-  return existsSync(home) && statSync(home).isFile() ? home : undefined;
-}
-
-export function connect(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): Cluster {
-  const path = kubeconfigPath(flags, env);
+/**
+ * Loads the kubeconfig and settles its credentials (an exec plugin runs here, once); the
+ * client-node loader is imported only now, so `convoy --help` does not pay for it.
+ */
+export async function connect(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): Promise<Cluster> {
+  const { userKubeconfigFiles, loadUserKubeConfig } = await import('../adapters/kube/user-kubeconfig.ts');
+  const files = userKubeconfigFiles({ kubeconfig: flags.kubeconfig, env });
   let config: KubeClientConfig;
-  if (path !== undefined) config = fromKubeconfigFile(path, { context: flags.context });
-  else if (env.KUBERNETES_SERVICE_HOST) config = inClusterConfig(env);
+  if (files.length > 0) {
+    const { connectClientNodeKubeConfig } = await import('../adapters/kube/client-node-config.ts');
+    config = await connectClientNodeKubeConfig(loadUserKubeConfig(files, flags.context), env);
+  } else if (env.KUBERNETES_SERVICE_HOST) config = inClusterConfig(env);
   else throw new KubeconfigError('no kubeconfig: set KUBECONFIG or --kubeconfig, or create ~/.kube/config');
   const client = createKubeClient(config, { timeoutMs: 30_000, userAgent: 'convoy-cli' });
   return { client, config, close: () => config.agent.destroy() };

@@ -14,7 +14,7 @@ import type { Session } from './session.ts';
 export async function rollbackVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
   const { values, positionals } = parseVerbArgs('rollback', argv, { api: { type: 'string' } });
   const key = releaseKey('rollback', positionals, values.namespace, 1);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   let target: string;
   if (positionals[1] !== undefined) {

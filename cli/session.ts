@@ -6,8 +6,11 @@ import type { Output } from './output.ts';
 export interface Session {
   readonly io: Output;
   readonly env: NodeJS.ProcessEnv;
-  /** Connects with the user's kubeconfig; the connection is closed when the verb ends. */
-  cluster(flags: GlobalFlags): Cluster;
+  /**
+   * Connects with the user's kubeconfig (running its exec plugin, if any, once); the connection
+   * is closed when the verb ends.
+   */
+  cluster(flags: GlobalFlags): Promise<Cluster>;
   /** Waits `ms` (wait's polling); ends early when the session is aborted. */
   sleep(ms: number): Promise<void>;
 }
@@ -17,8 +20,8 @@ export function createSession(io: Output, env: NodeJS.ProcessEnv = process.env):
   return {
     io,
     env,
-    cluster(flags) {
-      const c = connect(flags, env);
+    async cluster(flags) {
+      const c = await connect(flags, env);
       opened.push(c);
       return c;
     },

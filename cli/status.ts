@@ -11,7 +11,7 @@ export async function statusVerb(argv: readonly string[], s: Session): Promise<E
   if (values.output !== undefined && values.output !== 'json')
     throw new UsageError(`status: --output must be json, got "${values.output}"`);
   const key = releaseKey('status', positionals, values.namespace);
-  const verdict = combinedVerdict(await readRelease(s.cluster(values), key));
+  const verdict = combinedVerdict(await readRelease(await s.cluster(values), key));
   s.io.out(values.output === 'json' ? JSON.stringify(verdict) : verdictLine(verdict));
   return verdict.ready ? ExitCode.ok : verdict.kind === 'failure' ? ExitCode.failure : ExitCode.waiting;
 }

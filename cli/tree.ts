@@ -16,7 +16,7 @@ import type { Session } from './session.ts';
 export async function treeVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
   const { values, positionals } = parseVerbArgs('tree', argv, {});
   const key = releaseKey('tree', positionals, values.namespace);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const commit = release.status?.lastSuccessful?.resolvedSource?.git?.commit;
   const ref: GitRef | undefined =

@@ -29,7 +29,7 @@ export async function waitVerb(argv: readonly string[], s: Session): Promise<Exi
   const timeoutMs = durationFlag('timeout', values.timeout);
   const intervalMs = Math.max(100, durationFlag('interval', values.interval));
   const key = releaseKey('wait', positionals, values.namespace);
-  const cluster = s.cluster(values);
+  const cluster = await s.cluster(values);
   const deadline = Date.now() + timeoutMs;
   let last: Verdict | undefined;
   let printed = '';

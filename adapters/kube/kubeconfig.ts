@@ -6,8 +6,10 @@
  * tls-server-name), users (client-certificate-data/client-key-data, token, username/password),
  * contexts and current-context. File paths (certificate-authority, client-certificate,
  * client-key, tokenFile) are read only when the caller allows them — the management kubeconfig
- * the process loads itself, never one stored in a Secret. exec and auth-provider plugins are not
- * supported.
+ * the process loads itself, never one stored in a Secret. exec and auth-provider plugins and
+ * proxy-url are refused here on purpose: this parser loads the kubeconfigs tenants store in a
+ * Cluster's Secret (docs/security.md). The user's own kubeconfig (the CLI, `convoy dev`) takes
+ * everything kubectl takes, through user-kubeconfig.ts and client-node-config.ts.
  *
  * In-cluster: KUBERNETES_SERVICE_HOST/PORT and the service account's token and CA; the token is
  * re-read at most every minute, since the kubelet rotates it.
@@ -37,6 +39,8 @@ export interface KubeClientSettings {
    * shortly before it expires; used instead of `token` when set.
    */
   tokenSource?: (() => Promise<string>) | undefined;
+  /** The connection agent to use instead of one made from the TLS settings (a proxy-url's agent). */
+  agent?: Agent | undefined;
 }
 
 /** A loaded kubeconfig: the current context's cluster and credentials. */
@@ -87,7 +91,7 @@ export function kubeClientConfig(settings: KubeClientSettings): KubeClientConfig
     throw new KubeconfigError(`the cluster server ${url.origin} must be an https:// URL`);
   }
   const server = settings.server.replace(/\/+$/, '');
-  const agent = new Agent({
+  const agent = settings.agent ?? new Agent({
     keepAlive: true,
     ...(settings.ca !== undefined ? { ca: settings.ca } : {}),
     ...(settings.cert !== undefined ? { cert: settings.cert } : {}),
