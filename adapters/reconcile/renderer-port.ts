@@ -13,6 +13,7 @@ export function createRendererPort(tools: () => Promise<RenderTools>): Reconcile
         {
           type: content.type,
           dir: tree.dir,
+          root: tree.root,
           ...(content.type === 'Helm'
             ? {
                 helm: {

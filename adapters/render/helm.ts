@@ -5,19 +5,25 @@
  *   private temporary folder, removed afterwards (values may hold Secret data).
  * - Dependencies: `dependencyMode: Vendored` (the default) needs every dependency of Chart.yaml
  *   under charts/ (as a folder or a .tgz); `Resolve` is not supported. convoy never downloads.
- * - helm runs with its cache/config/data homes and HOME in that temporary folder and a kubeconfig
- *   that does not exist, so no user's helm repositories, plugins or clusters are involved.
+ * - Sandbox: before helm runs, the chart folder is walked (content-check.ts): a symbolic link
+ *   that leaves the checkout, a hard link, a device or FIFO, a link loop, or a vendored archive
+ *   holding a link or an absolute or `..` name is refused, naming the file. helm follows links,
+ *   so this is what keeps `.Files.Get` and templates inside the checkout.
+ * - helm runs in that private temporary folder (its HOME, working directory and cache/config/data
+ *   homes) with an environment of those paths only and a kubeconfig that does not exist
+ *   (tool-sandbox.ts), so no user's helm repositories, plugins, clusters or credentials are involved.
  * - `--include-crds` (CRDs from crds/ are part of the render), `--skip-tests` (test hooks are
  *   for `helm test`, not for a deployment). Other hooks are rendered as ordinary objects.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RenderError, UnsupportedRenderError } from '../../domain/render/errors.ts';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import { isPlainObject } from '../../domain/render/kube-object.ts';
 import { parseManifests, parseYamlValue } from '../../domain/render/manifest-parse.ts';
+import { checkContentTree } from './content-check.ts';
 import { MAX_TOOL_OUTPUT_BYTES, runTool } from './run-tool.ts';
+import { withToolHome } from './tool-sandbox.ts';
 
 export interface HelmChartOptions {
   /** Path of the helm binary. */
@@ -32,6 +38,11 @@ export interface HelmChartOptions {
   timeoutMs?: number;
   /** Where the private temporary folder is made; default the OS temp folder (/tmp on Lambda). */
   tempDir?: string;
+  /**
+   * The repository checkout the chart folder is in: symbolic links may lead anywhere inside it,
+   * nowhere outside. Default: the chart folder itself.
+   */
+  root?: string | undefined;
 }
 
 interface ChartDependency {
@@ -94,7 +105,12 @@ async function vendoredCharts(chartDir: string): Promise<Set<string>> {
     throw error;
   }
   for (const entry of entries) {
-    if (entry.isDirectory()) {
+    // A link to a folder (a library chart elsewhere in the checkout) is a folder to helm.
+    const folder =
+      entry.isDirectory() ||
+      (entry.isSymbolicLink() &&
+        (await stat(join(chartDir, 'charts', entry.name)).catch(() => undefined))?.isDirectory());
+    if (folder) {
       const sub = await readYamlFile(
         join(chartDir, 'charts', entry.name, 'Chart.yaml'),
         `charts/${entry.name}/Chart.yaml`,
@@ -134,10 +150,11 @@ async function checkDependencies(chartDir: string, mode: 'Vendored' | 'Resolve')
 
 /** Renders the chart in `chartDir`. Throws `RenderError` with helm's own message on failure. */
 export async function renderHelmChart(chartDir: string, options: HelmChartOptions): Promise<KubeObject[]> {
-  await checkDependencies(chartDir, options.dependencyMode ?? 'Vendored');
-  const home = await mkdtemp(join(options.tempDir ?? tmpdir(), 'convoy-helm-'));
-  try {
-    const valuesFile = join(home, 'values.json');
+  // Before anything reads the chart, Chart.yaml included.
+  const { dir } = await checkContentTree(chartDir, { root: options.root, helm: true });
+  await checkDependencies(dir, options.dependencyMode ?? 'Vendored');
+  return withToolHome({ tempDir: options.tempDir }, async (home) => {
+    const valuesFile = join(home.dir, 'values.json');
     await writeFile(valuesFile, JSON.stringify(options.values), { mode: 0o600 });
     const args = [
       'template',
@@ -150,20 +167,9 @@ export async function renderHelmChart(chartDir: string, options: HelmChartOption
     ];
     if (options.kubeVersion) args.push('--kube-version', options.kubeVersion);
     // After "--", a release name or path starting with "-" cannot be taken for a flag.
-    args.push('--', options.releaseName, chartDir);
+    args.push('--', options.releaseName, dir);
     const what = `helm template ${options.releaseName}`;
-    const output = await runTool(options.helm, args, {
-      what,
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: home,
-        HELM_CACHE_HOME: join(home, 'cache'),
-        HELM_CONFIG_HOME: join(home, 'config'),
-        HELM_DATA_HOME: join(home, 'data'),
-        KUBECONFIG: join(home, 'no-kubeconfig'),
-      },
-      timeoutMs: options.timeoutMs,
-    });
+    const output = await runTool(options.helm, args, { what, home, timeoutMs: options.timeoutMs });
     // Helm itself accepts a mapping key given twice (the last wins); so does this parse.
     return parseManifests(output, {
       file: what,
@@ -171,7 +177,5 @@ export async function renderHelmChart(chartDir: string, options: HelmChartOption
       maxBytes: MAX_TOOL_OUTPUT_BYTES,
       allowDuplicateKeys: true,
     });
-  } finally {
-    await rm(home, { recursive: true, force: true });
-  }
+  });
 }

@@ -22,6 +22,12 @@ export interface RenderInput {
   type: ContentType;
   /** The folder to render: spec.source path inside the checkout, or the unpacked chart. */
   dir: string;
+  /**
+   * The root of the checkout `dir` is in: the render sandbox's boundary. Helm and Kustomize may
+   * read anywhere inside it (a Kustomize base in another folder, a chart linking a library chart)
+   * and nothing outside (adapters/render/content-check.ts). Default: `dir` itself.
+   */
+  root?: string | undefined;
   /** Required for type Helm. */
   helm?: Omit<HelmChartOptions, 'helm'>;
   timeoutMs?: number;
@@ -32,11 +38,20 @@ export async function render(input: RenderInput, tools: RenderTools): Promise<Ku
     case 'Manifests':
       return renderManifestsDir(input.dir);
     case 'Kustomize':
-      return renderKustomize(input.dir, { kubectl: tools.kubectl, timeoutMs: input.timeoutMs });
+      return renderKustomize(input.dir, {
+        kubectl: tools.kubectl,
+        timeoutMs: input.timeoutMs,
+        root: input.root,
+      });
     case 'Helm':
       if (!input.helm)
         throw new RenderError('content type Helm needs the Helm options (release name, namespace, values)');
-      return renderHelmChart(input.dir, { timeoutMs: input.timeoutMs, ...input.helm, helm: tools.helm });
+      return renderHelmChart(input.dir, {
+        timeoutMs: input.timeoutMs,
+        ...input.helm,
+        root: input.root,
+        helm: tools.helm,
+      });
     case 'Jsonnet':
       throw new UnsupportedRenderError(
         'Jsonnet',

@@ -3,6 +3,9 @@
  * in path order. Hidden files and folders (`.git`, `.github`, `.gitlab-ci.yml`, …) are skipped:
  * they are tooling, not manifests. Symbolic links are followed only while they stay inside the
  * folder; one that leads outside is refused (a source must not read the machine's files).
+ * No external tool reads this content: convoy's own walk below is the sandbox, its boundary the
+ * rendered folder (stricter than the checkout that bounds Helm and Kustomize, content-check.ts).
+ * A file it would read must also be a regular file with one name (no hard link, FIFO, device).
  */
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
@@ -11,6 +14,7 @@ import { RenderError } from '../../domain/render/errors.ts';
 import { assertNoDuplicates } from '../../domain/render/identity.ts';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import { fileTooLargeError, MAX_MANIFEST_BYTES, parseManifests } from '../../domain/render/manifest-parse.ts';
+import { entryProblem, refusalMessage } from '../../domain/render/path-safety.ts';
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
@@ -79,8 +83,10 @@ export async function renderManifestsDir(dir: string): Promise<KubeObject[]> {
   const objects: KubeObject[] = [];
   const origins: string[] = [];
   for (const { path, shown } of files) {
-    const { size } = await stat(path);
-    if (size > MAX_MANIFEST_BYTES) throw fileTooLargeError(shown, MAX_MANIFEST_BYTES);
+    const info = await stat(path);
+    const why = entryProblem({ kind: info.isFile() ? 'file' : 'other', nlink: info.nlink });
+    if (why !== undefined) throw new RenderError(refusalMessage({ file: shown, why }), { file: shown });
+    if (info.size > MAX_MANIFEST_BYTES) throw fileTooLargeError(shown, MAX_MANIFEST_BYTES);
     const parsed = parseManifests(await readFile(path, 'utf8'), { file: shown });
     parsed.forEach((obj, i) => {
       objects.push(obj);

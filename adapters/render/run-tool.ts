@@ -1,9 +1,12 @@
 /**
- * Runs a rendering binary (helm, kubectl) without a shell and turns every failure into a
- * `RenderError` carrying the tool's own (trimmed) message.
+ * Runs a rendering binary (helm, kubectl) without a shell, inside its private tool folder
+ * (tool-sandbox.ts: the folder is its HOME and working directory, and its environment is only
+ * that folder's paths), and turns every failure into a `RenderError` carrying the tool's own
+ * (trimmed) message.
  */
 import { execFile } from 'node:child_process';
 import { RenderError } from '../../domain/render/errors.ts';
+import type { ToolHome } from './tool-sandbox.ts';
 
 /** Render output larger than this is refused (the same bound applies when parsing it). */
 export const MAX_TOOL_OUTPUT_BYTES = 64 * 1024 * 1024;
@@ -13,9 +16,9 @@ const MAX_MESSAGE_CHARS = 4000;
 export interface RunToolOptions {
   /** Names the command in messages, e.g. `helm template podinfo`. */
   what: string;
-  env: NodeJS.ProcessEnv;
-  timeoutMs?: number;
-  cwd?: string;
+  /** The run's private folder and environment (`withToolHome`); nothing else is passed on. */
+  home: ToolHome;
+  timeoutMs?: number | undefined;
 }
 
 function trimmed(text: string): string {
@@ -30,8 +33,8 @@ export function runTool(binary: string, args: readonly string[], options: RunToo
       binary,
       args,
       {
-        env: options.env,
-        cwd: options.cwd,
+        env: options.home.env,
+        cwd: options.home.dir,
         timeout,
         maxBuffer: MAX_TOOL_OUTPUT_BYTES,
         encoding: 'utf8',

@@ -11,6 +11,8 @@ export type ResolvedMutation = { name: string; generation: number };
 /** A checked-out source: a folder on local disk and what it resolved to. */
 export interface SourceTree {
   dir: string;
+  /** The checkout `dir` is in: renders may read inside it, never outside. Default: `dir`. */
+  root?: string | undefined;
   resolved: ResolvedSource;
 }
 

@@ -63,7 +63,8 @@ patches:
 describe('renderKustomize', () => {
   it('renders a base with an overlay', async () => {
     await writeBaseAndOverlay();
-    const objects = await renderKustomize(join(root, 'overlays/prod'), { kubectl: tools.kubectl });
+    // The base is in another folder of the checkout: the checkout root bounds the render.
+    const objects = await renderKustomize(join(root, 'overlays/prod'), { kubectl: tools.kubectl, root });
     expect(objects.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual([
       expect.stringMatching(/^ConfigMap\/prod\/prod-settings-[a-z0-9]+$/),
       'Deployment/prod/prod-web',
@@ -94,7 +95,7 @@ describe('renderKustomize', () => {
   it('files outside the kustomization root are refused by the load restrictor', async () => {
     await put('outside.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n');
     await put('app/kustomization.yaml', 'resources: [../outside.yaml]\n');
-    await expect(renderKustomize(join(root, 'app'), { kubectl: tools.kubectl })).rejects.toThrow(
+    await expect(renderKustomize(join(root, 'app'), { kubectl: tools.kubectl, root })).rejects.toThrow(
       /security; file .* is not in or below/,
     );
   });
