@@ -159,9 +159,9 @@ function toCelValue(value: unknown): unknown {
 
 type Evaluation = { ok: true; value: boolean } | { ok: false; message: string };
 
-function spend(budget: AssessmentBudget, evaluation: CelEvaluation): void {
+function spend(budget: AssessmentBudget, evaluation: CelEvaluation, slowEvaluationMs: number): void {
   budget.costLeft -= evaluation.cost;
-  budget.timeLeftMs -= evaluation.elapsedMs;
+  if (evaluation.elapsedMs >= slowEvaluationMs) budget.timeLeftMs -= evaluation.elapsedMs;
 }
 
 function evaluateExpression(check: CompiledCheck, program: CelProgram, object: unknown): Evaluation {
@@ -178,7 +178,7 @@ function evaluateExpression(check: CompiledCheck, program: CelProgram, object: u
   const costLimit = Math.min(limits.costPerEvaluation, budget.costLeft);
   const timeLimitMs = Math.min(limits.timePerEvaluationMs, budget.timeLeftMs);
   const evaluation = runtime.evaluate(program, { object }, { costLimit, timeLimitMs });
-  spend(budget, evaluation);
+  spend(budget, evaluation, limits.slowEvaluationMs);
   if (!evaluation.ok) {
     if (evaluation.exceeded !== undefined) {
       return { ok: false, message: `exceeded its ${evaluation.message} and was stopped` };

@@ -32,8 +32,14 @@ export interface CelLimits {
   timePerEvaluationMs: number;
   /** Cost units all evaluations made with one `compileChecks` result (one Release, one assessment) may spend. */
   costPerAssessment: number;
-  /** Wall-clock all evaluations made with one `compileChecks` result may spend, in ms. */
+  /**
+   * Wall-clock all evaluations made with one `compileChecks` result may spend, in ms, counting
+   * only evaluations that took `slowEvaluationMs` or more: an ordinary check takes microseconds,
+   * so a large Release on a loaded host does not run out, while slow ones add up.
+   */
   timePerAssessmentMs: number;
+  /** See timePerAssessmentMs. */
+  slowEvaluationMs: number;
 }
 
 export const DEFAULT_CEL_LIMITS: Readonly<CelLimits> = Object.freeze({
@@ -41,6 +47,7 @@ export const DEFAULT_CEL_LIMITS: Readonly<CelLimits> = Object.freeze({
   timePerEvaluationMs: 200,
   costPerAssessment: 3_000_000,
   timePerAssessmentMs: 500,
+  slowEvaluationMs: 1,
 });
 
 export interface CelProgram {

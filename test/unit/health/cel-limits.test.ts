@@ -118,6 +118,22 @@ describe('CEL checks have a wall-clock bound, checked while they run', () => {
 });
 
 describe('one Release’s checks cannot hold the loop: a budget per assessment', () => {
+  it('slow evaluations use up the assessment’s time; the microseconds of ordinary ones never do', () => {
+    let clock = 0;
+    const limits = { costPerEvaluation: 1e9, costPerAssessment: 1e12, timePerEvaluationMs: 5, timePerAssessmentMs: 12 };
+    const runtime = createCelRuntime({ now: () => (clock += 0.01), limits });
+    const slow = compileChecks([check(nested(3, 'v0 > 0'))], { runtime }).compiled;
+    const verdicts = Array.from({ length: 5 }, () => evaluateChecks(slow, configMap(), 'v1', 'ConfigMap')?.message ?? '');
+    expect(verdicts.slice(0, 2)).toEqual([
+      'checks[0] (v1 ConfigMap): healthy exceeded its time bound of 5 ms and was stopped',
+      'checks[0] (v1 ConfigMap): healthy exceeded its time bound of 5 ms and was stopped',
+    ]);
+    expect(verdicts.at(-1)).toContain('was not evaluated: the checks of this Release spent their budget for one assessment');
+    const ordinary = compileChecks([check("object.data.ready == 'true'")], { runtime }).compiled;
+    const states = Array.from({ length: 2_000 }, () => evaluateChecks(ordinary, configMap({ ready: 'true' }), 'v1', 'ConfigMap')?.state);
+    expect(new Set(states)).toEqual(new Set(['Healthy']));
+  });
+
   it('once a Release’s assessment budget is spent, its remaining objects are not evaluated', () => {
     const runtime = createCelRuntime({ limits: { ...NO_TIME_LIMITS, costPerAssessment: 2_500_000 } });
     const { compiled } = compileChecks([check(nested(6, 'v0 > 0'))], { runtime });
