@@ -12,9 +12,20 @@
 //   how many reconcile messages the relay made of them, against the burst's length.
 // Targets: every redelivery within 1 s of what it asked ("a recheck every 10 s", "2 s, 4 s, 8 s");
 // Job Complete → Applied ≤ 12 s; the burst ≤ one message per started second of it + 2, and < 20.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { startGitHttpServer } from '../../dev/git-http-server.ts';
+import { startConvoyRuntime, type ConvoyRuntime } from '../../dev/runtime.ts';
+import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import type { Release } from '../../domain/api/objects.ts';
+import { createLogger } from '../../functions/runtime/logger.ts';
+import { createRepo, type FixtureFiles } from '../../test/harness/git-fixtures.ts';
+import { freshNamespace, type FreshNamespace } from '../../test/harness/kube.ts';
 import { tapQueue, type QueueTap } from '../../test/harness/queue-tap.ts';
-import { appliedOf, startRuntimeEnv, until, type RuntimeEnv } from '../../test/harness/runtime-env.ts';
+import { convoyApi } from '../../test/harness/releases.ts';
 import { percentile } from '../lib/stats.ts';
 import { log } from '../lib/stdout.ts';
 
@@ -27,6 +38,78 @@ const configMap = (name: string, annotations: Record<string, string> = {}) =>
 const job = (name: string, nodeLabel: string) =>
   `apiVersion: batch/v1\nkind: Job\nmetadata: {name: ${name}, annotations: {convoy.dev/sync-wave: "0"}}\n` +
   `spec: {template: {spec: {restartPolicy: Never, nodeSelector: {${nodeLabel}: "true"}, containers: [{name: m, image: busybox}]}}}\n`;
+
+type LogLine = Readonly<Record<string, unknown>>;
+
+/** The `convoy dev` runtime on one namespace of the bench's cluster, as the queue-e2e test runs it (test/harness/runtime-env.ts needs vitest). */
+interface Env {
+  readonly kc: KubeConfig;
+  readonly ns: FreshNamespace;
+  readonly runtime: ConvoyRuntime;
+  repo(name: string, files: FixtureFiles): Promise<{ url: string }>;
+  createRelease(name: string, spec: Record<string, unknown>): Promise<void>;
+  getRelease(name: string): Promise<Release>;
+  patchLabels(name: string, labels: Record<string, string>): Promise<void>;
+  deleteRelease(name: string): Promise<void>;
+  /** The reconcile loop's record lines of a Release, optionally of one message kind. */
+  recordLines(name: string, msg?: string): LogLine[];
+  close(): Promise<void>;
+}
+
+async function startEnv(kc: KubeConfig): Promise<Env> {
+  const ns = await freshNamespace(kc, 'bench-cadence');
+  const installation = await freshNamespace(kc, 'bench-cadence-system');
+  const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-bench-cadence-'));
+  const git = await startGitHttpServer({ projectRoot: gitRoot });
+  const api = convoyApi(kc);
+  await api.create('Cluster', ns.name, 'local', { inCluster: true });
+  const logs: LogLine[] = [];
+  const logger = createLogger({ level: 'info', write: (line) => void logs.push(JSON.parse(line) as LogLine) });
+  // As the integration test runs it: one batch at a time, a 5-s queue visibility timeout.
+  const runtime = await startConvoyRuntime({ kc, logger, namespace: installation.name, onlyNamespaces: [ns.name], relayTickMs: 200, visibilityTimeoutSeconds: 5, pollerConcurrency: 1 });
+  await waitFor('the relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading());
+  return {
+    kc,
+    ns,
+    runtime,
+    async repo(name, files) {
+      await createRepo(gitRoot, name, files);
+      return { url: `${git.url}/${name}.git` };
+    },
+    async createRelease(name, spec) {
+      await api.create('Release', ns.name, name, { cluster: { name: 'local' }, targetNamespace: ns.name, ...spec });
+    },
+    getRelease: (name) => api.getRelease(ns.name, name),
+    async patchLabels(name, labels) {
+      await api.patchMerge('Release', ns.name, name, { metadata: { labels } });
+    },
+    async deleteRelease(name) {
+      await api.raw.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns.name, plural: 'releases', name });
+    },
+    recordLines: (name, msg) =>
+      logs.filter((l) => l['namespace'] === ns.name && l['name'] === name && l['messageId'] !== undefined && l['loop'] === 'reconcile' && (msg === undefined || l['msg'] === msg)),
+    async close() {
+      await runtime.stop();
+      await git.stop();
+      await ns.delete();
+      await installation.delete();
+      await rm(gitRoot, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` until it returns something other than undefined/false; throws after timeoutMs. */
+async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`queueCadence: timed out after ${timeoutMs} ms waiting until ${what}`);
+    await sleep(100);
+  }
+}
+
+const appliedTrue = (r: Release) => r.status?.conditions?.some((c) => c.type === 'Applied' && c.status === 'True') === true;
 
 interface Holds {
   askedS: number[];
@@ -42,12 +125,12 @@ function holdsOf(queue: QueueTap, messageId: string, count: number): Holds {
   return { askedS, heldMs, overshootMs: { p50: percentile(over, 50), max: percentile(over, 100) } };
 }
 
-async function waveRecheck(env: RuntimeEnv, queue: QueueTap, node: string): Promise<Holds & { jobCompleteToAppliedMs: number }> {
+async function waveRecheck(env: Env, queue: QueueTap, node: string): Promise<Holds & { jobCompleteToAppliedMs: number }> {
   const nodeLabel = `convoy.bench/${env.ns.name}`;
   const repo = await env.repo('waves', { 'job.yaml': job('migrate', nodeLabel), 'cm.yaml': configMap('after-migrate', { 'convoy.dev/sync-wave': '1' }) });
   await env.createRelease('waves', { source: { git: { url: repo.url, ref: { branch: 'main' } } } });
-  const runs = () => env.recordLines('waves', { msg: 'requeued' });
-  const requeues = await until('four rechecks of the waiting wave', () => (runs().length >= 4 ? runs() : undefined), { timeoutMs: 120_000, intervalMs: 200 });
+  const runs = () => env.recordLines('waves', 'requeued');
+  const requeues = await waitFor('four rechecks of the waiting wave', () => (runs().length >= 4 ? runs() : undefined));
   const messageId = String(requeues[0]?.['messageId']);
   const holds = holdsOf(queue, messageId, 3);
 
@@ -56,36 +139,34 @@ async function waveRecheck(env: RuntimeEnv, queue: QueueTap, node: string): Prom
     core.patchNode({ name: node, body: { metadata: { labels: { [nodeLabel]: value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   await labelNode('true');
   try {
-    await until(
-      'the Job is Complete',
-      async () => (await env.kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: 'migrate', namespace: env.ns.name })).status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'),
-      { timeoutMs: 120_000, intervalMs: 100 },
+    await waitFor('the Job is Complete', async () =>
+      (await env.kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: 'migrate', namespace: env.ns.name })).status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'),
     );
   } finally {
     await labelNode(null);
   }
   const completedAt = Date.now();
-  await until('Applied is True', async () => appliedOf(await env.getRelease('waves'))?.status === 'True', { timeoutMs: 120_000, intervalMs: 100 });
+  await waitFor('Applied is True', async () => appliedTrue(await env.getRelease('waves')));
   return { ...holds, jobCompleteToAppliedMs: Date.now() - completedAt };
 }
 
-async function retryBackoff(env: RuntimeEnv, queue: QueueTap, appUrl: string): Promise<Holds> {
+async function retryBackoff(env: Env, queue: QueueTap, appUrl: string): Promise<Holds> {
   await env.createRelease('backoff', {
     source: { git: { url: appUrl, ref: { branch: 'no-such-branch' } } },
     syncPolicy: { retryBackoff: { initial: '2s', factor: 2, max: '8s' } },
   });
-  const retried = () => env.recordLines('backoff', { msg: 'failed; retrying with backoff' });
-  const retries = await until('four attempts', () => (retried().length >= 4 ? retried() : undefined), { timeoutMs: 120_000, intervalMs: 200 });
+  const retried = () => env.recordLines('backoff', 'failed; retrying with backoff');
+  const retries = await waitFor('four attempts', () => (retried().length >= 4 ? retried() : undefined));
   await env.deleteRelease('backoff');
   return holdsOf(queue, String(retries[0]?.['messageId']), 3);
 }
 
-async function relayBurst(env: RuntimeEnv, appUrl: string): Promise<{ updates: number; burstMs: number; messages: number }> {
+async function relayBurst(env: Env, appUrl: string): Promise<{ updates: number; burstMs: number; messages: number }> {
   await env.createRelease('burst', { source: { git: { url: appUrl, ref: { branch: 'main' }, path: 'app' } } });
-  await until('the burst Release is Applied', async () => appliedOf(await env.getRelease('burst'))?.status === 'True', { timeoutMs: 120_000 });
+  await waitFor('the burst Release is Applied', async () => appliedTrue(await env.getRelease('burst')));
   const started = Date.now();
   for (let batch = 0; batch < 10; batch++) {
-    await Promise.all(Array.from({ length: 20 }, (_, i) => env.api.patchMerge('Release', env.ns.name, 'burst', { metadata: { labels: { n: String(batch * 20 + i) } } })));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => env.patchLabels('burst', { n: String(batch * 20 + i) })));
   }
   const burstMs = Date.now() - started;
   // A coalesced message names how many events it stands for: "<cause> (and N more events)".
@@ -95,7 +176,7 @@ async function relayBurst(env: RuntimeEnv, appUrl: string): Promise<{ updates: n
     return [...ids.values()];
   };
   const events = (causes: string[]) => causes.reduce((sum, c) => sum + 1 + Number(/\(and (\d+) more events\)$/.exec(c)?.[1] ?? 0), 0);
-  const messages = await until('every update is in a message', () => (events(burstMessages()) >= 200 ? burstMessages() : undefined), { timeoutMs: 120_000, intervalMs: 200 });
+  const messages = await waitFor('every update is in a message', () => (events(burstMessages()) >= 200 ? burstMessages() : undefined));
   return { updates: 200, burstMs, messages: messages.length };
 }
 
@@ -103,8 +184,7 @@ export async function benchQueueCadence(kc: KubeConfig): Promise<Record<string, 
   const nodes = await kc.makeApiClient(CoreV1Api).listNode();
   const node = nodes.items[0]?.metadata?.name;
   if (node === undefined) throw new Error('queueCadence: the bench cluster has no Node for the wave Job; it needs the embedded control plane with KWOK nodes');
-  // As the integration test runs it: one batch at a time, a 5-s queue visibility timeout.
-  const env = await startRuntimeEnv(kc, 'bench-cadence', { relayTickMs: 200, visibilityTimeoutSeconds: 5, pollerConcurrency: 1 });
+  const env = await startEnv(kc);
   const queue = tapQueue(env.runtime.sqs, env.runtime.queues.reconcile.queueUrl);
   try {
     const appUrl = (await env.repo('apps', { 'app/cm.yaml': configMap('app-config') })).url;
