@@ -188,10 +188,14 @@ describe('the queue contract through the real runtime', () => {
     //   convoy-reconcile-<uid> in resourceVersion order. Each run sets holderIdentity to its own id
     //   (`reconcile@<its mark>`) with the sentAt of its message, and — failing, it must record the
     //   failure — gives it back explicitly: the holder as its status write left it and no sentAt
-    //   (domain/runtime/lease-close.ts). Two runs at once would show up as one held Lease replaced
-    //   directly by another holder (a takeover without a release); the Lease lasts 35 s here, so
-    //   no legitimate expiry takeover can happen. The git source sits behind a proxy that holds each request 600 ms, so
-    //   every run lasts long enough for an overlap to be visible.
+    //   (domain/runtime/lease-close.ts). A run may also leave its Lease closed by its status write
+    //   alone: the Release's status.reconciledAt then carries the holder's mark, and the next run
+    //   takes the Lease from that holder directly. Two runs at once would show up as one held Lease
+    //   replaced directly by another holder while the Release did not carry the first holder's
+    //   mark yet: a watch on the Release records its marks, and the resourceVersions of one etcd
+    //   order the Lease's writes and the Release's. The Lease lasts 35 s here, so no legitimate
+    //   expiry takeover can happen. The git source sits behind a proxy that holds each request
+    //   600 ms, so every run lasts long enough for an overlap to be visible.
     // - Contention really happened: the two copies arrive in one batch (one SendMessageBatch, one
     //   ReceiveMessage), are handled concurrently, and one of them is turned away (dropped: covered
     //   by its twin's run in progress).
@@ -202,7 +206,8 @@ describe('the queue contract through the real runtime', () => {
     //   one chain survives: the other two are dropped (superseded on a redelivery, or covered by the
     //   run of their twin), and afterwards only the survivor runs and the Lease names it.
     const proxy = await startSlowProxy(env.git.url, 600);
-    const events: { type: string; name: string; holder: string; held: boolean; followUp: string | undefined }[] = [];
+    const events: { type: string; name: string; holder: string; held: boolean; followUp: string | undefined; rv: bigint }[] = [];
+    const marks: { reconciledAt: string | undefined; rv: bigint }[] = [];
     let watchEnded: unknown;
     const watch = await new Watch(env.kc).watch(
       `/apis/coordination.k8s.io/v1/namespaces/${env.installation.name}/leases`,
@@ -216,8 +221,16 @@ describe('the queue contract through the real runtime', () => {
           // Held by a run: a holder with the sentAt of the message it runs (a release clears it).
           held: type !== 'DELETED' && (lease.spec?.holderIdentity ?? '') !== '' && (lease.metadata?.annotations?.['convoy.dev/holder-sent-at'] ?? '') !== '',
           followUp: lease.metadata?.annotations?.['convoy.dev/follow-up-message-id'],
+          rv: BigInt(lease.metadata?.resourceVersion ?? '0'),
         }),
       (error: unknown) => (watchEnded = error ?? 'the watch ended'),
+    );
+    const releaseWatch = await new Watch(env.kc).watch(
+      `/apis/${API_GROUP}/${API_VERSION}/namespaces/${env.ns.name}/releases`,
+      { fieldSelector: 'metadata.name=dup' },
+      (_type: string, release: { metadata?: { resourceVersion?: string }; status?: { reconciledAt?: string } }) =>
+        marks.push({ reconciledAt: release.status?.reconciledAt, rv: BigInt(release.metadata?.resourceVersion ?? '0') }),
+      (error: unknown) => (watchEnded = error ?? 'the Release watch ended'),
     );
     try {
       const created = await env.createRelease('dup', {
@@ -261,9 +274,14 @@ describe('the queue contract through the real runtime', () => {
       // Never two holders: between two different held states there is always a release.
       expect(watchEnded).toBeUndefined();
       const writes = events.filter((e) => e.name === leaseName('reconcile', uid));
-      const violations = writes.filter((e, i) => i > 0 && e.held && writes[i - 1].held && writes[i - 1].holder !== e.holder);
+      // A direct handover is fine only once the Release carried the previous holder's mark.
+      const closedBefore = (holder: string, rv: bigint) => marks.some((m) => m.reconciledAt !== undefined && `reconcile@${m.reconciledAt}` === holder && m.rv < rv);
+      const violations = writes
+        .filter((e, i) => i > 0 && e.held && writes[i - 1].held && writes[i - 1].holder !== e.holder && !closedBefore(writes[i - 1].holder, e.rv))
+        .map((e) => ({ ...e, rv: String(e.rv), before: writes.filter((w) => w.rv < e.rv).slice(-2).map((w) => ({ ...w, rv: String(w.rv) })), releaseMarks: marks.map((m) => `${m.reconciledAt ?? '-'}@${m.rv}`) }));
       expect(violations).toEqual([]);
-      const acquisitions = writes.filter((e, i) => e.held && (i === 0 || !writes[i - 1].held)).map((e) => e.holder);
+      // Each take: a held write after a free one, or after another holder's.
+      const acquisitions = writes.filter((e, i) => e.held && (i === 0 || !writes[i - 1].held || writes[i - 1].holder !== e.holder)).map((e) => e.holder);
       expect(new Set(acquisitions).size).toBe(acquisitions.length); // every run has its own holder id
       expect(acquisitions.length).toBeGreaterThanOrEqual(3);
       measured['duplicates'] = { survivor: survivor === relayMessage ? 'relay message' : 'a copy', coveredDrops: busy.length, leaseAcquisitions: acquisitions.length };
@@ -277,6 +295,7 @@ describe('the queue contract through the real runtime', () => {
       await until('the survivor is dropped', () => env.recordLines('dup', { messageId: survivor, msg: 'dropped' }).length > 0);
     } finally {
       watch.abort();
+      releaseWatch.abort();
       await env.deleteRelease('dup').catch(() => undefined);
       await proxy.close();
     }
