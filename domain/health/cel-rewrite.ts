@@ -2,7 +2,8 @@
  * Rewrites a parsed (not yet type-checked) cel-js AST so that the built-ins
  * that run on JavaScript regular expressions never run:
  * - `s.matches(re)` → the RE2 method registered by cel-runtime.ts;
- * - `duration(s)` → the linear Go-style parser of cel-duration.ts.
+ * - `duration(s)` → the linear Go-style parser of cel-duration.ts;
+ * - `s.lastIndexOf(t)` → the linear search of cel-strings.ts (V8's is O(n·m)).
  * cel-js refuses a second overload with the same signature, so the calls are
  * renamed before the type check resolves them (the check binds by name).
  *
@@ -14,6 +15,8 @@
 export const RE2_MATCHES_METHOD = 'convoy_re2_matches';
 /** The function `duration(s)` is renamed to; registered by cel-runtime.ts. */
 export const GO_DURATION_FUNCTION = 'convoy_go_duration';
+/** The method `s.lastIndexOf(…)` is renamed to (V8's is O(n·m)); registered by cel-runtime.ts. */
+export const LINEAR_LAST_INDEX_OF_METHOD = 'convoy_last_index_of';
 
 interface NodeLike {
   readonly op: string;
@@ -80,6 +83,8 @@ export function rewriteBuiltins(root: unknown): Rewrite {
       if (pattern !== undefined) literalPatterns.push(pattern);
     } else if (node.op === 'call' && args[0] === 'duration' && Array.isArray(args[1]) && args[1].length === 1) {
       args[0] = GO_DURATION_FUNCTION;
+    } else if (node.op === 'rcall' && args[0] === 'lastIndexOf' && Array.isArray(args[2]) && args[2].length <= 2) {
+      args[0] = LINEAR_LAST_INDEX_OF_METHOD;
     }
   }
   return { literalPatterns };
@@ -87,5 +92,8 @@ export function rewriteBuiltins(root: unknown): Rewrite {
 
 /** Error messages speak of what the author wrote, not the internal names. */
 export function publicNames(message: string): string {
-  return message.replaceAll(RE2_MATCHES_METHOD, 'matches').replaceAll(GO_DURATION_FUNCTION, 'duration');
+  return message
+    .replaceAll(RE2_MATCHES_METHOD, 'matches')
+    .replaceAll(GO_DURATION_FUNCTION, 'duration')
+    .replaceAll(LINEAR_LAST_INDEX_OF_METHOD, 'lastIndexOf');
 }

@@ -4,7 +4,8 @@
  * - regular expressions are RE2, matched in linear time (cel-re2.ts), for
  *   `s.matches(re)` and `matches(s, re)`; an invalid literal pattern is a
  *   compile error;
- * - `duration(s)` is parsed in linear time as Go does (cel-duration.ts);
+ * - `duration(s)` is parsed in linear time as Go does (cel-duration.ts), and
+ *   `s.lastIndexOf(t)` searches in linear time (cel-strings.ts);
  * - every evaluation has a cost budget and a wall-clock deadline (cel-meter.ts);
  * - expressions are bounded in length (as the CRD bounds them) and parsed
  *   with bounded AST size and depth;
@@ -20,7 +21,8 @@ import { parseGoDuration } from './cel-duration.ts';
 import { createBoundedCache } from './cel-lru.ts';
 import { BudgetExceededError, installMeter, Meter, type Exceeded, type MeterSlot } from './cel-meter.ts';
 import { createRegexCache, RegexSyntaxError, type RegexCache } from './cel-re2.ts';
-import { GO_DURATION_FUNCTION, publicNames, RE2_MATCHES_METHOD, rewriteBuiltins } from './cel-rewrite.ts';
+import { GO_DURATION_FUNCTION, LINEAR_LAST_INDEX_OF_METHOD, publicNames, RE2_MATCHES_METHOD, rewriteBuiltins } from './cel-rewrite.ts';
+import { celLastIndexOf, celLastIndexOfFrom } from './cel-strings.ts';
 
 /** As the CRD's maxLength on `healthy` (domain/api/release-spec.ts). */
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -120,6 +122,8 @@ function createEnvironment(slot: MeterSlot, patterns: RegexCache): Environment {
     .registerFunction(`string.${RE2_MATCHES_METHOD}(string): bool`, match)
     .registerFunction('matches(string, string): bool', match)
     .registerFunction(`${GO_DURATION_FUNCTION}(string): google.protobuf.Duration`, parseGoDuration)
+    .registerFunction(`string.${LINEAR_LAST_INDEX_OF_METHOD}(string): int`, celLastIndexOf)
+    .registerFunction(`string.${LINEAR_LAST_INDEX_OF_METHOD}(string, int): int`, celLastIndexOfFrom)
     .registerFunction('convoy_internal_evaluator(): bool', function (this: unknown) {
       if (evaluators.length === 0) evaluators.push(this);
       return true;
