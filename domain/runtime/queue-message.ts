@@ -32,8 +32,9 @@ export const queueMessageSchema = z.object({
   sentAt: z.iso.datetime({ offset: true }),
   /**
    * The Release as the relay's watch last saw it, on its message for a Release just added
-   * (issue 13): the reconcile's first run works on it instead of reading it, but only when the
-   * run created the Release's Lease — no run came before (functions/runtime/release-reads.ts).
+   * (issue 13). Never acted on (issue 20: a message is a hint, never an authority): the
+   * reconcile reads the live Release before anything else and only compares this copy with it
+   * (functions/runtime/release-reads.ts).
    */
   release: z.record(z.string(), z.unknown()).optional(),
   /**
@@ -49,6 +50,13 @@ export const queueMessageSchema = z.object({
       release: z.record(z.string(), z.unknown()),
       live: z.array(z.record(z.string(), z.unknown())),
       objects: z.array(z.record(z.string(), z.unknown())).optional(),
+      /** When the reconcile sealed the hint (RFC 3339); covered by `mac`. */
+      at: z.string().max(64).optional(),
+      /**
+       * HMAC-SHA256 of the rest of the hint with the functions' key (issue 20): a hint without a
+       * valid seal is ignored, as anyone who can send to the queue can write one.
+       */
+      mac: z.string().max(128).optional(),
     })
     .optional(),
 });

@@ -7,10 +7,21 @@
  * wrote and its apply answers; used by drift and health (`hintedRelease`) only on a first
  * delivery sent less than HINT_MAX_AGE_MS ago. Otherwise — a redelivery, a late message, a
  * hint too large for SQS — they read as before. Secrets travel as metadata only.
+ *
+ * A message is a hint, never an authority (issue 20): whoever can send to a queue can write
+ * any hint. So a hint is used only when it is sealed — an HMAC-SHA256 (`mac`) over everything
+ * the observer takes from it, with a key only the functions hold (`CONVOY_HINT_KEY`, else one
+ * drawn per process) — and names the message's own Release (namespace, name, uid). A forged or
+ * altered hint is ignored: the observer reads the live Release and the cluster, as on any tick.
+ * The reconcile builds the hint only from the Release it read on the live API in the same run
+ * (functions/runtime/release-reads.ts), so a sealed hint is that verified read plus the
+ * reconcile's own write and apply answers, at most HINT_MAX_AGE_MS old.
  */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { LoadedRender } from '../../domain/observe/load-render.ts';
 import type { AppliedObservation } from '../../domain/reconcile/reconcile.ts';
+import { canonicalJson } from '../../domain/render/canonical.ts';
 import { apiGroup, isPlainObject, kubeObjectProblem, type KubeObject } from '../../domain/render/kube-object.ts';
 import { asciiJson, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
@@ -28,7 +39,37 @@ export function releaseAfterWrite(release: Release, write: AnySlice): Record<str
   return { ...release, status: { ...old, ...patch, conditions: [...kept, ...written] } };
 }
 
-export function appliedHint(release: Release, write: AnySlice, observed: AppliedObservation): QueueMessage['applied'] | undefined {
+type Hint = NonNullable<QueueMessage['applied']>;
+
+let processKey: Buffer | undefined;
+
+/**
+ * The key hints are sealed with: `CONVOY_HINT_KEY` (any secret text; the reconcile, drift and
+ * health functions of one installation must share it), else 32 random bytes drawn once per
+ * process — enough where the three loops share a process (`convoy dev`, tests, benchmarks);
+ * on Lambda without the variable no hint verifies across functions, so the observers read.
+ */
+export function hintKey(env: Record<string, string | undefined> = process.env): Buffer {
+  const configured = env['CONVOY_HINT_KEY'];
+  if (configured !== undefined && configured !== '') return createHash('sha256').update(`convoy hint key\n${configured}`).digest();
+  processKey ??= randomBytes(32);
+  return processKey;
+}
+
+/** The seal of a hint: HMAC-SHA256 over the canonical JSON of every field but `mac`, base64url. */
+export function hintMac(hint: Omit<Hint, 'mac'>, key: Buffer = hintKey()): string {
+  const { mac: _mac, ...sealed } = hint as Hint;
+  return createHmac('sha256', key).update(canonicalJson(sealed)).digest('base64url');
+}
+
+/** The hint with its seal (`at` kept when set, else now). */
+export function sealHint(hint: Omit<Hint, 'mac' | 'at'> & { at?: string | undefined }, now: Date = new Date(), key?: Buffer): Hint {
+  const { mac: _mac, ...rest } = hint as Hint;
+  const unsealed = { ...rest, at: hint.at ?? now.toISOString() };
+  return { ...unsealed, mac: hintMac(unsealed, key) };
+}
+
+export function appliedHint(release: Release, write: AnySlice, observed: AppliedObservation, now: Date = new Date()): QueueMessage['applied'] | undefined {
   const isSecret = (i: number): boolean => {
     const rendered = observed.objects[i];
     return rendered?.kind === 'Secret' && apiGroup(rendered.apiVersion) === '';
@@ -36,12 +77,13 @@ export function appliedHint(release: Release, write: AnySlice, observed: Applied
   const metadataOnly = (obj: Record<string, unknown>) => ({ apiVersion: obj['apiVersion'], kind: obj['kind'], metadata: obj['metadata'] });
   const live = observed.live.map((obj, i) => (isSecret(i) ? metadataOnly(obj) : obj));
   const objects = observed.objects.map((obj, i) => (isSecret(i) ? metadataOnly(obj) : (obj as unknown as Record<string, unknown>)));
-  const hint = { renderRef: observed.renderRef, release: releaseAfterWrite(release, write), live, objects };
+  const hint = sealHint({ renderRef: observed.renderRef, release: releaseAfterWrite(release, write), live, objects }, now);
   // Measured as sent: non-ASCII text takes up to 6 bytes a UTF-16 unit in the escaped body.
   // Too large with the render: without it (the observers then load it from the store).
   if (asciiJson(hint).length <= MAX_HINT_BYTES) return hint;
-  const { objects: _render, ...withoutRender } = hint;
-  return asciiJson(withoutRender).length > MAX_HINT_BYTES ? undefined : withoutRender;
+  const { objects: _render, mac: _mac, ...withoutRender } = hint;
+  const sealed = sealHint(withoutRender, now);
+  return asciiJson(sealed).length > MAX_HINT_BYTES ? undefined : sealed;
 }
 
 /**
@@ -56,12 +98,54 @@ export function hintedRender(hint: NonNullable<QueueMessage['applied']>): Extrac
 }
 
 /** The Release of a hinted message, when the hint may be used; undefined: read it as usual. */
-export function hintedRelease(message: QueueMessage, receiveCount: number, now: Date): { release: Release; hint: NonNullable<QueueMessage['applied']> } | undefined {
+export function hintedRelease(message: QueueMessage, receiveCount: number, now: Date): { release: Release; hint: Hint } | undefined {
   const hint = message.applied;
-  if (hint === undefined || receiveCount > 1) return undefined;
-  if (now.getTime() - Date.parse(message.sentAt) > HINT_MAX_AGE_MS) return undefined;
+  if (hint === undefined || hintProblem(message, receiveCount, now) !== undefined) return undefined;
   const parsed = parseRelease(hint.release);
-  if (!parsed.ok || parsed.value.metadata.uid !== message.uid) return undefined;
-  if (!hint.live.every(isPlainObject)) return undefined;
-  return { release: parsed.value, hint };
+  return parsed.ok ? { release: parsed.value, hint } : undefined;
+}
+
+/**
+ * Why a message's hint is not used (undefined: it is): none carried, a redelivery, too old, not
+ * sealed by the functions' key, or not about the message's own Release. A forged hint ends here.
+ */
+export function hintProblem(message: QueueMessage, receiveCount: number, now: Date, key: Buffer = hintKey()): string | undefined {
+  const hint = message.applied;
+  if (hint === undefined) return 'the message carries no hint';
+  if (receiveCount > 1) return 'a redelivery';
+  if (now.getTime() - Date.parse(message.sentAt) > HINT_MAX_AGE_MS) return `sent more than ${HINT_MAX_AGE_MS / 1000} s ago`;
+  if (hint.mac === undefined || hint.at === undefined) return 'the hint is not sealed';
+  if (!sealHolds(hint, hint.mac, key)) return "the hint's seal is not the functions' (forged, altered, or sealed with another key)";
+  const at = Date.parse(hint.at);
+  if (Number.isNaN(at) || now.getTime() - at > HINT_MAX_AGE_MS) return `sealed more than ${HINT_MAX_AGE_MS / 1000} s ago`;
+  const parsed = parseRelease(hint.release);
+  if (!parsed.ok) return 'the hinted Release does not parse';
+  const { namespace, name, uid } = parsed.value.metadata;
+  if (namespace !== message.namespace || name !== message.name || uid !== message.uid) {
+    return `the hint is about ${namespace ?? '?'}/${name} (uid ${uid ?? '?'}), not the message's Release ${message.namespace}/${message.name} (uid ${message.uid})`;
+  }
+  if (!hint.live.every(isPlainObject)) return 'the hint carries a live object that is not an object';
+  return undefined;
+}
+
+/** Seal checks already made, per hint object and key: a run asks up to three times (admit, mark, handler). */
+const checkedSeals = new WeakMap<object, Map<string, boolean>>();
+
+function sealHolds(hint: Hint, mac: string, key: Buffer): boolean {
+  const id = `${key.toString('base64')} ${mac}`;
+  const known = checkedSeals.get(hint)?.get(id);
+  if (known !== undefined) return known;
+  let expected: Buffer;
+  try {
+    expected = Buffer.from(hintMac(hint, key));
+  } catch {
+    // A body built to break the canonical form (nesting too deep for the stack): not the functions' hint.
+    return false;
+  }
+  const got = Buffer.from(mac);
+  const holds = expected.length === got.length && timingSafeEqual(expected, got);
+  const byKey = checkedSeals.get(hint) ?? new Map<string, boolean>();
+  byKey.set(id, holds);
+  checkedSeals.set(hint, byKey);
+  return holds;
 }

@@ -48,12 +48,16 @@ export function loopHandler(
     loop,
     handleRecord: withRunMetrics(
       loop,
-      withLease(record, {
-        loop,
-        leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
-        durationSeconds: leaseSeconds(config.CONVOY_LEASE_SECONDS),
+      // The message's Release is verified on the live API before the Lease (release-reads.ts admit).
+      admitted(
         marks,
-      }),
+        withLease(record, {
+          loop,
+          leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
+          durationSeconds: leaseSeconds(config.CONVOY_LEASE_SECONDS),
+          marks,
+        }),
+      ),
       // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
       process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined,
     ),
@@ -62,3 +66,5 @@ export function loopHandler(
     ...(options.queueUrlOf ? { queueUrlOf: options.queueUrlOf } : {}),
   });
 }
+
+const admitted = (marks: LeaseMarks | undefined, guarded: RecordHandler): RecordHandler => (marks?.admit === undefined ? guarded : marks.admit(guarded));

@@ -1,22 +1,39 @@
 /**
- * One read of a message's Release per run, shared by the Lease guard — which needs the loop's
- * status mark before it takes the Lease (domain/runtime/lease-close.ts) — and the record
- * handler, which gets the same answer instead of a second GET. The guard keeps the answer for
- * the handler only when the take proves no run of the loop came in between (taken from the mark
- * that read showed, or created); otherwise the handler reads again.
+ * One read of a message's Release per run, shared by the check that admits the message, the
+ * Lease guard — which needs the loop's status mark before it takes the Lease
+ * (domain/runtime/lease-close.ts) — and the record handler, which gets the same answer instead
+ * of a second GET. The guard keeps the answer for the handler only when the take proves no run
+ * of the loop came in between (taken from the mark that read showed, or created); otherwise the
+ * handler reads again.
+ *
+ * A message is a hint, never an authority (issue 20): whoever can send to a queue can name any
+ * Release, uid and spec. So before anything else — the Lease included — a message's Release is
+ * read on the live API (`admit`): one naming a Release that does not exist, or whose uid is not
+ * the live one, is dropped with the reason logged; the relay's copy of a Release just added
+ * (`message.release`) is only compared with the live one, never acted on. The one message not
+ * read first is an observer's message whose hint the reconcile sealed (applied-hint.ts): the
+ * reconcile built it, seconds ago, from its own live read.
  */
-import { isPlainObject } from '../../domain/render/kube-object.ts';
+import { isPlainObject, jsonEqual } from '../../domain/render/kube-object.ts';
 import { statusMark, type MarkedStatus } from '../../domain/runtime/lease-close.ts';
+import { dropped, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { ReleaseSource } from '../reconcile/reconcile-record.ts';
-import { hintedRelease } from './applied-hint.ts';
-import type { RecordContext } from './sqs-batch-handler.ts';
+import { hintedRelease, hintProblem } from './applied-hint.ts';
+import type { Logger } from './logger.ts';
+import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
 
 export interface LeaseMarks {
-  /** The loop's mark as the message's Release carries it: from its hint (drift, health) or the shared read; `fresh` reads again. */
+  /** The loop's mark as the message's Release carries it: from its sealed hint (drift, health) or the shared read; `fresh` reads again. */
   mark(message: QueueMessage, ctx: RecordContext, fresh: boolean): Promise<string | undefined>;
   /** The read may be older than the Lease's last run: the handler reads the Release again. */
   stale(message: QueueMessage): void;
+  /**
+   * Wraps the Lease-guarded handler: the message's Release is verified on the live API first
+   * (see the header), so a message for a Release that does not exist, or for another uid, is
+   * dropped before any request but that one read — no Lease, no render, no status.
+   */
+  admit?(guarded: RecordHandler): RecordHandler;
 }
 
 export function sharedReleaseReads(source: ReleaseSource, loop: Loop, now: () => Date = () => new Date()): { releases: ReleaseSource; marks: LeaseMarks } {
@@ -36,10 +53,6 @@ export function sharedReleaseReads(source: ReleaseSource, loop: Loop, now: () =>
     },
     marks: {
       async mark(message, ctx, fresh) {
-        // The relay's copy of a Release just added: kept for the handler only if the take creates the Lease.
-        if (loop === 'reconcile' && !fresh && ctx.receiveCount === 1 && message.release !== undefined && !reads.has(message)) {
-          reads.set(message, Promise.resolve(message.release));
-        }
         const hinted = loop === 'reconcile' || fresh ? undefined : hintedRelease(message, ctx.receiveCount, now());
         const raw = hinted?.release ?? (await read(message, fresh));
         const status = isPlainObject(raw) && isPlainObject(raw['status']) ? (raw['status'] as MarkedStatus) : undefined;
@@ -48,6 +61,48 @@ export function sharedReleaseReads(source: ReleaseSource, loop: Loop, now: () =>
       stale(message) {
         reads.delete(message);
       },
+      admit(guarded) {
+        return async (message, ctx) => {
+          if (loop !== 'reconcile' && message.applied !== undefined) {
+            const problem = hintProblem(message, ctx.receiveCount, now());
+            // Sealed by the reconcile from its own live read: the observer works on it (issue 13's saving).
+            if (problem === undefined) return guarded(message, ctx);
+            ctx.logger.warn('the hint the message carries is not used; the Release and the cluster are read instead', { hint: problem });
+          }
+          const live = await read(message, false);
+          const refusal = refusalOf(message, live);
+          if (refusal !== undefined) return refusal;
+          if (message.release !== undefined) compareCopy(message.release, live, ctx.logger);
+          return guarded(message, ctx);
+        };
+      },
     },
   };
+}
+
+const metadataOf = (raw: unknown): Record<string, unknown> => (isPlainObject(raw) && isPlainObject(raw['metadata']) ? raw['metadata'] : {});
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined);
+
+/** The Outcome that ends a message whose Release is not the live one, or undefined: go on. */
+export function refusalOf(message: QueueMessage, live: unknown): Outcome | undefined {
+  const key = `${message.namespace}/${message.name}`;
+  if (live === undefined) return dropped(`the message names Release ${key}, which does not exist (deleted since, or never created): nothing is done for it`);
+  const uid = text(metadataOf(live)['uid']);
+  if (uid !== message.uid) {
+    return dropped(`the message is for uid ${message.uid}, the live Release ${key} has uid ${uid ?? '?'} (deleted and created again since, or forged): nothing is done for it`);
+  }
+  return undefined;
+}
+
+/** Logs when the copy a message carries is not the live Release (a stale or forged copy); the live one is used either way. */
+function compareCopy(copy: Record<string, unknown>, live: unknown, logger: Logger): void {
+  const fields = ['namespace', 'name', 'uid', 'generation', 'resourceVersion'] as const;
+  const of = (raw: unknown) => Object.fromEntries(fields.map((f) => [f, text(metadataOf(raw)[f])]));
+  const carried = of(copy);
+  const actual = of(live);
+  // The resourceVersion alone moves with any status write between the relay's send and this read.
+  const differs: string[] = fields.filter((f) => f !== 'resourceVersion' && carried[f] !== actual[f]);
+  if (!jsonEqual(isPlainObject(live) ? live['spec'] : undefined, copy['spec'])) differs.push('spec');
+  if (differs.length === 0) return;
+  logger.warn('the Release copy the message carries is not the live Release; the live Release is used', { differs, carried, live: actual });
 }

@@ -3,7 +3,8 @@ import { parseRelease, type Release } from '../../../domain/api/objects.ts';
 import type { KubeObject } from '../../../domain/render/kube-object.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../../domain/status/field-managers.ts';
-import { appliedHint, hintedRelease, hintedRender, releaseAfterWrite } from '../../../functions/runtime/applied-hint.ts';
+import { parseQueueMessage, queueMessageBody } from '../../../domain/runtime/queue-message.ts';
+import { appliedHint, hintedRelease, hintedRender, hintKey, hintProblem, releaseAfterWrite, sealHint } from '../../../functions/runtime/applied-hint.ts';
 
 const parsed = parseRelease({
   apiVersion: 'convoy.dev/v1alpha1',
@@ -53,7 +54,7 @@ describe('the applied hint the reconcile sends to drift and health', () => {
   });
 
   it('is used only on a first delivery of a fresh message for the same Release uid', () => {
-    const hint = appliedHint(release, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] });
+    const hint = appliedHint(release, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] }, new Date('2026-01-01T00:01:00Z'));
     const at = new Date('2026-01-01T00:01:05Z');
     expect(hintedRelease(message({ applied: hint }), 1, at)?.release.metadata.uid).toBe('u1');
     expect(hintedRelease(message({ applied: hint }), 2, at)).toBeUndefined();
@@ -129,3 +130,75 @@ describe('the render the applied hint carries (observers then load nothing from 
     expect(hintedRender({ ...hint, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { a: 1 } } }] })).toBeUndefined();
   });
 });
+
+describe('a hint is used only when the functions sealed it (issue 20: a message is a hint, never an authority)', () => {
+  const at = new Date('2026-01-01T00:01:05Z');
+  const sealed = () => {
+    const hint = appliedHint(release, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] }, new Date('2026-01-01T00:01:00Z'));
+    if (hint === undefined) throw new Error('no hint');
+    return hint;
+  };
+
+  it('a sealed hint for the message\'s own Release is used', () => {
+    expect(hintProblem(message({ applied: sealed() }), 1, at)).toBeUndefined();
+  });
+
+  it('any change to what the observer takes from it breaks the seal: the Release, its spec or status, the renderRef, the observations, the render, the time', () => {
+    const hint = sealed();
+    const rel = hint.release as { spec: Record<string, unknown>; status: Record<string, unknown> };
+    const altered = [
+      { ...hint, release: { ...hint.release, spec: { ...rel.spec, serviceAccountName: 'admin' } } },
+      { ...hint, release: { ...hint.release, status: { ...rel.status, lastSuccessful: { renderRef: 'sha256:other' } } } },
+      { ...hint, renderRef: 'sha256:other' },
+      { ...hint, live: [{ ...cm, status: { ready: true } }] },
+      { ...hint, objects: [] },
+      { ...hint, at: '2026-01-01T00:01:04.000Z' },
+      { ...hint, mac: undefined },
+    ];
+    for (const applied of altered) expect(hintProblem(message({ applied }), 1, at)).toMatch(/seal/);
+    expect(hintedRelease(message({ applied: altered[0] }), 1, at)).toBeUndefined();
+  });
+
+  it('a hint anyone could write (no seal, or sealed with another key) is not used', () => {
+    const { mac: _mac, at: _at, ...unsealed } = sealed();
+    expect(hintProblem(message({ applied: unsealed }), 1, at)).toBe('the hint is not sealed');
+    const otherKey = sealHint(unsealed, at, hintKey({ CONVOY_HINT_KEY: 'not the functions key' }));
+    expect(hintProblem(message({ applied: otherKey }), 1, at)).toMatch(/seal is not the functions'/);
+  });
+
+  it('a sealed hint about another Release (uid, name or namespace) is not used for this message', () => {
+    const applied = sealed();
+    expect(hintProblem(message({ applied, uid: 'u2' }), 1, at)).toMatch(/not the message's Release/);
+    expect(hintProblem(message({ applied, name: 'other' }), 1, at)).toMatch(/not the message's Release/);
+    expect(hintProblem(message({ applied, namespace: 'other' }), 1, at)).toMatch(/not the message's Release/);
+  });
+
+  it('a sealed hint is used for at most 30 s after it was sealed, whatever sentAt says', () => {
+    const applied = sealed();
+    expect(hintProblem(message({ applied, sentAt: '2026-01-01T00:02:00.000Z' }), 1, new Date('2026-01-01T00:02:01Z'))).toMatch(/sealed more than 30 s ago/);
+  });
+
+  it('CONVOY_HINT_KEY gives every function of an installation the same key; without it each process draws its own', () => {
+    expect(hintKey({ CONVOY_HINT_KEY: 'k1' }).equals(hintKey({ CONVOY_HINT_KEY: 'k1' }))).toBe(true);
+    expect(hintKey({ CONVOY_HINT_KEY: 'k1' }).equals(hintKey({ CONVOY_HINT_KEY: 'k2' }))).toBe(false);
+    expect(hintKey({}).equals(hintKey({}))).toBe(true);
+    expect(hintKey({}).equals(hintKey({ CONVOY_HINT_KEY: 'k1' }))).toBe(false);
+  });
+
+  it('the seal survives the queue: the body as sent (every non-ASCII character escaped) parses back to a hint that verifies', () => {
+    const withText = parseRelease({ ...release, metadata: { ...release.metadata, annotations: { note: 'caf\u00e9 \u{1f680} \u0000' } } });
+    if (!withText.ok) throw new Error(withText.error);
+    const hint = appliedHint(withText.value, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] }, new Date('2026-01-01T00:01:00Z'));
+    const body = queueMessageBody(message({ applied: hint }));
+    const parsed = parseQueueMessage(body);
+    if (!parsed.ok) throw new Error(parsed.error);
+    expect(hintProblem(parsed.message, 1, at)).toBeUndefined();
+    expect(hintProblem(parseQueueMessageOk(body.replace('caf\\u00e9', 'cafe')), 1, at)).toMatch(/seal/);
+  });
+});
+
+function parseQueueMessageOk(body: string) {
+  const parsed = parseQueueMessage(body);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.message;
+}

@@ -15,7 +15,7 @@ import type { RenderStore } from '../../../domain/store/render-store.ts';
 import { createDriftRecordHandler } from '../../../functions/drift/drift-record.ts';
 import { createHealthRecordHandler } from '../../../functions/health/health-record.ts';
 import type { ReleaseSource } from '../../../functions/reconcile/reconcile-record.ts';
-import { appliedHint } from '../../../functions/runtime/applied-hint.ts';
+import { appliedHint, sealHint } from '../../../functions/runtime/applied-hint.ts';
 import { createLogger } from '../../../functions/runtime/logger.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';
@@ -37,9 +37,10 @@ const secret = (): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: 
 const rendered = () => [configMap(), secret(), deployment()];
 
 function hintedMessage(loop: 'drift' | 'health', withRender: boolean): QueueMessage {
-  const hint = appliedHint(applyingRelease(), write, { renderRef: RENDER_A, objects: rendered(), live: [configMap(), secret(), liveDeploymentDone()] });
+  const hint = appliedHint(applyingRelease(), write, { renderRef: RENDER_A, objects: rendered(), live: [configMap(), secret(), liveDeploymentDone()] }, NOW);
   if (hint === undefined) throw new Error('no hint');
-  const { objects: _objects, ...withoutRender } = hint;
+  // As the reconcile sends a hint too large with its render: without it, sealed again.
+  const { objects: _objects, mac: _mac, ...withoutRender } = hint;
   return {
     v: 1,
     loop,
@@ -48,7 +49,7 @@ function hintedMessage(loop: 'drift' | 'health', withRender: boolean): QueueMess
     uid: 'u-1',
     cause: `applied ${RENDER_A}`,
     sentAt: NOW.toISOString(),
-    applied: withRender ? hint : withoutRender,
+    applied: withRender ? hint : sealHint(withoutRender),
   };
 }
 
