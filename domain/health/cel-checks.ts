@@ -223,7 +223,15 @@ export function evaluateChecks(
 ): ObjectHealth | undefined {
   const applicable = checks.filter((check) => checkApplies(check, apiVersion, kind));
   if (applicable.length === 0 || isSecret(apiVersion, kind)) return undefined;
-  const object = toCelValue(live);
+  let object: unknown;
+  try {
+    object = toCelValue(live);
+  } catch (error) {
+    // e.g. a custom resource nested deeper than the stack allows
+    const first = applicable[0];
+    const reason = error instanceof Error ? error.message : String(error);
+    return { state: 'Degraded', message: `${label(first.index, apiVersion, kind)}: the object cannot be given to CEL: ${reason}` };
+  }
   let worst: ObjectHealth | undefined;
   for (const check of applicable) {
     const health = evaluateCheck(check, object);

@@ -52,8 +52,9 @@ export function compileRe2(pattern: string): CompiledPattern {
   return { test: (input) => compiled.test(input), programSize: compiled.programSize() };
 }
 
-export function createRegexCache(maxEntries = 256): RegexCache {
-  const compiled = createBoundedCache<CompiledPattern | RegexSyntaxError>(maxEntries);
+/** 64 patterns: a large compiled pattern (`\pL{1000}`) holds ~170 KB. */
+export function createRegexCache(maxEntries = 64): RegexCache {
+  const compiled = createBoundedCache<CompiledPattern | RegexSyntaxError>({ maxEntries });
   return {
     compile(pattern) {
       let entry = compiled.get(pattern);

@@ -9,8 +9,8 @@
  * - every evaluation has a cost budget and a wall-clock deadline (cel-meter.ts);
  * - expressions are bounded in length (as the CRD bounds them) and parsed
  *   with bounded AST size and depth;
- * and a bounded cache of compiled programs keyed by expression text, plus one
- * of compiled patterns.
+ * and a cache of compiled programs keyed by expression text, bounded in
+ * entries and total characters, plus one of compiled patterns.
  *
  * A runtime holds mutable caches, so it is made by a composition root (or per
  * call, by `compileChecks` when none is passed) — never at module load.
@@ -85,9 +85,11 @@ export interface CelRuntimeOptions {
   limits?: Partial<CelLimits>;
   /** Monotonic clock in ms; performance.now by default. */
   now?: () => number;
-  /** Compiled programs kept (LRU); 1024 by default. */
+  /** Compiled programs kept (LRU); 4096 by default. */
   programCacheSize?: number;
-  /** Compiled patterns kept (LRU); 256 by default. */
+  /** Total characters of the programs kept (a compiled program holds ~65 bytes per character); 262,144 (~17 MB) by default. */
+  programCacheCharacters?: number;
+  /** Compiled patterns kept (LRU); 64 by default. */
   patternCacheSize?: number;
 }
 
@@ -152,9 +154,12 @@ export function createCelRuntime(options: CelRuntimeOptions = {}): CelRuntime {
   const limits: Readonly<CelLimits> = Object.freeze({ ...DEFAULT_CEL_LIMITS, ...options.limits });
   const now = options.now ?? (() => performance.now());
   const slot: MeterSlot = { active: undefined };
-  const patterns = createRegexCache(options.patternCacheSize ?? 256);
+  const patterns = createRegexCache(options.patternCacheSize ?? 64);
   const env = createEnvironment(slot, patterns);
-  const programs = createBoundedCache<CelCompileOutcome>(options.programCacheSize ?? 1024);
+  const programs = createBoundedCache<CelCompileOutcome>({
+    maxEntries: options.programCacheSize ?? 4096,
+    maxWeight: options.programCacheCharacters ?? 262_144,
+  });
   assertMetered(env, slot, now);
 
   function compileUncached(source: string): CelCompileOutcome {

@@ -161,3 +161,16 @@ describe('one Release’s checks cannot hold the loop: a budget per assessment',
     expect(evaluateChecks(nextAssessment, configMap(), 'v1', 'ConfigMap')?.message).toContain('exceeded its cost budget');
   });
 });
+
+describe('CEL checks never throw on a hostile object', () => {
+  it('an object nested deeper than the stack allows is Degraded naming the check', () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    const { compiled } = compileChecks([check('true')]);
+    const live = { ...configMap(), spec: { deep } };
+    expect(evaluateChecks(compiled, live, 'v1', 'ConfigMap')).toEqual({
+      state: 'Degraded',
+      message: expect.stringMatching(/^checks\[0\] \(v1 ConfigMap\): the object cannot be given to CEL: /) as unknown,
+    });
+  });
+});

@@ -191,6 +191,15 @@ describe('CEL compiled expressions are cached per runtime', () => {
     expect(small.compile('object.a == 1')).not.toBe(first);
   });
 
+  it('the cache is bounded by total characters too: long expressions cannot fill memory', () => {
+    const small = createCelRuntime({ programCacheCharacters: 100 });
+    const long = `object.a == '${'x'.repeat(60)}'`;
+    const first = small.compile(long);
+    expect(small.compile(long)).toBe(first);
+    small.compile(`object.b == '${'y'.repeat(60)}'`);
+    expect(small.compile(long)).not.toBe(first);
+  });
+
   it('a Release without a shared runtime still compiles (a runtime per call)', () => {
     expect(compileChecks([check('true')]).errors).toEqual([]);
   });
