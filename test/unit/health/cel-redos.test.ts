@@ -30,11 +30,12 @@ const configMap = (data: Record<string, string>) => ({
 const check = (healthy: string): HealthCheck => ({ apiVersion: 'v1', kind: 'ConfigMap', healthy });
 
 describe('CEL matches() runs RE2: catastrophic-backtracking patterns finish', () => {
-  const runtime = createCelRuntime();
+  // The wall-clock bounds are out of reach: this test measures CPU, and a loaded host stretches wall time.
+  const runtime = createCelRuntime({ limits: { timePerEvaluationMs: 600_000, timePerAssessmentMs: 600_000 } });
   const measured: { pattern: string; ms: number }[] = [];
   afterAll(() => {
     const worst = measured.reduce((a, b) => (b.ms > a.ms ? b : a), { pattern: '', ms: 0 });
-    console.log(`celRedos (unit): ${measured.length} patterns, max CPU ${worst.ms.toFixed(2)} ms (${worst.pattern})`);
+    console.log(`celRedos (unit): ${measured.length} evaluations, max CPU ${worst.ms.toFixed(2)} ms (${worst.pattern})`);
   });
 
   it('has fifty distinct patterns', () => {
