@@ -205,7 +205,8 @@ function helmify(yamlText: string): string {
   return yamlText
     .replace(SECRETS_RULE, (rule) => `{{- if .Values.watchSecrets }}\n${rule}{{- end }}\n`)
     .replaceAll(S.namespace, '{{ .Release.Namespace }}')
-    .replaceAll(S.image, '"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"')
+    // No default image: convoy-relay:<version> is not on any registry, so an unset one must fail at install, not as ImagePullBackOff.
+    .replaceAll(S.image, `"{{ required "image.repository: the relay image is not published; build it (npm run image, or docker build -f image/Dockerfile) and push it to a registry of yours, then set image.repository (and image.tag) to it" .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"`)
     .replaceAll('__CONVOY_PULL_POLICY__', '{{ .Values.image.pullPolicy }}')
     .replaceAll(S.replicas, '{{ .Values.replicas }}')
     .replace(new RegExp(`^( *)(\\S+): ${S.resources}$`, 'm'), (_m, indent: string, key: string) =>
@@ -232,7 +233,7 @@ export function chartFiles(version: string): Map<string, string> {
   const resources = relayManifests(withDefaults({ crds: [] })).find((m) => m.kind === 'Deployment') as unknown as {
     spec: { template: { spec: { containers: { resources: unknown }[] } } };
   };
-  const [repository, tag] = DEFAULT_RELAY_IMAGE.split(':');
+  const [, tag] = DEFAULT_RELAY_IMAGE.split(':');
 
   files.set(
     `charts/${CHART_NAME}/Chart.yaml`,
@@ -249,7 +250,7 @@ export function chartFiles(version: string): Map<string, string> {
     )}`,
   );
   const values = {
-    image: { repository, tag: '', pullPolicy: 'IfNotPresent' },
+    image: { repository: '', tag: '', pullPolicy: 'IfNotPresent' },
     replicas: 2,
     queues: { reconcile: '', drift: '', health: '' },
     aws: { region: PLACEHOLDER_REGION },
@@ -267,7 +268,8 @@ export function chartFiles(version: string): Map<string, string> {
     `charts/${CHART_NAME}/values.yaml`,
     `# ${GENERATED}\n` +
       '# queues: the SQS queue URLs of the reconcile, drift and health functions (required).\n' +
-      '# image.tag: default the chart appVersion. serviceAccount.annotations: e.g. eks.amazonaws.com/role-arn for IRSA.\n' +
+      '# image.repository: the relay image in your registry (required; build it with npm run image, see README). image.tag: default the chart appVersion.\n' +
+      '# serviceAccount.annotations: e.g. eks.amazonaws.com/role-arn for IRSA.\n' +
       '# tenantNamespaces: namespaces whose Releases may act on this cluster (as their ServiceAccount); never kube-* or the release namespace.\n' +
       '# watchSecrets: true lets the relay list and watch Secrets (it then can read their data) to react to labelled Secrets at once.\n' +
       '# settings: installation settings, one environment variable of the relay each (tenancy defaults included);\n' +

@@ -2,12 +2,12 @@
 // and a server-side dry run (`kubectl apply --dry-run=server`) on the test kube-apiserver, which
 // validates every object against the API's schemas (and the CRDs against apiextensions).
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { createToolLocator, type Tools } from '../../adapters/tools/binaries.ts';
 import { PLACEHOLDER_QUEUE_URLS } from '../../infra/install-files.ts';
 import { relayManifests } from '../../infra/relay-manifests.ts';
@@ -21,6 +21,9 @@ const queues = [
   'queues.drift=https://sqs.eu-west-1.amazonaws.com/111111111111/convoy-drift',
   'queues.health=https://sqs.eu-west-1.amazonaws.com/111111111111/convoy-health',
 ].join(',');
+/** The relay image is not published: the chart has no default and must be told where the user pushed it. */
+const IMAGE = '111111111111.dkr.ecr.eu-west-1.amazonaws.com/convoy-relay';
+const values = `${queues},image.repository=${IMAGE}`;
 
 describe('install manifests and Helm chart', () => {
   let tools: Tools;
@@ -44,12 +47,12 @@ describe('install manifests and Helm chart', () => {
     });
 
   it('helm lint passes', async () => {
-    const { stdout } = await run(tools.helm, ['lint', chart, '--set', queues]);
+    const { stdout } = await run(tools.helm, ['lint', chart, '--set', values]);
     expect(stdout).toContain('0 chart(s) failed');
   });
 
   it('helm template renders every object (CRDs included); the API server accepts them in a dry run', async () => {
-    const { stdout } = await run(tools.helm, ['template', 'convoy', chart, '-n', ns.name, '--include-crds', '--set', `${queues},renderBucket=renders,settings.EXTRA_SETTING=on`], {
+    const { stdout } = await run(tools.helm, ['template', 'convoy', chart, '-n', ns.name, '--include-crds', '--set', `${values},renderBucket=renders,settings.EXTRA_SETTING=on`], {
       maxBuffer: 16 << 20,
     });
     const docs = parseAllDocuments(stdout).map((d) => d.toJS() as { kind: string; metadata: { namespace?: string }; data?: Record<string, string> } | null).filter((d) => d !== null);
@@ -64,6 +67,23 @@ describe('install manifests and Helm chart', () => {
     const { stdout: applied } = await kubectlDryRun(file);
     expect(applied).toMatch(/deployment\.apps\/convoy-relay serverside-applied \(server dry run\)/);
     expect(applied).toMatch(/networkpolicy\.networking\.k8s\.io\/convoy-relay serverside-applied/);
+  });
+
+  it('helm template refuses a chart without image.repository, saying how to build and push the image', async () => {
+    const refused = run(tools.helm, ['template', 'convoy', chart, '--set', queues]);
+    await expect(refused).rejects.toThrow(
+      /image\.repository: the relay image is not published; build it \(npm run image, or docker build -f image\/Dockerfile\) and push it to a registry of yours/,
+    );
+  });
+
+  it('with image.repository set, the relay runs that image at the chart appVersion unless image.tag says otherwise', async () => {
+    const image = async (extra: string) => {
+      const { stdout } = await run(tools.helm, ['template', 'convoy', chart, '--set', `${values}${extra}`, '--show-only', 'templates/deployment.yaml']);
+      return (parseAllDocuments(stdout)[0]?.toJS() as { spec: { template: { spec: { containers: { image: string }[] } } } }).spec.template.spec.containers[0]?.image;
+    };
+    const { appVersion } = parse(await readFile(join(chart, 'Chart.yaml'), 'utf8')) as { appVersion: string };
+    expect(await image('')).toBe(`${IMAGE}:${appVersion}`);
+    expect(await image(',image.tag=abc123')).toBe(`${IMAGE}:abc123`);
   });
 
   it('helm template refuses a chart without queue URLs, naming the value', async () => {

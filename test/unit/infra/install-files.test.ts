@@ -51,7 +51,7 @@ describe('deploy/ and charts/convoy are generated from infra/relay-manifests.ts'
     expect(crds).toHaveLength(relayManifests({ queueUrls: PLACEHOLDER_QUEUE_URLS, region: 'r' }).filter((m) => m.kind === 'CustomResourceDefinition').length);
     const deployment = generated.get('charts/convoy/templates/deployment.yaml') ?? '';
     expect(deployment).toContain('replicas: {{ .Values.replicas }}');
-    expect(deployment).toContain('{{ .Values.image.repository }}');
+    expect(deployment).toContain('{{ required "image.repository: the relay image is not published; ');
     expect(generated.get('charts/convoy/templates/configmap.yaml')).toContain('.Values.queues.reconcile');
     expect(generated.has('charts/convoy/templates/namespace.yaml')).toBe(false);
   });
