@@ -9,6 +9,8 @@
  * Clusters and Mutations are cached as ONE cluster-wide LIST each (the functions' ClusterRole
  * may list them), so Releases in a thousand namespaces share one request per TTL. A Cluster
  * missing from a cached list is read once more by name before it is reported missing.
+ * Nothing read as a Release's identity is cached here (values layers, credentials, kubeconfigs:
+ * adapters/kube/identity-reads.ts), so one identity's read can never answer another's.
  */
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { createRefCache, type RefCache } from '../source/ref-cache.ts';

@@ -40,6 +40,7 @@ describe('tenancy: what a Release names is read as its identity, and EKS roles a
   let alice: KubeConfig;
   let env: ReconcileEnv;
   let installation: FreshNamespace;
+  let outsider: FreshNamespace;
   let functions: { config: KubeClientConfig; close: () => Promise<void> };
   let teamA: string;
   let deployerToken: string;
@@ -55,11 +56,13 @@ describe('tenancy: what a Release names is read as its identity, and EKS roles a
     teamA = env.ns.name;
     deployer = `system:serviceaccount:${teamA}:deployer`;
     installation = await freshNamespace(admin, 'reads-convoy');
+    // Not a tenant namespace of this installation: the functions may not impersonate its ServiceAccounts.
+    outsider = await freshNamespace(admin, 'reads-outsider');
     functions = await asFunctions(admin, installation.name, [teamA]);
     tenancy = parseTenancySettings({
       defaultServiceAccount: 'default',
       inClusterNamespaces: '*',
-      eksRoles: `${teamA}=arn:aws:iam::111122223333:role/team-a-*;team-b-*=arn:aws:iam::111122223333:role/team-b-*;${installation.name}=self`,
+      eksRoles: `${teamA}=arn:aws:iam::111122223333:role/team-a-*;team-b-*=arn:aws:iam::111122223333:role/team-b-*;${installation.name}=self;${outsider.name}=${A_ROLE}`,
     });
     const core = admin.makeApiClient(CoreV1Api);
     await core.createNamespacedServiceAccount({ namespace: teamA, body: { metadata: { name: 'deployer' } } });
@@ -82,6 +85,7 @@ describe('tenancy: what a Release names is read as its identity, and EKS roles a
     await env?.close();
     await functions?.close();
     await installation?.delete();
+    await outsider?.delete();
   });
 
   /** The EKS boundary only (EKS cannot run here): records each call; the token is the deployer's, on this apiserver. */
@@ -91,7 +95,7 @@ describe('tenancy: what a Release names is read as its identity, and EKS roles a
   };
 
   /** The reconcile function's record handler as the functions' identity, its log lines and Events kept. */
-  async function reconcileAsFunctions(name: string, over: Partial<ReconcilePorts> = {}) {
+  async function reconcileAsFunctions(name: string, over: Partial<ReconcilePorts> = {}, namespace = teamA) {
     const ports = { ...env.ports({ wiring: { managementKubeConfig: functions.config, tenancy, eks: fakeEks } }), ...over };
     const handler = createReconcileRecordHandler({
       releases: createReleaseSource(functions.config),
@@ -100,13 +104,13 @@ describe('tenancy: what a Release names is read as its identity, and EKS roles a
       notify: () => Promise.resolve(),
       events: createEventRecorder(env.config, { controller: 'convoy.dev/reconcile', instance: 'tenancy-reads' }),
     });
-    const current = await env.api.getRelease(teamA, name);
+    const current = await env.api.getRelease(namespace, name);
     const logger = createLogger({ base: { test: 'tenancy-reads' }, level: 'debug', write: (line) => logs.push(line) });
     const outcome = await handler(
-      { v: 1, loop: 'reconcile', namespace: teamA, name, uid: current.metadata.uid ?? '', cause: 'test', sentAt: new Date().toISOString() },
+      { v: 1, loop: 'reconcile', namespace, name, uid: current.metadata.uid ?? '', cause: 'test', sentAt: new Date().toISOString() },
       { logger, receiveCount: 1, messageId: name, record: {} as never },
     );
-    return { outcome, release: await env.api.getRelease(teamA, name) };
+    return { outcome, release: await env.api.getRelease(namespace, name) };
   }
 
   /** alice creates the Release with her own token. */
@@ -229,5 +233,24 @@ describe('tenancy: what a Release names is read as its identity, and EKS roles a
     expect(applied(result.release)).toMatchObject({ status: 'True', reason: 'Applied' });
     expect(eksCalls).toEqual([{ name: 'prod', region: 'eu-west-1', roleArn: A_ROLE }]);
     expect(await aliceReads('eks-a-cm')).toEqual({ k: 'v' });
+  });
+
+  it('a namespace whose ServiceAccounts the installation does not let convoy impersonate: its reads and its inCluster target are refused, saying so', async () => {
+    const ns = outsider.name;
+    const outsiderSa = `system:serviceaccount:${ns}:default`;
+    await admin.makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'values' }, data: { 'values.yaml': 'greeting: hi\n' } } });
+    await env.api.create('Cluster', ns, 'eks', { eks: { name: 'prod', region: 'eu-west-1', roleArn: A_ROLE } });
+    await env.api.create('Cluster', ns, 'local', { inCluster: true });
+    const chart = await env.repo('outsider-chart', CHART);
+    const release = (cluster: string, content: Record<string, unknown> = {}) => ({ cluster: { name: cluster }, targetNamespace: teamA, source: { git: { url: chart.url, ref: { branch: 'main' } } }, ...content });
+    await env.api.create('Release', ns, 'values', release('eks', { content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'ConfigMap', name: 'values' }] } } }));
+    const values = await reconcileAsFunctions('values', {}, ns);
+    expect(applied(values.release)).toMatchObject({ status: 'False', reason: 'ValuesNotReady' });
+    expect(applied(values.release)!.message).toContain(`ConfigMap ${ns}/values cannot be read as ${outsiderSa}: this installation does not let convoy act as that identity (impersonation Forbidden)`);
+
+    await env.api.create('Release', ns, 'in-cluster', release('local'));
+    const local = await reconcileAsFunctions('in-cluster', {}, ns);
+    expect(applied(local.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
+    expect(applied(local.release)!.message).toContain(`this installation does not let convoy act as ${outsiderSa} (impersonation Forbidden)`);
   });
 });
