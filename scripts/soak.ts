@@ -14,13 +14,13 @@
 // Output (stdout; progress goes to stderr):
 //
 //   soak: 3 runs of vitest --project integration, hog: stress-ng --cpu 1, files: test/integration/relay.test.ts …
-//   run 1/3: exit 1, 41 passed, 1 failed, 0 skipped, 212.4 s (report /tmp/convoy-soak-x/run-1.json)
+//   run 1/3: exit 1, 41 passed, 1 failed, 0 skipped, 212.4 s with the lock held (output /tmp/convoy-soak-x/run-1.log)
 //   …
 //   failures out of 3, per test (worst first):
 //     1/3  test/integration/relay.test.ts > the relay > 200 quick label updates …
 //          run 1: AssertionError: expected 21 to be less than 20
 //     0/3  test/integration/relay.test.ts > the relay > deleting a Release sends a reconcile …
-//   wall time per file (mean of the runs that reported it):
+//   time per file (mean of the runs that reported it; its tests and hooks, from vitest's JSON report):
 //      61.2 s  test/integration/queue-e2e.test.ts
 //   soak: 1 of 42 tests failed at least once in 3 runs (hog: stress-ng --cpu 1)
 //
@@ -71,6 +71,7 @@ function hogCommand(wanted: boolean): { mode: 'none' | 'stress-ng' | 'node'; lab
  * while the lock is held, so a waiting soak never loads the machine.
  */
 const RUN_SCRIPT = `
+date +%s%3N > "$3"
 hog=
 stop_hog() { if [ -n "$hog" ]; then kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=; fi; }
 trap stop_hog EXIT
@@ -79,7 +80,7 @@ case "$1" in
   stress-ng) stress-ng --cpu 1 --timeout 3h --quiet & hog=$! ;;
   node) "$2" -e 'setTimeout(() => process.exit(0), 3 * 3600 * 1000); for (;;) {}' & hog=$! ;;
 esac
-shift 2
+shift 3
 "$@"
 `;
 
@@ -98,10 +99,11 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
     ...opts.vitestArgs,
     ...opts.files,
   ];
-  const shell = ['sh', '-c', RUN_SCRIPT, 'soak-run', opts.hog, process.execPath, ...vitest];
+  // The shell writes when it started, i.e. when the lock was held: the run's time leaves out the wait.
+  const startedFile = join(opts.out, `run-${index}.started`);
+  const shell = ['sh', '-c', RUN_SCRIPT, 'soak-run', opts.hog, process.execPath, startedFile, ...vitest];
   const [command, ...args] = opts.lock === undefined ? shell : ['flock', opts.lock, ...shell];
   const log = createWriteStream(join(opts.out, `run-${index}.log`));
-  const started = performance.now();
   const exit = await new Promise<number | null>((resolve, reject) => {
     // Its own process group, so that stopping the soak stops flock, the shell, vitest and the hog.
     const child = spawn(command ?? 'sh', args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -119,7 +121,8 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
     });
   });
   log.end();
-  const ms = performance.now() - started;
+  const lockedAt = Number((await readFile(startedFile, 'utf8').catch(() => '')).trim());
+  const ms = Number.isFinite(lockedAt) && lockedAt > 0 ? Date.now() - lockedAt : Number.NaN;
   let parsed: JsonReport;
   try {
     parsed = JSON.parse(await readFile(report, 'utf8')) as JsonReport;
@@ -188,11 +191,12 @@ async function main(): Promise<number> {
     process.stderr.write(`soak: run ${i}/${runs}${lock !== undefined ? ` (waiting for ${lock})` : ''}…\n`);
     const r = await runOnce(i, { project: values.project, files, vitestArgs, hog: hog.mode, lock, out });
     results.push(r);
-    const states = [...(r.tests?.values() ?? [])];
+    // The per-file rows count only when their file failed outside its tests.
+    const states = [...(r.tests ?? [])].filter(([name, s]) => !name.endsWith(' > (the file)') || !s.passed).map(([, s]) => s);
     const counts = r.tests === undefined
       ? 'no JSON report'
       : `${states.filter((s) => s.passed).length} passed, ${states.filter((s) => !s.passed && !s.skipped).length} failed, ${states.filter((s) => s.skipped).length} skipped`;
-    process.stdout.write(`run ${i}/${runs}: exit ${r.exit ?? 'signal'}, ${counts}, ${(r.ms / 1000).toFixed(1)} s (output ${join(out, `run-${i}.log`)})\n`);
+    process.stdout.write(`run ${i}/${runs}: exit ${r.exit ?? 'signal'}, ${counts}, ${(r.ms / 1000).toFixed(1)} s with the lock held (output ${join(out, `run-${i}.log`)})\n`);
   }
 
   // Every test any run reported; a test a run did not report failed that run.
@@ -212,19 +216,21 @@ async function main(): Promise<number> {
   const dead = results.flatMap((r, i) => (r.tests === undefined ? [`run ${i + 1}: no JSON report (exit ${r.exit ?? 'signal'})`] : []));
   if (dead.length > 0) rows.push({ name: '(the run)', failures: dead, skipped: 0 });
   rows.sort((a, b) => b.failures.length - a.failures.length || a.name.localeCompare(b.name));
+  // A file's own row is news only when the file failed outside its tests.
+  const shown = rows.filter((row) => !row.name.endsWith(' > (the file)') || row.failures.length > 0);
 
   process.stdout.write(`failures out of ${runs}, per test (worst first):\n`);
-  for (const row of rows) {
+  for (const row of shown) {
     process.stdout.write(`  ${`${row.failures.length}/${runs}`.padStart(5)}  ${row.name}${row.skipped > 0 ? ` (skipped in ${row.skipped})` : ''}\n`);
     for (const failure of row.failures) process.stdout.write(`         ${failure}\n`);
   }
   const fileMs = new Map<string, number[]>();
   for (const r of results) for (const [file, ms] of r.fileMs) fileMs.set(file, [...(fileMs.get(file) ?? []), ms]);
-  process.stdout.write('wall time per file (mean of the runs that reported it):\n');
+  process.stdout.write("time per file (mean of the runs that reported it; its tests and hooks, from vitest's JSON report):\n");
   const means = [...fileMs].map(([file, list]) => ({ file, ms: list.reduce((a, b) => a + b, 0) / list.length }));
   for (const { file, ms } of means.sort((a, b) => b.ms - a.ms)) process.stdout.write(`  ${`${(ms / 1000).toFixed(1)} s`.padStart(8)}  ${file}\n`);
-  const failing = rows.filter((r) => r.failures.length > 0).length;
-  process.stdout.write(`soak: ${failing} of ${rows.length} tests failed at least once in ${runs} runs (hog: ${hog.label})\n`);
+  const failing = shown.filter((r) => r.failures.length > 0).length;
+  process.stdout.write(`soak: ${failing} of ${shown.length} tests failed at least once in ${runs} runs (hog: ${hog.label})\n`);
   return failing > 0 ? 1 : 0;
 }
 
