@@ -193,7 +193,9 @@ describe('the queue contract through the real runtime', () => {
     //   takes the Lease from that holder directly. Two runs at once would show up as one held Lease
     //   replaced directly by another holder while the Release did not carry the first holder's
     //   mark yet: a watch on the Release records its marks, and the resourceVersions of one etcd
-    //   order the Lease's writes and the Release's. The Lease lasts 35 s here, so no legitimate
+    //   order the Lease's writes and the Release's. A take is known by its acquireTime (unique per
+    //   take): a take may move its own holder to a later id in a second write (one that repeated a
+    //   holder given back earlier), which is no handover. The Lease lasts 35 s here, so no legitimate
     //   expiry takeover can happen. The git source sits behind a proxy that holds each request
     //   600 ms, so every run lasts long enough for an overlap to be visible.
     // - Contention really happened: the two copies arrive in one batch (one SendMessageBatch, one
@@ -206,7 +208,7 @@ describe('the queue contract through the real runtime', () => {
     //   one chain survives: the other two are dropped (superseded on a redelivery, or covered by the
     //   run of their twin), and afterwards only the survivor runs and the Lease names it.
     const proxy = await startSlowProxy(env.git.url, 600);
-    const events: { type: string; name: string; holder: string; held: boolean; followUp: string | undefined; rv: bigint }[] = [];
+    const events: { type: string; name: string; holder: string; held: boolean; take: string; followUp: string | undefined; rv: bigint }[] = [];
     const marks: { reconciledAt: string | undefined; rv: bigint }[] = [];
     let watchEnded: unknown;
     const watch = await new Watch(env.kc).watch(
@@ -220,6 +222,7 @@ describe('the queue contract through the real runtime', () => {
           holder: type === 'DELETED' ? '' : (lease.spec?.holderIdentity ?? ''),
           // Held by a run: a holder with the sentAt of the message it runs (a release clears it).
           held: type !== 'DELETED' && (lease.spec?.holderIdentity ?? '') !== '' && (lease.metadata?.annotations?.['convoy.dev/holder-sent-at'] ?? '') !== '',
+          take: lease.spec?.acquireTime instanceof Date ? lease.spec.acquireTime.toISOString() : String(lease.spec?.acquireTime ?? ''),
           followUp: lease.metadata?.annotations?.['convoy.dev/follow-up-message-id'],
           rv: BigInt(lease.metadata?.resourceVersion ?? '0'),
         }),
@@ -277,11 +280,13 @@ describe('the queue contract through the real runtime', () => {
       // A direct handover is fine only once the Release carried the previous holder's mark.
       const closedBefore = (holder: string, rv: bigint) => marks.some((m) => m.reconciledAt !== undefined && `reconcile@${m.reconciledAt}` === holder && m.rv < rv);
       const violations = writes
-        .filter((e, i) => i > 0 && e.held && writes[i - 1].held && writes[i - 1].holder !== e.holder && !closedBefore(writes[i - 1].holder, e.rv))
+        .filter((e, i) => i > 0 && e.held && writes[i - 1].held && writes[i - 1].take !== e.take && !closedBefore(writes[i - 1].holder, e.rv))
         .map((e) => ({ ...e, rv: String(e.rv), before: writes.filter((w) => w.rv < e.rv).slice(-2).map((w) => ({ ...w, rv: String(w.rv) })), releaseMarks: marks.map((m) => `${m.reconciledAt ?? '-'}@${m.rv}`) }));
       expect(violations).toEqual([]);
-      // Each take: a held write after a free one, or after another holder's.
-      const acquisitions = writes.filter((e, i) => e.held && (i === 0 || !writes[i - 1].held || writes[i - 1].holder !== e.holder)).map((e) => e.holder);
+      // Each take (a held acquireTime) and the holder it ran as: its last held write.
+      const takes = new Map<string, string>();
+      for (const e of writes) if (e.held) takes.set(e.take, e.holder);
+      const acquisitions = [...takes.values()];
       expect(new Set(acquisitions).size).toBe(acquisitions.length); // every run has its own holder id
       expect(acquisitions.length).toBeGreaterThanOrEqual(3);
       measured['duplicates'] = { survivor: survivor === relayMessage ? 'relay message' : 'a copy', coveredDrops: busy.length, leaseAcquisitions: acquisitions.length };
