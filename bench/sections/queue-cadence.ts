@@ -129,8 +129,13 @@ async function waveRecheck(env: Env, queue: QueueTap, node: string): Promise<Hol
   const nodeLabel = `convoy.bench/${env.ns.name}`;
   const repo = await env.repo('waves', { 'job.yaml': job('migrate', nodeLabel), 'cm.yaml': configMap('after-migrate', { 'convoy.dev/sync-wave': '1' }) });
   await env.createRelease('waves', { source: { git: { url: repo.url, ref: { branch: 'main' } } } });
-  const runs = () => env.recordLines('waves', 'requeued');
-  const requeues = await waitFor('four rechecks of the waiting wave', () => (runs().length >= 4 ? runs() : undefined));
+  // The message that carries the wait (its requeues change its visibility); four of its runs, three redeliveries.
+  const carrier = () => {
+    const lines = env.recordLines('waves', 'requeued');
+    const id = lines.at(-1)?.['messageId'];
+    return lines.filter((l) => l['messageId'] === id);
+  };
+  const requeues = await waitFor('four rechecks of the waiting wave', () => (carrier().length >= 4 ? carrier() : undefined));
   const messageId = String(requeues[0]?.['messageId']);
   const holds = holdsOf(queue, messageId, 3);
 
