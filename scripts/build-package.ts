@@ -3,6 +3,7 @@
 //   1. tsc -p tsconfig.build.json: JavaScript + declarations of domain, adapters, functions,
 //      relay, infra, cli, dev and bin (Node refuses to run .ts files under node_modules);
 //   2. config/crds → dist/config/crds (infra/relay-manifests.ts reads ../config/crds from its folder);
+//      the KWOK stage files, examples/ and scripts/build-control-plane.sh, which `convoy dev` needs;
 //   3. the Lambda bundles dist/lambda/<fn>/index.mjs (scripts/bundle-functions.ts), which the
 //      Convoy construct ships as they are, so a user's CDK app needs neither esbuild nor a lock file.
 //
@@ -29,6 +30,14 @@ export async function buildPackage(): Promise<{ ms: number; bundles: { fn: strin
   });
   if (result.status !== 0) throw new BuildError(`tsc -p tsconfig.build.json failed (exit ${result.status ?? result.signal})`);
   await cp(join(root, 'config', 'crds'), join(root, 'dist', 'config', 'crds'), { recursive: true });
+  // What `convoy dev` reads at run time next to its compiled code: the KWOK stages, the examples
+  // (its --examples default) and the control-plane build script its error messages name.
+  for (const stages of ['kwok-stages.yaml', 'kwok-fail-stages.yaml']) {
+    await cp(join(root, 'dev', 'control-plane', stages), join(root, 'dist', 'dev', 'control-plane', stages));
+  }
+  await cp(join(root, 'examples'), join(root, 'dist', 'examples'), { recursive: true });
+  await cp(join(root, 'scripts', 'build-control-plane.sh'), join(root, 'dist', 'scripts', 'build-control-plane.sh'));
+  await chmod(join(root, 'dist', 'scripts', 'build-control-plane.sh'), 0o755);
   await chmod(join(root, 'dist', 'bin', 'convoy.js'), 0o755);
   const bundles = await bundleFunctions({ root, outDir: join('dist', 'lambda') });
   return { ms: Math.round(performance.now() - started), bundles: bundles.map(({ fn, bytes }) => ({ fn, bytes })) };

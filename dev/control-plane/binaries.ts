@@ -9,7 +9,8 @@ import { ControlPlaneBinariesNotFoundError } from './errors.ts';
 export const DEFAULT_K8S_VERSION = 'v1.34.4';
 export const DEFAULT_ETCD_VERSION = 'v3.6.16';
 export const DEFAULT_KWOK_VERSION = 'v0.8.0';
-export const BUILD_COMMAND = 'bash scripts/build-control-plane.sh';
+/** The build script by its absolute path: scripts/ of the checkout, or dist/scripts/ of the installed package (scripts/build-package.ts copies it). */
+export const BUILD_COMMAND = `bash ${join(import.meta.dirname, '..', '..', 'scripts', 'build-control-plane.sh')}`;
 
 const CORE = ['etcd', 'kube-apiserver'] as const;
 const CONTROLLERS = ['kube-controller-manager', 'kube-scheduler', 'kwok'] as const;

@@ -2,12 +2,18 @@
 // - `npm pack`, then a TypeScript CDK app in a fresh folder installs the tarball, imports the
 //   construct, applies cdk-nag's AwsSolutionsChecks and synthesizes with 0 errors; `npx convoy --help`
 //   runs from that install with no TypeScript loader;
+// - `npm i -g` of the tarball, run from a folder outside the repo: convoy, kubectl-convoy and
+//   `convoy dev --help`; what `convoy dev` reads at run time is in the package; without the cluster
+//   binaries one line names KUBEBUILDER_ASSETS and the shipped build script; the system's older
+//   Node gets one line; `convoy dev --embedded` brings the shipped hello example to Ready, watched
+//   with the installed `convoy wait`;
 // - the Docker-free relay image: an OCI layout that crane validates after a push to a registry, and
 //   whose rootfs, exported and unpacked, runs the image's entrypoint with its config (user 1000, env,
 //   working dir) against the test kube-apiserver and fauxqs until /readyz answers — under the
 //   ServiceAccount and RBAC of `convoy install --print`, not as admin.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { freePorts } from '../../dev/control-plane/processes.ts';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +27,7 @@ import { buildOciImage, type OciBuildResult } from '../../image/build-oci.ts';
 import { stageApp } from '../../image/stage-app.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { createCdkApp, root } from './cdk-app.ts';
+import { devRunning, installGlobally, startDev, type GlobalInstall } from './installed-dev.ts';
 import { ensureCrane, startRegistry, type Registry } from './crane.ts';
 import { checkTemplate } from './template-checks.ts';
 
@@ -82,6 +89,84 @@ describe('the npm package in a user CDK app', () => {
       env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}` },
     });
     expect(printed).toContain('kind: Deployment');
+  });
+});
+
+describe('the package installed with npm i -g, run outside the repository', () => {
+  let installed: GlobalInstall;
+  let outside: string;
+  const env = () => ({ ...process.env, PATH: `${installed.binDir}:${nodeDir}:${process.env['PATH'] ?? ''}`, NODE_OPTIONS: '' });
+
+  beforeAll(async () => {
+    installed = await timed('npmInstallGlobal', () => installGlobally(tarball, join(work, 'global')));
+    outside = await mkdtemp(join(tmpdir(), 'convoy-user-'));
+  });
+  afterAll(async () => {
+    if (outside) await rm(outside, { recursive: true, force: true });
+  });
+
+  it('convoy --help, kubectl convoy --help and convoy dev --help run from a folder outside the repo', async () => {
+    for (const bin of ['convoy', 'kubectl-convoy']) {
+      const { stdout } = await run(join(installed.binDir, bin), ['--help'], { cwd: outside, env: env() });
+      expect(stdout).toMatch(/^usage: convoy <command>/);
+    }
+    const { stdout } = await run(join(installed.binDir, 'convoy'), ['dev', '--help'], { cwd: outside, env: env() });
+    expect(stdout).toMatch(/^convoy dev \[--embedded \| --kubeconfig <file>\]/);
+  });
+
+  it('what convoy dev reads at run time is in the package: the KWOK stages, the examples and the control-plane build script', async () => {
+    const dist = join(installed.packageDir, 'dist');
+    for (const file of ['dev/control-plane/kwok-stages.yaml', 'dev/control-plane/kwok-fail-stages.yaml', 'examples/10-hello-release.yaml', 'examples/repos/hello/app', 'scripts/build-control-plane.sh', 'config/crds']) {
+      await expect(run('test', ['-e', join(dist, file)]), file).resolves.toBeDefined();
+    }
+    // With no binaries anywhere, one line names KUBEBUILDER_ASSETS and the shipped build script.
+    const noBinaries = await run(join(installed.binDir, 'convoy'), ['dev', '--embedded', '--api-port', '0', '--git-port', '0'], {
+      cwd: outside,
+      env: { ...env(), XDG_CACHE_HOME: join(outside, 'empty-cache'), KUBEBUILDER_ASSETS: '' },
+    }).then(
+      () => expect.fail('convoy dev started without control-plane binaries'),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(noBinaries.code).toBe(1);
+    const lines = noBinaries.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => !l.includes('left behind by a convoy dev') && !l.startsWith('convoy dev: starting the embedded cluster'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`Run \`bash ${join(dist, 'scripts', 'build-control-plane.sh')}\``);
+    expect(lines[0]).toContain('or set KUBEBUILDER_ASSETS to a folder holding them');
+  });
+
+  it('an older Node (the system Node 20) runs the installed bin to one line saying which Node it needs', async () => {
+    const oldNode = '/usr/bin/node';
+    const { stdout: version } = await run(oldNode, ['--version']);
+    expect(Number(/^v(\d+)/.exec(version)?.[1]), `${oldNode} is the older Node this test needs`).toBeLessThan(22);
+    const failed = await run(oldNode, [join(installed.packageDir, 'dist', 'bin', 'convoy.js'), 'get', '-A'], { cwd: outside }).then(
+      () => expect.fail('the bin ran on an old Node'),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toBe(`convoy needs Node.js 22.13.0 or later (Node 22 LTS or 24); this is Node.js ${version.trim().slice(1)}. Install a newer one (https://nodejs.org, nvm install 24) and run convoy again.\n`);
+  });
+
+  it('convoy dev --embedded from the install: the shipped examples reach Ready, watched with the installed convoy wait', async () => {
+    const [apiPort, gitPort] = (await freePorts(2)) as [number, number];
+    const dev = startDev(installed.binDir, ['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)], outside, env());
+    try {
+      await timed('devRunning', () => devRunning(dev, 240_000));
+      const kubeconfig = /kubeconfig\s+(\S+)/.exec(dev.stdout)?.[1] ?? '';
+      const examples = join(installed.packageDir, 'dist', 'examples');
+      const { kubectl } = await createToolLocator().locate();
+      await run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', join(examples, '00-namespace.yaml'), '-f', join(examples, '10-hello-release.yaml')]);
+      const { stdout } = await timed('helloReady', () =>
+        run(join(installed.binDir, 'convoy'), ['wait', 'convoy-examples/hello', '--kubeconfig', kubeconfig, '--timeout', '5m'], { cwd: outside, env: env() }),
+      );
+      expect(stdout).toMatch(/Ready/);
+    } finally {
+      dev.proc.kill('SIGINT');
+      await dev.exited;
+    }
+    expect(dev.stderr).not.toMatch(/could not start/);
   });
 });
 
