@@ -1,11 +1,15 @@
 /**
- * On-disk cache of git checkouts keyed by (url, commit), shared by the reconciles of one process
- * (one Lambda container, one `convoy dev`). A commit's tree never changes, so an entry never goes
- * stale; the cache is bounded by evicting the least recently used whole checkouts beyond
+ * On-disk cache of git checkouts keyed by (url, commit, credentials), shared by the reconciles of
+ * one process (one Lambda container, one `convoy dev`). A commit's tree never changes, so an entry
+ * never goes stale; the cache is bounded by evicting the least recently used whole checkouts beyond
  * `maxEntries`.
  *
+ * The credentials the checkout was fetched with are part of the key (credentials-key.ts: a digest,
+ * or `anonymous`): a checkout of a private repository is served only to a fetch presenting the same
+ * credentials; any other fetch misses and asks the Git server, which decides (issue 20).
+ *
  * Layout under `dir`:
- *   <key>/             the checked-out tree of one (url, commit) — no .git inside
+ *   <key>/             the checked-out tree of one (url, commit, credentials) — no .git inside
  *   .scratch/<random>/ work areas of fills in progress; renamed into place when complete, so an
  *                      entry directory either is complete or does not exist
  *
@@ -17,6 +21,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { CredentialsKey } from './credentials-key.ts';
 
 export interface GitCacheStats {
   hits: number;
@@ -32,19 +37,22 @@ export interface GitCacheFill {
   scratch: string;
 }
 
+/** What identifies a checkout: the repository, the commit, and the credentials it was fetched with. */
+export interface GitCacheKey {
+  url: string;
+  commit: string;
+  credentials: CredentialsKey;
+}
+
 export interface GitCache {
   readonly dir: string;
-  /** The cached tree of (url, commit), or undefined. Counts as a use for LRU. */
-  get(url: string, commit: string): Promise<string | undefined>;
+  /** The cached tree of the key, or undefined. Counts as a use for LRU. */
+  get(key: GitCacheKey): Promise<string | undefined>;
   /**
-   * The cached tree of (url, commit); on a miss `fill` writes it (concurrent calls for the same key
+   * The cached tree of the key; on a miss `fill` writes it (concurrent calls for the same key
    * share one fill). A failed fill leaves nothing behind.
    */
-  getOrFill(
-    url: string,
-    commit: string,
-    fill: (target: GitCacheFill) => Promise<void>,
-  ): Promise<{ root: string; hit: boolean }>;
+  getOrFill(key: GitCacheKey, fill: (target: GitCacheFill) => Promise<void>): Promise<{ root: string; hit: boolean }>;
   stats(): GitCacheStats;
 }
 
@@ -80,9 +88,13 @@ function normalizeUrl(url: string): string {
   }
 }
 
-export function gitCacheKey(url: string, commit: string): string {
+/**
+ * The entry's directory name. Entries of the earlier (url, commit) layout, adopted from disk, never
+ * match: their digest has no credentials line.
+ */
+export function gitCacheKey(key: GitCacheKey): string {
   return createHash('sha256')
-    .update(`${normalizeUrl(url)}\n${commit.toLowerCase()}`)
+    .update(`${normalizeUrl(key.url)}\n${key.commit.toLowerCase()}\n${key.credentials}`)
     .digest('hex')
     .slice(0, 40);
 }
@@ -154,9 +166,9 @@ export function createGitCache(options: GitCacheOptions): GitCache {
     return root;
   };
 
-  const get = async (url: string, commit: string): Promise<string | undefined> => {
+  const get = async (of: GitCacheKey): Promise<string | undefined> => {
     await ensureReady();
-    const key = gitCacheKey(url, commit);
+    const key = gitCacheKey(of);
     const root = entries.get(key);
     if (root === undefined) return undefined;
     touch(key, root);
@@ -166,13 +178,13 @@ export function createGitCache(options: GitCacheOptions): GitCache {
   return {
     dir,
     get,
-    async getOrFill(url, commit, fill) {
-      const cached = await get(url, commit);
+    async getOrFill(of, fill) {
+      const cached = await get(of);
       if (cached !== undefined) {
         counters.hits++;
         return { root: cached, hit: true };
       }
-      const key = gitCacheKey(url, commit);
+      const key = gitCacheKey(of);
       const pending = fills.get(key);
       if (pending) {
         counters.hits++;

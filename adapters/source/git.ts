@@ -14,7 +14,9 @@
  *   SourceNotReadyError: a later commit can add it.
  *
  * Credentials are sent as `Authorization: Bearer` (bearerToken) or through isomorphic-git's onAuth
- * (username/password). They never appear in errors or in `resolved.url`.
+ * (username/password). They never appear in errors or in `resolved.url`. Every cache (checkouts,
+ * ref resolutions) is keyed by the credentials presented too (credentials-key.ts), so a fetch is
+ * never answered with what other credentials were allowed to see.
  */
 import * as fs from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
@@ -27,6 +29,7 @@ import { GIT_ANSWER_TIMEOUT_MS, withAnswerTimeout } from './git-answer-timeout.t
 export { withAnswerTimeout };
 import type { RefCache } from './ref-cache.ts';
 import type { GitCache } from './git-cache.ts';
+import { credentialsKey } from './credentials-key.ts';
 import { redactUrl, SourceNotReadyError, SourcePathError, UnsupportedSourceError } from './errors.ts';
 import { checkPathSyntax, describeRef, parseRef, parseUrl, type GitAuth, type GitRef } from './git-input.ts';
 
@@ -102,6 +105,8 @@ async function resolvePath(root: string, path: string, field: string, where: str
 
 interface Transport {
   http: HttpClient;
+  /** Whether the requests carry credentials (the server's refusal means something else). */
+  presented: boolean;
   url: string;
   /** A fresh object per call: isomorphic-git adds headers to the object it is given. */
   headers: () => Record<string, string>;
@@ -113,6 +118,7 @@ function transport(url: string, auth: GitAuth | undefined, client: HttpClient): 
   if (auth && 'bearerToken' in auth) {
     return {
       http: client,
+      presented: true,
       url,
       headers: () => ({ Authorization: `Bearer ${auth.bearerToken}` }),
       onAuth: undefined,
@@ -121,6 +127,7 @@ function transport(url: string, auth: GitAuth | undefined, client: HttpClient): 
   }
   return {
     http: client,
+    presented: auth !== undefined,
     url,
     headers: () => ({}),
     // Called once after a 401; a second 401 ends in an HttpError (no onAuthFailure).
@@ -141,7 +148,8 @@ function scrub(text: string, secrets: string[]): string {
 }
 
 /** Maps an isomorphic-git / network error to SourceNotReadyError with a message free of credentials. */
-function notReady(err: unknown, field: string, url: string, refText: string, secrets: string[]): Error {
+function notReady(err: unknown, field: string, t: Pick<Transport, 'url' | 'secrets' | 'presented'>, refText: string): Error {
+  const { url, secrets } = t;
   if (err instanceof SourceNotReadyError || err instanceof UnsupportedSourceError) return err;
   const shown = redactUrl(url);
   const code = errorCode(err);
@@ -151,9 +159,12 @@ function notReady(err: unknown, field: string, url: string, refText: string, sec
   let errField = `${field}.url`;
   if (status === 401 || status === 403 || code === 'UserCanceledError') {
     errField = `${field}.secretRef`;
-    message =
-      `git server ${shown} rejected the request for ${refText} (HTTP ${status ?? 401}): ` +
-      `credentials are missing or wrong; check the username+password or bearerToken of ${field}.secretRef`;
+    const answer = status === 403 ? `refused access to ${refText} (HTTP 403)` : `requires authentication for ${refText} (HTTP 401)`;
+    message = t.presented
+      ? `git server ${shown} ${answer} and did not accept the credentials presented; ` +
+        `check the username+password or bearerToken of ${field}.secretRef`
+      : `git server ${shown} ${answer} and ${field} presents no credentials; ` +
+        `set ${field}.secretRef to a Secret with username+password or bearerToken that the repository accepts`;
   } else if (status === 404) {
     message = `git repository ${shown} was not found (HTTP 404) while fetching ${refText}; check ${field}.url and its credentials`;
   } else if (status !== undefined) {
@@ -240,6 +251,8 @@ export async function fetchGitSource(
   const t = transport(parsed.url, input.auth ?? parsed.embedded, options.http ?? withAnswerTimeout(http, GIT_ANSWER_TIMEOUT_MS));
   const refText = `${describeRef(kind, name)} of ${redactUrl(parsed.url)}`;
 
+  // Which credentials this fetch presents: every cache below answers only the same credentials.
+  const credentials = credentialsKey(input.auth ?? parsed.embedded);
   let commit: string;
   try {
     commit =
@@ -248,17 +261,17 @@ export async function fetchGitSource(
         : options.refCache === undefined
           ? await resolveRemoteRef(t, kind, name, field)
           : await options.refCache.resolve(
-              { url: parsed.url, ref: `${kind}:${name}`, auth: input.auth ?? parsed.embedded },
+              { url: parsed.url, ref: `${kind}:${name}`, credentials },
               () => resolveRemoteRef(t, kind, name, field),
               { fresh: options.freshRef === true },
             );
   } catch (err) {
-    throw notReady(err, field, parsed.url, describeRef(kind, name), t.secrets);
+    throw notReady(err, field, t, describeRef(kind, name));
   }
 
   let result: { root: string; hit: boolean };
   try {
-    result = await cache.getOrFill(parsed.url, commit, async ({ root, scratch }) => {
+    result = await cache.getOrFill({ url: parsed.url, commit, credentials }, async ({ root, scratch }) => {
       let gitdir = join(scratch, 'git');
       // isomorphic-git's object cache (parsed packfiles), shared by the fetch and the checkout.
       let objects = {};
@@ -307,7 +320,7 @@ export async function fetchGitSource(
       });
     });
   } catch (err) {
-    throw notReady(err, field, parsed.url, describeRef(kind, name), t.secrets);
+    throw notReady(err, field, t, describeRef(kind, name));
   }
 
   const dir = await resolvePath(result.root, path, field, `${refText} at ${commit}`);

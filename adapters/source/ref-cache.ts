@@ -7,8 +7,8 @@
  * - A failure is never kept: the next run asks the server again.
  * - Keys are per repository, so a slow Git server delays only the Releases of that
  *   repository (the batch handler runs a batch's records concurrently).
- * - The credentials are part of the key (as a hash), so a Release never reuses what
- *   another Release's credentials were allowed to see.
+ * - The credentials are part of the key (credentials-key.ts: a digest, or `anonymous`), so a
+ *   Release never reuses what another Release's credentials were allowed to see.
  * - A commit moved by a push is seen after at most `ttlMs`, and at once by the run a push
  *   webhook triggers: a message with the relay's cause `git push …` clears the cache first
  *   (adapters/reconcile/port-caches.ts); a run for a sync request not handled yet
@@ -16,6 +16,7 @@
  *   asks the server (`fresh`) and shares that newer answer.
  */
 import { createHash } from 'node:crypto';
+import type { CredentialsKey } from './credentials-key.ts';
 
 export interface RefCache {
   /**
@@ -30,8 +31,8 @@ export interface RefCache {
 export interface RefCacheKey {
   url: string;
   ref: string;
-  /** The credentials used, hashed into the key; undefined for anonymous. */
-  auth: unknown;
+  /** The credentials the lookup presents (never the credentials themselves). */
+  credentials: CredentialsKey;
 }
 
 export const DEFAULT_REF_CACHE_TTL_MS = 15_000;
@@ -47,7 +48,7 @@ export function createRefCache(options: { ttlMs?: number; now?: () => number; ma
     },
     async resolve(key, lookup, resolveOptions = {}) {
       const id = createHash('sha256')
-        .update(JSON.stringify([key.url, key.ref, key.auth ?? null]))
+        .update(JSON.stringify([key.url, key.ref, key.credentials]))
         .digest('hex');
       const hit = entries.get(id);
       if (hit !== undefined && hit.expiresAt > now() && resolveOptions.fresh !== true) return hit.commit;

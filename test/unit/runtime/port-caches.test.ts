@@ -30,7 +30,7 @@ describe('per-container port caches and their invalidation rule', () => {
 
   it('a git push message clears the ref resolutions', async () => {
     const caches = createPortCaches();
-    const key = { url: 'https://git/a.git', ref: 'branch:main', auth: undefined };
+    const key = { url: 'https://git/a.git', ref: 'branch:main', credentials: 'anonymous' as const };
     await caches.refs.resolve(key, () => Promise.resolve('old'));
     invalidateFor(caches, { namespace: 'a', cause: 'git push refs/heads/main 1234567' });
     expect(await caches.refs.resolve(key, () => Promise.resolve('new'))).toBe('new');

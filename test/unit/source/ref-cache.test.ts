@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { credentialsKey } from '../../../adapters/source/credentials-key.ts';
+import type { GitAuth } from '../../../adapters/source/git-input.ts';
 import { createRefCache } from '../../../adapters/source/ref-cache.ts';
 
-const key = (url: string, auth?: unknown) => ({ url, ref: 'branch:main', auth });
+const key = (url: string, auth?: GitAuth) => ({ url, ref: 'branch:main', credentials: credentialsKey(auth) });
 
 describe('ref cache (one ls-remote per repository and ref per window)', () => {
   it('shares one resolution between Releases within the window, and asks again after it', async () => {
