@@ -16,6 +16,7 @@ import { MAX_LEASE_SECONDS } from '../domain/runtime/lease.ts';
 import { parseQueueMessage, type Loop } from '../domain/runtime/queue-message.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
 import { tenancyFromEnv } from '../functions/runtime/tenancy-config.ts';
+import { hintKey } from '../functions/runtime/applied-hint.ts';
 import { functionEnvSchema, type FunctionConfig } from '../functions/runtime/config.ts';
 import type { Logger } from '../functions/runtime/logger.ts';
 import type { SqsBatchHandler } from '../functions/runtime/sqs-batch-handler.ts';
@@ -116,7 +117,14 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   const relayKc = options.identities?.relay ?? kc;
   const settings = options.settings ?? {};
   // The functions read the installation's settings as on AWS: from their environment, here the relay ConfigMap's entries.
-  const clients: FunctionClients = { kc: fromClientNodeKubeConfig(options.identities?.functions ?? kc), sqs, s3, tenancy: tenancyFromEnv(settings) };
+  // One hint key for the three loops of this runtime (they seal and check each other's hints).
+  const clients: FunctionClients = {
+    kc: fromClientNodeKubeConfig(options.identities?.functions ?? kc),
+    sqs,
+    s3,
+    tenancy: tenancyFromEnv(settings),
+    hintKey: hintKey(config.CONVOY_HINT_KEY),
+  };
   const queueUrlOf = (loop: Loop) => () => queues[loop].queueUrl;
   const handlers: Partial<Record<Loop, SqsBatchHandler>> = {
     reconcile: createReconcileHandler(config, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),

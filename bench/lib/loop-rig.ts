@@ -19,6 +19,7 @@ import { createHealthHandler } from '../../functions/health/create-handler.ts';
 import { createReconcileHandler } from '../../functions/reconcile/create-handler.ts';
 import type { FunctionClients } from '../../functions/runtime/clients.ts';
 import { functionEnvSchema } from '../../functions/runtime/config.ts';
+import { hintKey } from '../../functions/runtime/applied-hint.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import type { SqsBatchHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 
@@ -68,7 +69,8 @@ export async function startLoopRig(kc: KubeConfig, options: { leaseNamespace: st
     CONVOY_CACHE_DIR: cacheDir,
     CONVOY_LOG_LEVEL: 'error',
   });
-  const clients: FunctionClients = { kc: fromClientNodeKubeConfig(kc), sqs, s3 };
+  // One hint key for the rig's three loops, as a Lambda installation shares one.
+  const clients: FunctionClients = { kc: fromClientNodeKubeConfig(kc), sqs, s3, hintKey: hintKey(config.CONVOY_HINT_KEY) };
   const logger = createLogger({ base: { bench: 'loop-rig' }, level: 'error' });
   const opts = (loop: Loop) => ({ queueUrlOf: () => queues[loop].queueUrl });
   const handlers: Record<Loop, SqsBatchHandler> = {

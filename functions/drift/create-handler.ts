@@ -17,7 +17,7 @@ export type { HandlerOptions };
 export function createDriftHandler(config: FunctionConfig, clients: FunctionClients, logger: Logger, options: HandlerOptions = {}): SqsBatchHandler {
   const { store, notify } = sharedPorts(config, clients);
   // One Release read per run, shared with the Lease guard (its status write closes the Lease).
-  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'drift');
+  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'drift', { hintKey: clients.hintKey });
   const record = createDriftRecordHandler({
     releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
@@ -30,6 +30,7 @@ export function createDriftHandler(config: FunctionConfig, clients: FunctionClie
     renders: store,
     notify,
     events: createEventRecorder(clients.kc, { controller: 'convoy.dev/drift', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-drift' }),
+    hintKey: clients.hintKey,
   });
   return loopHandler('drift', record, config, clients, logger, options, reads.marks);
 }

@@ -17,7 +17,7 @@ import { emitDriftEvents } from '../reconcile/release-events.ts';
 import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
-import { hintedRelease, hintedRender } from '../runtime/applied-hint.ts';
+import { hintedRelease, hintedRender, type HintKey } from '../runtime/applied-hint.ts';
 import { runOf } from '../runtime/lease-guard.ts';
 import { driftEvents } from '../../domain/status/release-events.ts';
 
@@ -29,6 +29,8 @@ export interface DriftRecordDeps {
   renders: RenderStore | undefined;
   notify: Notifier;
   now?: () => Date;
+  /** The functions' hint key (functions/runtime/clients.ts): a hint is used only under its seal; undefined: none is used. */
+  hintKey?: HintKey | undefined;
   /** Events about the Release (DriftDetected, DriftResolved); undefined: none. */
   events?: EventRecorder | undefined;
 }
@@ -42,7 +44,7 @@ export interface DriftRecordDeps {
 export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
   const now = deps.now ?? (() => new Date());
   return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
-    const hinted = hintedRelease(message, ctx.receiveCount, now());
+    const hinted = hintedRelease(deps.hintKey, message, ctx.receiveCount, now());
     const release = hinted?.release ?? (await loadRelease(deps.releases, message, ctx));
     if (!('metadata' in release)) return release;
     const check = await checkDrift(release, deps, ctx.logger, hinted?.hint);

@@ -15,7 +15,7 @@ export type { HandlerOptions };
 /** The health function: SQS batch → Lease → assessment → convoy-health status (Healthy, healthSummary). */
 export function createHealthHandler(config: FunctionConfig, clients: FunctionClients, logger: Logger, options: HandlerOptions = {}): SqsBatchHandler {
   // One Release read per run, shared with the Lease guard (its status write closes the Lease).
-  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'health');
+  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'health', { hintKey: clients.hintKey });
   const record = createHealthRecordHandler({
     releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
@@ -26,6 +26,7 @@ export function createHealthHandler(config: FunctionConfig, clients: FunctionCli
       eks: clients.eks,
     }),
     renders: sharedPorts(config, clients).store,
+    hintKey: clients.hintKey,
   });
   return loopHandler('health', record, config, clients, logger, options, reads.marks);
 }

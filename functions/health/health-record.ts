@@ -11,7 +11,7 @@ import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/statu
 import { loadRelease, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
-import { hintedRelease, hintedRender } from '../runtime/applied-hint.ts';
+import { hintedRelease, hintedRender, type HintKey } from '../runtime/applied-hint.ts';
 import { runOf } from '../runtime/lease-guard.ts';
 
 export interface HealthRecordDeps {
@@ -21,6 +21,8 @@ export interface HealthRecordDeps {
   /** undefined: no render store is configured (Healthy stays Pending and says so). */
   renders: RenderStore | undefined;
   now?: () => Date;
+  /** The functions' hint key (functions/runtime/clients.ts): a hint is used only under its seal; undefined: none is used. */
+  hintKey?: HintKey | undefined;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface HealthRecordDeps {
 export function createHealthRecordHandler(deps: HealthRecordDeps): RecordHandler {
   const now = deps.now ?? (() => new Date());
   return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
-    const hinted = hintedRelease(message, ctx.receiveCount, now());
+    const hinted = hintedRelease(deps.hintKey, message, ctx.receiveCount, now());
     const release = hinted?.release ?? (await loadRelease(deps.releases, message, ctx));
     if (!('metadata' in release)) return release;
     const observation = await observeHealth(release, deps, ctx.logger, hinted?.hint);

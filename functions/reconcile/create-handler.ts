@@ -18,13 +18,14 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
   // Kept by the container between runs; each message first applies their invalidation rule.
   const caches = createPortCaches();
   // One Release read per run, shared with the Lease guard (its status write closes the Lease).
-  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'reconcile');
+  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'reconcile', { hintKey: clients.hintKey });
   const reconcileRecord = createReconcileRecordHandler({
     releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
     ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, caches, tenancy: clients.tenancy, eks: clients.eks }),
     notify,
     events: createEventRecorder(clients.kc, { controller: 'convoy.dev/reconcile', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-reconcile' }),
+    hintKey: clients.hintKey,
   });
   const record: RecordHandler = (message, ctx) => {
     invalidateFor(caches, message);

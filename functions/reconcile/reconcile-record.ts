@@ -9,7 +9,7 @@ import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { EventRecorder } from '../../adapters/kube/events.ts';
 import { observeWrites } from './release-events.ts';
-import { appliedHint } from '../runtime/applied-hint.ts';
+import { appliedHint, type HintKey } from '../runtime/applied-hint.ts';
 import { runOf } from '../runtime/lease-guard.ts';
 import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
 import { concludeStatusRefused } from '../../domain/reconcile/conclude.ts';
@@ -50,6 +50,8 @@ export interface ReconcileRecordDeps {
   notify: Notifier;
   /** Events about the Release (release-events.ts); undefined: none are written. */
   events?: EventRecorder | undefined;
+  /** Seals the applied hint to drift and health (functions/runtime/clients.ts); undefined: no hint is sent, they read. */
+  hintKey?: HintKey | undefined;
 }
 
 /**
@@ -98,7 +100,7 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     // the Release as written (applied-hint.ts). Messages without it make the observers read the
     // Release, so they follow the write, which then carries the later mark (it closes nothing).
     const run = runOf(ctx);
-    const hint = result.observed && appliedHint(release, { manager: FieldManager.release, slice: result.slice }, result.observed);
+    const hint = deps.hintKey && result.observed && appliedHint(deps.hintKey, release, { manager: FieldManager.release, slice: result.slice }, result.observed);
     const notifyAfter = result.notify.length > 0 && hint === undefined;
     const slice = run === undefined ? result.slice : { ...result.slice, reconciledAt: notifyAfter ? run.markWithWorkAfter : run.markFor(result.outcome) };
     const notify = async () => {

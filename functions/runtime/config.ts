@@ -32,6 +32,17 @@ export const functionEnvSchema = z.object({
     .string()
     .optional()
     .describe('Namespaces whose ServiceAccounts the functions may impersonate (RBAC grants it there only): comma-separated.'),
+  // The observers' hint key (functions/runtime/applied-hint.ts): the same for the three functions of an installation.
+  CONVOY_HINT_KEY: z
+    .string()
+    .min(1, "set but empty: give the installation's shared hint key, or unset it (each container then draws its own)")
+    .optional()
+    .describe('Secret text the reconcile seals its hints to drift and health with (convoy dev, other hosts).'),
+  CONVOY_HINT_KEY_SECRET_ARN: z
+    .string()
+    .min(1, 'set but empty: give the ARN of the Secrets Manager secret holding the hint key, or unset it')
+    .optional()
+    .describe("Secrets Manager secret holding the hint key, read once at init (the construct's; clients.ts)."),
   AWS_ENDPOINT_URL: z.string().url().optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });

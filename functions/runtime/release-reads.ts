@@ -19,7 +19,7 @@ import { statusMark, type MarkedStatus } from '../../domain/runtime/lease-close.
 import { dropped, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { ReleaseSource } from '../reconcile/reconcile-record.ts';
-import { hintedRelease, hintProblem } from './applied-hint.ts';
+import { hintedRelease, hintProblem, type HintKey } from './applied-hint.ts';
 import type { Logger } from './logger.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
 
@@ -36,7 +36,15 @@ export interface LeaseMarks {
   admit?(guarded: RecordHandler): RecordHandler;
 }
 
-export function sharedReleaseReads(source: ReleaseSource, loop: Loop, now: () => Date = () => new Date()): { releases: ReleaseSource; marks: LeaseMarks } {
+export interface SharedReadsOptions {
+  /** The functions' hint key (clients.ts): an observer trusts a hint only under its seal; unset: no hint is used. */
+  hintKey?: HintKey | undefined;
+  now?: () => Date;
+}
+
+export function sharedReleaseReads(source: ReleaseSource, loop: Loop, options: SharedReadsOptions = {}): { releases: ReleaseSource; marks: LeaseMarks } {
+  const { hintKey } = options;
+  const now = options.now ?? (() => new Date());
   const reads = new WeakMap<QueueMessage, Promise<unknown>>();
   const read = (message: QueueMessage, fresh: boolean): Promise<unknown> => {
     const known = reads.get(message);
@@ -53,7 +61,7 @@ export function sharedReleaseReads(source: ReleaseSource, loop: Loop, now: () =>
     },
     marks: {
       async mark(message, ctx, fresh) {
-        const hinted = loop === 'reconcile' || fresh ? undefined : hintedRelease(message, ctx.receiveCount, now());
+        const hinted = loop === 'reconcile' || fresh ? undefined : hintedRelease(hintKey, message, ctx.receiveCount, now());
         const raw = hinted?.release ?? (await read(message, fresh));
         const status = isPlainObject(raw) && isPlainObject(raw['status']) ? (raw['status'] as MarkedStatus) : undefined;
         return statusMark(loop, status);
@@ -64,7 +72,7 @@ export function sharedReleaseReads(source: ReleaseSource, loop: Loop, now: () =>
       admit(guarded) {
         return async (message, ctx) => {
           if (loop !== 'reconcile' && message.applied !== undefined) {
-            const problem = hintProblem(message, ctx.receiveCount, now());
+            const problem = hintProblem(hintKey, message, ctx.receiveCount, now());
             // Sealed by the reconcile from its own live read: the observer works on it (issue 13's saving).
             if (problem === undefined) return guarded(message, ctx);
             ctx.logger.warn('the hint the message carries is not used; the Release and the cluster are read instead', { hint: problem });

@@ -11,6 +11,7 @@ import { createDriftHandler } from '../../functions/drift/create-handler.ts';
 import { createHealthHandler } from '../../functions/health/create-handler.ts';
 import { createReconcileHandler } from '../../functions/reconcile/create-handler.ts';
 import { functionEnvSchema } from '../../functions/runtime/config.ts';
+import { hintKey } from '../../functions/runtime/applied-hint.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import { duplicating } from './duplicating-sqs.ts';
 
@@ -40,7 +41,8 @@ const fnConfig = functionEnvSchema.parse({
   CONVOY_LEASE_SECONDS: String(config.leaseSeconds),
 });
 const logger = createLogger({ base: { pid: process.pid }, level: 'info' });
-const clients = { kc: fromKubeconfigFile(config.kubeconfigPath), sqs, s3 };
+// One hint key for this child's three loops (as before: each child draws its own).
+const clients = { kc: fromKubeconfigFile(config.kubeconfigPath), sqs, s3, hintKey: hintKey(fnConfig.CONVOY_HINT_KEY) };
 const queueUrlOf = (loop: Loop) => () => config.queues[loop].queueUrl;
 const handlers = {
   reconcile: createReconcileHandler(fnConfig, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),

@@ -19,6 +19,7 @@ import type { RenderStore } from '../../domain/store/render-store.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import { createReconcileRecordHandler, createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
+import { hintKey } from '../../functions/runtime/applied-hint.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import { createRepo, commitFiles, type FixtureFiles } from './git-fixtures.ts';
 import { freshNamespace, type FreshNamespace } from './kube.ts';
@@ -66,6 +67,8 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
   const defaultPorts = createReconcilePorts({ managementKubeConfig: config, store, cacheDir });
   const statusWriter = createStatusWriter(config);
   const logger = createLogger({ base: { test: prefix }, level: 'error' });
+  // The env's hint key, as a function container makes one: the reconcile seals its hints (and so notifies before its write).
+  const key = hintKey(undefined);
 
   return {
     kc,
@@ -93,6 +96,7 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
         releases: createReleaseSource(config),
         statusWriter,
         ports,
+        hintKey: key,
         notify: (loop) => {
           notified.push(loop);
           return Promise.resolve();

@@ -15,7 +15,7 @@ import type { RenderStore } from '../../../domain/store/render-store.ts';
 import { createDriftRecordHandler } from '../../../functions/drift/drift-record.ts';
 import { createHealthRecordHandler } from '../../../functions/health/health-record.ts';
 import type { ReleaseSource } from '../../../functions/reconcile/reconcile-record.ts';
-import { appliedHint, sealHint } from '../../../functions/runtime/applied-hint.ts';
+import { appliedHint, hintKey, sealHint } from '../../../functions/runtime/applied-hint.ts';
 import { createLogger } from '../../../functions/runtime/logger.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';
@@ -29,6 +29,8 @@ const applied = {
   lastTransitionTime: '2026-11-29T09:59:59Z',
   observedGeneration: 3,
 };
+/** The key the reconcile sealed with and the observers check with (one installation's). */
+const KEY = hintKey('the functions key');
 const write = { manager: FieldManager.release, slice: { conditions: [applied], observedGeneration: 3 } } as never;
 
 const applyingRelease = () => release({}, appliedStatus(RENDER_A));
@@ -37,7 +39,7 @@ const secret = (): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: 
 const rendered = () => [configMap(), secret(), deployment()];
 
 function hintedMessage(loop: 'drift' | 'health', withRender: boolean): QueueMessage {
-  const hint = appliedHint(applyingRelease(), write, { renderRef: RENDER_A, objects: rendered(), live: [configMap(), secret(), liveDeploymentDone()] }, NOW);
+  const hint = appliedHint(KEY, applyingRelease(), write, { renderRef: RENDER_A, objects: rendered(), live: [configMap(), secret(), liveDeploymentDone()] }, NOW);
   if (hint === undefined) throw new Error('no hint');
   // As the reconcile sends a hint too large with its render: without it, sealed again.
   const { objects: _objects, mac: _mac, ...withoutRender } = hint;
@@ -49,7 +51,7 @@ function hintedMessage(loop: 'drift' | 'health', withRender: boolean): QueueMess
     uid: 'u-1',
     cause: `applied ${RENDER_A}`,
     sentAt: NOW.toISOString(),
-    applied: withRender ? hint : sealHint(withoutRender),
+    applied: withRender ? hint : sealHint(KEY, withoutRender),
   };
 }
 
@@ -113,7 +115,7 @@ const conditionOf = (w: AnySlice | undefined) => (w?.slice as { conditions?: { t
 describe('drift and health after an apply, from a hint that carries the render', () => {
   it('health: assessed from the hint, nothing read from the render store, the Release or the target', async () => {
     const f = fakes();
-    const handler = createHealthRecordHandler({ ...f, now: () => NOW });
+    const handler = createHealthRecordHandler({ ...f, hintKey: KEY, now: () => NOW });
     await handler(hintedMessage('health', true), ctx);
     expect(f.calls).toEqual([]);
     expect(f.writes).toHaveLength(1);
@@ -124,7 +126,7 @@ describe('drift and health after an apply, from a hint that carries the render',
 
   it('drift: checked from the hint, nothing read from the render store, the Release or the target', async () => {
     const f = fakes();
-    const handler = createDriftRecordHandler({ ...f, notify: () => Promise.reject(new Error('no notify expected')), now: () => NOW });
+    const handler = createDriftRecordHandler({ ...f, notify: () => Promise.reject(new Error('no notify expected')), hintKey: KEY, now: () => NOW });
     await handler(hintedMessage('drift', true), ctx);
     expect(f.calls).toEqual([]);
     expect(f.writes).toHaveLength(1);
@@ -133,12 +135,12 @@ describe('drift and health after an apply, from a hint that carries the render',
 
   it('a hint without the render: each loads it from the render store once, and still reads nothing else', async () => {
     const health = fakes();
-    await createHealthRecordHandler({ ...health, now: () => NOW })(hintedMessage('health', false), ctx);
+    await createHealthRecordHandler({ ...health, hintKey: KEY, now: () => NOW })(hintedMessage('health', false), ctx);
     expect(health.calls).toEqual(['renders.get']);
     expect(conditionOf(health.writes[0])).toMatchObject({ type: 'Healthy', status: 'True' });
 
     const drift = fakes();
-    await createDriftRecordHandler({ ...drift, notify: () => Promise.resolve(), now: () => NOW })(hintedMessage('drift', false), ctx);
+    await createDriftRecordHandler({ ...drift, notify: () => Promise.resolve(), hintKey: KEY, now: () => NOW })(hintedMessage('drift', false), ctx);
     expect(drift.calls).toEqual(['renders.get']);
     expect(conditionOf(drift.writes[0])).toMatchObject({ type: 'InSync', status: 'True' });
   });

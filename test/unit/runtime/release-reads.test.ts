@@ -9,13 +9,15 @@ import type { Loop, QueueMessage } from '../../../domain/runtime/queue-message.t
 import { FieldManager } from '../../../domain/status/field-managers.ts';
 import { parseRelease } from '../../../domain/api/objects.ts';
 import type { ReleaseSource } from '../../../functions/reconcile/reconcile-record.ts';
-import { appliedHint } from '../../../functions/runtime/applied-hint.ts';
+import { appliedHint, hintKey, type HintKey } from '../../../functions/runtime/applied-hint.ts';
 import { createLogger } from '../../../functions/runtime/logger.ts';
 import { sharedReleaseReads } from '../../../functions/runtime/release-reads.ts';
 import type { RecordContext, RecordHandler } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';
 
 const NOW = new Date('2026-12-02T10:00:10Z');
+/** The installation's hint key: the reconcile seals with it, the observers check with it. */
+const KEY = hintKey('the functions key');
 
 const live = {
   apiVersion: 'convoy.dev/v1alpha1',
@@ -39,7 +41,9 @@ const message = (over: Partial<QueueMessage> = {}): QueueMessage => ({
   ...over,
 });
 
-function rig(loop: Loop, { missing = false }: { missing?: boolean } = {}) {
+/** `key`: the loop's hint key (default KEY; undefined: a loop built without one). */
+function rig(loop: Loop, { missing = false, ...opts }: { missing?: boolean; key?: HintKey | undefined } = {}) {
+  const key = 'key' in opts ? opts.key : KEY;
   const stored: unknown = missing ? undefined : live;
   const gets: string[] = [];
   const lines: { level: string; msg: string; [k: string]: unknown }[] = [];
@@ -49,7 +53,7 @@ function rig(loop: Loop, { missing = false }: { missing?: boolean } = {}) {
       return Promise.resolve(stored);
     },
   };
-  const reads = sharedReleaseReads(source, loop, () => NOW);
+  const reads = sharedReleaseReads(source, loop, { hintKey: key, now: () => NOW });
   const ctx: RecordContext = {
     logger: createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line) as (typeof lines)[number]) }),
     receiveCount: 1,
@@ -115,7 +119,7 @@ describe('drift and health: a sealed hint saves the read, anything else is read'
   if (!parsed.ok) throw new Error(parsed.error);
   const write = { manager: FieldManager.release, slice: { conditions: [], observedGeneration: 2 } } as never;
   const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'team-a' }, data: {} };
-  const sealed = appliedHint(parsed.value, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] }, new Date('2026-12-02T10:00:05Z'));
+  const sealed = appliedHint(KEY, parsed.value, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] }, new Date('2026-12-02T10:00:05Z'));
   if (sealed === undefined) throw new Error('no hint');
 
   it('a sealed hint: no read at all, the mark from the hint', async () => {
@@ -133,6 +137,15 @@ describe('drift and health: a sealed hint saves the read, anything else is read'
     expect(r.seen).toEqual([live]);
     expect(r.lines.find((l) => l.level === 'warn')).toMatchObject({ msg: expect.stringMatching(/hint .* not used/) as unknown, hint: expect.stringMatching(/seal/) as unknown });
     expect(await r.reads.marks.mark(message({ loop: 'drift', applied: forged }), r.ctx, false)).toBeUndefined();
+  });
+
+  it("a hint sealed with another key (another installation's, another container's) or met by a loop without a key is read", async () => {
+    for (const key of [hintKey('another installation'), hintKey(undefined), undefined]) {
+      const r = rig('drift', { key });
+      expect(await r.run(message({ loop: 'drift', applied: sealed }))).toEqual(done());
+      expect(r.gets).toEqual(['team-a/web']);
+      expect(r.lines.find((l) => l.level === 'warn')).toMatchObject({ hint: expect.stringMatching(/seal is not the functions'|no hint key/) as unknown });
+    }
   });
 
   it('a forged hint for a uid that is not the live one is dropped before the Lease, whatever the hint says', async () => {
