@@ -6,6 +6,7 @@
  *   fed by event source mappings with ReportBatchItemFailures and maximum concurrency;
  * - the render-store bucket (KMS, versioning off, public access blocked, TLS only);
  * - the helm/kubectl layer on the reconcile function;
+ * - the functions' hint key: a generated secret the three functions read at init (function-hint-key.ts);
  * - IAM for the functions and for the relay (EKS Pod Identity), scoped to what the code calls
  *   (infra/function-iam.ts: cdk-nag AwsSolutionsChecks clean, each remaining wildcard acknowledged
  *   with its reason);
@@ -22,6 +23,7 @@ import { queueAlarms } from './queue-alarms.ts';
 import { RelayImage } from './relay-image.ts';
 import { installRelayManifests } from './relay-install.ts';
 import { functionAccessEnvironment, grantFunctionAccess } from './function-access.ts';
+import { grantHintKey, HINT_KEY_SECRET_VARIABLE, hintKeySecret } from './function-hint-key.ts';
 import { relayRole } from './relay-role.ts';
 import type { ConvoyProps } from './convoy-props.ts';
 
@@ -35,6 +37,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { MAX_LEASE_SECONDS } from '../domain/runtime/lease.ts';
@@ -104,6 +107,8 @@ export class Convoy extends Construct {
   readonly functions: Readonly<Record<Loop, lambda.Function>>;
   readonly renderBucket: s3.Bucket;
   readonly key: kms.Key;
+  /** The functions' hint key (functions/runtime/applied-hint.ts): generated, read by the three functions at init. */
+  readonly hintKeySecret: secretsmanager.Secret;
   readonly kubectlLayer: lambda.ILayerVersion;
   readonly relayRole: iam.Role;
   readonly alarms: readonly cloudwatch.Alarm[];
@@ -207,6 +212,9 @@ export class Convoy extends Construct {
       );
     }
 
+    // The functions' hint key, read by each container at init (function-hint-key.ts).
+    this.hintKeySecret = hintKeySecret(this, { key: this.key, removalPolicy });
+
     // --- Functions -----------------------------------------------------------------------------
     this.kubectlLayer = new KubectlV36Layer(this, 'KubectlLayer');
     const environment: Record<string, string> = {
@@ -223,6 +231,8 @@ export class Convoy extends Construct {
       // Names, public endpoints and tenancy settings only: no kubeconfig or token (function-access.ts).
       ...functionAccessEnvironment(props, namespace),
       ...(props.kubeconfigPath !== undefined ? { CONVOY_KUBECONFIG_PATH: props.kubeconfigPath } : {}),
+      // The secret's ARN, not its value: each container reads it at init (functions/runtime/clients.ts).
+      [HINT_KEY_SECRET_VARIABLE]: this.hintKeySecret.secretArn,
       // AWS_REGION is set by Lambda itself (and reserved: it may not be set here).
     };
 
@@ -275,6 +285,7 @@ export class Convoy extends Construct {
     grantRenderStore(functions.drift, store, 'read');
     grantRenderStore(functions.health, store, 'read');
     grantFunctionAccess(this, functions, props);
+    grantHintKey(this.hintKeySecret, functions);
 
     // --- IAM: relay (EKS Pod Identity) ---------------------------------------------------------
     this.relayRole = relayRole(this, {

@@ -80,7 +80,7 @@ export interface ConvoyProps {
    * relay's Pod Identity association is created. Replaces managementClusterName.
    */
   readonly cluster?: eks.ICluster;
-  /** Run the functions in this VPC (e.g. to reach a private EKS endpoint); they need a route to SQS, S3 and STS. */
+  /** Run the functions in this VPC (e.g. to reach a private EKS endpoint); they need a route to SQS, S3, STS and Secrets Manager (the hint key, read at init). */
   readonly vpc?: ec2.IVpc;
   /** Subnets of the functions in `vpc`; default the VPC's private subnets. */
   readonly vpcSubnets?: ec2.SubnetSelection;
