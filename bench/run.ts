@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
+import { benchCelHostile } from './sections/cel-hostile.ts';
 import { benchCelRedos } from './sections/cel-redos.ts';
 import { benchDashboard } from './sections/dashboard.ts';
 import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
@@ -29,7 +30,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -106,7 +107,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster');
+    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster') || wanted('celHostile');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -154,6 +155,10 @@ async function main(): Promise<number> {
     if (wanted('relayScale') && kc && cp) {
       const [k, dir] = [kc, cp.dir];
       await run('relayScale', () => benchRelayScale(k, root, dir, { releases: relayScaleN, changes: relayScaleChanges }), (r) => r);
+    }
+    if (wanted('celHostile') && kc) {
+      const k = kc;
+      await run('celHostile', () => benchCelHostile(k, { ordinary: 20, hostile: 2, spacingMs: 1_000 }), (r) => r);
     }
     if (wanted('dashboard') && kc) {
       const k = kc;
