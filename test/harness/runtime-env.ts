@@ -10,9 +10,9 @@
 // The loops act as an install's identities (dev/shipped-identities.ts): the relay with its
 // ServiceAccount's token, the functions as a user of the convoy:functions group, under the RBAC of
 // the install manifests — never admin. The test namespace is the installation's one tenant
-// namespace; its `default` ServiceAccount (what Releases without serviceAccountName act as) is
-// the tenant's identity, trusted with the cluster (cluster-admin) unless a test gives a Release a
-// narrower ServiceAccount.
+// namespace; Releases without serviceAccountName act as its ServiceAccount TENANT_DEPLOYER (the
+// installation's defaultServiceAccount), the tenant's identity, trusted with the cluster
+// (cluster-admin) — a test gives a Release a narrower ServiceAccount to prove a refusal.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,10 +23,11 @@ import {
   SendMessageBatchCommand,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { ApiException, CoordinationV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { FUNCTIONS_USER } from '../../dev/control-plane.ts';
 import { installShippedIdentities } from '../../dev/shipped-identities.ts';
+import { createTenantDeployer, TENANT_DEPLOYER } from './tenant-deployer.ts';
 import { API_GROUP, API_VERSION, type Condition } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import { leaseName } from '../../domain/runtime/lease.ts';
@@ -120,20 +121,12 @@ export async function startRuntimeEnv(
   });
   const identities = await installShippedIdentities(kc, {
     namespace: installation.name,
-    tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: 'default' },
+    tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: TENANT_DEPLOYER },
     watchSecrets: true,
     functionsToken: inject('tokens')[FUNCTIONS_USER.name],
     clusterScopedSuffix: `-${installation.name}`,
   });
-  const tenantAdmin = `convoy-tenant-admin-${ns.name}`;
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: { name: tenantAdmin },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: ns.name }],
-    },
-  });
+  const removeDeployer = await createTenantDeployer(kc, ns.name);
   const runtime = await startConvoyRuntime({
     kc,
     logger,
@@ -236,7 +229,7 @@ export async function startRuntimeEnv(
     async close() {
       await runtime.stop();
       await identities.remove();
-      await rbac.deleteClusterRoleBinding({ name: tenantAdmin });
+      await removeDeployer();
       await git.stop();
       await ns.delete();
       await installation.delete();

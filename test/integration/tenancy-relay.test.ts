@@ -1,8 +1,9 @@
 /**
  * The relay with the token of the ServiceAccount that the install manifests generate
- * (infra/relay-manifests.ts), not as admin: leader election, informers (Secrets and ConfigMaps
- * as metadata only), the sweep of deleted Releases' Leases and the HTTP API all work, and
- * reading a Secret with that token is Forbidden.
+ * (infra/relay-manifests.ts) with watchSecrets on, not as admin: leader election, informers
+ * (Secrets and ConfigMaps as metadata only), the sweep of deleted Releases' Leases and the HTTP API
+ * all work, and reading a Secret with that token is Forbidden. (Without watchSecrets — the default —
+ * the relay may not list Secrets at all: shipped-identities.test.ts.)
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -68,7 +69,7 @@ async function messageFor(name: string, cause: (c: string) => boolean): Promise<
 /** The install manifests' RBAC for the relay, with this run's names (cluster-scoped objects are shared by the test run). */
 function relayRbac(namespace: string): KubeManifest[] {
   const suffix = `-${namespace}`;
-  return relayManifests({ queueUrls: { reconcile: 'https://q/r', drift: 'https://q/d', health: 'https://q/h' }, region: 'us-east-1', namespace, crds: [] })
+  return relayManifests({ queueUrls: { reconcile: 'https://q/r', drift: 'https://q/d', health: 'https://q/h' }, region: 'us-east-1', namespace, crds: [], watchSecrets: true })
     .filter((m) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
     .filter((m) => m.metadata['name'] === 'convoy-relay' || m.kind === 'ServiceAccount')
     .map((m) => {
