@@ -50,7 +50,7 @@ describe('examples/ with the convoy dev runtime', () => {
     await installation.delete();
   });
 
-  it('every example applies as written (only its namespace renamed) and every Release becomes Ready by itself', async () => {
+  it('every example applies as written (only its namespace renamed) and every Release becomes Ready by itself', { timeout: 180_000 }, async () => {
     const objects = KubernetesObjectApi.makeApiClient(kc);
     const names: string[] = [];
     const appliedAt = Date.now();
@@ -64,13 +64,14 @@ describe('examples/ with the convoy dev runtime', () => {
     }
     expect(names.sort()).toEqual(['guestbook', 'hello']);
     const api = convoyApi(kc);
+    // Safety net only (≥ 3× the ~22 s it takes on a quiet 2-core machine): how fast is not this test's question.
     const ready = await until(
       'every example Release is Ready (Applied, InSync, Healthy and RolloutSucceeded True)',
       async () => {
         const releases = await Promise.all(names.map((n) => api.getRelease(ns.name, n)));
         return releases.every((r) => combinedVerdict(r).ready) ? releases : undefined;
       },
-      { timeoutMs: 60_000, intervalMs: 250 },
+      { timeoutMs: 120_000, intervalMs: 250 },
     );
     const readyMs = Date.now() - appliedAt;
     process.stderr.write(`examples: every Release Ready ${readyMs} ms after the apply\n`);
@@ -90,6 +91,5 @@ describe('examples/ with the convoy dev runtime', () => {
     // The PreSync hook Job ran to completion through the real Job controller.
     expect(guestbook.status?.lifecycle?.hooks?.[0]).toMatchObject({ name: 'migrate', phase: 'PreSync', state: 'Succeeded' });
     expect(status(guestbook, 'LifecycleSucceeded')).toMatchObject({ status: 'True', reason: 'Succeeded' });
-    expect(readyMs).toBeLessThan(60_000);
   });
 });
