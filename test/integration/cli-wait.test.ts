@@ -118,11 +118,12 @@ describe('convoy status and wait on the real stack', () => {
       expect(verdict).toMatchObject({ signal: 'Rollout', kind: 'wait' });
       expect(status.code).toBe(3);
     }
+    // Safety net only: the 20-s waveTimeout is noticed at the next 10-s recheck (≤ 30 s); 3× that.
     const failed = await until(
       'the rollout Failed',
       async () => ((await env.getRelease('stuck')).status?.rollout?.state === 'Failed' ? true : undefined),
       {
-        timeoutMs: 40_000,
+        timeoutMs: 90_000,
         intervalMs: 250,
       },
     );
