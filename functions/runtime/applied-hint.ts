@@ -12,8 +12,8 @@
  * any hint. So a hint is used only when it is sealed — an HMAC-SHA256 (`mac`) over everything
  * the observer takes from it, with a key only the functions hold (`HintKey`, made once per
  * container by its composition root and passed to whatever seals or checks) — and names the
- * message's own Release (namespace, name, uid). A forged or
- * altered hint is ignored: the observer reads the live Release and the cluster, as on any tick.
+ * message's own Release (namespace, name, uid). A forged or altered hint is ignored: the
+ * observer reads the live Release and the cluster, as on any tick.
  * The reconcile builds the hint only from the Release it read on the live API in the same run
  * (functions/runtime/release-reads.ts), so a sealed hint is that verified read plus the
  * reconcile's own write and apply answers, at most HINT_MAX_AGE_MS old.
