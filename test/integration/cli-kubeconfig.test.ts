@@ -2,7 +2,8 @@
  * The CLI with kubeconfigs as users have them, against the real apiserver, run as a child process:
  * an exec plugin like the one `aws eks update-kubeconfig` writes (run once per command, its stderr
  * and exit code in one line when it fails), a tokenFile, client certificates as files, a
- * KUBECONFIG list merged as kubectl merges it, and a proxy-url through a real CONNECT proxy.
+ * KUBECONFIG list merged as kubectl merges it, and a proxy-url through a real CONNECT proxy; and the
+ * synchronous bridge `convoy dev`'s functions use, through the same exec plugin.
  * alice (a static token of the harness) may read Releases in the test namespace only.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +14,9 @@ import { join } from 'node:path';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
+import { createKubeClient, resourcePath } from '../../adapters/kube/http.ts';
+import { loadUserKubeConfig } from '../../adapters/kube/user-kubeconfig.ts';
 import { runConvoy } from '../harness/cli.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
@@ -124,6 +128,24 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
     expect(lines[0]).toContain('args=eks get-token --cluster-name test profile=dev');
     const info = JSON.parse(lines[0]?.split(' info=')[1] ?? '{}') as { apiVersion: string; kind: string; spec: { interactive: boolean } };
     expect(info).toEqual({ apiVersion: EXEC_API, kind: 'ExecCredential', spec: { interactive: false } });
+  });
+
+  it("the synchronous bridge (convoy dev's in-process functions, the relay) authenticates through the same exec plugin", async () => {
+    const runs = join(dir, 'bridge-runs.log');
+    const plugin = await execPlugin(
+      'bridge-token',
+      `echo run >> "${runs}"\nprintf '{"apiVersion":"${EXEC_API}","kind":"ExecCredential","status":{"token":"%s"}}' "$ALICE_TOKEN"`,
+    );
+    const path = await write('bridge.yaml', config({ exec: { apiVersion: EXEC_API, command: plugin, env: [{ name: 'ALICE_TOKEN', value: aliceToken }] } }));
+    const bridged = fromClientNodeKubeConfig(loadUserKubeConfig([path]));
+    const client = createKubeClient(bridged);
+    try {
+      const releases = await Promise.all([1, 2, 3].map(() => client.get<{ metadata: { name: string } }>(resourcePath('convoy.dev/v1alpha1', 'releases', ns.name, 'app'))));
+      expect(releases.map((r) => r.metadata.name)).toEqual(['app', 'app', 'app']);
+      expect((await readFile(runs, 'utf8')).trim().split('\n')).toHaveLength(1);
+    } finally {
+      bridged.agent.destroy();
+    }
   });
 
   it('a failing exec plugin is one line naming the command, its exit code and its stderr', async () => {

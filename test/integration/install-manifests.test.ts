@@ -87,7 +87,7 @@ describe('install manifests and Helm chart', () => {
   });
 
   it('helm template refuses a chart without queue URLs, naming the value', async () => {
-    await expect(run(tools.helm, ['template', 'convoy', chart])).rejects.toThrow(/queues\.reconcile: the URL of the reconcile SQS queue is required/);
+    await expect(run(tools.helm, ['template', 'convoy', chart, '--set', `image.repository=${IMAGE}`])).rejects.toThrow(/queues\.reconcile: the URL of the reconcile SQS queue is required/);
   });
 
   it('deploy/ (CRDs, then the relay objects) is accepted by a server-side dry run', async () => {
