@@ -47,8 +47,8 @@ export interface CelLimits {
 export const DEFAULT_CEL_LIMITS: Readonly<CelLimits> = Object.freeze({
   costPerEvaluation: 1_000_000,
   timePerEvaluationMs: 200,
-  costPerAssessment: 3_000_000,
-  timePerAssessmentMs: 500,
+  costPerAssessment: 1_000_000,
+  timePerAssessmentMs: 250,
   slowEvaluationMs: 1,
 });
 
