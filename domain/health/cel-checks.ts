@@ -180,6 +180,12 @@ function evaluateExpression(check: CompiledCheck, program: CelProgram, object: u
   const evaluation = runtime.evaluate(program, { object }, { costLimit, timeLimitMs });
   spend(budget, evaluation, limits.slowEvaluationMs);
   if (!evaluation.ok) {
+    if (evaluation.exceeded === 'cost' && costLimit < limits.costPerEvaluation) {
+      return {
+        ok: false,
+        message: `exceeded the ${costLimit} cost units left of this Release's budget for one assessment (${limits.costPerAssessment}) and was stopped`,
+      };
+    }
     if (evaluation.exceeded !== undefined) {
       return { ok: false, message: `exceeded its ${evaluation.message} and was stopped` };
     }
