@@ -37,6 +37,7 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
   let admin: KubeConfig;
   let env: ReconcileEnv;
   let teamA: string;
+  let teamANs: FreshNamespace;
   let teamB: FreshNamespace;
   let installation: FreshNamespace;
   let functions: { config: KubeClientConfig; close: () => Promise<void> };
@@ -52,13 +53,15 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
 
   beforeAll(async () => {
     admin = kubeConfigFor(inject('kubeconfigPath'));
-    env = await startReconcileEnv(admin, 'gitcache-team-a');
-    teamA = env.ns.name;
+    // The env gives the render store and the ports; the tenants and the installation are this file's own.
+    env = await startReconcileEnv(admin, 'gitcache');
+    teamANs = await freshNamespace(admin, 'gitcache-team-a');
+    teamA = teamANs.name;
     teamB = await freshNamespace(admin, 'gitcache-team-b');
     installation = await freshNamespace(admin, 'gitcache-convoy');
     functions = await asFunctions(admin, installation.name, [teamA, teamB.name]);
     tenancy = parseTenancySettings({ defaultServiceAccount: 'default', inClusterNamespaces: '*' });
-    await env.api.create('Cluster', teamB.name, 'local', { inCluster: true });
+    for (const ns of [teamA, teamB.name]) await env.api.create('Cluster', ns, 'local', { inCluster: true });
 
     privateRoot = await mkdtemp(join(tmpdir(), 'convoy-private-git-'));
     ({ commit } = await createRepo(privateRoot, 'plans', {
@@ -92,6 +95,7 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
   afterAll(async () => {
     await env?.close();
     await functions?.close();
+    await teamANs?.delete();
     await teamB?.delete();
     await installation?.delete();
     await privateGit?.stop();
