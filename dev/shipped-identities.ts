@@ -34,8 +34,9 @@ export interface ShippedIdentityOptions {
   /** Bearer token of a user in FUNCTIONS_GROUP; absent: the ServiceAccount FUNCTIONS_SERVICE_ACCOUNT. */
   readonly functionsToken?: string | undefined;
   /**
-   * Appended to the names of cluster-scoped objects, so installations sharing one apiserver (tests
-   * running in parallel) neither overwrite nor delete each other's; their rules are unchanged.
+   * Appended to the names of cluster-scoped objects and tenant RoleBindings, so installations sharing
+   * one apiserver (tests running in parallel) neither overwrite nor delete each other's; their rules
+   * are unchanged.
    */
   readonly clusterScopedSuffix?: string;
 }
@@ -65,7 +66,10 @@ export function identityManifests(options: ShippedIdentityOptions): KubeManifest
     .filter((m) => IDENTITY_KINDS.has(m.kind))
     .map((m) => {
       const copy = structuredClone(m);
-      if (m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding') copy.metadata['name'] = rename(m.metadata['name']);
+      // Cluster-scoped objects, and the RoleBindings in tenant namespaces (another installation or
+      // harness may bind the same namespace), are this installation's by name.
+      const shared = m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding' || (m.kind === 'RoleBinding' && m.metadata['namespace'] !== options.namespace);
+      if (shared) copy.metadata['name'] = rename(m.metadata['name']);
       const roleRef = copy['roleRef'] as { kind: string; name: string } | undefined;
       if (roleRef?.kind === 'ClusterRole') roleRef.name = rename(roleRef.name);
       return copy;

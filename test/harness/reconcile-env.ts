@@ -1,6 +1,11 @@
 // A real environment for the reconcile loop: the test apiserver (management and
 // target cluster at once), a git server over smart HTTP, fauxqs S3 as the render
 // store, and the real helm/kubectl binaries.
+//
+// The functions act as an install grants them (dev/shipped-identities.ts): a ServiceAccount bound
+// exactly like the convoy:functions group by the install manifests' RBAC, with the test namespace
+// as the one tenant namespace — never admin. Releases without serviceAccountName act as the
+// tenant's deployer (tenant-deployer.ts), reached by impersonation.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,18 +22,27 @@ import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
+import { installShippedIdentities } from '../../dev/shipped-identities.ts';
+import type { TenancySettings } from '../../domain/tenancy/settings.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
+import { tenancyFromEnv } from '../../functions/runtime/tenancy-config.ts';
 import { createReconcileRecordHandler, createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
 import { hintKey } from '../../functions/runtime/applied-hint.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import { createRepo, commitFiles, type FixtureFiles } from './git-fixtures.ts';
 import { freshNamespace, type FreshNamespace } from './kube.ts';
+import { createTenantDeployer, TENANT_DEPLOYER } from './tenant-deployer.ts';
 import { convoyApi } from './releases.ts';
 
 export interface ReconcileEnv {
+  /** Admin, for setting the scene. */
   kc: KubeConfig;
-  /** The same cluster and credentials, as the product APIs take them. */
+  /** Admin again, as the product APIs take a cluster: for setting the scene (a hand edit, another field manager). */
   config: KubeClientConfig;
+  /** The functions' identity (never admin): what ports() and reconcile() act as. Wire product code with this. */
+  functionsConfig: KubeClientConfig;
+  /** The installation's tenancy settings (from its settings ConfigMap), which the default ports use. */
+  tenancy: TenancySettings;
   ns: FreshNamespace;
   git: GitHttpServer;
   gitRoot: string;
@@ -48,6 +62,15 @@ export interface ReconcileEnv {
 
 export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise<ReconcileEnv> {
   const ns = await freshNamespace(kc, prefix);
+  const installation = await freshNamespace(kc, `${prefix}-system`);
+  const identities = await installShippedIdentities(kc, {
+    namespace: installation.name,
+    tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: TENANT_DEPLOYER },
+    watchSecrets: false,
+    clusterScopedSuffix: `-${installation.name}`,
+  });
+  const removeDeployer = await createTenantDeployer(kc, ns.name);
+  const tenancy = tenancyFromEnv(identities.settings);
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-git-'));
   const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-cache-'));
   const git = await startGitHttpServer({ projectRoot: gitRoot });
@@ -64,8 +87,9 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
   const api = convoyApi(kc);
   await api.create('Cluster', ns.name, 'local', { inCluster: true });
   const config = fromClientNodeKubeConfig(kc);
-  const defaultPorts = createReconcilePorts({ managementKubeConfig: config, store, cacheDir });
-  const statusWriter = createStatusWriter(config);
+  const functionsConfig = fromClientNodeKubeConfig(identities.functions);
+  const defaultPorts = createReconcilePorts({ managementKubeConfig: functionsConfig, store, cacheDir, tenancy });
+  const statusWriter = createStatusWriter(functionsConfig);
   const logger = createLogger({ base: { test: prefix }, level: 'error' });
   // The env's hint key, as a function container makes one: the reconcile seals its hints (and so notifies before its write).
   const key = hintKey(undefined);
@@ -73,6 +97,8 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
   return {
     kc,
     config,
+    functionsConfig,
+    tenancy,
     ns,
     git,
     gitRoot,
@@ -82,7 +108,7 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
     api,
     ports(override = {}) {
       const { wiring, ...ports } = override;
-      const base = wiring ? createReconcilePorts({ managementKubeConfig: config, store, cacheDir, ...wiring }) : defaultPorts;
+      const base = wiring ? createReconcilePorts({ managementKubeConfig: functionsConfig, store, cacheDir, tenancy, ...wiring }) : defaultPorts;
       return { ...base, ...ports };
     },
     async repo(name, files, opts = {}) {
@@ -93,7 +119,7 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
     async reconcile(name, ports = defaultPorts) {
       const notified: Loop[] = [];
       const handler = createReconcileRecordHandler({
-        releases: createReleaseSource(config),
+        releases: createReleaseSource(functionsConfig),
         statusWriter,
         ports,
         hintKey: key,
@@ -113,7 +139,10 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
       await git.stop();
       await fauxqs.stop();
       s3.destroy();
+      await identities.remove();
+      await removeDeployer();
       await ns.delete();
+      await installation.delete();
       await rm(gitRoot, { recursive: true, force: true });
       await rm(cacheDir, { recursive: true, force: true });
     },

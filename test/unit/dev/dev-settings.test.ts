@@ -41,7 +41,7 @@ describe('convoy dev settings', () => {
         'ClusterRole/convoy-functions-x',
         'ClusterRoleBinding/convoy-functions-x',
         'ClusterRole/convoy-functions-impersonate-x',
-        'RoleBinding/convoy-functions-impersonate',
+        'RoleBinding/convoy-functions-impersonate-x',
         'Role/convoy-functions',
         'RoleBinding/convoy-functions',
         'ConfigMap/convoy-relay-config',
