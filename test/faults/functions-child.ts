@@ -39,9 +39,11 @@ const fnConfig = functionEnvSchema.parse({
   CONVOY_HEALTH_QUEUE_URL: config.queues.health.queueUrl,
   CONVOY_CACHE_DIR: config.cacheDir,
   CONVOY_LEASE_SECONDS: String(config.leaseSeconds),
+  // The world's key, shared by every functions process as an install's secret is (harness.ts).
+  CONVOY_HINT_KEY: process.env['CONVOY_HINT_KEY'],
 });
 const logger = createLogger({ base: { pid: process.pid }, level: 'info' });
-// One hint key for this child's three loops (as before: each child draws its own).
+// The installation's hint key: every child of one world seals and checks hints alike.
 const clients = { kc: fromKubeconfigFile(config.kubeconfigPath), sqs, s3, hintKey: hintKey(fnConfig.CONVOY_HINT_KEY) };
 const queueUrlOf = (loop: Loop) => () => config.queues[loop].queueUrl;
 const handlers = {

@@ -2,6 +2,7 @@
 // a git server over smart HTTP, fauxqs (SQS + S3), the relay in this process and the functions in
 // child processes (functions-child.ts) that a scenario may kill -9, freeze or duplicate.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +42,8 @@ export interface FaultWorld {
   queues: Record<Loop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
   endpoint: string;
   bucket: string;
+  /** The installation's hint key, shared by every functions process as the construct's secret shares it on AWS. */
+  hintKey: string;
   stop(): Promise<void>;
 }
 
@@ -74,6 +77,7 @@ export async function startWorld(options: { pods?: number } = {}): Promise<Fault
     queues: {} as FaultWorld['queues'],
     endpoint,
     bucket,
+    hintKey: randomBytes(32).toString('base64url'),
     async stop() {
       await git.stop().catch(() => undefined);
       await aws.stop();
@@ -112,7 +116,7 @@ export async function startFunctions(world: FaultWorld, namespace: string, logs:
     leaseSeconds: 60,
   };
   const child: ChildProcess = spawn(process.execPath, [join(import.meta.dirname, 'functions-child.ts')], {
-    env: { ...process.env, FAULT_CHILD: JSON.stringify(config) },
+    env: { ...process.env, FAULT_CHILD: JSON.stringify(config), CONVOY_HINT_KEY: world.hintKey },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const ready = new Promise<void>((resolve) => {
