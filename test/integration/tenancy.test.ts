@@ -10,26 +10,13 @@ import { parseEksRoles } from '../../domain/tenancy/eks-roles.ts';
 import { createEksTokens } from '../../adapters/aws/eks-token.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
+import { grant } from '../harness/functions-identity.ts';
 import { convoyApi } from '../harness/releases.ts';
 
 const configMap = (name: string, namespace?: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}${namespace ? `, namespace: ${namespace}` : ''}}\ndata: {k: v}\n`;
 const applied = (release: Release) => release.status?.conditions?.find((c) => c.type === 'Applied');
 const SECRET_VALUE = 'hunter2-do-not-leak-9f3a';
-
-/** A Role for `subject` in `namespace` with `rules`, bound to it. */
-async function grant(kc: KubeConfig, namespace: string, name: string, subject: { kind: 'User' | 'ServiceAccount'; name: string }, rules: object[]) {
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } as never });
-  await rbac.createNamespacedRoleBinding({
-    namespace,
-    body: {
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [subject.kind === 'User' ? { kind: 'User', name: subject.name, apiGroup: 'rbac.authorization.k8s.io' } : { kind: 'ServiceAccount', name: subject.name, namespace }],
-    },
-  });
-}
 
 describe('tenancy: per-Release identity and the installation policy', () => {
   let env: ReconcileEnv;
