@@ -27,6 +27,7 @@ import { isWithin, refusalMessage } from '../../domain/render/path-safety.ts';
 import { openContentWalk, type ContentWalk } from './content-check.ts';
 import { MAX_TOOL_OUTPUT_BYTES, runTool } from './run-tool.ts';
 import { withToolHome } from './tool-sandbox.ts';
+import { pathExists } from '../tools/path-exists.ts';
 
 export interface KustomizeOptions {
   /** Path of the kubectl binary. */
@@ -45,15 +46,6 @@ function posix(root: string, path: string): string {
   return relative(root, path).split(sep).join('/');
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The parsed kustomization file of the real folder `dir`, with its path; undefined when none. */
 async function readKustomization(
   walk: ContentWalk,
@@ -61,7 +53,7 @@ async function readKustomization(
 ): Promise<{ file: string; value: unknown } | undefined> {
   for (const name of KUSTOMIZATION_FILES) {
     const path = join(dir, name);
-    if (!(await exists(path))) continue;
+    if (!(await pathExists(path))) continue;
     const file = posix(walk.root, path);
     let value: unknown;
     try {

@@ -16,13 +16,14 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ReadableStream } from 'node:stream/web';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { redactUrl, SourceNotReadyError, UnsupportedSourceError } from './errors.ts';
 import { pickVersion, type IndexEntry } from './helm-versions.ts';
+import { pathExists } from '../tools/path-exists.ts';
 
 export type HelmAuth = { username: string; password: string } | { bearerToken: string };
 
@@ -182,15 +183,6 @@ async function download(
   return Buffer.concat(chunks);
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Throws when the extracted tree holds a symlink (a chart archive has no business with them). */
 async function refuseSymlinks(dir: string, what: string, field: string): Promise<void> {
   for (const name of await readdir(dir)) {
@@ -208,9 +200,9 @@ async function refuseSymlinks(dir: string, what: string, field: string): Promise
 
 /** The chart folder inside an extracted archive: `<chart>/` or the single top-level folder. */
 async function findChartDir(extracted: string, chart: string): Promise<string | undefined> {
-  if (await exists(join(extracted, chart, 'Chart.yaml'))) return chart;
+  if (await pathExists(join(extracted, chart, 'Chart.yaml'))) return chart;
   const names = await readdir(extracted);
-  if (names.length === 1 && (await exists(join(extracted, names[0], 'Chart.yaml')))) return names[0];
+  if (names.length === 1 && (await pathExists(join(extracted, names[0], 'Chart.yaml')))) return names[0];
   return undefined;
 }
 
@@ -269,7 +261,7 @@ export async function fetchHelmChart(
   // Cache hit: the index names the digest and the chart is already extracted.
   if (indexDigest) {
     const cached = join(cacheDir, `sha256-${indexDigest}`);
-    const top = (await exists(cached)) ? await findChartDir(cached, input.chart) : undefined;
+    const top = (await pathExists(cached)) ? await findChartDir(cached, input.chart) : undefined;
     if (top !== undefined) {
       return {
         chartDir: join(cached, top),
