@@ -39,8 +39,13 @@ function startDev(argv: string[], env: NodeJS.ProcessEnv): Run {
 }
 
 /** Log lines of the relay or a function that say the apiserver refused one of their requests. */
+/**
+ * Lines that report a refused request: the API server's 403 (as convoy's errors write it, `HTTP 403`, or
+ * a status/code field), Forbidden, or a refused impersonation — never a number that happens to read 403
+ * (CI once matched `"durationMs":403` of an ordinary requeue line).
+ */
 function refusedRequests(output: string): string[] {
-  return output.split('\n').filter((line) => /\b403\b|forbidden|cannot impersonate/i.test(line));
+  return output.split('\n').filter((line) => /HTTP 403\b|"(?:status|code|statusCode)":\s*403\b|forbidden|cannot impersonate/i.test(line));
 }
 
 describe('convoy dev with the shipped identities', () => {
