@@ -19,6 +19,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
 import { inPool } from '../flux/side-process.ts';
+import { convoyObject, createAppNamespaces } from '../lib/app-namespaces.ts';
 import { conditionTrue, watchCondition, type WatchedObject } from '../lib/condition-watch.ts';
 import { percentile } from '../lib/stats.ts';
 import { log } from '../lib/stdout.ts';
@@ -60,17 +61,8 @@ export async function benchCelHostile(kc: KubeConfig, options: { ordinary: numbe
   const namespaces = (label: string, n: number) => Array.from({ length: n }, (_, i) => `celhostile-${run}-${label}-${i}`);
   const groups = { alone: namespaces('a', options.ordinary), hostile: namespaces('h', options.hostile), withHostile: namespaces('b', options.ordinary) };
   const all = [...groups.alone, ...groups.hostile, ...groups.withHostile];
-  const object = (kind: 'Cluster' | 'Release', namespace: string, spec: unknown) => ({
-    group: API_GROUP,
-    version: API_VERSION,
-    namespace,
-    plural: `${kind.toLowerCase()}s`,
-    body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind, metadata: { name: kind === 'Cluster' ? 'local' : 'app', namespace }, spec },
-  });
-  await inPool(all, 8, async (namespace) => {
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await custom.createNamespacedCustomObject(object('Cluster', namespace, { inCluster: true }));
-  });
+  const object = convoyObject;
+  await createAppNamespaces(kc, all);
   const logger = createLogger({ base: { bench: 'celHostile' }, level: 'error', write: (l) => void process.stderr.write(`${l}\n`) });
   const runtime = await startConvoyRuntime({ kc, logger, namespace: `celhostile-${run}-system`, onlyNamespaces: all });
   const path = `/apis/${API_GROUP}/${API_VERSION}/releases`;

@@ -16,6 +16,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
 import { inPool } from '../flux/side-process.ts';
+import { convoyObject, createAppNamespaces } from '../lib/app-namespaces.ts';
 import { conditionTrue, watchCondition } from '../lib/condition-watch.ts';
 import { startSlowProxy } from '../lib/slow-proxy.ts';
 import { percentile } from '../lib/stats.ts';
@@ -40,17 +41,8 @@ export async function benchSlowGit(kc: KubeConfig, options: { fast: number; slow
   const namespaces = (label: string, n: number) => Array.from({ length: n }, (_, i) => `slowgit-${run}-${label}-${i}`);
   const groups = { alone: namespaces('a', options.fast), slow: namespaces('s', options.slow), withSlow: namespaces('b', options.fast) };
   const all = [...groups.alone, ...groups.slow, ...groups.withSlow];
-  const object = (kind: 'Cluster' | 'Release', namespace: string, spec: unknown) => ({
-    group: API_GROUP,
-    version: API_VERSION,
-    namespace,
-    plural: `${kind.toLowerCase()}s`,
-    body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind, metadata: { name: kind === 'Cluster' ? 'local' : 'app', namespace }, spec },
-  });
-  await inPool(all, 8, async (namespace) => {
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await custom.createNamespacedCustomObject(object('Cluster', namespace, { inCluster: true }));
-  });
+  const object = convoyObject;
+  await createAppNamespaces(kc, all);
   const logger = createLogger({ base: { bench: 'slowGit' }, level: 'error', write: (l) => void process.stderr.write(`${l}\n`) });
   const runtime = await startConvoyRuntime({ kc, logger, namespace: `slowgit-${run}-system`, onlyNamespaces: all });
   const watch = await watchCondition(kc, `/apis/${API_GROUP}/${API_VERSION}/releases`, (o) => conditionTrue(o, 'Applied'), (e) => log(`slowGit: watch: ${String(e)}`));
