@@ -21,6 +21,8 @@ export interface SqsActionContext {
   readonly receiveCount: number;
   /** Backoff used for `retry` when the Outcome carries none; the work-queue default otherwise. */
   readonly retryPolicy?: RetryBackoffPolicy | undefined;
+  /** The SQS message id: where in a jittered backoff's range this message's delay falls (domain/runtime/backoff.ts). */
+  readonly jitterKey?: string | undefined;
 }
 
 // SQS accepts 0 ("visible now"), but a record redelivered at once would spin
@@ -42,7 +44,7 @@ export function toSqsAction(outcome: Outcome, context: SqsActionContext): SqsAct
       return redeliverAfter(delayMsToSeconds(outcome.delayMs));
     case 'retry':
       return redeliverAfter(
-        retryDelaySeconds(Math.max(context.receiveCount, outcome.attempt ?? 0), outcome.policy ?? context.retryPolicy),
+        retryDelaySeconds(Math.max(context.receiveCount, outcome.attempt ?? 0), outcome.policy ?? context.retryPolicy, context.jitterKey),
       );
     default: {
       const unknown: never = outcome;

@@ -165,7 +165,7 @@ function followUpOf(outcome: Outcome | undefined, lease: HeldLease, ctx: RecordC
   if (outcome === undefined) return { messageId };
   if (outcome.kind === 'retry') {
     // The same delay the runtime gives the record (adapters/sqs/outcome-actions.ts).
-    const seconds = retryDelaySeconds(Math.max(ctx.receiveCount, outcome.attempt ?? 0), outcome.policy);
+    const seconds = retryDelaySeconds(Math.max(ctx.receiveCount, outcome.attempt ?? 0), outcome.policy, messageId);
     return { messageId, dueAt: new Date(now.getTime() + Math.max(seconds, 1) * 1000).toISOString() };
   }
   if (outcome.kind === 'requeueAfter' && outcome.asNewMessage !== true) {

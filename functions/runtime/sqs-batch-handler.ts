@@ -117,7 +117,7 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
     // Asked only when it matters: a retry that carries no policy of its own.
     const retryPolicy =
       outcome.kind === 'retry' && outcome.policy === undefined ? retryPolicyOf?.(message) : undefined;
-    const action = toSqsAction(outcome, { receiveCount, retryPolicy });
+    const action = toSqsAction(outcome, { receiveCount, retryPolicy, jitterKey: record.messageId });
     logOutcome(log, outcome, action, { durationMs: Date.now() - started, threw });
     if (action.ack && action.resendAfterSeconds !== undefined) {
       try {

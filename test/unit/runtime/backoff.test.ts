@@ -6,29 +6,68 @@ import {
   retryDelaySeconds,
 } from '../../../domain/runtime/backoff.ts';
 
-describe('retryDelaySeconds without a policy (controller work-queue default: 5 ms doubling to 1000 s)', () => {
-  it.each([
-    // attempt, exact delay, seconds (rounded up)
-    [1, 5, 1],
-    [2, 10, 1],
-    [8, 640, 1],
-    [9, 1_280, 2],
-    [10, 2_560, 3],
-    [12, 10_240, 11],
-    [18, 655_360, 656],
-    [19, 1_000_000, 1_000],
-    [30, 1_000_000, 1_000],
-  ])('attempt %i waits %i ms, i.e. %i s', (attempt, ms, seconds) => {
-    expect(retryDelayMs(attempt)).toBe(ms);
-    expect(retryDelaySeconds(attempt)).toBe(seconds);
+describe('the default backoff (a Release without spec.syncPolicy.retryBackoff): 2 s doubling to 5 min, equal jitter', () => {
+  const keys = Array.from({ length: 200 }, (_, i) => `message-${i}`);
+
+  it('the default is 2 s × 2^(attempt-1) capped at 5 min, less up to half of it (equal jitter)', () => {
+    expect(DEFAULT_RETRY_BACKOFF).toEqual({ initialMs: 2_000, factor: 2, maxMs: 300_000, jitter: 0.5 });
   });
 
-  it('the default is 5 ms × 2^(attempt-1) capped at 1000 s', () => {
-    expect(DEFAULT_RETRY_BACKOFF).toEqual({ initialMs: 5, factor: 2, maxMs: 1_000_000 });
+  it('the first retry waits at least 1 s, for every message', () => {
+    for (const key of keys) {
+      expect(retryDelayMs(1, undefined, key)).toBeGreaterThanOrEqual(1_000);
+      expect(retryDelaySeconds(1, undefined, key)).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it.each([
+    // attempt, lowest and highest delay in ms
+    [1, 1_000, 2_000],
+    [2, 2_000, 4_000],
+    [3, 4_000, 8_000],
+    [8, 128_000, 256_000],
+    [9, 150_000, 300_000],
+    [30, 150_000, 300_000],
+  ])('attempt %i waits between %i and %i ms', (attempt, low, high) => {
+    const delays = keys.map((key) => retryDelayMs(attempt, undefined, key));
+    for (const d of delays) {
+      expect(d).toBeGreaterThanOrEqual(low);
+      expect(d).toBeLessThanOrEqual(high);
+    }
+    // Jitter: messages do not all wait the same; they spread over the range.
+    expect(new Set(delays).size).toBeGreaterThan(150);
+    expect(Math.min(...delays)).toBeLessThan(low + (high - low) * 0.1);
+    expect(Math.max(...delays)).toBeGreaterThan(high - (high - low) * 0.1);
+  });
+
+  it('never waits longer than the 5-min cap, even for a huge attempt', () => {
+    for (const key of keys) expect(retryDelaySeconds(1_000_000, undefined, key)).toBeLessThanOrEqual(300);
+    expect(retryDelaySeconds(Number.MAX_SAFE_INTEGER)).toBe(300);
+  });
+
+  it('eight retries of one message take minutes, not ~10 s as with client-go\'s 5 ms', () => {
+    for (const key of keys.slice(0, 20)) {
+      const total = [1, 2, 3, 4, 5, 6, 7, 8].reduce((sum, attempt) => sum + retryDelaySeconds(attempt, undefined, key), 0);
+      expect(total).toBeGreaterThanOrEqual(255);
+    }
+  });
+
+  it('the same message and attempt always get the same delay (the runtime and the Lease agree)', () => {
+    expect(retryDelayMs(4, undefined, 'abc')).toBe(retryDelayMs(4, undefined, 'abc'));
+  });
+
+  it('without a key the delay is the top of the range', () => {
+    expect(retryDelayMs(1)).toBe(2_000);
+    expect(retryDelaySeconds(3)).toBe(8);
   });
 });
 
-describe('retryDelaySeconds with spec.syncPolicy.retryBackoff: min(initial × factor^(attempt-1), max)', () => {
+describe('retryDelaySeconds with spec.syncPolicy.retryBackoff: min(initial × factor^(attempt-1), max), no jitter', () => {
+  it('a policy without jitter is followed exactly, whatever the message', () => {
+    const policy = { initialMs: 2_000, factor: 2, maxMs: 8_000 };
+    expect([1, 2, 3, 4].map((a) => retryDelaySeconds(a, policy, 'some-message'))).toEqual([2, 4, 8, 8]);
+  });
+
   const policy = { initialMs: 10_000, factor: 3, maxMs: 600_000 };
 
   it.each([
@@ -70,7 +109,7 @@ describe('retryDelaySeconds with spec.syncPolicy.retryBackoff: min(initial × fa
 
 describe('retryDelaySeconds edge cases', () => {
   it('a huge attempt does not overflow: it waits the max', () => {
-    expect(retryDelaySeconds(1_000_000)).toBe(1_000);
+    expect(retryDelaySeconds(1_000_000)).toBe(300);
     expect(retryDelaySeconds(Number.MAX_SAFE_INTEGER, { initialMs: 1_000, factor: 10, maxMs: 60_000 })).toBe(
       60,
     );
@@ -85,6 +124,7 @@ describe('retryDelaySeconds edge cases', () => {
     [{ initialMs: -1, factor: 2, maxMs: 10 }, /initialMs/],
     [{ initialMs: 1, factor: 0.5, maxMs: 10 }, /factor/],
     [{ initialMs: 1, factor: 2, maxMs: Number.NaN }, /maxMs/],
+    [{ initialMs: 1, factor: 2, maxMs: 10, jitter: 1.5 }, /jitter/],
   ])('an invalid policy %j is refused, naming the field', (policy, field) => {
     expect(() => retryDelaySeconds(1, policy)).toThrow(field);
   });

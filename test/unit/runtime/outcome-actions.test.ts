@@ -39,19 +39,19 @@ describe('toSqsAction: the queue contract table', () => {
     });
   });
 
-  it('retry(error) without a policy → default backoff of the receive count', () => {
-    expect(toSqsAction(retry(new Error('x')), { receiveCount: 1 })).toEqual({
-      ack: false,
-      visibilitySeconds: 1,
-    });
-    expect(toSqsAction(retry(new Error('x')), { receiveCount: 12 })).toEqual({
-      ack: false,
-      visibilitySeconds: 11,
-    });
-    expect(toSqsAction(retry(new Error('x')), { receiveCount: 40 })).toEqual({
-      ack: false,
-      visibilitySeconds: 1_000,
-    });
+  it('retry(error) without a policy → default backoff of the receive count, jittered by the message id', () => {
+    const seconds = (receiveCount: number, jitterKey: string) => {
+      const action = toSqsAction(retry(new Error('x')), { receiveCount, jitterKey });
+      return action.ack ? Number.NaN : action.visibilitySeconds;
+    };
+    for (const id of ['m-1', 'm-2', 'm-3', 'm-4']) {
+      expect(seconds(1, id)).toBeGreaterThanOrEqual(1);
+      expect(seconds(1, id)).toBeLessThanOrEqual(2);
+      expect(seconds(4, id)).toBeGreaterThanOrEqual(8);
+      expect(seconds(4, id)).toBeLessThanOrEqual(16);
+      expect(seconds(40, id)).toBeGreaterThanOrEqual(150);
+      expect(seconds(40, id)).toBeLessThanOrEqual(300);
+    }
   });
 
   it('retry(error) with the context policy → min(initial × factor^(attempt-1), max)', () => {

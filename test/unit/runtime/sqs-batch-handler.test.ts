@@ -123,7 +123,10 @@ describe('createSqsBatchHandler', () => {
     const { handler, visibilityCalls, lines } = harness(byName({ a: new Error('kube API unreachable') }));
     const response = await handler(event(record('1', queueMessageBody(message('a')), 9)));
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: '1' }] });
-    expect(visibilityCalls.map((call) => call.seconds)).toEqual([2]); // 5 ms × 2^8 = 1.28 s → 2 s
+    // 2 s × 2^8 = 512 s, capped at 300 s, less up to half of it (jitter): 150–300 s.
+    expect(visibilityCalls).toHaveLength(1);
+    expect(visibilityCalls[0]?.seconds).toBeGreaterThanOrEqual(150);
+    expect(visibilityCalls[0]?.seconds).toBeLessThanOrEqual(300);
     const line = lines.find((l) => l['msg'] === 'record handler threw; retrying with backoff');
     expect(line?.['level']).toBe('error');
     expect(line?.['error']).toMatchObject({ name: 'Error', message: 'kube API unreachable' });
