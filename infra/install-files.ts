@@ -21,6 +21,7 @@ import {
   type KubeManifest,
   type RelayManifestOptions,
 } from './relay-manifests.ts';
+import { CONFIG_CHECKSUM_ANNOTATION, chartReadme, chartValues, notesTemplate, serviceMonitorTemplate, valuesSchema, valuesYaml } from './chart-values.ts';
 
 export const CHART_NAME = 'convoy';
 
@@ -87,6 +88,12 @@ const S = {
   tenant: 'convoy-chart-tenant-namespace',
 } as const;
 
+/** Sentinels of the Deployment's optional fields: `key: <WITH>name` becomes `{{- with .Values.name }} key: <toYaml> {{- end }}`. */
+const WITH = '__CONVOY_WITH__';
+const WITH_STRING = '__CONVOY_WITH_STRING__';
+const POD_LABELS = '__CONVOY_POD_LABELS__';
+const POD_ANNOTATIONS = '__CONVOY_POD_ANNOTATIONS__';
+
 /** ConfigMap entries with a first-class value; every other entry is `settings.<NAME>` in values.yaml. */
 const CONFIG_VALUES: Record<string, string> = {
   CONVOY_NAMESPACE: '{{ .Release.Namespace | quote }}',
@@ -125,11 +132,28 @@ function chartManifests(): { manifests: KubeManifest[]; defaults: Record<string,
   for (const m of manifests) {
     if (m.kind === 'ServiceAccount') m.metadata['annotations'] = S.annotations;
     if (m.kind === 'Deployment') {
-      const containers = (m as unknown as { spec: { template: { spec: { containers: Record<string, unknown>[] } } } }).spec.template.spec.containers;
-      for (const c of containers) {
+      const template = (m as unknown as { spec: { template: { metadata: Record<string, unknown>; spec: Record<string, unknown> & { containers: Record<string, unknown>[] } } } }).spec.template;
+      for (const c of template.spec.containers) {
         c['resources'] = S.resources;
         c['imagePullPolicy'] = '__CONVOY_PULL_POLICY__';
       }
+      // Pod metadata: the settings checksum and podAnnotations; podLabels after the chart's labels.
+      template.metadata['labels'] = { ...(template.metadata['labels'] as Record<string, string>), [POD_LABELS]: '' };
+      template.metadata['annotations'] = POD_ANNOTATIONS;
+      // The scheduling knobs, each rendered only when set; topologySpreadConstraints' default is relayManifests()'s.
+      const { containers, volumes, ...rest } = template.spec;
+      delete rest['topologySpreadConstraints'];
+      template.spec = {
+        ...rest,
+        imagePullSecrets: `${WITH}imagePullSecrets`,
+        priorityClassName: `${WITH_STRING}priorityClassName`,
+        nodeSelector: `${WITH}nodeSelector`,
+        tolerations: `${WITH}tolerations`,
+        affinity: `${WITH}affinity`,
+        topologySpreadConstraints: `${WITH}topologySpreadConstraints`,
+        containers,
+        volumes,
+      };
     }
   }
   return { manifests, defaults };
@@ -214,7 +238,52 @@ function helmify(yamlText: string): string {
     )
     .replace(new RegExp(`^( *)(\\S+): ${S.annotations}$`, 'm'), (_m, indent: string, key: string) =>
       `${indent}${key}: {{- toYaml .Values.serviceAccount.annotations | nindent ${indent.length + 2} }}`,
+    )
+    .replace(new RegExp(`^( *)${POD_LABELS}: ""$`, 'm'), (_m, indent: string) =>
+      `${indent}{{- with .Values.podLabels }}\n${indent}{{- toYaml . | nindent ${indent.length} }}\n${indent}{{- end }}`,
+    )
+    // The checksum of the rendered ConfigMap: a settings change changes the Pod template, so helm upgrade rolls the Pods.
+    .replace(new RegExp(`^( *)(\\S+): ${POD_ANNOTATIONS}$`, 'm'), (_m, indent: string, key: string) =>
+      [
+        `${indent}${key}:`,
+        `${indent}  ${CONFIG_CHECKSUM_ANNOTATION}: {{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}`,
+        `${indent}  {{- with .Values.podAnnotations }}`,
+        `${indent}  {{- toYaml . | nindent ${indent.length + 2} }}`,
+        `${indent}  {{- end }}`,
+      ].join('\n'),
+    )
+    .replace(new RegExp(`^( *)(\\S+): ${WITH}(\\w+)$`, 'gm'), (_m, indent: string, key: string, value: string) =>
+      `${indent}{{- with .Values.${value} }}\n${indent}${key}: {{- toYaml . | nindent ${indent.length + 2} }}\n${indent}{{- end }}`,
+    )
+    .replace(new RegExp(`^( *)(\\S+): ${WITH_STRING}(\\w+)$`, 'gm'), (_m, indent: string, key: string, value: string) =>
+      `${indent}{{- with .Values.${value} }}\n${indent}${key}: {{ . | quote }}\n${indent}{{- end }}`,
     );
+}
+
+/** The PodDisruptionBudget's budget: maxUnavailable, when set, instead of minAvailable (the file is conditional: CONDITIONAL_FILES). */
+function pdbTemplate(doc: string): string {
+  const withBudget = doc.replace(/^( *)minAvailable: 1$/m, (_m, indent: string) =>
+    [
+      `${indent}{{- if hasKey .Values.podDisruptionBudget "maxUnavailable" }}`,
+      `${indent}maxUnavailable: {{ .Values.podDisruptionBudget.maxUnavailable }}`,
+      `${indent}{{- else }}`,
+      `${indent}minAvailable: {{ .Values.podDisruptionBudget.minAvailable }}`,
+      `${indent}{{- end }}`,
+    ].join('\n'),
+  );
+  if (withBudget === doc) throw new Error('chart: the PodDisruptionBudget of relayManifests() no longer has minAvailable: 1; update pdbTemplate()');
+  return withBudget;
+}
+
+/** Templates rendered only under a condition: the whole file, its header comment too, so a skipped one renders nothing. */
+const CONDITIONAL_FILES: Record<string, string> = {
+  [`charts/${CHART_NAME}/templates/pdb.yaml`]: 'and .Values.podDisruptionBudget.enabled (gt (int .Values.replicas) 1)',
+};
+
+function templateFile(name: string, docs: readonly string[]): string {
+  const text = `# ${GENERATED}\n${docs.join('---\n')}`;
+  const condition = CONDITIONAL_FILES[name];
+  return condition === undefined ? text : `{{- if ${condition} }}\n${text.trimEnd()}\n{{- end }}\n`;
 }
 
 function isTenantBinding(m: KubeManifest): boolean {
@@ -230,8 +299,8 @@ function templateName(kind: string): string {
 export function chartFiles(version: string): Map<string, string> {
   const files = new Map<string, string>();
   const { manifests, defaults } = chartManifests();
-  const resources = relayManifests(withDefaults({ crds: [] })).find((m) => m.kind === 'Deployment') as unknown as {
-    spec: { template: { spec: { containers: { resources: unknown }[] } } };
+  const deployment = relayManifests(withDefaults({ crds: [] })).find((m) => m.kind === 'Deployment') as unknown as {
+    spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: { resources: unknown }[]; topologySpreadConstraints?: unknown } } };
   };
   const [, tag] = DEFAULT_RELAY_IMAGE.split(':');
 
@@ -249,33 +318,16 @@ export function chartFiles(version: string): Map<string, string> {
       { lineWidth: 0 },
     )}`,
   );
-  const values = {
-    image: { repository: '', tag: '', pullPolicy: 'IfNotPresent' },
-    replicas: 2,
-    queues: { reconcile: '', drift: '', health: '' },
-    aws: { region: PLACEHOLDER_REGION },
-    renderBucket: '',
-    logLevel: 'info',
-    tenantNamespaces: [],
-    watchSecrets: false,
-    serviceAccount: { annotations: {} },
-    resources: resources.spec.template.spec.containers[0]?.resources ?? {},
-    settings: Object.fromEntries(
-      Object.entries(settingDefaults(defaults)).filter(([name]) => !namespaceDependent((manifests.find((m) => m.kind === 'ConfigMap')?.['data'] ?? {}) as Record<string, string>).has(name)),
-    ),
-  };
-  files.set(
-    `charts/${CHART_NAME}/values.yaml`,
-    `# ${GENERATED}\n` +
-      '# queues: the SQS queue URLs of the reconcile, drift and health functions (required).\n' +
-      '# image.repository: the relay image in your registry (required; build it with npm run image, see README). image.tag: default the chart appVersion.\n' +
-      '# serviceAccount.annotations: e.g. eks.amazonaws.com/role-arn for IRSA.\n' +
-      '# tenantNamespaces: namespaces whose Releases may act on this cluster (as their ServiceAccount); never kube-* or the release namespace.\n' +
-      '# watchSecrets: true lets the relay list and watch Secrets (it then can read their data) to react to labelled Secrets at once.\n' +
-      '# settings: installation settings, one environment variable of the relay each (tenancy defaults included);\n' +
-      `#   left out here, defaulting to the release namespace: ${[...namespaceDependent((manifests.find((m) => m.kind === 'ConfigMap')?.['data'] ?? {}) as Record<string, string>)].join(', ') || 'none'}.\n` +
-      yamlOf(values),
-  );
+  const fromNamespace = [...namespaceDependent((manifests.find((m) => m.kind === 'ConfigMap')?.['data'] ?? {}) as Record<string, string>)];
+  const values = chartValues({
+    resources: deployment.spec.template.spec.containers[0]?.resources ?? {},
+    topologySpreadConstraints: deployment.spec.template.spec.topologySpreadConstraints ?? [],
+    settings: Object.fromEntries(Object.entries(settingDefaults(defaults)).filter(([name]) => !fromNamespace.includes(name))),
+    region: PLACEHOLDER_REGION,
+  });
+  files.set(`charts/${CHART_NAME}/values.yaml`, valuesYaml(values, `# ${GENERATED}\n`, fromNamespace));
+  files.set(`charts/${CHART_NAME}/values.schema.json`, `${JSON.stringify(valuesSchema(fromNamespace), null, 2)}\n`);
+  files.set(`charts/${CHART_NAME}/README.md`, chartReadme(`# ${GENERATED}`));
   files.set(
     `charts/${CHART_NAME}/.helmignore`,
     `# ${GENERATED}\n.git/\n*.tgz\n`,
@@ -289,16 +341,14 @@ export function chartFiles(version: string): Map<string, string> {
       files.set(`charts/${CHART_NAME}/templates/tenant-rolebindings.yaml`, `# ${GENERATED}\n${tenantRoleBindingsTemplate(yamlOf(m))}`);
       continue;
     }
-    const text = helmify(m.kind === 'ConfigMap' ? configMapTemplate(m, defaults) : yamlOf(m));
+    const text = helmify(m.kind === 'ConfigMap' ? configMapTemplate(m, defaults) : m.kind === 'PodDisruptionBudget' ? pdbTemplate(yamlOf(m)) : yamlOf(m));
     const name = templateName(m.kind);
     byFile.set(name, [...(byFile.get(name) ?? []), text]);
   }
-  for (const [name, docs] of byFile) files.set(name, `# ${GENERATED}\n${docs.join('---\n')}`);
-  files.set(
-    `charts/${CHART_NAME}/templates/NOTES.txt`,
-    'convoy relay installed in {{ .Release.Namespace }} (namespace of its Leases).\n' +
-      'Check it: kubectl -n {{ .Release.Namespace }} rollout status deployment/convoy-relay\n',
-  );
+  for (const [name, docs] of byFile) files.set(name, templateFile(name, docs));
+  files.set(`charts/${CHART_NAME}/templates/NOTES.txt`, notesTemplate());
+  const serviceLabels = (manifests.find((m) => m.kind === 'Service')?.metadata['labels'] ?? {}) as Record<string, string>;
+  files.set(`charts/${CHART_NAME}/templates/servicemonitor.yaml`, serviceMonitorTemplate(`# ${GENERATED}\n`, serviceLabels));
   return files;
 }
 
