@@ -12,8 +12,8 @@ import { startFauxqs } from 'fauxqs';
 import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { ensureQueueWithDlq } from '../adapters/sqs/queues.ts';
-import { MAX_LEASE_SECONDS } from '../domain/runtime/lease.ts';
 import { parseQueueMessage, type Loop } from '../domain/runtime/queue-message.ts';
+import { deriveTimings } from '../domain/runtime/timings.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
 import { tenancyFromEnv } from '../functions/runtime/tenancy-config.ts';
 import { hintKey } from '../functions/runtime/applied-hint.ts';
@@ -100,7 +100,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   const queues = {} as ConvoyRuntime['queues'];
   for (const loop of LOOPS) {
     queues[loop] = await ensureQueueWithDlq(sqs, `convoy-${loop}`, {
-      maxReceiveCount: options.maxReceiveCount ?? 100,
+      maxReceiveCount: options.maxReceiveCount ?? deriveTimings().maxReceiveCount,
       visibilityTimeout: options.visibilityTimeoutSeconds ?? 60,
     });
   }
@@ -112,7 +112,6 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
     CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
     CONVOY_CACHE_DIR: cacheDir,
-    CONVOY_LEASE_SECONDS: String(MAX_LEASE_SECONDS),
   });
   const relayKc = options.identities?.relay ?? kc;
   const settings = options.settings ?? {};

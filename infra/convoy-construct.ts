@@ -40,7 +40,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { MAX_LEASE_SECONDS } from '../domain/runtime/lease.ts';
+import { deriveTimings, timingViolations, type Timings } from '../domain/runtime/timings.ts';
 import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
 import {
   DEFAULT_INSTALLATION_NAMESPACE,
@@ -65,30 +65,16 @@ export const REPO_ROOT = PACKAGE_ROOT;
 export { defaultEntry, RelayImage };
 
 /**
- * Added to the function timeout for the queues' visibility timeout: a record
- * whose invocation timed out comes back only after its Lease has expired (the
- * Lease lasts MAX_LEASE_SECONDS and is renewed by a heartbeat while the run
- * lives, so it expires at most a minute after the invocation died), so the
- * next run can take it.
+ * Receives before a message is dead-lettered by default, derived from the default longest wait
+ * (domain/runtime/timings.ts): the wave, cluster-wave and hook waits requeue the same message every
+ * 10 s and every redelivery counts as a receive, so a 30-min wait is 180 of them plus headroom.
  */
-export const TIMEOUT_MARGIN = Duration.seconds(30);
-
-/**
- * The wave, hook and cluster-wave waits requeue the same message every 10 s
- * (ChangeMessageVisibility + batchItemFailures), and every redelivery counts
- * as a receive; so do busy-Lease requeues (1–3 s) and backoff retries. A
- * small maxReceiveCount would move a Release that is merely waiting — a 5 min
- * waveTimeout alone is ~30 receives — to the DLQ. 100 receives is ~17 min of
- * 10 s rechecks, or about a day of retries at the 1000 s backoff ceiling.
- */
-export const DEFAULT_MAX_RECEIVE_COUNT = 100;
+export const DEFAULT_MAX_RECEIVE_COUNT = deriveTimings().maxReceiveCount;
 
 export { ESM_BANNER };
 
 const DEFAULT_MEMORY: Record<Loop, number> = { reconcile: 1024, drift: 512, health: 512 };
 const DEFAULT_MAX_CONCURRENCY = 10;
-const SQS_MAX_VISIBILITY = Duration.hours(12);
-const LAMBDA_MAX_TIMEOUT = Duration.minutes(15);
 
 export class ConvoyConfigError extends Error {
   override name = 'ConvoyConfigError';
@@ -120,18 +106,9 @@ export class Convoy extends Construct {
     super(scope, id);
     const namespace = props.installationNamespace ?? DEFAULT_INSTALLATION_NAMESPACE;
     this.installationNamespace = namespace;
-    const timeout = props.functionTimeout ?? LAMBDA_MAX_TIMEOUT;
-    if (timeout.toSeconds() > LAMBDA_MAX_TIMEOUT.toSeconds()) {
-      throw new ConvoyConfigError(
-        `Convoy ${id}: functionTimeout ${timeout.toHumanString()} exceeds Lambda's 15 minutes; lower it`,
-      );
-    }
-    const visibility = timeout.plus(TIMEOUT_MARGIN);
-    if (visibility.toSeconds() > SQS_MAX_VISIBILITY.toSeconds()) {
-      throw new ConvoyConfigError(
-        `Convoy ${id}: functionTimeout + margin exceeds SQS's 12 h visibility limit; lower functionTimeout`,
-      );
-    }
+    const timings = timingsOf(id, props);
+    const timeout = Duration.seconds(timings.functionTimeoutSeconds);
+    const visibility = Duration.seconds(timings.visibilityTimeoutSeconds);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     if (props.kubeconfigSecret !== undefined && props.kubeconfigPath !== undefined) {
       throw new ConvoyConfigError(`Convoy ${id}: give kubeconfigSecret or kubeconfigPath, not both`);
@@ -151,7 +128,7 @@ export class Convoy extends Construct {
     });
 
     // --- Queues --------------------------------------------------------------------------------
-    const maxReceiveCount = props.maxReceiveCount ?? DEFAULT_MAX_RECEIVE_COUNT;
+    const maxReceiveCount = timings.maxReceiveCount;
     const queues = {} as Record<Loop, sqs.Queue>;
     const dlqs = {} as Record<Loop, sqs.Queue>;
     for (const loop of LOOPS) {
@@ -224,8 +201,6 @@ export class Convoy extends Construct {
       CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
       CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
       CONVOY_CACHE_DIR: '/tmp/convoy',
-      // The Lease does not cover the whole invocation: a heartbeat renews it (domain/runtime/lease.ts).
-      CONVOY_LEASE_SECONDS: String(MAX_LEASE_SECONDS),
       CONVOY_LOG_LEVEL: props.logLevel ?? 'info',
       NODE_OPTIONS: '--enable-source-maps',
       // Names, public endpoints and tenancy settings only: no kubeconfig or token (function-access.ts).
@@ -351,6 +326,28 @@ export class Convoy extends Construct {
       });
     }
   }
+}
+
+/**
+ * The function timeout, queue visibility and maxReceiveCount from domain/runtime/timings.ts (the
+ * Lease duration and heartbeat the functions use come from there too); a combination that breaks
+ * one of its rules fails synth, naming the props and the rule.
+ */
+function timingsOf(id: string, props: ConvoyProps): Timings {
+  const seconds = (d: Duration | undefined) => (d === undefined ? undefined : d.toSeconds({ integral: false }));
+  const timings = deriveTimings({
+    functionTimeoutSeconds: seconds(props.functionTimeout),
+    visibilityTimeoutSeconds: seconds(props.queueVisibilityTimeout),
+    maxReceiveCount: props.maxReceiveCount,
+    maxWaveTimeoutSeconds: seconds(props.maxWaveTimeout),
+  });
+  const broken = timingViolations(timings);
+  if (broken.length > 0) {
+    throw new ConvoyConfigError(
+      `Convoy ${id}: inconsistent timings: ${broken.map((v) => `${v.props.join(' and ')}: ${v.rule}`).join('; ')} (docs/decisions.md, "Function timings")`,
+    );
+  }
+  return timings;
 }
 
 /** Props that cannot go together fail synth, naming both. */

@@ -46,15 +46,30 @@ export interface ConvoyProps {
   readonly kubeconfigPath?: string;
   /** Namespace of the Leases and of the relay (CONVOY_NAMESPACE); default convoy-system. */
   readonly installationNamespace?: string;
-  /** Timeout of all three functions; default 15 min. Queue visibility is this + 30 s; Leases last 60 s, renewed while a run lives. */
+  /**
+   * Timeout of all three functions; default 5 min (a run renders and applies one wave; waits are
+   * rechecks, not held in a run). At most queueVisibilityTimeout / 6 (domain/runtime/timings.ts).
+   */
   readonly functionTimeout?: Duration;
+  /**
+   * Visibility timeout of the three queues: how long a batch whose invocation failed or timed out
+   * stays hidden before it is retried. Default 6 × functionTimeout, as AWS advises for an SQS event
+   * source mapping; a value below that, or not above functionTimeout + the 60-s Lease, fails synth.
+   */
+  readonly queueVisibilityTimeout?: Duration;
+  /**
+   * The longest waveTimeout, clusterWaveTimeout or hook timeout a Release of this installation
+   * sets; default 30 min (clusterWaveTimeout's default). Such a wait is rechecked every 10 s, each
+   * recheck a receive, so maxReceiveCount must cover it (checked at synth).
+   */
+  readonly maxWaveTimeout?: Duration;
   /**
    * Maximum concurrent invocations per event source mapping (2–1000), one number for all
    * three or one per loop; default 10 each. The design limit is the management
    * cluster's API server, not Lambda: raise with care.
    */
   readonly maxConcurrency?: number | Partial<Record<Loop, number>>;
-  /** Receives before a message moves to its dead-letter queue; default 100 (see DEFAULT_MAX_RECEIVE_COUNT). */
+  /** Receives before a message moves to its dead-letter queue; default maxWaveTimeout / 10 s + 10 (190), at most 1000. */
   readonly maxReceiveCount?: number;
   /** Render-store lifecycle backstop; retention itself is per Release (spec.retentionPolicy), done by the functions. */
   readonly retention?: ConvoyRetentionProps;

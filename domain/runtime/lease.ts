@@ -5,6 +5,7 @@
  * message that finds the Lease busy waits (docs/decisions.md, "Leases").
  */
 import type { QueueMessage } from './queue-message.ts';
+import { heartbeatMs, LEASE_SECONDS } from './timings.ts';
 
 export interface FollowUp {
   /** The SQS message that will bring the next run of this loop for this Release. */
@@ -126,18 +127,13 @@ export function leaseName(loop: string, releaseUid: string): string {
   return `convoy-${loop}-${releaseUid}`;
 }
 
-/** The longest Lease a run takes; it is renewed every third of it while the run lives. */
-export const MAX_LEASE_SECONDS = 60;
+/**
+ * The longest Lease a run takes (domain/runtime/timings.ts, where the function timeout and the
+ * queues' visibility are checked against it); it is renewed every quarter of it while the run lives.
+ */
+export const MAX_LEASE_SECONDS = LEASE_SECONDS;
 
-/** The Lease duration for a configured one: short, so a crashed run blocks its Release for at most a minute. */
-export function leaseSeconds(configured: number): number {
-  return Math.max(5, Math.min(configured, MAX_LEASE_SECONDS));
-}
-
-/** How often a live run renews its Lease. */
-export function heartbeatMs(durationSeconds: number): number {
-  return Math.max(1_000, Math.floor((durationSeconds * 1000) / 4));
-}
+export { heartbeatMs };
 
 /**
  * A redelivered message (receiveCount > 1) is superseded when the Lease

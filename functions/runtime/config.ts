@@ -11,13 +11,6 @@ export const functionEnvSchema = z.object({
   CONVOY_DRIFT_QUEUE_URL: z.string().url(),
   CONVOY_HEALTH_QUEUE_URL: z.string().url(),
   CONVOY_CACHE_DIR: z.string().min(1).default('/tmp/convoy'),
-  CONVOY_LEASE_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(5)
-    .max(3600)
-    .default(60)
-    .describe('Upper bound of the per-Release Lease; Leases last at most 60 s and a live run renews them.'),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   // Identity and tenancy (read by management-access.ts and tenancy-config.ts; validated there, naming the variable).
   CONVOY_MANAGEMENT_EKS_NAME: z.string().optional().describe('EKS management cluster: tokens minted from the function role.'),

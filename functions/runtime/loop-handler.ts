@@ -2,7 +2,7 @@ import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { createBatchingSqs } from '../../adapters/sqs/batching.ts';
 import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
-import { leaseSeconds } from '../../domain/runtime/lease.ts';
+import { LEASE_SECONDS } from '../../domain/runtime/timings.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import type { FunctionClients } from './clients.ts';
 import type { FunctionConfig } from './config.ts';
@@ -54,7 +54,8 @@ export function loopHandler(
         withLease(record, {
           loop,
           leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
-          durationSeconds: leaseSeconds(config.CONVOY_LEASE_SECONDS),
+          // One duration for every run (domain/runtime/timings.ts): the construct checks the timeout and visibility against it.
+          durationSeconds: LEASE_SECONDS,
           marks,
         }),
       ),

@@ -23,7 +23,6 @@ export interface ChildConfig {
   cacheDir: string;
   queues: Record<Loop, { queueUrl: string; queueArn: string }>;
   duplicate: boolean;
-  leaseSeconds: number;
 }
 
 const config = JSON.parse(process.env['FAULT_CHILD'] ?? '{}') as ChildConfig;
@@ -38,7 +37,6 @@ const fnConfig = functionEnvSchema.parse({
   CONVOY_DRIFT_QUEUE_URL: config.queues.drift.queueUrl,
   CONVOY_HEALTH_QUEUE_URL: config.queues.health.queueUrl,
   CONVOY_CACHE_DIR: config.cacheDir,
-  CONVOY_LEASE_SECONDS: String(config.leaseSeconds),
   // The world's key, shared by every functions process as an install's secret is (harness.ts).
   CONVOY_HINT_KEY: process.env['CONVOY_HINT_KEY'],
 });

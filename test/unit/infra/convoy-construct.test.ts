@@ -84,16 +84,16 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
   const queueId = (loop: Loop) => logicalId(main.stack, main.convoy.queues[loop]);
   const dlqId = (loop: Loop) => logicalId(main.stack, main.convoy.deadLetterQueues[loop]);
 
-  it('three standard queues, each redriven to its own dead-letter queue after 100 receives, visibility = timeout + 30 s', () => {
+  it('three standard queues, each redriven to its own dead-letter queue after 190 receives (a 30-min wait at 10-s rechecks + 10), visibility = 6 × the 5-min timeout', () => {
     main.template.resourceCountIs('AWS::SQS::Queue', 6);
     const queues = byType(main.template, 'AWS::SQS::Queue');
     for (const loop of LOOPS) {
       const queue = queues[queueId(loop)].Properties;
       expect(queue['FifoQueue']).toBeUndefined();
-      expect(queue['VisibilityTimeout']).toBe(930);
+      expect(queue['VisibilityTimeout']).toBe(1800);
       expect(queue['RedrivePolicy']).toEqual({
         deadLetterTargetArn: { 'Fn::GetAtt': [dlqId(loop), 'Arn'] },
-        maxReceiveCount: 100,
+        maxReceiveCount: 190,
       });
       expect(queues[dlqId(loop)].Properties['RedrivePolicy']).toBeUndefined();
     }
@@ -107,7 +107,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
       const fn = functions[fnId(loop)].Properties;
       expect(fn['Runtime']).toBe('nodejs24.x');
       expect(fn['Handler']).toBe('index.handler');
-      expect(fn['Timeout']).toBe(900);
+      expect(fn['Timeout']).toBe(300);
       expect(fn['Architectures']).toEqual(['x86_64']);
       expect(fn['Layers']).toEqual(loop === 'reconcile' ? [{ Ref: layerId }] : undefined);
     }
@@ -303,7 +303,6 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
         CONVOY_DRIFT_QUEUE_URL: { Ref: queueId('drift') },
         CONVOY_HEALTH_QUEUE_URL: { Ref: queueId('health') },
         CONVOY_KUBECONFIG_PATH: '/opt/kubeconfig/config',
-        CONVOY_LEASE_SECONDS: '60',
       });
       for (const name of Object.keys(vars).filter((n) => n.startsWith('CONVOY_')))
         expect(known, name).toContain(name);
@@ -434,10 +433,7 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
       maxReceiveCount: 200,
       retention: { expireRendersAfter: Duration.days(400) },
     });
-    template.allResourcesProperties('AWS::Lambda::Function', {
-      Timeout: 300,
-      Environment: { Variables: Match.objectLike({ CONVOY_LEASE_SECONDS: '60' }) },
-    });
+    template.allResourcesProperties('AWS::Lambda::Function', { Timeout: 300 });
     const queues = Object.values(byType(template, 'AWS::SQS::Queue'))
       .map((q) => q.Properties)
       .filter((q) => q['RedrivePolicy'] !== undefined);
@@ -447,9 +443,9 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
         (q['RedrivePolicy'] as { maxReceiveCount: number }).maxReceiveCount,
       ]),
     ).toEqual([
-      [330, 200],
-      [330, 200],
-      [330, 200],
+      [1800, 200],
+      [1800, 200],
+      [1800, 200],
     ]);
     const concurrency = Object.values(byType(template, 'AWS::Lambda::EventSourceMapping')).map(
       (m) => (m.Properties['ScalingConfig'] as { MaximumConcurrency: number }).MaximumConcurrency,
@@ -472,6 +468,47 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
       /drift function's entry \/nonexistent\/handler.ts does not exist/,
     );
     expect(() => synth({ kubeconfigPath: '/k', secretName: 's' })).toThrow(/not both/);
+  });
+
+  it('timings are derived from domain/runtime/timings.ts: visibility 6 × functionTimeout, maxReceiveCount from maxWaveTimeout; no CONVOY_LEASE_SECONDS', () => {
+    const { template } = synth({ kubeconfigPath: '/k', functionTimeout: Duration.minutes(2), maxWaveTimeout: Duration.hours(1) });
+    template.allResourcesProperties('AWS::Lambda::Function', { Timeout: 120 });
+    const queues = Object.values(byType(template, 'AWS::SQS::Queue')).map((q) => q.Properties).filter((q) => q['RedrivePolicy'] !== undefined);
+    expect(queues.map((q) => [q['VisibilityTimeout'], (q['RedrivePolicy'] as { maxReceiveCount: number }).maxReceiveCount])).toEqual([
+      [720, 370],
+      [720, 370],
+      [720, 370],
+    ]);
+    for (const fn of Object.values(byType(template, 'AWS::Lambda::Function'))) {
+      expect((fn.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables).not.toHaveProperty('CONVOY_LEASE_SECONDS');
+    }
+  });
+
+  it('timings: a queueVisibilityTimeout under 6 × functionTimeout fails synth naming both props and the AWS rule', () => {
+    const attempt = () => synth({ kubeconfigPath: '/k', functionTimeout: Duration.minutes(10), queueVisibilityTimeout: Duration.minutes(30) });
+    expect(attempt).toThrow(ConvoyConfigError);
+    expect(attempt).toThrow(/queueVisibilityTimeout and functionTimeout: visibility 1800 s is less than 6 × the function timeout \(3600 s\)/);
+  });
+
+  it("timings: a functionTimeout whose killed invocation's Lease outlives the visibility fails synth naming both props", () => {
+    // 6 × 10 s = 60 s satisfies AWS's rule, but the Lease (60 s) would still be held when the batch comes back.
+    const attempt = () => synth({ kubeconfigPath: '/k', functionTimeout: Duration.seconds(10) });
+    expect(attempt).toThrow(ConvoyConfigError);
+    expect(attempt).toThrow(/queueVisibilityTimeout and functionTimeout: a killed invocation's Lease expires up to 70 s after its batch was received/);
+    expect(() => synth({ kubeconfigPath: '/k', functionTimeout: Duration.seconds(10), queueVisibilityTimeout: Duration.seconds(71) })).not.toThrow();
+  });
+
+  it('timings: a maxReceiveCount a wave wait of maxWaveTimeout at 10-s rechecks would reach fails synth naming both props', () => {
+    const attempt = () => synth({ kubeconfigPath: '/k', maxReceiveCount: 100 });
+    expect(attempt).toThrow(ConvoyConfigError);
+    expect(attempt).toThrow(/maxReceiveCount and maxWaveTimeout: a wait of maxWaveTimeout 1800 s rechecked every 10 s spends up to 190 receives/);
+    expect(() => synth({ kubeconfigPath: '/k', maxReceiveCount: 100, maxWaveTimeout: Duration.minutes(15) })).not.toThrow();
+  });
+
+  it("timings: SQS's and Lambda's own limits fail synth naming the prop (visibility 12 h, 1000 receives, 15-min timeout)", () => {
+    expect(() => synth({ kubeconfigPath: '/k', queueVisibilityTimeout: Duration.hours(13) })).toThrow(/queueVisibilityTimeout: is 46800 s; SQS accepts whole seconds up to 43200/);
+    expect(() => synth({ kubeconfigPath: '/k', maxWaveTimeout: Duration.hours(3) })).toThrow(/maxReceiveCount and maxWaveTimeout: maxReceiveCount is 1090; SQS accepts an integer from 1 to 1000/);
+    expect(() => synth({ kubeconfigPath: '/k', functionTimeout: Duration.minutes(16) })).toThrow(/functionTimeout: is 960 s; Lambda accepts whole seconds from 1 to 900/);
   });
 
   it('ConvoyStack: the construct plus an alarms topic, wired to every alarm', () => {
