@@ -38,8 +38,14 @@ export type NotifyLoop = 'health' | 'drift';
 export interface ReconcileDecision {
   slice: ReleaseSlice;
   outcome: Outcome;
-  /** Loops to send the Release to at once (a new render was applied). */
+  /**
+   * Loops to send the Release to at once: a new render was applied or the current render
+   * changed, objects were re-applied (a correction of drift), or this run handled a new
+   * metadata.generation (e.g. a resume) whose conditions the observers must bring along.
+   */
   notify: NotifyLoop[];
+  /** The cause of those messages (`applied <renderRef>`, `corrected …`, `generation …`); set when notify is not empty. */
+  notifyCause?: string;
 }
 
 /**
@@ -134,7 +140,30 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
   // apply): the observers hear it at once, so Healthy turns Pending (and InSync follows) within
   // seconds rather than at their next interval tick.
   const currentChanged = lastAttempted.renderRef !== undefined && lastAttempted.renderRef !== status.lastAttempted?.renderRef;
-  return { slice, outcome: outcomeOf(end, row, rollout?.state), notify: newRender || currentChanged ? ['health', 'drift'] : [] };
+  // The same render applied again over objects that differed (drift corrected, a deleted object
+  // re-created): InSync (and Healthy) are recomputed right away, as after an apply, instead of
+  // staying False until the drift loop's next interval tick (issue 23).
+  const rewritten = end.progress?.written ?? 0;
+  const corrected = succeeded && !newRender && !currentChanged && rewritten > 0;
+  // A new metadata.generation (a resume, any spec edit that leaves the render as it was): the
+  // observers' conditions carry the old generation until they run again, and the combined verdict
+  // waits for every condition's observedGeneration; told now, they follow within one run each.
+  const generationChanged = status.observedGeneration !== generation;
+  const renderRef = lastAttempted.renderRef ?? '';
+  const notifyCause =
+    newRender || currentChanged
+      ? `applied ${renderRef}`.trim()
+      : corrected
+        ? `corrected ${renderRef}: ${rewritten} objects applied again`
+        : generationChanged
+          ? `generation ${generation} handled (was ${status.observedGeneration ?? 'none'})`
+          : undefined;
+  return {
+    slice,
+    outcome: outcomeOf(end, row, rollout?.state),
+    notify: notifyCause === undefined ? [] : ['health', 'drift'],
+    ...(notifyCause === undefined ? {} : { notifyCause }),
+  };
 }
 
 /**
@@ -146,7 +175,8 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
 export function concludeStatusRefused(release: Release, now: Date, message: string, retention: RetentionPolicy): ReconcileDecision {
   const decision = conclude({ release, now, resolved: {}, retention, halt: { halt: 'statusRefused', message } });
   // Only fields the server accepted before, and nothing copied from the annotations.
-  return { ...decision, slice: { ...decision.slice, pin: undefined }, notify: [] };
+  const { notifyCause: _none, ...kept } = decision;
+  return { ...kept, slice: { ...decision.slice, pin: undefined }, notify: [] };
 }
 
 /** A malformed annotation value as status may show it: printable ASCII (others as `?`), at most 100 characters. */

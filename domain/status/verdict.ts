@@ -42,13 +42,24 @@
  *   - A Ready verdict says whether health was assessed: `health` is
  *     `NotConfigured` when Healthy is True NotConfigured (no
  *     spec.healthAssessment), so Ready then means applied and in sync only.
+ *   - A suspended Release (spec.suspend: true) has its own verdict, kind
+ *     `suspended`, signal `Suspended` (issue 23): convoy applies nothing until
+ *     it is resumed, so it is neither waiting for convoy nor failed. Suspending
+ *     bumps metadata.generation and the controller-manager does not reconcile
+ *     while suspended, so judging the conditions would only ever say "Waiting
+ *     (ObservedGeneration)". The message says what the observers last
+ *     reported, which keep running. After a resume the reconcile that handles
+ *     the new generation sends the Release to both observers
+ *     (domain/reconcile/conclude.ts), so every condition reaches the new
+ *     generation within one run of each loop, not at their interval ticks.
  */
 import type { Condition } from '../api/common.ts';
 import type { Release } from '../api/objects.ts';
 import { AppliedReason, ConditionType, HealthyReason } from './reasons.ts';
 
-export type VerdictSignal = 'Applied' | 'InSync' | 'Healthy' | 'RolloutSucceeded' | 'Rollout' | 'ObservedGeneration' | 'NewRender';
-export type VerdictKind = 'wait' | 'failure';
+export type VerdictSignal = 'Applied' | 'InSync' | 'Healthy' | 'RolloutSucceeded' | 'Rollout' | 'ObservedGeneration' | 'NewRender' | 'Suspended';
+/** `suspended`: spec.suspend is true; nothing changes until the Release is resumed (signal `Suspended`). */
+export type VerdictKind = 'wait' | 'failure' | 'suspended';
 /** Whether the health loop judged the workloads (Assessed) or only reported that no assessment is configured. */
 export type VerdictHealth = 'Assessed' | 'NotConfigured';
 
@@ -121,6 +132,9 @@ export function combinedVerdict(release: Release): Verdict {
   const status = release.status;
   const conditions = status?.conditions ?? [];
   const byType = (type: string) => conditions.find((c) => c.type === type);
+
+  // 0. Suspended: its own verdict, whatever the conditions say.
+  if (release.spec.suspend) return suspendedVerdict(release);
 
   // 1. Applied; a stop convoy retries is a wait.
   const appliedCondition = byType(ConditionType.Applied);
@@ -203,4 +217,27 @@ export function combinedVerdict(release: Release): Verdict {
         message: `render ${newRender} is applied and in sync at generation ${generation}; health is not assessed (Healthy True NotConfigured: no spec.healthAssessment)`,
       }
     : { ready: true, health: 'Assessed', message: `render ${newRender} is applied, in sync and healthy at generation ${generation}` };
+}
+
+/** spec.suspend: true. The message names how to resume and what the observers last reported. */
+function suspendedVerdict(release: Release): Verdict {
+  const status = release.status;
+  const name = release.metadata.name;
+  const namespace = release.metadata.namespace;
+  const resume = `convoy resume ${name}${namespace === undefined ? '' : ` -n ${namespace}`}`;
+  const applied = status?.lastSuccessful?.renderRef;
+  const observed = [ConditionType.InSync, ConditionType.Healthy]
+    .map((type) => status?.conditions?.find((c) => c.type === type))
+    .filter((c): c is Condition => c !== undefined)
+    .map((c) => `${c.type} ${c.status} (${c.reason})`);
+  const last = [
+    applied === undefined ? 'no render was applied yet' : `render ${applied} was applied last`,
+    ...(observed.length > 0 ? [`the observers last reported ${observed.join(', ')}`] : []),
+  ].join('; ');
+  return {
+    ready: false,
+    signal: 'Suspended',
+    kind: 'suspended',
+    message: `reconcile is suspended (spec.suspend: true): convoy applies nothing until \`${resume}\`; ${last}`,
+  };
 }

@@ -104,7 +104,8 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     const notifyAfter = result.notify.length > 0 && hint === undefined;
     const slice = run === undefined ? result.slice : { ...result.slice, reconciledAt: notifyAfter ? run.markWithWorkAfter : run.markFor(result.outcome) };
     const notify = async () => {
-      for (const loop of result.notify) await deps.notify(loop, release, `applied ${result.renderRef ?? ''}`.trim(), hint);
+      const cause = result.notifyCause ?? `applied ${result.renderRef ?? ''}`.trim();
+      for (const loop of result.notify) await deps.notify(loop, release, cause, hint);
     };
     await writes.emit(deps.events, release, slice, log);
     for (const warning of result.warnings) log.warn(warning);

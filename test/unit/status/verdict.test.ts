@@ -309,3 +309,35 @@ describe('combined verdict: status.rollout of the current render', () => {
     expect(combinedVerdict(release({ status: { rollout: { renderRef: OLD, state: 'Failed' } } }))).toMatchObject({ ready: true });
   });
 });
+
+describe('combined verdict: Suspended (issue 23)', () => {
+  const allStale = [cond('Applied', 'True', 'Applied', GEN - 1), cond('InSync', 'True', 'InSync', GEN - 1), cond('Healthy', 'True', 'Healthy', GEN - 1)];
+
+  it('a suspended Release is its own verdict, Suspended, not Waiting (ObservedGeneration): suspending bumped the generation and nothing reconciles it', () => {
+    const v = combinedVerdict(release({ spec: { suspend: true }, conditions: allStale }));
+    expect(v).toMatchObject({ ready: false, signal: 'Suspended', kind: 'suspended' });
+    expect(v.message).toContain('spec.suspend');
+    expect(v.message).toContain('convoy resume podinfo -n team-a');
+  });
+
+  it('a suspended Release whose every signal holds is still Suspended, and says what the observers last reported', () => {
+    const v = combinedVerdict(release({ spec: { suspend: true } }));
+    expect(v).toMatchObject({ ready: false, kind: 'suspended' });
+    expect(v.message).toContain(`render ${NEW} was applied last`);
+    expect(v.message).toContain('InSync True (InSync), Healthy True (Healthy)');
+  });
+
+  it('a suspended Release that failed or never reconciled is Suspended too', () => {
+    expect(combinedVerdict(release({ spec: { suspend: true }, conditions: withCondition('Applied', cond('Applied', 'False', 'Unsupported')) }))).toMatchObject({ kind: 'suspended' });
+    const never = combinedVerdict(release({ spec: { suspend: true }, conditions: [], status: { lastAttempted: undefined, lastSuccessful: undefined, rollout: undefined } }));
+    expect(never).toMatchObject({ kind: 'suspended' });
+    expect(never.message).toContain('no render was applied yet');
+  });
+
+  it('after a resume the verdict is computed from the current generation: observers not yet at it wait, all at it is Ready', () => {
+    const resumed = GEN;
+    const appliedOnly = [cond('Applied', 'True', 'Applied', resumed), cond('InSync', 'True', 'InSync', resumed - 2), cond('Healthy', 'True', 'Healthy', resumed - 2)];
+    expect(combinedVerdict(release({ spec: { suspend: false }, conditions: appliedOnly }))).toMatchObject({ ready: false, signal: 'ObservedGeneration', kind: 'wait' });
+    expect(combinedVerdict(release({ spec: { suspend: false } }))).toMatchObject({ ready: true });
+  });
+});
