@@ -1,0 +1,155 @@
+// cfn-lint (1.51.0, the CI image's; .ci/run installs it when missing) on the templates the Convoy
+// construct synthesizes for the README's example app, the package test's user app and
+// infra/app.ts's stack: no error, and no warning but the ones listed in docs/decisions.md
+// ("cfn-lint on the synthesized template"), each with why it stays.
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as eks from 'aws-cdk-lib/aws-eks';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Convoy, RelayImage } from '../../../infra/convoy-construct.ts';
+import { ConvoyStack } from '../../../infra/stack.ts';
+
+const run = promisify(execFile);
+const CFN_LINT_VERSION = '1.51.0';
+
+const work = mkdtempSync(join(tmpdir(), 'convoy-cfn-lint-'));
+// A package root for RelayImage.fromDockerfile (the README's choice): the real Dockerfile and a stand-in relay.
+const imageRoot = join(work, 'image-root');
+mkdirSync(join(imageRoot, 'image'), { recursive: true });
+mkdirSync(join(imageRoot, 'dist', 'relay'), { recursive: true });
+copyFileSync(join(import.meta.dirname, '..', '..', '..', 'image', 'Dockerfile'), join(imageRoot, 'image', 'Dockerfile'));
+writeFileSync(join(imageRoot, 'dist', 'relay', 'main.js'), '// stand-in\n');
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** Assets recorded, not staged; esbuild skipped: the template is the same but for asset hashes. */
+function appIn(name: string): App {
+  return new App({ outdir: join(work, name), context: { 'aws:cdk:disable-asset-staging': true, 'aws:cdk:bundling-stacks': [] } });
+}
+
+const managementCluster = (stack: Stack) =>
+  eks.Cluster.fromClusterAttributes(stack, 'Management', {
+    clusterName: 'management',
+    kubectlRoleArn: 'arn:aws:iam::123456789012:role/kubectl',
+    clusterEndpoint: 'https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
+    clusterCertificateAuthorityData: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
+    kubectlLayer: new KubectlV36Layer(stack, 'Kubectl'),
+  });
+
+/** The apps whose templates are linted, each synthesized into its own folder. */
+const APPS: Record<string, (app: App) => void> = {
+  // README, "Install on AWS (CDK)": an environment-agnostic stack, the imported EKS cluster, the relay image built by CDK.
+  readme: (app) => {
+    const stack = new Stack(app, 'Convoy');
+    new Convoy(stack, 'Convoy', { cluster: managementCluster(stack), relayImage: RelayImage.fromDockerfile({ directory: imageRoot }) });
+    app.synth();
+  },
+  // test/package/cdk-app.ts: the user app the package test synthesizes (alarms topic, VPC, cdk-nag writing its suppressions).
+  'package-app': (app) => {
+    const stack = new Stack(app, 'UserStack', { env: { account: '111111111111', region: 'eu-west-1' } });
+    new Convoy(stack, 'Convoy', {
+      alarmsTopic: new sns.Topic(stack, 'Alarms', { enforceSSL: true }),
+      cluster: managementCluster(stack),
+      vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+        vpcId: 'vpc-0123456789abcdef0',
+        availabilityZones: ['eu-west-1a', 'eu-west-1b'],
+        privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
+      }),
+      relayImage: RelayImage.fromUri('111111111111.dkr.ecr.eu-west-1.amazonaws.com/convoy-relay:0.1.0'),
+      eksTargets: { clusterArns: ['arn:aws:eks:eu-west-1:111111111111:cluster/prod'], namespaceRoles: { team: ['arn:aws:iam::111111111111:role/deployer'] } },
+    });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
+    app.synth();
+  },
+  // infra/app.ts: ConvoyStack with a kubeconfig secret and the management cluster's name (Pod Identity association).
+  'infra-app': (app) => {
+    new ConvoyStack(app, 'Convoy', {
+      description: 'convoy: queues, functions, render store, relay IAM and alarms',
+      kubeconfigSecretName: 'convoy/kubeconfig',
+      convoy: { managementClusterName: 'management', relayImage: '111111111111.dkr.ecr.eu-west-1.amazonaws.com/convoy-relay:0.1.0' },
+    });
+    app.synth();
+  },
+};
+
+/** A warning left on purpose: which rule, what it matches, and why it stays (docs/decisions.md says the same). */
+interface KnownWarning {
+  rule: string;
+  message: RegExp;
+  why: string;
+}
+const KNOWN_WARNINGS: readonly KnownWarning[] = [
+  {
+    rule: 'W3005',
+    message: /^'[A-Za-z0-9]+' dependency already enforced by a 'GetAtt' at 'Resources\/[A-Za-z0-9]+\/Properties\/Role'$/,
+    why: "aws-cdk-lib's lambda.Function adds its role (and the role's default policy) to DependsOn so the function waits for its permissions; the role is also its Role GetAtt. Redundant, harmless; overriding DependsOn would drop the policy dependency too",
+  },
+];
+
+interface Finding {
+  Rule: { Id: string };
+  Level: string;
+  Message: string;
+  Filename: string;
+  Location: { Path?: unknown[] };
+}
+
+const templatesOf = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.template.json')).map((f) => join(dir, f));
+
+async function cfnLint(files: string[]): Promise<Finding[]> {
+  // Exit code: a bit per level found (2 error, 4 warning, 8 informational); the JSON on stdout is the answer.
+  const answer = await run('cfn-lint', ['--format', 'json', '--regions', 'us-east-1', 'eu-west-1', '--', ...files], { maxBuffer: 16 << 20 }).catch(
+    (error: { stdout?: string; code?: unknown; stderr?: string }) => {
+      if (typeof error.code === 'number' && error.stdout !== undefined && error.stdout.trim().startsWith('[')) return { stdout: error.stdout };
+      throw new Error(`cfn-lint failed to run (exit ${String(error.code)}): ${error.stderr ?? ''}`);
+    },
+  );
+  return JSON.parse(answer.stdout) as Finding[];
+}
+
+describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => {
+  let findings: Finding[] = [];
+  let files: string[] = [];
+  beforeAll(async () => {
+    const version = await run('cfn-lint', ['--version']).catch(() => ({ stdout: '' }));
+    if (!version.stdout.includes(CFN_LINT_VERSION)) {
+      throw new Error(`cfn-lint ${CFN_LINT_VERSION} is needed on PATH (found: ${version.stdout.trim() || 'none'}): pip install cfn-lint==${CFN_LINT_VERSION} (.ci/run does)`);
+    }
+    for (const [name, build] of Object.entries(APPS)) build(appIn(name));
+    files = Object.keys(APPS).flatMap((name) => templatesOf(join(work, name)));
+    findings = await cfnLint(files);
+  }, 300_000);
+
+  it('lints every stack of the three apps, nested stacks included (the imported cluster brings its kubectl provider)', () => {
+    // readme, package app: the stack and the KubectlProvider nested stack each; infra app: one stack.
+    expect(files).toHaveLength(5);
+  });
+
+  it('no error in the README example, the package test app or infra/app.ts', () => {
+    const errors = findings.filter((f) => f.Level === 'Error');
+    expect(errors.map((f) => `${f.Rule.Id} ${f.Message} (${f.Filename})`)).toEqual([]);
+  });
+
+  it('every warning is a known one, listed with why in docs/decisions.md', () => {
+    const unknown = findings.filter((f) => f.Level === 'Warning' && !KNOWN_WARNINGS.some((k) => k.rule === f.Rule.Id && k.message.test(f.Message)));
+    expect(unknown.map((f) => `${f.Rule.Id} ${f.Message} (${f.Filename})`)).toEqual([]);
+    for (const known of KNOWN_WARNINGS) expect(known.why.length).toBeGreaterThan(40);
+  });
+
+  it('cfn-lint reports what it finds: a template with a broken reference is an error', async () => {
+    const broken = join(work, 'broken.template.json');
+    writeFileSync(
+      broken,
+      JSON.stringify({ Resources: { Queue: { Type: 'AWS::SQS::Queue', Properties: { VisibilityTimeout: 1800, RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': ['Missing', 'Arn'] }, maxReceiveCount: 190 } } } } }),
+    );
+    const found = await cfnLint([broken]);
+    expect(found.some((f) => f.Level === 'Error')).toBe(true);
+  });
+});
