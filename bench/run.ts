@@ -24,13 +24,14 @@ import { benchQueueLatency } from './sections/queue-latency.ts';
 import { benchRelayMetrics } from './sections/relay-metrics.ts';
 import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts';
 import { benchRelayScale } from './sections/relay-scale.ts';
+import { benchRenderDiff } from './sections/render-diff.ts';
 import { benchSlowGit } from './sections/slow-git.ts';
 import { benchServiceAllocation } from './sections/service-allocation.ts';
 import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -172,6 +173,7 @@ async function main(): Promise<number> {
     if (wanted('package')) await run('package', () => benchPackage(root), (r) => r);
     if (wanted('relayMetrics')) await run('relayMetrics', () => benchRelayMetrics(), (r) => r);
     if (wanted('celRedos')) await run('celRedos', () => benchCelRedos(), (r) => r);
+    if (wanted('renderDiff')) await run('renderDiff', () => benchRenderDiff(root), (r) => r);
     if (wanted('observers')) {
       const missing = observersMissing(root);
       if (missing !== undefined) {

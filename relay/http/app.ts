@@ -50,6 +50,7 @@ import {
 } from '../../domain/store/render-store.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { registerReleaseViews } from './release-views.ts';
+import type { DiffLimits } from './render-diff.ts';
 import type { UserClusters } from './user-cluster.ts';
 import { allowRelease, ApiError, mayOnReleases, namespaceOf, renderRefSchema, type ApiEnv, type ApiErrorBody } from './api-common.ts';
 import { AuthCheckError, type Authenticator, type ReleaseVerb } from './auth.ts';
@@ -79,6 +80,8 @@ export interface ApiDeps {
   readonly userClusters?: UserClusters;
   /** POST /v1/hooks/git; default 501. */
   readonly gitWebhook?: GitWebhookHandler;
+  /** The caps of GET …/renders/diff; default render-diff.ts DEFAULT_DIFF_LIMITS. */
+  readonly diffLimits?: DiffLimits;
 }
 
 export { ApiError, type ApiEnv, type ApiErrorBody } from './api-common.ts';

@@ -4,7 +4,8 @@
  *   GET  /v1/whoami                                              200 {user, groups}
  *   GET  /v1/releases[?namespace=]                               200 {scope, namespaces, items} (ETag; 304)
  *   GET  /v1/namespaces/{ns}/releases/{name}/tree                200 {renderRef, objects: [{kind, namespace, name, sync, health, message}]}
- *   GET  /v1/namespaces/{ns}/releases/{name}/renders/diff?from=&to=  200 {from, to, objects: [{kind, namespace, name, change, lines}], unchanged}
+ *   GET  /v1/namespaces/{ns}/releases/{name}/renders/diff?from=&to=  200 {from, to, objects: [{kind, namespace, name, change, lines, skipped?}], unchanged}
+ *        (an object over a cap of render-diff.ts has `skipped` naming the cap, e.g. "diff skipped: object over 1 MiB (cap per object)")
  *   GET  /v1/namespaces/{ns}/releases/{name}/events              200 {events: [...oldest first]}
  *   POST /v1/namespaces/{ns}/releases/{name}/rollback  [{renderRef}]  200 {annotation, value}
  *   POST /v1/namespaces/{ns}/releases/{name}/suspend | resume    200 {suspend}
@@ -23,13 +24,13 @@ import { Annotation } from '../../domain/reconcile/annotations.ts';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { releaseEvents } from '../../cli/event-list.ts';
-import { comparable, compareWithLive, targetConfig } from '../../cli/live-compare.ts';
+import { compareWithLive, targetConfig } from '../../cli/live-compare.ts';
 import { CliFailure } from '../../cli/output.ts';
-import { canonicalYaml, unifiedDiff } from '../../cli/text-diff.ts';
 import { objectStates } from '../../cli/object-states.ts';
 import { allowRelease, ApiError, checkNamespace, renderRefSchema, type ApiEnv } from './api-common.ts';
 import type { Authenticator } from './auth.ts';
 import { pinRender, requireStore } from './pin-render.ts';
+import { byObjectKey, DEFAULT_DIFF_LIMITS, diffRenders, type DiffLimits } from './render-diff.ts';
 import type { ReleaseApi } from './release-api.ts';
 import { createSummaryCache, visibleReleases } from './release-list.ts';
 import type { UserClusters } from './user-cluster.ts';
@@ -41,6 +42,8 @@ export interface ViewDeps {
   /** Absent: the tree and Events answer 501 (no way to act with the caller's token). */
   readonly userClusters?: UserClusters | undefined;
   readonly logger?: { info(msg: string, fields?: Readonly<Record<string, unknown>>): void } | undefined;
+  /** The caps of GET …/renders/diff (render-diff.ts); default DEFAULT_DIFF_LIMITS. */
+  readonly diffLimits?: DiffLimits | undefined;
 }
 
 const base = '/v1/namespaces/:ns/releases/:name';
@@ -59,8 +62,6 @@ function asCaller(error: unknown, user: string, what: string): unknown {
   if (error instanceof KubeTransportError) return new ApiError(503, 'Unavailable', `the cluster could not be reached: ${error.reason}; retry later`);
   return error;
 }
-
-const objectKey = (o: KubeObject) => `${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}|${o.metadata.name}`;
 
 export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
   const summaries = createSummaryCache(deps.releases);
@@ -125,22 +126,10 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
       refs.map(async (ref) => {
         const render = await store.get(key.namespace, key.name, ref);
         if (render === undefined) throw new ApiError(404, 'RenderNotFound', `render ${ref} of Release ${key.namespace}/${key.name} is not in the render store`);
-        return new Map((render.objects as KubeObject[]).map((o) => [objectKey(o), o]));
+        return byObjectKey(render.objects as KubeObject[]);
       }),
     );
-    const objects: { kind: string; namespace: string; name: string; change: 'added' | 'removed' | 'changed'; lines: string[] }[] = [];
-    let unchanged = 0;
-    for (const k of [...new Set([...from.keys(), ...to.keys()])].sort()) {
-      const a = from.get(k);
-      const b = to.get(k);
-      const o = (b ?? a)!;
-      const lines = unifiedDiff(canonicalYaml(comparable(a)), canonicalYaml(comparable(b)));
-      if (lines.length === 0) {
-        unchanged++;
-        continue;
-      }
-      objects.push({ kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name, change: a === undefined ? 'added' : b === undefined ? 'removed' : 'changed', lines });
-    }
+    const { objects, unchanged } = diffRenders(from, to, deps.diffLimits ?? DEFAULT_DIFF_LIMITS);
     return c.json({ from: refs[0], to: refs[1], objects, unchanged }, 200);
   });
 
