@@ -1,5 +1,7 @@
 // bin/convoy.ts checks the Node version before importing anything; the compiled bin run by a real
 // Node 20 is in test/package/package.test.ts.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MINIMUM_NODE, nodeVersionProblem } from '../../../bin/node-version.ts';
 
@@ -13,5 +15,10 @@ describe('the Node version convoy needs', () => {
     expect(line).toBe(
       `convoy needs Node.js ${MINIMUM_NODE} or later (Node 22 LTS or 24); this is Node.js ${version}. Install a newer one (https://nodejs.org, nvm install 24) and run convoy again.`,
     );
+  });
+
+  it("package.json's engines.node (what npm warns about) names the same minimum the CLI checks", () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8')) as { engines: { node: string } };
+    expect(pkg.engines.node).toBe(`>=${MINIMUM_NODE}`);
   });
 });
