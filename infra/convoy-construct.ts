@@ -13,6 +13,9 @@
  * - alarms on function errors and throttles, queue age and dead-letter queue depth (SNS topic option);
  * - with `cluster`: the relay manifests installed on that EKS cluster and its Pod Identity wired;
  * - optional VPC placement of the functions (private EKS endpoints);
+ * - timings from domain/runtime/timings.ts: function timeout, queue visibility (6 × it),
+ *   maxReceiveCount (covering maxWaveTimeout at 10-s rechecks), checked against each other and
+ *   against the functions' 60-s Lease at synth (ConvoyConfigError names the props and the rule);
  * - outputs: queue URLs, bucket name, relay role ARN, relay manifests.
  */
 import { ESM_BANNER } from './esm-banner.ts';
