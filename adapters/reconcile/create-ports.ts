@@ -38,6 +38,8 @@ export interface ReconcileWiring {
   eks?: EksAccess | undefined;
   /** Per-container caches (ls-remote answers, Mutations); undefined: none, every run reads. */
   caches?: PortCaches | undefined;
+  /** Per-request timeout of OCI registry requests; default 30 s. */
+  ociTimeoutMs?: number | undefined;
 }
 
 /** Builds the reconcile loop's ports from real adapters. Create once per container and reuse. */
@@ -64,7 +66,7 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
   const tenancy = wiring.tenancy ?? DEFAULT_TENANCY;
   return {
     now,
-    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs }),
+    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs }),
     cluster: clusters,
     values: createValuesPort({ reader, readsAs, gitCache, tenancy }),
     renderer: createRendererPort(() => tools.locate()),

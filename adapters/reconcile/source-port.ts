@@ -2,19 +2,21 @@ import type { Release } from '../../domain/api/index.ts';
 import { gitRepositorySchema } from '../../domain/api/objects.ts';
 import type { GitRef } from '../../domain/api/git-ref.ts';
 import type { ReconcilePorts, SourceTree } from '../../domain/reconcile/ports.ts';
-import { SourceNotReadyError } from '../source/errors.ts';
+import { SourceNotReadyError, UnsupportedSourceError } from '../source/errors.ts';
+import { fetchOciHelmChart } from '../source/oci-helm.ts';
+import { isOciUrl, OciReferenceError, parseOciChartReference } from '../../domain/source/oci.ts';
 import { fetchGitSource } from '../source/git.ts';
 import type { GitCache } from '../source/git-cache.ts';
 import type { RefCache } from '../source/ref-cache.ts';
 import { fetchHelmChart } from '../source/helm-repo.ts';
 import type { ManagementReader } from '../kube/management-reader.ts';
 import type { DataReader, DataReaderFor } from '../kube/identity-reads.ts';
-import { credentialsFrom, type GitAuth } from './credentials.ts';
+import { credentialsFrom, registryCredentialsFrom, type GitAuth } from './credentials.ts';
 import { PolicyRefusedError, referencedNamespace } from '../../domain/tenancy/policy.ts';
 import { inClusterIdentity } from '../../domain/tenancy/identity.ts';
 import { ReadRefusedError } from '../../domain/tenancy/read-refusal.ts';
 import { hasUnansweredSyncRequest } from '../../domain/reconcile/annotations.ts';
-import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
+import { DEFAULT_TENANCY, insecureRegistryAllowed, type TenancySettings } from '../../domain/tenancy/settings.ts';
 
 export interface SourcePortDeps {
   /** convoy's own objects (a GitRepository), read with the functions' identity. */
@@ -26,8 +28,12 @@ export interface SourcePortDeps {
   /** Shares ls-remote answers between Releases for a few seconds (adapters/source/ref-cache.ts). */
   refCache?: RefCache | undefined;
   /** Whether spec.source.gitRepositoryRef may name another namespace (default no), and who a Release reads as. */
-  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount'> | undefined;
+  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount' | 'insecureRegistries'> | undefined;
+  /** Per-request timeout of OCI registry requests; default 30 s (adapters/source/oci-registry.ts). */
+  ociTimeoutMs?: number | undefined;
 }
+
+type HelmSource = NonNullable<Release['spec']['source']['helm']>;
 
 /** How a ref appears in status.lastAttempted.resolvedSource.git.ref. */
 export function refName(ref: GitRef): string {
@@ -76,10 +82,11 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
           `GitRepository ${repoNs}/${gitRepositoryRef.name}`,
         );
       }
+      if (helm !== undefined && isOciUrl(helm.repository)) return fetchOciHelm(deps, secrets, ns, helm);
       if (helm !== undefined) {
         const auth = await credentialsAs(secrets, ns, helm.secretRef?.name, 'spec.source.helm.secretRef');
         const chart = await fetchHelmChart(
-          { repository: helm.repository, chart: helm.chart, version: helm.version, ...(auth ? { auth } : {}) },
+          { repository: helm.repository, chart: helm.chart, version: helm.version ?? '', ...(auth ? { auth } : {}) },
           deps.helmCacheDir,
         );
         return { dir: chart.chartDir, root: chart.chartDir, resolved: { helm: chart.resolved } };
@@ -97,6 +104,48 @@ async function credentialsAs(secrets: DataReader, namespace: string, secretName:
     if (error instanceof ReadRefusedError) throw new SourceNotReadyError(field, `${field}: ${error.message}`, { cause: error });
     throw error;
   }
+}
+
+/**
+ * spec.source.helm with an oci:// repository: plain HTTP only when the spec says `insecure: true`
+ * and the installation allows that registry; credentials read as the Release's identity.
+ */
+async function fetchOciHelm(deps: SourcePortDeps, secrets: DataReader, namespace: string, helm: HelmSource): Promise<SourceTree> {
+  const field = 'spec.source.helm';
+  let registry: string;
+  try {
+    registry = parseOciChartReference(helm.repository, helm.chart, field).registry;
+  } catch (error) {
+    if (error instanceof OciReferenceError) throw new UnsupportedSourceError(`${field}.repository`, error.message, { cause: error });
+    throw error;
+  }
+  if (helm.insecure === true && !insecureRegistryAllowed(deps.tenancy ?? DEFAULT_TENANCY, registry)) {
+    throw new SourceNotReadyError(
+      `${field}.insecure`,
+      `${field}.insecure: the installation does not allow plain HTTP to registry ${registry}; serve the registry over HTTPS, or ask the installation's operator to list it in CONVOY_INSECURE_REGISTRIES`,
+    );
+  }
+  let credentials;
+  try {
+    credentials = await registryCredentialsFrom(secrets, namespace, helm.secretRef?.name, registry, `${field}.secretRef`);
+  } catch (error) {
+    if (error instanceof ReadRefusedError) throw new SourceNotReadyError(`${field}.secretRef`, `${field}.secretRef: ${error.message}`, { cause: error });
+    throw error;
+  }
+  const chart = await fetchOciHelmChart(
+    {
+      repository: helm.repository,
+      chart: helm.chart,
+      version: helm.version,
+      digest: helm.digest,
+      credentials,
+      plainHttp: helm.insecure === true,
+      field,
+    },
+    deps.helmCacheDir,
+    deps.ociTimeoutMs !== undefined ? { timeoutMs: deps.ociTimeoutMs } : {},
+  );
+  return { dir: chart.chartDir, root: chart.chartDir, resolved: { helm: chart.resolved } };
 }
 
 async function fetchGit(

@@ -11,8 +11,8 @@
  * Credentials (basic or bearer) are sent to the repository's origin only, never to a chart URL on
  * another host (helm's default without --pass-credentials).
  *
- * `oci://` repositories → UnsupportedSourceError (not implemented yet). Everything that a retry or a
- * new publication can fix → SourceNotReadyError.
+ * `oci://` repositories are read by oci-helm.ts (the source port dispatches on the scheme); given here
+ * they are UnsupportedSourceError. Everything that a retry or a new publication can fix → SourceNotReadyError.
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -28,7 +28,7 @@ import { pathExists } from '../tools/path-exists.ts';
 export type HelmAuth = { username: string; password: string } | { bearerToken: string };
 
 export interface HelmChartInput {
-  /** `https://charts.example.com` (index.yaml repository); `oci://…` is not supported yet. */
+  /** `https://charts.example.com` (index.yaml repository); `oci://…` goes to oci-helm.ts. */
   repository: string;
   chart: string;
   /** Exact version or semver range; empty means the newest stable version. */
@@ -199,7 +199,7 @@ async function refuseSymlinks(dir: string, what: string, field: string): Promise
 }
 
 /** The chart folder inside an extracted archive: `<chart>/` or the single top-level folder. */
-async function findChartDir(extracted: string, chart: string): Promise<string | undefined> {
+export async function findChartDir(extracted: string, chart: string): Promise<string | undefined> {
   if (await pathExists(join(extracted, chart, 'Chart.yaml'))) return chart;
   const names = await readdir(extracted);
   if (names.length === 1 && (await pathExists(join(extracted, names[0], 'Chart.yaml')))) return names[0];
@@ -307,7 +307,31 @@ export async function fetchHelmChart(
     );
   }
 
-  const final = join(cacheDir, `sha256-${digest}`);
+  const final = await storeChartArchive(archive, join(cacheDir, `sha256-${digest}`), cacheDir, {
+    chart: input.chart,
+    what,
+    field,
+    from: redactUrl(chartUrl.toString()),
+  });
+  const top = (await findChartDir(final, input.chart))!;
+  return {
+    chartDir: join(final, top),
+    resolved: { ...resolvedBase, digest: `sha256:${digest}` },
+    cacheHit: false,
+  };
+}
+
+/**
+ * Extracts a chart archive (.tgz) into `final` (a cache folder named after its digest) through a
+ * private work folder: tar without owners or modes, no symlinks, a Chart.yaml required. Another
+ * process extracting the same archive first is fine (theirs is identical). Returns `final`.
+ */
+export async function storeChartArchive(
+  archive: Buffer,
+  final: string,
+  cacheDir: string,
+  where: { chart: string; what: string; field: string; from: string },
+): Promise<string> {
   const work = join(cacheDir, `.tmp-${randomBytes(8).toString('hex')}`);
   const extracted = join(work, 'chart');
   try {
@@ -324,14 +348,14 @@ export async function fetchHelmChart(
       ]);
     } catch (err) {
       throw new SourceNotReadyError(
-        `${field}.chart`,
-        `${what} from ${redactUrl(chartUrl.toString())} is not a valid chart archive (tar failed)`,
+        `${where.field}.chart`,
+        `${where.what} from ${where.from} is not a valid chart archive (tar failed)`,
         { cause: err },
       );
     }
-    await refuseSymlinks(extracted, what, field);
-    if ((await findChartDir(extracted, input.chart)) === undefined) {
-      throw new SourceNotReadyError(`${field}.chart`, `${what} archive holds no Chart.yaml`);
+    await refuseSymlinks(extracted, where.what, where.field);
+    if ((await findChartDir(extracted, where.chart)) === undefined) {
+      throw new SourceNotReadyError(`${where.field}.chart`, `${where.what} archive holds no Chart.yaml`);
     }
     try {
       await rename(extracted, final);
@@ -343,10 +367,5 @@ export async function fetchHelmChart(
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  const top = (await findChartDir(final, input.chart))!;
-  return {
-    chartDir: join(final, top),
-    resolved: { ...resolvedBase, digest: `sha256:${digest}` },
-    cacheHit: false,
-  };
+  return final;
 }

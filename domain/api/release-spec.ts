@@ -11,6 +11,7 @@ import {
   relativePath,
 } from './common.ts';
 import { gitRefSchema, gitSourceSchema } from './git-ref.ts';
+import { OCI_DIGEST_PATTERN, OCI_NAME_COMPONENT, OCI_URL_PATTERN } from '../source/oci.ts';
 
 const gitReleaseSourceSchema = gitSourceSchema
   .extend({
@@ -24,16 +25,47 @@ const helmSourceSchema = z
       .string()
       .min(1)
       .max(2048)
-      .describe('An index.yaml chart repository URL (http or https), or oci://host/path.'),
+      .describe(
+        'An index.yaml chart repository URL (http or https), or an OCI registry location oci://<host[:port]>/<path> (the chart is <path>/<chart> there).',
+      ),
     chart: z.string().min(1).max(253).describe('Name of the chart in the repository.'),
     version: z
       .string()
       .min(1)
       .max(255)
-      .describe('An exact chart version or a semver range such as 6.7.x; the highest match is used.'),
-    secretRef: localObjectReference('A Secret with username and password for the repository.').optional(),
+      .optional()
+      .describe(
+        'An exact chart version or a semver range such as 6.7.x; the highest match is used. Absent: the highest stable version (for OCI, the highest semver tag).',
+      ),
+    digest: z
+      .string()
+      .regex(new RegExp(OCI_DIGEST_PATTERN), { message: 'must be sha256:<64 lower-case hex digits>' })
+      .optional()
+      .describe('OCI only, instead of version: the sha256 digest of the chart manifest (what helm push prints as Digest).'),
+    insecure: z
+      .boolean()
+      .optional()
+      .describe('OCI only: reach the registry over plain HTTP. Refused unless the installation allows the registry (CONVOY_INSECURE_REGISTRIES).'),
+    secretRef: localObjectReference(
+      'A Secret with username and password (or bearerToken for index.yaml repositories), or of type kubernetes.io/dockerconfigjson for an OCI registry.',
+    ).optional(),
   })
-  .describe('Render a chart from a Helm repository.');
+  .meta(
+    celRules(
+      {
+        rule: `!self.repository.startsWith('oci://') || self.repository.matches('${OCI_URL_PATTERN.replace(/\\/g, '\\\\')}')`,
+        message: 'an oci:// repository must be oci://<host[:port]>/<lower-case path>, without credentials, query, tag or digest',
+      },
+      {
+        rule: `!self.repository.startsWith('oci://') || self.chart.matches('^${OCI_NAME_COMPONENT}$')`,
+        message: 'an OCI chart name must be lower-case letters, digits and . _ - separators',
+      },
+      { rule: "!has(self.digest) || self.repository.startsWith('oci://')", message: 'digest is only allowed with an oci:// repository' },
+      { rule: "!has(self.insecure) || self.repository.startsWith('oci://')", message: 'insecure is only allowed with an oci:// repository' },
+      { rule: '!(has(self.digest) && has(self.version))', message: 'set version or digest, not both' },
+    ),
+  )
+  .describe('Render a chart from a Helm repository or an OCI registry.');
 
 export const sourceSchema = z
   .object({

@@ -29,6 +29,12 @@ export interface TenancySettings {
    * — an installation says which namespace may reach which EKS cluster as whom.
    */
   readonly eksRoles: readonly EksRoleGrant[];
+  /**
+   * OCI registries (`host` or `host:port`) a Release may reach over plain HTTP with `insecure: true`
+   * ('all': any). undefined or empty: none — every registry is HTTPS, like a Kubernetes node's
+   * container runtime without an insecure-registries entry.
+   */
+  readonly insecureRegistries?: ReadonlySet<string> | 'all' | undefined;
 }
 
 /**
@@ -48,29 +54,33 @@ export class TenancySettingsError extends Error {
 }
 
 /** The settings' names; a composition root passes its own (e.g. the environment variables) for messages. */
-type SettingName = 'defaultServiceAccount' | 'inClusterNamespaces' | 'crossNamespaceRefs' | 'eksRoles';
+type SettingName = 'defaultServiceAccount' | 'inClusterNamespaces' | 'crossNamespaceRefs' | 'eksRoles' | 'insecureRegistries';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const REGISTRY_HOST = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?$/;
 
 /**
  * Settings from their textual form (environment variables, ConfigMap entries):
  * - `defaultServiceAccount`: a ServiceAccount name, or empty for none;
  * - `inClusterNamespaces`: `*` (all), empty (none) or a comma-separated list of namespaces;
  * - `crossNamespaceRefs`: `true` or `false`;
- * - `eksRoles`: `<namespace>=<role>[,<role>…]` entries separated by `;` (eks-roles.ts).
+ * - `eksRoles`: `<namespace>=<role>[,<role>…]` entries separated by `;` (eks-roles.ts);
+ * - `insecureRegistries`: `*` (any), empty (none) or a comma-separated list of `host[:port]`.
  */
 export function parseTenancySettings(text: {
   defaultServiceAccount?: string | undefined;
   inClusterNamespaces?: string | undefined;
   crossNamespaceRefs?: string | undefined;
   eksRoles?: string | undefined;
+  insecureRegistries?: string | undefined;
 }, given: Partial<Record<SettingName, string>> = {}): TenancySettings {
   const names: Record<SettingName, string> = {
     defaultServiceAccount: given.defaultServiceAccount ?? 'defaultServiceAccount',
     inClusterNamespaces: given.inClusterNamespaces ?? 'inClusterNamespaces',
     crossNamespaceRefs: given.crossNamespaceRefs ?? 'crossNamespaceRefs',
     eksRoles: given.eksRoles ?? 'eksRoles',
+    insecureRegistries: given.insecureRegistries ?? 'insecureRegistries',
   };
   const sa = text.defaultServiceAccount?.trim() ?? '';
   if (sa !== '' && (!DNS_SUBDOMAIN.test(sa) || sa.length > 253)) {
@@ -100,10 +110,29 @@ export function parseTenancySettings(text: {
     if (error instanceof EksRolesSettingError) throw new TenancySettingsError(error.message, { cause: error });
     throw error;
   }
+  let insecure: TenancySettings['insecureRegistries'];
+  const insecureText = text.insecureRegistries?.trim() ?? '';
+  if (insecureText === '*') insecure = 'all';
+  else if (insecureText !== '') {
+    const hosts = insecureText.split(',').map((h) => h.trim().toLowerCase());
+    const bad = hosts.find((h) => !REGISTRY_HOST.test(h));
+    if (bad !== undefined) {
+      throw new TenancySettingsError(`${names.insecureRegistries}: ${JSON.stringify(bad)} is not a registry host[:port] (use * for any, or a comma-separated list)`);
+    }
+    insecure = new Set(hosts);
+  }
   return {
     defaultServiceAccount: sa === '' ? undefined : sa,
     inClusterNamespaces: inCluster,
     crossNamespaceRefs: cross === undefined || cross === '' ? DEFAULT_TENANCY.crossNamespaceRefs : cross === 'true',
     eksRoles,
+    ...(insecure !== undefined ? { insecureRegistries: insecure } : {}),
   };
+}
+
+/** Whether the installation lets Releases reach `registry` (host[:port]) over plain HTTP. */
+export function insecureRegistryAllowed(settings: Pick<TenancySettings, 'insecureRegistries'>, registry: string): boolean {
+  const allowed = settings.insecureRegistries;
+  if (allowed === undefined) return false;
+  return allowed === 'all' || allowed.has(registry.toLowerCase());
 }

@@ -8,7 +8,9 @@ import { parseTenancySettings, type TenancySettings } from '../../domain/tenancy
  * - CONVOY_CROSS_NAMESPACE_REFS: `true` to allow references into other namespaces;
  * - CONVOY_EKS_ROLES: which IAM roles each namespace's EKS Clusters may use,
  *   `<namespace>=<role ARN or pattern>[,…];…`, `self` for the functions' own role
- *   (domain/tenancy/eks-roles.ts); unset or empty: none.
+ *   (domain/tenancy/eks-roles.ts); unset or empty: none;
+ * - CONVOY_INSECURE_REGISTRIES: OCI registries (`host[:port]`, or `*`) a Release may reach over
+ *   plain HTTP with `insecure: true`; unset or empty: none.
  * Unset variables keep DEFAULT_TENANCY. A malformed value fails the container's start, naming it.
  */
 export function tenancyFromEnv(env: Record<string, string | undefined>): TenancySettings {
@@ -18,12 +20,14 @@ export function tenancyFromEnv(env: Record<string, string | undefined>): Tenancy
       inClusterNamespaces: env.CONVOY_IN_CLUSTER_NAMESPACES,
       crossNamespaceRefs: env.CONVOY_CROSS_NAMESPACE_REFS,
       eksRoles: env.CONVOY_EKS_ROLES,
+      insecureRegistries: env.CONVOY_INSECURE_REGISTRIES,
     },
     {
       defaultServiceAccount: 'CONVOY_DEFAULT_SERVICE_ACCOUNT',
       inClusterNamespaces: 'CONVOY_IN_CLUSTER_NAMESPACES',
       crossNamespaceRefs: 'CONVOY_CROSS_NAMESPACE_REFS',
       eksRoles: 'CONVOY_EKS_ROLES',
+      insecureRegistries: 'CONVOY_INSECURE_REGISTRIES',
     },
   );
 }

@@ -1,0 +1,284 @@
+/**
+ * A client of one repository of an OCI registry (the distribution API: Docker Hub, GHCR, ECR,
+ * Harbor, GitLab, distribution's `registry`), for reading: the tag list (paged through the `Link`
+ * header), manifests (HEAD for a tag's digest, GET by digest, checked against it) and blobs (size
+ * limit before and during download, digest checked).
+ *
+ * Authentication follows the registry's `WWW-Authenticate` challenge:
+ * - anonymous first; a `Basic` challenge is answered with the credentials, when there are some;
+ * - a `Bearer realm=…,service=…` challenge: a token for `repository:<name>:pull` is fetched from the
+ *   realm (with the credentials as basic auth when there are some, anonymously otherwise) and sent
+ *   as `Authorization: Bearer`. The token lives in this client only (one resolve), never in a file.
+ * Credentials go to the registry's origin and its token realm only; a blob redirect to another host
+ * (S3, a CDN) gets no Authorization header (fetch drops it across origins).
+ *
+ * Every request has its own timeout. Failures are SourceNotReadyError naming the registry, the
+ * repository and the HTTP status (401/403: the credentials; 429/5xx: retried), never a credential.
+ */
+import { createHash } from 'node:crypto';
+import type { ReadableStream } from 'node:stream/web';
+import { nextLink, parseWwwAuthenticate, type RegistryCredentials } from '../../domain/source/oci.ts';
+import { SourceNotReadyError } from './errors.ts';
+
+export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
+export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';
+export const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
+export const DOCKER_MANIFEST_LIST = 'application/vnd.docker.distribution.manifest.list.v2+json';
+const MANIFEST_ACCEPT = [OCI_MANIFEST, DOCKER_MANIFEST, OCI_INDEX, DOCKER_MANIFEST_LIST].join(', ');
+
+export interface OciClientOptions {
+  registry: string;
+  repository: string;
+  /** Plain HTTP (`insecure: true`, allowed by the installation); default HTTPS. */
+  plainHttp?: boolean;
+  credentials?: RegistryCredentials | undefined;
+  /** Per-request timeout; default 30 s. */
+  timeoutMs?: number;
+  /** The spec field for errors, e.g. `spec.source.helm`. */
+  field: string;
+  /** Counts requests (the bench and tests: a digest-pinned cache hit makes none). */
+  onRequest?: (method: string, path: string, status: number) => void;
+}
+
+export interface OciManifest {
+  mediaType?: string;
+  config?: { mediaType?: string; digest?: string; size?: number };
+  layers?: { mediaType?: string; digest?: string; size?: number; annotations?: Record<string, string> }[];
+  annotations?: Record<string, string>;
+}
+
+function errorCode(err: unknown): string {
+  let current: unknown = err;
+  for (let i = 0; i < 4 && current instanceof Error; i++) {
+    if (current.name === 'TimeoutError' || current.name === 'AbortError') return 'timed out';
+    if ('code' in current && typeof current.code === 'string') return current.code;
+    current = current.cause;
+  }
+  return 'network error';
+}
+
+export interface OciClient {
+  /** `host[:port]/repository`, for messages. */
+  readonly location: string;
+  tags(): Promise<string[]>;
+  /** The digest a tag (or digest) names now: one HEAD. undefined when the registry does not know it. */
+  resolveDigest(reference: string): Promise<string | undefined>;
+  /** The manifest a digest names, checked against that digest. */
+  manifest(digest: string): Promise<{ manifest: OciManifest; mediaType: string }>;
+  blob(digest: string, limit: number, what: string): Promise<Buffer>;
+}
+
+export function createOciClient(options: OciClientOptions): OciClient {
+  const base = `${options.plainHttp ? 'http' : 'https'}://${options.registry}`;
+  const location = `${options.registry}/${options.repository}`;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const field = options.field;
+  // Per client (one resolve): how to authorize the next request, learned from the first challenge.
+  let authorization: string | undefined;
+
+  const basic = (c: RegistryCredentials) => `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}`;
+
+  async function send(url: string, init: { method: string; accept?: string; authorization?: string | undefined }): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (init.accept) headers['accept'] = init.accept;
+    if (init.authorization) headers['authorization'] = init.authorization;
+    let response: Response;
+    try {
+      response = await fetch(url, { method: init.method, headers, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      throw new SourceNotReadyError(
+        `${field}.repository`,
+        `registry ${options.registry} did not answer ${init.method} ${new URL(url).pathname} (${errorCode(err)} after at most ${Math.round(timeoutMs / 1000)} s per request); will retry`,
+        { cause: err },
+      );
+    }
+    options.onRequest?.(init.method, new URL(url).pathname, response.status);
+    return response;
+  }
+
+  function refused(status: number, what: string): SourceNotReadyError {
+    if (status === 401 || status === 403) {
+      return new SourceNotReadyError(
+        `${field}.secretRef`,
+        `registry ${options.registry} refused ${what} of ${location} (HTTP ${status}${status === 401 ? ' Unauthorized' : ' Forbidden'}): ` +
+          (options.credentials
+            ? `the credentials of ${field}.secretRef are wrong or may not pull ${options.repository}; fix them (will retry)`
+            : `the registry needs credentials; set ${field}.secretRef (will retry)`),
+      );
+    }
+    if (status === 429) {
+      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} is rate limiting ${what} of ${location} (HTTP 429); will retry with backoff`);
+    }
+    if (status >= 500) {
+      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} failed ${what} of ${location} (HTTP ${status}); will retry with backoff`);
+    }
+    return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} answered HTTP ${status} to ${what} of ${location}; check ${field}.repository and ${field}.chart (will retry)`);
+  }
+
+  /** Fetches a bearer token for pulling this repository from the challenge's realm. */
+  async function token(params: Record<string, string>, what: string): Promise<string> {
+    const realm = params['realm'];
+    let url: URL;
+    try {
+      url = new URL(realm ?? '');
+    } catch {
+      throw new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} asked for a bearer token without a usable realm; cannot authenticate ${what}`);
+    }
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.plainHttp)) {
+      throw new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} names a token realm over ${url.protocol.replace(/:$/, '')}, which convoy does not send credentials to`);
+    }
+    if (params['service']) url.searchParams.set('service', params['service']);
+    url.searchParams.set('scope', params['scope'] ?? `repository:${options.repository}:pull`);
+    const response = await send(url.toString(), { method: 'GET', authorization: options.credentials ? basic(options.credentials) : undefined });
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw refused(response.status, `a token for ${what}`);
+    }
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch (err) {
+      throw new SourceNotReadyError(`${field}.repository`, `the token service of registry ${options.registry} answered something that is not JSON`, { cause: err });
+    }
+    const value = typeof body === 'object' && body !== null ? ((body as { token?: unknown }).token ?? (body as { access_token?: unknown }).access_token) : undefined;
+    if (typeof value !== 'string' || value === '') {
+      throw new SourceNotReadyError(`${field}.repository`, `the token service of registry ${options.registry} answered without a token`);
+    }
+    return value;
+  }
+
+  /** A request with the auth dance: anonymous (or what the last challenge taught), then once more after a challenge. */
+  async function request(url: string, method: string, what: string, accept?: string): Promise<Response> {
+    const first = await send(url, { method, accept, authorization });
+    if (first.status !== 401) return first;
+    await first.body?.cancel();
+    const challenges = parseWwwAuthenticate(first.headers.get('www-authenticate') ?? '');
+    const bearer = challenges.find((c) => c.scheme === 'bearer');
+    const basicChallenge = challenges.find((c) => c.scheme === 'basic');
+    let next: string | undefined;
+    if (bearer !== undefined) next = `Bearer ${await token(bearer.params, what)}`;
+    else if (basicChallenge !== undefined && options.credentials) next = basic(options.credentials);
+    if (next === undefined || next === authorization) throw refused(401, what);
+    authorization = next;
+    const second = await send(url, { method, accept, authorization });
+    if (second.status === 401) {
+      await second.body?.cancel();
+      throw refused(401, what);
+    }
+    return second;
+  }
+
+  async function readLimited(response: Response, limit: number, what: string): Promise<Buffer> {
+    const declared = Number(response.headers.get('content-length') ?? '0');
+    if (declared > limit) {
+      await response.body?.cancel();
+      throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} is ${declared} bytes, over the limit of ${limit} bytes`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
+      while (reader) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limit) {
+          await reader.cancel();
+          throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} is over the limit of ${limit} bytes`);
+        }
+        chunks.push(Buffer.from(value));
+      }
+    } catch (err) {
+      if (err instanceof SourceNotReadyError) throw err;
+      throw new SourceNotReadyError(`${field}.repository`, `reading ${what} of ${location} from registry ${options.registry} failed (${errorCode(err)}); will retry`, { cause: err });
+    }
+    return Buffer.concat(chunks);
+  }
+
+  const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+
+  return {
+    location,
+    async tags() {
+      const tags: string[] = [];
+      let url: string | undefined = `${base}/v2/${options.repository}/tags/list?n=1000`;
+      for (let page = 0; url !== undefined; page++) {
+        if (page >= 100) {
+          throw new SourceNotReadyError(`${field}.repository`, `${location} lists more than 100 pages of tags; pin ${field}.version to an exact version or use ${field}.digest`);
+        }
+        const response = await request(url, 'GET', 'the tag list');
+        if (response.status === 404) {
+          await response.body?.cancel();
+          throw new SourceNotReadyError(`${field}.chart`, `registry ${options.registry} has no repository ${options.repository} (HTTP 404 on its tag list); push the chart or fix ${field}.repository and ${field}.chart (will retry)`);
+        }
+        if (!response.ok) {
+          await response.body?.cancel();
+          throw refused(response.status, 'the tag list');
+        }
+        const body = await readLimited(response, 16 * 1024 * 1024, 'the tag list');
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body.toString('utf8'));
+        } catch (err) {
+          throw new SourceNotReadyError(`${field}.repository`, `the tag list of ${location} is not JSON`, { cause: err });
+        }
+        const list = typeof parsed === 'object' && parsed !== null ? (parsed as { tags?: unknown }).tags : undefined;
+        if (Array.isArray(list)) for (const t of list) if (typeof t === 'string') tags.push(t);
+        url = nextLink(response.headers.get('link'), url);
+      }
+      return tags;
+    },
+    async resolveDigest(reference) {
+      const response = await request(`${base}/v2/${options.repository}/manifests/${reference}`, 'HEAD', `the manifest ${reference}`, MANIFEST_ACCEPT);
+      await response.body?.cancel();
+      if (response.status === 404) return undefined;
+      if (!response.ok) throw refused(response.status, `the manifest ${reference}`);
+      const digest = response.headers.get('docker-content-digest') ?? undefined;
+      if (digest !== undefined && /^sha256:[0-9a-f]{64}$/.test(digest)) return digest;
+      // No usable digest header: read the manifest and hash it.
+      const full = await request(`${base}/v2/${options.repository}/manifests/${reference}`, 'GET', `the manifest ${reference}`, MANIFEST_ACCEPT);
+      if (!full.ok) {
+        await full.body?.cancel();
+        throw refused(full.status, `the manifest ${reference}`);
+      }
+      return sha256(await readLimited(full, 4 * 1024 * 1024, `the manifest ${reference}`));
+    },
+    async manifest(digest) {
+      const response = await request(`${base}/v2/${options.repository}/manifests/${digest}`, 'GET', `the manifest ${digest}`, MANIFEST_ACCEPT);
+      if (response.status === 404) {
+        await response.body?.cancel();
+        throw new SourceNotReadyError(`${field}.digest`, `${location} has no manifest ${digest} (HTTP 404); push it or fix the digest (will retry)`);
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw refused(response.status, `the manifest ${digest}`);
+      }
+      const bytes = await readLimited(response, 4 * 1024 * 1024, `the manifest ${digest}`);
+      const actual = sha256(bytes);
+      if (actual !== digest) {
+        throw new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} served a manifest for ${location}@${digest} whose digest is ${actual}; refusing it (will retry)`);
+      }
+      let manifest: OciManifest;
+      try {
+        manifest = JSON.parse(bytes.toString('utf8')) as OciManifest;
+      } catch (err) {
+        throw new SourceNotReadyError(`${field}.repository`, `the manifest ${location}@${digest} is not JSON`, { cause: err });
+      }
+      const mediaType = manifest.mediaType ?? (response.headers.get('content-type') ?? '').split(';')[0].trim();
+      return { manifest, mediaType };
+    },
+    async blob(digest, limit, what) {
+      const response = await request(`${base}/v2/${options.repository}/blobs/${digest}`, 'GET', what);
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw refused(response.status, what);
+      }
+      const bytes = await readLimited(response, limit, what);
+      const actual = sha256(bytes);
+      if (actual !== digest) {
+        throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} has digest ${actual}, not ${digest} as its manifest says; refusing it (will retry)`);
+      }
+      return bytes;
+    },
+  };
+}

@@ -1,0 +1,28 @@
+// CONVOY_INSECURE_REGISTRIES: which OCI registries a Release may reach over plain HTTP (insecure: true).
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TENANCY, insecureRegistryAllowed, TenancySettingsError } from '../../../domain/tenancy/settings.ts';
+import { tenancyFromEnv } from '../../../functions/runtime/tenancy-config.ts';
+
+describe('CONVOY_INSECURE_REGISTRIES', () => {
+  it('unset or empty: no registry over plain HTTP (the default)', () => {
+    expect(insecureRegistryAllowed(DEFAULT_TENANCY, '127.0.0.1:5000')).toBe(false);
+    expect(insecureRegistryAllowed(tenancyFromEnv({}), '127.0.0.1:5000')).toBe(false);
+    expect(insecureRegistryAllowed(tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: '' }), '127.0.0.1:5000')).toBe(false);
+  });
+
+  it('a list of host[:port]: exactly those (case-insensitive); * any', () => {
+    const listed = tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: 'registry.local:5000, Kind-Registry' });
+    expect(insecureRegistryAllowed(listed, 'registry.local:5000')).toBe(true);
+    expect(insecureRegistryAllowed(listed, 'kind-registry')).toBe(true);
+    expect(insecureRegistryAllowed(listed, 'registry.local')).toBe(false);
+    expect(insecureRegistryAllowed(listed, 'ghcr.io')).toBe(false);
+    expect(insecureRegistryAllowed(tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: '*' }), 'ghcr.io')).toBe(true);
+  });
+
+  it('a malformed entry fails the start, naming the variable', () => {
+    expect(() => tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: 'http://registry.local' })).toThrow(TenancySettingsError);
+    expect(() => tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: 'http://registry.local' })).toThrow(
+      'CONVOY_INSECURE_REGISTRIES: "http://registry.local" is not a registry host[:port] (use * for any, or a comma-separated list)',
+    );
+  });
+});
