@@ -72,8 +72,8 @@ function parseRepository(
   if (/^oci:\/\//i.test(repository)) {
     throw new UnsupportedSourceError(
       `${field}.repository`,
-      `${field}.repository ${JSON.stringify(redactUrl(repository))} is an OCI registry: oci:// chart repositories ` +
-        'are not supported yet; use an index.yaml (https://) chart repository, or vendor the chart into git and use a git source',
+      `${field}.repository ${JSON.stringify(redactUrl(repository))} is an OCI registry, not an index.yaml chart repository: ` +
+        'oci:// charts are fetched by fetchOciHelmChart (adapters/source/oci-helm.ts)',
     );
   }
   let url: URL;

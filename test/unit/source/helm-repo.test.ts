@@ -169,7 +169,7 @@ describe('helm repository source', () => {
     expect(err).toBeInstanceOf(SourceNotReadyError);
   });
 
-  it('oci:// repository → UnsupportedSourceError saying OCI is not supported yet', async () => {
+  it('oci:// repository → UnsupportedSourceError: an OCI registry is read by fetchOciHelmChart, not as an index.yaml repository', async () => {
     const err = await rejection(
       fetchHelmChart(
         { repository: 'oci://ghcr.io/stefanprodan/charts', chart: 'podinfo', version: '6.7.1' },
@@ -178,7 +178,7 @@ describe('helm repository source', () => {
     );
     expect(err).toBeInstanceOf(UnsupportedSourceError);
     expect((err as UnsupportedSourceError).field).toBe('spec.source.helm.repository');
-    expect(err.message).toMatch(/oci:\/\/.*not supported yet/);
+    expect(err.message).toMatch(/oci:\/\/.*is an OCI registry, not an index\.yaml chart repository/);
   });
 
   it('basic auth: accepted with the right credentials', async () => {
