@@ -32,10 +32,25 @@ export function expectSuccessAs(obj: KubeObject, action: string, response: { sta
   if (response.status >= 200 && response.status <= 299) return;
   // A refusal by RBAC names who was refused: the Release's ServiceAccount, or the Cluster's credentials.
   const who = (response.status === 401 || response.status === 403) && actor !== undefined ? ` ${actor}` : '';
+  if (isSchemaError(response)) throw new ApplyRejectedError(schemaRefusal(obj, action, serverMessage(obj, response.body)));
   const message = `${describeObject(obj)}: ${action} refused by the server${who} (HTTP ${response.status}): ${serverMessage(obj, response.body)}`;
-  if (REJECTED_STATUSES.has(response.status) || isSchemaError(response))
-    throw new ApplyRejectedError(message);
+  if (REJECTED_STATUSES.has(response.status)) throw new ApplyRejectedError(message);
   throw new KubeRequestError(message, response.status);
+}
+
+/**
+ * A server-side apply the schema refused (object-paths.ts isSchemaError): the API server answers
+ * HTTP 500 with `failed to create typed patch object (<ns/name>; <gvk>): .spec.x: field not
+ * declared in schema`, which read as a crash when quoted behind "(HTTP 500)" (issue 23). Said as
+ * what it is: the server's field errors, which object's schema they break, and what to fix.
+ */
+function schemaRefusal(obj: KubeObject, action: string, message: string): string {
+  const parsed = /^failed to create typed (patch|live) object(?: \([^)]*\))?: ([\s\S]*)$/.exec(message);
+  const detail = parsed?.[2] ?? message;
+  const schema = `the ${obj.kind} schema of ${obj.apiVersion}`;
+  return parsed?.[1] === 'live'
+    ? `${describeObject(obj)}: ${action} refused by the server: the live object does not fit ${schema}: ${detail} (fix the live object or the CustomResourceDefinition)`
+    : `${describeObject(obj)}: ${action} refused by the server: ${detail} — the rendered object does not fit ${schema} (fix or remove the field in the source)`;
 }
 
 export function expectObjectAs(
