@@ -14,6 +14,9 @@ import { assertPortsFree, isAddressInUse, PortInUseError, type NamedPort } from 
 import { buildExampleRepos } from './example-repos.ts';
 import { startGitHttpServer } from './git-http-server.ts';
 import { startConvoyRuntime } from './runtime.ts';
+import { prepareLambdaFunctions, type PreparedLambdaFunctions } from './lambda/lambda-functions.ts';
+import { findLambdaRuntime, LambdaRuntimeMissingError } from './lambda/runtime-build.ts';
+import { SynthError } from './lambda/synth.ts';
 import { installShippedIdentities } from './shipped-identities.ts';
 import { watchShutdown } from './shutdown.ts';
 import { removeStaleDirs } from './stale-dirs.ts';
@@ -22,7 +25,8 @@ const repoRoot = join(import.meta.dirname, '..');
 const INSTALLATION_NAMESPACE = 'convoy-system';
 
 export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-port 8480] [--git-port 8481] [--aws-port 0]
-           [--examples <dir>] [--log-level info] [--tenant-namespaces a,b] [--open-tenancy] …
+           [--examples <dir>] [--log-level info] [--tenant-namespaces a,b] [--open-tenancy]
+           [--runtime in-process|lambda [--lambda-slots N]] …
 
   Without --embedded or --kubeconfig: the current kubeconfig context when its cluster answers,
   otherwise the embedded cluster (convoy dev says which and why).
@@ -36,6 +40,14 @@ export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-po
                  the ${EXAMPLES_NAMESPACE} namespace pointing at it, so examples/ work with any port
   --aws-port     the embedded SQS/S3 server (0: any free port)
   --examples     the examples folder (default: examples/ of this checkout)
+  --runtime      in-process (default, fast): the functions' handlers run in this process, fed by
+                 pollers. lambda: the three functions run as their bundles under the Lambda runtime
+                 (the AWS Runtime Interface Emulator + the Node runtime interface client), with the
+                 handler, memory, timeout, environment and SQS event source mapping (batch size,
+                 window, maximum concurrency) of the Convoy construct's synthesized template, as AWS
+                 runs them. Built once by scripts/build-lambda-runtime.sh; needs aws-cdk-lib.
+  --lambda-slots with --runtime lambda: at most N concurrent invocations (emulators) per function,
+                 below the template's maximum concurrency (default: the template's)
 
   convoy dev acts as an install does: the relay with its ServiceAccount's token, the functions as
   the convoy:functions group, both under the RBAC of deploy/ and the chart (never admin), with the
@@ -77,6 +89,8 @@ async function runDev(argv: string[]): Promise<number> {
         'cross-namespace-refs': { type: 'boolean', default: false },
         'open-tenancy': { type: 'boolean', default: false },
         'watch-secrets': { type: 'boolean', default: false },
+        runtime: { type: 'string', default: 'in-process' },
+        'lambda-slots': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     }).values;
@@ -99,6 +113,16 @@ async function runDev(argv: string[]): Promise<number> {
   }
   if (values.embedded && values.kubeconfig !== undefined) {
     console.error('convoy dev: --embedded and --kubeconfig exclude each other');
+    return 2;
+  }
+  const runtimeKind = values.runtime;
+  if (runtimeKind !== 'in-process' && runtimeKind !== 'lambda') {
+    console.error(`convoy dev: --runtime ${runtimeKind}: must be in-process or lambda`);
+    return 2;
+  }
+  const lambdaSlots = values['lambda-slots'] === undefined ? undefined : Number(values['lambda-slots']);
+  if (lambdaSlots !== undefined && (!Number.isInteger(lambdaSlots) || lambdaSlots < 1 || runtimeKind !== 'lambda')) {
+    console.error(`convoy dev: --lambda-slots ${values['lambda-slots']}: a positive integer, with --runtime lambda`);
     return 2;
   }
   const level = values['log-level'];
@@ -180,6 +204,27 @@ async function runDev(argv: string[]): Promise<number> {
     say(`the relay acts as ServiceAccount ${INSTALLATION_NAMESPACE}/convoy-relay, the functions as ${functionsToken !== undefined ? 'the group convoy:functions' : `ServiceAccount ${INSTALLATION_NAMESPACE}/convoy-functions (bound like the group convoy:functions)`}; tenant namespaces: ${settings.tenancy.tenantNamespaces.join(', ')}`);
     if (stopped()) return 0;
 
+    let lambda: PreparedLambdaFunctions | undefined;
+    if (runtimeKind === 'lambda') {
+      findLambdaRuntime();
+      const t = performance.now();
+      say('synthesizing the Convoy construct\'s template for the Lambda runtime (its functions\' settings and bundles)');
+      lambda = await prepareLambdaFunctions({
+        installationNamespace: INSTALLATION_NAMESPACE,
+        tenancy: { ...settings.tenancy },
+        logLevel: level,
+        ...(lambdaSlots !== undefined ? { maxSlots: lambdaSlots } : {}),
+        onLine: (loop, slot, line) => {
+          // The functions' own log lines; the emulator's (rapid, START/END/REPORT) only at debug.
+          if (level === 'debug' || line.startsWith('{')) process.stderr.write(`${loop}[${slot}] ${line}\n`);
+        },
+      });
+      const folder = lambda;
+      stops.push({ what: 'the Lambda runtime folder', stop: () => folder.dispose() });
+      const fn = lambda.functions;
+      say(`Lambda runtime: template synthesized in ${Math.round(performance.now() - t)} ms; ${(['reconcile', 'drift', 'health'] as const).map((l) => `${l} ${fn[l].memorySize} MB, ${fn[l].timeoutSeconds} s, batch ${fn[l].eventSource.batchSize}, concurrency ${Math.min(fn[l].eventSource.maximumConcurrency ?? 1000, lambdaSlots ?? Infinity)}`).join('; ')}`);
+    }
+
     const runtime = await startConvoyRuntime({
       kc,
       logger,
@@ -188,6 +233,7 @@ async function runDev(argv: string[]): Promise<number> {
       namespace: INSTALLATION_NAMESPACE,
       identities,
       settings: identities.settings,
+      ...(lambda !== undefined ? lambdaRuntimeOptions(lambda) : {}),
       ...(process.env['CONVOY_GIT_WEBHOOK_SECRET'] ? { gitWebhookSecret: process.env['CONVOY_GIT_WEBHOOK_SECRET'] } : {}),
     }).catch((err: unknown) => {
       throw isAddressInUse(err) ? new PortInUseError(/aws|fauxqs/i.test(String(err)) ? awsPort : apiPort, /aws|fauxqs/i.test(String(err)) ? '--aws-port' : '--api-port') : err;
@@ -209,6 +255,15 @@ async function runDev(argv: string[]): Promise<number> {
   }
 }
 
+/** The queues as the template makes them, and the functions under the emulator instead of the pollers. */
+function lambdaRuntimeOptions(lambda: PreparedLambdaFunctions): Pick<Parameters<typeof startConvoyRuntime>[0], 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'functions'> {
+  return {
+    visibilityTimeoutSeconds: lambda.queue.visibilityTimeoutSeconds,
+    ...(lambda.queue.maxReceiveCount !== undefined ? { maxReceiveCount: lambda.queue.maxReceiveCount } : {}),
+    functions: (context) => lambda.start(context),
+  };
+}
+
 /** One line for the failures a user can fix (exit 2 for usage, 1 otherwise); the stack only for the unexpected. */
 function reportStartFailure(err: unknown, say: (line: string) => void, logger: Logger): number {
   if (err instanceof PortInUseError) {
@@ -223,7 +278,7 @@ function reportStartFailure(err: unknown, say: (line: string) => void, logger: L
     say(err.message);
     return 2;
   }
-  if (err instanceof ControlPlaneBinariesNotFoundError) {
+  if (err instanceof ControlPlaneBinariesNotFoundError || err instanceof LambdaRuntimeMissingError || err instanceof SynthError) {
     say(err.message);
     return 1;
   }

@@ -64,6 +64,18 @@ export interface RuntimeOptions {
   identities?: { readonly relay: KubeConfig; readonly functions: KubeConfig };
   /** The installation's settings as the relay ConfigMap holds them (tenancy, CONVOY_WATCH_SECRETS); unset: the defaults. */
   settings?: Readonly<Record<string, string>>;
+  /**
+   * Runs the functions instead of the in-process pollers (dev/lambda: the bundles under the Lambda
+   * runtime emulator, fed by event source mappings); called once the queues and bucket exist.
+   */
+  functions?: (context: {
+    sqs: SQSClient;
+    endpoint: string;
+    queues: ConvoyRuntime['queues'];
+    bucket: string;
+    functionsKc: KubeConfig;
+    logger: Logger;
+  }) => Promise<{ stop(): Promise<void> }>;
 }
 
 export interface ConvoyRuntime {
@@ -130,9 +142,13 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     ...observerHandlers(config, clients, logger, queueUrlOf),
   };
   const pollers: Poller[] = [];
+  if (options.functions !== undefined) {
+    const started = await options.functions({ sqs, endpoint, queues, bucket, functionsKc: options.identities?.functions ?? kc, logger });
+    pollers.push(started);
+  }
   for (const loop of LOOPS) {
     const handler = handlers[loop];
-    if (handler === undefined) continue;
+    if (handler === undefined || options.functions !== undefined) continue;
     pollers.push(
       startPoller({
         sqs,

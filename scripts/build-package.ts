@@ -3,7 +3,8 @@
 //   1. tsc -p tsconfig.build.json: JavaScript + declarations of domain, adapters, functions,
 //      relay, infra, cli, dev and bin (Node refuses to run .ts files under node_modules);
 //   2. config/crds → dist/config/crds (infra/relay-manifests.ts reads ../config/crds from its folder);
-//      the KWOK stage files, examples/ and scripts/build-control-plane.sh, which `convoy dev` needs;
+//      the KWOK stage files, examples/, scripts/build-control-plane.sh and scripts/build-lambda-runtime.sh,
+//      which `convoy dev` needs;
 //   3. the Lambda bundles dist/lambda/<fn>/index.mjs (scripts/bundle-functions.ts), which the
 //      Convoy construct ships as they are, so a user's CDK app needs neither esbuild nor a lock file.
 //
@@ -36,8 +37,11 @@ export async function buildPackage(): Promise<{ ms: number; bundles: { fn: strin
     await cp(join(root, 'dev', 'control-plane', stages), join(root, 'dist', 'dev', 'control-plane', stages));
   }
   await cp(join(root, 'examples'), join(root, 'dist', 'examples'), { recursive: true });
-  await cp(join(root, 'scripts', 'build-control-plane.sh'), join(root, 'dist', 'scripts', 'build-control-plane.sh'));
-  await chmod(join(root, 'dist', 'scripts', 'build-control-plane.sh'), 0o755);
+  // The build scripts `convoy dev` names when a binary is missing: the cluster's and the Lambda runtime's (--runtime lambda).
+  for (const script of ['build-control-plane.sh', 'build-lambda-runtime.sh']) {
+    await cp(join(root, 'scripts', script), join(root, 'dist', 'scripts', script));
+    await chmod(join(root, 'dist', 'scripts', script), 0o755);
+  }
   await chmod(join(root, 'dist', 'bin', 'convoy.js'), 0o755);
   const bundles = await bundleFunctions({ root, outDir: join('dist', 'lambda') });
   return { ms: Math.round(performance.now() - started), bundles: bundles.map(({ fn, bytes }) => ({ fn, bytes })) };

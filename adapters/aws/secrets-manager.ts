@@ -22,6 +22,11 @@ export function createSecretStringReader(opts: {
   ttlMs?: number;
   now?: () => number;
   fetch?: FetchLike;
+  /**
+   * The service's endpoint; default AWS_ENDPOINT_URL_SECRETS_MANAGER, else AWS_ENDPOINT_URL (the
+   * variables the AWS SDKs read), else https://secretsmanager.<region>.amazonaws.com.
+   */
+  endpoint?: string;
 }): SecretStringReader {
   const now = opts.now ?? Date.now;
   const ttlMs = opts.ttlMs ?? 5 * 60_000;
@@ -30,18 +35,20 @@ export function createSecretStringReader(opts: {
   return {
     async read() {
       if (cached !== undefined && now() - cached.readAt < ttlMs) return cached.value;
-      const hostname = `secretsmanager.${opts.region}.amazonaws.com`;
+      const endpoint = new URL(opts.endpoint ?? process.env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] ?? process.env['AWS_ENDPOINT_URL'] ?? `https://secretsmanager.${opts.region}.amazonaws.com`);
+      const hostname = endpoint.host;
       const body = JSON.stringify({ SecretId: opts.secretId });
       const signer = new SignatureV4({ credentials: await opts.credentials(), region: opts.region, service: 'secretsmanager', sha256: NodeSha256, uriEscapePath: true, applyChecksum: true });
       const signed = await signer.sign({
         method: 'POST',
-        protocol: 'https:',
-        hostname,
+        protocol: endpoint.protocol,
+        hostname: endpoint.hostname,
+        ...(endpoint.port !== '' ? { port: Number(endpoint.port) } : {}),
         path: '/',
         headers: { host: hostname, 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.GetSecretValue' },
         body,
       });
-      const response = await send(`https://${hostname}/`, { method: 'POST', headers: signed.headers, body, signal: AbortSignal.timeout(10_000) });
+      const response = await send(`${endpoint.protocol}//${hostname}/`, { method: 'POST', headers: signed.headers, body, signal: AbortSignal.timeout(10_000) });
       const text = await response.text();
       let parsed: { SecretString?: string; __type?: string } = {};
       try {

@@ -34,6 +34,7 @@ import { leaseName } from '../../domain/runtime/lease.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime, type ConvoyRuntime, type RuntimeOptions } from '../../dev/runtime.ts';
+import { prepareLambdaFunctions, type LambdaFunctions, type LambdaFunctionsOptions } from '../../dev/lambda/lambda-functions.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import { commitFiles, createRepo, type FixtureFiles } from './git-fixtures.ts';
 import { freshNamespace, type FreshNamespace } from './kube.ts';
@@ -77,6 +78,8 @@ export interface RuntimeEnv {
   dlqMessages(loop: Loop): Promise<Message[]>;
   /** ApproximateNumberOfMessages(+NotVisible) of a loop's queue. */
   queueDepth(loop: Loop): Promise<{ visible: number; inFlight: number; delayed: number }>;
+  /** The functions under the Lambda runtime emulator, when started with `lambda`. */
+  lambda(): LambdaFunctions | undefined;
   close(): Promise<void>;
 }
 
@@ -101,7 +104,14 @@ export async function until<T>(
 export async function startRuntimeEnv(
   kc: KubeConfig,
   prefix: string,
-  options: Pick<RuntimeOptions, 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'relayTickMs' | 'pollerConcurrency'> = {},
+  options: Pick<RuntimeOptions, 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'relayTickMs' | 'pollerConcurrency'> & {
+    /**
+     * Runs the functions as their bundles under the Lambda runtime emulator (dev/lambda), with the
+     * settings of the construct's template synthesized for this installation, instead of in-process.
+     * The queues then take the template's visibility timeout and maxReceiveCount unless given here.
+     */
+    lambda?: Omit<LambdaFunctionsOptions, 'installationNamespace' | 'tenancy'>;
+  } = {},
 ): Promise<RuntimeEnv> {
   const ns = await freshNamespace(kc, prefix);
   const installation = await freshNamespace(kc, `${prefix}-system`);
@@ -127,6 +137,16 @@ export async function startRuntimeEnv(
     clusterScopedSuffix: `-${installation.name}`,
   });
   const removeDeployer = await createTenantDeployer(kc, ns.name);
+  const { lambda: lambdaOptions, ...runtimeOptions } = options;
+  const lambda =
+    lambdaOptions === undefined
+      ? undefined
+      : await prepareLambdaFunctions({
+          installationNamespace: installation.name,
+          tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: TENANT_DEPLOYER },
+          ...lambdaOptions,
+        });
+  let lambdaFunctions: LambdaFunctions | undefined;
   const runtime = await startConvoyRuntime({
     kc,
     logger,
@@ -135,7 +155,14 @@ export async function startRuntimeEnv(
     onlyNamespaces: [ns.name],
     identities,
     settings: identities.settings,
-    ...options,
+    ...(lambda === undefined
+      ? {}
+      : {
+          visibilityTimeoutSeconds: lambda.queue.visibilityTimeoutSeconds,
+          ...(lambda.queue.maxReceiveCount !== undefined ? { maxReceiveCount: lambda.queue.maxReceiveCount } : {}),
+          functions: async (context) => (lambdaFunctions = await lambda.start(context)),
+        }),
+    ...runtimeOptions,
   });
   await until('the relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading(), { timeoutMs: 30_000 });
   const coordination = kc.makeApiClient(CoordinationV1Api);
@@ -226,8 +253,10 @@ export async function startRuntimeEnv(
         delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
       };
     },
+    lambda: () => lambdaFunctions,
     async close() {
       await runtime.stop();
+      await lambda?.dispose();
       await identities.remove();
       await removeDeployer();
       await git.stop();
