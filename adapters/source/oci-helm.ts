@@ -4,7 +4,8 @@
  * layer).
  *
  * Which artifact:
- * - `digest`: that manifest; no tag list, and a cached digest makes no request at all;
+ * - `digest`: that manifest; no tag list, one manifest HEAD (also when the chart is cached: the
+ *   registry, asked with this Release's credentials, decides whether it may have the artifact);
  * - an exact `version`: its tag (helm writes `+` as `_`), one manifest HEAD for the digest it names now;
  * - a semver range or no version: the tag list (paged), the highest matching semver tag (tags that
  *   are not semver are ignored), then one HEAD.
@@ -91,6 +92,13 @@ export async function fetchOciHelmChart(input: OciHelmInput, cacheDir: string, o
   let digest: string;
   let version: string | undefined;
   if (input.digest !== undefined && input.digest !== '') {
+    // One HEAD even for a digest: the registry decides, with the credentials this Release presents,
+    // whether it may have that artifact. A chart another Release pulled with its credentials is in
+    // the shared cache, and is served from it only after this check (docs/security.md).
+    const named = await client.resolveDigest(input.digest);
+    if (named === undefined) {
+      throw new SourceNotReadyError(`${field}.digest`, `${client.location} has no manifest ${input.digest} (HTTP 404); push it or fix ${field}.digest (will retry)`);
+    }
     digest = input.digest;
   } else {
     const requested = (input.version ?? '').trim();

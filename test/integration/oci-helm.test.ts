@@ -22,6 +22,7 @@ describe('Helm charts from OCI registries', () => {
   /** The ports of an installation that lets Releases reach both test registries over plain HTTP. */
   let ports: ReconcilePorts;
   const digests: Record<string, string> = {};
+  let lockedDigest = '';
   let n = 0;
 
   beforeAll(async () => {
@@ -123,7 +124,7 @@ describe('Helm charts from OCI registries', () => {
   });
 
   it('auth failure: SourceNotReady naming the registry and 401, retried with backoff; no secret in the message', async () => {
-    await locked.pushChart('charts', 'demo', '1.0.0');
+    lockedDigest = (await locked.pushChart('charts', 'demo', '1.0.0')).digest;
     const name = await release({ repository: locked.url('charts'), version: '1.0.0' }, { syncPolicy: { retryBackoff: { initial: '5s' } } });
     const result = await env.reconcile(name, ports);
     const cond = applied(result.release);
@@ -161,6 +162,20 @@ describe('Helm charts from OCI registries', () => {
     const withDocker = await env.reconcile(docker, ports);
     expect(applied(withDocker.release)?.status).toBe('True');
     expect(withDocker.release.status?.lastAttempted?.resolvedSource?.helm?.version).toBe('1.0.0');
+  });
+
+  it('a private chart in the shared cache is not served to a Release without credentials: the digest is asked of the registry as that Release (401)', async () => {
+    // The previous row pulled lockedDigest with the right credentials, so the chart is cached.
+    const name = await release({ repository: locked.url('charts'), digest: lockedDigest });
+    const result = await env.reconcile(name, ports);
+    expect(applied(result.release)).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
+    expect(applied(result.release)?.message).toContain(`registry ${locked.host} refused the manifest ${lockedDigest} of ${locked.host}/charts/demo (HTTP 401 Unauthorized)`);
+    expect(result.release.status?.lastSuccessful).toBeUndefined();
+
+    await core.createNamespacedSecret({ namespace: env.ns.name, body: { metadata: { name: 'pull-again' }, stringData: { username: 'puller', password: 'pull-secret-123' } } });
+    const allowed = await release({ repository: locked.url('charts'), digest: lockedDigest, secretRef: { name: 'pull-again' } });
+    const ok = await env.reconcile(allowed, ports);
+    expect(ok.release.status?.lastAttempted?.resolvedSource?.helm).toMatchObject({ version: '1.0.0', digest: lockedDigest });
   });
 
   it('insecure: true without the installation allowing the registry → SourceNotReady naming the setting; nothing is requested over plain HTTP', async () => {
