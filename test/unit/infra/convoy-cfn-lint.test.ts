@@ -3,7 +3,7 @@
 // infra/app.ts's stack: no error, and no warning but the ones listed in docs/decisions.md
 // ("cfn-lint on the synthesized template"), each with why it stays.
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +14,7 @@ import * as eks from 'aws-cdk-lib/aws-eks';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveTimings, timingViolations } from '../../../domain/runtime/timings.ts';
 import { Convoy, RelayImage } from '../../../infra/convoy-construct.ts';
 import { ConvoyStack } from '../../../infra/stack.ts';
 
@@ -141,6 +142,30 @@ describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => 
     const unknown = findings.filter((f) => f.Level === 'Warning' && !KNOWN_WARNINGS.some((k) => k.rule === f.Rule.Id && k.message.test(f.Message)));
     expect(unknown.map((f) => `${f.Rule.Id} ${f.Message} (${f.Filename})`)).toEqual([]);
     for (const known of KNOWN_WARNINGS) expect(known.why.length).toBeGreaterThan(40);
+  });
+
+  it("each app's template, read back: every convoy function's Timeout, its queue's VisibilityTimeout and maxReceiveCount keep the timing rules", () => {
+    type Resource = { Type: string; Properties?: Record<string, unknown> };
+    let checked = 0;
+    for (const file of files.filter((f) => !f.includes('.nested.'))) {
+      const resources = Object.values((JSON.parse(readFileSync(file, 'utf8')) as { Resources: Record<string, Resource> }).Resources);
+      const timeouts = resources.filter((r) => r.Type === 'AWS::Lambda::Function' && String(r.Properties?.['Description']).startsWith('convoy ')).map((r) => r.Properties?.['Timeout']);
+      const queues = resources.filter((r) => r.Type === 'AWS::SQS::Queue' && r.Properties?.['RedrivePolicy'] !== undefined).map((r) => r.Properties ?? {});
+      expect(timeouts, file).toHaveLength(3);
+      expect(queues, file).toHaveLength(3);
+      for (const timeout of timeouts) {
+        for (const queue of queues) {
+          const t = deriveTimings({
+            functionTimeoutSeconds: timeout as number,
+            visibilityTimeoutSeconds: queue['VisibilityTimeout'] as number,
+            maxReceiveCount: (queue['RedrivePolicy'] as { maxReceiveCount: number }).maxReceiveCount,
+          });
+          expect(timingViolations(t), file).toEqual([]);
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBe(27);
   });
 
   it('cfn-lint reports what it finds: a template with a broken reference is an error', async () => {
