@@ -2,11 +2,9 @@
 // construct synthesizes for the README's example app, the package test's user app and
 // infra/app.ts's stack: no error, and no warning but the ones listed in docs/decisions.md
 // ("cfn-lint on the synthesized template"), each with why it stays.
-import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -17,9 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveTimings, timingViolations } from '../../../domain/runtime/timings.ts';
 import { Convoy, RelayImage } from '../../../infra/convoy-construct.ts';
 import { ConvoyStack } from '../../../infra/stack.ts';
-
-const run = promisify(execFile);
-const CFN_LINT_VERSION = '1.51.0';
+import { cfnLint, checkCfnLintVersion, KNOWN_WARNINGS, unexpectedFindings, type Finding } from '../../package/cfn-lint.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'convoy-cfn-lint-'));
 // A package root for RelayImage.fromDockerfile (the README's choice): the real Dockerfile and a stand-in relay.
@@ -80,49 +76,13 @@ const APPS: Record<string, (app: App) => void> = {
   },
 };
 
-/** A warning left on purpose: which rule, what it matches, and why it stays (docs/decisions.md says the same). */
-interface KnownWarning {
-  rule: string;
-  message: RegExp;
-  why: string;
-}
-const KNOWN_WARNINGS: readonly KnownWarning[] = [
-  {
-    rule: 'W3005',
-    message: /^'[A-Za-z0-9]+' dependency already enforced by a 'GetAtt' at 'Resources\/[A-Za-z0-9]+\/Properties\/Role'$/,
-    why: "aws-cdk-lib's lambda.Function adds its role (and the role's default policy) to DependsOn so the function waits for its permissions; the role is also its Role GetAtt. Redundant, harmless; overriding DependsOn would drop the policy dependency too",
-  },
-];
-
-interface Finding {
-  Rule: { Id: string };
-  Level: string;
-  Message: string;
-  Filename: string;
-  Location: { Path?: unknown[] };
-}
-
 const templatesOf = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.template.json')).map((f) => join(dir, f));
-
-async function cfnLint(files: string[]): Promise<Finding[]> {
-  // Exit code: a bit per level found (2 error, 4 warning, 8 informational); the JSON on stdout is the answer.
-  const answer = await run('cfn-lint', ['--format', 'json', '--regions', 'us-east-1', 'eu-west-1', '--', ...files], { maxBuffer: 16 << 20 }).catch(
-    (error: { stdout?: string; code?: unknown; stderr?: string }) => {
-      if (typeof error.code === 'number' && error.stdout !== undefined && error.stdout.trim().startsWith('[')) return { stdout: error.stdout };
-      throw new Error(`cfn-lint failed to run (exit ${String(error.code)}): ${error.stderr ?? ''}`);
-    },
-  );
-  return JSON.parse(answer.stdout) as Finding[];
-}
 
 describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => {
   let findings: Finding[] = [];
   let files: string[] = [];
   beforeAll(async () => {
-    const version = await run('cfn-lint', ['--version']).catch(() => ({ stdout: '' }));
-    if (!version.stdout.includes(CFN_LINT_VERSION)) {
-      throw new Error(`cfn-lint ${CFN_LINT_VERSION} is needed on PATH (found: ${version.stdout.trim() || 'none'}): pip install cfn-lint==${CFN_LINT_VERSION} (.ci/run does)`);
-    }
+    await checkCfnLintVersion();
     for (const [name, build] of Object.entries(APPS)) build(appIn(name));
     files = Object.keys(APPS).flatMap((name) => templatesOf(join(work, name)));
     findings = await cfnLint(files);
@@ -139,7 +99,7 @@ describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => 
   });
 
   it('every warning is a known one, listed with why in docs/decisions.md', () => {
-    const unknown = findings.filter((f) => f.Level === 'Warning' && !KNOWN_WARNINGS.some((k) => k.rule === f.Rule.Id && k.message.test(f.Message)));
+    const unknown = unexpectedFindings(findings).filter((f) => f.Level === 'Warning');
     expect(unknown.map((f) => `${f.Rule.Id} ${f.Message} (${f.Filename})`)).toEqual([]);
     for (const known of KNOWN_WARNINGS) expect(known.why.length).toBeGreaterThan(40);
   });
