@@ -11,6 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
 import { benchCelHostile } from './sections/cel-hostile.ts';
 import { benchCelRedos } from './sections/cel-redos.ts';
+import { benchCliStart } from './sections/cli-start.ts';
 import { benchDashboard } from './sections/dashboard.ts';
 import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
 import { benchFlux } from './sections/flux.ts';
@@ -31,7 +32,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -173,6 +174,10 @@ async function main(): Promise<number> {
     if (wanted('package')) await run('package', () => benchPackage(root), (r) => r);
     if (wanted('relayMetrics')) await run('relayMetrics', () => benchRelayMetrics(), (r) => r);
     if (wanted('celRedos')) await run('celRedos', () => benchCelRedos(), (r) => r);
+    if (wanted('cliStart')) {
+      const cluster = cp === undefined ? undefined : { kubeconfigPath: cp.kubeconfigPath };
+      await run('cliStart', () => benchCliStart(root, cluster), (r) => r);
+    }
     if (wanted('renderDiff')) await run('renderDiff', () => benchRenderDiff(root), (r) => r);
     if (wanted('observers')) {
       const missing = observersMissing(root);

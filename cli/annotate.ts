@@ -6,15 +6,16 @@
  */
 import { Annotation } from '../domain/reconcile/annotations.ts';
 import { toRfc3339 } from '../domain/status/conditions.ts';
-import { parseVerbArgs, releaseKey } from './args.ts';
+import { releaseKey, verbArgs } from './args.ts';
+import type { VerbInput } from './verbs.ts';
 import { apiTarget, storedRenders } from './http-api.ts';
 import { patchRelease, readRelease } from './kube.ts';
 import { ExitCode } from './output.ts';
 import { resolveRenderRef } from './render-refs.ts';
 import type { Session } from './session.ts';
 
-export async function syncVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('sync', argv, { force: { type: 'boolean', default: false } });
+export async function syncVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs<{ force: boolean }>(input);
   const key = releaseKey('sync', positionals, values.namespace);
   const annotation = values.force ? Annotation.forceSyncRequestedAt : Annotation.syncRequestedAt;
   const value = toRfc3339(new Date());
@@ -25,8 +26,8 @@ export async function syncVerb(argv: readonly string[], s: Session): Promise<Exi
   return ExitCode.ok;
 }
 
-export async function pinVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('pin', argv, { api: { type: 'string' } });
+export async function pinVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs<{ api: string }>(input);
   const key = releaseKey('pin', positionals, values.namespace, 1);
   const cluster = await s.cluster(values);
   const api = apiTarget(values.api, s.env, cluster);
@@ -37,8 +38,8 @@ export async function pinVerb(argv: readonly string[], s: Session): Promise<Exit
   return ExitCode.ok;
 }
 
-export async function unpinVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('unpin', argv, {});
+export async function unpinVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs(input);
   const key = releaseKey('unpin', positionals, values.namespace);
   await patchRelease(await s.cluster(values), key, { metadata: { annotations: { [Annotation.pin]: null } } });
   s.io.out(`${key.namespace}/${key.name} unpinned: it follows its source again`);
@@ -47,10 +48,10 @@ export async function unpinVerb(argv: readonly string[], s: Session): Promise<Ex
 
 async function setSuspend(
   verb: 'suspend' | 'resume',
-  argv: readonly string[],
+  input: VerbInput,
   s: Session,
 ): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs(verb, argv, {});
+  const { values, positionals } = verbArgs(input);
   const key = releaseKey(verb, positionals, values.namespace);
   await patchRelease(await s.cluster(values), key, { spec: { suspend: verb === 'suspend' } });
   s.io.out(
@@ -61,5 +62,5 @@ async function setSuspend(
   return ExitCode.ok;
 }
 
-export const suspendVerb = (argv: readonly string[], s: Session) => setSuspend('suspend', argv, s);
-export const resumeVerb = (argv: readonly string[], s: Session) => setSuspend('resume', argv, s);
+export const suspendVerb = (input: VerbInput, s: Session) => setSuspend('suspend', input, s);
+export const resumeVerb = (input: VerbInput, s: Session) => setSuspend('resume', input, s);

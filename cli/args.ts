@@ -1,19 +1,11 @@
 /**
- * Command-line parsing shared by the verbs: the kubectl-style global flags
- * (--kubeconfig, --context, -n/--namespace) and the Release a verb is about
- * (`<name> -n <namespace>` or `<namespace>/<name>`). Every mistake is a
- * UsageError (exit 2, one line).
+ * What the verbs share about their command line: the kubectl-style global flags
+ * (--kubeconfig, --context, -n/--namespace; parsed by cli/program.ts) and the Release a verb is
+ * about (`<name> -n <namespace>` or `<namespace>/<name>`). Every mistake is a UsageError (exit 2,
+ * one line).
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './output.ts';
-
-type Options = NonNullable<ParseArgsConfig['options']>;
-
-export const GLOBAL_OPTIONS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  namespace: { type: 'string', short: 'n' },
-} as const satisfies Options;
+import type { VerbInput } from './verbs.ts';
 
 export interface GlobalFlags {
   kubeconfig?: string | undefined;
@@ -26,22 +18,14 @@ export interface ReleaseKey {
   name: string;
 }
 
-/** parseArgs with the global flags added; unknown flags and bad values become UsageErrors. */
-export function parseVerbArgs<O extends Options>(verb: string, argv: readonly string[], options: O) {
-  try {
-    return parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: { ...GLOBAL_OPTIONS, ...options },
-    });
-  } catch (error) {
-    const message = (error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error)).replace(
-      /\. To specify .*$/,
-      '',
-    );
-    throw new UsageError(`${verb}: ${message}`);
-  }
+/**
+ * A verb's flags and operands as the parser (cli/program.ts) checked them against the verb's
+ * declaration in cli/verbs.ts: `V` names the flags that verb declares.
+ */
+export function verbArgs<V extends object = object>(
+  input: VerbInput,
+): { values: GlobalFlags & Partial<V>; positionals: readonly string[] } {
+  return { values: input.values as GlobalFlags & Partial<V>, positionals: input.positionals };
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;

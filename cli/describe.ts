@@ -5,7 +5,8 @@
  */
 import type { Attempt, Release } from '../domain/api/index.ts';
 import { combinedVerdict } from '../domain/status/verdict.ts';
-import { parseVerbArgs, releaseKey } from './args.ts';
+import { releaseKey, verbArgs } from './args.ts';
+import type { VerbInput } from './verbs.ts';
 import { eventTable, releaseEvents } from './event-list.ts';
 import { readRelease } from './kube.ts';
 import { age, ExitCode, table } from './output.ts';
@@ -114,8 +115,8 @@ export function describeRelease(release: Release, events: string[]): string[] {
   return out;
 }
 
-export async function describeVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('describe', argv, {});
+export async function describeVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs(input);
   const key = releaseKey('describe', positionals, values.namespace);
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);

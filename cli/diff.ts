@@ -5,7 +5,8 @@
  * (dry run), like `flux diff kustomization`. Exit 0: no difference; 1: a
  * difference (or an error). Secret values are never printed.
  */
-import { parseVerbArgs, releaseKey } from './args.ts';
+import { releaseKey, verbArgs } from './args.ts';
+import type { VerbInput } from './verbs.ts';
 import { readRelease } from './kube.ts';
 import { comparable, compareWithLive, objectName, targetConfig } from './live-compare.ts';
 import { parseRefFlag, renderLocally } from './local-render.ts';
@@ -13,8 +14,8 @@ import { ExitCode } from './output.ts';
 import type { Session } from './session.ts';
 import { canonicalYaml, unifiedDiff } from './text-diff.ts';
 
-export async function diffVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('diff', argv, { ref: { type: 'string' } });
+export async function diffVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs<{ ref: string }>(input);
   const key = releaseKey('diff', positionals, values.namespace);
   const ref = values.ref === undefined ? undefined : parseRefFlag(values.ref);
   const cluster = await s.cluster(values);

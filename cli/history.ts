@@ -5,7 +5,8 @@
  * the renders the status names (attempted, applied, healthy, previous, pinned).
  */
 import type { Release } from '../domain/api/objects.ts';
-import { parseVerbArgs, releaseKey } from './args.ts';
+import { releaseKey, verbArgs } from './args.ts';
+import type { VerbInput } from './verbs.ts';
 import { apiTarget, storedRenders } from './http-api.ts';
 import { readRelease } from './kube.ts';
 import { ExitCode, table } from './output.ts';
@@ -25,8 +26,8 @@ function rolesOf(release: Release, ref: string): string {
   );
 }
 
-export async function historyVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('history', argv, { api: { type: 'string' } });
+export async function historyVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs<{ api: string }>(input);
   const key = releaseKey('history', positionals, values.namespace);
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);

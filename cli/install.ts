@@ -8,12 +8,16 @@
 import { parseArgs } from 'node:util';
 import { deployYaml, type DeployOptions } from '../infra/install-files.ts';
 
-export const installUsage = `convoy install --print [--reconcile-queue-url URL --drift-queue-url URL --health-queue-url URL]
-               [--region R] [--render-bucket B] [--namespace convoy-system] [--image IMAGE]
+export const installUsage = `convoy install --print --image IMAGE [--reconcile-queue-url URL --drift-queue-url URL --health-queue-url URL]
+               [--region R] [--render-bucket B] [--namespace convoy-system]
                [--replicas 2] [--log-level info] [--irsa-role-arn ARN] [--no-crds]
                [--tenant-namespaces a,b] [--watch-secrets] [--default-service-account default]
                [--in-cluster-namespaces a,b|*] [--cross-namespace-refs]
   prints the install manifests (the same objects as deploy/); apply with kubectl apply --server-side -f -
+
+  --image                the relay image (default: $CONVOY_RELAY_IMAGE; required). It is not published:
+                         build it with npm run image (or docker build -f image/Dockerfile .) and push it
+                         to a registry of yours (README, "Install on any cluster")
 
   --tenant-namespaces    namespaces whose Releases may act on this cluster as their ServiceAccount
                          (the functions may impersonate ServiceAccounts there only); never kube-* or --namespace
@@ -36,7 +40,11 @@ class InstallUsageError extends Error {
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
-function optionsOf(argv: readonly string[]): DeployOptions & { print: boolean } {
+/** The one line a missing image is: what to build, where to push, which flag to give. */
+export const MISSING_IMAGE =
+  '--image is required: the relay image is not published; build it (npm run image, or docker build -f image/Dockerfile .), push it to a registry of yours and pass --image <registry>/convoy-relay:<tag> (or set CONVOY_RELAY_IMAGE)';
+
+function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptions & { print: boolean } {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
@@ -82,6 +90,7 @@ function optionsOf(argv: readonly string[]): DeployOptions & { print: boolean } 
   if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new InstallUsageError(`--log-level: "${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
   }
+  const image = values.image ?? (env.CONVOY_RELAY_IMAGE || undefined);
   const namespace = values.namespace;
   if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
     throw new InstallUsageError(`--namespace: "${namespace}" is not a valid namespace name (RFC 1123 label)`);
@@ -101,7 +110,7 @@ function optionsOf(argv: readonly string[]): DeployOptions & { print: boolean } 
     ...(values.region !== undefined ? { region: values.region } : {}),
     ...(values['render-bucket'] !== undefined ? { renderBucket: values['render-bucket'] } : {}),
     ...(namespace !== undefined ? { namespace } : {}),
-    ...(values.image !== undefined ? { image: values.image } : {}),
+    ...(image !== undefined ? { image } : {}),
     ...(replicas !== undefined ? { replicas } : {}),
     ...(logLevel !== undefined ? { logLevel: logLevel as (typeof LOG_LEVELS)[number] } : {}),
     ...(values['irsa-role-arn'] !== undefined ? { irsaRoleArn: values['irsa-role-arn'] } : {}),
@@ -110,16 +119,17 @@ function optionsOf(argv: readonly string[]): DeployOptions & { print: boolean } 
 }
 
 /** Exit code: 0 printed, 2 a usage error (one line on stderr). */
-export function installCommand(argv: readonly string[], io: InstallIo = processIo): number {
+export function installCommand(argv: readonly string[], io: InstallIo = processIo, env: NodeJS.ProcessEnv = process.env): number {
   try {
     if (argv.includes('--help') || argv.includes('-h')) {
       io.out(`${installUsage}\n`);
       return 0;
     }
-    const { print, ...options } = optionsOf(argv);
+    const { print, ...options } = optionsOf(argv, env);
     if (!print) {
       throw new InstallUsageError('convoy install only prints (--print); pipe it to kubectl apply --server-side -f -, or use the Helm chart');
     }
+    if (options.image === undefined) throw new InstallUsageError(MISSING_IMAGE);
     io.out(deployYaml(options));
     return 0;
   } catch (error) {

@@ -1,106 +1,176 @@
 /**
- * The operator verbs of `convoy` (also `kubectl convoy`, through the
- * `kubectl-convoy` bin): one file per verb in cli/, dispatched here.
- * `runCli` never throws: every error is one line on stderr and an exit code.
+ * The `convoy` command line (also `kubectl convoy`, through the `kubectl-convoy` bin), parsed by
+ * commander from the verb table in cli/verbs.ts: `convoy <verb> --help` for each verb, `version`
+ * / `--version`, `completion bash|zsh|fish`. `dev` and `install` keep their own parsers: their argv
+ * is passed through unchanged. `runCli` never throws: every error is one line on stderr and an
+ * exit code (0 done, 1 a failure, 2 a usage error, 3 `status` waiting).
+ *
+ * Only commander and the verb table load before a verb runs; the verb's module (and with it the
+ * Kubernetes transport, zod, YAML) is imported when it runs, so `convoy --help` stays cheap.
  */
-import { describeError, ExitCode, UsageError, type Output } from './output.ts';
-import { createSession, type Session } from './session.ts';
+import { Argument, Command, CommanderError, Option } from 'commander';
+import { ExitCode, type Output } from './output.ts';
+import { GLOBAL_FLAGS, VERBS, type FlagSpec, type VerbInput, type VerbSpec } from './verbs.ts';
+import { convoyVersion } from './version.ts';
 
-export type Verb = (argv: readonly string[], session: Session) => Promise<ExitCode>;
+/** The commands that are not Release verbs, for help and completion. */
+export const OTHER_COMMANDS = [
+  { name: 'dev', summary: 'run convoy on this machine (relay, functions, SQS/S3, HTTP API): convoy dev --help' },
+  { name: 'install', summary: 'print the install manifests: convoy install --print --image <image> (--help)' },
+  { name: 'version', summary: 'print the version of convoy and of Node.js' },
+  { name: 'completion', summary: 'print the completion script for bash, zsh or fish' },
+] as const;
 
-/** Each verb's module is imported only when it runs, so `convoy status` does not load the renderer. */
-interface VerbEntry {
-  readonly usage: string;
-  load(): Promise<Verb>;
+export const COMPLETION_SHELLS = ['bash', 'zsh', 'fish'] as const;
+
+function addFlag(command: Command, flag: FlagSpec): void {
+  const option = new Option(flag.flags, flag.description);
+  if (flag.choices !== undefined) option.choices(flag.choices);
+  if (flag.default !== undefined) option.default(flag.default);
+  command.addOption(option);
 }
 
-export const VERBS: Readonly<Record<string, VerbEntry>> = {
-  get: {
-    usage: 'get [<release>] [-A] [-o json]       Releases with their verdict (-A: every namespace)',
-    load: async () => (await import('./get.ts')).getVerb,
-  },
-  describe: {
-    usage: 'describe <release>                   conditions, attempts, waves, hooks, events',
-    load: async () => (await import('./describe.ts')).describeVerb,
-  },
-  status: {
-    usage: 'status <release> [-o json]          the combined verdict: exit 0 Ready, 1 failed, 3 waiting',
-    load: async () => (await import('./status.ts')).statusVerb,
-  },
-  wait: {
-    usage:
-      'wait <release> [--timeout 5m] [--interval 1s]   until Ready (0), a failure not retried (1) or the timeout (1)',
-    load: async () => (await import('./wait.ts')).waitVerb,
-  },
-  sync: {
-    usage:
-      'sync <release> [--force]             request a reconcile now (--force: skip the dry run, re-apply)',
-    load: async () => (await import('./annotate.ts')).syncVerb,
-  },
-  pin: {
-    usage: 'pin <release> <renderRef> [--api <url>]   deploy exactly that render (full or short ref)',
-    load: async () => (await import('./annotate.ts')).pinVerb,
-  },
-  unpin: {
-    usage: 'unpin <release>                      follow the source again',
-    load: async () => (await import('./annotate.ts')).unpinVerb,
-  },
-  history: {
-    usage: 'history <release> [--api <url>]      renders: time, revision, renderRef, applied/healthy/pinned',
-    load: async () => (await import('./history.ts')).historyVerb,
-  },
-  rollback: {
-    usage: 'rollback <release> [renderRef]       pin to that render (default: the last healthy one)',
-    load: async () => (await import('./rollback.ts')).rollbackVerb,
-  },
-  suspend: {
-    usage: 'suspend <release>                    stop reconciling (the observers keep observing)',
-    load: async () => (await import('./annotate.ts')).suspendVerb,
-  },
-  resume: {
-    usage: 'resume <release>                     reconcile again',
-    load: async () => (await import('./annotate.ts')).resumeVerb,
-  },
-  diff: {
-    usage: 'diff <release> [--ref <ref>]         live objects vs. a dry run of the render (exit 1: a diff)',
-    load: async () => (await import('./diff.ts')).diffVerb,
-  },
-  tree: {
-    usage: 'tree <release>                       objects of the applied render with sync and health',
-    load: async () => (await import('./tree.ts')).treeVerb,
-  },
-  events: {
-    usage: 'events <release> [-o json]           the Events convoy wrote about the Release',
-    load: async () => (await import('./events.ts')).eventsVerb,
-  },
-};
+/** The verb's flags by their long name (`all-namespaces`), as the verbs read them. */
+function inputOf(command: Command): VerbInput {
+  const opts = command.opts<Record<string, string | boolean | undefined>>();
+  const values: Record<string, string | boolean | undefined> = {};
+  for (const option of command.options) {
+    const long = option.long?.replace(/^--/, '');
+    if (long !== undefined) values[long] = opts[option.attributeName()];
+  }
+  return { values, positionals: command.args.filter((a): a is string => typeof a === 'string') };
+}
 
-export const cliUsage = `Release verbs (your kubeconfig and RBAC; flags: -n <namespace>, --context, --kubeconfig):
-${Object.values(VERBS)
-  .map((v) => `  ${v.usage}`)
-  .join('\n')}`;
+/** The program; `run` is called with the verb and its parsed input, and `exit` records the exit code. */
+export function buildProgram(
+  io: Output,
+  handlers: {
+    verb(spec: VerbSpec, input: VerbInput): Promise<number>;
+    version(json: boolean): number;
+    completion(shell: (typeof COMPLETION_SHELLS)[number], program: Command): Promise<number>;
+  },
+  exit: (code: number) => void,
+): Command {
+  const program = new Command('convoy')
+    .description('convoy: Kubernetes delivery by serverless loops. Release verbs use your kubeconfig and its RBAC.')
+    .usage('<command> [flags]')
+    .version(convoyVersion().line, '--version', 'print the version')
+    .helpOption('-h, --help', 'show help (convoy <command> --help for a command)')
+    .helpCommand('help [command]', 'show help for a command')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.out(text.replace(/\n$/, '')),
+      writeErr: (text) => io.err(text.replace(/\n$/, '')),
+      outputError: () => undefined,
+    })
+    .addHelpText(
+      'after',
+      '\n<release> is <name> (with -n <namespace>) or <namespace>/<name>.\nExit codes: 0 done, 1 a failure, 2 a usage error, 3 status: not Ready yet.',
+    );
+  program.commandsGroup('Release commands:');
+  for (const spec of VERBS) {
+    const command = program.command(spec.name).description(spec.summary).helpOption('-h, --help', 'show help');
+    for (const arg of spec.args) command.argument(arg);
+    for (const flag of spec.flags) addFlag(command, flag);
+    for (const flag of GLOBAL_FLAGS) addFlag(command, flag);
+    if (spec.help !== undefined) command.addHelpText('after', `\n${spec.help}`);
+    command.action(async (...params: unknown[]) => {
+      exit(await handlers.verb(spec, inputOf(params.at(-1) as Command)));
+    });
+  }
+  program.commandsGroup('Commands:');
+  for (const other of OTHER_COMMANDS) {
+    const command = program.command(other.name).description(other.summary);
+    if (other.name === 'version') {
+      command.addOption(new Option('-o, --output <format>', 'json: a JSON object').choices(['json']));
+      command.action((opts: { output?: string }) => exit(handlers.version(opts.output === 'json')));
+    } else if (other.name === 'completion') {
+      command
+        .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(COMPLETION_SHELLS))
+        .addHelpText(
+          'after',
+          '\nbash: source <(convoy completion bash)\nzsh:  source <(convoy completion zsh)   (after compinit)\nfish: convoy completion fish | source',
+        )
+        .action(async (shell: (typeof COMPLETION_SHELLS)[number]) => exit(await handlers.completion(shell, program)));
+    } else {
+      // Listed for help; run by runCli before commander sees them (their own parsers).
+      command.helpOption(false).allowUnknownOption().allowExcessArguments().argument('[args...]');
+    }
+  }
+  return program;
+}
 
-export const isCliVerb = (verb: string | undefined): boolean =>
-  verb !== undefined && Object.hasOwn(VERBS, verb);
+/** The one line a parse error becomes (exit 2). */
+function parseErrorLine(error: CommanderError, verb: string | undefined): string {
+  if (error.code === 'commander.unknownCommand') {
+    const name = /'([^']*)'/.exec(error.message)?.[1] ?? '';
+    return `convoy: unknown command "${name}" (see convoy help)`;
+  }
+  const message = error.message.replace(/^error: /, '').replace(/\s+/g, ' ').trim();
+  return verb === undefined
+    ? `convoy: ${message} (see convoy help)`
+    : `convoy: ${verb}: ${message} (see convoy ${verb} --help)`;
+}
 
 export async function runCli(
-  verb: string,
   argv: readonly string[],
   io: Output,
   env: NodeJS.ProcessEnv = process.env,
+  signal?: AbortSignal,
 ): Promise<number> {
-  const session = createSession(io, env);
+  let [first, ...rest] = argv;
+  if (first === 'help' && (rest[0] === 'dev' || rest[0] === 'install')) [first, rest] = [rest[0], ['--help']];
+  if (first === 'dev') {
+    const { devCommand } = await import('../dev/dev-command.ts');
+    return devCommand(rest);
+  }
+  if (first === 'install') {
+    const { installCommand } = await import('./install.ts');
+    return installCommand(rest, { out: (text) => io.out(text.replace(/\n$/, '')), err: (line) => io.err(line) }, env);
+  }
+  let code: number = ExitCode.ok;
+  const program = buildProgram(
+    io,
+    {
+      async verb(spec, input) {
+        const { createSession } = await import('./session.ts');
+        const session = createSession(io, env, signal);
+        try {
+          return await (await spec.load())(input, session);
+        } catch (error) {
+          const { describeError } = await import('./error-line.ts');
+          const { line, code: failed } = describeError(error, spec.name);
+          io.err(line);
+          return failed;
+        } finally {
+          session.close();
+        }
+      },
+      version(json) {
+        const v = convoyVersion();
+        io.out(json ? JSON.stringify({ convoy: v.convoy, node: v.node, platform: v.platform }) : v.line);
+        return ExitCode.ok;
+      },
+      async completion(shell, prog) {
+        const { completionScript } = await import('./completion.ts');
+        io.out(completionScript(shell, prog));
+        return ExitCode.ok;
+      },
+    },
+    (c) => (code = c),
+  );
+  if (first === undefined) {
+    program.outputHelp();
+    return ExitCode.ok;
+  }
   try {
-    const entry = VERBS[verb];
-    if (entry === undefined) throw new UsageError(`unknown command "${verb}"`);
-    return await (
-      await entry.load()
-    )(argv, session);
-  } catch (error) {
-    const { line, code } = describeError(error);
-    io.err(line);
+    await program.parseAsync([...argv], { from: 'user' });
     return code;
-  } finally {
-    session.close();
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    if (error.exitCode === 0) return ExitCode.ok; // --help, --version
+    const verb = VERBS.some((v) => v.name === first) || OTHER_COMMANDS.some((o) => o.name === first) ? first : undefined;
+    io.err(parseErrorLine(error, verb));
+    return ExitCode.usage;
   }
 }

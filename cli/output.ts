@@ -1,7 +1,8 @@
 /**
- * What every verb shares about its answer: exit codes, one-line errors, and
- * plain text tables. A verb throws; `runVerb` turns the error into ONE line
- * on stderr and an exit code — never a stack trace.
+ * What every verb shares about its answer: exit codes, the errors a verb throws, and
+ * plain text tables. A verb throws; cli/program.ts turns the error into ONE line
+ * on stderr and an exit code — never a stack trace (cli/error-line.ts). Light: imports
+ * nothing, so `convoy --help` does not load the Kubernetes transport.
  *
  * Exit codes (kubectl/flux/argocd style):
  *   0 done / Ready / no diff
@@ -10,9 +11,6 @@
  *   2 a usage error (unknown verb or flag, missing argument)
  *   3 `status` only: not Ready yet, still waiting
  */
-import { KubeconfigError } from '../adapters/kube/kubeconfig.ts';
-import { KubeApiError, KubeTransportError } from '../adapters/kube/http.ts';
-
 export const ExitCode = { ok: 0, failure: 1, usage: 2, waiting: 3 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -35,36 +33,6 @@ export const processOutput: Output = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };
-
-/** What to tell the user about an error, in one line, and the exit code. */
-export function describeError(error: unknown): { line: string; code: ExitCode } {
-  if (error instanceof UsageError)
-    return { line: `convoy: ${error.message} (see convoy help)`, code: ExitCode.usage };
-  if (error instanceof CliFailure) return { line: `convoy: ${error.message}`, code: ExitCode.failure };
-  if (error instanceof KubeconfigError)
-    return { line: `convoy: no cluster: ${error.message}`, code: ExitCode.failure };
-  if (error instanceof KubeTransportError) {
-    return {
-      line: `convoy: cannot reach the Kubernetes API server: ${oneLine(error.message)}`,
-      code: ExitCode.failure,
-    };
-  }
-  if (error instanceof KubeApiError)
-    return { line: `convoy: ${apiErrorLine(error)}`, code: ExitCode.failure };
-  const message = error instanceof Error ? error.message : String(error);
-  return { line: `convoy: ${oneLine(message)}`, code: ExitCode.failure };
-}
-
-function apiErrorLine(error: KubeApiError): string {
-  const body = error.body as { message?: unknown } | undefined;
-  const server = typeof body?.message === 'string' ? oneLine(body.message) : oneLine(error.message);
-  if (error.status === 401)
-    return `the API server did not accept your credentials (HTTP 401): check your kubeconfig's user`;
-  if (error.status === 403) return `forbidden (HTTP 403): ${server}`;
-  return `${server} (HTTP ${error.status})`;
-}
-
-const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();
 
 /** Left-aligned columns separated by three spaces, like kubectl's tables. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {

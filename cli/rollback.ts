@@ -1,37 +1,82 @@
 /**
- * `convoy rollback <release> [renderRef]`: pins the Release to a render —
- * by default the last healthy one (status.lastHealthy.renderRef) — like
- * `argocd app rollback`. `convoy unpin` follows the source again.
+ * `convoy rollback <release> [--to <renderRef> | --last-healthy]`: pins the Release to an
+ * earlier render, like `helm rollback` and `argocd app rollback`:
+ *
+ * - by default the render applied before the current one (status.rollout.previousRenderRef: the
+ *   applied render when the newest rollout started), so a second rollback goes forward again, as
+ *   with Helm;
+ * - `--to <ref>` (or the second operand) another render, full or short, that the status names or
+ *   the HTTP API has stored;
+ * - `--last-healthy` status.lastHealthy.renderRef (the meaning `rollback` had before issue 23).
+ *
+ * The pin stops the Release following its source; the line printed says which render it pinned
+ * and that `convoy unpin` follows the source again.
  */
+import type { Release } from '../domain/api/objects.ts';
 import { Annotation } from '../domain/reconcile/annotations.ts';
-import { parseVerbArgs, releaseKey } from './args.ts';
+import { releaseKey, verbArgs, type ReleaseKey } from './args.ts';
 import { apiTarget, storedRenders } from './http-api.ts';
 import { patchRelease, readRelease } from './kube.ts';
-import { CliFailure, ExitCode } from './output.ts';
-import { resolveRenderRef } from './render-refs.ts';
+import { CliFailure, ExitCode, shortRef, UsageError } from './output.ts';
+import { knownRenders, resolveRenderRef } from './render-refs.ts';
 import type { Session } from './session.ts';
+import type { VerbInput } from './verbs.ts';
 
-export async function rollbackVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('rollback', argv, { api: { type: 'string' } });
+interface RollbackFlags {
+  to: string;
+  'last-healthy': boolean;
+  api: string;
+}
+
+/** The render before the newest rollout's, and what to call it in the printed line. */
+export function previousRender(release: Release, key: ReleaseKey): { ref: string; why: string } {
+  const name = `${key.namespace}/${key.name}`;
+  const rollout = release.status?.rollout;
+  if (rollout === undefined)
+    throw new CliFailure(`Release ${name} has applied no render yet: there is nothing to roll back to`);
+  if (rollout.previousRenderRef === undefined)
+    throw new CliFailure(
+      `Release ${name} has no previous render: ${shortRef(rollout.renderRef)} is the first it applied; name one with convoy rollback ${name} --to <renderRef> (convoy history ${name} lists them)`,
+    );
+  return { ref: rollout.previousRenderRef, why: `the render applied before ${shortRef(rollout.renderRef)}` };
+}
+
+function revisionOf(release: Release, ref: string): string {
+  const revision = knownRenders(release).find((k) => k.renderRef === ref)?.revision;
+  return revision === undefined ? '' : `, revision ${revision.slice(0, 12)}`;
+}
+
+export async function rollbackVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs<RollbackFlags>(input);
   const key = releaseKey('rollback', positionals, values.namespace, 1);
+  const typed = values.to ?? positionals[1];
+  if (values.to !== undefined && positionals[1] !== undefined && positionals[1] !== values.to)
+    throw new UsageError(`rollback: --to ${values.to} and the operand ${positionals[1]} name two renders; give one`);
+  if (typed !== undefined && values['last-healthy'] === true)
+    throw new UsageError('rollback: --to names a render and --last-healthy asks for the last healthy one; give one of them');
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
-  let target: string;
-  if (positionals[1] !== undefined) {
+  const name = `${key.namespace}/${key.name}`;
+  let target: { ref: string; why: string };
+  if (typed !== undefined) {
     const api = apiTarget(values.api, s.env, cluster);
     const stored = api === undefined ? [] : (await storedRenders(api, key)).map((r) => r.renderRef);
-    target = resolveRenderRef('rollback', release, positionals[1], stored);
-  } else {
+    target = { ref: resolveRenderRef('rollback', release, typed, stored), why: 'the render named' };
+  } else if (values['last-healthy'] === true) {
     const healthy = release.status?.lastHealthy?.renderRef;
     if (healthy === undefined)
       throw new CliFailure(
-        `Release ${key.namespace}/${key.name} has no healthy render to roll back to (status.lastHealthy is not set); name one: convoy rollback ${key.namespace}/${key.name} <renderRef>`,
+        `Release ${name} has no healthy render to roll back to (status.lastHealthy is not set); name one: convoy rollback ${name} --to <renderRef>`,
       );
-    target = healthy;
+    target = { ref: healthy, why: 'the last healthy render' };
+  } else {
+    target = previousRender(release, key);
   }
-  await patchRelease(cluster, key, { metadata: { annotations: { [Annotation.pin]: target } } });
+  await patchRelease(cluster, key, { metadata: { annotations: { [Annotation.pin]: target.ref } } });
+  const src = release.spec.source as { git?: unknown; gitRepositoryRef?: unknown; helm?: unknown };
+  const source = src.git !== undefined || src.gitRepositoryRef !== undefined ? 'Git' : src.helm !== undefined ? 'its Helm chart' : 'its source';
   s.io.out(
-    `${key.namespace}/${key.name} rolled back: pinned to ${target}${positionals[1] === undefined ? ' (the last healthy render)' : ''}; convoy unpin follows the source again`,
+    `${name} rolled back: pinned to ${target.ref} (${target.why}${revisionOf(release, target.ref)}); it no longer follows ${source}: convoy unpin ${name} resumes following ${source}`,
   );
   return ExitCode.ok;
 }

@@ -5,7 +5,8 @@
  * machine at the applied source revision (status.lastSuccessful).
  */
 import type { GitRef } from '../domain/api/index.ts';
-import { parseVerbArgs, releaseKey } from './args.ts';
+import { releaseKey, verbArgs } from './args.ts';
+import type { VerbInput } from './verbs.ts';
 import { readRelease } from './kube.ts';
 import { compareWithLive, targetConfig } from './live-compare.ts';
 import { objectStates } from './object-states.ts';
@@ -13,8 +14,8 @@ import { renderLocally } from './local-render.ts';
 import { ExitCode, table } from './output.ts';
 import type { Session } from './session.ts';
 
-export async function treeVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('tree', argv, {});
+export async function treeVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs(input);
   const key = releaseKey('tree', positionals, values.namespace);
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);

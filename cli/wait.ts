@@ -9,7 +9,8 @@
 import { KubeTransportError } from '../adapters/kube/http.ts';
 import { parseDuration } from '../domain/runtime/duration.ts';
 import { combinedVerdict, type Verdict } from '../domain/status/verdict.ts';
-import { parseVerbArgs, releaseKey } from './args.ts';
+import { releaseKey, verbArgs } from './args.ts';
+import type { VerbInput } from './verbs.ts';
 import { readRelease } from './kube.ts';
 import { CliFailure, ExitCode, UsageError } from './output.ts';
 import type { Session } from './session.ts';
@@ -21,13 +22,11 @@ function durationFlag(name: string, value: string): number {
   return parsed.ms;
 }
 
-export async function waitVerb(argv: readonly string[], s: Session): Promise<ExitCode> {
-  const { values, positionals } = parseVerbArgs('wait', argv, {
-    timeout: { type: 'string', default: '5m' },
-    interval: { type: 'string', default: '1s' },
-  });
-  const timeoutMs = durationFlag('timeout', values.timeout);
-  const intervalMs = Math.max(100, durationFlag('interval', values.interval));
+export async function waitVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs<{ timeout: string; interval: string }>(input);
+  const timeout = values.timeout ?? '5m';
+  const timeoutMs = durationFlag('timeout', timeout);
+  const intervalMs = Math.max(100, durationFlag('interval', values.interval ?? '1s'));
   const key = releaseKey('wait', positionals, values.namespace);
   const cluster = await s.cluster(values);
   const deadline = Date.now() + timeoutMs;
@@ -51,7 +50,7 @@ export async function waitVerb(argv: readonly string[], s: Session): Promise<Exi
     }
     if (Date.now() > deadline) {
       throw new CliFailure(
-        `timed out after ${values.timeout} waiting for ${key.namespace}/${key.name}; last verdict: ${last === undefined ? 'none' : verdictLine(last)}`,
+        `timed out after ${timeout} waiting for ${key.namespace}/${key.name}; last verdict: ${last === undefined ? 'none' : verdictLine(last)}`,
       );
     }
     await s.sleep(Math.min(intervalMs, Math.max(0, deadline - Date.now()) + 10));

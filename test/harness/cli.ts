@@ -19,6 +19,8 @@ export interface RunningCli {
   exited(): boolean;
   /** What it wrote to stderr so far. */
   stderr(): string;
+  /** What it wrote to stdout so far. */
+  stdout(): string;
   kill(): void;
 }
 
@@ -50,7 +52,7 @@ export function startConvoy(
       resolve({ code, stdout, stderr, ms: Date.now() - started });
     });
   });
-  return { done, exited: () => finished, stderr: () => stderr, kill: () => child.kill() };
+  return { done, exited: () => finished, stderr: () => stderr, stdout: () => stdout, kill: () => child.kill() };
 }
 
 export const runConvoy = (

@@ -46,7 +46,7 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
     await env?.close();
   });
 
-  it('get lists the namespace with the verdict; get -A adds the namespace column; -o json carries the verdict', async () => {
+  it('get lists the namespace with the verdict; get -A adds the namespace column; -o json prints the Release object', async () => {
     const list = await convoy('get', '-n', env.ns.name);
     expect(list.code).toBe(0);
     const [header, row] = list.stdout.trim().split('\n');
@@ -57,10 +57,12 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
     const all = await convoy('get', '-A');
     expect(all.stdout.split('\n')[0]).toMatch(/^NAMESPACE\s+NAME\s+VERDICT/);
     expect(all.stdout).toMatch(new RegExp(`^${env.ns.name}\\s+app\\s+Ready`, 'm'));
-    const json = JSON.parse((await convoy('get', key(), '-o', 'json')).stdout) as {
-      verdict: { ready: boolean };
-    }[];
-    expect(json[0]?.verdict.ready).toBe(true);
+    // Issue 23: -o json is the object as the API server returns it (kubectl's shape); the
+    // verdict alone is `status -o json`.
+    const json = JSON.parse((await convoy('get', key(), '-o', 'json')).stdout) as Release;
+    expect(json).toMatchObject({ apiVersion: 'convoy.dev/v1alpha1', kind: 'Release', metadata: { name: 'app' } });
+    expect(json.status?.lastSuccessful?.renderRef).toBe(ready.status?.lastSuccessful?.renderRef);
+    expect(JSON.parse((await convoy('status', key(), '-o', 'json')).stdout)).toMatchObject({ ready: true });
   });
 
   it('describe shows conditions, attempts, rollout, waves and the Events section', async () => {
@@ -115,9 +117,15 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
     expect(malformed.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it('rollback pins the last healthy render by default, or the one named', async () => {
+  it('rollback: with one render applied there is no previous one (exit 1); --last-healthy and a named render pin', async () => {
+    // Issue 23: the default is the previous render (test/integration/cli-get-rollback.test.ts);
+    // the last healthy render is --last-healthy.
+    const first = await convoy('rollback', key());
+    expect(first.code).toBe(1);
+    expect(first.stderr).toMatch(/has no previous render: [0-9a-f]{12} is the first it applied/);
+    expect((await env.getRelease('app')).metadata.annotations?.['convoy.dev/pin']).toBeUndefined();
     const healthy = ready.status?.lastHealthy?.renderRef;
-    const run = await convoy('rollback', key());
+    const run = await convoy('rollback', key(), '--last-healthy');
     if (healthy === undefined) {
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('has no healthy render');
@@ -189,7 +197,7 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
     const noArg = await convoy('sync');
     expect(noArg.code).toBe(2);
     expect(noArg.stderr).toBe(
-      'convoy: sync: missing the Release: convoy sync <name> [-n <namespace>] or <namespace>/<name> (see convoy help)\n',
+      'convoy: sync: missing the Release: convoy sync <name> [-n <namespace>] or <namespace>/<name> (see convoy sync --help)\n',
     );
     const verb = await convoy('frobnicate');
     expect([verb.code, verb.stderr]).toEqual([2, 'convoy: unknown command "frobnicate" (see convoy help)\n']);

@@ -148,7 +148,7 @@ describe('convoy status and wait on the real stack', () => {
       expect([missing.code, missing.stderr]).toEqual([1, `convoy: Release ${env.ns.name}/nope not found\n`]);
       const flag = await runConvoy(['wait', `${env.ns.name}/nope`, '--frobnicate'], kubeconfig);
       expect(flag.code).toBe(2);
-      expect(flag.stderr).toBe("convoy: wait: Unknown option '--frobnicate' (see convoy help)\n");
+      expect(flag.stderr).toBe("convoy: wait: unknown option '--frobnicate' (see convoy wait --help)\n");
       const noCluster = await runConvoy(['status', `${env.ns.name}/late`], null);
       expect(noCluster.code).toBe(1);
       expect(noCluster.stderr).toBe(

@@ -83,8 +83,8 @@ describe('the npm package in a user CDK app', () => {
       cwd: app(),
       env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}`, NODE_OPTIONS: '' },
     });
-    expect(stdout).toMatch(/usage: convoy/);
-    const { stdout: printed } = await run('npx', ['--no-install', 'convoy', 'install', '--print', '--no-crds'], {
+    expect(stdout).toMatch(/^Usage: convoy <command>/m);
+    const { stdout: printed } = await run('npx', ['--no-install', 'convoy', 'install', '--print', '--no-crds', '--image', 'reg.example/convoy-relay:1'], {
       cwd: app(),
       env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}` },
     });
@@ -108,7 +108,7 @@ describe('the package installed with npm i -g, run outside the repository', () =
   it('convoy --help, kubectl convoy --help and convoy dev --help run from a folder outside the repo', async () => {
     for (const bin of ['convoy', 'kubectl-convoy']) {
       const { stdout } = await run(join(installed.binDir, bin), ['--help'], { cwd: outside, env: env() });
-      expect(stdout).toMatch(/^usage: convoy <command>/);
+      expect(stdout).toMatch(/^Usage: convoy <command>/);
     }
     const { stdout } = await run(join(installed.binDir, 'convoy'), ['dev', '--help'], { cwd: outside, env: env() });
     expect(stdout).toMatch(/^convoy dev \[--embedded \| --kubeconfig <file>\]/);
@@ -217,7 +217,7 @@ describe('the relay image without Docker', () => {
     ns = await freshNamespace(kc, 'relay-image');
     // The relay's objects from `convoy install --print`, applied for real in a fresh namespace.
     let manifests = '';
-    expect(installCommand(['--print', '--no-crds', '-n', ns.name], { out: (t) => (manifests += t), err: (l) => expect.fail(l) })).toBe(0);
+    expect(installCommand(['--print', '--no-crds', '-n', ns.name, '--image', ref()], { out: (t) => (manifests += t), err: (l) => expect.fail(l) })).toBe(0);
     const manifestFile = join(work, 'install.yaml');
     await writeFile(manifestFile, manifests);
     await run(kubectl, ['--kubeconfig', kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', manifestFile]);

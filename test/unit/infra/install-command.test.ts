@@ -1,26 +1,41 @@
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { installCommand } from '../../../cli/install.ts';
+import { installCommand, MISSING_IMAGE } from '../../../cli/install.ts';
 import { deployYaml } from '../../../infra/install-files.ts';
 
-function run(argv: string[]) {
+const IMAGE = 'reg.example/convoy-relay:1';
+
+/** Runs with CONVOY_RELAY_IMAGE unset unless `env` sets it (the image is required: issue 23). */
+function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   let out = '';
   const err: string[] = [];
-  const code = installCommand(argv, { out: (t) => (out += t), err: (l) => err.push(l) });
+  const code = installCommand(argv, { out: (t) => (out += t), err: (l) => err.push(l) }, env);
   return { code, out, err };
 }
 
 const q = ['--reconcile-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/r', '--drift-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/d', '--health-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/h'];
 
 describe('convoy install --print', () => {
-  it('without flags prints the same manifests as deploy/', () => {
-    const r = run(['--print']);
+  it('with only --image prints the same manifests as deploy/, with that image', () => {
+    const r = run(['--print', '--image', IMAGE]);
     expect(r.code).toBe(0);
-    expect(r.out).toBe(deployYaml());
+    expect(r.out).toBe(deployYaml({ image: IMAGE }));
+  });
+
+  it('without --image: one line saying how to build and push the image, exit 2, nothing printed', () => {
+    const r = run(['--print']);
+    expect(r).toEqual({ code: 2, out: '', err: [`convoy install: ${MISSING_IMAGE}`] });
+    expect(MISSING_IMAGE).toMatch(/npm run image/);
+    expect(MISSING_IMAGE).toMatch(/CONVOY_RELAY_IMAGE/);
+  });
+
+  it('CONVOY_RELAY_IMAGE names the image when --image is not given; --image wins over it', () => {
+    expect(run(['--print'], { CONVOY_RELAY_IMAGE: IMAGE }).out).toBe(deployYaml({ image: IMAGE }));
+    expect(run(['--print', '--image', 'other.example/relay:2'], { CONVOY_RELAY_IMAGE: IMAGE }).out).toContain('image: other.example/relay:2');
   });
 
   it('puts the queue URLs, region, namespace and image where the relay reads them', () => {
-    const r = run(['--print', ...q, '--region', 'eu-west-1', '-n', 'convoy', '--image', 'reg.example/convoy-relay:1', '--no-crds']);
+    const r = run(['--print', ...q, '--region', 'eu-west-1', '-n', 'convoy', '--image', IMAGE, '--no-crds']);
     expect(r.code).toBe(0);
     const docs = parseAllDocuments(r.out).map((d) => d.toJS() as { kind: string; metadata: { namespace?: string }; data?: Record<string, string> });
     expect(docs.some((d) => d.kind === 'CustomResourceDefinition')).toBe(false);

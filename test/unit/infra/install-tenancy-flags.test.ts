@@ -7,7 +7,7 @@ import { installCommand } from '../../../cli/install.ts';
 function run(argv: string[]) {
   let out = '';
   const err: string[] = [];
-  const code = installCommand(argv, { out: (t) => (out += t), err: (l) => err.push(l) });
+  const code = installCommand(argv, { out: (t) => (out += t), err: (l) => err.push(l) }, { CONVOY_RELAY_IMAGE: 'reg.example/convoy-relay:1' });
   const docs = parseAllDocuments(out).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string }; data?: Record<string, string>; rules?: { resources: string[] }[] });
   return { code, docs, err };
 }

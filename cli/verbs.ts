@@ -1,0 +1,176 @@
+/**
+ * The operator verbs of `convoy` (also `kubectl convoy`), declared once: their arguments,
+ * flags and one-line summary. cli/program.ts turns this table into the commander program (per-verb
+ * --help, flag checking) and cli/completion.ts into the bash/zsh/fish completion scripts. Each
+ * verb's module is imported only when it runs, so `convoy --help` loads none of them.
+ * Light on purpose: nothing here imports a Kubernetes client, zod or YAML.
+ */
+import type { ExitCode } from './output.ts';
+import type { Session } from './session.ts';
+
+/** What the parser hands a verb: its flags by long name (`all-namespaces`, `output`) and its operands. */
+export interface VerbInput {
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: readonly string[];
+}
+
+export type Verb = (input: VerbInput, session: Session) => Promise<ExitCode>;
+
+export interface FlagSpec {
+  /** commander flags, e.g. `-o, --output <format>` or `--force`. */
+  readonly flags: string;
+  readonly description: string;
+  readonly choices?: readonly string[];
+  readonly default?: string;
+}
+
+export interface VerbSpec {
+  readonly name: string;
+  readonly summary: string;
+  /** commander argument names, all optional (`[release]`): the verb says what is missing, naming the form. */
+  readonly args: readonly string[];
+  readonly flags: readonly FlagSpec[];
+  /** Extra text after the flags in `convoy <verb> --help`. */
+  readonly help?: string;
+  load(): Promise<Verb>;
+}
+
+/** The kubectl flags every Release verb takes. */
+export const GLOBAL_FLAGS: readonly FlagSpec[] = [
+  { flags: '-n, --namespace <namespace>', description: 'the Release namespace (default: default)' },
+  { flags: '--context <name>', description: 'the kubeconfig context to use' },
+  { flags: '--kubeconfig <file>', description: 'the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)' },
+];
+
+const API: FlagSpec = {
+  flags: '--api <url>',
+  description: 'the convoy HTTP API, for the stored renders (default: $CONVOY_API_URL)',
+};
+const RELEASE = '[release]';
+const RELEASE_FORM = '<release> is <name> (with -n <namespace>) or <namespace>/<name>.';
+
+export const VERBS: readonly VerbSpec[] = [
+  {
+    name: 'get',
+    summary: 'list Releases with their verdict, or print them whole (-o json|yaml)',
+    args: [RELEASE],
+    flags: [
+      { flags: '-A, --all-namespaces', description: 'every namespace' },
+      { flags: '-l, --selector <selector>', description: 'only Releases with these labels (e.g. team=a,tier!=canary)' },
+      {
+        flags: '-o, --output <format>',
+        description: 'json|yaml: the objects as the API server returns them; wide: more columns; name: release.convoy.dev/<name>',
+        choices: ['json', 'yaml', 'wide', 'name'],
+      },
+      { flags: '-w, --watch', description: 'after the list, print each change as it happens (Ctrl-C stops)' },
+      { flags: '--show-managed-fields', description: 'keep metadata.managedFields in -o json|yaml' },
+    ],
+    help: `${RELEASE_FORM}\n-o json prints one Release object for a named Release and a List otherwise, as kubectl does;\nthe combined verdict alone is convoy status <release> -o json.`,
+    load: async () => (await import('./get.ts')).getVerb,
+  },
+  {
+    name: 'describe',
+    summary: 'conditions, attempts, rollout, waves, hooks, health and Events of a Release',
+    args: [RELEASE],
+    flags: [],
+    load: async () => (await import('./describe.ts')).describeVerb,
+  },
+  {
+    name: 'status',
+    summary: 'the combined verdict: exit 0 Ready, 1 failed, 3 waiting',
+    args: [RELEASE],
+    flags: [{ flags: '-o, --output <format>', description: 'the verdict as json or yaml', choices: ['json', 'yaml'] }],
+    help: 'Exit codes: 0 Ready, 1 failed (not retried), 3 not Ready yet (waiting, retrying or suspended).',
+    load: async () => (await import('./status.ts')).statusVerb,
+  },
+  {
+    name: 'wait',
+    summary: 'wait until Ready (exit 0), a failure not retried or the timeout (exit 1)',
+    args: [RELEASE],
+    flags: [
+      { flags: '--timeout <duration>', description: 'give up after this long', default: '5m' },
+      { flags: '--interval <duration>', description: 'how often to read the Release', default: '1s' },
+    ],
+    load: async () => (await import('./wait.ts')).waitVerb,
+  },
+  {
+    name: 'sync',
+    summary: 'request a reconcile now',
+    args: [RELEASE],
+    flags: [{ flags: '--force', description: 'skip the dry run and apply the render again' }],
+    load: async () => (await import('./annotate.ts')).syncVerb,
+  },
+  {
+    name: 'pin',
+    summary: 'deploy exactly that render (full or short renderRef) until convoy unpin',
+    args: [RELEASE, '[renderRef]'],
+    flags: [API],
+    load: async () => (await import('./annotate.ts')).pinVerb,
+  },
+  {
+    name: 'unpin',
+    summary: 'follow the source (Git, Helm repository) again',
+    args: [RELEASE],
+    flags: [],
+    load: async () => (await import('./annotate.ts')).unpinVerb,
+  },
+  {
+    name: 'history',
+    summary: 'the renders: time, source revision, renderRef, applied/healthy/pinned',
+    args: [RELEASE],
+    flags: [API],
+    load: async () => (await import('./history.ts')).historyVerb,
+  },
+  {
+    name: 'rollback',
+    summary: 'pin the previous render (--to <ref>: another; --last-healthy: the last healthy one)',
+    args: [RELEASE, '[renderRef]'],
+    flags: [
+      { flags: '--to <renderRef>', description: 'the render to go back to (full or short ref; convoy history lists them)' },
+      { flags: '--last-healthy', description: 'the last render that was healthy (status.lastHealthy)' },
+      API,
+    ],
+    help:
+      'Without --to or --last-healthy: the render applied before the current one (status.rollout.previousRenderRef),\n' +
+      'like helm rollback and argocd app rollback. The Release is pinned to it and stops following its source;\n' +
+      'convoy unpin <release> follows the source again.',
+    load: async () => (await import('./rollback.ts')).rollbackVerb,
+  },
+  {
+    name: 'suspend',
+    summary: 'stop reconciling (the observers keep observing)',
+    args: [RELEASE],
+    flags: [],
+    load: async () => (await import('./annotate.ts')).suspendVerb,
+  },
+  {
+    name: 'resume',
+    summary: 'reconcile again',
+    args: [RELEASE],
+    flags: [],
+    load: async () => (await import('./annotate.ts')).resumeVerb,
+  },
+  {
+    name: 'diff',
+    summary: 'live objects vs. a server-side dry run of the render (exit 1: a difference)',
+    args: [RELEASE],
+    flags: [{ flags: '--ref <ref>', description: 'render at branch:<b>, tag:<t> or commit:<sha> instead of the current source' }],
+    load: async () => (await import('./diff.ts')).diffVerb,
+  },
+  {
+    name: 'tree',
+    summary: 'objects of the applied render with their sync and health',
+    args: [RELEASE],
+    flags: [],
+    load: async () => (await import('./tree.ts')).treeVerb,
+  },
+  {
+    name: 'events',
+    summary: 'the Events convoy wrote about a Release',
+    args: [RELEASE],
+    flags: [{ flags: '-o, --output <format>', description: 'the Events as json or yaml', choices: ['json', 'yaml'] }],
+    load: async () => (await import('./events.ts')).eventsVerb,
+  },
+];
+
+export const isCliVerb = (verb: string | undefined): boolean => VERBS.some((v) => v.name === verb);
