@@ -36,6 +36,7 @@ import { startLeaderElection } from './leader.ts';
 import { createRelayMetrics, type RelayMetrics } from './metrics.ts';
 import { createQueueSender, type BatchSendPort, type QueueSender } from './send/queue-sender.ts';
 import { metadataOnlyListWatch } from './watch/metadata-only.ts';
+import { once, slimDependency, slimRelease } from './watch/slim.ts';
 import { createResilientInformer, type InformerEvent, type ListFunction, type ListWatchLike, type ResilientInformer } from './watch/resilient-informer.ts';
 
 export interface RelayOptions {
@@ -86,6 +87,13 @@ export interface Relay {
 type Watched = KubernetesObject & { spec?: unknown; data?: unknown; binaryData?: unknown };
 
 const RELEASE_PATH = `/apis/${API_GROUP}/${API_VERSION}/releases`;
+
+/**
+ * Objects per list page. A list of 10,000 Releases in one answer is tens of MB of JSON and more
+ * as objects, all alive at once; by pages, each page is slimmed (watch/slim.ts) before the next
+ * is read, as client-go's informers page at 500.
+ */
+export const LIST_PAGE_SIZE = 500;
 
 const CUSTOM_DEPENDENCIES: readonly { kind: DependencyKind; plural: string }[] = [
   { kind: 'Cluster', plural: 'clusters' },
@@ -238,14 +246,16 @@ export function startRelay(options: RelayOptions): Relay {
     name: string,
     path: string,
     list: ListFunction<Watched>,
+    transform: (object: Watched) => Watched,
     onEvent: (event: InformerEvent<Watched>) => void,
     labelSelector?: string,
-    createListWatch?: (list: ListFunction<Watched>) => ListWatchLike<Watched>,
+    createListWatch?: (list: ListFunction<Watched>, transform: (object: Watched) => Watched) => ListWatchLike<Watched>,
   ) =>
     createResilientInformer<Watched>({
       name,
       path,
       list,
+      transform,
       ...(labelSelector === undefined ? {} : { labelSelector }),
       ...(createListWatch === undefined ? {} : { createListWatch }),
       kc,
@@ -256,8 +266,27 @@ export function startRelay(options: RelayOptions): Relay {
       ...(options.relistIntervalMs === undefined ? {} : { relistIntervalMs: options.relistIntervalMs }),
     });
 
-  const listCustom = (plural: string): ListFunction<Watched> => async () =>
-    (await custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural })) as KubernetesListObject<Watched>;
+  /** Every object of a kind, by pages of LIST_PAGE_SIZE, each item transformed as its page arrives. */
+  const listCustom =
+    (plural: string, transform: (object: Watched) => Watched): ListFunction<Watched> =>
+    async () => {
+      const items: Watched[] = [];
+      let page: KubernetesListObject<Watched>;
+      let next: string | undefined;
+      do {
+        page = (await custom.listClusterCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          plural,
+          limit: LIST_PAGE_SIZE,
+          ...(next === undefined ? {} : { _continue: next }),
+        })) as KubernetesListObject<Watched>;
+        for (const item of page.items) items.push(transform(item));
+        next = page.metadata?._continue || undefined;
+      } while (next !== undefined);
+      // Every page answers at the first page's resourceVersion (one consistent snapshot).
+      return { ...page, metadata: { resourceVersion: page.metadata?.resourceVersion }, items };
+    };
 
   const newSender = () =>
     createQueueSender({
@@ -277,11 +306,14 @@ export function startRelay(options: RelayOptions): Relay {
     metrics.leader.set(1);
     const sender = newSender();
     const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
-    const releaseInformer = informerFor('Release', RELEASE_PATH, listCustom('releases'), (event) => onReleaseEvent(sender, event));
+    // Each informer keeps only what the relay reads of its objects (watch/slim.ts).
+    const releaseSlim = once<Watched>(slimRelease);
+    const releaseInformer = informerFor('Release', RELEASE_PATH, listCustom('releases', releaseSlim), releaseSlim, (event) => onReleaseEvent(sender, event));
     for (const { kind, plural } of CUSTOM_DEPENDENCIES) {
+      const slim = once<Watched>(slimDependency);
       dependencies.set(
         kind,
-        informerFor(kind, `/apis/${API_GROUP}/${API_VERSION}/${plural}`, listCustom(plural), (event) =>
+        informerFor(kind, `/apis/${API_GROUP}/${API_VERSION}/${plural}`, listCustom(plural, slim), slim, (event) =>
           onDependencyEvent(sender, kind, dependencies, event),
         ),
       );
@@ -293,7 +325,7 @@ export function startRelay(options: RelayOptions): Relay {
       const metadata = metadataOnlyListWatch<Watched>(kc, path, WATCH_LABEL_SELECTOR);
       dependencies.set(
         kind,
-        informerFor(kind, path, metadata.list, (event) => onDependencyEvent(sender, kind, dependencies, event), WATCH_LABEL_SELECTOR, metadata.createListWatch),
+        informerFor(kind, path, metadata.list, once<Watched>(slimDependency), (event) => onDependencyEvent(sender, kind, dependencies, event), WATCH_LABEL_SELECTOR, metadata.createListWatch),
       );
     }
     releaseInformer.start();

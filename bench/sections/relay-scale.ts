@@ -2,7 +2,9 @@
 // up-to-date status (bench/lib/release-fleet.ts), so no function runs; the relay runs as in
 // production (relay/main.ts, its own process, so /proc measures it alone) and sends to fauxqs
 // queues, which the bench counts. Reports:
-// - the relay's RSS after its first list and its peak;
+// - the relay's RSS after its first list and its peak, and its memory with 0, n/2 and n Releases
+//   (RSS and V8 heap used, from a relay started on each): MB per 1,000 Releases (issue 24:
+//   RSS <= 150 MB at 10,000, growing linearly);
 // - the message burst of a start, a restart with 1,000 Releases not up to date, and a restart
 //   with every Release up to date (messages per loop within 1, 5, 10 and 30 s of ready);
 // - the watch-event → message lag (p50/p99) under a burst of 1,000 spec changes: the bench's
@@ -24,6 +26,21 @@ import { log } from '../lib/stdout.ts';
 
 const NAMESPACE = 'convoy-relay-scale';
 const BURST_WINDOWS_S = [1, 5, 10, 30] as const;
+/** Issue 24's targets. */
+const TARGET_RSS_MIB_AT_10K = 150;
+const TARGET_LAG_P99_MS = 1_000;
+
+/** One reading of the relay's memory: what it holds, RSS and V8 heap used (its own metric). */
+interface MemoryPoint {
+  releases: number;
+  rssMiB: number;
+  heapUsedMiB: number;
+  /** The same 5 s later (the list's garbage collected). */
+  settled: { rssMiB: number; heapUsedMiB: number };
+}
+
+const metricValue = (text: string, name: string): number => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? 'NaN');
+const mib = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
 
 export async function benchRelayScale(kc: KubeConfig, root: string, dir: string, options: { releases: number; changes: number }): Promise<Record<string, unknown>> {
   const aws = await startFauxqs({ port: 0, logger: false });
@@ -36,10 +53,8 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
   let relay: SideProcess | undefined;
   const run = Date.now().toString(36);
   try {
-    log(`relayScale: creating ${options.releases} Releases with an up-to-date status`);
-    const created = performance.now();
-    const fleet = await createFleet(kc, { prefix: `scale-${run}`, count: options.releases, perNamespace: 100, concurrency: 16, repoUrl: 'http://127.0.0.1:9/app.git' });
-    const createMs = Math.round(performance.now() - created);
+    const half = Math.floor(options.releases / 2);
+    const fleetOf = (part: string, count: number) => createFleet(kc, { prefix: `scale-${run}-${part}`, count, perNamespace: 100, concurrency: 16, repoUrl: 'http://127.0.0.1:9/app.git' });
 
     const depth = async (): Promise<Record<Loop, number>> => {
       const out = {} as Record<Loop, number>;
@@ -53,7 +68,21 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
       for (const loop of LOOPS) await sqs.send(new PurgeQueueCommand({ QueueUrl: queues[loop] }));
     };
     const [port] = await freePorts(1);
-    const startRelayProcess = async (label: string): Promise<{ readyMs: number; burst: Record<string, Record<Loop, number>>; rssAfterListMiB: number }> => {
+    const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    /** A relay started on what the cluster holds now: its memory once ready, and 5 s later. */
+    const memoryPoint = async (label: string): Promise<MemoryPoint> => {
+      const { pid } = await startRelayProcess(label, false);
+      const read = async () => {
+        const text = await scrape();
+        return { releases: metricValue(text, 'convoy_relay_releases'), rssMiB: rssMiB(pid).rss, heapUsedMiB: mib(metricValue(text, 'convoy_relay_nodejs_heap_size_used_bytes')) };
+      };
+      const first = await read();
+      await sleep(5_000);
+      const later = await read();
+      await stopRelay();
+      return { ...first, settled: { rssMiB: later.rssMiB, heapUsedMiB: later.heapUsedMiB } };
+    };
+    const startRelayProcess = async (label: string, windows = true): Promise<{ pid: number; readyMs: number; burst: Record<string, Record<Loop, number>>; rssAfterListMiB: number }> => {
       await purge();
       const t = performance.now();
       const proc = startSideProcess({
@@ -85,17 +114,29 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
       const readyAt = performance.now();
       const rssAfterListMiB = rssMiB(proc.pid).rss;
       const burst: Record<string, Record<Loop, number>> = {};
-      for (const s of BURST_WINDOWS_S) {
+      for (const s of windows ? BURST_WINDOWS_S : []) {
         await sleep(Math.max(0, readyAt + s * 1000 - performance.now()));
         burst[`within${s}s`] = await depth();
       }
-      return { readyMs: Math.round(readyAt - t), burst, rssAfterListMiB };
+      return { pid: proc.pid, readyMs: Math.round(readyAt - t), burst, rssAfterListMiB };
     };
     const stopRelay = async () => {
       await relay?.stop(15_000);
       relay = undefined;
     };
 
+    log('relayScale: the relay with no Release of this section');
+    const memory: MemoryPoint[] = [await memoryPoint('empty')];
+    log(`relayScale: creating ${options.releases} Releases with an up-to-date status (${half}, a relay started on them, then the rest)`);
+    const created = performance.now();
+    const firstHalf = await fleetOf('a', half);
+    let createMs = Math.round(performance.now() - created);
+    memory.push(await memoryPoint('half'));
+    const createdRest = performance.now();
+    const fleet = [...firstHalf, ...(await fleetOf('b', options.releases - half))];
+    createMs += Math.round(performance.now() - createdRest);
+
+    memory.push(await memoryPoint('full'));
     log('relayScale: first start');
     const firstStart = await startRelayProcess('start');
     log('relayScale: spec-change burst');
@@ -113,19 +154,36 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
     const restartAllUpToDate = await startRelayProcess('restart-all-up-to-date');
     const rssEnd = rssMiB(relay?.pid ?? -1);
     await stopRelay();
+    const [empty, , full] = memory;
+    const perThousand = (a: MemoryPoint | undefined, b: MemoryPoint | undefined, field: 'rssMiB' | 'heapUsedMiB') =>
+      a === undefined || b === undefined || b.releases === a.releases ? undefined : Math.round(((b.settled[field] - a.settled[field]) / ((b.releases - a.releases) / 1000)) * 100) / 100;
+    const fullRss = full?.settled.rssMiB ?? Infinity;
+    const lagMet = lag.p99Ms !== undefined && lag.p99Ms <= TARGET_LAG_P99_MS && lag.received === options.changes;
     return {
       releases: options.releases,
       createWithStatusMs: createMs,
+      memory: {
+        points: memory,
+        mibPer1000Releases: {
+          rss: perThousand(empty, full, 'rssMiB'),
+          heapUsed: perThousand(empty, full, 'heapUsedMiB'),
+          rssFirstHalf: perThousand(empty, memory[1], 'rssMiB'),
+          rssSecondHalf: perThousand(memory[1], full, 'rssMiB'),
+        },
+        target: { rssMiBAt10000: TARGET_RSS_MIB_AT_10K, growth: 'linear: the two halves grow alike' },
+        met: options.releases >= 10_000 ? fullRss <= TARGET_RSS_MIB_AT_10K : 'not measured at 10,000',
+      },
       relayRssMiB: { afterFirstList: firstStart.rssAfterListMiB, afterSpecBurst: rss.rss, peak: Math.max(rss.peak, rssEnd.peak) },
-      specChangeBurst: lag,
+      specChangeBurst: { ...lag, target: { p99Ms: TARGET_LAG_P99_MS }, met: lagMet },
       messagesAfterReady: { firstStart: firstStart.burst, restartSomeNotUpToDate: restartSomeStale.burst, restartAllUpToDate: restartAllUpToDate.burst },
       readyMs: { firstStart: firstStart.readyMs, restartSomeNotUpToDate: restartSomeStale.readyMs, restartAllUpToDate: restartAllUpToDate.readyMs },
       notes: [
         `fleet: ${options.releases} Releases, 100 per namespace, no healthAssessment (health every 10 min), default intervals (reconcile and drift 5 min); status: reconciled within the last 5 min, health checked within the last 10 min, InSync/Healthy unchanged for 2 h`,
         'messagesAfterReady: messages in each queue that many seconds after /readyz answered and the relay led (convoy_relay_leader 1) (queues purged before each start; nothing consumes them)',
         `restartSomeNotUpToDate: the ${options.changes} Releases of the spec-change burst have a newer generation than their status`,
+        'memory.points: a relay started on 0 (of this section), n/2 and n Releases; rssMiB once /readyz answers and it leads, settled 5 s later; heapUsedMiB its convoy_relay_nodejs_heap_size_used_bytes; mibPer1000Releases from the settled readings. The relay runs from its .ts sources (Node strips the types), as every bench section runs it',
       ],
-      met: lag.p99Ms !== undefined && lag.received === options.changes,
+      met: lagMet && (options.releases < 10_000 || fullRss <= TARGET_RSS_MIB_AT_10K),
     };
   } finally {
     await relay?.stop(5_000);

@@ -9,7 +9,7 @@
 import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { createKubeHttp } from '../../adapters/kube/http.ts';
-import type { ListFunction, ListWatchLike } from './resilient-informer.ts';
+import { transformingWatch, type ListFunction, type ListWatchLike } from './resilient-informer.ts';
 
 const ACCEPT_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const ACCEPT_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
@@ -21,7 +21,7 @@ export class MetadataWatchError extends Error {
 
 export interface MetadataListWatch<T extends KubernetesObject> {
   readonly list: ListFunction<T>;
-  readonly createListWatch: (list: ListFunction<T>) => ListWatchLike<T>;
+  readonly createListWatch: (list: ListFunction<T>, transform: (object: T) => T) => ListWatchLike<T>;
 }
 
 /**
@@ -50,6 +50,6 @@ export function metadataOnlyListWatch<T extends KubernetesObject>(kc: KubeConfig
       }
       return { apiVersion: 'meta.k8s.io/v1', kind: body.kind, metadata: body.metadata ?? {}, items: body.items ?? [] };
     },
-    createListWatch: (list) => new ListWatch<T>(path, new Watch(metadataConfig), list, false, labelSelector),
+    createListWatch: (list, transform) => new ListWatch<T>(path, transformingWatch(new Watch(metadataConfig), transform), list, false, labelSelector),
   };
 }

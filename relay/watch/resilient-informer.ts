@@ -72,8 +72,17 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   readonly relistIntervalMs?: number;
   /** Needed unless createListWatch is given. */
   readonly kc?: KubeConfig;
-  /** Makes one session's ListWatch; default client-node's ListWatch. */
-  readonly createListWatch?: (list: ListFunction<T>) => ListWatchLike<T>;
+  /**
+   * Makes one session's ListWatch; default client-node's ListWatch. `transform` is this
+   * informer's: a ListWatch made here applies it to every watched object before caching it
+   * (transformingWatch), as the informer applies it to every listed one.
+   */
+  readonly createListWatch?: (list: ListFunction<T>, transform: (object: T) => T) => ListWatchLike<T>;
+  /**
+   * Applied to every object listed or watched before anything keeps it (e.g. relay/watch/slim.ts:
+   * only the fields the relay reads); it must be idempotent (slim.ts once()). Default: none.
+   */
+  readonly transform?: (object: T) => T;
   readonly now?: () => number;
 }
 
@@ -88,6 +97,25 @@ export interface ResilientInformer<T> {
   relist(): void;
 }
 
+/**
+ * `watch` with `transform` applied to the object of every ADDED, MODIFIED and DELETED event
+ * before its callback (client-node's ListWatch) sees, and caches, it. BOOKMARK and ERROR events
+ * pass as they are (ListWatch reads their resourceVersion and code).
+ */
+export function transformingWatch<T>(watch: Watch, transform: (object: T) => T): Watch {
+  const wrapped: Pick<Watch, 'watch'> = {
+    watch: (path, queryParams, callback, done) =>
+      watch.watch(
+        path,
+        queryParams,
+        (phase: string, apiObj: unknown, watchObj?: unknown) =>
+          callback(phase, phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED' ? transform(apiObj as T) : apiObj, watchObj),
+        done,
+      ),
+  };
+  return wrapped as Watch;
+}
+
 export class InformerConfigError extends Error {
   override name = 'InformerConfigError';
 }
@@ -98,11 +126,12 @@ export function createResilientInformer<T extends KubernetesObject>(options: Res
   const maxMs = options.backoff?.maxMs ?? 30_000;
   const relistIntervalMs = options.relistIntervalMs ?? 10 * 60_000;
   const now = options.now ?? Date.now;
+  const transform = options.transform ?? ((object: T) => object);
   const createListWatch =
     options.createListWatch ??
-    ((list: ListFunction<T>) => {
+    ((list: ListFunction<T>, slim: (object: T) => T) => {
       if (options.kc === undefined) throw new InformerConfigError(`informer ${name}: pass kc (a KubeConfig) or createListWatch`);
-      return new ListWatch<T>(options.path, new Watch(options.kc), list, false, options.labelSelector);
+      return new ListWatch<T>(options.path, transformingWatch(new Watch(options.kc), slim), list, false, options.labelSelector);
     });
 
   /** namespace → name → object, as last reported. */
@@ -217,13 +246,15 @@ export function createResilientInformer<T extends KubernetesObject>(options: Res
     const id = ++session;
     sessionStartedAt = now();
     const list: ListFunction<T> = async () => {
-      const result = await options.list();
-      if (id === session && running) applyList(result.items ?? []);
+      const listed = await options.list();
+      // The ListWatch caches the transformed items too, not the list as it came.
+      const result = { ...listed, items: (listed.items ?? []).map(transform) };
+      if (id === session && running) applyList(result.items);
       return result;
     };
     let listWatch: ListWatchLike<T>;
     try {
-      listWatch = createListWatch(list);
+      listWatch = createListWatch(list, transform);
     } catch (error) {
       fail(id, error);
       return;

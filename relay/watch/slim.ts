@@ -1,0 +1,117 @@
+/**
+ * What the relay keeps of each watched object (issue 24: 10,000 Releases in 150 MB). The
+ * informers apply these transforms to every listed and watched object before anything holds it
+ * (client-node's ListWatch cache, the informer's own map, the Release index), so a Release's
+ * managedFields, its other annotations (kubectl's last-applied-configuration can be as large as
+ * the object), its inline Helm values and the status parts the relay never reads are dropped as
+ * soon as they are parsed off the wire.
+ *
+ * What the relay reads, and so what stays (every use in relay/ and the domain code it calls):
+ * - metadata: name, namespace, uid, resourceVersion (the informer's change check), generation,
+ *   creationTimestamp, deletionTimestamp, labels (Mutation selectors, release-events.ts), and of
+ *   the annotations only the request annotations (pin, sync, force sync: release-events.ts,
+ *   up-to-date.ts);
+ * - spec: all of it but `content.helm.values` (timers, up-to-date, affected-releases read
+ *   intervals, suspend, mode, cluster, lifecycle, sources, values layers; parseRelease needs it);
+ * - status: observedGeneration, reconciledAt, lastHandledSyncAt, lastHandledForceSyncAt,
+ *   lastAttempted/lastSuccessful {attemptedAt, phase, renderRef}, rollout {renderRef, state},
+ *   pin {renderRef, state}, healthSummary's renderRef, checkedAt and counts (not its objects), and
+ *   each condition's type, status, reason, lastTransitionTime and observedGeneration (timers.ts,
+ *   up-to-date.ts, release-gauges.ts). A condition's message is kept as '' (the schema wants a
+ *   string; nothing in the relay shows it).
+ * - the other kinds (Cluster, Mutation, Lifecycle, GitRepository): metadata name, namespace, uid,
+ *   resourceVersion, generation, and spec (affected-releases.ts); no status. ConfigMaps and
+ *   Secrets arrive as metadata only (metadata-only.ts) and keep the same metadata fields.
+ *
+ * The HTTP API does not read this cache: its routes read Releases from the API server
+ * (http/release-api.ts), so nothing it answers depends on what is dropped here. The copy of a
+ * just-added Release that travels with its first reconcile message is this slim one; the
+ * functions only compare its metadata with the live Release (functions/runtime/release-reads.ts).
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { REQUEST_ANNOTATIONS } from '../../domain/relay/release-events.ts';
+
+type Raw = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Raw => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The fields of `from` named in `keys` that it has (no key is added as undefined). */
+function pick(from: unknown, keys: readonly string[]): Raw | undefined {
+  if (!isObject(from)) return undefined;
+  const out: Raw = {};
+  for (const key of keys) if (from[key] !== undefined) out[key] = from[key];
+  return out;
+}
+
+/** Sets `key` on `to` when `value` is defined. */
+function put(to: Raw, key: string, value: unknown): void {
+  if (value !== undefined) to[key] = value;
+}
+
+const IDENTITY_METADATA = ['name', 'namespace', 'uid', 'resourceVersion', 'generation'] as const;
+const RELEASE_METADATA = [...IDENTITY_METADATA, 'creationTimestamp', 'deletionTimestamp', 'labels'] as const;
+
+function slimMetadata(metadata: unknown, keys: readonly string[], annotations: readonly string[]): Raw {
+  const out = pick(metadata, keys) ?? {};
+  const kept = pick(isObject(metadata) ? metadata['annotations'] : undefined, annotations);
+  if (kept !== undefined && Object.keys(kept).length > 0) out['annotations'] = kept;
+  return out;
+}
+
+const ATTEMPT = ['attemptedAt', 'phase', 'renderRef'] as const;
+const CONDITION = ['type', 'status', 'reason', 'lastTransitionTime', 'observedGeneration'] as const;
+const HEALTH_SUMMARY = ['renderRef', 'checkedAt', 'total', 'healthy', 'progressing', 'degraded', 'missing', 'unknown'] as const;
+
+function slimStatus(status: unknown): Raw | undefined {
+  if (!isObject(status)) return undefined;
+  const out = pick(status, ['observedGeneration', 'reconciledAt', 'lastHandledSyncAt', 'lastHandledForceSyncAt']) ?? {};
+  put(out, 'lastAttempted', pick(status['lastAttempted'], ATTEMPT));
+  put(out, 'lastSuccessful', pick(status['lastSuccessful'], ATTEMPT));
+  put(out, 'rollout', pick(status['rollout'], ['renderRef', 'state']));
+  put(out, 'pin', pick(status['pin'], ['renderRef', 'state']));
+  const health = pick(status['healthSummary'], HEALTH_SUMMARY);
+  if (health !== undefined) put(out, 'healthSummary', { ...health, objects: [] });
+  const conditions = status['conditions'];
+  if (Array.isArray(conditions)) out['conditions'] = (conditions as unknown[]).map((c) => (isObject(c) ? { ...pick(c, CONDITION), message: '' } : c));
+  return out;
+}
+
+function slimSpec(spec: unknown): unknown {
+  if (!isObject(spec)) return spec;
+  const content = spec['content'];
+  if (!isObject(content) || !isObject(content['helm']) || content['helm']['values'] === undefined) return spec;
+  const { values: _values, ...helm } = content['helm'];
+  return { ...spec, content: { ...content, helm } };
+}
+
+/** A Release as the relay keeps it (see the header); it still parses as a Release. */
+export function slimRelease<T extends KubernetesObject>(raw: T): T {
+  const object = raw as unknown as Raw;
+  const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], RELEASE_METADATA, REQUEST_ANNOTATIONS) };
+  put(out, 'spec', slimSpec(object['spec']));
+  put(out, 'status', slimStatus(object['status']));
+  return out as unknown as T;
+}
+
+/** A Cluster, Mutation, Lifecycle or GitRepository (spec kept), or a ConfigMap or Secret as metadata, as the relay keeps it. */
+export function slimDependency<T extends KubernetesObject>(raw: T): T {
+  const object = raw as unknown as Raw;
+  const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], IDENTITY_METADATA, []) };
+  put(out, 'spec', object['spec']);
+  return out as unknown as T;
+}
+
+/**
+ * `transform` made idempotent for one informer: an object it returned is returned as is, so the
+ * list function (which slims each page as it arrives) and the informer can both apply it
+ * without a second copy.
+ */
+export function once<T extends object>(transform: (object: T) => T): (object: T) => T {
+  const slimmed = new WeakSet<T>();
+  return (object) => {
+    if (slimmed.has(object)) return object;
+    const slim = transform(object);
+    slimmed.add(slim);
+    return slim;
+  };
+}
