@@ -19,6 +19,10 @@ export interface InvocationRecord {
   readonly loop: Loop;
   readonly slot: number;
   readonly records: number;
+  /** The messageIds of the invocation's event, in order. */
+  readonly messageIds: readonly string[];
+  /** Size of the event sent to the function, in bytes. */
+  readonly payloadBytes: number;
   readonly result: InvokeResult;
   readonly settlement: Settlement;
 }
@@ -88,8 +92,9 @@ export function startEventSourceDriver(options: DriverOptions): EventSourceDrive
     const emulator = (emulators[slot] ??= await options.startEmulator(slot));
     running++;
     let result: InvokeResult;
+    const payload = JSON.stringify(event);
     try {
-      result = await emulator.invoke(JSON.stringify(event));
+      result = await emulator.invoke(payload);
     } finally {
       running--;
     }
@@ -102,7 +107,7 @@ export function startEventSourceDriver(options: DriverOptions): EventSourceDrive
     } else {
       log.warn('the invocation failed: the whole batch returns after its visibility timeout', { reason: settlement.reason, records: event.Records.length, timedOut: result.timedOut });
     }
-    const record = { loop, slot, records: event.Records.length, result, settlement };
+    const record = { loop, slot, records: event.Records.length, messageIds: event.Records.map((r) => r.messageId), payloadBytes: Buffer.byteLength(payload), result, settlement };
     invocations.push(record);
     options.onInvocation?.(record);
   };

@@ -76,7 +76,15 @@ export interface PreparedLambdaFunctions {
 }
 
 export interface LambdaFunctions {
+  /** The functions' settings as the template has them. */
+  readonly functions: Readonly<Record<Loop, FunctionSettings>>;
   readonly drivers: Readonly<Record<Loop, EventSourceDriver>>;
+  /**
+   * One more execution environment of a function, outside its mapping (the bench; tests of bad
+   * input): the template's settings, this runtime's stand-ins, `environment` changing the result
+   * (return the variables to run with). The caller invokes and stops it.
+   */
+  startEmulator(loop: Loop, environment?: (env: Record<string, string>) => Record<string, string>): Promise<Emulator>;
   readonly secrets: SecretsEndpoint;
   readonly invocations: () => InvocationRecord[];
   stop(): Promise<void>;
@@ -127,6 +135,33 @@ async function startLambdaFunctions(args: {
   const sdk = awsSdkModules();
   const drivers = {} as Record<Loop, EventSourceDriver>;
   const all: InvocationRecord[] = [];
+  const templateEnvs = {} as Record<Loop, Record<string, string>>;
+  const extra: Emulator[] = [];
+  /** An execution environment of `loop`: its task root, layers, a private /tmp, the template's environment. */
+  const emulatorFor = async (loop: Loop, slot: string, change?: (env: Record<string, string>) => Record<string, string>): Promise<Emulator> => {
+    const fn = functions[loop];
+    const fnDir = join(dir, loop);
+    const slotTmp = join(fnDir, `tmp-${slot}`);
+    await rm(slotTmp, { recursive: true, force: true });
+    await mkdir(slotTmp, { recursive: true });
+    let env: Record<string, string> = {
+      ...mapTmp(templateEnvs[loop], slotTmp, dir),
+      ...lambdaEnvironment({ loop, fn, slotTmp, endpoint: context.endpoint, secrets: secrets.url }),
+      ...(await layerTools(join(fnDir, 'opt'))),
+    };
+    if (options.environmentOverride) env = options.environmentOverride(loop, env);
+    if (change) env = change(env);
+    return startEmulator({
+      runtime,
+      taskRoot: join(fnDir, 'task'),
+      handler: fn.handler,
+      functionName: fn.logicalId,
+      memorySize: fn.memorySize,
+      timeoutSeconds: fn.timeoutSeconds,
+      environment: env,
+      ...(options.onLine ? { onLine: (line: string) => options.onLine?.(loop, Number.isNaN(Number(slot)) ? -1 : Number(slot), line) } : {}),
+    });
+  };
   try {
     for (const loop of LOOPS) {
       const fn = functions[loop];
@@ -139,7 +174,7 @@ async function startLambdaFunctions(args: {
       await symlink(sdk, join(fnDir, 'node_modules', '@aws-sdk'));
       const opt = join(fnDir, 'opt');
       for (const layer of fn.layerAssets) await extractZip(join(synthesized.outdir, layer), opt);
-      const templateEnv = resolveEnvironment(fn.environment, resources);
+      templateEnvs[loop] = resolveEnvironment(fn.environment, resources);
       const slots = Math.max(1, Math.min(fn.eventSource.maximumConcurrency ?? 1000, options.maxSlots ?? Number.POSITIVE_INFINITY));
       drivers[loop] = startEventSourceDriver({
         loop,
@@ -154,27 +189,7 @@ async function startLambdaFunctions(args: {
           all.push(record);
           options.onInvocation?.(record);
         },
-        startEmulator: async (slot): Promise<Emulator> => {
-          const slotTmp = join(fnDir, `tmp-${slot}`);
-          await rm(slotTmp, { recursive: true, force: true });
-          await mkdir(slotTmp, { recursive: true });
-          let env: Record<string, string> = {
-            ...mapTmp(templateEnv, slotTmp, dir),
-            ...lambdaEnvironment({ loop, fn, slotTmp, endpoint: context.endpoint, secrets: secrets.url }),
-            ...(await layerTools(opt)),
-          };
-          if (options.environmentOverride) env = options.environmentOverride(loop, env);
-          return startEmulator({
-            runtime,
-            taskRoot,
-            handler: fn.handler,
-            functionName: fn.logicalId,
-            memorySize: fn.memorySize,
-            timeoutSeconds: fn.timeoutSeconds,
-            environment: env,
-            ...(options.onLine ? { onLine: (line: string) => options.onLine?.(loop, slot, line) } : {}),
-          });
-        },
+        startEmulator: (slot) => emulatorFor(loop, String(slot)),
       });
     }
   } catch (error) {
@@ -183,11 +198,18 @@ async function startLambdaFunctions(args: {
     throw error;
   }
   return {
+    functions,
     drivers,
     secrets,
     invocations: () => [...all],
+    async startEmulator(loop, change) {
+      const emulator = await emulatorFor(loop, `x${extra.length}`, change);
+      extra.push(emulator);
+      return emulator;
+    },
     async stop() {
       await Promise.allSettled(LOOPS.map((loop) => drivers[loop].stop()));
+      await Promise.allSettled(extra.map((e) => e.stop()));
       await secrets.stop();
     },
   };

@@ -5,13 +5,15 @@
  * window and maximum concurrency — driving a Release through the same runtime (relay, fauxqs, the
  * shipped identities) the in-process tests use. Needs scripts/build-lambda-runtime.sh (.ci/run).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { appliedOf, startRuntimeEnv, until, type RuntimeEnv } from '../harness/runtime-env.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
+import { settleInvocation } from '../../dev/lambda/batch-semantics.ts';
+import { startEventSourceDriver } from '../../dev/lambda/esm-driver.ts';
+import { createLogger } from '../../functions/runtime/logger.ts';
 
 const configMap = (name: string, data = 'v') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {k: ${data}}\n`;
 const condition = (release: Release, type: string) => release.status?.conditions?.find((c) => c.type === type);
@@ -78,16 +80,85 @@ describe('the functions under the Lambda runtime emulator', () => {
     expect(env.lambda()?.secrets.reads.length).toBeGreaterThan(0);
   }, 150_000);
 
-  it('a malformed message fails alone; the valid one of the same batch is done', async () => {
-    const before = env.lambda()?.invocations().length ?? 0;
+  it('bad input: a malformed message in a batch fails alone; the valid one beside it is done and deleted', async () => {
+    const first = await env.getRelease('first');
+    const [junk, valid] = await env.sendRaw('reconcile', ['{not json', env.messageBody('first', first.metadata?.uid ?? '', 'lambda-rt: beside a malformed message')]);
+    const carrying = (id: string | undefined) => (env.lambda()?.invocations() ?? []).filter((i) => i.messageIds.includes(id ?? ''));
+    await until('both messages were delivered and settled', () => carrying(junk).length > 0 && carrying(valid).length > 0, { timeoutMs: 30_000 });
+    for (const invocation of carrying(junk)) {
+      // The function answered; only the malformed record is named in batchItemFailures: never the whole batch.
+      expect(invocation.settlement.kind).toBe('succeeded');
+      if (invocation.settlement.kind === 'succeeded') expect(invocation.settlement.deleted.map((r) => r.messageId)).not.toContain(junk);
+    }
+    const validRun = carrying(valid)[0];
+    expect(validRun?.settlement.kind === 'succeeded' && validRun.settlement.deleted.map((r) => r.messageId)).toContain(valid);
+  }, 60_000);
+
+  it('bad input: a message over the queue limit is refused at send; a batch over the 6 MB payload limit is split, never sent whole', async () => {
     const sqs = env.runtime.sqs;
     const url = env.runtime.queues.health.queueUrl;
-    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: '{not json' }));
-    await until('the malformed message is in the DLQ', async () => (await env.dlqMessages('health')).length > 0 || undefined, { timeoutMs: 60_000, intervalMs: 500 }).catch(() => undefined);
-    const after = (env.lambda()?.invocations() ?? []).slice(before).filter((i) => i.loop === 'health');
-    expect(after.length).toBeGreaterThan(0);
-    // Each invocation that carried it answered with it alone in batchItemFailures: the batch did not fail.
-    for (const i of after) expect(i.settlement.kind).toBe('succeeded');
-    await sleep(0);
-  }, 120_000);
+    await expect(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x'.repeat(1024 * 1024 + 1) }))).rejects.toThrow();
+    // Seven ~900 KB junk messages: ~6.3 MB together, more than one invocation may carry.
+    const ids = await env.sendRaw('health', Array.from({ length: 7 }, (_, n) => `${n}`.padEnd(900 * 1024, 'x')));
+    const carrying = () => (env.lambda()?.invocations() ?? []).filter((i) => i.messageIds.some((id) => ids.includes(id)));
+    await until('every large message was delivered', () => ids.every((id) => carrying().some((i) => i.messageIds.includes(id))), { timeoutMs: 30_000 });
+    for (const invocation of carrying()) {
+      expect(invocation.payloadBytes).toBeLessThanOrEqual(6 * 1024 * 1024);
+      expect(invocation.settlement.kind).toBe('succeeded');
+    }
+    measured['largeBatchInvocations'] = carrying().map((i) => `${i.records} records, ${i.payloadBytes} B`);
+    // The junk would come back every second until its maxReceiveCount: drop it.
+    await sqs.send(new PurgeQueueCommand({ QueueUrl: url }));
+  }, 60_000);
+
+  it('bad input: a missing required variable fails the init with one line naming it; the batch is retried, not lost', async () => {
+    const lambda = env.lambda();
+    if (lambda === undefined) throw new Error('no Lambda runtime');
+    const emulator = await lambda.startEmulator('drift', (e) => {
+      const { CONVOY_DRIFT_QUEUE_URL: _dropped, ...rest } = e;
+      return rest;
+    });
+    const result = await emulator.invoke(JSON.stringify({ Records: [] }));
+    expect(result.error?.type).toBe('ConfigError');
+    expect(result.error?.message).toMatch(/CONVOY_DRIFT_QUEUE_URL/);
+    expect(result.error?.message.split('\n')).toHaveLength(1);
+    // The error answer is reported as such: a mapping would fail the whole batch (nothing deleted).
+    expect(settleInvocation({ Records: [] }, result, true).kind).toBe('batchFailed');
+    await emulator.stop();
+  }, 60_000);
+
+  it('bad input: a handler that throws at init — its batch is reported failed, retried after the visibility timeout, not lost', async () => {
+    const lambda = env.lambda();
+    if (lambda === undefined) throw new Error('no Lambda runtime');
+    const sqs = env.runtime.sqs;
+    // A queue of its own with a 2-s visibility timeout, fed to a driver whose function cannot start.
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `lambda-rt-init-${Date.now()}`, Attributes: { VisibilityTimeout: '2' } }));
+    const queueUrl = QueueUrl ?? '';
+    const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+    const driver = startEventSourceDriver({
+      loop: 'health',
+      sqs,
+      queueUrl,
+      queueArn: attributes.Attributes?.['QueueArn'] ?? '',
+      settings: { ...lambda.functions.health.eventSource },
+      slots: 1,
+      waitTimeSeconds: 1,
+      logger: createLogger({ level: 'error', write: () => undefined }),
+      // CONVOY_KUBECONFIG_PATH names no file: the container's init throws.
+      startEmulator: () => lambda.startEmulator('health', (e) => ({ ...e, CONVOY_KUBECONFIG_PATH: '/nonexistent/kubeconfig' })),
+    });
+    try {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: env.messageBody('first', 'u', 'init failure') }));
+      await until('the message was delivered twice', () => driver.invocations.length >= 2, { timeoutMs: 30_000 });
+      const [one, two] = driver.invocations;
+      expect(one?.result.error?.message).toMatch(/kubeconfig/);
+      expect(one?.settlement.kind).toBe('batchFailed');
+      expect(two?.messageIds).toEqual(one?.messageIds);
+      // Redelivered by SQS after the visibility timeout: its receive count went up.
+      expect(two?.result.error).toBeDefined();
+    } finally {
+      await driver.stop();
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
+    }
+  }, 60_000);
 });
