@@ -4,6 +4,7 @@
 // namespace, no cross-namespace references, only the tenant namespaces (the examples' and those of
 // --tenant-namespaces) may act on the cluster. Flags win over the CONVOY_* variables, which win
 // over the defaults; --open-tenancy allows every namespace inCluster and cross-namespace references.
+// CONVOY_INSECURE_REGISTRIES (OCI registries reachable over plain HTTP) is passed on when set.
 import { TenancySettingsError } from '../domain/tenancy/settings.ts';
 import type { TenancyManifestOptions } from '../infra/relay-manifests.ts';
 
@@ -44,6 +45,7 @@ export function devSettings(flags: DevSettingFlags, env: Record<string, string |
       defaultServiceAccount: flags['default-service-account'] ?? env['CONVOY_DEFAULT_SERVICE_ACCOUNT'] ?? 'default',
       ...(inCluster !== undefined ? { inClusterNamespaces: inCluster } : {}),
       crossNamespaceRefs: cross === 'true',
+      ...(env['CONVOY_INSECURE_REGISTRIES'] !== undefined ? { insecureRegistries: env['CONVOY_INSECURE_REGISTRIES'] } : {}),
     },
     watchSecrets: flags['watch-secrets'] === true,
   };

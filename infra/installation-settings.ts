@@ -34,6 +34,11 @@ export interface TenancyManifestOptions {
   readonly inClusterNamespaces?: string;
   /** CONVOY_CROSS_NAMESPACE_REFS; default false. */
   readonly crossNamespaceRefs?: boolean;
+  /**
+   * CONVOY_INSECURE_REGISTRIES: OCI registries (`host[:port]`, comma-separated, or `*`) Releases may
+   * reach over plain HTTP with `insecure: true`. Default none (the entry is left out).
+   */
+  readonly insecureRegistries?: string;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -68,5 +73,6 @@ export function tenancyEnvironment(tenancy: TenancyManifestOptions | undefined, 
     { name: 'CONVOY_TENANT_NAMESPACES', value: tenants.join(',') },
     { name: 'CONVOY_IN_CLUSTER_NAMESPACES', value: tenancy?.inClusterNamespaces ?? tenants.join(',') },
     { name: 'CONVOY_CROSS_NAMESPACE_REFS', value: String(tenancy?.crossNamespaceRefs ?? false) },
+    ...(tenancy?.insecureRegistries !== undefined ? [{ name: 'CONVOY_INSECURE_REGISTRIES', value: tenancy.insecureRegistries }] : []),
   ];
 }

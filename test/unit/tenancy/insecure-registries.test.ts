@@ -2,6 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TENANCY, insecureRegistryAllowed, TenancySettingsError } from '../../../domain/tenancy/settings.ts';
 import { tenancyFromEnv } from '../../../functions/runtime/tenancy-config.ts';
+import { tenancyEnvironment } from '../../../infra/installation-settings.ts';
+import { devSettings } from '../../../dev/dev-settings.ts';
+
+const asEnv = (entries: { name: string; value: string }[]) => Object.fromEntries(entries.map((e) => [e.name, e.value]));
 
 describe('CONVOY_INSECURE_REGISTRIES', () => {
   it('unset or empty: no registry over plain HTTP (the default)', () => {
@@ -24,5 +28,14 @@ describe('CONVOY_INSECURE_REGISTRIES', () => {
     expect(() => tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: 'http://registry.local' })).toThrow(
       'CONVOY_INSECURE_REGISTRIES: "http://registry.local" is not a registry host[:port] (use * for any, or a comma-separated list)',
     );
+  });
+
+  it('the installation settings generator writes it only when set (shipped installs: none), and the functions read it back; convoy dev passes the variable on', () => {
+    expect(asEnv(tenancyEnvironment({}, 'convoy-system'))).not.toHaveProperty('CONVOY_INSECURE_REGISTRIES');
+    const env = asEnv(tenancyEnvironment({ insecureRegistries: 'registry.local:5000' }, 'convoy-system'));
+    expect(env['CONVOY_INSECURE_REGISTRIES']).toBe('registry.local:5000');
+    expect(insecureRegistryAllowed(tenancyFromEnv(env), 'registry.local:5000')).toBe(true);
+    expect(devSettings({}, { CONVOY_INSECURE_REGISTRIES: '127.0.0.1:5001' }, 'examples').tenancy.insecureRegistries).toBe('127.0.0.1:5001');
+    expect(devSettings({}, {}, 'examples').tenancy).not.toHaveProperty('insecureRegistries');
   });
 });
