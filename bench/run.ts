@@ -16,6 +16,7 @@ import { benchDashboard } from './sections/dashboard.ts';
 import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
 import { benchFlux } from './sections/flux.ts';
 import { benchFunctions } from './sections/functions.ts';
+import { benchLambdaRuntime } from './sections/lambda-runtime.ts';
 import { benchMultiCluster } from './sections/multi-cluster.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
 import { benchPackage } from './sections/package.ts';
@@ -32,7 +33,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -59,6 +60,7 @@ async function main(): Promise<number> {
       'relay-scale-n': { type: 'string', default: '10000' },
       'relay-scale-changes': { type: 'string', default: '1000' },
       'multi-cluster-n': { type: 'string', default: '100' },
+      'lambda-n': { type: 'string', default: '20' },
     },
   });
   const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
@@ -77,6 +79,8 @@ async function main(): Promise<number> {
   }
   const multiClusterN = Number(values['multi-cluster-n']);
   if (!Number.isInteger(multiClusterN) || multiClusterN < 1) throw new BenchUsageError('--multi-cluster-n must be a positive integer');
+  const lambdaN = Number(values['lambda-n']);
+  if (!Number.isInteger(lambdaN) || lambdaN < 1) throw new BenchUsageError('--lambda-n must be a positive integer');
   if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
     throw new BenchUsageError('--sequential and --burst must be positive integers');
   }
@@ -109,7 +113,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster') || wanted('celHostile');
+    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster') || wanted('celHostile') || wanted('lambdaRuntime');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -161,6 +165,10 @@ async function main(): Promise<number> {
     if (wanted('celHostile') && kc) {
       const k = kc;
       await run('celHostile', () => benchCelHostile(k, { ordinary: 20, hostile: 2, spacingMs: 1_000 }), (r) => r);
+    }
+    if (wanted('lambdaRuntime') && kc) {
+      const k = kc;
+      await run('lambdaRuntime', () => benchLambdaRuntime(k, { n: lambdaN, steadySeconds: 75, slots: 2 }), (r) => r);
     }
     if (wanted('dashboard') && kc) {
       const k = kc;
