@@ -14,6 +14,7 @@ import { PLACEHOLDER_QUEUE_URLS } from '../../infra/install-files.ts';
 import { relayManifests } from '../../infra/relay-manifests.ts';
 import { kubeConfigFor, freshNamespace, type FreshNamespace } from '../harness/kube.ts';
 import { createKubeconform, type Kubeconform } from '../harness/kubeconform.ts';
+import { until } from '../harness/runtime-env.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -250,6 +251,48 @@ describe('Helm chart charts/convoy', () => {
     expect(await checksum({ ...REQUIRED, settings: { CONVOY_DEFAULT_SERVICE_ACCOUNT: 'convoy-deployer' } })).not.toBe(base);
     expect(await checksum({ ...REQUIRED, queues: { ...QUEUES, health: `${QUEUES.health}-2` } })).not.toBe(base);
     expect(await checksum({ ...REQUIRED, replicas: 3, podLabels: { team: 'a' } })).toBe(base);
+  });
+
+  it('applied to the apiserver, a settings change rolls the relay: the Deployment controller starts a new ReplicaSet; the same values again start none', async () => {
+    // Applied the way Argo CD applies a chart (its helm template output, server-side); the
+    // cluster-scoped RBAC is left out: its fixed names are shared by the whole test run.
+    const apply = async (values: unknown) => {
+      const { docs } = await render(values);
+      const namespaced = docs.filter((d) => !d.kind.startsWith('Cluster') && d.kind !== 'CustomResourceDefinition');
+      const file = join(dir, `apply-${++files}.yaml`);
+      await writeFile(file, namespaced.map((d) => stringify(d)).join('---\n'));
+      await run(tools.kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--field-manager', 'chart-test', '-n', ns.name, '-f', file]);
+      return podTemplate(docs).metadata.annotations['checksum/config'];
+    };
+    const get = async <T>(...args: string[]): Promise<T> =>
+      JSON.parse((await run(tools.kubectl, ['--kubeconfig', kubeconfig, '-n', ns.name, 'get', ...args, '-o', 'json'])).stdout) as T;
+    type Deployment = { metadata: { generation: number }; status?: { observedGeneration?: number } };
+    type ReplicaSets = { items: { metadata: { name: string; annotations: Record<string, string> }; spec: { replicas: number; template: PodTemplate } }[] };
+    /** The ReplicaSets once the Deployment controller has acted on the Deployment's current generation. */
+    const replicaSets = async () => {
+      await until('the Deployment controller observed the current generation', async () => {
+        const d = await get<Deployment>('deployment', 'convoy-relay');
+        return d.status?.observedGeneration === d.metadata.generation;
+      }, { timeoutMs: 60_000 });
+      return (await get<ReplicaSets>('replicasets', '-l', 'app.kubernetes.io/name=convoy-relay')).items;
+    };
+    const values = { ...REQUIRED, replicas: 1 };
+    const first = await apply(values);
+    const [original] = await replicaSets();
+    expect(original?.spec.template.metadata.annotations['checksum/config']).toBe(first);
+    const generation = (await get<Deployment>('deployment', 'convoy-relay')).metadata.generation;
+
+    expect(await apply(values)).toBe(first);
+    expect((await get<Deployment>('deployment', 'convoy-relay')).metadata.generation).toBe(generation);
+    expect((await replicaSets()).map((r) => r.metadata.name)).toEqual([original?.metadata.name]);
+
+    const changed = await apply({ ...values, logLevel: 'debug' });
+    expect(changed).not.toBe(first);
+    const after = await replicaSets();
+    expect(after).toHaveLength(2);
+    const rolled = after.find((r) => r.metadata.name !== original?.metadata.name);
+    expect(rolled?.spec.template.metadata.annotations['checksum/config']).toBe(changed);
+    expect(rolled?.spec.replicas).toBe(1);
   });
 
   it('the PodDisruptionBudget: present at 2 replicas (minAvailable 1), absent at 1 replica and when disabled', async () => {
