@@ -99,7 +99,9 @@ describe('the functions under the Lambda runtime emulator', () => {
     const url = env.runtime.queues.health.queueUrl;
     await expect(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x'.repeat(1024 * 1024 + 1) }))).rejects.toThrow();
     // Seven ~900 KB junk messages: ~6.3 MB together, more than one invocation may carry.
-    const ids = await env.sendRaw('health', Array.from({ length: 7 }, (_, n) => `${n}`.padEnd(900 * 1024, 'x')));
+    // One SendMessage each: a SendMessageBatch may not carry more than 1 MiB in all.
+    const ids: string[] = [];
+    for (let n = 0; n < 7; n++) ids.push((await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: `${n}`.padEnd(900 * 1024, 'x') }))).MessageId ?? '');
     const carrying = () => (env.lambda()?.invocations() ?? []).filter((i) => i.messageIds.some((id) => ids.includes(id)));
     await until('every large message was delivered', () => ids.every((id) => carrying().some((i) => i.messageIds.includes(id))), { timeoutMs: 30_000 });
     for (const invocation of carrying()) {
