@@ -7,7 +7,9 @@
  * The recipe is the one checked in /work/shared/design/COMPONENTS.md ("OCI registry for Helm charts").
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createPrivateKey, sign, X509Certificate } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -21,6 +23,13 @@ const root = resolve(import.meta.dirname, '..', '..');
 export interface OciRegistryOptions {
   /** htpasswd users; none: anonymous pull and push. */
   users?: { username: string; password: string }[];
+  /**
+   * Token auth instead (as Docker Hub, GHCR, Harbor): the registry answers `Bearer realm=…` and
+   * verifies ES256 JWTs against a self-signed certificate (openssl); a token server on 127.0.0.1
+   * issues them — to these users (basic auth) for pull and push, anonymously for pull of
+   * repositories under `public/`. `tokenRequests` counts what it was asked.
+   */
+  token?: { users: { username: string; password: string }[] };
 }
 
 export interface PushedChart {
@@ -31,6 +40,8 @@ export interface PushedChart {
 export interface OciRegistry {
   /** `127.0.0.1:<port>`. */
   host: string;
+  /** With `token`: each token request as `<user or anonymous> <scope>`. */
+  readonly tokenRequests: readonly string[];
   /** `oci://127.0.0.1:<port>/<path>`. */
   url(path: string): string;
   /**
@@ -38,7 +49,6 @@ export interface OciRegistry {
    * data.mark) and pushes it to `oci://<host>/<path>` with helm (credentials of the first user).
    */
   pushChart(path: string, name: string, version: string, mark?: string): Promise<PushedChart>;
-  /** Deletes a manifest (by digest) — with the tag pushed again, a moved tag. */
   stop(): Promise<void>;
 }
 
@@ -81,6 +91,8 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
   const port = await freePort();
   const host = `127.0.0.1:${port}`;
   const auth = options.users && options.users.length > 0;
+  const tokenRequests: string[] = [];
+  const token = options.token ? await startTokenServer(work, options.token.users, tokenRequests) : undefined;
   if (auth) {
     const lines = options.users!.map((u) => `${u.username}:${bcrypt.hashSync(u.password, 4)}`);
     await writeFile(join(work, 'htpasswd'), `${lines.join('\n')}\n`);
@@ -95,6 +107,12 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
       `http: {addr: "${host}"}`,
       'log: {accesslog: {disabled: true}, level: error}',
       ...(auth ? ['auth:', `  htpasswd: {realm: convoy-test, path: ${JSON.stringify(join(work, 'htpasswd'))}}`] : []),
+      ...(token
+        ? [
+            'auth:',
+            `  token: {realm: "${token.realm}", service: ${TOKEN_SERVICE}, issuer: ${TOKEN_ISSUER}, rootcertbundle: ${JSON.stringify(token.certFile)}}`,
+          ]
+        : []),
       '',
     ].join('\n'),
   );
@@ -115,6 +133,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
   } catch (error) {
     child.kill('SIGKILL');
     await exited;
+    await token?.stop();
     await rm(work, { recursive: true, force: true });
     throw error;
   }
@@ -127,10 +146,11 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
     HELM_CONFIG_HOME: join(helmHome, 'config'),
     HELM_DATA_HOME: join(helmHome, 'data'),
   };
-  const user = options.users?.[0];
+  const user = options.users?.[0] ?? options.token?.users[0];
 
   return {
     host,
+    tokenRequests,
     url: (path) => `oci://${host}/${path}`,
     async pushChart(path, name, version, mark = '') {
       const dir = join(work, 'src', `${name}-${version}-${Math.random().toString(36).slice(2)}`, name);
@@ -162,7 +182,72 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
         child.kill('SIGTERM');
         await exited;
       }
+      await token?.stop();
       await rm(work, { recursive: true, force: true });
     },
+  };
+}
+
+const TOKEN_SERVICE = 'convoy-test-registry';
+const TOKEN_ISSUER = 'convoy-test-issuer';
+
+/**
+ * The token server of a token-auth registry: GET /token?service=…&scope=repository:<name>:<actions>
+ * answers {token} — an ES256 JWT with the x5c header the registry checks against the certificate.
+ */
+async function startTokenServer(
+  work: string,
+  users: { username: string; password: string }[],
+  requests: string[],
+): Promise<{ realm: string; certFile: string; stop(): Promise<void> }> {
+  const keyFile = join(work, 'token-key.pem');
+  const certFile = join(work, 'token-cert.pem');
+  await execFileAsync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
+    '-subj', '/CN=convoy-test-token', '-days', '2', '-keyout', keyFile, '-out', certFile,
+  ]);
+  const key = createPrivateKey(await readFile(keyFile));
+  const der = new X509Certificate(await readFile(certFile)).raw.toString('base64');
+  const b64url = (value: Buffer | string) => Buffer.from(value).toString('base64url');
+  const server = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://token');
+    const header = req.headers.authorization ?? '';
+    const decoded = header.startsWith('Basic ') ? Buffer.from(header.slice(6), 'base64').toString('utf8') : undefined;
+    const user = decoded === undefined ? undefined : users.find((u) => `${u.username}:${u.password}` === decoded);
+    const scope = url.searchParams.get('scope') ?? '';
+    requests.push(`${decoded === undefined ? 'anonymous' : (user?.username ?? 'wrong-credentials')} ${scope}`);
+    if (url.pathname !== '/token') {
+      res.writeHead(404).end();
+      return;
+    }
+    if (decoded !== undefined && user === undefined) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"details":"wrong credentials"}');
+      return;
+    }
+    const access = scope === ''
+      ? []
+      : scope.split(' ').flatMap((s) => {
+          const [type, name, actions] = s.split(':');
+          if (type !== 'repository' || name === undefined || actions === undefined) return [];
+          const granted = user !== undefined ? actions.split(',') : name.startsWith('public/') ? actions.split(',').filter((a) => a === 'pull') : [];
+          return [{ type, name, actions: granted }];
+        });
+    const now = Math.floor(Date.now() / 1000);
+    const head = b64url(JSON.stringify({ alg: 'ES256', typ: 'JWT', x5c: [der] }));
+    const claims = b64url(JSON.stringify({ iss: TOKEN_ISSUER, sub: user?.username ?? '', aud: url.searchParams.get('service') ?? TOKEN_SERVICE, exp: now + 600, nbf: now - 10, iat: now, jti: Math.random().toString(36).slice(2), access }));
+    const signature = sign('sha256', Buffer.from(`${head}.${claims}`), { key, dsaEncoding: 'ieee-p1363' });
+    const token = `${head}.${claims}.${b64url(signature)}`;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token, access_token: token, expires_in: 600 }));
+  });
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => ok());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    realm: `http://127.0.0.1:${port}/token`,
+    certFile,
+    stop: () => new Promise<void>((ok) => server.close(() => ok())),
   };
 }

@@ -6,6 +6,10 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
+import { fetchOciHelmChart } from '../../adapters/source/oci-helm.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { startOciRegistry, type OciRegistry } from '../harness/oci-registry.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
@@ -19,6 +23,7 @@ describe('Helm charts from OCI registries', () => {
   let core: CoreV1Api;
   let open: OciRegistry;
   let locked: OciRegistry;
+  let tokenAuth: OciRegistry;
   /** The ports of an installation that lets Releases reach both test registries over plain HTTP. */
   let ports: ReconcilePorts;
   const digests: Record<string, string> = {};
@@ -30,7 +35,8 @@ describe('Helm charts from OCI registries', () => {
     core = env.kc.makeApiClient(CoreV1Api);
     open = await startOciRegistry();
     locked = await startOciRegistry({ users: [{ username: 'puller', password: 'pull-secret-123' }] });
-    ports = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set([open.host, locked.host]) } } });
+    tokenAuth = await startOciRegistry({ token: { users: [{ username: 'robot', password: 'robot-secret-456' }] } });
+    ports = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set([open.host, locked.host, tokenAuth.host]) } } });
     for (const version of ['1.2.0', '1.2.3', '1.3.0']) {
       digests[version] = (await open.pushChart('charts', 'demo', version)).digest;
     }
@@ -38,6 +44,7 @@ describe('Helm charts from OCI registries', () => {
   afterAll(async () => {
     await open?.stop();
     await locked?.stop();
+    await tokenAuth?.stop();
     await env?.close();
   });
 
@@ -115,6 +122,46 @@ describe('Helm charts from OCI registries', () => {
     expect(fourth.release.status?.lastSuccessful?.renderRef).toBe(third.release.status?.lastSuccessful?.renderRef);
   });
 
+  it('registry requests per resolve: a first pull reads the manifest and the layer once; then an exact version or a digest costs one manifest HEAD, a range one tag list more', async () => {
+    const cache = await mkdtemp(join(tmpdir(), 'convoy-oci-count-'));
+    try {
+      const count = async (input: { version?: string; digest?: string }) => {
+        const requests: string[] = [];
+        await fetchOciHelmChart({ repository: open.url('charts'), chart: 'demo', plainHttp: true, ...input }, cache, {
+          onRequest: (method, path) => requests.push(`${method} ${path.replace(/sha256:[0-9a-f]{64}/, '<digest>')}`),
+        });
+        return requests;
+      };
+      expect(await count({ version: '1.2.0' })).toEqual([
+        'HEAD /v2/charts/demo/manifests/1.2.0',
+        'GET /v2/charts/demo/manifests/<digest>',
+        'GET /v2/charts/demo/blobs/<digest>',
+      ]);
+      expect(await count({ version: '1.2.0' })).toEqual(['HEAD /v2/charts/demo/manifests/1.2.0']);
+      expect(await count({ digest: digests['1.2.0'] })).toEqual(['HEAD /v2/charts/demo/manifests/<digest>']);
+      expect(await count({ version: '~1.2.0' })).toEqual(['GET /v2/charts/demo/tags/list', 'HEAD /v2/charts/demo/manifests/1.2.3', 'GET /v2/charts/demo/manifests/<digest>', 'GET /v2/charts/demo/blobs/<digest>']);
+      expect(await count({ version: '~1.2.0' })).toEqual(['GET /v2/charts/demo/tags/list', 'HEAD /v2/charts/demo/manifests/1.2.3']);
+    } finally {
+      await rm(cache, { recursive: true, force: true });
+    }
+  });
+
+  it('a chart layer over the size limit is refused before download, naming the limit', async () => {
+    const cache = await mkdtemp(join(tmpdir(), 'convoy-oci-limit-'));
+    const requests: string[] = [];
+    try {
+      await expect(
+        fetchOciHelmChart({ repository: open.url('charts'), chart: 'demo', version: '1.3.0', plainHttp: true }, cache, {
+          maxChartBytes: 100,
+          onRequest: (method, path) => requests.push(`${method} ${path}`),
+        }),
+      ).rejects.toThrow(/^chart demo in 127\.0\.0\.1:\d+\/charts\/demo is \d+ bytes, over convoy's chart size limit of 100 bytes; nothing was downloaded$/);
+      expect(requests.filter((r) => r.includes('/blobs/'))).toEqual([]);
+    } finally {
+      await rm(cache, { recursive: true, force: true });
+    }
+  });
+
   it('nothing in range: SourceNotReady listing the newest tags, retried', async () => {
     const name = await release({ repository: open.url('charts'), version: '^9' }, { syncPolicy: { retryBackoff: { initial: '5s' } } });
     const result = await env.reconcile(name, ports);
@@ -176,6 +223,35 @@ describe('Helm charts from OCI registries', () => {
     const allowed = await release({ repository: locked.url('charts'), digest: lockedDigest, secretRef: { name: 'pull-again' } });
     const ok = await env.reconcile(allowed, ports);
     expect(ok.release.status?.lastAttempted?.resolvedSource?.helm).toMatchObject({ version: '1.0.0', digest: lockedDigest });
+  });
+
+  it('a token-auth registry (WWW-Authenticate: Bearer realm=…, as Docker Hub, GHCR, Harbor): anonymous pull token for a public repository, the Secret\'s credentials for a private one, 401 without them', async () => {
+    const publicChart = await tokenAuth.pushChart('public/charts', 'demo', '3.0.0');
+    await tokenAuth.pushChart('private/charts', 'demo', '3.1.0');
+    const pushed = tokenAuth.tokenRequests.length; // helm push's own token requests come first
+
+    const anonymous = await release({ repository: tokenAuth.url('public/charts'), version: '~3.0' });
+    const pub = await env.reconcile(anonymous, ports);
+    expect(pub.release.status?.lastAttempted?.resolvedSource?.helm).toMatchObject({ version: '3.0.0', digest: publicChart.digest });
+    expect(tokenAuth.tokenRequests.slice(pushed)).toContain('anonymous repository:public/charts/demo:pull');
+
+    const refused = await env.reconcile(await release({ repository: tokenAuth.url('private/charts'), version: '3.1.0' }), ports);
+    expect(applied(refused.release)).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
+    expect(applied(refused.release)?.message).toContain(`registry ${tokenAuth.host} refused the manifest 3.1.0 of ${tokenAuth.host}/private/charts/demo (HTTP 401 Unauthorized)`);
+
+    await core.createNamespacedSecret({
+      namespace: env.ns.name,
+      body: {
+        metadata: { name: 'robot-pull' },
+        type: 'kubernetes.io/dockerconfigjson',
+        stringData: { '.dockerconfigjson': JSON.stringify({ auths: { [`http://${tokenAuth.host}`]: { username: 'robot', password: 'robot-secret-456' } } }) },
+      },
+    });
+    const withToken = await env.reconcile(await release({ repository: tokenAuth.url('private/charts'), version: '3.1.0', secretRef: { name: 'robot-pull' } }), ports);
+    expect(applied(withToken.release)?.status).toBe('True');
+    expect(withToken.release.status?.lastAttempted?.resolvedSource?.helm?.version).toBe('3.1.0');
+    expect(tokenAuth.tokenRequests.slice(pushed)).toContain('robot repository:private/charts/demo:pull');
+    expect(JSON.stringify(withToken.release.status)).not.toContain('robot-secret-456');
   });
 
   it('insecure: true without the installation allowing the registry → SourceNotReady naming the setting; nothing is requested over plain HTTP', async () => {
