@@ -63,6 +63,8 @@ export interface RelayOptions {
   readonly relistIntervalMs?: number;
   readonly informerBackoff?: { readonly initialMs: number; readonly maxMs: number };
   readonly leaderElection?: { readonly leaseDurationMs?: number; readonly renewIntervalMs?: number };
+  /** Objects per list page of the convoy kinds; default LIST_PAGE_SIZE (500). */
+  readonly listPageSize?: number;
   /** Watch labelled Secrets (metadata only); default true. false: Secret changes wait for the interval. */
   readonly watchSecrets?: boolean;
 }
@@ -278,11 +280,14 @@ export function startRelay(options: RelayOptions): Relay {
           group: API_GROUP,
           version: API_VERSION,
           plural,
-          limit: LIST_PAGE_SIZE,
+          limit: options.listPageSize ?? LIST_PAGE_SIZE,
           ...(next === undefined ? {} : { _continue: next }),
         })) as KubernetesListObject<Watched>;
         for (const item of page.items) items.push(transform(item));
-        next = page.metadata?._continue || undefined;
+        // The custom objects API answers raw JSON: the token is `continue` (`_continue` only in
+        // client-node's typed models, which this answer does not go through).
+        const meta: { continue?: string; _continue?: string } | undefined = page.metadata;
+        next = meta?.continue || meta?._continue || undefined;
       } while (next !== undefined);
       // Every page answers at the first page's resourceVersion (one consistent snapshot).
       return { ...page, metadata: { resourceVersion: page.metadata?.resourceVersion }, items };
