@@ -21,14 +21,19 @@ export interface Cluster {
 }
 
 /**
- * Loads the kubeconfig and settles its credentials (an exec plugin runs here, once); the
- * client-node loader is imported only now, so `convoy --help` does not pay for it.
+ * Loads the kubeconfig and settles its credentials (an exec plugin runs here, once). A single
+ * plain kubeconfig (token, certificates, no plugin, proxy or impersonation) is read without
+ * client-node (adapters/kube/kubeconfig-files.ts); otherwise client-node's loader is imported now,
+ * so only the kubeconfigs that need it pay its ~300 ms.
  */
 export async function connect(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): Promise<Cluster> {
-  const { userKubeconfigFiles, loadUserKubeConfig } = await import('../adapters/kube/user-kubeconfig.ts');
+  const { plainKubeconfig, userKubeconfigFiles } = await import('../adapters/kube/kubeconfig-files.ts');
   const files = userKubeconfigFiles({ kubeconfig: flags.kubeconfig, env });
   let config: KubeClientConfig;
-  if (files.length > 0) {
+  const plain = plainKubeconfig(files, flags.context);
+  if (plain !== undefined) config = plain;
+  else if (files.length > 0) {
+    const { loadUserKubeConfig } = await import('../adapters/kube/user-kubeconfig.ts');
     const { connectClientNodeKubeConfig } = await import('../adapters/kube/client-node-config.ts');
     config = await connectClientNodeKubeConfig(loadUserKubeConfig(files, flags.context), env);
   } else if (env.KUBERNETES_SERVICE_HOST) config = inClusterConfig(env);

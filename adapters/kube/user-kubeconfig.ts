@@ -10,37 +10,14 @@
  * a Cluster's Secret is never loaded here (kubeconfig.ts fromStoredKubeconfigYaml, which refuses
  * those fields; docs/security.md).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { KubeconfigError, NoCurrentClusterError } from './kubeconfig.ts';
 
-export interface UserKubeconfigOptions {
-  /** --kubeconfig: this file only, no merging. */
-  readonly kubeconfig?: string | undefined;
-  /** --context: instead of current-context. */
-  readonly context?: string | undefined;
-  readonly env?: NodeJS.ProcessEnv | undefined;
-}
-
-/** The files kubectl would read, in merge order; [] when there is none (the caller may be in a pod). */
-export function userKubeconfigFiles(opts: UserKubeconfigOptions = {}): string[] {
-  const env = opts.env ?? process.env;
-  if (opts.kubeconfig !== undefined) {
-    if (!existsSync(opts.kubeconfig)) throw new KubeconfigError(`--kubeconfig ${opts.kubeconfig} does not exist`);
-    return [opts.kubeconfig];
-  }
-  const listed = (env.KUBECONFIG ?? '').split(delimiter).filter((p) => p !== '');
-  if (listed.length > 0) {
-    const present = listed.filter((p) => existsSync(p));
-    if (present.length === 0) throw new KubeconfigError(`KUBECONFIG names ${listed.join(delimiter)}, which does not exist`);
-    return present;
-  }
-  const home = join(env.HOME ?? homedir(), '.kube', 'config');
-  return existsSync(home) && statSync(home).isFile() ? [home] : [];
-}
+// Which files: kubeconfig-files.ts (light, so the CLI can decide before loading client-node).
+export { userKubeconfigFiles, type UserKubeconfigOptions } from './kubeconfig-files.ts';
 
 /** Loads and merges `files` (userKubeconfigFiles) into one client-node KubeConfig with its current context set. */
 export function loadUserKubeConfig(files: readonly string[], context?: string): KubeConfig {

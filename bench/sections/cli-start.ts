@@ -89,6 +89,7 @@ export async function benchCliStart(root: string, cluster?: { kubeconfigPath: st
 
     log('cliStart: timing convoy --help, version, get -A');
     t = performance.now();
+    const nodeBaseline = await measure('-e', ['0'], env); // an empty Node process on this host, for scale
     const help = await measure(bin, ['--help'], env);
     const version = await measure(bin, ['version'], env);
     const getAll = await measure(bin, ['get', '-A'], { ...env, KUBECONFIG: kubeconfig });
@@ -99,6 +100,7 @@ export async function benchCliStart(root: string, cluster?: { kubeconfigPath: st
       help,
       version,
       getAllNamespaces: getAll,
+      nodeBaseline: { p50Ms: nodeBaseline.p50Ms, note: '`node -e 0`: what any Node CLI pays before its first line; a loaded host inflates every number alike' },
       compileMs,
       measureMs: since(t),
     };
