@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -326,5 +326,16 @@ describe('relay', () => {
     const name = unique('after-handover');
     await api.create('Release', ns.name, name, releaseSpec());
     expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+  });
+
+  it('a relay whose list takes several pages (2 Releases a page) indexes every Release of the cluster', async () => {
+    for (let i = 0; i < 5; i++) await api.create('Release', ns.name, unique('paged'), releaseSpec());
+    const listed = (await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: 'releases' })) as { items: unknown[] };
+    expect(listed.items.length).toBeGreaterThan(5);
+    await relay!.stop();
+    relay = start('relay-paged', { listPageSize: 2 });
+    await until('relay-paged leads and has listed', () => relay!.leading() && relay!.ready(), 15_000);
+    // Nothing creates or deletes Releases meanwhile: the index holds what the list above held.
+    expect(await relay.metrics.render()).toMatch(new RegExp(`^convoy_relay_releases ${listed.items.length}$`, 'm'));
   });
 });
