@@ -138,7 +138,11 @@ describe('forged queue messages (whoever can send to a queue)', () => {
     });
     const id = await send('reconcile', { namespace: env.ns.name, name: 'victim', uid, cause: 'watch: Release added', release: altered });
     const line = await outcome(id);
-    expect(['done', 'requeued']).toContain(line['outcome']);
+    // Its own run ('done'), or — when the relay's message for the new Release got there first, as
+    // under load — a wait for the Lease that run holds (the outcome kind is 'requeueAfter'; the
+    // test used to list the log message 'requeued' instead, so that order failed it: soak run 3/5).
+    if (line['outcome'] === 'requeueAfter') expect(String(line['reason'])).toMatch(/^lease held by /);
+    else expect(line['outcome']).toBe('done');
 
     const after = await until('victim is Applied', async () => {
       const r = await env.getRelease('victim');
