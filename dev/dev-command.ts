@@ -20,6 +20,7 @@ import { SynthError } from './lambda/synth.ts';
 import { installShippedIdentities } from './shipped-identities.ts';
 import { watchShutdown } from './shutdown.ts';
 import { removeStaleDirs } from './stale-dirs.ts';
+import { devStateDirHere, isCheckout } from './state-dir.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
 const INSTALLATION_NAMESPACE = 'convoy-system';
@@ -33,7 +34,8 @@ export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-po
 
   --embedded     start the embedded cluster: a real etcd, kube-apiserver, kube-controller-manager
                  and kube-scheduler, plus simulated nodes (KWOK; no container really runs). Its
-                 kubeconfig is written to .convoy/kubeconfig. Built by \`npm run control-plane\`.
+                 kubeconfig is written to .convoy/kubeconfig in a checkout, else to
+                 $XDG_STATE_HOME/convoy/kubeconfig (~/.local/state/convoy). Built by \`npm run control-plane\`.
   --kubeconfig   use the current context of this kubeconfig (the cluster must answer)
   --api-port     the HTTP API (sync, pin, renders, verdicts, /metrics)
   --git-port     the Git server for examples/repos; convoy dev creates a GitRepository per repo in
@@ -172,8 +174,10 @@ async function runDev(argv: string[]): Promise<number> {
       });
       stops.push({ what: 'the embedded cluster', stop: () => cp.stop() });
       say(`embedded cluster ready: apiserver in ${cp.startupMs} ms, controllers and ${cp.nodeNames.length} simulated nodes ${cp.clusterReadyMs} ms later`);
-      await mkdir(join(repoRoot, '.convoy'), { recursive: true });
-      kubeconfigPath = join(repoRoot, '.convoy', 'kubeconfig');
+      // Never inside an installed package (read-only, replaced on upgrade): dev/state-dir.ts.
+      const stateDir = devStateDirHere(repoRoot);
+      await mkdir(stateDir, { recursive: true, mode: 0o700 });
+      kubeconfigPath = join(stateDir, 'kubeconfig');
       await writeFile(kubeconfigPath, cp.kubeconfigYaml, { mode: 0o600 });
       adminToken = cp.tokens['convoy-admin'];
       functionsToken = cp.tokens[FUNCTIONS_USER.name];
@@ -306,7 +310,7 @@ function printBanner(b: {
       `  SQS/S3       ${b.aws}`,
       '',
       `  try:  kubectl --kubeconfig ${b.kubeconfigPath} apply -f ${examples}`,
-      `        node bin/convoy.ts wait --kubeconfig ${b.kubeconfigPath} ${EXAMPLES_NAMESPACE}/hello`,
+      `        ${isCheckout(repoRoot) ? 'node bin/convoy.ts' : 'convoy'} wait --kubeconfig ${b.kubeconfigPath} ${EXAMPLES_NAMESPACE}/hello`,
       `        kubectl --kubeconfig ${b.kubeconfigPath} get releases -A`,
       '',
     ].join('\n'),
