@@ -23,6 +23,10 @@ export interface InvocationRecord {
   readonly messageIds: readonly string[];
   /** Size of the event sent to the function, in bytes. */
   readonly payloadBytes: number;
+  /** Each record's ApproximateReceiveCount, in order (1 on its first delivery). */
+  readonly receiveCounts: readonly number[];
+  /** When the batch was received (Date.now(), after ReceiveMessage answered). */
+  readonly receivedAt: number;
   readonly result: InvokeResult;
   readonly settlement: Settlement;
 }
@@ -88,7 +92,7 @@ export function startEventSourceDriver(options: DriverOptions): EventSourceDrive
     return batch;
   };
 
-  const invoke = async (slot: number, event: SQSEvent): Promise<void> => {
+  const invoke = async (slot: number, event: SQSEvent, receivedAt: number): Promise<void> => {
     const emulator = (emulators[slot] ??= await options.startEmulator(slot));
     running++;
     let result: InvokeResult;
@@ -107,7 +111,17 @@ export function startEventSourceDriver(options: DriverOptions): EventSourceDrive
     } else {
       log.warn('the invocation failed: the whole batch returns after its visibility timeout', { reason: settlement.reason, records: event.Records.length, timedOut: result.timedOut });
     }
-    const record = { loop, slot, records: event.Records.length, messageIds: event.Records.map((r) => r.messageId), payloadBytes: Buffer.byteLength(payload), result, settlement };
+    const record = {
+      loop,
+      slot,
+      records: event.Records.length,
+      messageIds: event.Records.map((r) => r.messageId),
+      payloadBytes: Buffer.byteLength(payload),
+      receiveCounts: event.Records.map((r) => Number(r.attributes.ApproximateReceiveCount)),
+      receivedAt,
+      result,
+      settlement,
+    };
     invocations.push(record);
     options.onInvocation?.(record);
   };
@@ -118,11 +132,12 @@ export function startEventSourceDriver(options: DriverOptions): EventSourceDrive
       try {
         const messages = await gather();
         if (messages.length === 0) continue;
+        const receivedAt = Date.now();
         const { parts, undeliverable } = splitByPayload(toSqsEvent(messages, { queueArn }), options.payloadLimitBytes ?? INVOKE_PAYLOAD_LIMIT_BYTES);
         for (const record of undeliverable) {
           log.error('a message is larger than the invocation payload limit: it is never delivered and goes to the DLQ by its receives', { messageId: record.messageId, bytes: record.body.length, limit: options.payloadLimitBytes ?? INVOKE_PAYLOAD_LIMIT_BYTES });
         }
-        for (const part of parts) await invoke(slot, part);
+        for (const part of parts) await invoke(slot, part, receivedAt);
         pauseMs = 250;
       } catch (error) {
         if (abort.signal.aborted) break;
