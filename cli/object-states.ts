@@ -3,7 +3,7 @@
 import type { Release } from '../domain/api/index.ts';
 import { assessObject, compileChecks } from '../domain/health/index.ts';
 import { comparable, type Compared } from './live-compare.ts';
-import { canonicalYaml } from './text-diff.ts';
+import { canonicalYaml } from '../domain/render/text-diff.ts';
 
 export interface ObjectState {
   kind: string;

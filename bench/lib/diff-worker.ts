@@ -1,17 +1,16 @@
 // One diff of two generated renders in a process of its own, for the renderDiff bench section:
 // prints {ms, rssBeforeMiB, peakRssMiB, heapPeakMiB?, objects} as JSON on stdout. Run as
-//   node bench/lib/diff-worker.ts <lines> <edit: sparse|rewrite|oversize> <impl: jsdiff|lcs>
+//   node bench/lib/diff-worker.ts <lines> <edit: sparse|rewrite|oversize>
 // sparse: every 100th value changed (a typical edit: 2 % of the lines differ);
 // rewrite: every value changed (the worst case for an edit-distance diff: the caps stop it);
 // oversize: sparse, with values long enough for the object to pass the 1-MiB cap per object.
-// `lcs` runs the hand-written diff the relay used before (cli/text-diff.ts) for the before figure.
+// The hand-written LCS diff measured as the before figure (cli/text-diff.ts) is gone: both the relay
+// and `convoy diff` use domain/render/text-diff.ts now.
 import { readFileSync } from 'node:fs';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
-import { canonicalYaml, unifiedDiff } from '../../cli/text-diff.ts';
-import { comparable } from '../../cli/live-compare.ts';
 import { byObjectKey, diffRenders } from '../../relay/http/render-diff.ts';
 
-const [linesArg = '10000', edit = 'sparse', impl = 'jsdiff'] = process.argv.slice(2);
+const [linesArg = '10000', edit = 'sparse'] = process.argv.slice(2);
 const lines = Number(linesArg);
 
 /** A ConfigMap whose canonical YAML is about `n` lines. */
@@ -29,13 +28,7 @@ const before = configMap(lines, () => false, pad);
 const after = configMap(lines, edit === 'rewrite' ? () => true : (i) => i % 100 === 50, pad);
 const rssBeforeMiB = rssMiB();
 const t = performance.now();
-let result: unknown;
-if (impl === 'lcs') {
-  const diffLines = unifiedDiff(canonicalYaml(comparable(before)), canonicalYaml(comparable(after)));
-  result = { lines: diffLines.length };
-} else {
-  const diff = diffRenders(byObjectKey([before]), byObjectKey([after]));
-  result = { lines: diff.objects[0]?.lines.length ?? 0, skipped: diff.objects[0]?.skipped };
-}
+const diff = diffRenders(byObjectKey([before]), byObjectKey([after]));
+const result = { lines: diff.objects[0]?.lines.length ?? 0, skipped: diff.objects[0]?.skipped };
 const ms = Math.round(performance.now() - t);
-process.stdout.write(`${JSON.stringify({ lines, edit, impl, ms, rssBeforeMiB, peakRssMiB: peakMiB(), ...(result as object) })}\n`);
+process.stdout.write(`${JSON.stringify({ objectLines: lines, edit, ms, rssBeforeMiB, peakRssMiB: peakMiB(), ...result })}\n`);

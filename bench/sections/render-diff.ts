@@ -1,14 +1,15 @@
 // renderDiff (issue 23): the relay's GET …/renders/diff on one large object, as its route runs it
-// (relay/http/render-diff.ts diffRenders: jsdiff's Myers diff with the caps per object and per
-// request), each case in a fresh process of its own (bench/lib/diff-worker.ts) so that its peak
-// RSS (VmHWM) is the diff's and nothing else's:
+// (relay/http/render-diff.ts diffRenders over domain/render/text-diff.ts: jsdiff's Myers diff with
+// the caps per object and per request, the diff `convoy diff` uses too), each case in a fresh
+// process of its own (bench/lib/diff-worker.ts) so that its peak RSS (VmHWM) is the diff's and
+// nothing else's:
 // - sparse 10k / 20k lines: a ConfigMap of that many keys with every 100th value changed, the
 //   object diffed (200 / 400 changed lines);
 // - rewrite 10k / 20k: every value changed, the worst case of an edit-distance diff: the cap on
 //   changed lines (or the time cap) ends it;
 // - oversize 20k: an object over the 1-MiB cap per object, skipped before any YAML is made.
-// Before (the hand-written LCS diff of cli/text-diff.ts, issue 23 on a quiet machine): 10k lines
-// 2.1 s and 478 MB, 20k lines 6.6 s and 1.6 GB, above the chart's 512Mi limit.
+// Before (the hand-written LCS diff of cli/text-diff.ts, since deleted; issue 23 on a quiet
+// machine): 10k lines 2.1 s and 478 MB, 20k lines 6.6 s and 1.6 GB, above the chart's 512Mi limit.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -48,7 +49,7 @@ export async function benchRenderDiff(root: string): Promise<Record<string, unkn
   const results: Record<string, unknown>[] = [];
   let met = true;
   for (const c of CASES) {
-    const { stdout } = await run(process.execPath, [join(root, 'bench', 'lib', 'diff-worker.ts'), String(c.lines), c.edit, 'jsdiff'], { maxBuffer: 1024 * 1024 });
+    const { stdout } = await run(process.execPath, [join(root, 'bench', 'lib', 'diff-worker.ts'), String(c.lines), c.edit], { maxBuffer: 1024 * 1024 });
     const r = JSON.parse(stdout) as WorkerResult;
     const growthMiB = r.peakRssMiB - r.rssBeforeMiB;
     const capOk = c.cap === undefined ? r.skipped === undefined : c.cap.test(r.skipped ?? '');
@@ -67,7 +68,7 @@ export async function benchRenderDiff(root: string): Promise<Record<string, unkn
   }
   return {
     cases: results,
-    before: { note: 'the hand-written LCS diff (cli/text-diff.ts), issue 23, quiet machine', sparse10kLines: { ms: 2_100, peakMB: 478 }, sparse20kLines: { ms: 6_600, peakMB: 1_600 } },
+    before: { note: 'the hand-written LCS diff (cli/text-diff.ts, deleted), issue 23, quiet machine', sparse10kLines: { ms: 2_100, peakMB: 478 }, sparse20kLines: { ms: 6_600, peakMB: 1_600 } },
     notes: [
       'each case in its own process: peakRssMiB is its VmHWM, growthMiB that minus its RSS before the diff (the process with its modules and the two objects)',
       'ms: comparable() + sorted-key JSON + canonical YAML of both sides + the Myers diff (or the cap), as the route does it; timings grow with the host load (hostLoad1m)',

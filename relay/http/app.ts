@@ -50,7 +50,7 @@ import {
 } from '../../domain/store/render-store.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { registerReleaseViews } from './release-views.ts';
-import type { DiffLimits } from './render-diff.ts';
+import type { DiffLimits } from '../../domain/render/text-diff.ts';
 import type { UserClusters } from './user-cluster.ts';
 import { allowRelease, ApiError, mayOnReleases, namespaceOf, renderRefSchema, type ApiEnv, type ApiErrorBody } from './api-common.ts';
 import { AuthCheckError, type Authenticator, type ReleaseVerb } from './auth.ts';

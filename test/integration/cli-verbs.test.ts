@@ -185,6 +185,21 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
     expect((await convoy('resume', key())).code).toBe(0);
   });
 
+  it('diff names the cap instead of the lines when an object has more changed lines than the cap per object (2,000), as the relay diff does', async () => {
+    expect((await convoy('suspend', key())).code).toBe(0);
+    const data = Array.from({ length: 2_100 }, (_, i) => `  key-${i}: value-${i}`).join('\n');
+    await env.commit('app', { 'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata:\n${data}\n` });
+    const run = await convoy('diff', key());
+    expect(run.code).toBe(1);
+    expect(run.stdout.trim().split('\n')).toEqual([
+      `~ ConfigMap ${env.ns.name}/app-config`,
+      '      diff skipped: object has over 2000 changed lines (cap per object)',
+    ]);
+    expect(run.stderr).toMatch(/^1 of 1 objects of render sha256:\S+ at revision \S+ differ from the live objects \(1 not diffed: over a cap, named on its line\)$/m);
+    await env.commit('app', { 'cm.yaml': configMap('app-config', 'bonjour') });
+    expect((await convoy('resume', key())).code).toBe(0);
+  });
+
   it('events lists what convoy wrote (or says there is none)', async () => {
     const run = await convoy('events', key());
     expect(run.code).toBe(0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { unifiedDiff } from '../../../cli/text-diff.ts';
 import type { KubeObject } from '../../../domain/render/kube-object.ts';
-import { byObjectKey, DEFAULT_DIFF_LIMITS, diffRenders, formatBytes, lineDiff, type DiffLimits } from '../../../relay/http/render-diff.ts';
+import { DEFAULT_DIFF_LIMITS, diffObjects, formatBytes, lineDiff, type DiffLimits } from '../../../domain/render/text-diff.ts';
+import { byObjectKey, diffRenders } from '../../../relay/http/render-diff.ts';
 
 const text = (lines: readonly string[]) => `${lines.join('\n')}\n`;
 const numbered = (n: number, label = 'line') => Array.from({ length: n }, (_, i) => `${label} ${i}`);
@@ -16,20 +16,18 @@ function side(lines: readonly string[], sign: '-' | '+'): string[] {
   return lines.filter((l) => l[0] === ' ' || l[0] === sign).map((l) => l.slice(2));
 }
 
-describe('lineDiff (jsdiff Myers) in the format of the relay diff', () => {
+describe('lineDiff (jsdiff Myers) in the format of the relay diff and convoy diff', () => {
   it('is empty for equal texts', () => {
     expect(lineDiff(text(numbered(50)), text(numbered(50)), unlimited)).toEqual([]);
   });
 
-  it('gives the same lines as the hand-written diff it replaces: context of 3, "…" between hunks, none at either end', () => {
+  it('gives the lines of the hand-written diff it replaced: context of 3, "…" between hunks, none at either end', () => {
     const before = numbered(40);
     const after = [...before];
     after[5] = 'changed 5';
     after[30] = 'changed 30';
     after.splice(20, 1);
-    const lines = lineDiff(text(before), text(after), unlimited);
-    expect(lines).toEqual(unifiedDiff(text(before), text(after)));
-    expect(lines).toEqual([
+    expect(lineDiff(text(before), text(after), unlimited)).toEqual([
       '  line 2', '  line 3', '  line 4', '- line 5', '+ changed 5', '  line 6', '  line 7', '  line 8',
       '  …',
       '  line 17', '  line 18', '  line 19', '- line 20', '  line 21', '  line 22', '  line 23',
@@ -53,6 +51,39 @@ describe('lineDiff (jsdiff Myers) in the format of the relay diff', () => {
     const after = numbered(100, 'other');
     expect(lineDiff(text(before), text(after), { maxEditLines: 50, timeoutMs: 60_000 })).toBeUndefined();
     expect(lineDiff(text(before), text(after), { maxEditLines: 200, timeoutMs: 60_000 })).toHaveLength(200);
+  });
+});
+
+describe('diffObjects: one diff per pair for convoy diff (live → dry run) and the relay, the caps over the whole call', () => {
+  const clock = () => 0;
+
+  it('answers in the order given: unchanged, created (no live side), changed, and over the cap of changed lines', () => {
+    const limits: DiffLimits = { ...DEFAULT_DIFF_LIMITS, maxEditLines: 10 };
+    const many = (v: string) => ({ data: Object.fromEntries(numbered(20).map((_, i) => [`k${i}`, `${v}${i}`])) });
+    const diffs = diffObjects(
+      [
+        { before: { data: { a: '1' }, kind: 'ConfigMap' }, after: { kind: 'ConfigMap', data: { a: '1' } } },
+        { before: undefined, after: { data: { a: '1' } } },
+        { before: { data: { a: '1' } }, after: { data: { a: '2' } } },
+        { before: many('x'), after: many('y') },
+      ],
+      limits,
+      clock,
+    );
+    expect(diffs).toEqual([
+      { result: 'unchanged' },
+      { result: 'diffed', lines: ['+ data:', '+   a: "1"'] },
+      { result: 'diffed', lines: ['  data:', '-   a: "1"', '+   a: "2"'] },
+      { result: 'skipped', skipped: 'diff skipped: object has over 10 changed lines (cap per object)' },
+    ]);
+  });
+
+  it('the bytes diffed count over the whole call: a later pair past the budget is named with the cap per request', () => {
+    // Each pair is 2 × 32 bytes of JSON: two fit in 150 bytes, the third does not.
+    const limits: DiffLimits = { ...DEFAULT_DIFF_LIMITS, maxRequestBytes: 150 };
+    const pair = (v: string) => ({ before: { value: `1${v}` }, after: { value: `2${v}` } });
+    const diffs = diffObjects([pair('x'.repeat(20)), pair('y'.repeat(20)), pair('z'.repeat(20))], limits, clock);
+    expect(diffs.map((d) => (d.result === 'skipped' ? d.skipped : d.result))).toEqual(['diffed', 'diffed', 'diff skipped: request over 150 B of objects diffed (cap per request)']);
   });
 });
 
