@@ -28,9 +28,10 @@ import { installRelayManifests } from './relay-install.ts';
 import { functionAccessEnvironment, grantFunctionAccess } from './function-access.ts';
 import { grantHintKey, HINT_KEY_SECRET_VARIABLE, hintKeySecret } from './function-hint-key.ts';
 import { relayRole } from './relay-role.ts';
-import type { ConvoyProps } from './convoy-props.ts';
+import { DEFAULT_MEMORY_MB, type ConvoyProps } from './convoy-props.ts';
 
 export type { ConvoyProps, ConvoyRetentionProps } from './convoy-props.ts';
+export { DEFAULT_MEMORY_MB };
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -76,7 +77,6 @@ export const DEFAULT_MAX_RECEIVE_COUNT = deriveTimings().maxReceiveCount;
 
 export { ESM_BANNER };
 
-const DEFAULT_MEMORY: Record<Loop, number> = { reconcile: 1024, drift: 512, health: 512 };
 const DEFAULT_MAX_CONCURRENCY = 10;
 
 export class ConvoyConfigError extends Error {
@@ -235,7 +235,7 @@ export class Convoy extends Construct {
         runtime: lambda.Runtime.NODEJS_24_X,
         // The kubectl layer's helm and kubectl are linux/amd64 binaries.
         architecture: lambda.Architecture.X86_64,
-        memorySize: props.memorySize?.[loop] ?? DEFAULT_MEMORY[loop],
+        memorySize: props.memorySize?.[loop] ?? DEFAULT_MEMORY_MB[loop],
         ephemeralStorageSize: loop === 'reconcile' ? Size.mebibytes(2048) : undefined,
         timeout,
         environment,

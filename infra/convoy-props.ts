@@ -10,6 +10,16 @@ import type { EksTargetsProps } from './function-access.ts';
 import type { RelayImage } from './relay-image.ts';
 import type { TenancyManifestOptions } from './relay-manifests.ts';
 
+/**
+ * The functions' memory (MB) by default, the one copy (the construct and bench/lib/cost-model.ts
+ * read it). From the bench's lambdaRuntime section (bench/README.md, two runs under the Lambda
+ * runtime emulator): the node process's max RSS was drift 110–112 MB and health 125–127 MB, so
+ * 256 MB leaves about 2×; reconcile's node process peaked at 132–139 MB, but helm and kubectl run as
+ * its children and large charts render in it, which the bench did not measure: it stays at 1024.
+ * (Lambda's CPU share grows with memory: a lower setting can also lengthen a run.)
+ */
+export const DEFAULT_MEMORY_MB: Readonly<Record<Loop, number>> = { reconcile: 1024, drift: 256, health: 256 };
+
 export interface ConvoyRetentionProps {
   /**
    * Backstop: an S3 lifecycle rule that expires every render object older than
@@ -79,7 +89,7 @@ export interface ConvoyProps {
   readonly queueAgeAlarmThreshold?: Duration;
   /** Entry file per loop; default functions/<loop>/handler.ts of this repository. */
   readonly entries?: Partial<Record<Loop, string>>;
-  /** Memory per loop in MB; defaults reconcile 1024 (helm, kustomize), drift 512, health 512. */
+  /** Memory per loop in MB; defaults DEFAULT_MEMORY_MB: reconcile 1024 (helm, kustomize), drift 256, health 256. */
   readonly memorySize?: Partial<Record<Loop, number>>;
   /** CONVOY_LOG_LEVEL of the functions and the relay; default info. */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';

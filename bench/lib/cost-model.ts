@@ -3,6 +3,7 @@
 // apiserver requests, SQS and S3 requests). Prices: us-east-1 list prices (x86 Lambda,
 // SQS standard, S3 standard), as of 2026; they only scale the counts, which are measured.
 import type { Loop } from '../../domain/runtime/queue-message.ts';
+import { DEFAULT_MEMORY_MB } from '../../infra/convoy-props.ts';
 
 export const PRICES = {
   lambdaPerMillionRequests: 0.2,
@@ -12,8 +13,8 @@ export const PRICES = {
   s3PerThousandPutListHead: 0.005,
 };
 
-/** Memory per function as infra/convoy-construct.ts configures it by default (MB). */
-export const DEFAULT_MEMORY_MB: Record<Loop, number> = { reconcile: 1024, drift: 512, health: 512 };
+/** Memory per function as the Convoy construct configures it by default (MB): its own constant. */
+export { DEFAULT_MEMORY_MB };
 
 export interface LoopFigures {
   /** Handler time per message (ms), measured. */

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionEnvSchema, loadFunctionConfig } from '../../../functions/runtime/config.ts';
 import {
   Convoy,
+  DEFAULT_MEMORY_MB,
   ESM_BANNER,
   ConvoyConfigError,
   LOOPS,
@@ -114,6 +115,13 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     main.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
       Description: Match.stringLikeRegexp('/opt/helm/helm'),
     });
+  });
+
+  it('memory by default: reconcile 1024 MB, drift and health 256 MB (the bench lambdaRuntime peaks: 110–127 MB), from DEFAULT_MEMORY_MB', () => {
+    const functions = byType(main.template, 'AWS::Lambda::Function');
+    const memory = Object.fromEntries(LOOPS.map((loop) => [loop, functions[fnId(loop)].Properties['MemorySize']]));
+    expect(memory).toEqual({ reconcile: 1024, drift: 256, health: 256 });
+    expect(memory).toEqual(DEFAULT_MEMORY_MB);
   });
 
   it('each bundle is minified ESM with @aws-sdk left external and require/__filename shimmed', () => {
