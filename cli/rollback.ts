@@ -9,15 +9,17 @@
  *   the HTTP API has stored;
  * - `--last-healthy` status.lastHealthy.renderRef (the meaning `rollback` had before issue 23).
  *
+ * The choice is domain/status/rollback-target.ts, the same as the HTTP API's and the dashboard's.
  * The pin stops the Release following its source; the line printed says which render it pinned
  * and that `convoy unpin` follows the source again.
  */
 import type { Release } from '../domain/api/objects.ts';
 import { Annotation } from '../domain/reconcile/annotations.ts';
-import { releaseKey, verbArgs, type ReleaseKey } from './args.ts';
+import { rollbackTarget } from '../domain/status/rollback-target.ts';
+import { releaseKey, verbArgs } from './args.ts';
 import { apiTarget, storedRenders } from './http-api.ts';
 import { patchRelease, readRelease } from './kube.ts';
-import { CliFailure, ExitCode, shortRef, UsageError } from './output.ts';
+import { CliFailure, ExitCode, UsageError } from './output.ts';
 import { knownRenders, resolveRenderRef } from './render-refs.ts';
 import type { Session } from './session.ts';
 import type { VerbInput } from './verbs.ts';
@@ -26,19 +28,6 @@ interface RollbackFlags {
   to: string;
   'last-healthy': boolean;
   api: string;
-}
-
-/** The render before the newest rollout's, and what to call it in the printed line. */
-export function previousRender(release: Release, key: ReleaseKey): { ref: string; why: string } {
-  const name = `${key.namespace}/${key.name}`;
-  const rollout = release.status?.rollout;
-  if (rollout === undefined)
-    throw new CliFailure(`Release ${name} has applied no render yet: there is nothing to roll back to`);
-  if (rollout.previousRenderRef === undefined)
-    throw new CliFailure(
-      `Release ${name} has no previous render: ${shortRef(rollout.renderRef)} is the first it applied; name one with convoy rollback ${name} --to <renderRef> (convoy history ${name} lists them)`,
-    );
-  return { ref: rollout.previousRenderRef, why: `the render applied before ${shortRef(rollout.renderRef)}` };
 }
 
 function revisionOf(release: Release, ref: string): string {
@@ -57,20 +46,16 @@ export async function rollbackVerb(input: VerbInput, s: Session): Promise<ExitCo
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const name = `${key.namespace}/${key.name}`;
-  let target: { ref: string; why: string };
+  let to: string | undefined;
   if (typed !== undefined) {
     const api = apiTarget(values.api, s.env, cluster);
     const stored = api === undefined ? [] : (await storedRenders(api, key)).map((r) => r.renderRef);
-    target = { ref: resolveRenderRef('rollback', release, typed, stored), why: 'the render named' };
-  } else if (values['last-healthy'] === true) {
-    const healthy = release.status?.lastHealthy?.renderRef;
-    if (healthy === undefined)
-      throw new CliFailure(
-        `Release ${name} has no healthy render to roll back to (status.lastHealthy is not set); name one: convoy rollback ${name} --to <renderRef>`,
-      );
-    target = { ref: healthy, why: 'the last healthy render' };
-  } else {
-    target = previousRender(release, key);
+    to = resolveRenderRef('rollback', release, typed, stored);
+  }
+  const target = rollbackTarget(release, { to, lastHealthy: values['last-healthy'] === true }, name);
+  if (!target.ok) {
+    const hint = target.reason === 'NoRender' ? '' : `; name one with convoy rollback ${name} --to <renderRef> (convoy history ${name} lists them)`;
+    throw new CliFailure(`${target.message}${hint}`);
   }
   await patchRelease(cluster, key, { metadata: { annotations: { [Annotation.pin]: target.ref } } });
   const src = release.spec.source as { git?: unknown; gitRepositoryRef?: unknown; helm?: unknown };

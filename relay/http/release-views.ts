@@ -7,7 +7,8 @@
  *   GET  /v1/namespaces/{ns}/releases/{name}/renders/diff?from=&to=  200 {from, to, objects: [{kind, namespace, name, change, lines, skipped?}], unchanged}
  *        (an object over a cap of render-diff.ts has `skipped` naming the cap, e.g. "diff skipped: object over 1 MiB (cap per object)")
  *   GET  /v1/namespaces/{ns}/releases/{name}/events              200 {events: [...oldest first]}
- *   POST /v1/namespaces/{ns}/releases/{name}/rollback  [{renderRef}]  200 {annotation, value}
+ *   POST /v1/namespaces/{ns}/releases/{name}/rollback  [{to} | {lastHealthy: true}]  200 {annotation, value, why}
+ *        (default: the previous render, domain/status/rollback-target.ts, as `convoy rollback`)
  *   POST /v1/namespaces/{ns}/releases/{name}/suspend | resume    200 {suspend}
  *
  * The tree and Events read the cluster with the caller's own token
@@ -21,6 +22,7 @@ import type { Hono } from 'hono';
 import { isKubeApiError, KubeTransportError } from '../../adapters/kube/http.ts';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import { Annotation } from '../../domain/reconcile/annotations.ts';
+import { rollbackTarget, type RollbackRequest } from '../../domain/status/rollback-target.ts';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { releaseEvents } from '../../cli/event-list.ts';
@@ -149,31 +151,17 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
 
   app.post(`${base}/rollback`, async (c) => {
     const key = await allowRelease(deps.auth, c, 'update');
-    const text = await c.req.text();
-    let renderRef: string | undefined;
-    if (text.trim() !== '') {
-      let raw: unknown;
-      try {
-        raw = JSON.parse(text);
-      } catch {
-        throw new ApiError(400, 'InvalidRequest', 'the body is not JSON; send {} or {"renderRef": "sha256:<64 hex digits>"}');
-      }
-      const field = (raw as { renderRef?: unknown } | null)?.renderRef;
-      if (field !== undefined) {
-        const parsed = renderRefSchema.safeParse(field);
-        if (!parsed.success) throw new ApiError(400, 'InvalidRequest', `renderRef ${parsed.error.issues[0]?.message ?? 'is invalid'}`, 'renderRef');
-        renderRef = parsed.data;
-      }
+    const request = rollbackRequest(await c.req.text());
+    const name = `${key.namespace}/${key.name}`;
+    const target = rollbackTarget(await readParsed(deps.releases, key), request, name);
+    if (!target.ok) {
+      if (target.reason === 'ConflictingOptions') throw new ApiError(400, 'InvalidRequest', target.message, 'lastHealthy');
+      const hint = target.reason === 'NoRender' ? '' : '; name one: {"to": "sha256:…"} (GET …/renders lists the stored ones)';
+      throw new ApiError(409, target.reason, `${target.message}${hint}`, 'to');
     }
-    if (renderRef === undefined) {
-      renderRef = (await readParsed(deps.releases, key)).status?.lastHealthy?.renderRef;
-      if (renderRef === undefined) {
-        throw new ApiError(409, 'NoHealthyRender', `Release ${key.namespace}/${key.name} has no healthy render to roll back to (status.lastHealthy is not set); name one: {"renderRef": …}`, 'renderRef');
-      }
-    }
-    await pinRender(deps.releases, deps.store, key, renderRef, c.get('token'));
-    deps.logger?.info('http api: rolled back', { namespace: key.namespace, release: key.name, user: key.user, renderRef });
-    return c.json({ annotation: Annotation.pin, value: renderRef }, 200);
+    await pinRender(deps.releases, deps.store, key, target.ref, c.get('token'));
+    deps.logger?.info('http api: rolled back', { namespace: key.namespace, release: key.name, user: key.user, renderRef: target.ref, why: target.why });
+    return c.json({ annotation: Annotation.pin, value: target.ref, why: target.why }, 200);
   });
 
   for (const [verb, suspend] of [
@@ -187,4 +175,34 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
       return c.json({ suspend }, 200);
     });
   }
+}
+
+/**
+ * The body of POST …/rollback: `{}` or empty (the previous render), `{"to": ref}`, `{"lastHealthy": true}`.
+ * `renderRef` is the former name of `to` and still accepted; both with different values are refused.
+ */
+function rollbackRequest(text: string): RollbackRequest {
+  if (text.trim() === '') return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'InvalidRequest', 'the body is not JSON; send {}, {"to": "sha256:<64 hex digits>"} or {"lastHealthy": true}');
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ApiError(400, 'InvalidRequest', 'the body is not a JSON object; send {}, {"to": "sha256:<64 hex digits>"} or {"lastHealthy": true}');
+  const body = raw as { to?: unknown; renderRef?: unknown; lastHealthy?: unknown };
+  const ref = (field: 'to' | 'renderRef'): string | undefined => {
+    if (body[field] === undefined) return undefined;
+    const parsed = renderRefSchema.safeParse(body[field]);
+    if (!parsed.success) throw new ApiError(400, 'InvalidRequest', `${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`, field);
+    return parsed.data;
+  };
+  const to = ref('to');
+  const renderRef = ref('renderRef');
+  if (to !== undefined && renderRef !== undefined && to !== renderRef)
+    throw new ApiError(400, 'InvalidRequest', 'to and renderRef (its former name) name two renders; give one', 'to');
+  if (body.lastHealthy !== undefined && typeof body.lastHealthy !== 'boolean')
+    throw new ApiError(400, 'InvalidRequest', 'lastHealthy must be true or false', 'lastHealthy');
+  return { to: to ?? renderRef, lastHealthy: body.lastHealthy === true };
 }

@@ -149,17 +149,55 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     expect((await app.request(path(a.name, 'missing', '/suspend'), as(operator, { method: 'POST' }))).status).toBe(404);
   });
 
-  it('rollback pins a stored render; without lastHealthy and no renderRef it is 409; unknown and malformed refs are refused', async () => {
-    const none = await app.request(path(a.name, 'app', '/rollback'), as(operator, { method: 'POST' }));
-    expect([none.status, (await json<{ error: string }>(none)).error]).toEqual([409, 'NoHealthyRender']);
-    const ok = await app.request(path(a.name, 'app', '/rollback'), as(operator, { method: 'POST', body: JSON.stringify({ renderRef: REF1 }) }));
-    expect(await json(ok)).toEqual({ annotation: 'convoy.dev/pin', value: REF1 });
-    expect((await convoy.getRelease(a.name, 'app')).metadata.annotations?.['convoy.dev/pin']).toBe(REF1);
-    const unknown = await app.request(path(a.name, 'app', '/rollback'), as(operator, { method: 'POST', body: JSON.stringify({ renderRef: `sha256:${'9'.repeat(64)}` }) }));
+  it('rollback pins the previous render by default, as convoy rollback; {"to"} a stored render, {"lastHealthy": true} the last healthy one; refusals name what is missing', async () => {
+    const post = (body?: unknown, user = operator) =>
+      app.request(path(a.name, 'app', '/rollback'), as(user, { method: 'POST', ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+    const pin = async () => (await convoy.getRelease(a.name, 'app')).metadata.annotations?.['convoy.dev/pin'];
+    const setStatus = (status: Record<string, unknown>) =>
+      admin.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
+        { group: API_GROUP, version: API_VERSION, namespace: a.name, plural: 'releases', name: 'app', body: { status } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    // Nothing rolled out yet (status.rollout unset), no lastHealthy.
+    const none = await post();
+    expect([none.status, (await json<{ error: string }>(none)).error]).toEqual([409, 'NoRender']);
+    const noHealthy = await post({ lastHealthy: true });
+    expect([noHealthy.status, (await json<{ error: string }>(noHealthy)).error]).toEqual([409, 'NoHealthyRender']);
+    const named = await post({ to: REF1 });
+    expect(await json(named)).toEqual({ annotation: 'convoy.dev/pin', value: REF1, why: 'the render named' });
+    expect(await pin()).toBe(REF1);
+    // renderRef, the former name of `to`, is still accepted.
+    expect(await json(await post({ renderRef: REF2 }))).toMatchObject({ value: REF2 });
+    expect(await pin()).toBe(REF2);
+
+    // REF2 rolled out after REF1, and is the last healthy one.
+    const attempt = (renderRef: string) => ({ attemptedAt: '2026-12-01T11:00:00Z', phase: 'Succeeded', renderRef });
+    await setStatus({ rollout: { renderRef: REF2, previousRenderRef: REF1, state: 'Succeeded' }, lastHealthy: attempt(REF2) });
+    const previous = await post({});
+    expect(await json(previous)).toEqual({ annotation: 'convoy.dev/pin', value: REF1, why: `the render applied before ${'2'.repeat(12)}` });
+    expect(await pin()).toBe(REF1);
+    expect(await json(await post({ lastHealthy: true }))).toEqual({ annotation: 'convoy.dev/pin', value: REF2, why: 'the last healthy render' });
+    expect(await pin()).toBe(REF2);
+    // The first render applied has no previous one.
+    await setStatus({ rollout: { renderRef: REF1, previousRenderRef: null, state: 'Succeeded' } });
+    const first = await post();
+    expect([first.status, (await json<{ error: string; message: string }>(first)).message]).toEqual([
+      409,
+      `Release ${a.name}/app has no previous render: ${'1'.repeat(12)} is the first it applied; name one: {"to": "sha256:…"} (GET …/renders lists the stored ones)`,
+    ]);
+    await setStatus({ rollout: null, lastHealthy: null });
+
+    const both = await post({ to: REF1, lastHealthy: true });
+    expect([both.status, (await json<{ field: string }>(both)).field]).toEqual([400, 'lastHealthy']);
+    const two = await post({ to: REF1, renderRef: REF2 });
+    expect([two.status, (await json<{ field: string }>(two)).field]).toEqual([400, 'to']);
+    const unknown = await post({ to: `sha256:${'9'.repeat(64)}` });
     expect([unknown.status, (await json<{ error: string }>(unknown)).error]).toEqual([404, 'RenderNotFound']);
-    const malformed = await app.request(path(a.name, 'app', '/rollback'), as(operator, { method: 'POST', body: JSON.stringify({ renderRef: 'abc' }) }));
-    expect([malformed.status, (await json<{ field: string }>(malformed)).field]).toEqual([400, 'renderRef']);
-    expect((await app.request(path(a.name, 'app', '/rollback'), as(reader, { method: 'POST', body: '{}' }))).status).toBe(403);
+    const malformed = await post({ to: 'abc' });
+    expect([malformed.status, (await json<{ field: string }>(malformed)).field]).toEqual([400, 'to']);
+    const malformedOld = await post({ renderRef: 'abc' });
+    expect([malformedOld.status, (await json<{ field: string }>(malformedOld)).field]).toEqual([400, 'renderRef']);
+    expect((await post({}, reader)).status).toBe(403);
     await app.request(path(a.name, 'app', '/pin'), as(operator, { method: 'DELETE' }));
   });
 

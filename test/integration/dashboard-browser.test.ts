@@ -154,6 +154,19 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     expect(diff).toContain('+   greeting: world');
   });
 
+  it('Roll back to previous render pins the render applied before the current one, as convoy rollback does', async () => {
+    const newer = await js<string>(`document.querySelectorAll('#history-table tbody tr')[0].getAttribute('data-render')`);
+    const older = await js<string>(`document.querySelectorAll('#history-table tbody tr')[1].getAttribute('data-render')`);
+    await waitFor(`document.querySelector('#rollback').disabled === false`);
+    await page.click('#rollback');
+    await waitText('#action-result', new RegExp(`^Rolled back: pinned to render ${older.slice(7, 19)} \\(the render applied before ${newer.slice(7, 19)}\\)`));
+    expect((await env.getRelease('app')).metadata.annotations?.['convoy.dev/pin']).toBe(older);
+    await waitFor(`document.querySelector('#pinned') !== null`);
+    await page.click('#unpin');
+    await waitText('#action-result', /^Unpinned/);
+    await waitFor(`document.querySelector('#pinned') === null`);
+  });
+
   it('Rollback pins the older render and convoy applies it again', async () => {
     const older = await js<string>(`document.querySelectorAll('#history-table tbody tr')[1].getAttribute('data-render')`);
     await page.click(`#history-table tbody tr[data-render="${older}"] .rollback-to`);

@@ -17,7 +17,7 @@ function showRelease(main, ns, name) {
   const buttons = {
     sync: h('button', { type: 'button', id: 'sync', class: 'primary' }, 'Sync'),
     force: h('button', { type: 'button', id: 'force-sync' }, 'Force sync'),
-    rollback: h('button', { type: 'button', id: 'rollback' }, 'Roll back to last healthy'),
+    rollback: h('button', { type: 'button', id: 'rollback', title: 'Pin the render applied before the current one (as convoy rollback); the history table rolls back to any render' }, 'Roll back to previous render'),
     unpin: h('button', { type: 'button', id: 'unpin' }, 'Unpin'),
     suspend: h('button', { type: 'button', id: 'suspend' }, 'Suspend'),
     resume: h('button', { type: 'button', id: 'resume' }, 'Resume'),
@@ -76,7 +76,7 @@ function showRelease(main, ns, name) {
     buttons.unpin.hidden = !pinned;
     buttons.suspend.hidden = suspended;
     buttons.resume.hidden = !suspended;
-    buttons.rollback.disabled = state.acting || !(s.lastHealthy && s.lastHealthy.renderRef);
+    buttons.rollback.disabled = state.acting || !(s.rollout && s.rollout.previousRenderRef);
     if (!(s.conditions || []).length) { conditions.replaceChildren(h('p', { class: 'muted' }, 'No conditions reported yet.')); return; }
     conditions.replaceChildren(table('Conditions as the loops reported them', ['Type', 'Status', 'Reason', 'Message', 'Since'],
       s.conditions.map((c) => h('tr', {}, h('th', { scope: 'row' }, c.type), h('td', {}, c.status), h('td', {}, c.reason),
@@ -103,7 +103,7 @@ function showRelease(main, ns, name) {
 
   buttons.sync.addEventListener('click', () => act('Sync', 'POST', '/sync', undefined, (d) => 'Sync requested at ' + d.value + '.'));
   buttons.force.addEventListener('click', () => act('Force sync', 'POST', '/sync?force=true', undefined, (d) => 'Force sync requested at ' + d.value + '.'));
-  buttons.rollback.addEventListener('click', () => act('Rollback', 'POST', '/rollback', {}, (d) => 'Rolled back: pinned to render ' + shortRef(d.value) + '.'));
+  buttons.rollback.addEventListener('click', () => act('Rollback', 'POST', '/rollback', {}, (d) => 'Rolled back: pinned to render ' + shortRef(d.value) + ' (' + d.why + '); Unpin follows the source again.'));
   buttons.unpin.addEventListener('click', () => act('Unpin', 'DELETE', '/pin', undefined, () => 'Unpinned: the Release follows its source again.'));
   buttons.suspend.addEventListener('click', () => act('Suspend', 'POST', '/suspend', undefined, () => 'Suspended: convoy leaves the Release alone until resumed.'));
   buttons.resume.addEventListener('click', () => act('Resume', 'POST', '/resume', undefined, () => 'Resumed.'));
