@@ -11,6 +11,7 @@ import { combinedVerdict } from '../domain/status/verdict.ts';
 import { releaseKey, verbArgs } from './args.ts';
 import type { Cluster } from './kube.ts';
 import { age, CliFailure, ExitCode, shortRef, table, UsageError } from './output.ts';
+import { printableRelease } from './release-shape.ts';
 import type { Session } from './session.ts';
 import { verdictWord } from './verdict-line.ts';
 import type { VerbInput } from './verbs.ts';
@@ -50,7 +51,7 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const all = values['all-namespaces'] === true;
   const output = values.output;
   const selector = values.selector;
-  const { parseOrFail, readRaw, releasesPath } = await import('./kube.ts');
+  const { readRaw, releasesPath } = await import('./kube.ts');
   let named: ReturnType<typeof releaseKey> | undefined;
   if (positionals.length > 0) {
     if (all) throw new UsageError('get: -A lists every Release; do not name one');
@@ -84,7 +85,7 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   } else if (raws.length === 0) {
     if (!values.watch) s.io.err(all ? 'No Releases found.' : `No Releases found in namespace ${namespace ?? 'default'}.`);
   } else {
-    for (const line of table(header, raws.map((raw) => row(parsed(raw, parseOrFail))))) s.io.out(line);
+    for (const line of table(header, raws.map((raw) => row(parsed(raw, printableRelease))))) s.io.out(line);
   }
   if (values.watch !== true) return ExitCode.ok;
 
@@ -94,7 +95,7 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
     if (output === 'json' || output === 'yaml') s.io.out(`${output === 'yaml' ? '---\n' : ''}${await serialize(printable(raw, managed), output)}`);
     else if (output === 'name') s.io.out(`release.convoy.dev/${raw.metadata?.name ?? ''}`);
     else {
-      const lines = table(header, [row(parsed(raw, parseOrFail))]);
+      const lines = table(header, [row(parsed(raw, printableRelease))]);
       if (!headerPrinted) s.io.out(lines[0] ?? '');
       headerPrinted = true;
       s.io.out(lines[1] ?? '');

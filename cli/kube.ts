@@ -6,8 +6,8 @@
  * plugins, certificates, tokens, token files, proxy-url), through
  * @kubernetes/client-node's loader (adapters/kube/user-kubeconfig.ts).
  */
-import { API_GROUP, API_VERSION } from '../domain/api/common.ts';
-import { parseRelease, type Release } from '../domain/api/objects.ts';
+import { API_GROUP, API_VERSION } from '../domain/api/group-version.ts';
+import type { Release } from '../domain/api/objects.ts';
 import { createKubeClient, isKubeApiError, resourcePath, type KubeClient } from '../adapters/kube/http.ts';
 import { inClusterConfig, KubeconfigError, type KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import type { GlobalFlags, ReleaseKey } from './args.ts';
@@ -63,7 +63,9 @@ export async function readRelease(cluster: Cluster, key: ReleaseKey): Promise<Re
   return parseOrFail(await readRaw(cluster, key), key);
 }
 
-export function parseOrFail(raw: unknown, key: ReleaseKey): Release {
+/** The Release through its full schema (zod; imported here, so `get`, which prints rows only, does not load it). */
+export async function parseOrFail(raw: unknown, key: ReleaseKey): Promise<Release> {
+  const { parseRelease } = await import('../domain/api/objects.ts');
   const parsed = parseRelease(raw);
   if (!parsed.ok)
     throw new CliFailure(`Release ${key.namespace}/${key.name} does not parse: ${parsed.error}`);
@@ -77,7 +79,7 @@ export async function patchRelease(
   patch: Record<string, unknown>,
 ): Promise<Release> {
   try {
-    return parseOrFail(await cluster.client.patch(releasePath(key), patch, { type: 'merge' }), key);
+    return await parseOrFail(await cluster.client.patch(releasePath(key), patch, { type: 'merge' }), key);
   } catch (error) {
     if (isKubeApiError(error, 404)) throw new CliFailure(`Release ${key.namespace}/${key.name} not found`);
     throw error;

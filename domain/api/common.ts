@@ -1,9 +1,6 @@
 import { z } from 'zod';
 
-/** The API group and version of every convoy kind. */
-export const API_GROUP = 'convoy.dev';
-export const API_VERSION = 'v1alpha1';
-export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
+export { API_GROUP, API_VERSION, GROUP_VERSION } from './group-version.ts';
 
 /** Marks a field whose content Kubernetes must keep as-is (Helm values, pod templates, patches). */
 export const PRESERVE_UNKNOWN = { 'x-kubernetes-preserve-unknown-fields': true } as const;
