@@ -37,7 +37,15 @@ async function scenario(env: RuntimeEnv): Promise<Record<string, Conditions>> {
 
   // 2. A failing source, retried with backoff.
   await env.createRelease('failing', { source: { git: { url: repo.url, ref: { branch: 'no-such-branch' } } }, syncPolicy: { retryBackoff: { initial: '1s', factor: 2, max: '1m' } } });
-  seen['failing'] = await reach('failing', 'Applied False', (c) => c['Applied']?.startsWith('False') === true);
+  // All three writers speak for a Release whose source never resolves: reconcile (Applied False),
+  // health (Healthy True/NotConfigured: no assessment asked for) and drift (InSync Unknown/Pending:
+  // nothing applied). Waiting for Applied alone snapshot whichever observers had written by then —
+  // in CI at f8f7873 the emulator's health run had not yet.
+  seen['failing'] = await reach(
+    'failing',
+    'Applied False, Healthy and InSync written',
+    (c) => c['Applied']?.startsWith('False') === true && c['Healthy'] !== undefined && c['InSync'] !== undefined,
+  );
 
   // 3. Drift corrected: another writer changes the ConfigMap; Correct re-applies the render.
   await core.patchNamespacedConfigMap({ name: 'parity-cfg', namespace: ns, body: [{ op: 'replace', path: '/data/k', value: 'changed' }] });
