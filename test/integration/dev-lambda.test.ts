@@ -3,12 +3,11 @@
 // by event source mappings with the template's settings, as the shipped convoy:functions identity.
 // The examples become Ready, with no loop request refused.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { combinedVerdict } from '../../domain/status/verdict.ts';
 import { freePorts } from '../../dev/control-plane/processes.ts';
+import { applyExamples } from '../harness/apply-examples.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { convoyApi } from '../harness/releases.ts';
 import { until } from '../harness/runtime-env.ts';
@@ -56,14 +55,7 @@ describe('convoy dev --runtime lambda', () => {
     const runningMs = Math.round(performance.now() - started);
 
     const kc = kubeConfigFor(/kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '');
-    const objects = KubernetesObjectApi.makeApiClient(kc);
-    const names: string[] = [];
-    for (const file of (await readdir(examples)).filter((f) => f.endsWith('.yaml')).sort()) {
-      for (const doc of loadAllYaml(await readFile(join(examples, file), 'utf8')) as KubernetesObject[]) {
-        await objects.patch(doc, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
-        if (doc.kind === 'Release' && doc.metadata?.name) names.push(doc.metadata.name);
-      }
-    }
+    const names = await applyExamples(kc, examples);
     const api = convoyApi(kc);
     const t = performance.now();
     await until('every example Release is Ready', async () => {

@@ -6,16 +6,17 @@
 // Namespace (on b1e28ad it did, as admin, in 5 s).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiException, CoreV1Api, KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { createKubeClient, resourcePath } from '../../adapters/kube/http.ts';
 import { combinedVerdict } from '../../domain/status/verdict.ts';
 import { freePorts } from '../../dev/control-plane/processes.ts';
+import { applyExamples } from '../harness/apply-examples.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { convoyApi } from '../harness/releases.ts';
 import { until } from '../harness/runtime-env.ts';
@@ -77,14 +78,7 @@ describe('convoy dev with the shipped identities', () => {
     expect(run.stderr).toContain('the relay acts as ServiceAccount convoy-system/convoy-relay, the functions as the group convoy:functions; tenant namespaces: convoy-examples');
 
     const kc = kubeConfigFor(/kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '');
-    const objects = KubernetesObjectApi.makeApiClient(kc);
-    const names: string[] = [];
-    for (const file of (await readdir(examples)).filter((f) => f.endsWith('.yaml')).sort()) {
-      for (const doc of loadAllYaml(await readFile(join(examples, file), 'utf8')) as KubernetesObject[]) {
-        await objects.patch(doc, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
-        if (doc.kind === 'Release' && doc.metadata?.name) names.push(doc.metadata.name);
-      }
-    }
+    const names = await applyExamples(kc, examples);
     const api = convoyApi(kc);
     await until('every example Release is Ready', async () => {
       const releases = await Promise.all(names.map((n) => api.getRelease(EXAMPLES_NS, n)));
