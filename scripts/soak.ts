@@ -29,7 +29,7 @@
 // failed in any run, 0 otherwise.
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
@@ -182,6 +182,7 @@ async function main(): Promise<number> {
     throw new SoakUsageError('flock (util-linux) is not installed; install it or pass --no-lock');
   }
   const out = values.out ?? (await mkdtemp(join(tmpdir(), 'convoy-soak-')));
+  await mkdir(out, { recursive: true });
   const files = positionals;
 
   const vitestArgs = values['vitest-arg'];
