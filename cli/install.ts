@@ -12,7 +12,7 @@ export const installUsage = `convoy install --print --image IMAGE [--reconcile-q
                [--region R] [--render-bucket B] [--namespace convoy-system]
                [--replicas 2] [--log-level info] [--irsa-role-arn ARN] [--no-crds]
                [--tenant-namespaces a,b] [--watch-secrets] [--default-service-account default]
-               [--in-cluster-namespaces a,b|*] [--cross-namespace-refs]
+               [--in-cluster-namespaces a,b|*] [--cross-namespace-refs] [--insecure-registries host:port,…|*]
   prints the install manifests (the same objects as deploy/); apply with kubectl apply --server-side -f -
 
   --image                the relay image (default: $CONVOY_RELAY_IMAGE; required). It is not published:
@@ -22,7 +22,9 @@ export const installUsage = `convoy install --print --image IMAGE [--reconcile-q
   --tenant-namespaces    namespaces whose Releases may act on this cluster as their ServiceAccount
                          (the functions may impersonate ServiceAccounts there only); never kube-* or --namespace
   --watch-secrets        let the relay list/watch Secrets (it can then read their data) to react to
-                         labelled Secrets at once; off: they are picked up at the Release's next interval`;
+                         labelled Secrets at once; off: they are picked up at the Release's next interval
+  --insecure-registries  OCI registries (host[:port], comma-separated, or *) Releases may reach over plain
+                         HTTP with insecure: true (CONVOY_INSECURE_REGISTRIES); default none`;
 
 export interface InstallIo {
   out(text: string): void;
@@ -66,6 +68,7 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
       'default-service-account': { type: 'string' },
       'in-cluster-namespaces': { type: 'string' },
       'cross-namespace-refs': { type: 'boolean', default: false },
+      'insecure-registries': { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new InstallUsageError(`unexpected argument "${positionals[0] ?? ''}"`);
@@ -101,6 +104,7 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
     ...(values['default-service-account'] !== undefined ? { defaultServiceAccount: values['default-service-account'] } : {}),
     ...(values['in-cluster-namespaces'] !== undefined ? { inClusterNamespaces: values['in-cluster-namespaces'] } : {}),
     ...(values['cross-namespace-refs'] ? { crossNamespaceRefs: true } : {}),
+    ...(values['insecure-registries'] !== undefined ? { insecureRegistries: values['insecure-registries'] } : {}),
   };
   return {
     print: values.print ?? false,

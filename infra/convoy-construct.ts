@@ -27,6 +27,7 @@ import { RelayImage } from './relay-image.ts';
 import { installRelayManifests } from './relay-install.ts';
 import { functionAccessEnvironment, grantFunctionAccess } from './function-access.ts';
 import { grantHintKey, HINT_KEY_SECRET_VARIABLE, hintKeySecret } from './function-hint-key.ts';
+import { grantEcrPull } from './ecr-access.ts';
 import { relayRole } from './relay-role.ts';
 import { DEFAULT_MEMORY_MB, type ConvoyProps } from './convoy-props.ts';
 
@@ -264,6 +265,7 @@ export class Convoy extends Construct {
     grantRenderStore(functions.health, store, 'read');
     grantFunctionAccess(this, functions, props);
     grantHintKey(this.hintKeySecret, functions);
+    if (functions.reconcile.role !== undefined) grantEcrPull(functions.reconcile.role, props.ecrRepositories);
 
     // --- IAM: relay (EKS Pod Identity) ---------------------------------------------------------
     this.relayRole = relayRole(this, {

@@ -50,6 +50,13 @@ export interface ConvoyProps {
   readonly kubeconfigSecret?: secretsmanager.ISecret;
   /** The installation's tenancy settings (docs/security.md); default: defaultServiceAccount "default", inCluster only in the installation namespace, no cross-namespace references. */
   readonly tenancy?: TenancyManifestOptions;
+  /**
+   * ECR repositories Releases with `provider: aws` may pull from (docs/oci-sources.md): repository
+   * names (in the stack's account and region) or repository ARNs. The reconcile function's role gets
+   * ecr:GetAuthorizationToken and ecr:BatchGetImage/GetDownloadUrlForLayer on exactly these; no
+   * wildcards. Default none: `provider: aws` is refused by ECR (403).
+   */
+  readonly ecrRepositories?: readonly string[];
   /** EKS target clusters (Clusters with spec.eks): what the functions may describe and which roles they may assume. */
   readonly eksTargets?: EksTargetsProps;
   /** Path of a kubeconfig inside the function (e.g. from a layer of your own): CONVOY_KUBECONFIG_PATH. */

@@ -11,6 +11,8 @@
  * refused: impersonating their ServiceAccounts (e.g. kube-system:clusterrole-aggregation-controller,
  * or convoy-relay) would hand the functions those rights.
  */
+import { parseTenancySettings, TenancySettingsError } from '../domain/tenancy/settings.ts';
+
 export class ManifestError extends Error {
   override name = 'ManifestError';
 }
@@ -36,7 +38,8 @@ export interface TenancyManifestOptions {
   readonly crossNamespaceRefs?: boolean;
   /**
    * CONVOY_INSECURE_REGISTRIES: OCI registries (`host[:port]`, comma-separated, or `*`) Releases may
-   * reach over plain HTTP with `insecure: true`. Default none (the entry is left out).
+   * reach over plain HTTP with `insecure: true`. Default '' (none). Checked when the manifests are
+   * made (`convoy install --insecure-registries`, the chart's settings, the construct's tenancy prop).
    */
   readonly insecureRegistries?: string;
 }
@@ -73,6 +76,18 @@ export function tenancyEnvironment(tenancy: TenancyManifestOptions | undefined, 
     { name: 'CONVOY_TENANT_NAMESPACES', value: tenants.join(',') },
     { name: 'CONVOY_IN_CLUSTER_NAMESPACES', value: tenancy?.inClusterNamespaces ?? tenants.join(',') },
     { name: 'CONVOY_CROSS_NAMESPACE_REFS', value: String(tenancy?.crossNamespaceRefs ?? false) },
-    ...(tenancy?.insecureRegistries !== undefined ? [{ name: 'CONVOY_INSECURE_REGISTRIES', value: tenancy.insecureRegistries }] : []),
+    { name: 'CONVOY_INSECURE_REGISTRIES', value: insecureRegistriesOf(tenancy) },
   ];
+}
+
+/** CONVOY_INSECURE_REGISTRIES, checked as the functions parse it (domain/tenancy/settings.ts); '' is none. */
+export function insecureRegistriesOf(tenancy: TenancyManifestOptions | undefined): string {
+  const value = tenancy?.insecureRegistries?.trim() ?? '';
+  try {
+    parseTenancySettings({ insecureRegistries: value });
+  } catch (error) {
+    if (error instanceof TenancySettingsError) throw new ManifestError(error.message, { cause: error });
+    throw error;
+  }
+  return value;
 }

@@ -18,6 +18,7 @@ import { createRendererPort } from './renderer-port.ts';
 import { createSourcePort } from './source-port.ts';
 import { createStorePort } from './store-port.ts';
 import { createValuesPort } from './values-port.ts';
+import type { EcrTokenSource } from '../aws/ecr-token.ts';
 
 export interface ReconcileWiring {
   /**
@@ -40,6 +41,8 @@ export interface ReconcileWiring {
   caches?: PortCaches | undefined;
   /** Per-request timeout of OCI registry requests; default 30 s. */
   ociTimeoutMs?: number | undefined;
+  /** ECR tokens with the functions' own role (`provider: aws`); undefined: refused. */
+  ecr?: EcrTokenSource | undefined;
 }
 
 /** Builds the reconcile loop's ports from real adapters. Create once per container and reuse. */
@@ -66,7 +69,7 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
   const tenancy = wiring.tenancy ?? DEFAULT_TENANCY;
   return {
     now,
-    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs }),
+    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs, ecr: wiring.ecr }),
     cluster: clusters,
     values: createValuesPort({ reader, readsAs, gitCache, tenancy }),
     renderer: createRendererPort(() => tools.locate()),

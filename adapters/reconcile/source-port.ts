@@ -11,12 +11,14 @@ import type { RefCache } from '../source/ref-cache.ts';
 import { fetchHelmChart } from '../source/helm-repo.ts';
 import type { ManagementReader } from '../kube/management-reader.ts';
 import type { DataReader, DataReaderFor } from '../kube/identity-reads.ts';
-import { credentialsFrom, registryCredentialsFrom, type GitAuth } from './credentials.ts';
+import { credentialsFrom, type GitAuth } from './credentials.ts';
 import { PolicyRefusedError, referencedNamespace } from '../../domain/tenancy/policy.ts';
 import { inClusterIdentity } from '../../domain/tenancy/identity.ts';
 import { ReadRefusedError } from '../../domain/tenancy/read-refusal.ts';
 import { hasUnansweredSyncRequest } from '../../domain/reconcile/annotations.ts';
 import { DEFAULT_TENANCY, insecureRegistryAllowed, type TenancySettings } from '../../domain/tenancy/settings.ts';
+import type { EcrTokenSource } from '../aws/ecr-token.ts';
+import { ociRegistryAccess } from './oci-access.ts';
 
 export interface SourcePortDeps {
   /** convoy's own objects (a GitRepository), read with the functions' identity. */
@@ -31,6 +33,8 @@ export interface SourcePortDeps {
   tenancy?: Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount' | 'insecureRegistries'> | undefined;
   /** Per-request timeout of OCI registry requests; default 30 s (adapters/source/oci-registry.ts). */
   ociTimeoutMs?: number | undefined;
+  /** ECR tokens with the functions' own role (`provider: aws`); undefined: no AWS identity, refused. */
+  ecr?: EcrTokenSource | undefined;
 }
 
 type HelmSource = NonNullable<Release['spec']['source']['helm']>;
@@ -125,21 +129,17 @@ async function fetchOciHelm(deps: SourcePortDeps, secrets: DataReader, namespace
       `${field}.insecure: the installation does not allow plain HTTP to registry ${registry}; serve the registry over HTTPS, or ask the installation's operator to list it in CONVOY_INSECURE_REGISTRIES`,
     );
   }
-  let credentials;
-  try {
-    credentials = await registryCredentialsFrom(secrets, namespace, helm.secretRef?.name, registry, `${field}.secretRef`);
-  } catch (error) {
-    if (error instanceof ReadRefusedError) throw new SourceNotReadyError(`${field}.secretRef`, `${field}.secretRef: ${error.message}`, { cause: error });
-    throw error;
-  }
+  const access = await ociRegistryAccess({ secrets, namespace, registry, field, spec: helm, ecr: deps.ecr });
   const chart = await fetchOciHelmChart(
     {
       repository: helm.repository,
       chart: helm.chart,
       version: helm.version,
       digest: helm.digest,
-      credentials,
+      credentials: access.credentials,
       plainHttp: helm.insecure === true,
+      caPem: access.caPem,
+      cosignKey: access.cosignKey,
       field,
     },
     deps.helmCacheDir,

@@ -36,6 +36,25 @@ export class UnsupportedSourceError extends Error {
   }
 }
 
+/**
+ * The artifact's signature does not verify (missing, another key, another digest): Applied False
+ * with reason SourceNotReady, but not retried with backoff — retrying cannot fix a signature. The
+ * next reconcile (a spec change, the interval, a convoy sync) verifies again, so a signed push or a
+ * fixed key heals it. Nothing of the artifact is rendered.
+ */
+export class SourceVerificationError extends Error {
+  readonly field: string;
+  readonly retryable = false;
+  /** Read by domain/reconcile/stops.ts (isUnverified): SourceNotReady rather than Unsupported. */
+  readonly unverified = true;
+
+  constructor(field: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SourceVerificationError';
+    this.field = field;
+  }
+}
+
 /** `path` is absolute, contains `..`, or resolves (through symlinks) outside the checkout. Terminal. */
 export class SourcePathError extends UnsupportedSourceError {
   constructor(field: string, message: string, options?: { cause?: unknown }) {

@@ -30,6 +30,8 @@ import {
 import { SourceNotReadyError, UnsupportedSourceError } from './errors.ts';
 import { findChartDir, storeChartArchive, type HelmChartResult } from './helm-repo.ts';
 import { createOciClient, DOCKER_MANIFEST_LIST, OCI_INDEX } from './oci-registry.ts';
+import { verifyCosignSignature } from './oci-cosign.ts';
+import type { KeyObject } from 'node:crypto';
 import { pathExists } from '../tools/path-exists.ts';
 import semver from 'semver';
 
@@ -47,6 +49,10 @@ export interface OciHelmInput {
   digest?: string | undefined;
   credentials?: RegistryCredentials | undefined;
   plainHttp?: boolean;
+  /** PEM CA bundle for the registry's TLS (spec certSecretRef, key ca.crt). */
+  caPem?: string | undefined;
+  /** Verify the chart manifest's cosign signature with this public key before anything is used (spec verify). */
+  cosignKey?: KeyObject | undefined;
   field?: string;
 }
 
@@ -83,6 +89,7 @@ export async function fetchOciHelmChart(input: OciHelmInput, cacheDir: string, o
     plainHttp: input.plainHttp ?? false,
     credentials: input.credentials,
     field,
+    ...(input.caPem !== undefined ? { caPem: input.caPem } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
   });
@@ -119,6 +126,9 @@ export async function fetchOciHelmChart(input: OciHelmInput, cacheDir: string, o
     }
     digest = named;
   }
+
+  // Before the cache: a chart cached by another Release is served only once its signature verifies.
+  if (input.cosignKey !== undefined) await verifyCosignSignature(client, digest, input.cosignKey, { artifact: what, field });
 
   const final = join(cacheDir, `oci-${digest.replace(':', '-')}`);
   const cachedTop = (await pathExists(final)) ? await findChartDir(final, input.chart) : undefined;

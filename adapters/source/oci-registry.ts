@@ -14,11 +14,18 @@
  *
  * Every request has its own timeout. Failures are SourceNotReadyError naming the registry, the
  * repository and the HTTP status (401/403: the credentials; 429/5xx: retried), never a credential.
+ * A 429 or 5xx answer is first retried here, `retries` times with exponential backoff (a
+ * `Retry-After` of a few seconds is honoured); then the Release's own backoff takes over.
+ *
+ * TLS: the public trust store, or — with `caPem` (spec `certSecretRef`, key ca.crt) — that bundle
+ * for this registry only (fetch-with-ca.ts). A certificate that does not verify is SourceNotReady
+ * naming the registry and the TLS error.
  */
 import { createHash } from 'node:crypto';
 import type { ReadableStream } from 'node:stream/web';
 import { nextLink, parseWwwAuthenticate, type RegistryCredentials } from '../../domain/source/oci.ts';
 import { SourceNotReadyError } from './errors.ts';
+import { fetchWithCa } from './fetch-with-ca.ts';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';
@@ -38,6 +45,31 @@ export interface OciClientOptions {
   field: string;
   /** Counts requests (the bench and tests: a digest-pinned cache hit makes none). */
   onRequest?: (method: string, path: string, status: number) => void;
+  /** PEM CA bundle the registry's TLS certificate must chain to (instead of the public trust store). */
+  caPem?: string | undefined;
+  /** Retries of a request answered 429 or 5xx, with exponential backoff; default 2. */
+  retries?: number;
+  /** First backoff delay of those retries; default 500 ms (then 1 s, 2 s …; a Retry-After up to 5 s wins). */
+  retryDelayMs?: number;
+}
+
+/** The longest Retry-After honoured inside one resolve; longer waits are left to the Release's backoff. */
+const MAX_RETRY_AFTER_MS = 5_000;
+
+/** Whether an answer is retried with backoff: rate limited or a server error. */
+export function retriedStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/** The TLS error code of a failed request (e.g. SELF_SIGNED_CERT_IN_CHAIN), if it failed in TLS. */
+function tlsErrorOf(err: unknown): { code: string; message: string } | undefined {
+  let current: unknown = err;
+  for (let i = 0; i < 4 && current instanceof Error; i++) {
+    const code = 'code' in current && typeof current.code === 'string' ? current.code : '';
+    if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HOSTNAME|ALTNAME/.test(code)) return { code, message: current.message };
+    current = current.cause;
+  }
+  return undefined;
 }
 
 export interface OciManifest {
@@ -82,18 +114,40 @@ export function createOciClient(options: OciClientOptions): OciClient {
     const headers: Record<string, string> = {};
     if (init.accept) headers['accept'] = init.accept;
     if (init.authorization) headers['authorization'] = init.authorization;
-    let response: Response;
-    try {
-      response = await fetch(url, { method: init.method, headers, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      throw new SourceNotReadyError(
-        `${field}.repository`,
-        `registry ${options.registry} did not answer ${init.method} ${new URL(url).pathname} (${errorCode(err)} after at most ${Math.round(timeoutMs / 1000)} s per request); will retry`,
-        { cause: err },
-      );
+    const retries = options.retries ?? 2;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        const signal = AbortSignal.timeout(timeoutMs);
+        response = options.caPem !== undefined && url.startsWith('https:')
+          ? await fetchWithCa(url, { method: init.method, headers, signal }, options.caPem)
+          : await fetch(url, { method: init.method, headers, redirect: 'follow', signal });
+      } catch (err) {
+        const tls = tlsErrorOf(err);
+        if (tls !== undefined) {
+          throw new SourceNotReadyError(
+            `${field}.certSecretRef`,
+            `registry ${options.registry}: TLS verification failed (${tls.code}: ${tls.message}); ` +
+              (options.caPem !== undefined
+                ? `the CA in ${field}.certSecretRef (ca.crt) did not sign its certificate, or the certificate does not name ${options.registry.replace(/:\d+$/, '')} (will retry)`
+                : `if it uses a private CA, put the CA in a Secret (key ca.crt) and name it in ${field}.certSecretRef (will retry)`),
+            { cause: err },
+          );
+        }
+        throw new SourceNotReadyError(
+          `${field}.repository`,
+          `registry ${options.registry} did not answer ${init.method} ${new URL(url).pathname} (${errorCode(err)} after at most ${Math.round(timeoutMs / 1000)} s per request); will retry`,
+          { cause: err },
+        );
+      }
+      options.onRequest?.(init.method, new URL(url).pathname, response.status);
+      if (!retriedStatus(response.status) || attempt >= retries) return response;
+      await response.body?.cancel();
+      const retryAfter = Number(response.headers.get('retry-after') ?? '');
+      const backoff = (options.retryDelayMs ?? 500) * 2 ** attempt;
+      const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS) : backoff;
+      await new Promise((ok) => setTimeout(ok, wait));
     }
-    options.onRequest?.(init.method, new URL(url).pathname, response.status);
-    return response;
   }
 
   function refused(status: number, what: string): SourceNotReadyError {
@@ -107,10 +161,10 @@ export function createOciClient(options: OciClientOptions): OciClient {
       );
     }
     if (status === 429) {
-      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} is rate limiting ${what} of ${location} (HTTP 429); will retry with backoff`);
+      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} is rate limiting ${what} of ${location} (HTTP 429, ${(options.retries ?? 2) + 1} attempts); will retry with backoff`);
     }
     if (status >= 500) {
-      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} failed ${what} of ${location} (HTTP ${status}); will retry with backoff`);
+      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} failed ${what} of ${location} (HTTP ${status}, ${(options.retries ?? 2) + 1} attempts); will retry with backoff`);
     }
     return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} answered HTTP ${status} to ${what} of ${location}; check ${field}.repository and ${field}.chart (will retry)`);
   }

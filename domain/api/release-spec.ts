@@ -12,6 +12,7 @@ import {
 } from './common.ts';
 import { gitRefSchema, gitSourceSchema } from './git-ref.ts';
 import { OCI_DIGEST_PATTERN, OCI_NAME_COMPONENT, OCI_URL_PATTERN } from '../source/oci.ts';
+import { ociRegistryFields, ociRegistryRules } from './oci-options.ts';
 
 const gitReleaseSourceSchema = gitSourceSchema
   .extend({
@@ -49,6 +50,7 @@ const helmSourceSchema = z
     secretRef: localObjectReference(
       'A Secret with username and password (or bearerToken for index.yaml repositories), or of type kubernetes.io/dockerconfigjson for an OCI registry.',
     ).optional(),
+    ...ociRegistryFields,
   })
   .meta(
     celRules(
@@ -63,6 +65,7 @@ const helmSourceSchema = z
       { rule: "!has(self.digest) || self.repository.startsWith('oci://')", message: 'digest is only allowed with an oci:// repository' },
       { rule: "!has(self.insecure) || self.repository.startsWith('oci://')", message: 'insecure is only allowed with an oci:// repository' },
       { rule: '!(has(self.digest) && has(self.version))', message: 'set version or digest, not both' },
+      ...ociRegistryRules('repository', { ociOnly: true }),
     ),
   )
   .describe('Render a chart from a Helm repository or an OCI registry.');

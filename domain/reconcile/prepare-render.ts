@@ -4,7 +4,7 @@ import { finishRender } from '../render/pipeline.ts';
 import type { KubeObject } from '../render/kube-object.ts';
 import { attempt, halt, isHalt, type Halt } from './halt.ts';
 import type { ReconcilePorts, ResolvedCluster, ResolvedMutation, ResolvedSource, TargetCluster } from './ports.ts';
-import { errorMessage, isTerminal } from './stops.ts';
+import { errorMessage, isTerminal, isUnverified } from './stops.ts';
 import { Annotation, annotationOf, pinProblem } from './annotations.ts';
 
 /** What the reconcile found before it stopped (status.lastAttempted's resolved* fields). */
@@ -41,7 +41,7 @@ export async function prepareRender(
 
   const tree = await attempt(
     () => ports.source.resolve(release),
-    (e) => halt(isTerminal(e) ? 'sourceUnsupported' : 'sourceFailed', errorMessage(e), e),
+    (e) => halt(isUnverified(e) ? 'sourceUnverified' : isTerminal(e) ? 'sourceUnsupported' : 'sourceFailed', errorMessage(e), e),
   );
   if (isHalt(tree)) return tree;
   resolved.source = tree.resolved;

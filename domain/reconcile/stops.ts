@@ -29,6 +29,8 @@ export const ROLLOUT_RECHECK_MS = 10_000;
 export const Stops = {
   sourceFailed: failed(FailureStage.SourceResolution, AppliedReason.SourceNotReady, true),
   sourceUnsupported: failed(FailureStage.SourceResolution, AppliedReason.Unsupported, false),
+  /** The artifact's signature does not verify (spec.source.helm.verify): nothing rendered, not retried until the next reconcile (docs/oci-sources.md). */
+  sourceUnverified: failed(FailureStage.SourceResolution, AppliedReason.SourceNotReady, false),
   clusterNotReady: failed(FailureStage.ClusterResolution, AppliedReason.ClusterNotReady, true),
   valuesNotReady: failed(FailureStage.Rendering, AppliedReason.ValuesNotReady, true),
   renderFailed: failed(FailureStage.Rendering, AppliedReason.DeployFailed, true),
@@ -65,6 +67,11 @@ export type StopName = keyof typeof Stops;
  */
 export function isTerminal(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false;
+}
+
+/** A source whose signature did not verify (adapters/source/errors.ts SourceVerificationError): terminal, reason SourceNotReady. */
+export function isUnverified(error: unknown): boolean {
+  return isTerminal(error) && (error as { unverified?: unknown }).unverified === true;
 }
 
 /**

@@ -22,7 +22,7 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
   const reconcileRecord = createReconcileRecordHandler({
     releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
-    ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, caches, tenancy: clients.tenancy, eks: clients.eks }),
+    ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, caches, tenancy: clients.tenancy, eks: clients.eks, ecr: clients.ecr }),
     notify,
     events: createEventRecorder(clients.kc, { controller: 'convoy.dev/reconcile', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-reconcile' }),
     hintKey: clients.hintKey,

@@ -10,6 +10,7 @@ import type { TenancySettings } from '../../domain/tenancy/settings.ts';
 import { tenancyFromEnv } from './tenancy-config.ts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { managementAccess } from './management-access.ts';
+import { createEcrTokenSource, type EcrTokenSource } from '../../adapters/aws/ecr-token.ts';
 
 /** The clients a function container keeps between invocations. */
 export interface FunctionClients {
@@ -21,6 +22,8 @@ export interface FunctionClients {
   tenancy?: TenancySettings | undefined;
   /** Reaches `eks` Clusters; undefined: refused. */
   eks?: EksAccess | undefined;
+  /** ECR tokens with the function's own role (`provider: aws` OCI sources); undefined: refused. */
+  ecr?: EcrTokenSource | undefined;
   /**
    * Seals the reconcile's hints to drift and health and checks them (applied-hint.ts). Made once
    * where the clients are: the loops that share a process share it; on Lambda the three
@@ -64,7 +67,7 @@ export async function createFunctionClientsOnAws(config: FunctionConfig, env: Re
   const credentials = defaultProvider();
   const access = await managementAccess(env, credentials);
   const key = await hintKeyOnAws(config, credentials);
-  return { ...createFunctionClients(config, env, access.kc, key), eks: access.eks };
+  return { ...createFunctionClients(config, env, access.kc, key), eks: access.eks, ecr: createEcrTokenSource({ credentials }) };
 }
 
 /**

@@ -21,6 +21,7 @@ export const functionEnvSchema = z.object({
   CONVOY_IN_CLUSTER_NAMESPACES: z.string().optional().describe('Namespaces allowed to target the management cluster: *, empty, or a list.'),
   CONVOY_CROSS_NAMESPACE_REFS: z.string().optional().describe('true: references may name other namespaces.'),
   CONVOY_EKS_ROLES: z.string().optional().describe('IAM roles the EKS Clusters of each namespace may use (tenancy-config.ts parses it).'),
+  CONVOY_INSECURE_REGISTRIES: z.string().optional().describe('OCI registries (host[:port], comma-separated, or *) Releases may reach over plain HTTP; empty: none (tenancy-config.ts parses it).'),
   CONVOY_TENANT_NAMESPACES: z
     .string()
     .optional()

@@ -30,6 +30,11 @@ export interface OciRegistryOptions {
    * repositories under `public/`. `tokenRequests` counts what it was asked.
    */
   token?: { users: { username: string; password: string }[] };
+  /**
+   * Serve TLS (instead of plain HTTP) with a certificate for IP 127.0.0.1 signed by a CA made here
+   * with openssl (`caPem`); charts are pushed with `helm push --ca-file`.
+   */
+  tls?: boolean;
 }
 
 export interface PushedChart {
@@ -42,6 +47,8 @@ export interface OciRegistry {
   host: string;
   /** With `token`: each token request as `<user or anonymous> <scope>`. */
   readonly tokenRequests: readonly string[];
+  /** With `tls`: the PEM of the CA that signed the registry's certificate. */
+  readonly caPem?: string;
   /** `oci://127.0.0.1:<port>/<path>`. */
   url(path: string): string;
   /**
@@ -93,6 +100,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
   const auth = options.users && options.users.length > 0;
   const tokenRequests: string[] = [];
   const token = options.token ? await startTokenServer(work, options.token.users, tokenRequests) : undefined;
+  const tls = options.tls ? await makeTlsCertificate(work) : undefined;
   if (auth) {
     const lines = options.users!.map((u) => `${u.username}:${bcrypt.hashSync(u.password, 4)}`);
     await writeFile(join(work, 'htpasswd'), `${lines.join('\n')}\n`);
@@ -104,7 +112,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
       'storage:',
       `  filesystem: {rootdirectory: ${JSON.stringify(join(work, 'data'))}}`,
       '  delete: {enabled: true}',
-      `http: {addr: "${host}"}`,
+      tls ? `http: {addr: "${host}", tls: {certificate: ${JSON.stringify(tls.certFile)}, key: ${JSON.stringify(tls.keyFile)}}}` : `http: {addr: "${host}"}`,
       'log: {accesslog: {disabled: true}, level: error}',
       ...(auth ? ['auth:', `  htpasswd: {realm: convoy-test, path: ${JSON.stringify(join(work, 'htpasswd'))}}`] : []),
       ...(token
@@ -151,6 +159,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
   return {
     host,
     tokenRequests,
+    ...(tls ? { caPem: tls.caPem } : {}),
     url: (path) => `oci://${host}/${path}`,
     async pushChart(path, name, version, mark = '') {
       const dir = join(work, 'src', `${name}-${version}-${Math.random().toString(36).slice(2)}`, name);
@@ -170,7 +179,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
       const credentials = user ? ['--username', user.username, '--password', user.password] : [];
       const { stdout, stderr } = await execFileAsync(
         helm,
-        ['push', join(out, `${name}-${version}.tgz`), `oci://${host}/${path}`, '--plain-http', ...credentials],
+        ['push', join(out, `${name}-${version}.tgz`), `oci://${host}/${path}`, ...(tls ? ['--ca-file', tls.caFile] : ['--plain-http']), ...credentials],
         { env: helmEnv },
       );
       const digest = /Digest:\s*(sha256:[0-9a-f]{64})/.exec(`${stdout}\n${stderr}`)?.[1];
@@ -186,6 +195,33 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
       await rm(work, { recursive: true, force: true });
     },
   };
+}
+
+/** A CA and a server certificate for IP 127.0.0.1 it signed (P-256, two days), with openssl. */
+async function makeTlsCertificate(work: string): Promise<{ caPem: string; caFile: string; certFile: string; keyFile: string }> {
+  const dir = join(work, 'tls');
+  await mkdir(dir, { recursive: true });
+  const { caFile, keyFile: caKey, caPem } = await makeTestCa(dir, 'convoy-test-registry-ca');
+  const keyFile = join(dir, 'server.key');
+  const csr = join(dir, 'server.csr');
+  const certFile = join(dir, 'server.crt');
+  const ext = join(dir, 'server.ext');
+  await writeFile(ext, 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n');
+  await execFileAsync('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', keyFile, '-out', csr]);
+  await execFileAsync('openssl', ['x509', '-req', '-in', csr, '-CA', caFile, '-CAkey', caKey, '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', certFile]);
+  return { caPem, caFile, certFile, keyFile };
+}
+
+/** A self-signed CA (P-256, two days) in `dir`: `<name>.crt` and `<name>.key`. Tests use one that signed nothing as a wrong CA. */
+export async function makeTestCa(dir: string, name: string): Promise<{ caFile: string; keyFile: string; caPem: string }> {
+  const caFile = join(dir, `${name}.crt`);
+  const keyFile = join(dir, `${name}.key`);
+  await execFileAsync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${name}`, '-days', '2',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    '-keyout', keyFile, '-out', caFile,
+  ]);
+  return { caFile, keyFile, caPem: await readFile(caFile, 'utf8') };
 }
 
 const TOKEN_SERVICE = 'convoy-test-registry';

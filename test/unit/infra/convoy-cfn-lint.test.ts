@@ -61,6 +61,8 @@ const APPS: Record<string, (app: App) => void> = {
       }),
       relayImage: RelayImage.fromUri('111111111111.dkr.ecr.eu-west-1.amazonaws.com/convoy-relay:0.1.0'),
       eksTargets: { clusterArns: ['arn:aws:eks:eu-west-1:111111111111:cluster/prod'], namespaceRoles: { team: ['arn:aws:iam::111111111111:role/deployer'] } },
+      // provider: aws (issue 25): the token action on *, pulls on these repositories only.
+      ecrRepositories: ['charts/podinfo', 'arn:aws:ecr:us-east-1:222222222222:repository/shared/app'],
     });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
     app.synth();
