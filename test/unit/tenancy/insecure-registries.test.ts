@@ -30,8 +30,10 @@ describe('CONVOY_INSECURE_REGISTRIES', () => {
     );
   });
 
-  it('the installation settings generator writes it only when set (shipped installs: none), and the functions read it back; convoy dev passes the variable on', () => {
-    expect(asEnv(tenancyEnvironment({}, 'convoy-system'))).not.toHaveProperty('CONVOY_INSECURE_REGISTRIES');
+  it('the installation settings generator always writes it (shipped installs: "", none; so the chart lists it), and the functions read it back; convoy dev passes the variable on', () => {
+    const shipped = asEnv(tenancyEnvironment({}, 'convoy-system'));
+    expect(shipped['CONVOY_INSECURE_REGISTRIES']).toBe('');
+    expect(insecureRegistryAllowed(tenancyFromEnv(shipped), 'registry.local:5000')).toBe(false);
     const env = asEnv(tenancyEnvironment({ insecureRegistries: 'registry.local:5000' }, 'convoy-system'));
     expect(env['CONVOY_INSECURE_REGISTRIES']).toBe('registry.local:5000');
     expect(insecureRegistryAllowed(tenancyFromEnv(env), 'registry.local:5000')).toBe(true);
