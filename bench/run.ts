@@ -17,6 +17,7 @@ import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
 import { benchFlux } from './sections/flux.ts';
 import { benchFunctions } from './sections/functions.ts';
 import { benchLambdaRuntime } from './sections/lambda-runtime.ts';
+import { benchLargeRelease } from './sections/large-release.ts';
 import { benchMultiCluster } from './sections/multi-cluster.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
 import { benchPackage } from './sections/package.ts';
@@ -33,7 +34,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime', 'largeRelease'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -61,6 +62,7 @@ async function main(): Promise<number> {
       'relay-scale-changes': { type: 'string', default: '1000' },
       'multi-cluster-n': { type: 'string', default: '100' },
       'lambda-n': { type: 'string', default: '20' },
+      'large-release-n': { type: 'string', default: '10000' },
     },
   });
   const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
@@ -81,6 +83,8 @@ async function main(): Promise<number> {
   if (!Number.isInteger(multiClusterN) || multiClusterN < 1) throw new BenchUsageError('--multi-cluster-n must be a positive integer');
   const lambdaN = Number(values['lambda-n']);
   if (!Number.isInteger(lambdaN) || lambdaN < 1) throw new BenchUsageError('--lambda-n must be a positive integer');
+  const largeReleaseN = Number(values['large-release-n']);
+  if (!Number.isInteger(largeReleaseN) || largeReleaseN < 2) throw new BenchUsageError('--large-release-n must be an integer of at least 2');
   if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
     throw new BenchUsageError('--sequential and --burst must be positive integers');
   }
@@ -113,7 +117,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster') || wanted('celHostile') || wanted('lambdaRuntime');
+    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster') || wanted('celHostile') || wanted('lambdaRuntime') || wanted('largeRelease');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -169,6 +173,10 @@ async function main(): Promise<number> {
     if (wanted('lambdaRuntime') && kc) {
       const k = kc;
       await run('lambdaRuntime', () => benchLambdaRuntime(k, { n: lambdaN, steadySeconds: 75, slots: 2 }), (r) => r);
+    }
+    if (wanted('largeRelease') && kc && client) {
+      const [k, c] = [kc, client];
+      await run('largeRelease', () => benchLargeRelease(k, c, root, { objects: largeReleaseN }), (r) => r);
     }
     if (wanted('dashboard') && kc) {
       const k = kc;

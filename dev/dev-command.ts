@@ -21,6 +21,7 @@ import { installShippedIdentities } from './shipped-identities.ts';
 import { watchShutdown } from './shutdown.ts';
 import { removeStaleDirs } from './stale-dirs.ts';
 import { devStateDirHere, isCheckout } from './state-dir.ts';
+import { validMaxObjects } from '../domain/reconcile/render-limits.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
 const INSTALLATION_NAMESPACE = 'convoy-system';
@@ -50,6 +51,9 @@ export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-po
                  runs them. Built once by scripts/build-lambda-runtime.sh; needs aws-cdk-lib.
   --lambda-slots with --runtime lambda: at most N concurrent invocations (emulators) per function,
                  below the template's maximum concurrency (default: the template's)
+  --max-render-objects
+                 objects one render may hold (default 10000, or CONVOY_MAX_RENDER_OBJECTS); a larger
+                 render ends Applied False/DeployFailed at Rendering and nothing is applied
 
   convoy dev acts as an install does: the relay with its ServiceAccount's token, the functions as
   the convoy:functions group, both under the RBAC of deploy/ and the chart (never admin), with the
@@ -93,6 +97,7 @@ async function runDev(argv: string[]): Promise<number> {
         'watch-secrets': { type: 'boolean', default: false },
         runtime: { type: 'string', default: 'in-process' },
         'lambda-slots': { type: 'string' },
+        'max-render-objects': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     }).values;
@@ -125,6 +130,13 @@ async function runDev(argv: string[]): Promise<number> {
   const lambdaSlots = values['lambda-slots'] === undefined ? undefined : Number(values['lambda-slots']);
   if (lambdaSlots !== undefined && (!Number.isInteger(lambdaSlots) || lambdaSlots < 1 || runtimeKind !== 'lambda')) {
     console.error(`convoy dev: --lambda-slots ${values['lambda-slots']}: a positive integer, with --runtime lambda`);
+    return 2;
+  }
+  // The flag, else CONVOY_MAX_RENDER_OBJECTS, else the functions' default (domain/reconcile/render-limits.ts).
+  const maxRenderText = values['max-render-objects'] ?? process.env['CONVOY_MAX_RENDER_OBJECTS'];
+  const maxRenderObjects = maxRenderText === undefined || maxRenderText === '' ? undefined : Number(maxRenderText);
+  if (maxRenderObjects !== undefined && !validMaxObjects(maxRenderObjects)) {
+    console.error(`convoy dev: --max-render-objects (or CONVOY_MAX_RENDER_OBJECTS) ${maxRenderText}: must be a whole number of at least 1`);
     return 2;
   }
   const level = values['log-level'];
@@ -218,6 +230,7 @@ async function runDev(argv: string[]): Promise<number> {
         tenancy: { ...settings.tenancy },
         logLevel: level,
         ...(lambdaSlots !== undefined ? { maxSlots: lambdaSlots } : {}),
+        ...(maxRenderObjects !== undefined ? { props: { maxRenderObjects } } : {}),
         onLine: (loop, slot, line) => {
           // The functions' own log lines; the emulator's (rapid, START/END/REPORT) only at debug.
           if (level === 'debug' || line.startsWith('{')) process.stderr.write(`${loop}[${slot}] ${line}\n`);
@@ -237,6 +250,7 @@ async function runDev(argv: string[]): Promise<number> {
       namespace: INSTALLATION_NAMESPACE,
       identities,
       settings: identities.settings,
+      ...(maxRenderObjects !== undefined ? { maxRenderObjects } : {}),
       ...(lambda !== undefined ? lambdaRuntimeOptions(lambda) : {}),
       ...(process.env['CONVOY_GIT_WEBHOOK_SECRET'] ? { gitWebhookSecret: process.env['CONVOY_GIT_WEBHOOK_SECRET'] } : {}),
     }).catch((err: unknown) => {

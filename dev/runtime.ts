@@ -48,6 +48,8 @@ export interface RuntimeOptions {
   relayTickMs?: number;
   /** SQS batches each queue's poller hands to its function at once; default POLLER_CONCURRENCY (5). */
   pollerConcurrency?: number;
+  /** The reconcile function's CONVOY_MAX_RENDER_OBJECTS (domain/reconcile/render-limits.ts); default its default. */
+  maxRenderObjects?: number | undefined;
   /**
    * Only Releases in these namespaces are sent to the queues; default every
    * namespace. The relay watches the whole cluster, so tests that share one
@@ -124,6 +126,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
     CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
     CONVOY_CACHE_DIR: cacheDir,
+    ...(options.maxRenderObjects !== undefined ? { CONVOY_MAX_RENDER_OBJECTS: String(options.maxRenderObjects) } : {}),
   });
   const relayKc = options.identities?.relay ?? kc;
   const settings = options.settings ?? {};

@@ -30,6 +30,7 @@ import { grantHintKey, HINT_KEY_SECRET_VARIABLE, hintKeySecret } from './functio
 import { grantEcrPull } from './ecr-access.ts';
 import { relayRole } from './relay-role.ts';
 import { DEFAULT_MEMORY_MB, type ConvoyProps } from './convoy-props.ts';
+import { renderLimitEnvironment, renderLimitProblem } from './render-limits.ts';
 
 export type { ConvoyProps, ConvoyRetentionProps } from './convoy-props.ts';
 export { DEFAULT_MEMORY_MB };
@@ -118,6 +119,8 @@ export class Convoy extends Construct {
       throw new ConvoyConfigError(`Convoy ${id}: give kubeconfigSecret or kubeconfigPath, not both`);
     }
     conflictingProps(id, props);
+    const limitProblem = renderLimitProblem(props);
+    if (limitProblem !== undefined) throw new ConvoyConfigError(`Convoy ${id}: ${limitProblem}`);
     if (props.kubeconfigSecret === undefined && props.kubeconfigPath === undefined && props.cluster === undefined) {
       Annotations.of(this).addWarningV2(
         'convoy:noKubeconfig',
@@ -239,7 +242,7 @@ export class Convoy extends Construct {
         memorySize: props.memorySize?.[loop] ?? DEFAULT_MEMORY_MB[loop],
         ephemeralStorageSize: loop === 'reconcile' ? Size.mebibytes(2048) : undefined,
         timeout,
-        environment,
+        environment: loop === 'reconcile' ? { ...environment, ...renderLimitEnvironment(props) } : environment,
         environmentEncryption: this.key,
         logGroup,
         layers: loop === 'reconcile' ? [this.kubectlLayer] : [],

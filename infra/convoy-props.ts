@@ -98,6 +98,19 @@ export interface ConvoyProps {
   readonly entries?: Partial<Record<Loop, string>>;
   /** Memory per loop in MB; defaults DEFAULT_MEMORY_MB: reconcile 1024 (helm, kustomize), drift 256, health 256. */
   readonly memorySize?: Partial<Record<Loop, number>>;
+  /**
+   * Objects one render may hold (the reconcile function's CONVOY_MAX_RENDER_OBJECTS); a larger
+   * render ends Applied False/DeployFailed at Rendering, naming the limit, with nothing applied.
+   * Default 10,000 (domain/reconcile/render-limits.ts: bench largeRelease applies that many well
+   * inside 1024 MB and 5 min). Raise it together with memorySize.reconcile and functionTimeout.
+   */
+  readonly maxRenderObjects?: number;
+  /**
+   * Bytes of render output one render may produce (helm/kubectl stdout, the manifest files of a
+   * folder together; CONVOY_MAX_RENDER_BYTES); more ends the render at Rendering before it is
+   * parsed. Default 32 MiB: parsing 64 MiB took 416–594 MB by itself (docs/decisions.md).
+   */
+  readonly maxRenderBytes?: number;
   /** CONVOY_LOG_LEVEL of the functions and the relay; default info. */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /**

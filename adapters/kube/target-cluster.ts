@@ -156,14 +156,20 @@ export function createTargetCluster(
   return {
     identity,
 
-    async dryRun(objects) {
+    async dryRun(objects, checked) {
       const verdicts = new Array<DryRunVerdict>(objects.length);
       const creators = creatorsIn(objects);
+      let done = 0;
+      const tell = async <T>(result: T): Promise<T> => {
+        done++;
+        if (checked !== undefined) await checked(done);
+        return result;
+      };
 
       // CustomResourceDefinitions and Namespaces first: whether they exist and change decides
       // which of the other objects can be checked now.
       const first = objects.flatMap((obj, i) => (isCreator(obj) ? [i] : []));
-      const firstResults = await inOrder(first, concurrency, async (i) => dryRunOne(objects[i]));
+      const firstResults = await inOrder(first, concurrency, async (i) => tell(await dryRunOne(objects[i])));
       const crdVerdicts = new Map<string, { verdict: DryRunVerdict; existed: boolean }>();
       const namespaceExists = new Map<string, boolean>();
       first.forEach((i, n) => {
@@ -178,7 +184,7 @@ export function createTargetCluster(
       const restResults = await inOrder(rest, concurrency, async (i): Promise<DryRunVerdict> => {
         const obj = objects[i];
         const why = deferral(obj, creators, crdVerdicts, namespaceExists);
-        return why === undefined ? (await dryRunOne(obj)).verdict : { kind: 'deferred', why };
+        return tell(why === undefined ? (await dryRunOne(obj)).verdict : { kind: 'deferred', why });
       });
       rest.forEach((i, n) => {
         verdicts[i] = restResults[n];

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
+import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../../domain/reconcile/render-limits.ts';
 import { describeZodError, lifecycleSchema, parseRelease } from '../../domain/api/objects.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../../domain/store/retention.ts';
@@ -43,6 +44,8 @@ export interface ReconcileWiring {
   ociTimeoutMs?: number | undefined;
   /** ECR tokens with the functions' own role (`provider: aws`); undefined: refused. */
   ecr?: EcrTokenSource | undefined;
+  /** How large a render this installation takes; what is left out is DEFAULT_RENDER_LIMITS's (domain/reconcile/render-limits.ts). */
+  renderLimits?: Partial<RenderLimits> | undefined;
 }
 
 /** Builds the reconcile loop's ports from real adapters. Create once per container and reuse. */
@@ -67,12 +70,13 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
     eks: wiring.eks,
   });
   const tenancy = wiring.tenancy ?? DEFAULT_TENANCY;
+  const renderLimits: RenderLimits = { ...DEFAULT_RENDER_LIMITS, ...wiring.renderLimits };
   return {
     now,
     source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs, ecr: wiring.ecr }),
     cluster: clusters,
     values: createValuesPort({ reader, readsAs, gitCache, tenancy }),
-    renderer: createRendererPort(() => tools.locate()),
+    renderer: createRendererPort(() => tools.locate(), { maxOutputBytes: renderLimits.maxBytes }),
     mutations: createMutationsPort(reader, wiring.caches?.mutations),
     lifecycle: {
       async hooksOf(release) {
@@ -97,5 +101,6 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
     },
     store: wiring.store === undefined ? undefined : createStorePort(wiring.store, now),
     retentionDefault: wiring.retentionDefault ?? DEFAULT_RETENTION_POLICY,
+    renderLimits,
   };
 }

@@ -3,8 +3,8 @@ import type { ReconcilePorts, RenderInput } from '../../domain/reconcile/ports.t
 import { mergeValues } from '../../domain/render/helm-values.ts';
 import { render, type RenderTools } from '../render/index.ts';
 
-/** Runs the content's renderer (manifests, kustomize, helm) on the fetched source. */
-export function createRendererPort(tools: () => Promise<RenderTools>): ReconcilePorts['renderer'] {
+/** Runs the content's renderer (manifests, kustomize, helm) on the fetched source; `maxOutputBytes`: the render byte limit. */
+export function createRendererPort(tools: () => Promise<RenderTools>, limits: { maxOutputBytes?: number | undefined } = {}): ReconcilePorts['renderer'] {
   return {
     async render({ release, tree, valuesLayers }: RenderInput) {
       const content = release.spec.content;
@@ -14,6 +14,7 @@ export function createRendererPort(tools: () => Promise<RenderTools>): Reconcile
           type: content.type,
           dir: tree.dir,
           root: tree.root,
+          maxOutputBytes: limits.maxOutputBytes,
           ...(content.type === 'Helm'
             ? {
                 helm: {

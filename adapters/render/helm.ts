@@ -43,6 +43,8 @@ export interface HelmChartOptions {
    * nowhere outside. Default: the chart folder itself.
    */
   root?: string | undefined;
+  /** Bytes of `helm template` output taken (the installation's render byte limit); default MAX_TOOL_OUTPUT_BYTES. */
+  maxOutputBytes?: number | undefined;
 }
 
 interface ChartDependency {
@@ -169,12 +171,13 @@ export async function renderHelmChart(chartDir: string, options: HelmChartOption
     // After "--", a release name or path starting with "-" cannot be taken for a flag.
     args.push('--', options.releaseName, dir);
     const what = `helm template ${options.releaseName}`;
-    const output = await runTool(options.helm, args, { what, home, timeoutMs: options.timeoutMs });
+    const maxBytes = options.maxOutputBytes ?? MAX_TOOL_OUTPUT_BYTES;
+    const output = await runTool(options.helm, args, { what, home, timeoutMs: options.timeoutMs, maxOutputBytes: maxBytes });
     // Helm itself accepts a mapping key given twice (the last wins); so does this parse.
     return parseManifests(output, {
       file: what,
       format: 'yaml',
-      maxBytes: MAX_TOOL_OUTPUT_BYTES,
+      maxBytes,
       allowDuplicateKeys: true,
     });
   });

@@ -31,17 +31,20 @@ export interface RenderInput {
   /** Required for type Helm. */
   helm?: Omit<HelmChartOptions, 'helm'>;
   timeoutMs?: number;
+  /** Bytes of render output taken: tool stdout, or the manifest files together (render-limits.ts); default 32 MiB. */
+  maxOutputBytes?: number | undefined;
 }
 
 export async function render(input: RenderInput, tools: RenderTools): Promise<KubeObject[]> {
   switch (input.type) {
     case 'Manifests':
-      return renderManifestsDir(input.dir);
+      return renderManifestsDir(input.dir, { maxBytes: input.maxOutputBytes });
     case 'Kustomize':
       return renderKustomize(input.dir, {
         kubectl: tools.kubectl,
         timeoutMs: input.timeoutMs,
         root: input.root,
+        maxOutputBytes: input.maxOutputBytes,
       });
     case 'Helm':
       if (!input.helm)
@@ -51,6 +54,7 @@ export async function render(input: RenderInput, tools: RenderTools): Promise<Ku
         ...input.helm,
         root: input.root,
         helm: tools.helm,
+        maxOutputBytes: input.maxOutputBytes,
       });
     case 'Jsonnet':
       throw new UnsupportedRenderError(

@@ -37,6 +37,8 @@ export interface KustomizeOptions {
   root?: string | undefined;
   /** Where the private temporary folder is made; default the OS temp folder. */
   tempDir?: string | undefined;
+  /** Bytes of `kubectl kustomize` output taken (the installation's render byte limit); default MAX_TOOL_OUTPUT_BYTES. */
+  maxOutputBytes?: number | undefined;
 }
 
 /** At most this many kustomization folders are followed (a base graph is rarely above a few dozen). */
@@ -110,8 +112,9 @@ export async function renderKustomize(dir: string, options: KustomizeOptions): P
   const real = await walk.check(dir);
   await followKustomization(walk, real, new Set());
   const what = `kubectl kustomize ${dir}`;
+  const maxBytes = options.maxOutputBytes ?? MAX_TOOL_OUTPUT_BYTES;
   const output = await withToolHome({ tempDir: options.tempDir, path: true }, (home) =>
-    runTool(options.kubectl, ['kustomize', '--', real], { what, home, timeoutMs: options.timeoutMs }),
+    runTool(options.kubectl, ['kustomize', '--', real], { what, home, timeoutMs: options.timeoutMs, maxOutputBytes: maxBytes }),
   );
-  return parseManifests(output, { file: what, format: 'yaml', maxBytes: MAX_TOOL_OUTPUT_BYTES });
+  return parseManifests(output, { file: what, format: 'yaml', maxBytes });
 }

@@ -15,6 +15,7 @@ import { assertNoDuplicates } from '../../domain/render/identity.ts';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import { fileTooLargeError, MAX_MANIFEST_BYTES, parseManifests } from '../../domain/render/manifest-parse.ts';
 import { entryProblem, refusalMessage } from '../../domain/render/path-safety.ts';
+import { DEFAULT_MAX_RENDER_BYTES, describeBytes, MAX_RENDER_BYTES_SETTING } from '../../domain/reconcile/render-limits.ts';
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
@@ -71,8 +72,13 @@ async function followLink(state: Walk, path: string, name: string): Promise<void
   else if (info.isFile()) state.files.push(path);
 }
 
-/** The objects of every manifest file under `dir`, in path order, then file order. */
-export async function renderManifestsDir(dir: string): Promise<KubeObject[]> {
+/**
+ * The objects of every manifest file under `dir`, in path order, then file order. The files
+ * together may hold at most `maxBytes` (the installation's render byte limit, render-limits.ts),
+ * checked from their sizes before any is parsed.
+ */
+export async function renderManifestsDir(dir: string, options: { maxBytes?: number | undefined } = {}): Promise<KubeObject[]> {
+  const maxTotal = options.maxBytes ?? DEFAULT_MAX_RENDER_BYTES;
   const root = await realpath(dir);
   const state: Walk = { root, files: [], visited: new Set() };
   await walk(state, root);
@@ -80,13 +86,25 @@ export async function renderManifestsDir(dir: string): Promise<KubeObject[]> {
     .map((path) => ({ path, shown: relative(root, path).split(sep).join('/') }))
     .sort((a, b) => compareStrings(a.shown, b.shown));
 
-  const objects: KubeObject[] = [];
-  const origins: string[] = [];
+  let total = 0;
   for (const { path, shown } of files) {
     const info = await stat(path);
     const why = entryProblem({ kind: info.isFile() ? 'file' : 'other', nlink: info.nlink });
     if (why !== undefined) throw new RenderError(refusalMessage({ file: shown, why }), { file: shown });
     if (info.size > MAX_MANIFEST_BYTES) throw fileTooLargeError(shown, MAX_MANIFEST_BYTES);
+    total += info.size;
+    if (total > maxTotal) {
+      throw new RenderError(
+        `the manifest files take more than this installation's render limit of ${describeBytes(maxTotal)} together (${MAX_RENDER_BYTES_SETTING}; reached at ${shown}); ` +
+          'nothing was stored or applied. Split the content into smaller Releases, or raise the limit together with the reconcile function\'s memory',
+        { file: shown },
+      );
+    }
+  }
+
+  const objects: KubeObject[] = [];
+  const origins: string[] = [];
+  for (const { path, shown } of files) {
     const parsed = parseManifests(await readFile(path, 'utf8'), { file: shown });
     parsed.forEach((obj, i) => {
       objects.push(obj);

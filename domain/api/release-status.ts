@@ -35,7 +35,7 @@ export const attemptSchema = z
     attemptedAt: timestamp('When the reconcile ran.'),
     phase: z
       .enum(['', 'Rendering', 'Syncing', 'Succeeded', 'Failed'])
-      .describe('Succeeded: a render was applied. Failed: a step failed. Empty: the reconcile waits.'),
+      .describe('Succeeded: a render was applied. Failed: a step failed. Empty: the reconcile waits. Syncing: a long apply is under way (see progress).'),
     resolvedSource: resolvedSourceSchema.optional(),
     resolvedCluster: z
       .object({
@@ -52,6 +52,15 @@ export const attemptSchema = z
       .optional()
       .describe('Mutations applied to the render, in order.'),
     renderRef: renderRefField('Content address of the rendered object set.').optional(),
+    progress: z
+      .object({
+        total: z.number().int().min(0).describe('Objects of the render.'),
+        checked: z.number().int().min(0).describe('Objects the pre-apply dry run has checked so far.'),
+        applied: z.number().int().min(0).describe('Objects the apply has handled so far (written, or unchanged).'),
+        updatedAt: timestamp('When these counts were written.'),
+      })
+      .optional()
+      .describe('Only while phase is Syncing: how far a reconcile that runs longer than the progress interval has come.'),
     failure: z
       .object({
         stage: z.enum(failureStages).describe('The step that failed.'),

@@ -4,7 +4,9 @@ import type { RetryBackoffPolicy } from '../runtime/backoff.ts';
 import { requeueAfter, retry, stop, done, type Outcome } from '../runtime/outcome.ts';
 import { nextCondition, toRfc3339 } from '../status/conditions.ts';
 import { AppliedReason, ConditionType, LifecycleReason, appliedTrueReasons } from '../status/reasons.ts';
-import type { ReleaseSlice } from '../status/slices.ts';
+import { ownedConditions, type ReleaseSlice } from '../status/slices.ts';
+import { FieldManager } from '../status/field-managers.ts';
+import type { ApplyCounts } from './progress.ts';
 import { Annotation, annotationOf, RENDER_REF } from './annotations.ts';
 import type { Halt } from './halt.ts';
 import type { PinState, Resolved } from './prepare-render.ts';
@@ -163,6 +165,47 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
     outcome: outcomeOf(end, row, rollout?.state),
     notify: notifyCause === undefined ? [] : ['health', 'drift'],
     ...(notifyCause === undefined ? {} : { notifyCause }),
+  };
+}
+
+/**
+ * The status of a run still under way (progress.ts): lastAttempted with phase Syncing, what the
+ * run has resolved so far and its counts. Every other field of convoy-release — conditions,
+ * lastSuccessful, rollout, observedGeneration and reconciledAt included — stays as the run found
+ * it: the slice is a server-side apply of the whole writer, so a field left out would be removed,
+ * and the run's own mark in reconciledAt would close its Lease (domain/runtime/lease-close.ts)
+ * before the run is done. The run's last write (conclude) replaces all of it.
+ */
+export function concludeProgress(
+  begun: Pick<ReconcileEnd, 'release' | 'now' | 'resolved'>,
+  counts: ApplyCounts,
+  at: Date,
+): ReleaseSlice {
+  const status = begun.release.status ?? {};
+  const owned: readonly string[] = ownedConditions[FieldManager.release];
+  const lastAttempted: Attempt = {
+    attemptedAt: toRfc3339(begun.now),
+    phase: 'Syncing',
+    ...(begun.resolved.source ? { resolvedSource: begun.resolved.source } : {}),
+    ...(begun.resolved.cluster ? { resolvedCluster: begun.resolved.cluster } : {}),
+    ...(begun.resolved.mutations ? { resolvedMutations: begun.resolved.mutations } : {}),
+    ...(begun.resolved.renderRef ? { renderRef: begun.resolved.renderRef } : {}),
+    progress: { total: counts.total, checked: counts.checked, applied: counts.applied, updatedAt: toRfc3339(at) },
+  };
+  return {
+    observedGeneration: status.observedGeneration,
+    reconciledAt: status.reconciledAt,
+    lastAttempted,
+    lastSuccessful: status.lastSuccessful,
+    lastHealthy: status.lastHealthy,
+    rollout: status.rollout,
+    pin: status.pin,
+    waves: status.waves,
+    lifecycle: status.lifecycle,
+    resolvedRetentionPolicy: status.resolvedRetentionPolicy,
+    lastHandledSyncAt: status.lastHandledSyncAt,
+    lastHandledForceSyncAt: status.lastHandledForceSyncAt,
+    conditions: (status.conditions ?? []).filter((c) => owned.includes(c.type)),
   };
 }
 

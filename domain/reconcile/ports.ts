@@ -1,6 +1,9 @@
 import type { Attempt, LifecycleHook, Release } from '../api/index.ts';
 import type { KubeObject } from '../render/kube-object.ts';
 import type { MutationInput } from '../render/mutations.ts';
+import type { ReleaseSlice } from '../status/slices.ts';
+import type { ProgressPolicy } from './progress.ts';
+import type { RenderLimits } from './render-limits.ts';
 
 export type { MutationInput };
 
@@ -36,8 +39,11 @@ export type PruneResult = 'deleted' | 'absent' | 'skipped';
 /** Operations on the target cluster, all under the field manager `convoy`. */
 export interface TargetCluster {
   identity: ResolvedCluster;
-  /** Dry-runs the objects in order; throws ApplyRejectedError naming the object when one is refused. */
-  dryRun(objects: readonly KubeObject[]): Promise<DryRunVerdict[]>;
+  /**
+   * Dry-runs the objects in order; throws ApplyRejectedError naming the object when one is refused.
+   * `checked`, when given, is told how many objects are checked so far as they finish (progress.ts).
+   */
+  dryRun(objects: readonly KubeObject[], checked?: (count: number) => Promise<void>): Promise<DryRunVerdict[]>;
   /** Server-side apply (force, fieldValidation=Strict). */
   apply(object: KubeObject): Promise<void>;
   /** The live object, or undefined when it does not exist (or its kind is not served). */
@@ -96,4 +102,15 @@ export interface ReconcilePorts {
   /** undefined: no render store is configured for this installation. */
   store: RenderStorePort | undefined;
   retentionDefault: RetentionPolicy;
+  /** How large a render this installation takes (render-limits.ts); undefined: DEFAULT_RENDER_LIMITS. */
+  renderLimits?: RenderLimits | undefined;
+  /** Where the progress of a long run goes (progress.ts); undefined: no progress is written. */
+  progress?: ProgressPort | undefined;
+}
+
+/** The status writer of a run still under way: the convoy-release slice with lastAttempted phase Syncing. */
+export interface ProgressPort {
+  policy: ProgressPolicy;
+  /** Writes the slice; must not throw (a failed progress write is the writer's to report, never the run's end). */
+  write(slice: ReleaseSlice): Promise<void>;
 }

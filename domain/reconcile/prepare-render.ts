@@ -6,6 +6,7 @@ import { attempt, halt, isHalt, type Halt } from './halt.ts';
 import type { ReconcilePorts, ResolvedCluster, ResolvedMutation, ResolvedSource, TargetCluster } from './ports.ts';
 import { errorMessage, isTerminal, isUnverified } from './stops.ts';
 import { Annotation, annotationOf, pinProblem } from './annotations.ts';
+import { DEFAULT_RENDER_LIMITS, renderOverLimit } from './render-limits.ts';
 
 /** What the reconcile found before it stopped (status.lastAttempted's resolved* fields). */
 export interface Resolved {
@@ -63,6 +64,9 @@ export async function prepareRender(
     (e) => halt(isTerminal(e) ? 'renderUnsupported' : 'renderFailed', errorMessage(e), e),
   );
   if (isHalt(rendered)) return rendered;
+  // Before mutations copy the objects, and before anything is stored or applied.
+  const overLimit = renderOverLimit(rendered.length, ports.renderLimits ?? DEFAULT_RENDER_LIMITS);
+  if (overLimit !== undefined) return overLimit;
 
   const finished = await attempt(
     async () => {
@@ -125,6 +129,9 @@ async function loadPinned(
     );
   }
   pin.state = 'Active';
+  // A render stored under a higher limit is not applied either (the row "Load the pinned render: read or parse error").
+  const overLimit = renderOverLimit(stored.objects.length, ports.renderLimits ?? DEFAULT_RENDER_LIMITS, `the pinned render ${pinnedRef}`);
+  if (overLimit !== undefined) return { ...overLimit, halt: 'pinUnreadable' };
   if (stored.resolvedSource) resolved.source = stored.resolvedSource;
   if (stored.resolvedMutations) resolved.mutations = [...stored.resolvedMutations];
   return { target, objects: [...stored.objects], renderRef: pinnedRef, pinned: true };

@@ -2,7 +2,8 @@ import type { Release } from '../api/index.ts';
 import { resolveRetentionPolicy } from '../store/retention.ts';
 import { describeObject, type KubeObject } from '../render/kube-object.ts';
 import { Annotation, annotationOf, isNewRequest } from './annotations.ts';
-import { conclude, type ReconcileDecision, type ReconcileEnd } from './conclude.ts';
+import { conclude, concludeProgress, type ReconcileDecision, type ReconcileEnd } from './conclude.ts';
+import { createProgressTracker, type ProgressTracker } from './progress.ts';
 import { attempt, halt, isHalt, type Halt } from './halt.ts';
 import { checkedByItsApply } from './checked-by-apply.ts';
 import type { DryRunVerdict, ReconcilePorts, TargetCluster } from './ports.ts';
@@ -58,6 +59,7 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   const prepared = await prepareRender(release, ports, resolved, pin);
   if (isHalt(prepared)) return finish({ halt: prepared });
   const { target, objects, renderRef } = prepared;
+  const tracker = progressTracker(release, ports, now, resolved, objects.length);
 
   // Manual sync mode: a changed render waits for a /sync request.
   const manual = release.spec.syncPolicy.mode === 'Manual';
@@ -94,7 +96,7 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   if (!forced && !(inFlight && everyWaveApplied(release, objects))) {
     const dryRunOf = objects.filter((obj) => obj !== checked);
     const dryRun = await attempt(
-      () => (dryRunOf.length === 0 ? Promise.resolve([]) : target.dryRun(dryRunOf)),
+      () => (dryRunOf.length === 0 ? Promise.resolve([]) : target.dryRun(dryRunOf, tracker && ((checked) => tracker.update({ checked })))),
       (e) => dryRunStop(e, `dry run: ${errorMessage(e)}`),
     );
     if (isHalt(dryRun)) return finish({ halt: dryRun });
@@ -141,7 +143,8 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
     verdicts.set(checked, { kind: 'appliedAhead' });
   }
 
-  const rolled = await rollOut(release, target, objects, verdicts, renderRef, now, forced);
+  await tracker?.update({ checked: objects.length });
+  const rolled = await rollOut(release, target, objects, verdicts, renderRef, now, forced, tracker && { handled: (applied) => tracker.update({ applied }) });
   if (rolled.progress.rollout.state === 'Failed' && release.spec.failurePolicy?.rollback === 'OnWaveFailure') {
     const reason = rolled.kind === 'halted' ? rolled.halt.message : `the last wave of ${renderRef} was not healthy within waveTimeout`;
     const back = await rollBack(release, ports, target, { renderRef, objects, progress: rolled.progress, reason }, now);
@@ -180,6 +183,19 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   return decision;
 }
 
+/** The run's progress tracker (progress.ts), when the runtime takes progress writes. */
+function progressTracker(release: Release, ports: ReconcilePorts, now: Date, resolved: Resolved, total: number): ProgressTracker | undefined {
+  const progress = ports.progress;
+  if (progress === undefined) return undefined;
+  return createProgressTracker({
+    policy: progress.policy,
+    clock: () => ports.now().getTime(),
+    startedAtMs: now.getTime(),
+    total,
+    write: (counts) => progress.write(concludeProgress({ release, now, resolved }, counts, ports.now())),
+  });
+}
+
 /** How a refused check of the render ends the run, before anything was applied: the dry run's stop. */
 function dryRunStop(error: unknown, message: string): Halt {
   return halt(isTerminal(error) ? 'dryRunRejected' : isUnreachable(error) ? 'clusterNotReady' : 'applyFailed', message, error);
@@ -194,9 +210,18 @@ function everyWaveApplied(release: Release, objects: readonly KubeObject[]): boo
   });
 }
 
+/**
+ * The most objects an observation is made for. It travels to drift and health in a queue message
+ * (SQS: 256 KiB), and a live object as the API server answers it (metadata, managedFields) takes
+ * well over 200 bytes: more objects never fit, and sealing and measuring a hint of 10,000 objects
+ * only to drop it cost the large-render run seconds and tens of MB (bench largeRelease). Without
+ * it the observers read the render from the store, as after any tick.
+ */
+export const MAX_OBSERVED_OBJECTS = 1_000;
+
 /** Every object of the render as this run's own answers have it, or undefined when one is missing. */
 async function observedAfterApply(target: TargetCluster, objects: readonly KubeObject[], renderRef: string): Promise<AppliedObservation | undefined> {
-  if (target.answered === undefined) return undefined;
+  if (target.answered === undefined || objects.length > MAX_OBSERVED_OBJECTS) return undefined;
   const answered = target.answered.bind(target);
   const live = await Promise.all(objects.map((obj) => answered(obj).catch(() => undefined)));
   if (live.some((l) => l === undefined)) return undefined;

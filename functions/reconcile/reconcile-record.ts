@@ -1,6 +1,6 @@
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
-import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
+import type { ProgressPort, ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import { reconcile } from '../../domain/reconcile/reconcile.ts';
 import { recheckWaitingWave, withSeenReads, type SeenReads } from '../../domain/reconcile/recheck.ts';
 import { isDependencyChange } from '../../adapters/reconcile/ttl-cache.ts';
@@ -52,6 +52,11 @@ export interface ReconcileRecordDeps {
   events?: EventRecorder | undefined;
   /** Seals the applied hint to drift and health (functions/runtime/clients.ts); undefined: no hint is sent, they read. */
   hintKey?: HintKey | undefined;
+  /**
+   * A run longer than intervalMs writes its progress to status (lastAttempted phase Syncing with
+   * counts, domain/reconcile/progress.ts) at most every intervalMs; undefined: it writes none.
+   */
+  progress?: { intervalMs: number } | undefined;
 }
 
 /**
@@ -88,7 +93,8 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
       }
     }
     const writes = observeWrites({ ...deps.ports, cluster: withSeenReads(deps.ports.cluster, release, seen) });
-    const result = await reconcile(release, writes.ports);
+    const progress = progressPort(deps, { namespace: message.namespace, name: message.name }, ctx);
+    const result = await reconcile(release, progress === undefined ? writes.ports : { ...writes.ports, progress });
     if (result.kind === 'suspended') {
       ctx.logger.info('suspended: not reconciled');
       return stop();
@@ -129,6 +135,25 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     if (notifyAfter) await notify();
     log.info('reconciled', { applied: applied?.reason, phase: slice.lastAttempted?.phase });
     return result.outcome;
+  };
+}
+
+/**
+ * The run's progress writes: the same writer and field manager as its last write. A failed one is
+ * logged and the run goes on (its last write reports the run); it never carries the run's mark,
+ * so it leaves the Lease busy (domain/reconcile/conclude.ts, concludeProgress).
+ */
+function progressPort(deps: ReconcileRecordDeps, key: { namespace: string; name: string }, ctx: RecordContext): ProgressPort | undefined {
+  if (deps.progress === undefined) return undefined;
+  return {
+    policy: { intervalMs: deps.progress.intervalMs },
+    async write(slice) {
+      try {
+        await deps.statusWriter.apply(key, { manager: FieldManager.release, slice });
+      } catch (error) {
+        ctx.logger.warn('writing the run\'s progress to status failed; the run goes on', { error: error instanceof Error ? error.message : String(error) });
+      }
+    },
   };
 }
 

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { describeZodError } from '../../domain/api/objects.ts';
+import { DEFAULT_PROGRESS_INTERVAL_MS } from '../../domain/reconcile/progress.ts';
+import { DEFAULT_MAX_RENDER_BYTES, DEFAULT_MAX_RENDER_OBJECTS } from '../../domain/reconcile/render-limits.ts';
 
 /** What every function needs from its environment; read once per container, at the first invocation. */
 export const functionEnvSchema = z.object({
@@ -12,6 +14,24 @@ export const functionEnvSchema = z.object({
   CONVOY_HEALTH_QUEUE_URL: z.string().url(),
   CONVOY_CACHE_DIR: z.string().min(1).default('/tmp/convoy'),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  // Large renders (issue 24 item 4; domain/reconcile/render-limits.ts, progress.ts): read by the reconcile function.
+  CONVOY_MAX_RENDER_OBJECTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULT_MAX_RENDER_OBJECTS)
+    .describe('Objects one render may hold; a larger render ends Applied False/DeployFailed at Rendering, nothing applied.'),
+  CONVOY_MAX_RENDER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULT_MAX_RENDER_BYTES)
+    .describe('Bytes of render output (helm/kubectl stdout, manifest files together) one render may produce; more ends it at Rendering.'),
+  CONVOY_PROGRESS_INTERVAL_SECONDS: z.coerce
+    .number()
+    .min(1)
+    .default(DEFAULT_PROGRESS_INTERVAL_MS / 1000)
+    .describe('A reconcile longer than this writes lastAttempted phase Syncing with counts, at most this often.'),
   // Identity and tenancy (read by management-access.ts and tenancy-config.ts; validated there, naming the variable).
   CONVOY_MANAGEMENT_EKS_NAME: z.string().optional().describe('EKS management cluster: tokens minted from the function role.'),
   CONVOY_MANAGEMENT_SERVER: z.string().optional().describe('Endpoint of the EKS management cluster.'),

@@ -55,8 +55,11 @@ export interface ReconcileEnv {
   /** Creates a bare repo served at `${git.url}/<name>.git`. */
   repo(name: string, files: FixtureFiles, opts?: { tag?: string }): Promise<{ url: string; commit: string }>;
   commit(name: string, files: FixtureFiles): Promise<{ commit: string }>;
-  /** One reconcile through the function's record handler: load, reconcile, write status. */
-  reconcile(name: string, ports?: ReconcilePorts): Promise<{ outcome: Outcome; release: Release; notified: Loop[] }>;
+  /**
+   * One reconcile through the function's record handler: load, reconcile, write status.
+   * `progressIntervalMs`: a run longer than this writes its progress to status (as the function does every 10 s).
+   */
+  reconcile(name: string, ports?: ReconcilePorts, options?: { progressIntervalMs?: number }): Promise<{ outcome: Outcome; release: Release; notified: Loop[] }>;
   close(): Promise<void>;
 }
 
@@ -116,13 +119,14 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
       return { url: `${git.url}/${name}.git`, commit };
     },
     commit: (name, files) => commitFiles(gitRoot, name, files),
-    async reconcile(name, ports = defaultPorts) {
+    async reconcile(name, ports = defaultPorts, options = {}) {
       const notified: Loop[] = [];
       const handler = createReconcileRecordHandler({
         releases: createReleaseSource(functionsConfig),
         statusWriter,
         ports,
         hintKey: key,
+        ...(options.progressIntervalMs !== undefined ? { progress: { intervalMs: options.progressIntervalMs } } : {}),
         notify: (loop) => {
           notified.push(loop);
           return Promise.resolve();

@@ -329,6 +329,20 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
+  it('object limit (issue 24 item 4): the reconcile function gets CONVOY_MAX_RENDER_OBJECTS and CONVOY_MAX_RENDER_BYTES (default 10000 and 32 MiB, or maxRenderObjects, maxRenderBytes), the observers do not; a bad value fails synth naming the prop', () => {
+    const functions = byType(main.template, 'AWS::Lambda::Function');
+    const varsOf = (fns: typeof functions, id: string) => (fns[id]?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    expect(varsOf(functions, fnId('reconcile'))).toMatchObject({ CONVOY_MAX_RENDER_OBJECTS: '10000', CONVOY_MAX_RENDER_BYTES: String(32 * 1024 * 1024) });
+    expect(varsOf(functions, fnId('drift'))['CONVOY_MAX_RENDER_OBJECTS']).toBeUndefined();
+    expect(varsOf(functions, fnId('health'))['CONVOY_MAX_RENDER_OBJECTS']).toBeUndefined();
+    const small = synth({ maxRenderObjects: 2_500, maxRenderBytes: 1_000_000 });
+    const reconcileId = logicalId(small.stack, small.convoy.functions.reconcile);
+    expect(varsOf(byType(small.template, 'AWS::Lambda::Function'), reconcileId)).toMatchObject({ CONVOY_MAX_RENDER_OBJECTS: '2500', CONVOY_MAX_RENDER_BYTES: '1000000' });
+    for (const bad of [0, 1.5]) expect(() => synth({ maxRenderObjects: bad })).toThrow(/maxRenderObjects is .*whole number of at least 1/);
+    expect(() => synth({ maxRenderBytes: -1 })).toThrow(/maxRenderBytes is -1/);
+    expect(() => synth({ maxRenderObjects: 0 })).toThrow(ConvoyConfigError);
+  });
+
   it("hint key: one generated secret (the construct's KMS key, kept like the store) whose ARN the three functions get and may read; no key material in the template", () => {
     const secrets = main.template.findResources('AWS::SecretsManager::Secret') as Record<string, Resource & { DeletionPolicy?: string }>;
     const secretId = logicalId(main.stack, main.convoy.hintKeySecret);
