@@ -14,7 +14,9 @@
 //   p50 / p99, for the whole run and the steady phase;
 // - max memory: the VmHWM of the runtime's node process, against the template's MemorySize;
 // then the cost model of bench/lib/cost-model.ts recomputed from the steady phase's durations per
-// message and batch sizes, at the template's memory and at the right-sized memory proposed here.
+// message and batch sizes, at the construct's default memory per function (DEFAULT_MEMORY_MB, which
+// the template synthesized here carries; the template's own sizes too if they ever differ) and at
+// the right-sized memory proposed here.
 // The functions' own SQS and S3 requests are counted by a proxy per function (their
 // AWS_ENDPOINT_URL); the management-apiserver requests are not counted here (perRelease counts them).
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
@@ -36,7 +38,7 @@ import { convoyApi } from '../../test/harness/releases.ts';
 import { createTenantDeployer, TENANT_DEPLOYER } from '../../test/harness/tenant-deployer.ts';
 import { startCountingAwsProxy, type CountingAwsProxy } from '../lib/aws-proxy.ts';
 import { countAwsRequests } from '../lib/aws-requests.ts';
-import { costModel, PRICES, type LoopFigures } from '../lib/cost-model.ts';
+import { costModel, DEFAULT_MEMORY_MB, PRICES, type LoopFigures } from '../lib/cost-model.ts';
 import { percentile } from '../lib/stats.ts';
 import { log } from '../lib/stdout.ts';
 import { appFiles } from './per-release.ts';
@@ -222,10 +224,18 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
     const initGbSeconds = Object.fromEntries(
       LOOPS.map((loop) => {
         const p50 = (perFunction[loop] as { coldStart: { initMs: { p50: number | null } } }).coldStart.initMs.p50 ?? 0;
-        return [loop, { atTemplateMemory: round(((p50 / 1000) * settings[loop].memorySize) / 1024, 4), usdPerMillionColdStarts: round((((p50 / 1000) * settings[loop].memorySize) / 1024) * PRICES.lambdaPerGbSecond * 1e6, 2) }];
+        const gbSeconds = ((p50 / 1000) * DEFAULT_MEMORY_MB[loop]) / 1024;
+        return [loop, { memoryMb: DEFAULT_MEMORY_MB[loop], atDefaultMemory: round(gbSeconds, 4), usdPerMillionColdStarts: round(gbSeconds * PRICES.lambdaPerGbSecond * 1e6, 2) }];
       }),
     );
     const templateMemory = Object.fromEntries(LOOPS.map((l) => [l, settings[l].memorySize])) as Record<Loop, number>;
+    // The section passes no memorySize, so the template carries the construct's defaults; priced at those, per function.
+    const templateIsDefault = LOOPS.every((l) => templateMemory[l] === DEFAULT_MEMORY_MB[l]);
+    const priced = (memoryMb: Readonly<Record<Loop, number>>) => ({
+      memoryMb: { ...memoryMb },
+      n1000: costModel(1000, 5, figures, { memoryMb, invocationsPerMessage }),
+      n10000: costModel(10_000, 5, figures, { memoryMb, invocationsPerMessage }),
+    });
     return {
       n: options.n,
       app: 'ConfigMap + Deployment + Service per Release (each its own targetNamespace), one Git repository; syncPolicy, drift and health intervals 30 s',
@@ -236,6 +246,7 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
       memory: {
         measuredMaxRssMb: measuredMemory,
         templateMemorySizeMb: templateMemory,
+        constructDefaultMb: { ...DEFAULT_MEMORY_MB },
         proposedMemorySizeMb: proposedMemory,
         rule: 'proposed = max(256, ceil(1.5 × measured max RSS / 64) × 64), never above the template\'s; Lambda gives CPU in proportion to memory (1,769 MB = 1 vCPU), so a smaller size also slows CPU-bound work: the durations here ran on a full core',
         measuredOf: 'VmHWM of the runtime\'s node process only: helm and kubectl run as child processes of reconcile for Helm and Kustomize sources (not in this app) and count toward Lambda\'s memory too',
@@ -246,15 +257,9 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
         fromConstants: 'prices (bench/lib/cost-model.ts PRICES: us-east-1 list, x86); the relay\'s send + one receive + one delete per message (an upper bound); 5-minute interval',
         notCounted: 'management-apiserver requests (perRelease counts them); the init phase (billed since 2025-08: initGbSecondsPerColdStart, cold starts per day depend on how long AWS keeps environments)',
         initGbSecondsPerColdStart: initGbSeconds,
-        atTemplateMemory: {
-          n1000: costModel(1000, 5, figures, { memoryMb: templateMemory, invocationsPerMessage }),
-          n10000: costModel(10_000, 5, figures, { memoryMb: templateMemory, invocationsPerMessage }),
-        },
-        atProposedMemory: {
-          note: 'the same durations at the proposed memory: a lower bound (less memory is less CPU on Lambda)',
-          n1000: costModel(1000, 5, figures, { memoryMb: proposedMemory, invocationsPerMessage }),
-          n10000: costModel(10_000, 5, figures, { memoryMb: proposedMemory, invocationsPerMessage }),
-        },
+        atDefaultMemory: { note: 'the construct\'s default memory per function (DEFAULT_MEMORY_MB, infra/convoy-props.ts)', ...priced(DEFAULT_MEMORY_MB) },
+        ...(templateIsDefault ? {} : { atTemplateMemory: { note: 'the synthesized template\'s MemorySize, which differs from the defaults', ...priced(templateMemory) } }),
+        atProposedMemory: { note: 'the same durations at the proposed memory: a lower bound (less memory is less CPU on Lambda)', ...priced(proposedMemory) },
       },
       met: LOOPS.every((loop) => measuredMemory[loop] > 0 && measuredMemory[loop] < templateMemory[loop]),
       metMeans: 'every function ran under the emulator and its max RSS stayed below its MemorySize',
