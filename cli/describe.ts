@@ -12,6 +12,7 @@ import { readRelease } from './kube.ts';
 import { age, ExitCode, table } from './output.ts';
 import type { Session } from './session.ts';
 import { verdictLine } from './verdict-line.ts';
+import { revisionOf } from './revision.ts';
 
 const indent = (lines: readonly string[]): string[] => lines.map((l) => `  ${l}`);
 
@@ -31,7 +32,7 @@ function sourceOf(release: Release): string {
 
 function attemptLines(name: string, a: Attempt | undefined): string[] {
   if (a === undefined) return [`${name}: -`];
-  const rev = a.resolvedSource?.git?.commit ?? a.resolvedSource?.helm?.version;
+  const rev = revisionOf(a.resolvedSource, 40);
   const lines = [
     `${name}: ${a.phase || 'Waiting'} at ${a.attemptedAt}${a.renderRef ? `, render ${a.renderRef}` : ''}${rev ? `, revision ${rev}` : ''}`,
   ];

@@ -14,6 +14,7 @@ import { age, CliFailure, ExitCode, shortRef, table, UsageError } from './output
 import { printableRelease } from './release-shape.ts';
 import type { Session } from './session.ts';
 import { verdictWord } from './verdict-line.ts';
+import { revisionOf } from './revision.ts';
 import type { VerbInput } from './verbs.ts';
 
 type Raw = Record<string, unknown> & { metadata?: { namespace?: string; name?: string; resourceVersion?: string; managedFields?: unknown } };
@@ -122,8 +123,8 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
 function rowOf(r: Release, all: boolean, wide: boolean): string[] {
   const applied = r.status?.conditions?.find((c) => c.type === 'Applied');
   const verdict = combinedVerdict(r);
-  const source = r.spec.source as { git?: { url?: string }; helm?: { chart?: string; repository?: string } };
-  const revision = r.status?.lastSuccessful?.resolvedSource?.git?.commit?.slice(0, 12) ?? r.status?.lastSuccessful?.resolvedSource?.helm?.version;
+  const source = r.spec.source as { git?: { url?: string }; helm?: { chart?: string; repository?: string }; oci?: { url?: string } };
+  const revision = revisionOf(r.status?.lastSuccessful?.resolvedSource);
   return [
     ...(all ? [r.metadata.namespace ?? ''] : []),
     r.metadata.name ?? '',
@@ -133,7 +134,7 @@ function rowOf(r: Release, all: boolean, wide: boolean): string[] {
     shortRef(r.status?.lastSuccessful?.renderRef),
     r.spec.suspend ? 'true' : 'false',
     age(r.metadata.creationTimestamp),
-    ...(wide ? [revision ?? '-', source.git?.url ?? source.helm?.chart ?? '-', verdict.message.replace(/\s+/g, ' ')] : []),
+    ...(wide ? [revision ?? '-', source.git?.url ?? source.helm?.chart ?? source.oci?.url ?? '-', verdict.message.replace(/\s+/g, ' ')] : []),
   ];
 }
 

@@ -11,12 +11,8 @@ import { apiTarget, storedRenders } from './http-api.ts';
 import { readRelease } from './kube.ts';
 import { ExitCode, table } from './output.ts';
 import { knownRenders, type KnownRender } from './render-refs.ts';
+import { revisionOf, type ResolvedSourceLike } from './revision.ts';
 import type { Session } from './session.ts';
-
-function revisionOf(resolved: unknown): string | undefined {
-  const r = resolved as { git?: { commit?: string }; helm?: { version?: string } } | undefined;
-  return r?.git?.commit?.slice(0, 12) ?? r?.helm?.version;
-}
 
 function rolesOf(release: Release, ref: string): string {
   return (
@@ -37,7 +33,7 @@ export async function historyVerb(input: VerbInput, s: Session): Promise<ExitCod
     const renders = await storedRenders(api, key);
     rows = renders.map((r) => [
       r.createdAt,
-      revisionOf(r.resolvedSource) ?? '-',
+      revisionOf(r.resolvedSource as ResolvedSourceLike | undefined) ?? '-',
       r.renderRef,
       rolesOf(release, r.renderRef) || '-',
     ]);

@@ -9,6 +9,7 @@
  */
 import type { Release } from '../domain/api/objects.ts';
 import { UsageError, CliFailure } from './output.ts';
+import { revisionOf } from './revision.ts';
 
 const FULL = /^sha256:[0-9a-f]{64}$/;
 const SHORT = /^(sha256:)?[0-9a-f]{6,64}$/;
@@ -33,7 +34,7 @@ export function knownRenders(release: Release): KnownRender[] {
     found.set(ref, entry);
   };
   const rev = (a: NonNullable<typeof s>['lastAttempted']) =>
-    a?.resolvedSource?.git?.commit ?? a?.resolvedSource?.helm?.version;
+    revisionOf(a?.resolvedSource, 40);
   add(s?.lastAttempted?.renderRef, 'attempted', s?.lastAttempted?.attemptedAt, rev(s?.lastAttempted));
   add(s?.lastSuccessful?.renderRef, 'applied', s?.lastSuccessful?.attemptedAt, rev(s?.lastSuccessful));
   add(s?.lastHealthy?.renderRef, 'healthy', s?.lastHealthy?.attemptedAt, rev(s?.lastHealthy));

@@ -42,6 +42,8 @@ export interface ReconcileWiring {
   caches?: PortCaches | undefined;
   /** Per-request timeout of OCI registry requests; default 30 s. */
   ociTimeoutMs?: number | undefined;
+  /** Largest content layer of a spec.source.oci artifact (CONVOY_OCI_MAX_ARTIFACT_BYTES); default 64 MiB. */
+  ociMaxArtifactBytes?: number | undefined;
   /** ECR tokens with the functions' own role (`provider: aws`); undefined: refused. */
   ecr?: EcrTokenSource | undefined;
   /** How large a render this installation takes; what is left out is DEFAULT_RENDER_LIMITS's (domain/reconcile/render-limits.ts). */
@@ -73,7 +75,7 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
   const renderLimits: RenderLimits = { ...DEFAULT_RENDER_LIMITS, ...wiring.renderLimits };
   return {
     now,
-    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs, ecr: wiring.ecr }),
+    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs, ociMaxArtifactBytes: wiring.ociMaxArtifactBytes, ecr: wiring.ecr }),
     cluster: clusters,
     values: createValuesPort({ reader, readsAs, gitCache, tenancy }),
     renderer: createRendererPort(() => tools.locate(), { maxOutputBytes: renderLimits.maxBytes }),

@@ -1,9 +1,12 @@
+import { join } from 'node:path';
 import type { Release } from '../../domain/api/index.ts';
 import { gitRepositorySchema } from '../../domain/api/objects.ts';
 import type { GitRef } from '../../domain/api/git-ref.ts';
 import type { ReconcilePorts, SourceTree } from '../../domain/reconcile/ports.ts';
 import { SourceNotReadyError, UnsupportedSourceError } from '../source/errors.ts';
 import { fetchOciHelmChart } from '../source/oci-helm.ts';
+import { fetchOciArtifact } from '../source/oci-artifact.ts';
+import { OciArtifactError, parseOciArtifactUrl } from '../../domain/source/oci-artifact.ts';
 import { isOciUrl, OciReferenceError, parseOciChartReference } from '../../domain/source/oci.ts';
 import { fetchGitSource } from '../source/git.ts';
 import type { GitCache } from '../source/git-cache.ts';
@@ -33,11 +36,14 @@ export interface SourcePortDeps {
   tenancy?: Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount' | 'insecureRegistries'> | undefined;
   /** Per-request timeout of OCI registry requests; default 30 s (adapters/source/oci-registry.ts). */
   ociTimeoutMs?: number | undefined;
+  /** Largest content layer of a spec.source.oci artifact, in bytes; default 64 MiB (adapters/source/oci-artifact.ts). */
+  ociMaxArtifactBytes?: number | undefined;
   /** ECR tokens with the functions' own role (`provider: aws`); undefined: no AWS identity, refused. */
   ecr?: EcrTokenSource | undefined;
 }
 
 type HelmSource = NonNullable<Release['spec']['source']['helm']>;
+type OciSource = NonNullable<Release['spec']['source']['oci']>;
 
 /** How a ref appears in status.lastAttempted.resolvedSource.git.ref. */
 export function refName(ref: GitRef): string {
@@ -52,7 +58,7 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
   return {
     async resolve(release: Release): Promise<SourceTree> {
       const ns = release.metadata.namespace ?? 'default';
-      const { git, gitRepositoryRef, helm } = release.spec.source;
+      const { git, gitRepositoryRef, helm, oci } = release.spec.source;
       const secrets = deps.readsAs(inClusterIdentity(release, deps.tenancy ?? DEFAULT_TENANCY));
       // A sync request sees the newest commit: it skips the shared ls-remote answers.
       const fresh = hasUnansweredSyncRequest(release);
@@ -87,6 +93,7 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
         );
       }
       if (helm !== undefined && isOciUrl(helm.repository)) return fetchOciHelm(deps, secrets, ns, helm);
+      if (oci !== undefined) return fetchOci(deps, secrets, ns, oci);
       if (helm !== undefined) {
         const auth = await credentialsAs(secrets, ns, helm.secretRef?.name, 'spec.source.helm.secretRef');
         const chart = await fetchHelmChart(
@@ -146,6 +153,41 @@ async function fetchOciHelm(deps: SourcePortDeps, secrets: DataReader, namespace
     deps.ociTimeoutMs !== undefined ? { timeoutMs: deps.ociTimeoutMs } : {},
   );
   return { dir: chart.chartDir, root: chart.chartDir, resolved: { helm: chart.resolved } };
+}
+
+/** spec.source.oci: an artifact of manifests or a Kustomize folder; plain HTTP and credentials as for OCI charts. */
+async function fetchOci(deps: SourcePortDeps, secrets: DataReader, namespace: string, oci: OciSource): Promise<SourceTree> {
+  const field = 'spec.source.oci';
+  let registry: string;
+  try {
+    registry = parseOciArtifactUrl(oci.url, field).registry;
+  } catch (error) {
+    if (error instanceof OciArtifactError) throw new UnsupportedSourceError(`${field}.url`, error.message, { cause: error });
+    throw error;
+  }
+  if (oci.insecure === true && !insecureRegistryAllowed(deps.tenancy ?? DEFAULT_TENANCY, registry)) {
+    throw new SourceNotReadyError(
+      `${field}.insecure`,
+      `${field}.insecure: the installation does not allow plain HTTP to registry ${registry}; serve the registry over HTTPS, or ask the installation's operator to list it in CONVOY_INSECURE_REGISTRIES`,
+    );
+  }
+  const access = await ociRegistryAccess({ secrets, namespace, registry, field, spec: oci, ecr: deps.ecr });
+  const artifact = await fetchOciArtifact(
+    {
+      url: oci.url,
+      ref: oci.ref,
+      path: oci.path,
+      layerSelector: oci.layerSelector,
+      credentials: access.credentials,
+      caPem: access.caPem,
+      cosignKey: access.cosignKey,
+      plainHttp: oci.insecure === true,
+      field,
+    },
+    join(deps.helmCacheDir, '..', 'oci-artifacts'),
+    { timeoutMs: deps.ociTimeoutMs, maxArtifactBytes: deps.ociMaxArtifactBytes },
+  );
+  return { dir: artifact.dir, root: artifact.root, resolved: { oci: artifact.resolved } };
 }
 
 async function fetchGit(

@@ -12,6 +12,7 @@ import {
 } from './common.ts';
 import { gitRefSchema, gitSourceSchema } from './git-ref.ts';
 import { OCI_DIGEST_PATTERN, OCI_NAME_COMPONENT, OCI_URL_PATTERN } from '../source/oci.ts';
+import { OCI_ARTIFACT_URL_PATTERN } from '../source/oci-artifact.ts';
 import { ociRegistryFields, ociRegistryRules } from './oci-options.ts';
 
 const gitReleaseSourceSchema = gitSourceSchema
@@ -70,6 +71,65 @@ const helmSourceSchema = z
   )
   .describe('Render a chart from a Helm repository or an OCI registry.');
 
+const ociSourceSchema = z
+  .object({
+    url: z
+      .string()
+      .min(1)
+      .max(2048)
+      .describe('The artifact repository: oci://<registry host[:port]>/<repository> (what flux push artifact and oras push were given, without the tag).'),
+    ref: z
+      .object({
+        tag: z
+          .string()
+          .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/, { message: 'must be an OCI tag' })
+          .optional()
+          .describe('Follow this tag: the digest it names is read at every reconcile (one manifest HEAD).'),
+        semver: z.string().min(1).max(255).optional().describe('A semver range over the tags; the highest match is used (tags that are not semver are ignored).'),
+        digest: z
+          .string()
+          .regex(new RegExp(OCI_DIGEST_PATTERN), { message: 'must be sha256:<64 lower-case hex digits>' })
+          .optional()
+          .describe('This exact artifact: the sha256 digest of its manifest.'),
+      })
+      .meta(celRules(exactlyOneOf(['tag', 'semver', 'digest'])))
+      .describe('Which artifact: exactly one of tag, semver or digest.'),
+    path: relativePath('Folder inside the artifact to render. Relative, no "..".').default('.'),
+    layerSelector: z
+      .object({
+        mediaType: z
+          .string()
+          .min(1)
+          .max(255)
+          .optional()
+          .describe(
+            'The media type of the layer holding the content. Default: the first application/vnd.cncf.flux.content.v1.tar+gzip layer (flux push artifact), else the first application/vnd.oci.image.layer.v1.tar+gzip layer (oras push of a folder).',
+          ),
+        operation: z
+          .enum(['extract', 'copy'])
+          .default('extract')
+          .describe('extract: the layer is a tar+gzip unpacked into the folder. copy: the layer is one file, written under its org.opencontainers.image.title annotation.'),
+      })
+      .optional()
+      .describe('Which layer of the artifact is the content, and how it becomes files.'),
+    insecure: z
+      .boolean()
+      .optional()
+      .describe('Reach the registry over plain HTTP. Refused unless the installation allows the registry (CONVOY_INSECURE_REGISTRIES).'),
+    secretRef: localObjectReference('A Secret with username and password, or of type kubernetes.io/dockerconfigjson.').optional(),
+    ...ociRegistryFields,
+  })
+  .meta(
+    celRules(
+      {
+        rule: `self.url.matches('${OCI_ARTIFACT_URL_PATTERN.replace(/\\/g, '\\\\')}')`,
+        message: 'url must be oci://<host[:port]>/<lower-case repository path>, without credentials, query, tag or digest',
+      },
+      ...ociRegistryRules('url', { ociOnly: false }),
+    ),
+  )
+  .describe('Render from an OCI artifact (flux push artifact, oras push): manifests or a Kustomize folder.');
+
 export const sourceSchema = z
   .object({
     git: gitReleaseSourceSchema.optional(),
@@ -82,9 +142,10 @@ export const sourceSchema = z
       .optional()
       .describe('Render from a GitRepository object.'),
     helm: helmSourceSchema.optional(),
+    oci: ociSourceSchema.optional(),
   })
-  .meta(celRules(exactlyOneOf(['git', 'gitRepositoryRef', 'helm'])))
-  .describe('Where the desired state comes from: exactly one of git, gitRepositoryRef or helm.');
+  .meta(celRules(exactlyOneOf(['git', 'gitRepositoryRef', 'helm', 'oci'])))
+  .describe('Where the desired state comes from: exactly one of git, gitRepositoryRef, helm or oci.');
 
 const valuesLayerSchema = z
   .object({

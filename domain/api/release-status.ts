@@ -27,6 +27,10 @@ const resolvedSourceSchema = z
       .object({ repository: z.string(), chart: z.string(), version: z.string(), digest: z.string() })
       .optional()
       .describe('The chart as resolved: exact version and the sha256 digest of its archive.'),
+    oci: z
+      .object({ url: z.string(), digest: z.string(), tag: z.string().optional() })
+      .optional()
+      .describe('The OCI artifact as resolved: its repository, the sha256 digest of its manifest, and the tag it was found by (none for a digest).'),
   })
   .describe('The source the reconcile resolved.');
 

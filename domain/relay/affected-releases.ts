@@ -105,7 +105,7 @@ function secretReaders(names: ReadonlySet<string>, objects: NamespaceObjects): (
   );
   return (release) => {
     const source = release.spec.source;
-    const credentials = [source.git?.secretRef?.name, source.helm?.secretRef?.name];
+    const credentials = [source.git?.secretRef?.name, source.helm?.secretRef?.name, source.oci?.secretRef?.name];
     return (
       credentials.some((name) => name !== undefined && names.has(name)) ||
       valuesLayerNames(release, 'Secret').some((name) => names.has(name)) ||

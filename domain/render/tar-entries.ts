@@ -11,6 +11,8 @@ export interface TarEntry {
   type: ArchiveEntryType;
   /** Bytes of a regular file (a view into the archive); empty for the other types. */
   data: Uint8Array;
+  /** The target of a symbolic or hard link, as written in the archive; undefined for the other types. */
+  linkName?: string;
 }
 
 export class TarFormatError extends Error {
@@ -82,6 +84,7 @@ export function readTarEntries(archive: Uint8Array, maxEntries = 100_000): TarEn
   const entries: TarEntry[] = [];
   let at = 0;
   let longName: string | undefined;
+  let longLinkName: string | undefined;
   let pax = new Map<string, string>();
   while (at + BLOCK <= archive.length) {
     const header = archive.subarray(at, at + BLOCK);
@@ -102,16 +105,23 @@ export function readTarEntries(archive: Uint8Array, maxEntries = 100_000): TarEn
       pax = paxRecords(data);
       continue;
     }
-    if (flag === 'g' || flag === 'K') continue; // global pax header; GNU long link name
+    if (flag === 'K') {
+      longLinkName = text(data, 0, data.length);
+      continue;
+    }
+    if (flag === 'g') continue; // global pax header
     // POSIX ustar has a name prefix field; GNU tar ("ustar " magic) uses that space otherwise.
     const prefix = text(header, 257, 6) === 'ustar' ? text(header, 345, 155) : '';
     const shortName = text(header, 0, 100);
     const name = pax.get('path') ?? longName ?? (prefix ? `${prefix}/${shortName}` : shortName);
     const type = entryType(flag);
-    entries.push({ name, type, data: type === 'file' ? data : new Uint8Array() });
+    const linked = type === 'symlink' || type === 'hardlink';
+    const linkName = pax.get('linkpath') ?? longLinkName ?? text(header, 157, 100);
+    entries.push({ name, type, data: type === 'file' ? data : new Uint8Array(), ...(linked ? { linkName } : {}) });
     if (entries.length > maxEntries)
       throw new TarFormatError(`the archive holds more than ${maxEntries} entries`);
     longName = undefined;
+    longLinkName = undefined;
     pax = new Map();
   }
   return entries;

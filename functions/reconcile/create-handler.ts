@@ -22,7 +22,7 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
   const reconcileRecord = createReconcileRecordHandler({
     releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
-    ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, caches, tenancy: clients.tenancy, eks: clients.eks, ecr: clients.ecr, renderLimits: { maxObjects: config.CONVOY_MAX_RENDER_OBJECTS, maxBytes: config.CONVOY_MAX_RENDER_BYTES } }),
+    ports: createReconcilePorts({ managementKubeConfig: clients.kc, store, cacheDir: config.CONVOY_CACHE_DIR, caches, tenancy: clients.tenancy, eks: clients.eks, ociMaxArtifactBytes: config.CONVOY_OCI_MAX_ARTIFACT_BYTES, ecr: clients.ecr, renderLimits: { maxObjects: config.CONVOY_MAX_RENDER_OBJECTS, maxBytes: config.CONVOY_MAX_RENDER_BYTES } }),
     // A run longer than the interval shows its progress in status (domain/reconcile/progress.ts).
     progress: { intervalMs: config.CONVOY_PROGRESS_INTERVAL_SECONDS * 1000 },
     notify,

@@ -13,6 +13,12 @@ export const functionEnvSchema = z.object({
   CONVOY_DRIFT_QUEUE_URL: z.string().url(),
   CONVOY_HEALTH_QUEUE_URL: z.string().url(),
   CONVOY_CACHE_DIR: z.string().min(1).default('/tmp/convoy'),
+  CONVOY_OCI_MAX_ARTIFACT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Largest content layer of a spec.source.oci artifact, in bytes (checked against the manifest before download); default 64 MiB.'),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   // Large renders (issue 24 item 4; domain/reconcile/render-limits.ts, progress.ts): read by the reconcile function.
   CONVOY_MAX_RENDER_OBJECTS: z.coerce

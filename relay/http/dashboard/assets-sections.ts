@@ -48,7 +48,8 @@ function rolesOf(release, ref) {
 
 const revisionOf = (r) => {
   const s = r.resolvedSource || {};
-  return (s.git && s.git.commit && s.git.commit.slice(0, 12)) || (s.helm && s.helm.version) || '—';
+  const oci = s.oci && s.oci.digest ? (s.oci.tag ? s.oci.tag + '@' : 'sha256:') + s.oci.digest.replace(/^sha256:/, '').slice(0, 12) : undefined;
+  return (s.git && s.git.commit && s.git.commit.slice(0, 12)) || (s.helm && s.helm.version) || oci || '—';
 };
 
 function historySection(ctx) {
