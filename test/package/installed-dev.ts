@@ -4,6 +4,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { createToolLocator } from '../../adapters/tools/binaries.ts';
 
 const run = promisify(execFile);
 
@@ -44,4 +45,24 @@ export async function devRunning(dev: DevRun, timeoutMs: number): Promise<void> 
     if (Date.now() > deadline) throw new Error(`convoy dev did not start within ${timeoutMs} ms:\n${dev.stderr}`);
     await sleep(200);
   }
+}
+
+/** The kubeconfig `convoy dev` printed in its banner. */
+export function devKubeconfig(dev: DevRun): string {
+  const path = /kubeconfig\s+(\S+)/.exec(dev.stdout)?.[1];
+  if (path === undefined) throw new Error(`convoy dev printed no kubeconfig:\n${dev.stdout}`);
+  return path;
+}
+
+/** `kubectl apply` of the installed package's examples namespace and hello Release (dist/examples). */
+export async function applyShippedHello(packageDir: string, kubeconfig: string): Promise<void> {
+  const examples = join(packageDir, 'dist', 'examples');
+  const { kubectl } = await createToolLocator().locate();
+  await run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', join(examples, '00-namespace.yaml'), '-f', join(examples, '10-hello-release.yaml')]);
+}
+
+/** SIGINT, then the exit code (convoy dev stops everything it started first). */
+export async function stopDev(dev: DevRun): Promise<number | null> {
+  if (dev.proc.exitCode === null && dev.proc.signalCode === null) dev.proc.kill('SIGINT');
+  return dev.exited;
 }

@@ -1,7 +1,9 @@
 // The installable product, as a user gets it (`npm run test:package`; slow: npm pack builds dist/):
 // - `npm pack`, then a TypeScript CDK app in a fresh folder installs the tarball, imports the
 //   construct, applies cdk-nag's AwsSolutionsChecks and synthesizes with 0 errors; `npx convoy --help`
-//   runs from that install with no TypeScript loader;
+//   runs from that install with no TypeScript loader; `npx convoy dev --embedded --runtime lambda` in
+//   the app's folder runs the installed construct's template and dist/lambda bundles under the Lambda
+//   runtime emulator (dev/lambda of the install) until the shipped hello Release is Applied;
 // - `npm i -g` of the tarball, run from a folder outside the repo: convoy, kubectl-convoy and
 //   `convoy dev --help`; what `convoy dev` reads at run time is in the package; without the cluster
 //   binaries one line names KUBEBUILDER_ASSETS and the shipped build script; the system's older
@@ -26,8 +28,10 @@ import { installCommand } from '../../cli/install.ts';
 import { buildOciImage, type OciBuildResult } from '../../image/build-oci.ts';
 import { stageApp } from '../../image/stage-app.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
+import { convoyApi } from '../harness/releases.ts';
+import { appliedOf, until } from '../harness/runtime-env.ts';
 import { createCdkApp, root } from './cdk-app.ts';
-import { devRunning, installGlobally, startDev, type GlobalInstall } from './installed-dev.ts';
+import { applyShippedHello, devKubeconfig, devRunning, installGlobally, startDev, stopDev, type GlobalInstall } from './installed-dev.ts';
 import { ensureCrane, startRegistry, type Registry } from './crane.ts';
 import { checkTemplate } from './template-checks.ts';
 
@@ -89,6 +93,36 @@ describe('the npm package in a user CDK app', () => {
       env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}` },
     });
     expect(printed).toContain('kind: Deployment');
+  });
+
+  it("npx convoy dev --embedded --runtime lambda from the app: the installed construct's template, the installed bundles under the Lambda runtime emulator, the hello Release Applied", async () => {
+    const [apiPort, gitPort] = (await freePorts(2)) as [number, number];
+    const packageDir = join(app(), 'node_modules', 'convoy');
+    // The app's own install (node_modules/.bin/convoy → node_modules/convoy/dist/bin/convoy.js), run in
+    // the app's folder: its construct synthesizes the template with the app's aws-cdk-lib, and its
+    // dist/lambda bundles are the code assets the emulator runs. The state folder is the test's own.
+    const env = { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}`, NODE_OPTIONS: '', XDG_STATE_HOME: join(work, 'lambda-dev-state') };
+    const args = ['--embedded', '--runtime', 'lambda', '--lambda-slots', '1', '--api-port', String(apiPort), '--git-port', String(gitPort)];
+    const dev = startDev(join(app(), 'node_modules', '.bin'), args, app(), env);
+    try {
+      await timed('lambdaDevRunning', () => devRunning(dev, 360_000));
+      // The functions' settings are the installed construct's defaults, read from its template.
+      expect(dev.stderr).toMatch(/Lambda runtime: template synthesized in \d+ ms; reconcile 1024 MB, \d+ s, batch 10, concurrency 1; drift 256 MB, \d+ s, batch 10, concurrency 1; health 256 MB/);
+      const kubeconfig = devKubeconfig(dev);
+      await applyShippedHello(packageDir, kubeconfig);
+      const api = convoyApi(kubeConfigFor(kubeconfig));
+      await timed('lambdaHelloApplied', () =>
+        until('the hello Release is Applied True', async () => appliedOf(await api.getRelease('convoy-examples', 'hello'))?.status === 'True', { timeoutMs: 300_000, intervalMs: 500 }),
+      ).catch((error: unknown) => {
+        throw new Error(`${String(error)}\nconvoy dev's stderr (end):\n${dev.stderr.slice(-6000)}`);
+      });
+      // The reconcile that applied it is the bundle under the emulator: its own JSON lines, prefixed with loop and slot.
+      expect(dev.stderr).toMatch(/^reconcile\[0\] \{/m);
+      expect(dev.stderr.split('\n').filter((line) => /HTTP 403\b|forbidden|cannot impersonate/i.test(line))).toEqual([]);
+    } finally {
+      await stopDev(dev);
+    }
+    expect(dev.proc.exitCode).toBe(0);
   });
 });
 
@@ -154,10 +188,8 @@ describe('the package installed with npm i -g, run outside the repository', () =
     const dev = startDev(installed.binDir, ['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)], outside, env());
     try {
       await timed('devRunning', () => devRunning(dev, 240_000));
-      const kubeconfig = /kubeconfig\s+(\S+)/.exec(dev.stdout)?.[1] ?? '';
-      const examples = join(installed.packageDir, 'dist', 'examples');
-      const { kubectl } = await createToolLocator().locate();
-      await run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', join(examples, '00-namespace.yaml'), '-f', join(examples, '10-hello-release.yaml')]);
+      const kubeconfig = devKubeconfig(dev);
+      await applyShippedHello(installed.packageDir, kubeconfig);
       const { stdout } = await timed('helloReady', () =>
         run(join(installed.binDir, 'convoy'), ['wait', 'convoy-examples/hello', '--kubeconfig', kubeconfig, '--timeout', '5m'], { cwd: outside, env: env() }),
       );
