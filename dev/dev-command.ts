@@ -13,6 +13,8 @@ import { devSettings, devSettingsUsage, type DevSettings } from './dev-settings.
 import { assertPortsFree, isAddressInUse, PortInUseError, type NamedPort } from './dev-ports.ts';
 import { buildExampleRepos } from './example-repos.ts';
 import { startGitHttpServer } from './git-http-server.ts';
+import { startExampleRegistry, withInsecureRegistry, type DevRegistry } from './oci-registry.ts';
+import { createToolLocator } from '../adapters/tools/binaries.ts';
 import { startConvoyRuntime } from './runtime.ts';
 import { prepareLambdaFunctions, type PreparedLambdaFunctions } from './lambda/lambda-functions.ts';
 import { findLambdaRuntime, LambdaRuntimeMissingError } from './lambda/runtime-build.ts';
@@ -26,7 +28,7 @@ import { validMaxObjects } from '../domain/reconcile/render-limits.ts';
 const repoRoot = join(import.meta.dirname, '..');
 const INSTALLATION_NAMESPACE = 'convoy-system';
 
-export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-port 8480] [--git-port 8481] [--aws-port 0]
+export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-port 8480] [--git-port 8481] [--oci-port 8482] [--aws-port 0]
            [--examples <dir>] [--log-level info] [--tenant-namespaces a,b] [--open-tenancy]
            [--runtime in-process|lambda [--lambda-slots N]] …
 
@@ -41,6 +43,10 @@ export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-po
   --api-port     the HTTP API (sync, pin, renders, verdicts, /metrics)
   --git-port     the Git server for examples/repos; convoy dev creates a GitRepository per repo in
                  the ${EXAMPLES_NAMESPACE} namespace pointing at it, so examples/ work with any port
+  --oci-port     the local OCI registry (distribution's registry, built by scripts/build-oci-registry.sh),
+                 plain HTTP, allowed in CONVOY_INSECURE_REGISTRIES; convoy dev pushes examples/oci's
+                 chart (helm push) and manifests artifact (flux push artifact's format) to it.
+                 Without the binary, or with the port taken, convoy dev says so and skips only those
   --aws-port     the embedded SQS/S3 server (0: any free port)
   --examples     the examples folder (default: examples/ of this checkout)
   --runtime      in-process (default, fast): the functions' handlers run in this process, fed by
@@ -86,6 +92,7 @@ async function runDev(argv: string[]): Promise<number> {
         kubeconfig: { type: 'string' },
         'api-port': { type: 'string', default: '8480' },
         'git-port': { type: 'string', default: '8481' },
+        'oci-port': { type: 'string', default: '8482' },
         'aws-port': { type: 'string', default: '0' },
         examples: { type: 'string', default: join(repoRoot, 'examples') },
         'log-level': { type: 'string', default: 'info' },
@@ -153,6 +160,11 @@ async function runDev(argv: string[]): Promise<number> {
     return 2;
   }
   const [apiPort, gitPort, awsPort] = ports.map((p) => p.port) as [number, number, number];
+  const ociPort = Number(values['oci-port']);
+  if (!Number.isInteger(ociPort) || ociPort < 1 || ociPort > 65535) {
+    console.error(`convoy dev: --oci-port ${values['oci-port']}: must be a port number (1-65535)`);
+    return 2;
+  }
   const logger = createLogger({ base: { app: 'convoy-dev' }, level });
   const shutdown = watchShutdown();
   const say = (line: string): void => void process.stderr.write(`convoy dev: ${line}\n`);
@@ -213,6 +225,12 @@ async function runDev(argv: string[]): Promise<number> {
     });
     stops.push({ what: 'the Git server', stop: () => git.stop() });
     await provideExampleSources(kc, git.url, examples.names);
+    // The OCI registry beside the Git server; its host is allowed over plain HTTP.
+    const oci: DevRegistry | undefined = await startExampleRegistry({ port: ociPort, examplesDir, helm: async () => (await createToolLocator().locate()).helm, say });
+    if (oci !== undefined) {
+      stops.push({ what: 'the OCI registry', stop: () => oci.stop() });
+      settings = { ...settings, tenancy: { ...settings.tenancy, insecureRegistries: withInsecureRegistry(settings.tenancy.insecureRegistries, oci.host) } };
+    }
     // The identities of an install (never admin for a loop), then the examples tenant's own rights.
     const identities = await installShippedIdentities(kc, { namespace: INSTALLATION_NAMESPACE, ...settings, functionsToken });
     const deployer = settings.tenancy.defaultServiceAccount;
@@ -258,7 +276,7 @@ async function runDev(argv: string[]): Promise<number> {
     });
     stops.push({ what: 'the relay and the function pollers', stop: () => runtime.stop() });
 
-    printBanner({ kubeconfigPath, adminToken, apiUrl: runtime.apiUrl, gitUrl: git.url, repos: examples.names, aws: runtime.awsEndpoint, examplesDir });
+    printBanner({ kubeconfigPath, adminToken, apiUrl: runtime.apiUrl, gitUrl: git.url, repos: examples.names, aws: runtime.awsEndpoint, examplesDir, oci });
     if (!stopped()) await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
   } catch (err) {
@@ -312,6 +330,7 @@ function printBanner(b: {
   repos: readonly string[];
   aws: string;
   examplesDir: string;
+  oci: DevRegistry | undefined;
 }): void {
   const examples = relative(process.cwd(), b.examplesDir) || '.';
   console.log(
@@ -322,10 +341,12 @@ function printBanner(b: {
       `  HTTP API     ${b.apiUrl ?? '(off)'}${b.adminToken ? `   (Authorization: Bearer ${b.adminToken})` : ''}`,
       `  Git server   ${b.gitUrl}   (${b.repos.map((n) => `${n}.git`).join(', ')}; GitRepositories ${b.repos.join(', ')} in ${EXAMPLES_NAMESPACE})`,
       `  SQS/S3       ${b.aws}`,
+      ...(b.oci ? [`  OCI registry ${b.oci.host}   (${b.oci.pushed.join(', ') || 'empty'}; plain HTTP allowed)`] : []),
       '',
       `  try:  kubectl --kubeconfig ${b.kubeconfigPath} apply -f ${examples}`,
       `        ${isCheckout(repoRoot) ? 'node bin/convoy.ts' : 'convoy'} wait --kubeconfig ${b.kubeconfigPath} ${EXAMPLES_NAMESPACE}/hello`,
       `        kubectl --kubeconfig ${b.kubeconfigPath} get releases -A`,
+      ...(b.oci && b.oci.pushed.length > 0 ? [`        kubectl --kubeconfig ${b.kubeconfigPath} apply -f ${join(examples, 'oci')}   (Releases reading the OCI registry)`] : []),
       '',
     ].join('\n'),
   );

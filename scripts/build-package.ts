@@ -37,8 +37,8 @@ export async function buildPackage(): Promise<{ ms: number; bundles: { fn: strin
     await cp(join(root, 'dev', 'control-plane', stages), join(root, 'dist', 'dev', 'control-plane', stages));
   }
   await cp(join(root, 'examples'), join(root, 'dist', 'examples'), { recursive: true });
-  // The build scripts `convoy dev` names when a binary is missing: the cluster's and the Lambda runtime's (--runtime lambda).
-  for (const script of ['build-control-plane.sh', 'build-lambda-runtime.sh']) {
+  // The build scripts `convoy dev` names when a binary is missing: the cluster's, the Lambda runtime's (--runtime lambda) and the OCI registry's.
+  for (const script of ['build-control-plane.sh', 'build-lambda-runtime.sh', 'build-oci-registry.sh']) {
     await cp(join(root, 'scripts', script), join(root, 'dist', 'scripts', script));
     await chmod(join(root, 'dist', 'scripts', script), 0o755);
   }

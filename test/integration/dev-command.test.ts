@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../dev/control-plane/processes.ts';
 import { convoyApi } from '../harness/releases.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
+import { registryBinaryPath } from '../../dev/oci-registry.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 const STOP_LIMIT_MS = 5_000;
@@ -87,7 +88,7 @@ function isAlive(pid: number): boolean {
 }
 
 function tempDirsOf(ownerPid: number): string[] {
-  return readdirSync(tmpdir()).filter((n) => /^convoy-(cp|dev-cache|examples)-/.test(n) && n.includes(`-${ownerPid}-`));
+  return readdirSync(tmpdir()).filter((n) => /^convoy-(cp|dev-cache|examples|oci)-/.test(n) && n.includes(`-${ownerPid}-`));
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -153,8 +154,8 @@ describe('convoy dev start and stop', () => {
     await mkdir(join(examples, 'repos', 'broken'), { recursive: true });
     await writeFile(join(examples, 'repos', 'broken', 'bad.yaml'), 'kind: ConfigMap\nmetadata: {name: [unclosed\n');
 
-    const [apiPort, gitPort] = await freePorts(2) as [number, number];
-    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--examples', examples]));
+    const [apiPort, gitPort, ociPort] = await freePorts(3) as [number, number, number];
+    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--oci-port', String(ociPort), '--examples', examples]));
     await runningBanner(run);
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(live)).toBe(true);
@@ -173,10 +174,12 @@ describe('convoy dev start and stop', () => {
     expect(code).toBe(0);
     expect(stopMs).toBeLessThan(STOP_LIMIT_MS);
     const order = [...run.stderr.matchAll(/convoy dev: stopped (.+) \(\d+ ms\)/g)].map((m) => m[1]);
-    expect(order).toEqual(['the relay and the function pollers', 'the Git server', 'the example repositories', 'the embedded cluster']);
+    // The OCI registry runs beside the Git server when scripts/build-oci-registry.sh built it (else one line says it is skipped).
+    const registry = existsSync(registryBinaryPath()) ? ['the OCI registry'] : [];
+    expect(order).toEqual(['the relay and the function pollers', ...registry, 'the Git server', 'the example repositories', 'the embedded cluster']);
     expect(run.stdout).toContain('stopped leading'); // the relay gave up its leader Lease
     expect(run.stdout).not.toContain('giving up the leader Lease failed');
-    expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort, ociPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
     process.stderr.write(`convoy dev: SIGINT → exit in ${stopMs} ms (${order.length} steps: ${[...run.stderr.matchAll(/stopped .+ \((\d+ ms)\)/g)].map((m) => m[1]).join(', ')})\n`);
   });
 
@@ -213,6 +216,49 @@ describe('convoy dev start and stop', () => {
     expect(run.stdout).not.toContain('giving up the leader Lease failed');
     expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
     process.stderr.write(`convoy dev: SIGTERM to the group → exit in ${stopMs} ms\n`);
+  });
+
+  it('the OCI registry beside the Git server (issue 25): the example chart pushed with helm push and the manifests artifact in flux push artifact\'s format; both example Releases of examples/oci reach Applied', async () => {
+    // The registry binary, as the OCI tests build it (instant when cached).
+    await new Promise<void>((ok, fail) => {
+      const build = spawn('bash', [join(repoRoot, 'scripts', 'build-oci-registry.sh')], { stdio: 'ignore' });
+      build.once('exit', (code) => (code === 0 ? ok() : fail(new Error(`build-oci-registry.sh exited ${code}`))));
+    });
+    const [apiPort, gitPort, ociPort] = await freePorts(3) as [number, number, number];
+    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--oci-port', String(ociPort)]));
+    await runningBanner(run);
+    expect(run.stdout).toContain(`OCI registry 127.0.0.1:${ociPort}   (oci://127.0.0.1:${ociPort}/charts/hello-chart, oci://127.0.0.1:${ociPort}/manifests/hello-oci:1.0.0; plain HTTP allowed)`);
+    const kubeconfig = /kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '';
+    const kc = kubeConfigFor(kubeconfig);
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    // kubectl apply -f examples/00-namespace.yaml -f examples/oci, with this run's --oci-port instead of 8482.
+    const files = [join(repoRoot, 'examples', '00-namespace.yaml'), ...readdirSync(join(repoRoot, 'examples', 'oci')).filter((f) => f.endsWith('.yaml')).map((f) => join(repoRoot, 'examples', 'oci', f))];
+    for (const file of files) {
+      for (const doc of loadAllYaml(readFileSync(file, 'utf8').replaceAll('127.0.0.1:8482', `127.0.0.1:${ociPort}`)) as KubernetesObject[]) {
+        await objects.patch(doc, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
+      }
+    }
+    const api = convoyApi(kc);
+    const deadline = Date.now() + 60_000;
+    const appliedOf = async (name: string) => (await api.getRelease('convoy-examples', name)).status?.conditions?.find((c) => c.type === 'Applied');
+    while (Date.now() < deadline) {
+      const states = await Promise.all(['hello-oci-chart', 'hello-oci-manifests'].map(appliedOf));
+      if (states.every((c) => c?.status === 'True')) break;
+      await sleep(250);
+    }
+    expect(await appliedOf('hello-oci-chart')).toMatchObject({ status: 'True', reason: 'Applied' });
+    expect(await appliedOf('hello-oci-manifests')).toMatchObject({ status: 'True', reason: 'Applied' });
+    const chart = await api.getRelease('convoy-examples', 'hello-oci-chart');
+    expect(chart.status?.lastAttempted?.resolvedSource?.helm).toMatchObject({ chart: 'hello-chart', version: '0.1.0' });
+    expect(chart.status?.lastAttempted?.resolvedSource?.helm?.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const manifests = await api.getRelease('convoy-examples', 'hello-oci-manifests');
+    expect(manifests.status?.lastAttempted?.resolvedSource?.oci).toMatchObject({ url: `oci://127.0.0.1:${ociPort}/manifests/hello-oci`, tag: '1.0.0' });
+
+    process.kill(-run.convoyPid, 'SIGTERM');
+    const { code } = await run.exited;
+    expect(code).toBe(0);
+    expect(run.stderr).toMatch(/convoy dev: stopped the OCI registry \(\d+ ms\)/);
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort, ociPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
   });
 
   it('SIGTERM to the `npm start` process: npm forwards it, convoy dev stops in < 5 s, nothing orphaned', async () => {
