@@ -5,3 +5,4 @@ export * from './release-status.ts';
 export * from './other-kinds.ts';
 export * from './kinds.ts';
 export * from './objects.ts';
+export * from './release-set.ts';

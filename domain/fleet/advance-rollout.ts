@@ -1,0 +1,331 @@
+/**
+ * The second half of a ReleaseSet reconcile: where the rollout of the current revision stands and
+ * what to write next, from the previous status, the children as read and now. Everything it needs
+ * to remember is in status.rollout (step, stepStartedAt, healthySince) or on the children
+ * (convoy.dev/release-set-revision), so a restarted runtime resumes mid-step and mid-soak.
+ *
+ * In one step: approval first (before anything of the step is written), then the deadline and the
+ * failure budget, then, when every Cluster of the step is ready, the soak (minHealthyTime) and the
+ * next step; otherwise the next batch, at most maxConcurrent Clusters in flight.
+ */
+import type { ReleaseSetSpec, ReleaseSetStatus, Revision } from '../api/release-set.ts';
+import { toRfc3339 } from '../status/conditions.ts';
+import { failingEntry } from './failing.ts';
+import type { Member } from './generate-fleet.ts';
+import { FleetAnnotation } from './labels.ts';
+import type { StepPlan } from './steps.ts';
+import { BATCH_RECHECK_SECONDS, type FleetStopName } from './stops.ts';
+import { hasRollbackPin, isApplied, withRollbackPin, type ChildWrite } from './writes.ts';
+import type { FailingCluster } from '../api/release-set.ts';
+import type { EventIntent } from '../status/release-events.ts';
+
+export type RolloutStatus = NonNullable<ReleaseSetStatus['rollout']>;
+
+export interface RolloutInput {
+  readonly revision: Revision;
+  readonly steps: readonly StepPlan[];
+  readonly members: readonly Member[];
+  readonly rollout: ReleaseSetSpec['rollout'];
+  readonly previous: ReleaseSetStatus | undefined;
+  /** The value of convoy.dev/approve on the set. */
+  readonly approval: string | undefined;
+  readonly now: Date;
+}
+
+export interface RolloutOutcome {
+  readonly rollout: RolloutStatus;
+  readonly stop: FleetStopName;
+  readonly message: string;
+  readonly writes: readonly ChildWrite[];
+  readonly requeueAfterSeconds?: number;
+  /** Set when this revision succeeded (now or before). */
+  readonly succeeded: boolean;
+  /** When each step finished, by step index. */
+  readonly finishedAt: readonly (string | undefined)[];
+  /** The full failing list of a failure found now (Halted, RolledBack); undefined: computed from the children. */
+  readonly failing?: readonly FailingCluster[];
+  /** The failing list of a failure found earlier, kept as it was (the rollback may have made the children well). */
+  readonly frozenFailing?: Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'>;
+  readonly events: readonly EventIntent[];
+}
+
+type Sorted = {
+  ready: Member[];
+  failed: Member[];
+  inFlight: Member[];
+  pending: Member[];
+  held: Member[];
+};
+
+function sortMembers(members: readonly Member[]): Sorted {
+  const out: Sorted = { ready: [], failed: [], inFlight: [], pending: [], held: [] };
+  for (const m of members) {
+    const s = m.state;
+    if (s.kind === 'held') out.held.push(m);
+    else if (s.kind === 'missing' || s.kind === 'outdated') out.pending.push(m);
+    else if (s.verdict.ready) out.ready.push(m);
+    else if (s.verdict.kind === 'failure') out.failed.push(m);
+    else out.inFlight.push(m);
+  }
+  return out;
+}
+
+const names = (members: readonly Member[], max = 10): string => {
+  const shown = members.slice(0, max).map((m) => m.cluster.name);
+  return members.length > max ? `${shown.join(', ')} and ${members.length - max} more` : shown.join(', ');
+};
+
+const event = (type: 'Normal' | 'Warning', reason: string, note: string): EventIntent => ({ type, reason, action: 'Rollout', note });
+
+/** An apply of a Cluster's child: create, update to the revision, or restore a hand-edited child. */
+function applyWrite(m: Member): ChildWrite | undefined {
+  const s = m.state;
+  if (s.kind === 'missing') return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'create', release: m.desired };
+  if (s.kind === 'outdated') return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'update', release: m.desired };
+  if (s.kind === 'updated' && !isApplied(m.desired, s.release)) return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'restore', release: m.desired };
+  return undefined;
+}
+
+const writesFor = (members: readonly Member[]): ChildWrite[] => members.map(applyWrite).filter((w): w is ChildWrite => w !== undefined);
+
+/** Children of this rollout back to `target`: those that recorded being at it before this revision. */
+function rollbackWrites(members: readonly Member[], target: Revision): { writes: ChildWrite[]; pinned: number; notPossible: Member[] } {
+  const writes: ChildWrite[] = [];
+  const notPossible: Member[] = [];
+  let pinned = 0;
+  for (const m of members) {
+    if (m.state.kind !== 'updated') continue;
+    const annotations = m.state.release.metadata.annotations ?? {};
+    if (annotations[FleetAnnotation.previousRevision] !== target.id) {
+      notPossible.push(m);
+      continue;
+    }
+    if (hasRollbackPin(m.state.release)) {
+      pinned++;
+      continue;
+    }
+    const renderRef = annotations[FleetAnnotation.previousRender];
+    const release = renderRef === undefined ? m.desired : withRollbackPin(m.desired, renderRef);
+    writes.push({ action: 'rollback', name: m.name, cluster: m.cluster.name, toRevision: target, renderRef, release });
+  }
+  return { writes, pinned, notPossible };
+}
+
+export function advanceRollout(input: RolloutInput): RolloutOutcome {
+  const { revision, steps, members, now, previous } = input;
+  const nowText = toRfc3339(now);
+  const sameRevision = previous?.revision?.id === revision.id;
+  const before = sameRevision ? previous?.rollout : undefined;
+  const finishedAt: (string | undefined)[] = steps.map((step) => {
+    const prior = sameRevision ? previous?.steps?.find((s) => s.name === step.name) : undefined;
+    return prior?.state === 'Succeeded' ? prior.finishedAt : undefined;
+  });
+  const events: EventIntent[] = [];
+  const stepMembers = (k: number) => members.filter((m) => m.step === k);
+  const last = steps.length - 1;
+
+  // Terminal states of this revision.
+  if (before?.state === 'Succeeded') {
+    const writes = input.rollout.paused ? [] : writesFor(members);
+    return { rollout: before, stop: 'succeeded', message: succeededMessage(revision, members.length), writes, succeeded: true, finishedAt, events };
+  }
+  if (before?.state === 'Halted') {
+    const message = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded')?.message ?? `the rollout of revision ${revision.id} halted`;
+    return { rollout: before, stop: 'stepFailed', message, writes: [], succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
+  }
+  if (before?.state === 'RolledBack') {
+    const target = previous?.lastSucceededRevision;
+    const rb = target === undefined ? { writes: [] } : rollbackWrites(members, target);
+    const message = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded')?.message ?? `the rollout of revision ${revision.id} was rolled back`;
+    return { rollout: before, stop: 'rolledBack', message, writes: input.rollout.paused ? [] : rb.writes, succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
+  }
+
+  // An active rollout: resume where status says, or start at the first step.
+  const byName = before === undefined ? -1 : steps.findIndex((s) => s.name === before.stepName);
+  let k = byName >= 0 ? byName : Math.min(before?.step ?? 0, last);
+  let stepStartedAt = before !== undefined && steps[k]?.name === before.stepName ? before.stepStartedAt : undefined;
+  let healthySince = stepStartedAt === undefined ? undefined : before?.healthySince;
+  if (before === undefined) events.push(event('Normal', 'RolloutStarted', `rolling out revision ${revision.id} to ${members.length} Clusters in ${steps.length} steps`));
+
+  const rolloutAt = (state: RolloutStatus['state']): RolloutStatus => ({
+    state,
+    step: k,
+    stepName: steps[k].name,
+    ...(stepStartedAt === undefined ? {} : { stepStartedAt }),
+    ...(healthySince === undefined ? {} : { healthySince }),
+  });
+
+  if (input.rollout.paused) {
+    return {
+      rollout: rolloutAt('Paused'),
+      stop: 'paused',
+      message: `spec.rollout.paused is true: the rollout of revision ${revision.id} holds at step ${steps[k].name}; nothing is written or deleted until it is unpaused`,
+      writes: [],
+      succeeded: false,
+      finishedAt,
+      events: before?.state === 'Paused' ? events : [...events, event('Normal', 'Paused', `rollout paused at step ${steps[k].name}`)],
+    };
+  }
+  // Unpausing restarts the step's clock: the pause does not count against stepTimeout.
+  if (before?.state === 'Paused' && stepStartedAt !== undefined) stepStartedAt = nowText;
+
+  for (;;) {
+    const step = steps[k];
+    const sorted = sortMembers(stepMembers(k));
+    const earlier = members.filter((m) => m.step < k);
+
+    if (stepStartedAt === undefined) {
+      if (step.approvalRequired && input.approval !== `${step.name}@${revision.id}`) {
+        const waiting = rolloutAt('WaitingForApproval');
+        const first = before?.state !== 'WaitingForApproval' || before.stepName !== step.name;
+        return {
+          rollout: waiting,
+          stop: 'waitingForApproval',
+          message: `step ${step.name} (${step.clusters.length} Clusters) needs approval: annotate the ReleaseSet convoy.dev/approve=${step.name}@${revision.id}`,
+          writes: writesFor(earlier),
+          succeeded: false,
+          finishedAt,
+          events: first ? [...events, event('Normal', 'WaitingForApproval', `step ${step.name} waits for convoy.dev/approve=${step.name}@${revision.id}`)] : events,
+        };
+      }
+      stepStartedAt = nowText;
+      healthySince = undefined;
+      events.push(event('Normal', 'StepStarted', `step ${step.name} started: ${step.clusters.length} Clusters, at most ${step.maxConcurrent} at once`));
+    }
+
+    const started = Date.parse(stepStartedAt);
+    const deadline = started + step.timeoutMs;
+    const open = [...sorted.inFlight, ...sorted.pending];
+    const pastDeadline = now.getTime() >= deadline && open.length > 0;
+    if (sorted.failed.length > step.maxFailures || pastDeadline) {
+      return fail({ input, step, k, sorted, open, pastDeadline, rollout: rolloutAt, finishedAt, events, earlier });
+    }
+
+    if (open.length === 0) {
+      healthySince ??= nowText;
+      const soakEnd = Date.parse(healthySince) + step.minHealthyMs;
+      if (now.getTime() < soakEnd) {
+        return {
+          rollout: rolloutAt('Progressing'),
+          stop: 'waitingForMinHealthyTime',
+          message: `step ${step.name}: every Cluster is ready since ${healthySince}; soaking for minHealthyTime until ${toRfc3339(new Date(soakEnd))}`,
+          writes: writesFor([...earlier, ...stepMembers(k)]),
+          requeueAfterSeconds: Math.max(1, Math.ceil((soakEnd - now.getTime()) / 1000)),
+          succeeded: false,
+          finishedAt,
+          events,
+        };
+      }
+      finishedAt[k] = nowText;
+      events.push(event('Normal', 'StepSucceeded', `step ${step.name} succeeded: ${sorted.ready.length} Clusters ready${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed within maxFailures` : ''}`));
+      if (k === last) {
+        events.push(event('Normal', 'RolloutSucceeded', succeededMessage(revision, members.length)));
+        return {
+          rollout: rolloutAt('Succeeded'),
+          stop: 'succeeded',
+          message: succeededMessage(revision, members.length),
+          writes: writesFor(members),
+          succeeded: true,
+          finishedAt,
+          events,
+        };
+      }
+      k++;
+      stepStartedAt = undefined;
+      healthySince = undefined;
+      continue;
+    }
+
+    healthySince = undefined;
+    const slots = Math.max(0, step.maxConcurrent - sorted.inFlight.length);
+    const batch = sorted.pending.slice(0, slots);
+    const restores = [...earlier, ...sorted.inFlight, ...sorted.ready, ...sorted.failed];
+    return {
+      rollout: rolloutAt('Progressing'),
+      stop: 'waitingForBatchHealth',
+      message:
+        `step ${step.name}: ${sorted.ready.length} of ${step.clusters.length} Clusters ready, ${sorted.inFlight.length + batch.length} updating` +
+        `${sorted.pending.length - batch.length > 0 ? `, ${sorted.pending.length - batch.length} waiting for a slot (maxConcurrent ${step.maxConcurrent})` : ''}` +
+        `${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed (maxFailures ${step.maxFailures})` : ''}; deadline ${toRfc3339(new Date(deadline))}`,
+      writes: [...writesFor(batch), ...writesFor(restores)],
+      requeueAfterSeconds: Math.max(1, Math.min(BATCH_RECHECK_SECONDS, Math.ceil((deadline - now.getTime()) / 1000))),
+      succeeded: false,
+      finishedAt,
+      events,
+    };
+  }
+}
+
+interface FailInput {
+  input: RolloutInput;
+  step: StepPlan;
+  k: number;
+  sorted: Sorted;
+  open: Member[];
+  pastDeadline: boolean;
+  rollout: (state: RolloutStatus['state']) => RolloutStatus;
+  finishedAt: (string | undefined)[];
+  events: EventIntent[];
+  earlier: Member[];
+}
+
+function fail(f: FailInput): RolloutOutcome {
+  const { input, step, k, sorted, open, pastDeadline } = f;
+  const { revision, now, previous } = input;
+  const timeoutText = pastDeadline ? `step ${step.name} passed its deadline (stepTimeout from ${f.rollout('Halted').stepStartedAt ?? ''})` : undefined;
+  const failing: FailingCluster[] = [];
+  for (const m of sorted.failed) {
+    if (m.state.kind === 'updated') failing.push(failingEntry({ cluster: m.cluster.name, release: m.state.release, verdict: m.state.verdict, now }));
+  }
+  if (timeoutText !== undefined) {
+    for (const m of open) {
+      if (m.state.kind === 'updated') failing.push(failingEntry({ cluster: m.cluster.name, release: m.state.release, verdict: m.state.verdict, timedOut: timeoutText, now }));
+      else if (m.state.kind !== 'held')
+        failing.push({ cluster: m.cluster.name, release: m.name, signal: 'Applied', reason: 'StepTimeout', message: `${timeoutText}: not written yet (waiting for a slot)`, since: toRfc3339(now) });
+    }
+  }
+  failing.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  const why =
+    sorted.failed.length > step.maxFailures
+      ? `step ${step.name} failed: ${sorted.failed.length} of ${step.clusters.length} Clusters failed, more than maxFailures ${step.maxFailures} (${names(sorted.failed)})`
+      : `step ${step.name} passed its stepTimeout with ${open.length} of ${step.clusters.length} Clusters not ready (${names(open)})`;
+  f.finishedAt[k] = toRfc3339(now);
+  const target = previous?.lastSucceededRevision;
+  if (step.onFailure === 'RollbackFleet' && target !== undefined && target.id !== revision.id) {
+    const rb = rollbackWrites(input.members, target);
+    const rolled = rb.writes.length + rb.pinned;
+    const left = rb.notPossible.length > 0 ? `; ${rb.notPossible.length} not rolled back (created by this rollout or not ready at that revision: ${names(rb.notPossible)})` : '';
+    const message = `${why}; rolled back ${rolled} Clusters to revision ${target.id} (lastSucceededRevision)${left}`;
+    return {
+      rollout: f.rollout('RolledBack'),
+      stop: 'rolledBack',
+      message,
+      writes: rb.writes,
+      succeeded: false,
+      finishedAt: f.finishedAt,
+      failing,
+      events: [...f.events, event('Warning', 'RolledBack', message)],
+    };
+  }
+  const noTarget = step.onFailure === 'RollbackFleet' ? '; onFailure is RollbackFleet but no earlier revision succeeded, so there is nothing to roll back to: halted' : '; halted (onFailure Halt)';
+  const message = `${why}${noTarget}`;
+  return {
+    rollout: f.rollout('Halted'),
+    stop: 'stepFailed',
+    message,
+    writes: [],
+    succeeded: false,
+    finishedAt: f.finishedAt,
+    failing,
+    events: [...f.events, event('Warning', 'StepFailed', message)],
+  };
+}
+
+const frozen = (previous: ReleaseSetStatus | undefined): Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'> => ({
+  failing: previous?.failing ?? [],
+  failingOmitted: previous?.failingOmitted ?? 0,
+});
+
+function succeededMessage(revision: Revision, clusters: number): string {
+  return `revision ${revision.id} is rolled out: every step succeeded (${clusters} Clusters selected)`;
+}

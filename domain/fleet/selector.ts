@@ -1,0 +1,54 @@
+/**
+ * Kubernetes label selector semantics over Cluster labels: matchLabels and matchExpressions
+ * (In, NotIn, Exists, DoesNotExist) all must hold; `{}` matches everything. NotIn and
+ * DoesNotExist match an object without the key, as in Kubernetes.
+ */
+import { labelKey, labelValue, type ClusterSelector } from '../api/release-set.ts';
+
+export type Labels = Readonly<Record<string, string>>;
+
+export function matchesSelector(selector: ClusterSelector, labels: Labels): boolean {
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    if (labels[key] !== value) return false;
+  }
+  for (const expr of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, expr.key);
+    const value = labels[expr.key];
+    const values = expr.values ?? [];
+    switch (expr.operator) {
+      case 'In':
+        if (!has || !values.includes(value)) return false;
+        break;
+      case 'NotIn':
+        if (has && values.includes(value)) return false;
+        break;
+      case 'Exists':
+        if (!has) return false;
+        break;
+      case 'DoesNotExist':
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+/**
+ * Why a selector is invalid, naming the field under `path`, or undefined. Admission checks the
+ * same rules (CRD schema + CEL) except label keys of matchLabels, which are checked only here.
+ */
+export function selectorProblem(selector: ClusterSelector, path: string): string | undefined {
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    if (!labelKey.safeParse(key).success) return `${path}.matchLabels: ${JSON.stringify(key)} is not a label key ([prefix/]name, name at most 63 characters)`;
+    if (!labelValue.safeParse(value).success) return `${path}.matchLabels.${key}: ${JSON.stringify(value)} is not a label value`;
+  }
+  for (const [i, expr] of (selector.matchExpressions ?? []).entries()) {
+    const at = `${path}.matchExpressions[${i}]`;
+    if (!labelKey.safeParse(expr.key).success) return `${at}.key: ${JSON.stringify(expr.key)} is not a label key`;
+    const needsValues = expr.operator === 'In' || expr.operator === 'NotIn';
+    const count = expr.values?.length ?? 0;
+    if (needsValues && count === 0) return `${at}.values: operator ${expr.operator} needs at least one value`;
+    if (!needsValues && expr.values !== undefined) return `${at}.values: operator ${expr.operator} takes no values`;
+  }
+  return undefined;
+}
