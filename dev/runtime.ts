@@ -129,6 +129,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     ...(options.maxRenderObjects !== undefined ? { CONVOY_MAX_RENDER_OBJECTS: String(options.maxRenderObjects) } : {}),
   });
   const relayKc = options.identities?.relay ?? kc;
+  const relayKube = fromClientNodeKubeConfig(relayKc);
   const settings = options.settings ?? {};
   // The functions read the installation's settings as on AWS: from their environment, here the relay ConfigMap's entries.
   // One hint key for the three loops of this runtime (they seal and check each other's hints).
@@ -166,7 +167,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   }
 
   const relay = startRelay({
-    kc: relayKc,
+    kube: relayKube,
     watchSecrets: settings['CONVOY_WATCH_SECRETS'] !== 'false',
     sqs: options.onlyNamespaces === undefined ? sqs : onlyNamespaces(sqs, options.onlyNamespaces),
     queueUrls: { reconcile: queues.reconcile.queueUrl, drift: queues.drift.queueUrl, health: queues.health.queueUrl },
@@ -188,15 +189,15 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   let api: { url: string; close(): Promise<void> } | undefined;
   if (options.apiPort !== undefined) {
     const app = createApiApp({
-      auth: createKubeAuthenticator(relayKc),
-      releases: createReleaseApi(relayKc),
-      userClusters: userClustersOf(fromClientNodeKubeConfig(relayKc)),
+      auth: createKubeAuthenticator(relayKube),
+      releases: createReleaseApi(relayKube),
+      userClusters: userClustersOf(relayKube),
       store: createS3RenderStore({ s3, bucket }),
       metrics: relay.metrics,
       ready: () => relay.ready(),
       gitWebhook: createGitWebhookHandler({
         secret: options.gitWebhookSecret ?? '',
-        releases: createKubeWebhookReleaseSource(relayKc),
+        releases: createKubeWebhookReleaseSource(relayKube),
         enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
         logger: logger.child({ component: 'git-webhook' }),
       }),

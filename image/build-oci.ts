@@ -8,7 +8,7 @@
  *      /etc/passwd and /etc/group with the user convoy (1000:1000), /tmp (1777);
  *   2. node: /usr/local/bin/node;
  *   3. app:  /app (package.json, dist/, node_modules/).
- * Config: linux/amd64, User 1000:1000, Entrypoint [/usr/local/bin/node, /app/dist/relay/main.js],
+ * Config: linux/amd64, User 1000:1000, Entrypoint [/usr/local/bin/node, <relay-node-flags.ts>, /app/dist/relay/main.js],
  * WorkingDir /app, NODE_ENV=production. Every file is owned by root, so the relay (uid 1000) can
  * write only /tmp: the image runs with a read-only root filesystem.
  *
@@ -25,9 +25,10 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createGzip } from 'node:zlib';
+import { RELAY_NODE_FLAGS } from './relay-node-flags.ts';
 import { dirEntries, parentDirs, tarStream, type TarEntry } from './tar.ts';
 
-export const ENTRYPOINT = ['/usr/local/bin/node', '/app/dist/relay/main.js'] as const;
+export const ENTRYPOINT = ['/usr/local/bin/node', ...RELAY_NODE_FLAGS, '/app/dist/relay/main.js'] as const;
 export const IMAGE_USER = '1000:1000';
 export const MEDIA = {
   index: 'application/vnd.oci.image.index.v1+json',

@@ -8,14 +8,16 @@
  * finds another holder, stops leading before the Lease can expire for
  * the others. stop() gives the Lease up, so a successor starts at once.
  */
-import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { createKubeClient, isKubeApiError, resourcePath } from '../adapters/kube/http.ts';
+import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
+import { microTime } from '../adapters/kube/lease.ts';
 import { leaseDecision, observeLease, type LeaseObservation, type LeaseRecord } from '../domain/relay/leader-lease.ts';
 import type { Logger } from '../functions/runtime/logger.ts';
 
 export const LEADER_LEASE_NAME = 'convoy-relay-leader';
 
 export interface LeaderElectionOptions {
-  readonly kc: KubeConfig;
+  readonly kube: KubeClientConfig;
   readonly namespace: string;
   /** Default convoy-relay-leader. */
   readonly name?: string;
@@ -41,7 +43,22 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
-const isStatus = (error: unknown, ...codes: number[]) => error instanceof ApiException && codes.includes(error.code);
+const isStatus = (error: unknown, ...codes: number[]) => isKubeApiError(error) && codes.includes(error.status);
+
+/** A coordination.k8s.io Lease as this elector reads and writes it. */
+interface V1Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; [field: string]: unknown };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+    [field: string]: unknown;
+  };
+}
 
 export function startLeaderElection(options: LeaderElectionOptions): LeaderElector {
   const { namespace, identity, logger } = options;
@@ -50,7 +67,14 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   const renewIntervalMs = options.renewIntervalMs ?? 2_000;
   const renewDeadlineMs = options.renewDeadlineMs ?? Math.max(renewIntervalMs, leaseDurationMs - 2 * renewIntervalMs);
   const now = options.now ?? (() => new Date());
-  const api = options.kc.makeApiClient(CoordinationV1Api);
+  // A request still unanswered after a Lease duration cannot keep the lead anyway.
+  const client = createKubeClient(options.kube, { userAgent: 'convoy-relay', timeoutMs: leaseDurationMs });
+  const leasePath = (leaseName?: string) => resourcePath('coordination.k8s.io/v1', 'leases', namespace, leaseName);
+  const api = {
+    replaceNamespacedLease: ({ name: leaseName, body }: { name: string; namespace: string; body: V1Lease }) => client.replace<V1Lease>(leasePath(leaseName), body),
+    readNamespacedLease: ({ name: leaseName }: { name: string; namespace: string }) => client.get<V1Lease>(leasePath(leaseName)),
+    createNamespacedLease: ({ body }: { namespace: string; body: V1Lease }) => client.create<V1Lease>(leasePath(), body),
+  };
   const log = logger.child({ lease: `${namespace}/${name}`, identity });
 
   let running = true;
@@ -90,7 +114,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
         ours = await api.replaceNamespacedLease({
           name,
           namespace,
-          body: { ...ours, spec: { ...ours.spec, holderIdentity: identity, leaseDurationSeconds, renewTime: new V1MicroTime(stamp.getTime()) } },
+          body: { ...ours, spec: { ...ours.spec, holderIdentity: identity, leaseDurationSeconds, renewTime: microTime(stamp) } },
         });
         return 'held';
       } catch (error) {
@@ -111,8 +135,8 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
             spec: {
               holderIdentity: identity,
               leaseDurationSeconds,
-              acquireTime: new V1MicroTime(stamp.getTime()),
-              renewTime: new V1MicroTime(stamp.getTime()),
+              acquireTime: microTime(stamp),
+              renewTime: microTime(stamp),
               leaseTransitions: 0,
             },
           },
@@ -142,8 +166,8 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
             ...spec,
             holderIdentity: identity,
             leaseDurationSeconds,
-            acquireTime: decision === 'renew' && spec.acquireTime !== undefined ? spec.acquireTime : new V1MicroTime(stamp.getTime()),
-            renewTime: new V1MicroTime(stamp.getTime()),
+            acquireTime: decision === 'renew' && spec.acquireTime !== undefined ? spec.acquireTime : microTime(stamp),
+            renewTime: microTime(stamp),
             leaseTransitions: (spec.leaseTransitions ?? 0) + (decision === 'acquire' ? 1 : 0),
           },
         },
@@ -197,7 +221,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
             namespace,
             body: {
               ...ours,
-              spec: { ...ours.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(now().getTime()) },
+              spec: { ...ours.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(now()) },
             },
           });
         } catch (error) {
@@ -219,8 +243,6 @@ function recordOf(lease: V1Lease): LeaseRecord {
   };
 }
 
-/** client-node types MicroTime as a Date but hands the API's string through unchanged. */
 function timeText(value: unknown): string | undefined {
-  if (value instanceof Date) return value.toISOString();
   return typeof value === 'string' ? value : undefined;
 }

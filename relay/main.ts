@@ -3,9 +3,7 @@
 // (see infra/relay-manifests.ts for the Deployment that sets it).
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { describeZodError } from '../domain/api/objects.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
@@ -18,6 +16,7 @@ import { createReleaseApi } from './http/release-api.ts';
 import { userClustersOf } from './http/user-cluster.ts';
 import { serveApi } from './http/serve.ts';
 import { loadTlsFiles } from './http/tls-files.ts';
+import { loadRelayKubeConfig } from './kube-config.ts';
 import { startRelay } from './relay.ts';
 
 const relayEnvSchema = z.object({
@@ -54,12 +53,11 @@ async function main(): Promise<void> {
     tenantNamespaces: process.env['CONVOY_TENANT_NAMESPACES'] ?? '',
     watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
   });
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
+  const kube = await loadRelayKubeConfig();
   const aws = { region: env.AWS_REGION, ...(env.AWS_ENDPOINT_URL ? { endpoint: env.AWS_ENDPOINT_URL } : {}) };
   const sqs = new SQSClient(aws);
   const relay = startRelay({
-    kc,
+    kube,
     sqs,
     queueUrls: { reconcile: env.CONVOY_RECONCILE_QUEUE_URL, drift: env.CONVOY_DRIFT_QUEUE_URL, health: env.CONVOY_HEALTH_QUEUE_URL },
     installationNamespace: env.CONVOY_NAMESPACE,
@@ -70,15 +68,15 @@ async function main(): Promise<void> {
     ? createS3RenderStore({ s3: new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined }), bucket: env.CONVOY_RENDER_BUCKET })
     : undefined;
   const app = createApiApp({
-    auth: cachingAuthenticator(createKubeAuthenticator(kc)),
-    releases: createReleaseApi(kc),
-    userClusters: userClustersOf(fromClientNodeKubeConfig(kc)),
+    auth: cachingAuthenticator(createKubeAuthenticator(kube)),
+    releases: createReleaseApi(kube),
+    userClusters: userClustersOf(kube),
     ...(store ? { store } : {}),
     metrics: relay.metrics,
     ready: () => relay.ready(),
     gitWebhook: createGitWebhookHandler({
       secret: env.CONVOY_GIT_WEBHOOK_SECRET ?? '',
-      releases: createKubeWebhookReleaseSource(kc),
+      releases: createKubeWebhookReleaseSource(kube),
       enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
       logger,
     }),

@@ -14,33 +14,28 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { API_GROUP, API_VERSION, parseRelease, type Release } from '../domain/api/index.ts';
-import {
-  affectedReleases,
-  dependencyChangeCounts,
-  WATCH_LABEL_SELECTOR,
-  type DependencyEvent,
-  type DependencyKind,
-} from '../domain/relay/affected-releases.ts';
+import type { Release } from '../domain/api/objects.ts';
+import { affectedReleases, dependencyChangeCounts, type DependencyEvent, type DependencyKind } from '../domain/relay/affected-releases.ts';
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
 import { reconcileUpToDate } from '../domain/relay/up-to-date.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
-import { dueLoops, observersNotified, type LastSent } from '../domain/relay/timers.ts';
+import { dueLoops, dueTimes, observersNotified, type LastSent } from '../domain/relay/timers.ts';
 import { orphanLeaseUids, type LeasePort } from '../domain/runtime/lease.ts';
 import type { Loop } from '../domain/runtime/queue-message.ts';
-import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
+import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { createLeasePort } from '../adapters/kube/lease.ts';
 import type { Logger } from '../functions/runtime/logger.ts';
 import { startLeaderElection } from './leader.ts';
 import { createRelayMetrics, type RelayMetrics } from './metrics.ts';
 import { createQueueSender, type BatchSendPort, type QueueSender } from './send/queue-sender.ts';
-import { metadataOnlyListWatch } from './watch/metadata-only.ts';
-import { once, slimDependency, slimRelease } from './watch/slim.ts';
-import { createResilientInformer, type InformerEvent, type ListFunction, type ListWatchLike, type ResilientInformer } from './watch/resilient-informer.ts';
+import { termInformers, type Watched } from './watch/informers.ts';
+import type { InformerEvent, ResilientInformer } from './watch/resilient-informer.ts';
+
+export { LIST_PAGE_SIZE } from './watch/informers.ts';
 
 export interface RelayOptions {
-  readonly kc: KubeConfig;
+  /** The management cluster, as the relay's own identity (adapters/kube/kubeconfig.ts). */
+  readonly kube: KubeClientConfig;
   /** An SQSClient (only SendMessageBatch is used). */
   readonly sqs: BatchSendPort;
   readonly queueUrls: Readonly<Record<Loop, string>>;
@@ -85,25 +80,6 @@ export interface Relay {
   enqueue(loop: Loop, key: ReleaseKey, cause: string): void;
 }
 
-/** A watched object as the relay reads it (raw from the watch, or a list item). */
-type Watched = KubernetesObject & { spec?: unknown; data?: unknown; binaryData?: unknown };
-
-const RELEASE_PATH = `/apis/${API_GROUP}/${API_VERSION}/releases`;
-
-/**
- * Objects per list page. A list of 10,000 Releases in one answer is tens of MB of JSON and more
- * as objects, all alive at once; by pages, each page is slimmed (watch/slim.ts) before the next
- * is read, as client-go's informers page at 500.
- */
-export const LIST_PAGE_SIZE = 500;
-
-const CUSTOM_DEPENDENCIES: readonly { kind: DependencyKind; plural: string }[] = [
-  { kind: 'Cluster', plural: 'clusters' },
-  { kind: 'Mutation', plural: 'mutations' },
-  { kind: 'Lifecycle', plural: 'lifecycles' },
-  { kind: 'GitRepository', plural: 'gitrepositories' },
-];
-
 /** One leadership term: everything that runs only while this replica leads. */
 interface Term {
   readonly sender: QueueSender;
@@ -113,11 +89,10 @@ interface Term {
 }
 
 export function startRelay(options: RelayOptions): Relay {
-  const { kc, logger, installationNamespace } = options;
+  const { kube, logger, installationNamespace } = options;
   const now = options.now ?? (() => new Date());
   const metrics = createRelayMetrics();
-  const leases = options.leases ?? createLeasePort(fromClientNodeKubeConfig(kc), installationNamespace);
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  const leases = options.leases ?? createLeasePort(kube, installationNamespace);
   const log = logger.child({ component: 'relay' });
 
   /** namespace → name → Release, as last parsed. */
@@ -125,6 +100,14 @@ export function startRelay(options: RelayOptions): Relay {
   metrics.observeReleases(() => [...index.values()].flatMap((byName) => [...byName.values()]));
   /** namespace/name/uid → when each loop was last sent. */
   const lastSent = new Map<string, LastSent>();
+  /**
+   * Release → the earliest time one of its timers is due (ms), for this term. A Release changes
+   * by replacement (each event brings a new object), and a send drops its entry, so the tick
+   * recomputes due times only for Releases that changed, were sent, or are due: with 10,000
+   * Releases it no longer parses every interval and date every second.
+   */
+  let nextDue = new WeakMap<Release, number>();
+  let indexedCount = 0;
   let term: Term | undefined;
   /** A follower's sender for enqueue(), made on first use. */
   let followerSender: QueueSender | undefined;
@@ -142,12 +125,13 @@ export function startRelay(options: RelayOptions): Relay {
     let names = index.get(namespace);
     if (release !== undefined) {
       if (names === undefined) index.set(namespace, (names = new Map<string, Release>()));
+      if (!names.has(name)) indexedCount += 1;
       names.set(name, release);
-    } else if (names !== undefined) {
-      names.delete(name);
+    } else if (names?.delete(name) === true) {
+      indexedCount -= 1;
       if (names.size === 0) index.delete(namespace);
     }
-    metrics.releases.set([...index.values()].reduce((n, names) => n + names.size, 0));
+    metrics.releases.set(indexedCount);
   };
 
   const send = (sender: QueueSender, loop: Loop, key: ReleaseKey, cause: string) => {
@@ -158,23 +142,26 @@ export function startRelay(options: RelayOptions): Relay {
     sender.enqueue(loop, key, cause);
     const id = releaseId(key);
     lastSent.set(id, { ...lastSent.get(id), [loop]: now() });
+    const indexed = index.get(key.namespace)?.get(key.name);
+    if (indexed !== undefined) nextDue.delete(indexed);
   };
 
-  const onReleaseEvent = (sender: QueueSender, event: InformerEvent<Watched>) => {
+  const onReleaseEvent = (sender: QueueSender, event: InformerEvent<Watched>, parseError: (object: Watched) => string | undefined) => {
     metrics.eventsSeen.inc({ kind: 'Release' });
     const namespace = event.object.metadata?.namespace ?? '';
     const name = event.object.metadata?.name ?? '';
     const old = index.get(namespace)?.get(name);
     let next: Release | undefined;
     if (event.type !== 'deleted') {
-      const parsed = parseRelease(event.object);
-      if (!parsed.ok) {
+      // Parsed once at the informer (watch/informers.ts): the index holds the informer's object.
+      const error = parseError(event.object);
+      if (error !== undefined) {
         // Admission should prevent this; a Release that parses again later counts as added.
-        log.warn('Release does not parse; ignored until it does', { namespace, release: name, error: parsed.error });
+        log.warn('Release does not parse; ignored until it does', { namespace, release: name, error });
         setIndexed(namespace, name, undefined);
         return;
       }
-      next = parsed.value;
+      next = event.object as Release;
     }
     setIndexed(namespace, name, next);
     // The reconcile sent this Release to the observers with the status write seen here.
@@ -229,69 +216,19 @@ export function startRelay(options: RelayOptions): Relay {
 
   const onTick = (sender: QueueSender, termStartedAt: Date) => {
     const at = now();
+    const atMs = at.getTime();
     for (const names of index.values()) {
       for (const release of names.values()) {
+        const cached = nextDue.get(release);
+        if (cached !== undefined && cached > atMs) continue;
         const key = keyOfRelease(release);
-        for (const loop of dueLoops(release, at, lastSent.get(releaseId(key)), termStartedAt)) send(sender, loop, key, `timer: ${loop} interval`);
+        const id = releaseId(key);
+        for (const loop of dueLoops(release, at, lastSent.get(id), termStartedAt)) send(sender, loop, key, `timer: ${loop} interval`);
+        const due = dueTimes(release, at, lastSent.get(id), termStartedAt);
+        nextDue.set(release, Math.min(due.reconcile?.getTime() ?? Infinity, due.drift.getTime(), due.health.getTime()));
       }
     }
   };
-
-  const informerHooks = (informer: string) => ({
-    onConnect: () => metrics.informerConnects.inc({ informer }),
-    onError: () => metrics.informerErrors.inc({ informer }),
-    onRestart: () => metrics.informerRestarts.inc({ informer }),
-    onRelist: () => metrics.informerRelists.inc({ informer }),
-  });
-
-  const informerFor = (
-    name: string,
-    path: string,
-    list: ListFunction<Watched>,
-    transform: (object: Watched) => Watched,
-    onEvent: (event: InformerEvent<Watched>) => void,
-    labelSelector?: string,
-    createListWatch?: (list: ListFunction<Watched>, transform: (object: Watched) => Watched) => ListWatchLike<Watched>,
-  ) =>
-    createResilientInformer<Watched>({
-      name,
-      path,
-      list,
-      transform,
-      ...(labelSelector === undefined ? {} : { labelSelector }),
-      ...(createListWatch === undefined ? {} : { createListWatch }),
-      kc,
-      onEvent,
-      hooks: informerHooks(name),
-      logger: log,
-      ...(options.informerBackoff === undefined ? {} : { backoff: options.informerBackoff }),
-      ...(options.relistIntervalMs === undefined ? {} : { relistIntervalMs: options.relistIntervalMs }),
-    });
-
-  /** Every object of a kind, by pages of LIST_PAGE_SIZE, each item transformed as its page arrives. */
-  const listCustom =
-    (plural: string, transform: (object: Watched) => Watched): ListFunction<Watched> =>
-    async () => {
-      const items: Watched[] = [];
-      let page: KubernetesListObject<Watched>;
-      let next: string | undefined;
-      do {
-        page = (await custom.listClusterCustomObject({
-          group: API_GROUP,
-          version: API_VERSION,
-          plural,
-          limit: options.listPageSize ?? LIST_PAGE_SIZE,
-          ...(next === undefined ? {} : { _continue: next }),
-        })) as KubernetesListObject<Watched>;
-        for (const item of page.items) items.push(transform(item));
-        // The custom objects API answers raw JSON: the token is `continue` (`_continue` only in
-        // client-node's typed models, which this answer does not go through).
-        const meta: { continue?: string; _continue?: string } | undefined = page.metadata;
-        next = meta?.continue || meta?._continue || undefined;
-      } while (next !== undefined);
-      // Every page answers at the first page's resourceVersion (one consistent snapshot).
-      return { ...page, metadata: { resourceVersion: page.metadata?.resourceVersion }, items };
-    };
 
   const newSender = () =>
     createQueueSender({
@@ -310,29 +247,19 @@ export function startRelay(options: RelayOptions): Relay {
     if (term !== undefined || stopping) return;
     metrics.leader.set(1);
     const sender = newSender();
-    const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
     // Each informer keeps only what the relay reads of its objects (watch/slim.ts).
-    const releaseSlim = once<Watched>(slimRelease);
-    const releaseInformer = informerFor('Release', RELEASE_PATH, listCustom('releases', releaseSlim), releaseSlim, (event) => onReleaseEvent(sender, event));
-    for (const { kind, plural } of CUSTOM_DEPENDENCIES) {
-      const slim = once<Watched>(slimDependency);
-      dependencies.set(
-        kind,
-        informerFor(kind, `/apis/${API_GROUP}/${API_VERSION}/${plural}`, listCustom(plural, slim), slim, (event) =>
-          onDependencyEvent(sender, kind, dependencies, event),
-        ),
-      );
-    }
-    // ConfigMaps and Secrets as metadata only: the relay maps them to Releases by name and
-    // never needs (or holds) their data.
-    const metadataKinds = [['ConfigMap', '/api/v1/configmaps'], ['Secret', '/api/v1/secrets']] as const;
-    for (const [kind, path] of metadataKinds.filter(([kind]) => kind !== 'Secret' || options.watchSecrets !== false)) {
-      const metadata = metadataOnlyListWatch<Watched>(kc, path, WATCH_LABEL_SELECTOR);
-      dependencies.set(
-        kind,
-        informerFor(kind, path, metadata.list, once<Watched>(slimDependency), (event) => onDependencyEvent(sender, kind, dependencies, event), WATCH_LABEL_SELECTOR, metadata.createListWatch),
-      );
-    }
+    const informers = termInformers({
+      kube,
+      logger: log,
+      metrics,
+      onRelease: (event) => onReleaseEvent(sender, event, (object) => informers.releaseParseError(object)),
+      onDependency: (kind, event) => onDependencyEvent(sender, kind, dependencies, event),
+      listPageSize: options.listPageSize,
+      watchSecrets: options.watchSecrets,
+      relistIntervalMs: options.relistIntervalMs,
+      backoff: options.informerBackoff,
+    });
+    const { releases: releaseInformer, dependencies } = informers;
     releaseInformer.start();
     for (const informer of dependencies.values()) informer.start();
     let swept = false;
@@ -374,7 +301,9 @@ export function startRelay(options: RelayOptions): Relay {
     await Promise.all([ending.releaseInformer.stop(), ...[...ending.dependencies.values()].map((i) => i.stop())]);
     await ending.sender.stop({ flush });
     index.clear();
+    indexedCount = 0;
     lastSent.clear();
+    nextDue = new WeakMap<Release, number>();
     metrics.releases.set(0);
     metrics.leader.set(0);
     log.info(flush ? 'relay stopped sending' : 'relay lost leadership; stopped sending');
@@ -385,7 +314,7 @@ export function startRelay(options: RelayOptions): Relay {
   };
 
   const elector = startLeaderElection({
-    kc,
+    kube,
     namespace: installationNamespace,
     identity: options.identity ?? `${hostname()}-${randomUUID().slice(0, 8)}`,
     ...options.leaderElection,

@@ -24,6 +24,10 @@ export interface WatchRequest {
   /** Asks the server to end the watch after this long (it then resumes from the last resourceVersion). */
   timeoutSeconds?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** Accept header; default application/json (e.g. PartialObjectMetadata for metadata only). */
+  accept?: string | undefined;
+  /** Default convoy-cli. */
+  userAgent?: string | undefined;
 }
 
 /** Streams the watch; resolves when it ends normally (server timeout or abort). */
@@ -38,7 +42,7 @@ export async function watchStream(
   if (req.labelSelector !== undefined) query.set('labelSelector', req.labelSelector);
   if (req.fieldSelector !== undefined) query.set('fieldSelector', req.fieldSelector);
   if (req.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(req.timeoutSeconds));
-  const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'convoy-cli' };
+  const headers: Record<string, string> = { Accept: req.accept ?? 'application/json', 'User-Agent': req.userAgent ?? 'convoy-cli' };
   const token = config.tokenSource !== undefined ? await config.tokenSource() : config.bearerToken();
   if (token !== undefined && token !== '') headers.Authorization = `Bearer ${token}`;
   else if (config.username !== undefined && config.password !== undefined) {

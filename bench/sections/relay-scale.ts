@@ -4,12 +4,20 @@
 // queues, which the bench counts. Reports:
 // - the relay's RSS after its first list and its peak, and its memory with 0, n/2 and n Releases
 //   (RSS and V8 heap used, from a relay started on each): MB per 1,000 Releases (issue 24:
-//   RSS <= 150 MB at 10,000, growing linearly);
+//   RSS <= 150 MB at 10,000, growing linearly). The relay runs as the image runs it: compiled
+//   (tsc -p tsconfig.build.json, to .convoy/bench-relay) with the image's Node.js flags
+//   (image/relay-node-flags.ts); `memory.fromSources` repeats the points for relay/main.ts run
+//   from its .ts sources without the flags, as this section measured it before;
 // - the message burst of a start, a restart with 1,000 Releases not up to date, and a restart
 //   with every Release up to date (messages per loop within 1, 5, 10 and 30 s of ready);
 // - the watch-event → message lag (p50/p99) under a burst of 1,000 spec changes: the bench's
 //   own watch sees each change; the lag runs to the message's sentAt.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetQueueAttributesCommand, PurgeQueueCommand, ReceiveMessageCommand, DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, Watch, type KubeConfig } from '@kubernetes/client-node';
@@ -22,6 +30,7 @@ import { inPool, startSideProcess, waitUntil, type SideProcess } from '../flux/s
 import { createFleet, upToDateStatus, writeStatus, type FleetRelease } from '../lib/release-fleet.ts';
 import { rssMiB } from '../lib/proc-stats.ts';
 import { percentile } from '../lib/stats.ts';
+import { RELAY_NODE_FLAGS } from '../../image/relay-node-flags.ts';
 import { log } from '../lib/stdout.ts';
 
 const NAMESPACE = 'convoy-relay-scale';
@@ -42,6 +51,26 @@ interface MemoryPoint {
 const metricValue = (text: string, name: string): number => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? 'NaN');
 const mib = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
 
+/** How the relay process is started: the compiled relay with the image's flags, or its .ts sources as they are. */
+interface RelayCommand {
+  readonly label: string;
+  readonly args: readonly string[];
+}
+
+/** The relay as the image runs it: the package's JavaScript (tsc -p tsconfig.build.json) under .convoy/bench-relay, whose imports resolve to this checkout's node_modules. */
+async function compileRelay(root: string): Promise<RelayCommand> {
+  const work = join(root, '.convoy', 'bench-relay');
+  await rm(work, { recursive: true, force: true });
+  await mkdir(work, { recursive: true });
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const main = join(work, 'dist', 'relay', 'main.js');
+  // tsc emits even when a file elsewhere in the checkout does not typecheck; the relay's own JavaScript is what counts here.
+  const compiled = await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(work, 'dist'), '--declaration', 'false'], { cwd: root, maxBuffer: 64 << 20 }).catch((error: unknown) => error as { stdout?: string });
+  if (!existsSync(main)) throw new Error(`tsc -p tsconfig.build.json emitted no relay/main.js: ${compiled.stdout?.slice(0, 2000) ?? ''}`);
+  await cp(join(root, 'package.json'), join(work, 'package.json'));
+  return { label: `compiled, node ${RELAY_NODE_FLAGS.join(' ')}`, args: [...RELAY_NODE_FLAGS, main] };
+}
+
 export async function benchRelayScale(kc: KubeConfig, root: string, dir: string, options: { releases: number; changes: number }): Promise<Record<string, unknown>> {
   const aws = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://127.0.0.1:${aws.port}`;
@@ -52,6 +81,9 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
   for (const loop of LOOPS) queues[loop] = (await ensureQueueWithDlq(sqs, `scale-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 })).queueUrl;
   let relay: SideProcess | undefined;
   const run = Date.now().toString(36);
+  log('relayScale: compiling the relay as the image ships it (tsc -p tsconfig.build.json)');
+  const compiled = await compileRelay(root);
+  const fromSources: RelayCommand = { label: 'relay/main.ts from its sources, no flags', args: [join(root, 'relay', 'main.ts')] };
   try {
     const half = Math.floor(options.releases / 2);
     const fleetOf = (part: string, count: number) => createFleet(kc, { prefix: `scale-${run}-${part}`, count, perNamespace: 100, concurrency: 16, repoUrl: 'http://127.0.0.1:9/app.git' });
@@ -70,8 +102,8 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
     const [port] = await freePorts(1);
     const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     /** A relay started on what the cluster holds now: its memory once ready, and 5 s later. */
-    const memoryPoint = async (label: string): Promise<MemoryPoint> => {
-      const { pid } = await startRelayProcess(label, false);
+    const memoryPoint = async (label: string, command: RelayCommand = compiled): Promise<MemoryPoint> => {
+      const { pid } = await startRelayProcess(label, false, command);
       const read = async () => {
         const text = await scrape();
         return { releases: metricValue(text, 'convoy_relay_releases'), rssMiB: rssMiB(pid).rss, heapUsedMiB: mib(metricValue(text, 'convoy_relay_nodejs_heap_size_used_bytes')) };
@@ -82,13 +114,13 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
       await stopRelay();
       return { ...first, settled: { rssMiB: later.rssMiB, heapUsedMiB: later.heapUsedMiB } };
     };
-    const startRelayProcess = async (label: string, windows = true): Promise<{ pid: number; readyMs: number; burst: Record<string, Record<Loop, number>>; rssAfterListMiB: number }> => {
+    const startRelayProcess = async (label: string, windows = true, command: RelayCommand = compiled): Promise<{ pid: number; readyMs: number; burst: Record<string, Record<Loop, number>>; rssAfterListMiB: number }> => {
       await purge();
       const t = performance.now();
       const proc = startSideProcess({
         name: `relay (${label})`,
         file: process.execPath,
-        args: [join(root, 'relay', 'main.ts'), dir],
+        args: [...command.args, dir],
         env: {
           ...process.env,
           KUBECONFIG: join(dir, 'kubeconfig'),
@@ -127,16 +159,19 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
 
     log('relayScale: the relay with no Release of this section');
     const memory: MemoryPoint[] = [await memoryPoint('empty')];
+    const sourceMemory: MemoryPoint[] = [await memoryPoint('empty-sources', fromSources)];
     log(`relayScale: creating ${options.releases} Releases with an up-to-date status (${half}, a relay started on them, then the rest)`);
     const created = performance.now();
     const firstHalf = await fleetOf('a', half);
     let createMs = Math.round(performance.now() - created);
     memory.push(await memoryPoint('half'));
+    sourceMemory.push(await memoryPoint('half-sources', fromSources));
     const createdRest = performance.now();
     const fleet = [...firstHalf, ...(await fleetOf('b', options.releases - half))];
     createMs += Math.round(performance.now() - createdRest);
 
     memory.push(await memoryPoint('full'));
+    sourceMemory.push(await memoryPoint('full-sources', fromSources));
     log('relayScale: first start');
     const firstStart = await startRelayProcess('start');
     log('relayScale: spec-change burst');
@@ -154,22 +189,26 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
     const restartAllUpToDate = await startRelayProcess('restart-all-up-to-date');
     const rssEnd = rssMiB(relay?.pid ?? -1);
     await stopRelay();
-    const [empty, , full] = memory;
+    const full = memory[2];
     const perThousand = (a: MemoryPoint | undefined, b: MemoryPoint | undefined, field: 'rssMiB' | 'heapUsedMiB') =>
       a === undefined || b === undefined || b.releases === a.releases ? undefined : Math.round(((b.settled[field] - a.settled[field]) / ((b.releases - a.releases) / 1000)) * 100) / 100;
+    const growth = (points: MemoryPoint[]) => ({
+      rss: perThousand(points[0], points[2], 'rssMiB'),
+      heapUsed: perThousand(points[0], points[2], 'heapUsedMiB'),
+      rssFirstHalf: perThousand(points[0], points[1], 'rssMiB'),
+      rssSecondHalf: perThousand(points[1], points[2], 'rssMiB'),
+    });
+    log(`relayScale: RSS settled ${memory.map((m) => `${m.settled.rssMiB} MiB at ${m.releases}`).join(', ')}; ${JSON.stringify(growth(memory))} MiB per 1,000 Releases`);
     const fullRss = full?.settled.rssMiB ?? Infinity;
     const lagMet = lag.p99Ms !== undefined && lag.p99Ms <= TARGET_LAG_P99_MS && lag.received === options.changes;
     return {
       releases: options.releases,
       createWithStatusMs: createMs,
       memory: {
+        relay: compiled.label,
         points: memory,
-        mibPer1000Releases: {
-          rss: perThousand(empty, full, 'rssMiB'),
-          heapUsed: perThousand(empty, full, 'heapUsedMiB'),
-          rssFirstHalf: perThousand(empty, memory[1], 'rssMiB'),
-          rssSecondHalf: perThousand(memory[1], full, 'rssMiB'),
-        },
+        mibPer1000Releases: growth(memory),
+        fromSources: { relay: fromSources.label, points: sourceMemory, mibPer1000Releases: growth(sourceMemory) },
         target: { rssMiBAt10000: TARGET_RSS_MIB_AT_10K, growth: 'linear: the two halves grow alike' },
         met: options.releases >= 10_000 ? fullRss <= TARGET_RSS_MIB_AT_10K : 'not measured at 10,000',
       },
@@ -181,7 +220,7 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
         `fleet: ${options.releases} Releases, 100 per namespace, no healthAssessment (health every 10 min), default intervals (reconcile and drift 5 min); status: reconciled within the last 5 min, health checked within the last 10 min, InSync/Healthy unchanged for 2 h`,
         'messagesAfterReady: messages in each queue that many seconds after /readyz answered and the relay led (convoy_relay_leader 1) (queues purged before each start; nothing consumes them)',
         `restartSomeNotUpToDate: the ${options.changes} Releases of the spec-change burst have a newer generation than their status`,
-        'memory.points: a relay started on 0 (of this section), n/2 and n Releases; rssMiB once /readyz answers and it leads, settled 5 s later; heapUsedMiB its convoy_relay_nodejs_heap_size_used_bytes; mibPer1000Releases from the settled readings. The relay runs from its .ts sources (Node strips the types), as every bench section runs it',
+        'memory.points: a relay started on 0 (of this section), n/2 and n Releases; rssMiB once /readyz answers and it leads, settled 5 s later; heapUsedMiB its convoy_relay_nodejs_heap_size_used_bytes; mibPer1000Releases from the settled readings. The relay runs compiled with the image\'s Node.js flags, as the image runs it (every start of this section); memory.fromSources: the same points from its .ts sources (Node strips the types; ~40 MiB more) without the flags',
       ],
       met: lagMet && (options.releases < 10_000 || fullRss <= TARGET_RSS_MIB_AT_10K),
     };
@@ -193,7 +232,7 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
 }
 
 /** Changes the spec of each Release; the lag runs from the bench's watch seeing the change to the message's sentAt. */
-async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: string, releases: readonly FleetRelease[]): Promise<{ changes: number; received: number; p50Ms?: number; p99Ms?: number; maxMs?: number; burstMs: number }> {
+export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: string, releases: readonly FleetRelease[]): Promise<{ changes: number; received: number; p50Ms?: number; p99Ms?: number; maxMs?: number; burstMs: number }> {
   const key = (ns: string, name: string) => `${ns}/${name}`;
   const wanted = new Set(releases.map((r) => key(r.namespace, r.name)));
   const seenAt = new Map<string, number>();

@@ -8,7 +8,8 @@
  * The token is only ever put in the TokenReview body: never in a log line,
  * an error message or an exception this module throws.
  */
-import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient, isKubeApiError } from '../../adapters/kube/http.ts';
+import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { API_GROUP } from '../../domain/api/common.ts';
 
 export interface Identity {
@@ -53,22 +54,34 @@ export class AuthCheckError extends Error {
 
 /** An error's description without anything that might echo a request body (a token). */
 function describeFailure(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return typeof code === 'number' ? `HTTP ${code}` : err.name;
-  }
+  if (isKubeApiError(err)) return `HTTP ${err.status}`;
+  if (err instanceof Error) return err.name;
   return 'unknown error';
 }
 
 /**
  * Checks tokens with TokenReview and access with SubjectAccessReview on the
- * cluster `kc` points at. The relay's own identity needs `create` on
+ * cluster `kube` points at. The relay's own identity needs `create` on
  * `tokenreviews.authentication.k8s.io` and
  * `subjectaccessreviews.authorization.k8s.io` (the system:auth-delegator ClusterRole).
  */
-export function createKubeAuthenticator(kc: KubeConfig): Authenticator {
-  const authn = kc.makeApiClient(AuthenticationV1Api);
-  const authz = kc.makeApiClient(AuthorizationV1Api);
+interface ReviewStatus {
+  status?: {
+    authenticated?: boolean;
+    allowed?: boolean;
+    denied?: boolean;
+    user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  };
+}
+
+export function createKubeAuthenticator(kube: KubeClientConfig): Authenticator {
+  const client = createKubeClient(kube, { userAgent: 'convoy-relay', timeoutMs: 30_000 });
+  const authn = {
+    createTokenReview: ({ body }: { body: unknown }) => client.create<ReviewStatus>('/apis/authentication.k8s.io/v1/tokenreviews', body),
+  };
+  const authz = {
+    createSubjectAccessReview: ({ body }: { body: unknown }) => client.create<ReviewStatus>('/apis/authorization.k8s.io/v1/subjectaccessreviews', body),
+  };
   return {
     async authenticate(bearer) {
       if (bearer === '') return undefined;

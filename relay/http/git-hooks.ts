@@ -20,7 +20,8 @@
  * from the relay's informers: those run on the leader only, and a webhook
  * can reach any replica.
  */
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient } from '../../adapters/kube/http.ts';
+import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { gitRepositorySchema, parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { ReleaseKey } from '../../domain/relay/coalesce.ts';
@@ -201,12 +202,9 @@ function parseAll<T>(raws: readonly unknown[], parse: (raw: unknown) => Parsed<T
 }
 
 /** Lists Releases and GitRepositories of every namespace from the API server. */
-export function createKubeWebhookReleaseSource(kc: KubeConfig): WebhookReleaseSource {
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const list = async (plural: string): Promise<unknown[]> => {
-    const result = (await api.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural })) as { items?: unknown[] };
-    return result.items ?? [];
-  };
+export function createKubeWebhookReleaseSource(kube: KubeClientConfig): WebhookReleaseSource {
+  const client = createKubeClient(kube, { userAgent: 'convoy-relay', timeoutMs: 30_000 });
+  const list = async (plural: string): Promise<unknown[]> => (await client.list<unknown>(`/apis/${API_GROUP}/${API_VERSION}/${plural}`)).items;
   return {
     async list() {
       const [releases, gitRepositories] = await Promise.all([list('releases'), list('gitrepositories')]);

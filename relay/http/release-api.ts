@@ -9,7 +9,8 @@
  * verb `update` — what the API's SubjectAccessReview asks the caller for) with its
  * resourceVersion; a conflict with a concurrent writer is retried on a fresh read.
  */
-import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient, isKubeApiError, resourcePath, type KubeClient } from '../../adapters/kube/http.ts';
+import { kubeClientConfig, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 
 export interface ReleaseApi {
@@ -79,70 +80,66 @@ interface StoredRelease {
   [field: string]: unknown;
 }
 
-/** The relay's cluster (address, CA) with the caller's token instead of the relay's credentials. */
-function callerConfig(relay: KubeConfig, token: string): KubeConfig {
-  const cluster = relay.getCurrentCluster();
-  if (cluster === null) throw new ReleaseApiError('write', '*', '*', 0, new Error('the relay kubeconfig has no current cluster'));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: 'caller', token }],
-    contexts: [{ name: 'caller', cluster: cluster.name, user: 'caller' }],
-    currentContext: 'caller',
-  });
-  return kc;
+const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
+const releasePath = (namespace: string | undefined, name?: string) => resourcePath(GROUP_VERSION, 'releases', namespace, name);
+
+/**
+ * A client of the relay's cluster (address, CA, TLS server name) with the caller's token and
+ * none of the relay's credentials: a connection of its own (the relay's may carry its client
+ * certificate), closed after the write.
+ */
+function callerClient(relay: KubeClientConfig, token: string): { client: KubeClient; close: () => void } {
+  const config = kubeClientConfig({ server: relay.server, ca: relay.ca, insecureSkipTlsVerify: relay.insecureSkipTlsVerify, tlsServerName: relay.tlsServerName, token });
+  return { client: createKubeClient(config, { userAgent: 'convoy-relay-api', timeoutMs: 30_000 }), close: () => config.agent.destroy() };
 }
 
 function translate(operation: string, namespace: string, name: string, err: unknown): Error {
-  if (err instanceof ApiException && err.code === 404) return new ReleaseNotFoundError(namespace, name);
-  return new ReleaseApiError(operation, namespace, name, err instanceof ApiException ? err.code : 0, err);
+  if (isKubeApiError(err, 404)) return new ReleaseNotFoundError(namespace, name);
+  return new ReleaseApiError(operation, namespace, name, isKubeApiError(err) ? err.status : 0, err);
 }
 
-export function createReleaseApi(kc: KubeConfig): ReleaseApi {
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const base = (namespace: string, name: string) => ({ group: API_GROUP, version: API_VERSION, plural: 'releases', namespace, name });
+export function createReleaseApi(kube: KubeClientConfig): ReleaseApi {
+  const api = createKubeClient(kube, { userAgent: 'convoy-relay', timeoutMs: 30_000 });
   return {
     async get(namespace, name) {
       try {
-        return (await api.getNamespacedCustomObject(base(namespace, name))) as Record<string, unknown>;
+        return await api.get(releasePath(namespace, name));
       } catch (err) {
         throw translate('get', namespace, name, err);
       }
     },
     async list(namespace) {
       try {
-        const list = (await api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases' })) as {
-          items?: Record<string, unknown>[];
-        };
-        return list.items ?? [];
+        return (await api.list(releasePath(namespace))).items;
       } catch (err) {
         throw translate('list', namespace, '*', err);
       }
     },
     async listAll() {
       try {
-        const list = (await api.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: 'releases' })) as {
-          items?: Record<string, unknown>[];
-        };
-        return list.items ?? [];
+        return (await api.list(releasePath(undefined))).items;
       } catch (err) {
         throw translate('list', '*', '*', err);
       }
     },
     writesAs(token) {
-      const caller = callerConfig(kc, token).makeApiClient(CustomObjectsApi);
       /** Read (relay), change, replace (caller); a 409 from a concurrent write is retried on a fresh read. */
       const update = async (operation: string, namespace: string, name: string, change: (release: StoredRelease) => void): Promise<void> => {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            const release = (await api.getNamespacedCustomObject(base(namespace, name))) as StoredRelease;
-            change(release);
-            await caller.replaceNamespacedCustomObject({ ...base(namespace, name), body: release, fieldManager: FIELD_MANAGER });
-            return;
-          } catch (err) {
-            if (err instanceof ApiException && err.code === 409 && attempt < CONFLICT_ATTEMPTS) continue;
-            throw translate(operation, namespace, name, err);
+        const caller = callerClient(kube, token);
+        try {
+          for (let attempt = 1; ; attempt++) {
+            try {
+              const release = await api.get<StoredRelease>(releasePath(namespace, name));
+              change(release);
+              await caller.client.replace(releasePath(namespace, name), release, { fieldManager: FIELD_MANAGER });
+              return;
+            } catch (err) {
+              if (isKubeApiError(err, 409) && attempt < CONFLICT_ATTEMPTS) continue;
+              throw translate(operation, namespace, name, err);
+            }
           }
+        } finally {
+          caller.close();
         }
       };
       return {

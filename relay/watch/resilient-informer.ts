@@ -1,9 +1,8 @@
 /**
- * An informer that does not stay down. client-node's ListWatch re-watches
- * only after a 410 (Gone) or its own 30 s inactivity timeout; on any other
+ * An informer that does not stay down. A list-and-watch session re-watches
+ * after the server ends a watch and relists after a 410 (Gone); on any other
  * error (a failed list, a refused or broken watch) it emits `error` and
- * stops for good. This wrapper runs one ListWatch per session and replaces
- * it:
+ * stops for good. This wrapper runs one session at a time and replaces it:
  *
  * - after any error, with exponential backoff (1 s doubling to 30 s; the
  *   backoff resets once a session has lived longer than the maximum);
@@ -17,17 +16,20 @@
  * with the same resourceVersion is not reported again. A new informer has
  * an empty map, so after a relay restart every object counts as new.
  *
- * Traps of ListWatch (client-node 2.0.1) handled here: `start()` resolves
- * even when the list failed (the failure only goes to `error`); a 429
- * ("storage is (re)initializing", seen right after a CRD is installed)
- * stops it like any other error; stopping it makes the aborted request
- * call `error` with an AbortError; `update` callbacks get no old object;
- * and an exception thrown by a callback during a watch becomes an
- * unhandled promise rejection (the watch handler is async), so every
- * callback here catches and logs its own errors.
+ * A session is a ListWatchLike: by default list-watch.ts (a list, then a watch resumed from
+ * the last resourceVersion, over convoy's own transport). Every callback here catches and logs
+ * its own errors, so a failing handler never ends a watch.
  */
-import { ListWatch, Watch, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { Logger } from '../../functions/runtime/logger.ts';
+import { createListWatch as createKubeListWatch, kubeWatch } from './list-watch.ts';
+
+/** What the informer reads of every object: its namespace, name and resourceVersion. */
+export interface KubeObjectLike {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: { name?: string | undefined; namespace?: string | undefined; uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
+}
 
 export type InformerEventType = 'added' | 'modified' | 'deleted';
 
@@ -52,12 +54,21 @@ export interface InformerHooks {
   onEvent?(type: InformerEventType): void;
 }
 
-/** The part of ListWatch a session uses; tests pass a fake. */
-export type ListWatchLike<T extends KubernetesObject> = Informer<T>;
+/**
+ * One session: start() lists and watches (it resolves at once; failures go to `error`), each
+ * object listed or watched goes to add/update/delete, `connect` once listed; tests pass a fake.
+ */
+export interface ListWatchLike<T> {
+  on(verb: 'add' | 'update' | 'delete', callback: (object: T) => void): void;
+  on(verb: 'error' | 'connect', callback: (error?: unknown) => void): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
 
-export type ListFunction<T extends KubernetesObject> = () => Promise<KubernetesListObject<T>>;
+/** Every object of the kind (one consistent snapshot) and the resourceVersion to watch from. */
+export type ListFunction<T> = () => Promise<{ metadata?: { resourceVersion?: string | undefined } | undefined; items: T[] }>;
 
-export interface ResilientInformerOptions<T extends KubernetesObject> {
+export interface ResilientInformerOptions<T extends KubeObjectLike> {
   /** For logs, e.g. "Release". */
   readonly name: string;
   /** Watch path, e.g. /apis/convoy.dev/v1alpha1/releases or /api/v1/configmaps. */
@@ -71,11 +82,12 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
   readonly relistIntervalMs?: number;
   /** Needed unless createListWatch is given. */
-  readonly kc?: KubeConfig;
+  readonly kube?: KubeClientConfig;
+  /** Accept header of the watch (e.g. metadata only); default JSON objects. */
+  readonly watchAccept?: string;
   /**
-   * Makes one session's ListWatch; default client-node's ListWatch. `transform` is this
-   * informer's: a ListWatch made here applies it to every watched object before caching it
-   * (transformingWatch), as the informer applies it to every listed one.
+   * Makes one session; default list-watch.ts over `kube`. `transform` is this informer's: the
+   * session applies it to every watched object, as the informer applies it to every listed one.
    */
   readonly createListWatch?: (list: ListFunction<T>, transform: (object: T) => T) => ListWatchLike<T>;
   /**
@@ -97,30 +109,11 @@ export interface ResilientInformer<T> {
   relist(): void;
 }
 
-/**
- * `watch` with `transform` applied to the object of every ADDED, MODIFIED and DELETED event
- * before its callback (client-node's ListWatch) sees, and caches, it. BOOKMARK and ERROR events
- * pass as they are (ListWatch reads their resourceVersion and code).
- */
-export function transformingWatch<T>(watch: Watch, transform: (object: T) => T): Watch {
-  const wrapped: Pick<Watch, 'watch'> = {
-    watch: (path, queryParams, callback, done) =>
-      watch.watch(
-        path,
-        queryParams,
-        (phase: string, apiObj: unknown, watchObj?: unknown) =>
-          callback(phase, phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED' ? transform(apiObj as T) : apiObj, watchObj),
-        done,
-      ),
-  };
-  return wrapped as Watch;
-}
-
 export class InformerConfigError extends Error {
   override name = 'InformerConfigError';
 }
 
-export function createResilientInformer<T extends KubernetesObject>(options: ResilientInformerOptions<T>): ResilientInformer<T> {
+export function createResilientInformer<T extends KubeObjectLike>(options: ResilientInformerOptions<T>): ResilientInformer<T> {
   const { logger, hooks = {}, name } = options;
   const initialMs = options.backoff?.initialMs ?? 1_000;
   const maxMs = options.backoff?.maxMs ?? 30_000;
@@ -130,8 +123,9 @@ export function createResilientInformer<T extends KubernetesObject>(options: Res
   const createListWatch =
     options.createListWatch ??
     ((list: ListFunction<T>, slim: (object: T) => T) => {
-      if (options.kc === undefined) throw new InformerConfigError(`informer ${name}: pass kc (a KubeConfig) or createListWatch`);
-      return new ListWatch<T>(options.path, transformingWatch(new Watch(options.kc), slim), list, false, options.labelSelector);
+      if (options.kube === undefined) throw new InformerConfigError(`informer ${name}: pass kube (a KubeClientConfig) or createListWatch`);
+      const watch = kubeWatch(options.kube, options.path, { labelSelector: options.labelSelector, accept: options.watchAccept });
+      return createKubeListWatch<T>(list, watch, slim);
     });
 
   /** namespace → name → object, as last reported. */

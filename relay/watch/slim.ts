@@ -1,7 +1,7 @@
 /**
  * What the relay keeps of each watched object (issue 24: 10,000 Releases in 150 MB). The
  * informers apply these transforms to every listed and watched object before anything holds it
- * (client-node's ListWatch cache, the informer's own map, the Release index), so a Release's
+ * (the informer's map, which the Release index shares: watch/informers.ts), so a Release's
  * managedFields, its other annotations (kubectl's last-applied-configuration can be as large as
  * the object), its inline Helm values and the status parts the relay never reads are dropped as
  * soon as they are parsed off the wire.
@@ -28,7 +28,7 @@
  * just-added Release that travels with its first reconcile message is this slim one; the
  * functions only compare its metadata with the live Release (functions/runtime/release-reads.ts).
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeObjectLike } from './resilient-informer.ts';
 import { REQUEST_ANNOTATIONS } from '../../domain/relay/release-events.ts';
 
 type Raw = Record<string, unknown>;
@@ -84,17 +84,36 @@ function slimSpec(spec: unknown): unknown {
   return { ...spec, content: { ...content, helm } };
 }
 
+/**
+ * `value` with every string equal to one seen before in it replaced by that first one (in
+ * place): JSON.parse makes a string per occurrence, and a Release repeats its renderRef four
+ * times and its timestamps up to nine.
+ */
+function shareStrings(value: unknown, seen = new Map<string, string>()): void {
+  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, i) => [i, item]) : isObject(value) ? Object.entries(value) : [];
+  for (const [key, item] of entries) {
+    if (typeof item === 'string') {
+      const first = seen.get(item);
+      if (first === undefined) seen.set(item, item);
+      else (value as Record<string | number, unknown>)[key] = first;
+    } else if (typeof item === 'object' && item !== null) {
+      shareStrings(item, seen);
+    }
+  }
+}
+
 /** A Release as the relay keeps it (see the header); it still parses as a Release. */
-export function slimRelease<T extends KubernetesObject>(raw: T): T {
+export function slimRelease<T extends KubeObjectLike>(raw: T): T {
   const object = raw as unknown as Raw;
   const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], RELEASE_METADATA, REQUEST_ANNOTATIONS) };
   put(out, 'spec', slimSpec(object['spec']));
   put(out, 'status', slimStatus(object['status']));
+  shareStrings(out);
   return out as unknown as T;
 }
 
 /** A Cluster, Mutation, Lifecycle or GitRepository (spec kept), or a ConfigMap or Secret as metadata, as the relay keeps it. */
-export function slimDependency<T extends KubernetesObject>(raw: T): T {
+export function slimDependency<T extends KubeObjectLike>(raw: T): T {
   const object = raw as unknown as Raw;
   const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], IDENTITY_METADATA, []) };
   put(out, 'spec', object['spec']);

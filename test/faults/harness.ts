@@ -23,6 +23,7 @@ import { createRepo } from '../harness/git-fixtures.ts';
 import { convoyApi } from '../harness/releases.ts';
 import type { ChildConfig } from './functions-child.ts';
 import { duplicating } from './duplicating-sqs.ts';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 
 export const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
 
@@ -141,7 +142,7 @@ export async function startFunctions(world: FaultWorld, namespace: string, logs:
 export function startScenarioRelay(world: FaultWorld, installation: string, namespaces: readonly string[], options: { duplicate?: boolean; identity?: string } = {}): Relay {
   const sqs = options.duplicate === true ? duplicating(world.sqs) : world.sqs;
   return startRelay({
-    kc: world.kc,
+    kube: fromClientNodeKubeConfig(world.kc),
     sqs: onlyNamespaces(sqs, namespaces),
     queueUrls: { reconcile: world.queues.reconcile.queueUrl, drift: world.queues.drift.queueUrl, health: world.queues.health.queueUrl },
     installationNamespace: installation,

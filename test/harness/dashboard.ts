@@ -16,8 +16,8 @@ import { userClustersOf } from '../../relay/http/user-cluster.ts';
 /** `runtime` absent: no render store (history, diff and tree answer 409 NoStore). */
 export function serveDashboard(kc: KubeConfig, runtime?: Pick<ConvoyRuntime, 's3' | 'bucket'> & { relay?: ConvoyRuntime['relay'] }): Promise<ServedApi> {
   const app = createApiApp({
-    auth: cachingAuthenticator(createKubeAuthenticator(kc)),
-    releases: createReleaseApi(kc),
+    auth: cachingAuthenticator(createKubeAuthenticator(fromClientNodeKubeConfig(kc))),
+    releases: createReleaseApi(fromClientNodeKubeConfig(kc)),
     ...(runtime !== undefined ? { store: createS3RenderStore({ s3: runtime.s3, bucket: runtime.bucket }) } : {}),
     metrics: runtime?.relay?.metrics ?? { render: () => '' },
     ready: () => true,

@@ -80,8 +80,8 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     await store.put(meta(REF1, '2026-12-01T10:00:00Z', 2), [configMap(a.name, 'web', 'hello'), configMap(a.name, 'gone', 'x')]);
     await store.put(meta(REF2, '2026-12-01T11:00:00Z', 3), [configMap(a.name, 'web', 'world'), secret(a.name, 's3cret'), configMap(a.name, 'extra', 'y')]);
     app = createApiApp({
-      auth: createKubeAuthenticator(admin),
-      releases: createReleaseApi(admin),
+      auth: createKubeAuthenticator(fromClientNodeKubeConfig(admin)),
+      releases: createReleaseApi(fromClientNodeKubeConfig(admin)),
       store,
       metrics: { render: () => '' },
       ready: () => true,

@@ -16,6 +16,7 @@ import { createReleaseApi } from '../../relay/http/release-api.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 
 const SECRET = `webhook-${randomBytes(8).toString('hex')}`;
 const SHA = 'c0ffee0123456789abcdef0123456789abcdef01';
@@ -80,14 +81,14 @@ describe('POST /v1/hooks/git', () => {
 
     const handler = createGitWebhookHandler({
       secret: () => Promise.resolve(SECRET),
-      releases: createKubeWebhookReleaseSource(admin),
+      releases: createKubeWebhookReleaseSource(fromClientNodeKubeConfig(admin)),
       enqueue: (loop, key, cause) => {
         sent.push({ loop, key, cause });
       },
     });
     app = createApiApp({
-      auth: createKubeAuthenticator(admin),
-      releases: createReleaseApi(admin),
+      auth: createKubeAuthenticator(fromClientNodeKubeConfig(admin)),
+      releases: createReleaseApi(fromClientNodeKubeConfig(admin)),
       metrics: { render: () => '' },
       ready: () => true,
       gitWebhook: handler,
@@ -225,7 +226,7 @@ describe('POST /v1/hooks/git with Relay.enqueue', () => {
 
   const startOne = (identity: string) => {
     const relay = startRelay({
-      kc: admin,
+      kube: fromClientNodeKubeConfig(admin),
       sqs,
       queueUrls,
       installationNamespace: ns.name,
@@ -268,13 +269,13 @@ describe('POST /v1/hooks/git with Relay.enqueue', () => {
 
   const appFor = (relay: Relay) =>
     createApiApp({
-      auth: createKubeAuthenticator(admin),
-      releases: createReleaseApi(admin),
+      auth: createKubeAuthenticator(fromClientNodeKubeConfig(admin)),
+      releases: createReleaseApi(fromClientNodeKubeConfig(admin)),
       metrics: relay.metrics,
       ready: () => relay.ready(),
       gitWebhook: createGitWebhookHandler({
         secret: SECRET,
-        releases: createKubeWebhookReleaseSource(admin),
+        releases: createKubeWebhookReleaseSource(fromClientNodeKubeConfig(admin)),
         enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
       }),
     });

@@ -12,6 +12,7 @@ import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/k
 import type { StoredRenderMeta } from '../../domain/store/render-store.ts';
 import { MemoryRenderStore } from '../harness/memory-render-store.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 
 const NOW = new Date('2026-11-29T10:00:00.750Z');
 const NOW_RFC3339 = '2026-11-29T10:00:00Z';
@@ -76,11 +77,11 @@ describe('HTTP API', () => {
     for (const name of ['podinfo', 'pinned', 'verdict']) await convoy.create('Release', granted.name, name, releaseSpec());
     await convoy.create('Release', denied.name, 'podinfo', releaseSpec());
 
-    auth = createKubeAuthenticator(admin);
+    auth = createKubeAuthenticator(fromClientNodeKubeConfig(admin));
     store = new MemoryRenderStore();
     deps = {
       auth,
-      releases: createReleaseApi(admin),
+      releases: createReleaseApi(fromClientNodeKubeConfig(admin)),
       store,
       metrics: { render: () => METRICS },
       ready: () => true,

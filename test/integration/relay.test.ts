@@ -18,6 +18,7 @@ import { createLogger } from '../../functions/runtime/logger.ts';
 import { startRelay, type Relay, type RelayOptions } from '../../relay/relay.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 
 let kc: KubeConfig;
 let api: ReturnType<typeof convoyApi>;
@@ -44,7 +45,7 @@ const recordingLeases: Pick<LeasePort, 'removeAll' | 'releaseUids'> & Partial<Le
 
 function start(identity: string, overrides: Partial<RelayOptions> = {}): Relay {
   return startRelay({
-    kc,
+    kube: fromClientNodeKubeConfig(kc),
     sqs,
     queueUrls,
     installationNamespace: ns.name,

@@ -134,7 +134,7 @@ describe("the relay's identity under the shipped RBAC (issue 20 item 7)", () => 
       namespace: tenant.name,
       body: { metadata: { name: 'alice-operator' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'release-operator' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] },
     });
-    const app = createApiApp({ auth: createKubeAuthenticator(identities.relay), releases: createReleaseApi(identities.relay), metrics: { render: () => '' }, ready: () => true });
+    const app = createApiApp({ auth: createKubeAuthenticator(fromClientNodeKubeConfig(identities.relay)), releases: createReleaseApi(fromClientNodeKubeConfig(identities.relay)), metrics: { render: () => '' }, ready: () => true });
     const sync = await app.request(`/v1/namespaces/${tenant.name}/releases/${name}/sync`, { method: 'POST', headers: { Authorization: `Bearer ${inject('tokens')['alice']}` } });
     expect(sync.status, await sync.clone().text()).toBe(202);
     const { annotation, value } = (await sync.json()) as { annotation: string; value: string };

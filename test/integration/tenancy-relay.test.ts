@@ -21,6 +21,7 @@ import { startRelay, type Relay } from '../../relay/relay.ts';
 import { metadataOnlyListWatch } from '../../relay/watch/metadata-only.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
+import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 
 let admin: KubeConfig;
 let relayKc: KubeConfig;
@@ -135,7 +136,7 @@ describe('the relay under its generated RBAC (its ServiceAccount token, not admi
     await expect(core.readNamespacedSecret({ namespace: tenantNs.name, name: 'values' })).rejects.toMatchObject({ code: 403 });
     await expect(core.readNamespacedConfigMap({ namespace: tenantNs.name, name: 'kube-root-ca.crt' })).rejects.toMatchObject({ code: 403 });
     // What the relay's informer lists: metadata, no data.
-    const listed = await metadataOnlyListWatch(relayKc, '/api/v1/secrets', 'convoy.dev/watch=true').list();
+    const listed = await metadataOnlyListWatch(fromClientNodeKubeConfig(relayKc), '/api/v1/secrets', 'convoy.dev/watch=true').list();
     const mine = listed.items.find((item) => item.metadata?.namespace === tenantNs.name && item.metadata.name === 'values');
     expect(mine?.metadata?.resourceVersion).toBeDefined();
     for (const item of listed.items) expect(item).not.toHaveProperty('data');
@@ -145,7 +146,7 @@ describe('the relay under its generated RBAC (its ServiceAccount token, not admi
   it('leader election, informers (Secrets as metadata only) and the Lease sweep work', async () => {
     const lines: string[] = [];
     relay = startRelay({
-      kc: relayKc,
+      kube: fromClientNodeKubeConfig(relayKc),
       sqs,
       queueUrls,
       installationNamespace: installation.name,
@@ -180,7 +181,7 @@ describe('the relay under its generated RBAC (its ServiceAccount token, not admi
   it('the HTTP API works with the relay token (TokenReview + SubjectAccessReview as the caller)', async () => {
     const name = `api-${randomBytes(3).toString('hex')}`;
     await convoyApi(admin).create('Release', tenantNs.name, name, releaseSpec());
-    const app = createApiApp({ auth: createKubeAuthenticator(relayKc), releases: createReleaseApi(relayKc), metrics: relay!.metrics, ready: () => relay!.ready() });
+    const app = createApiApp({ auth: createKubeAuthenticator(fromClientNodeKubeConfig(relayKc)), releases: createReleaseApi(fromClientNodeKubeConfig(relayKc)), metrics: relay!.metrics, ready: () => relay!.ready() });
     // A caller with its own token: alice, who may get and update Releases in this namespace.
     const rbac = await import('@kubernetes/client-node');
     const api = admin.makeApiClient(rbac.RbacAuthorizationV1Api);

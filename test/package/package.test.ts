@@ -26,6 +26,7 @@ import { stringify } from 'yaml';
 import { createToolLocator } from '../../adapters/tools/binaries.ts';
 import { installCommand } from '../../cli/install.ts';
 import { buildOciImage, type OciBuildResult } from '../../image/build-oci.ts';
+import { RELAY_NODE_FLAGS } from '../../image/relay-node-flags.ts';
 import { stageApp } from '../../image/stage-app.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi } from '../harness/releases.ts';
@@ -238,7 +239,7 @@ describe('the relay image without Docker', () => {
       architecture: string;
       config: { User: string; Entrypoint: string[] };
     };
-    expect(config).toMatchObject({ os: 'linux', architecture: 'amd64', config: { User: '1000:1000', Entrypoint: ['/usr/local/bin/node', '/app/dist/relay/main.js'] } });
+    expect(config).toMatchObject({ os: 'linux', architecture: 'amd64', config: { User: '1000:1000', Entrypoint: ['/usr/local/bin/node', ...RELAY_NODE_FLAGS, '/app/dist/relay/main.js'] } });
     expect(image.layers.map((l) => l.name)).toEqual(['base', 'node', 'app']);
   });
 

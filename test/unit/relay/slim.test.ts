@@ -1,4 +1,5 @@
-import { ListWatch, type KubernetesObject, type Watch } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { WatchEvent } from '../../../adapters/kube/watch-stream.ts';
 import { describe, expect, it } from 'vitest';
 import { parseRelease, type Release } from '../../../domain/api/index.ts';
 import { affectedReleases } from '../../../domain/relay/affected-releases.ts';
@@ -7,7 +8,8 @@ import { dueTimes, observersNotified } from '../../../domain/relay/timers.ts';
 import { reconcileUpToDate } from '../../../domain/relay/up-to-date.ts';
 import type { Logger } from '../../../functions/runtime/logger.ts';
 import { renderReleaseGauges } from '../../../relay/release-gauges.ts';
-import { createResilientInformer, transformingWatch } from '../../../relay/watch/resilient-informer.ts';
+import { createListWatch } from '../../../relay/watch/list-watch.ts';
+import { createResilientInformer } from '../../../relay/watch/resilient-informer.ts';
 import { once, slimDependency, slimRelease } from '../../../relay/watch/slim.ts';
 
 const REF_A = `sha256:${'a'.repeat(64)}`;
@@ -201,38 +203,38 @@ describe('the transform at the informer', () => {
     expect(slim(rawRelease())).not.toBe(first);
   });
 
-  it("client-node's ListWatch and the informer hold the slim object of every listed and watched Release", async () => {
-    const watchCallbacks: ((phase: string, object: unknown) => void)[] = [];
+  it('the informer holds the slim object of every listed and watched Release, and the watch resumes from the bookmark', async () => {
+    const watches: { from: string; onEvent: (event: WatchEvent) => void; end: () => void }[] = [];
     let subscribed: () => void = () => undefined;
-    const watching = new Promise<void>((resolve) => (subscribed = resolve));
-    const fakeWatch = {
-      watch: (_path: string, _query: unknown, callback: (phase: string, object: unknown) => void) => {
-        watchCallbacks.push(callback);
+    let watching = new Promise<void>((resolve) => (subscribed = resolve));
+    const fakeWatch = (from: string, onEvent: (event: WatchEvent) => void) =>
+      new Promise<void>((end) => {
+        watches.push({ from, onEvent, end });
         subscribed();
-        return Promise.resolve(new AbortController());
-      },
-    } as unknown as Watch;
-    let listWatch: ListWatch<KubernetesObject> | undefined;
+      });
     const informer = createResilientInformer<KubernetesObject>({
       name: 'Release',
       path: '/apis/convoy.dev/v1alpha1/releases',
-      list: () => Promise.resolve({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '100' }, items: [rawRelease()] }),
+      list: () => Promise.resolve({ metadata: { resourceVersion: '100' }, items: [rawRelease()] }),
       transform: once<KubernetesObject>(slimRelease),
-      createListWatch: (list, transform) => (listWatch = new ListWatch('/apis/convoy.dev/v1alpha1/releases', transformingWatch(fakeWatch, transform), list, false)),
+      createListWatch: (list, transform) => createListWatch(list, fakeWatch, transform),
       onEvent: () => undefined,
       logger: quietLogger,
     });
     informer.start();
-    // The ListWatch subscribes to the watch once its list is applied.
+    // The session watches once its list is applied, from the list's resourceVersion.
     await watching;
+    expect(watches[0]?.from).toBe('100');
     expect(informer.get('team-a', 'web')).toEqual(slimRelease(rawRelease()));
-    expect(listWatch?.get('web', 'team-a')).toBe(informer.get('team-a', 'web'));
 
-    watchCallbacks[0]('MODIFIED', rawRelease({ generation: 4, resourceVersion: '101' }));
-    watchCallbacks[0]('BOOKMARK', { metadata: { resourceVersion: '102' } });
+    watches[0]?.onEvent({ type: 'MODIFIED', object: rawReleaseJson({ generation: 4, resourceVersion: '101' }) });
+    watches[0]?.onEvent({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '102' } } });
     expect(informer.get('team-a', 'web')).toEqual(slimRelease(rawRelease({ generation: 4, resourceVersion: '101' })));
-    expect(listWatch?.get('web', 'team-a')).toEqual(slimRelease(rawRelease({ generation: 4, resourceVersion: '101' })));
-    expect(listWatch?.latestResourceVersion()).toBe('102');
+    // The server ends the watch (its timeout): the next one starts from the bookmark.
+    watching = new Promise<void>((resolve) => (subscribed = resolve));
+    watches[0]?.end();
+    await watching;
+    expect(watches[1]?.from).toBe('102');
     await informer.stop();
   });
 });

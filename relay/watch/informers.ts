@@ -1,0 +1,127 @@
+/**
+ * The relay's informers for one leadership term: Releases, the convoy kinds a Release depends
+ * on (Cluster, Mutation, Lifecycle, GitRepository), and labelled ConfigMaps and Secrets as
+ * metadata only. Each lists by pages (LIST_PAGE_SIZE) and watches over convoy's own transport
+ * (list-watch.ts), and keeps only what the relay reads of each object (slim.ts).
+ *
+ * A Release is slimmed and parsed once, as it comes off the wire: the informer's map and the
+ * relay's index then hold the same parsed object, not one copy each (issue 24). One that does
+ * not parse is kept slim and reported by `releaseParseError`.
+ */
+import { API_GROUP, API_VERSION } from '../../domain/api/group-version.ts';
+import { parseRelease } from '../../domain/api/objects.ts';
+import { WATCH_LABEL_SELECTOR, type DependencyKind } from '../../domain/relay/affected-releases.ts';
+import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
+import type { Logger } from '../../functions/runtime/logger.ts';
+import type { RelayMetrics } from '../metrics.ts';
+import { pagedList } from './list-watch.ts';
+import { metadataOnlyListWatch } from './metadata-only.ts';
+import { createResilientInformer, type InformerEvent, type KubeObjectLike, type ListFunction, type ListWatchLike, type ResilientInformer } from './resilient-informer.ts';
+import { once, slimDependency, slimRelease } from './slim.ts';
+
+/** A watched object as the relay reads it (a parsed Release, or a slim object). */
+export type Watched = KubeObjectLike & { spec?: unknown };
+
+/**
+ * Objects per list page. A list of 10,000 Releases in one answer is tens of MB of JSON and more
+ * as objects, all alive at once; by pages, each page is slimmed (slim.ts) before the next is
+ * read, as client-go's informers page at 500.
+ */
+export const LIST_PAGE_SIZE = 500;
+
+const CUSTOM_DEPENDENCIES: readonly { kind: DependencyKind; plural: string }[] = [
+  { kind: 'Cluster', plural: 'clusters' },
+  { kind: 'Mutation', plural: 'mutations' },
+  { kind: 'Lifecycle', plural: 'lifecycles' },
+  { kind: 'GitRepository', plural: 'gitrepositories' },
+];
+
+const METADATA_DEPENDENCIES = [
+  ['ConfigMap', '/api/v1/configmaps'],
+  ['Secret', '/api/v1/secrets'],
+] as const;
+
+export interface TermInformers {
+  readonly releases: ResilientInformer<Watched>;
+  readonly dependencies: ReadonlyMap<DependencyKind, ResilientInformer<Watched>>;
+  /** Why a Release the informer holds does not parse; undefined for a parsed one. */
+  releaseParseError(object: Watched): string | undefined;
+}
+
+export interface TermInformerOptions {
+  readonly kube: KubeClientConfig;
+  readonly logger: Logger;
+  readonly metrics: RelayMetrics;
+  readonly onRelease: (event: InformerEvent<Watched>) => void;
+  readonly onDependency: (kind: DependencyKind, event: InformerEvent<Watched>) => void;
+  /** Objects per list page of the convoy kinds; default LIST_PAGE_SIZE. */
+  readonly listPageSize?: number | undefined;
+  /** Watch labelled Secrets (metadata only); default true. */
+  readonly watchSecrets?: boolean | undefined;
+  readonly relistIntervalMs?: number | undefined;
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number } | undefined;
+}
+
+/** Makes (does not start) one term's informers. */
+export function termInformers(options: TermInformerOptions): TermInformers {
+  const { kube, metrics } = options;
+  const pageSize = options.listPageSize ?? LIST_PAGE_SIZE;
+  const parseErrors = new WeakMap<object, string>();
+
+  const informer = (
+    name: string,
+    path: string,
+    list: ListFunction<Watched>,
+    transform: (object: Watched) => Watched,
+    onEvent: (event: InformerEvent<Watched>) => void,
+    extra: { labelSelector?: string; createListWatch?: (list: ListFunction<Watched>, transform: (object: Watched) => Watched) => ListWatchLike<Watched> } = {},
+  ) =>
+    createResilientInformer<Watched>({
+      name,
+      path,
+      list,
+      transform,
+      kube,
+      onEvent,
+      ...extra,
+      hooks: {
+        onConnect: () => metrics.informerConnects.inc({ informer: name }),
+        onError: () => metrics.informerErrors.inc({ informer: name }),
+        onRestart: () => metrics.informerRestarts.inc({ informer: name }),
+        onRelist: () => metrics.informerRelists.inc({ informer: name }),
+      },
+      logger: options.logger,
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.relistIntervalMs === undefined ? {} : { relistIntervalMs: options.relistIntervalMs }),
+    });
+
+  const releaseTransform = once<Watched>((raw) => {
+    const slim = slimRelease(raw);
+    const parsed = parseRelease(slim);
+    if (parsed.ok) return parsed.value;
+    parseErrors.set(slim, parsed.error);
+    return slim;
+  });
+  const releasePath = `/apis/${API_GROUP}/${API_VERSION}/releases`;
+  const releases = informer('Release', releasePath, pagedList(kube, releasePath, releaseTransform, { pageSize }), releaseTransform, options.onRelease);
+
+  const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
+  for (const { kind, plural } of CUSTOM_DEPENDENCIES) {
+    const slim = once<Watched>(slimDependency);
+    const path = `/apis/${API_GROUP}/${API_VERSION}/${plural}`;
+    dependencies.set(kind, informer(kind, path, pagedList(kube, path, slim, { pageSize }), slim, (event) => options.onDependency(kind, event)));
+  }
+  // ConfigMaps and Secrets as metadata only: the relay maps them to Releases by name and
+  // never needs (or holds) their data.
+  for (const [kind, path] of METADATA_DEPENDENCIES.filter(([kind]) => kind !== 'Secret' || options.watchSecrets !== false)) {
+    const metadata = metadataOnlyListWatch<Watched>(kube, path, WATCH_LABEL_SELECTOR);
+    dependencies.set(
+      kind,
+      informer(kind, path, metadata.list, once<Watched>(slimDependency), (event) => options.onDependency(kind, event), {
+        labelSelector: WATCH_LABEL_SELECTOR,
+        createListWatch: metadata.createListWatch,
+      }),
+    );
+  }
+  return { releases, dependencies, releaseParseError: (object) => parseErrors.get(object) };
+}

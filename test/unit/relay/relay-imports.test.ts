@@ -1,0 +1,21 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+
+describe("the relay's modules", () => {
+  it('load without @kubernetes/client-node (issue 24: ~87 MiB of the relay process)', () => {
+    // Everything relay/main.ts composes, imported in a fresh Node.js process that records every
+    // import of client-node and who asked for it (relay/kube-config.ts loads it only for a
+    // kubeconfig with a plugin, which this does not reach).
+    const script = `
+      import { registerHooks } from 'node:module';
+      const seen = [];
+      registerHooks({ resolve(specifier, context, next) { if (specifier.startsWith('@kubernetes/client-node')) seen.push(context.parentURL); return next(specifier, context); } });
+      for (const file of ['relay/relay.ts', 'relay/kube-config.ts', 'relay/http/app.ts', 'relay/http/auth.ts', 'relay/http/release-api.ts', 'relay/http/git-hooks.ts', 'relay/http/user-cluster.ts', 'relay/http/serve.ts', 'adapters/store/s3-render-store.ts', 'functions/runtime/tenancy-config.ts']) await import('./' + file);
+      console.log(JSON.stringify(seen));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+    expect(JSON.parse(out.trim().split('\n').at(-1) ?? '[]')).toEqual([]);
+  });
+});
