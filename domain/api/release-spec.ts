@@ -195,7 +195,12 @@ const retryBackoffSchema = z
     factor: z.number().min(1).max(10).default(2).describe('Multiplier per attempt.'),
     max: duration('Longest retry delay.').default('10m'),
   })
-  .describe('Backoff for retried failures: min(initial × factor^(attempt-1), max).');
+  .describe(
+    'Backoff for the stops convoy retries (SourceNotReady, ClusterNotReady, ValuesNotReady, DeployFailed, PruneFailed). ' +
+      'Set: min(initial × factor^(attempt-1), max), followed exactly (no jitter). ' +
+      'Absent (the default): initial 2s, factor 2, max 5m, with equal jitter (each delay d is drawn from [d/2, d]): ' +
+      'the first retry after 1–2s, the eighth after 128–256s, every later one after 150–300s.',
+  );
 
 export const syncPolicySchema = z
   .object({
