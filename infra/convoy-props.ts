@@ -116,7 +116,8 @@ export interface ConvoyProps {
   /**
    * The relay's container image: a URI (or `RelayImage.fromUri`) you publish — `npm run image`
    * builds it without Docker — or `RelayImage.fromDockerfile()`, a DockerImageAsset CDK builds from
-   * image/Dockerfile at deploy time (needs Docker there). Default DEFAULT_RELAY_IMAGE.
+   * image/Dockerfile at deploy time (needs Docker there). Without it the relay Deployment names
+   * RELAY_IMAGE_PLACEHOLDER, which the kubelet refuses (InvalidImageName): the image is not published.
    */
   readonly relayImage?: string | RelayImage;
   /**

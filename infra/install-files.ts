@@ -12,8 +12,9 @@
 import { stringify } from 'yaml';
 import {
   DEFAULT_INSTALLATION_NAMESPACE,
-  DEFAULT_RELAY_IMAGE,
   RELAY_CONFIG_NAME,
+  RELAY_IMAGE_PLACEHOLDER,
+  RELAY_NAME,
   SYSTEM_NAMESPACES,
   loadCrds,
   manifestsToYaml,
@@ -62,8 +63,13 @@ export function deployFiles(): Map<string, string> {
     ['deploy/crds.yaml', `# ${GENERATED}\n# Apply first: kubectl apply --server-side -f deploy/crds.yaml\n${manifestsToYaml(crds)}`],
     [
       'deploy/convoy.yaml',
-      `# ${GENERATED}\n# Set the queue URLs and region in the ConfigMap ${RELAY_CONFIG_NAME} (or print this file with yours:\n` +
-        `#   convoy install --print --reconcile-queue-url URL --drift-queue-url URL --health-queue-url URL --region R)\n` +
+      `# ${GENERATED}\n# Set the queue URLs and region in the ConfigMap ${RELAY_CONFIG_NAME} and the relay image in the Deployment\n` +
+        `# (or print this file with yours: convoy install --print --image <registry>/convoy-relay:<tag>\n` +
+        `#   --reconcile-queue-url URL --drift-queue-url URL --health-queue-url URL --region R).\n` +
+        `# The relay image is not published: build it (npm run image, or docker build -f image/Dockerfile .) and push it\n` +
+        `# to a registry of yours. Until then the Deployment names ${RELAY_IMAGE_PLACEHOLDER}, which is no valid\n` +
+        `# image reference: its Pods stop at once with InvalidImageName and nothing is pulled. After applying this file:\n` +
+        `#   kubectl -n ${DEFAULT_INSTALLATION_NAMESPACE} set image deployment/${RELAY_NAME} relay=<registry>/convoy-relay:<tag>\n` +
         manifestsToYaml(rest),
     ],
   ]);
@@ -302,7 +308,6 @@ export function chartFiles(version: string): Map<string, string> {
   const deployment = relayManifests(withDefaults({ crds: [] })).find((m) => m.kind === 'Deployment') as unknown as {
     spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: { resources: unknown }[]; topologySpreadConstraints?: unknown } } };
   };
-  const [, tag] = DEFAULT_RELAY_IMAGE.split(':');
 
   files.set(
     `charts/${CHART_NAME}/Chart.yaml`,
@@ -313,7 +318,8 @@ export function chartFiles(version: string): Map<string, string> {
         description: "convoy's relay for a management cluster: CRDs, RBAC and the relay Deployment; the control loops run as functions fed by SQS",
         type: 'application',
         version,
-        appVersion: tag ?? version,
+        // The relay image is built from this package: its tag is the package version (README).
+        appVersion: version,
       },
       { lineWidth: 0 },
     )}`,

@@ -49,10 +49,17 @@ export const RELAY_SERVICE_ACCOUNT = 'convoy-relay';
 export const DEFAULT_INSTALLATION_NAMESPACE = 'convoy-system';
 /**
  * The relay image: Node.js 24 and the compiled package at /app, entrypoint
- * `node /app/dist/relay/main.js`. Built by image/Dockerfile or, without Docker, by
- * `npm run image` (an OCI image layout); push it to a registry of yours and pass its URI.
+ * `node /app/dist/relay/main.js`. It is not published: build it with image/Dockerfile or, without
+ * Docker, `npm run image` (an OCI image layout); push it to a registry of yours and pass its URI
+ * (`image`, `convoy install --print --image`, the chart's image.repository).
+ *
+ * Without one, the Deployment names this placeholder (deploy/convoy.yaml, a Convoy construct without
+ * relayImage). It is not a valid image reference — a repository name must be lower case — so the
+ * kubelet refuses it at once with InvalidImageName, quoting it, and pulls nothing from anywhere:
+ * unlike the former `convoy-relay:0.1.0`, which sent every node to Docker Hub for an image that
+ * does not exist there (and could one day be someone else's).
  */
-export const DEFAULT_RELAY_IMAGE = 'convoy-relay:0.1.0';
+export const RELAY_IMAGE_PLACEHOLDER = 'CHANGE-ME-build-and-push-the-convoy-relay-image';
 /** The ConfigMap whose entries are the relay's environment (envFrom). */
 export const RELAY_CONFIG_NAME = 'convoy-relay-config';
 export const RELAY_HTTP_PORT = 8080;
@@ -113,7 +120,7 @@ export interface RelayManifestOptions {
   readonly renderBucket?: string;
   /** Installation namespace (Leases, the relay itself); default convoy-system. */
   readonly namespace?: string;
-  /** Default DEFAULT_RELAY_IMAGE. */
+  /** The relay image; required in practice: without it the Deployment names RELAY_IMAGE_PLACEHOLDER. */
   readonly image?: string;
   readonly replicas?: number;
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
@@ -277,7 +284,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
             containers: [
               {
                 name: 'relay',
-                image: options.image ?? DEFAULT_RELAY_IMAGE,
+                image: options.image ?? RELAY_IMAGE_PLACEHOLDER,
                 envFrom: [{ configMapRef: { name: RELAY_CONFIG_NAME } }],
                 // http: probes and metrics (and the API when no TLS Secret is mounted); https: the API and dashboard.
                 ports: [{ name: 'http', containerPort: RELAY_HTTP_PORT, protocol: 'TCP' }, { name: 'https', containerPort: RELAY_HTTPS_PORT, protocol: 'TCP' }],
