@@ -2,8 +2,10 @@
  * kubeconform with schemas made offline from the test kube-apiserver (docs/decisions.md "The Helm
  * chart follows Helm's conventions"): the binary is built from its Go module and cached by
  * scripts/build-kubeconform.sh; the JSON schemas are converted from the apiserver's /openapi/v2 (the
- * built-in kinds of the very Kubernetes version the tests run) and from config/crds (convoy's own
- * kinds), written on demand for the kinds a rendering holds, in a folder kubeconform reads with
+ * built-in kinds of the very Kubernetes version the tests run), from config/crds (convoy's own
+ * kinds) and from test/harness/crds (third-party CRDs the chart renders objects of, vendored
+ * unmodified with their origin: prometheus-operator's ServiceMonitor), written on demand for the
+ * kinds a rendering holds, in a folder kubeconform reads with
  * `-schema-location <dir>/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json`.
  *
  * The schemas are strict: an object with declared properties refuses any other (additionalProperties:
@@ -18,6 +20,8 @@ import { parseAllDocuments } from 'yaml';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
+/** Third-party CRDs (not served by the test apiserver), each file saying where it comes from. */
+export const THIRD_PARTY_CRD_DIR = join(import.meta.dirname, 'crds');
 
 type Schema = Record<string, unknown>;
 
@@ -104,9 +108,16 @@ export interface Kubeconform {
 
 /**
  * A kubeconform over the schemas of the apiserver behind `kubeconfig` (its /openapi/v2, read once with
- * kubectl) and of `crdDir` (default config/crds). `workDir` receives the schemas and the files checked.
+ * kubectl), of `crdDir` (default config/crds) and of `thirdPartyCrdDir` (default THIRD_PARTY_CRD_DIR).
+ * `workDir` receives the schemas and the files checked.
  */
-export async function createKubeconform(options: { kubectl: string; kubeconfig: string; workDir: string; crdDir?: string }): Promise<Kubeconform> {
+export async function createKubeconform(options: {
+  kubectl: string;
+  kubeconfig: string;
+  workDir: string;
+  crdDir?: string;
+  thirdPartyCrdDir?: string;
+}): Promise<Kubeconform> {
   const bin = await ensureKubeconform();
   const { stdout } = await run(options.kubectl, ['--kubeconfig', options.kubeconfig, 'get', '--raw', '/openapi/v2'], { maxBuffer: 256 << 20 });
   const definitions = (JSON.parse(stdout) as { definitions: Record<string, Schema> }).definitions;
@@ -122,10 +133,12 @@ export async function createKubeconform(options: { kubectl: string; kubeconfig: 
       });
     }
   }
-  // convoy's CRDs from the repository (the apiserver's copy may be another test's older install).
-  const crdDir = options.crdDir ?? join(root, 'config', 'crds');
-  for (const file of (await readdir(crdDir)).filter((f) => f.endsWith('.yaml'))) {
-    for (const doc of parseAllDocuments(await readFile(join(crdDir, file), 'utf8'))) {
+  // convoy's CRDs from the repository (the apiserver's copy may be another test's older install), then
+  // the vendored third-party ones.
+  const crdFiles = async (dir: string) => (await readdir(dir)).filter((f) => f.endsWith('.yaml')).map((f) => join(dir, f));
+  const crdPaths = [...(await crdFiles(options.crdDir ?? join(root, 'config', 'crds'))), ...(await crdFiles(options.thirdPartyCrdDir ?? THIRD_PARTY_CRD_DIR))];
+  for (const path of crdPaths) {
+    for (const doc of parseAllDocuments(await readFile(path, 'utf8'))) {
       const crd = doc.toJS() as { spec: { group: string; names: { kind: string }; versions: { name: string; schema?: { openAPIV3Schema?: Schema } }[] } } | null;
       if (crd === null) continue;
       for (const version of crd.spec.versions) {
@@ -151,7 +164,7 @@ export async function createKubeconform(options: { kubectl: string; kubeconfig: 
         const key = keyOf({ group: group ?? '', version: version ?? '', kind: doc.kind });
         if (written.has(key)) continue;
         const make = schemas.get(key);
-        if (make === undefined) throw new KubeconformError(`no schema for ${doc.apiVersion} ${doc.kind}: the apiserver does not serve it and config/crds does not define it; pass it in skip with the reason`);
+        if (make === undefined) throw new KubeconformError(`no schema for ${doc.apiVersion} ${doc.kind}: the apiserver does not serve it and neither config/crds nor test/harness/crds defines it; vendor its CRD in test/harness/crds, or pass it in skip with the reason`);
         await mkdir(join(schemaDir, key, '..'), { recursive: true });
         await writeFile(join(schemaDir, key), JSON.stringify(make()));
         written.add(key);
