@@ -10,8 +10,9 @@
  *     the API refused (403), the object is missing, no cluster
  *   2 a usage error (unknown verb or flag, missing argument)
  *   3 `status` only: not Ready yet, still waiting
+ *   4 `wait` only: the Release is suspended (spec.suspend: true), so waiting would never end
  */
-export const ExitCode = { ok: 0, failure: 1, usage: 2, waiting: 3 } as const;
+export const ExitCode = { ok: 0, failure: 1, usage: 2, waiting: 3, suspended: 4 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /** The command line was wrong: exit 2. */

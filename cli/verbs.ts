@@ -85,12 +85,15 @@ export const VERBS: readonly VerbSpec[] = [
   },
   {
     name: 'wait',
-    summary: 'wait until Ready (exit 0), a failure not retried or the timeout (exit 1)',
+    summary: 'wait until Ready (exit 0), a failure not retried or the timeout (exit 1), or suspended (exit 4)',
     args: [RELEASE],
     flags: [
       { flags: '--timeout <duration>', description: 'give up after this long', default: '5m' },
       { flags: '--interval <duration>', description: 'how often to read the Release', default: '1s' },
     ],
+    help:
+      'Exit codes: 0 Ready, 1 failed (not retried) or timed out, 4 suspended (spec.suspend: true: it would never\n' +
+      'become Ready; the line says how to resume it). A retried stop (SourceNotReady, …) is waited through.',
     load: async () => (await import('./wait.ts')).waitVerb,
   },
   {

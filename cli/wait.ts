@@ -2,9 +2,13 @@
  * `convoy wait <release> [--timeout 5m]`: polls the combined verdict until it
  * is Ready (exit 0) or a failure convoy does not retry (exit 1 at once). A
  * retried stop (SourceNotReady, ClusterNotReady, …) is a wait: it may recover.
- * At the timeout: exit 1 and the last verdict. A change of verdict is printed
- * as it happens; an API server that cannot be reached for a moment is waited
- * through, a refusal (403) or a missing Release is not.
+ * A suspended Release (spec.suspend: true) changes only when someone resumes
+ * it, so waiting for it would only ever end at the timeout: exit 4 at once with
+ * one line saying so and how to resume (as `flux reconcile` refuses a suspended
+ * object instead of waiting). At the timeout: exit 1 and the last verdict. A
+ * change of verdict is printed as it happens; an API server that cannot be
+ * reached for a moment is waited through, a refusal (403) or a missing Release
+ * is not.
  */
 import { KubeTransportError } from '../adapters/kube/http.ts';
 import { parseDuration } from '../domain/runtime/duration.ts';
@@ -15,6 +19,12 @@ import { readRelease } from './kube.ts';
 import { CliFailure, ExitCode, UsageError } from './output.ts';
 import type { Session } from './session.ts';
 import { verdictLine } from './verdict-line.ts';
+
+/** The one line of a suspended Release: why the wait ends, and how to resume it (convoy or kubectl). */
+const suspendedLine = ({ namespace, name }: { namespace: string; name: string }): string =>
+  `${namespace}/${name} is suspended (spec.suspend: true): convoy applies nothing until it is resumed, so waiting would never end; ` +
+  `resume it with \`convoy resume ${name} -n ${namespace}\` ` +
+  `(or kubectl patch releases.convoy.dev ${name} -n ${namespace} --type merge -p '{"spec":{"suspend":false}}') and wait again`;
 
 function durationFlag(name: string, value: string): number {
   const parsed = parseDuration(value);
@@ -45,6 +55,10 @@ export async function waitVerb(input: VerbInput, s: Session): Promise<ExitCode> 
         return ExitCode.ok;
       }
       if (last.kind === 'failure') throw new CliFailure(line);
+      if (last.kind === 'suspended') {
+        s.io.err(`convoy: ${suspendedLine(key)}`);
+        return ExitCode.suspended;
+      }
       if (line !== printed) s.io.err(line);
       printed = line;
     }

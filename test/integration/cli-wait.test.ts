@@ -76,6 +76,43 @@ describe('convoy status and wait on the real stack', () => {
     expect(run.ms).toBeLessThan(300_000);
   });
 
+  it(
+    'wait on a suspended Release exits 4 at once, in one line saying so and how to resume; that command resumes it and wait then ends Ready',
+    { timeout: 300_000 },
+    async () => {
+      await env.createRelease('paused', { ...git('paused'), ...fastRetry });
+      // Suspended while a wait runs (retrying: the repository does not exist yet): that wait ends at once too.
+      const waiting = startConvoy(['wait', `${env.ns.name}/paused`, '--timeout', '10m'], kubeconfig);
+      await until('wait reports the retried stop', () => waiting.stderr().includes('Retrying (Applied)') || waiting.exited(), {
+        timeoutMs: 60_000,
+      });
+      expect(waiting.exited()).toBe(false);
+      await env.api.patchMerge('Release', env.ns.name, 'paused', { spec: { suspend: true } });
+      const during = await waiting.done;
+      expect(during.code).toBe(4);
+      expect(during.stdout).toBe('');
+      expect(during.stderr.trim().split('\n').pop()).toMatch(new RegExp(`^convoy: ${env.ns.name}/paused is suspended \\(spec\\.suspend: true\\)`));
+
+      // A wait started on a suspended Release: one line, exit 4, no waiting line before it.
+      await env.repo('paused', { 'cm.yaml': configMap('paused-config') });
+      const run = await runConvoy(['wait', `${env.ns.name}/paused`, '--timeout', '10m'], kubeconfig);
+      expect(run.code).toBe(4);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toContain(`${env.ns.name}/paused is suspended (spec.suspend: true): convoy applies nothing until it is resumed`);
+      expect(run.stderr).toContain(`kubectl patch releases.convoy.dev paused -n ${env.ns.name} --type merge -p '{"spec":{"suspend":false}}'`);
+      expect(run.ms).toBeLessThan(300_000); // far below the 10-m timeout: Node's start on a busy machine
+
+      // The command the line names resumes the Release; wait then follows it to Ready.
+      const resume = /`convoy (resume \S+ -n \S+)`/.exec(run.stderr)?.[1];
+      expect(resume).toBe(`resume paused -n ${env.ns.name}`);
+      expect((await runConvoy((resume ?? '').split(' '), kubeconfig)).code).toBe(0);
+      expect((await env.getRelease('paused')).spec.suspend).toBe(false);
+      const resumed = await runConvoy(['wait', `${env.ns.name}/paused`, '--timeout', '120s'], kubeconfig);
+      expect(resumed.stderr).not.toContain('suspended');
+      expect([resumed.code, resumed.stdout]).toEqual([0, expect.stringMatching(/^Ready/)]);
+    },
+  );
+
   it('wait times out with exit 1 and the last verdict', { timeout: 400_000 }, async () => {
     await env.createRelease('never', { ...git('never-there'), ...fastRetry });
     await until(
