@@ -29,12 +29,13 @@ import { benchReconcile200, type Reconcile200 } from './sections/reconcile200.ts
 import { benchRelayScale } from './sections/relay-scale.ts';
 import { benchRenderDiff } from './sections/render-diff.ts';
 import { benchSlowGit } from './sections/slow-git.ts';
+import { benchSteadyInterval } from './sections/steady-interval.ts';
 import { benchServiceAllocation } from './sections/service-allocation.ts';
 import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime', 'largeRelease'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime', 'largeRelease', 'steadyInterval'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -62,6 +63,7 @@ async function main(): Promise<number> {
       'relay-scale-changes': { type: 'string', default: '1000' },
       'multi-cluster-n': { type: 'string', default: '100' },
       'lambda-n': { type: 'string', default: '20' },
+      'steady-n': { type: 'string', default: '10' },
       'large-release-n': { type: 'string', default: '10000' },
     },
   });
@@ -117,7 +119,7 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster') || wanted('celHostile') || wanted('lambdaRuntime') || wanted('largeRelease');
+    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster') || wanted('celHostile') || wanted('lambdaRuntime') || wanted('largeRelease') || wanted('steadyInterval');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -149,6 +151,10 @@ async function main(): Promise<number> {
     if (wanted('perRelease') && kc && client) {
       const [k, c] = [kc, client];
       await run('perRelease', () => benchPerRelease(k, c, { n: perReleaseN }), (r) => r);
+    }
+    if (wanted('steadyInterval') && kc && client) {
+      const [k, c] = [kc, client];
+      await run('steadyInterval', () => benchSteadyInterval(k, c, { n: Number(values['steady-n']) }), (r) => r);
     }
     if (wanted('multiCluster') && kc) {
       const k = kc;

@@ -1,5 +1,6 @@
 // The drift and health functions' handlers for the local runtime.
 import type { Loop } from '../domain/runtime/queue-message.ts';
+import { createObserverCaches } from '../adapters/reconcile/port-caches.ts';
 import { createDriftHandler } from '../functions/drift/create-handler.ts';
 import { createHealthHandler } from '../functions/health/create-handler.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
@@ -13,8 +14,10 @@ export function observerHandlers(
   logger: Logger,
   queueUrlOf: (loop: Loop) => () => string,
 ): Partial<Record<Loop, SqsBatchHandler>> {
+  // One process: drift and health share the Cluster list and discovery (per process, never module-level).
+  const caches = createObserverCaches();
   return {
-    drift: createDriftHandler(config, clients, logger.child({ fn: 'drift' }), { queueUrlOf: queueUrlOf('drift') }),
-    health: createHealthHandler(config, clients, logger.child({ fn: 'health' }), { queueUrlOf: queueUrlOf('health') }),
+    drift: createDriftHandler(config, clients, logger.child({ fn: 'drift' }), { queueUrlOf: queueUrlOf('drift') }, caches),
+    health: createHealthHandler(config, clients, logger.child({ fn: 'health' }), { queueUrlOf: queueUrlOf('health') }, caches),
   };
 }

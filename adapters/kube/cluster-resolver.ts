@@ -12,6 +12,7 @@ import { createKubeRequest, createTargetCluster, KubeRequestError, type RequestC
 import { createKubeClient, isKubeApiError, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 import { createIdentityReads } from './identity-reads.ts';
+import { createManagementReader } from './management-reader.ts';
 import {
   ClusterResolutionError,
   loadStoredKubeConfig,
@@ -145,6 +146,42 @@ export function createManagementReaders(kc: KubeClientConfig): ManagementReaders
         throw new ClusterResolutionError(
           `Cluster ${namespace}/${name} is invalid: ${describeZodError(parsed.error)}`,
         );
+      }
+      return parsed.data;
+    },
+  };
+}
+
+/** The per-container cache cachedClusterReader answers from (adapters/reconcile/ttl-cache.ts has one). */
+export interface ClusterListCache {
+  get(namespace: string, key: string, load: () => Promise<Record<string, unknown>[]>): Promise<Record<string, unknown>[]>;
+}
+
+/** The cache key of the cluster-wide Cluster list (port-caches.ts ALL_NAMESPACES, 'clusters'). */
+const CLUSTER_LIST = ['*', 'clusters'] as const;
+
+/**
+ * readers whose readCluster answers from ONE cluster-wide LIST of Clusters kept by `cache`
+ * (the functions' ClusterRole may list them; the reconcile's ports read the same way), so the
+ * Releases of a thousand namespaces share one request per TTL. A Cluster missing from the list
+ * (created since) is read by name. Only the Cluster object is shared: a kubeconfig Secret is
+ * still read as each Release's identity (readSecret).
+ */
+export function cachedClusterReader(kc: KubeClientConfig, cache: ClusterListCache, readers: ManagementReaders = createManagementReaders(kc)): ManagementReaders {
+  const reader = createManagementReader(kc);
+  const listAll = (): Promise<Record<string, unknown>[]> => reader.listAllNamespaces('clusters');
+  return {
+    readSecret: (namespace, name, as) => readers.readSecret(namespace, name, as),
+    async readCluster(namespace, name) {
+      const listed = await cache.get(CLUSTER_LIST[0], CLUSTER_LIST[1], listAll);
+      const raw = listed.find((item) => {
+        const meta = isPlainObject(item['metadata']) ? item['metadata'] : {};
+        return meta['namespace'] === namespace && meta['name'] === name;
+      });
+      if (raw === undefined) return readers.readCluster(namespace, name);
+      const parsed = clusterSchema.safeParse(raw);
+      if (!parsed.success) {
+        throw new ClusterResolutionError(`Cluster ${namespace}/${name} is invalid: ${describeZodError(parsed.error)}`);
       }
       return parsed.data;
     },

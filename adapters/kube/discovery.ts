@@ -91,3 +91,51 @@ async function loadKindTable(request: KubeRequest, apiVersion: string): Promise<
   }
   return table;
 }
+
+/** What identifies one connection to a server: its pool (credentials and TLS as loaded), the server, the acting user. */
+export interface DiscoveryKey {
+  agent: object;
+  server: string;
+  impersonate?: string | undefined;
+}
+
+/**
+ * API discovery shared by a container's runs (issue 24): one Discovery per connection pool,
+ * server and acting user, reused for `ttlMs` (a kind missing from a cached list is still looked
+ * up again, see createDiscovery). Keyed by the pool first (a WeakMap: a kubeconfig loaded from a
+ * Secret for one run takes its entries with it), then by server and user, at most `maxEntries`
+ * per pool (the oldest goes first). Discovery answers are the same for every caller allowed to
+ * ask; every request that reads or writes an object still goes out as its own identity.
+ */
+export interface DiscoveryCache {
+  /** The shared Discovery for `key`, made by `create` when there is none or it expired. */
+  discoveryFor(key: DiscoveryKey, create: () => Discovery): Discovery;
+}
+
+export const DISCOVERY_CACHE_TTL_MS = 30_000;
+
+export function createDiscoveryCache(options: { ttlMs?: number; maxEntries?: number; now?: () => number } = {}): DiscoveryCache {
+  const ttlMs = options.ttlMs ?? DISCOVERY_CACHE_TTL_MS;
+  const maxEntries = Math.max(1, options.maxEntries ?? 256);
+  const now = options.now ?? Date.now;
+  const pools = new WeakMap<object, Map<string, { discovery: Discovery; expiresAt: number }>>();
+  return {
+    discoveryFor(key, create) {
+      if (ttlMs <= 0) return create();
+      const byUser = pools.get(key.agent) ?? new Map<string, { discovery: Discovery; expiresAt: number }>();
+      pools.set(key.agent, byUser);
+      const id = `${key.server} ${key.impersonate ?? ''}`;
+      const at = now();
+      const hit = byUser.get(id);
+      if (hit !== undefined && hit.expiresAt > at) return hit.discovery;
+      byUser.delete(id);
+      if (byUser.size >= maxEntries) {
+        const oldest = byUser.keys().next();
+        if (!oldest.done) byUser.delete(oldest.value);
+      }
+      const discovery = create();
+      byUser.set(id, { discovery, expiresAt: at + ttlMs });
+      return discovery;
+    },
+  };
+}

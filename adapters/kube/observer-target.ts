@@ -19,6 +19,14 @@
  *   object convoy itself wrote within that window, or one without a convoy
  *   entry, is read and compared, which is always exact.
  *   Steady state: objects + apiVersions; each drifted object +1.
+ * - drift, with the resourceVersion of an object's last clean check (the drift function's
+ *   memory, domain/observe/drift-memory.ts): one metadata-only GET per object; an object whose
+ *   resourceVersion is still that one is unchanged (no dry run); any other gets the dry run above.
+ *
+ * A container shares API discovery between its runs (`discovery`, a DiscoveryCache keyed by
+ * connection pool, server and acting user), and the composition root may give `readers` whose
+ * readCluster answers from a per-container Cluster list (cluster-resolver.ts
+ * cachedClusterReader): then a warm check of an inCluster Release costs its objects' requests only.
  */
 import type { Release } from '../../domain/api/objects.ts';
 import type { DriftObservation } from '../../domain/observe/drift-diff.ts';
@@ -28,7 +36,7 @@ import type { TenancySettings } from '../../domain/tenancy/settings.ts';
 import { createManagementReaders } from './cluster-resolver.ts';
 import { resolveTargetAccess, type EksAccess, type ManagementReaders } from './target-access.ts';
 import { inOrder, isSchemaError, locateObject, type Located } from './object-paths.ts';
-import { createDiscovery, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
+import { createDiscovery, type Discovery, type DiscoveryCache, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
 import { createKubeHttp, KubeTransportError, PATCH_CONTENT_TYPES } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -52,10 +60,15 @@ export interface ObserverTargetOptions {
   recentWriteWindowMs?: number | undefined;
   /** How long a resolved Cluster target (kubeconfig, discovery) is reused. Default 30 s; 0 disables. */
   cacheTtlMs?: number | undefined;
+  /** Most resolved targets kept (the oldest goes first). Default 1,000. */
+  cacheMaxEntries?: number | undefined;
+  /** API discovery shared by the container's runs (discovery.ts createDiscoveryCache); undefined: one per target. */
+  discovery?: DiscoveryCache | undefined;
   now?: (() => number) | undefined;
 }
 
 const DEFAULT_TARGET_CACHE_TTL_MS = 30_000;
+const DEFAULT_TARGET_CACHE_MAX_ENTRIES = 1_000;
 
 export type DryRunApplyResult =
   /** `created`: the object does not exist (the dry run would create it). `unchanged`: proven a no-op (see the header). */
@@ -66,14 +79,24 @@ export type DryRunApplyResult =
   | { readonly kind: 'refused'; readonly message: string };
 
 export interface ObserverTarget {
+  /** The server and acting user this target's requests go to and as (for per-target memories). */
+  readonly identity: string;
   dryRunApply(obj: KubeObject): Promise<DryRunApplyResult>;
   /** The live object; undefined when it does not exist or its kind is not served. `metadataOnly`: no spec, data or status. */
   read(obj: KubeObject, opts?: { metadataOnly?: boolean }): Promise<Record<string, unknown> | undefined>;
-  /** read() for every object, Secrets metadata-only (for health: a Secret's data is never needed). */
-  readAll(objects: readonly KubeObject[]): Promise<(Record<string, unknown> | undefined)[]>;
+  /**
+   * read() for every object, Secrets metadata-only (for health: a Secret's data is never needed),
+   * and metadata-only too each object `metadataOnly` names (health: kinds whose health is their existence).
+   */
+  readAll(objects: readonly KubeObject[], opts?: { metadataOnly?: (obj: KubeObject) => boolean }): Promise<(Record<string, unknown> | undefined)[]>;
   /** A dry run, and a read only when the dry run may have changed the object. */
   observeDrift(obj: KubeObject): Promise<DriftObservation>;
-  observeDriftAll(objects: readonly KubeObject[]): Promise<DriftObservation[]>;
+  /**
+   * observeDrift() for every object; `cleanVersionOf`: the resourceVersion of an object's last
+   * clean check, if remembered — such an object is read metadata-only first, and is `unchanged`
+   * without a dry run when its resourceVersion is still that one.
+   */
+  observeDriftAll(objects: readonly KubeObject[], cleanVersionOf?: (obj: KubeObject) => string | undefined): Promise<DriftObservation[]>;
 }
 
 export interface ObserverTargetResolver {
@@ -119,6 +142,7 @@ export function createObserverTargetResolver(
   // and the status write. A changed Cluster is picked up after the TTL.
   const cache = new Map<string, { target: ObserverTarget; expiresAt: number }>();
   const ttlMs = opts.cacheTtlMs ?? DEFAULT_TARGET_CACHE_TTL_MS;
+  const maxEntries = Math.max(1, opts.cacheMaxEntries ?? DEFAULT_TARGET_CACHE_MAX_ENTRIES);
   const now = opts.now ?? Date.now;
   const resolveUncached = async (release: Release): Promise<ObserverTarget> => {
     // The same Cluster, policy and acting identity as the reconcile (target-access.ts).
@@ -131,8 +155,16 @@ export function createObserverTargetResolver(
       const cacheKey = `${release.metadata.namespace ?? ''}/${release.spec.cluster.namespace ?? ''}/${release.spec.cluster.name}/${release.spec.serviceAccountName ?? ''}`;
       const hit = cache.get(cacheKey);
       if (hit !== undefined && hit.expiresAt > now()) return hit.target;
+      cache.delete(cacheKey);
       const target = await resolveUncached(release);
-      if (ttlMs > 0) cache.set(cacheKey, { target, expiresAt: now() + ttlMs });
+      if (ttlMs > 0) {
+        while (cache.size >= maxEntries) {
+          const oldest = cache.keys().next();
+          if (oldest.done) break;
+          cache.delete(oldest.value);
+        }
+        cache.set(cacheKey, { target, expiresAt: now() + ttlMs });
+      }
       return target;
     },
   };
@@ -167,7 +199,8 @@ function createObserverRequest(kc: KubeClientConfig, opts: ObserverTargetOptions
 
 export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetOptions = {}): ObserverTarget {
   const request = createObserverRequest(kc, opts);
-  const discovery = createDiscovery(request);
+  const discovery: Discovery =
+    opts.discovery === undefined ? createDiscovery(request) : opts.discovery.discoveryFor(kc, () => createDiscovery(request));
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
   const windowMs = opts.recentWriteWindowMs ?? DEFAULT_RECENT_WRITE_WINDOW_MS;
 
@@ -222,17 +255,28 @@ export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetO
     const dry = await dryRunApply(obj);
     if (dry.kind !== 'merged') return dry;
     if (dry.created) return { kind: 'absent' };
-    if (dry.unchanged) return { kind: 'unchanged' };
+    if (dry.unchanged) return { kind: 'unchanged', resourceVersion: resourceVersionOf(dry.merged) };
     const live = await read(obj);
-    return live === undefined ? { kind: 'absent' } : { kind: 'compared', merged: dry.merged, live };
+    return live === undefined ? { kind: 'absent' } : { kind: 'compared', merged: dry.merged, live, resourceVersion: resourceVersionOf(live) };
+  };
+
+  /** A metadata-only read first: the remembered resourceVersion proves the object unchanged (drift-memory.ts). */
+  const observeDriftSince = async (obj: KubeObject, cleanVersion: string | undefined): Promise<DriftObservation> => {
+    if (cleanVersion === undefined) return observeDrift(obj);
+    const meta = await read(obj, { metadataOnly: true });
+    if (meta === undefined) return { kind: 'absent' };
+    const resourceVersion = resourceVersionOf(meta);
+    if (resourceVersion !== undefined && resourceVersion === cleanVersion) return { kind: 'unchanged', resourceVersion };
+    return observeDrift(obj);
   };
 
   return {
+    identity: `${kc.server} ${kc.impersonate ?? ''}`,
     dryRunApply,
     read,
-    readAll: (objects) => inOrder(objects, concurrency, (obj) => read(obj, { metadataOnly: isSecret(obj) })),
+    readAll: (objects, readOpts = {}) => inOrder(objects, concurrency, (obj) => read(obj, { metadataOnly: isSecret(obj) || readOpts.metadataOnly?.(obj) === true })),
     observeDrift,
-    observeDriftAll: (objects) => inOrder(objects, concurrency, observeDrift),
+    observeDriftAll: (objects, cleanVersionOf) => inOrder(objects, concurrency, (obj) => observeDriftSince(obj, cleanVersionOf?.(obj))),
   };
 }
 
@@ -246,6 +290,11 @@ function convoyApplyTime(managedFields: unknown): number | undefined {
     return Number.isNaN(ms) ? undefined : ms;
   }
   return undefined;
+}
+
+function resourceVersionOf(obj: Record<string, unknown>): string | undefined {
+  const metadata = isPlainObject(obj.metadata) ? obj.metadata : {};
+  return typeof metadata.resourceVersion === 'string' && metadata.resourceVersion !== '' ? metadata.resourceVersion : undefined;
 }
 
 const isSecret = (obj: KubeObject): boolean => obj.kind === 'Secret' && apiGroup(obj.apiVersion) === '';

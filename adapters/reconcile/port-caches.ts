@@ -13,6 +13,8 @@
  * adapters/kube/identity-reads.ts), so one identity's read can never answer another's.
  */
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { createDriftMemory, type DriftMemory } from '../../domain/observe/drift-memory.ts';
+import { createDiscoveryCache, type DiscoveryCache } from '../kube/discovery.ts';
 import { createRefCache, type RefCache } from '../source/ref-cache.ts';
 import { createTtlCache, isDependencyChange, type TtlCache } from './ttl-cache.ts';
 
@@ -49,4 +51,38 @@ export function invalidateFor(caches: PortCaches, message: Pick<QueueMessage, 'n
 /** The objects of `namespace` in a cluster-wide list. */
 export function inNamespace(items: readonly Record<string, unknown>[], namespace: string): Record<string, unknown>[] {
   return items.filter((item) => (item['metadata'] as { namespace?: string } | undefined)?.namespace === namespace);
+}
+
+/**
+ * The per-container caches of the drift and health functions (issue 24), created by their
+ * handler factories (functions/drift|health/create-handler.ts):
+ * - `clusters`: every Cluster as ONE cluster-wide LIST, as the reconcile's (30 s; a message
+ *   the relay sent because a Cluster changed drops it first: invalidateObserverCaches);
+ * - `discovery`: API discovery per connection pool, server and acting user (30 s);
+ * - `drift` (drift only): per object, the resourceVersion of its last clean check
+ *   (domain/observe/drift-memory.ts).
+ * Nothing read as a Release's identity is kept here: a kubeconfig Secret is read by the observer
+ * target resolver (its own 30-s target cache is per Release namespace, Cluster and
+ * ServiceAccount), and every object read or dry run goes out as the Release's identity, so a
+ * tenant that loses a right is refused at its next check.
+ */
+export interface ObserverCaches {
+  clusters: TtlCache<Record<string, unknown>[]>;
+  discovery: DiscoveryCache;
+  drift: DriftMemory;
+}
+
+export function createObserverCaches(options: { ttlMs?: number; now?: () => number; driftMemory?: { maxEntries?: number; ttlMs?: number } } = {}): ObserverCaches {
+  const ttlMs = options.ttlMs ?? PORT_CACHE_TTL_MS;
+  const now = options.now ? { now: options.now } : {};
+  return {
+    clusters: createTtlCache({ ttlMs, ...now }),
+    discovery: createDiscoveryCache({ ttlMs, ...now }),
+    drift: createDriftMemory({ ...options.driftMemory, ...now }),
+  };
+}
+
+/** A message sent because a Cluster (or another dependency) changed: the run reads the Clusters again. */
+export function invalidateObserverCaches(caches: ObserverCaches, message: Pick<QueueMessage, 'cause'>): void {
+  if (isDependencyChange(message.cause)) caches.clusters.invalidate(ALL_NAMESPACES);
 }

@@ -27,10 +27,14 @@ export type IgnoreRule = NonNullable<Release['spec']['driftDetection']['ignore']
 export type DriftObservation =
   /** The object does not exist, its kind is not served, or its namespace does not exist. */
   | { readonly kind: 'absent' }
-  /** The dry run changed nothing: the live object already is what the apply would make. */
-  | { readonly kind: 'unchanged' }
+  /**
+   * The live object already is what the apply would make: the dry run changed nothing, or its
+   * resourceVersion is the one of its last clean check (drift-memory.ts). `resourceVersion`: the
+   * live object's, when the answer carried it.
+   */
+  | { readonly kind: 'unchanged'; readonly resourceVersion?: string | undefined }
   /** The dry run may have changed something: compare what it returned with the live object. */
-  | { readonly kind: 'compared'; readonly merged: Record<string, unknown>; readonly live: Record<string, unknown> }
+  | { readonly kind: 'compared'; readonly merged: Record<string, unknown>; readonly live: Record<string, unknown>; readonly resourceVersion?: string | undefined }
   /** The server refused the dry run (e.g. an immutable field now differs); `message` holds no Secret data. */
   | { readonly kind: 'refused'; readonly message: string };
 

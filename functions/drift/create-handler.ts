@@ -1,4 +1,5 @@
-import { createManagementReaders } from '../../adapters/kube/cluster-resolver.ts';
+import { cachedClusterReader } from '../../adapters/kube/cluster-resolver.ts';
+import { createObserverCaches, invalidateObserverCaches, type ObserverCaches } from '../../adapters/reconcile/port-caches.ts';
 import { createObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
 import { createEventRecorder } from '../../adapters/kube/events.ts';
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
@@ -6,7 +7,7 @@ import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
-import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
+import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { sharedReleaseReads } from '../runtime/release-reads.ts';
 import { createReleaseSource } from '../reconcile/reconcile-record.ts';
 import { createDriftRecordHandler } from './drift-record.ts';
@@ -14,8 +15,16 @@ import { createDriftRecordHandler } from './drift-record.ts';
 export type { HandlerOptions };
 
 /** The drift function: SQS batch → Lease → drift check → convoy-observe status (InSync). */
-export function createDriftHandler(config: FunctionConfig, clients: FunctionClients, logger: Logger, options: HandlerOptions = {}): SqsBatchHandler {
+/** `caches`: the container's (one per process: `convoy dev` shares one between drift and health). */
+export function createDriftHandler(
+  config: FunctionConfig,
+  clients: FunctionClients,
+  logger: Logger,
+  options: HandlerOptions = {},
+  caches: ObserverCaches = createObserverCaches(),
+): SqsBatchHandler {
   const { store, notify } = sharedPorts(config, clients);
+  // `caches` are kept by the container between runs; each message first applies their invalidation rule.
   // One Release read per run, shared with the Lease guard (its status write closes the Lease).
   const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'drift', { hintKey: clients.hintKey });
   const record = createDriftRecordHandler({
@@ -23,7 +32,8 @@ export function createDriftHandler(config: FunctionConfig, clients: FunctionClie
     statusWriter: createStatusWriter(clients.kc),
     targets: createObserverTargetResolver({
       managementKubeConfig: clients.kc,
-      readers: createManagementReaders(clients.kc),
+      readers: cachedClusterReader(clients.kc, caches.clusters),
+      discovery: caches.discovery,
       tenancy: clients.tenancy,
       eks: clients.eks,
     }),
@@ -31,6 +41,11 @@ export function createDriftHandler(config: FunctionConfig, clients: FunctionClie
     notify,
     events: createEventRecorder(clients.kc, { controller: 'convoy.dev/drift', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-drift' }),
     hintKey: clients.hintKey,
+    memory: caches.drift,
   });
-  return loopHandler('drift', record, config, clients, logger, options, reads.marks);
+  const invalidating: RecordHandler = (message, ctx) => {
+    invalidateObserverCaches(caches, message);
+    return record(message, ctx);
+  };
+  return loopHandler('drift', invalidating, config, clients, logger, options, reads.marks);
 }

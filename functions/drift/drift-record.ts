@@ -1,5 +1,6 @@
 import type { Release } from '../../domain/api/objects.ts';
-import { objectDrift } from '../../domain/observe/drift-diff.ts';
+import { objectDrift, type DriftObservation } from '../../domain/observe/drift-diff.ts';
+import { driftMemoryBasis, driftMemoryKey, type DriftMemory } from '../../domain/observe/drift-memory.ts';
 import { inSyncRefusedVerdict, inSyncVerdict, observeSlice, planDriftCheck, type DriftCheck } from '../../domain/observe/insync-verdict.ts';
 import { loadRender } from '../../domain/observe/load-render.ts';
 import { jsonEqual } from '../../domain/render/kube-object.ts';
@@ -33,6 +34,12 @@ export interface DriftRecordDeps {
   hintKey?: HintKey | undefined;
   /** Events about the Release (DriftDetected, DriftResolved); undefined: none. */
   events?: EventRecorder | undefined;
+  /**
+   * The container's memory of clean checks (domain/observe/drift-memory.ts): an object whose
+   * resourceVersion is the one of its last clean check is read metadata-only instead of dry-run.
+   * undefined: every check dry-runs every object.
+   */
+  memory?: DriftMemory | undefined;
 }
 
 /**
@@ -100,12 +107,25 @@ async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger, 
     const target = await deps.targets.resolve(release);
     const render = await loadRender(deps.renders, release, plan.renderRef);
     if (render.kind === 'unavailable') return { kind: 'renderUnavailable', renderRef: render.renderRef, message: render.message };
-    const observations = await target.observeDriftAll(render.objects);
     const ignore = release.spec.driftDetection.ignore ?? [];
+    const memory = deps.memory;
+    const basis = driftMemoryBasis(render.renderRef, ignore);
+    const keyOf = (object: Parameters<typeof driftMemoryKey>[1]): string => driftMemoryKey(target.identity, object);
+    const observations = await target.observeDriftAll(render.objects, memory === undefined ? undefined : (object) => memory.cleanVersion(keyOf(object), basis));
     return {
       kind: 'checked',
       renderRef: render.renderRef,
-      objects: render.objects.map((object, i) => ({ object, drift: objectDrift(object, observations[i] ?? { kind: 'absent' }, ignore) })),
+      objects: render.objects.map((object, i) => {
+        const observation: DriftObservation = observations[i] ?? { kind: 'absent' };
+        const drift = objectDrift(object, observation, ignore);
+        if (memory !== undefined) {
+          const rv = observation.kind === 'unchanged' || observation.kind === 'compared' ? observation.resourceVersion : undefined;
+          // Only a clean check is remembered; anything else is checked in full next time.
+          if (drift.state === 'InSync' && rv !== undefined) memory.remember(keyOf(object), basis, rv);
+          else memory.forget(keyOf(object));
+        }
+        return { object, drift };
+      }),
     };
   } catch (error) {
     if (error instanceof ClusterResolutionError || error instanceof ObserverRequestError) {
@@ -115,3 +135,4 @@ async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger, 
     throw error;
   }
 }
+

@@ -1,6 +1,7 @@
 import type { Release } from '../../domain/api/objects.ts';
 import { healthRefusedVerdict, healthRenderRef, healthSlice, healthVerdict, type HealthObservation } from '../../domain/observe/health-verdict.ts';
 import { loadRender } from '../../domain/observe/load-render.ts';
+import { healthIsExistence } from '../../domain/health/existence-only.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
@@ -77,7 +78,9 @@ async function observeHealth(release: Release, deps: HealthRecordDeps, log: Logg
     const target = await deps.targets.resolve(release);
     const render = await loadRender(deps.renders, release, renderRef);
     if (render.kind === 'unavailable') return { kind: 'renderUnavailable', renderRef, message: render.message };
-    const live = await target.readAll(render.objects);
+    // Kinds whose health is their existence need no more than their metadata (domain/health/existence-only.ts).
+    const checked = new Set((release.spec.healthAssessment?.checks ?? []).map((check) => `${check.apiVersion} ${check.kind}`));
+    const live = await target.readAll(render.objects, { metadataOnly: (obj) => !checked.has(`${obj.apiVersion} ${obj.kind}`) && healthIsExistence(obj, []) });
     return { kind: 'assessed', renderRef, objects: render.objects.map((object, i) => ({ object, live: live[i] })) };
   } catch (error) {
     if (error instanceof ClusterResolutionError || error instanceof ObserverRequestError) {
