@@ -12,7 +12,7 @@ const invalid: { name: string; spec: Record<string, unknown>; field: string; rea
     name: 'two sources at once',
     spec: releaseSpec({ source: { git, helm: { repository: 'https://charts.example', chart: 'x', version: '1.0.0' } } }),
     field: 'spec.source',
-    reason: /exactly one of git, gitRepositoryRef, helm must be set/,
+    reason: /exactly one of git, gitRepositoryRef, helm, oci must be set/,
   },
   {
     name: 'a ref with both branch and tag',
