@@ -9,6 +9,7 @@ import {
   lifecycleSpecSchema,
   mutationSpecSchema,
 } from './other-kinds.ts';
+import { releaseSetSpecSchema, releaseSetStatusSchema } from './release-set.ts';
 
 export interface PrinterColumn {
   name: string;
@@ -95,6 +96,24 @@ export const kinds: readonly KindDefinition[] = [
     spec: lifecycleSpecSchema,
     status: minimalStatus,
     printerColumns: [ageColumn],
+  },
+  {
+    kind: 'ReleaseSet',
+    plural: 'releasesets',
+    singular: 'releaseset',
+    shortNames: ['rset'],
+    description: 'A ReleaseSet rolls one Release declaration out to many Clusters, step by step.',
+    spec: releaseSetSpecSchema,
+    status: releaseSetStatusSchema,
+    printerColumns: [
+      { name: 'State', type: 'string', jsonPath: '.status.rollout.state', description: 'The rollout state.' },
+      { name: 'Step', type: 'string', jsonPath: '.status.rollout.stepName', description: 'The current step.' },
+      { name: 'Clusters', type: 'integer', jsonPath: '.status.clusters.selected', description: 'Clusters selected.' },
+      { name: 'Ready', type: 'integer', jsonPath: '.status.clusters.ready', description: 'Children at the revision and ready.' },
+      conditionColumn('Generated'),
+      conditionColumn('RolloutSucceeded'),
+      ageColumn,
+    ],
   },
 ];
 

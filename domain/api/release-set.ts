@@ -120,7 +120,7 @@ export type RolloutStepSpec = z.infer<typeof stepSchema>;
  */
 const releaseSpecFragment = <S extends z.core.$ZodLooseShape>(description: string, shape: S) =>
   z
-    .looseObject({ ...shape, cluster: z.unknown().optional().describe('Not allowed: each child targets the Cluster it is generated for.') })
+    .looseObject({ ...shape, cluster: z.record(z.string(), z.unknown()).optional().describe('Not allowed: each child targets the Cluster it is generated for.') })
     .meta({
       ...PRESERVE_UNKNOWN,
       ...celRules({ rule: '!has(self.cluster)', message: 'cluster is not allowed: each child Release targets the Cluster it is generated for' }),

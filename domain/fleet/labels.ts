@@ -2,7 +2,7 @@ import { FieldManager } from '../status/field-managers.ts';
 
 /**
  * The labels and annotations a ReleaseSet puts on its children and reads on itself. They are API:
- * the runtime lists children by RELEASE_SET_LABEL, and users approve steps with APPROVE_ANNOTATION.
+ * the runtime lists children by FleetLabel.releaseSet, and users approve steps with FleetAnnotation.approve.
  */
 export const FleetLabel = {
   /** On each child: the name of the ReleaseSet that owns it. */
