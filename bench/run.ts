@@ -20,6 +20,7 @@ import { benchLambdaRuntime } from './sections/lambda-runtime.ts';
 import { benchLargeRelease } from './sections/large-release.ts';
 import { benchMultiCluster } from './sections/multi-cluster.ts';
 import { benchObservers, observersMissing } from './sections/observers.ts';
+import { benchOciResolve } from './sections/oci-resolve.ts';
 import { benchPackage } from './sections/package.ts';
 import { benchPerRelease } from './sections/per-release.ts';
 import { benchQueueCadence } from './sections/queue-cadence.ts';
@@ -35,7 +36,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime', 'largeRelease', 'steadyInterval'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime', 'largeRelease', 'steadyInterval', 'ociResolve'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -196,6 +197,7 @@ async function main(): Promise<number> {
     if (wanted('package')) await run('package', () => benchPackage(root), (r) => r);
     if (wanted('relayMetrics')) await run('relayMetrics', () => benchRelayMetrics(), (r) => r);
     if (wanted('celRedos')) await run('celRedos', () => benchCelRedos(), (r) => r);
+    if (wanted('ociResolve')) await run('ociResolve', () => benchOciResolve({ n: 50 }), (r) => r);
     if (wanted('cliStart')) {
       const cluster = cp === undefined ? undefined : { kubeconfigPath: cp.kubeconfigPath };
       await run('cliStart', () => benchCliStart(root, cluster), (r) => r);
