@@ -111,6 +111,12 @@ export interface ConvoyProps {
    * parsed. Default 32 MiB: parsing 64 MiB took 416–594 MB by itself (docs/decisions.md).
    */
   readonly maxRenderBytes?: number;
+  /**
+   * Largest content layer of a spec.source.oci artifact, in bytes (CONVOY_OCI_MAX_ARTIFACT_BYTES),
+   * checked against the artifact's manifest before anything is downloaded; a larger layer ends
+   * Applied False naming the limit. Default 64 MiB (docs/oci-sources.md).
+   */
+  readonly maxOciArtifactBytes?: number;
   /** CONVOY_LOG_LEVEL of the functions and the relay; default info. */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /**

@@ -343,6 +343,16 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     expect(() => synth({ maxRenderObjects: 0 })).toThrow(ConvoyConfigError);
   });
 
+  it('OCI artifact size limit (issue 25): maxOciArtifactBytes reaches the reconcile function as CONVOY_OCI_MAX_ARTIFACT_BYTES (unset = the function default); a bad value fails synth naming the prop', () => {
+    const functions = byType(main.template, 'AWS::Lambda::Function');
+    const varsOf = (fns: typeof functions, id: string) => (fns[id]?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    expect(varsOf(functions, fnId('reconcile'))['CONVOY_OCI_MAX_ARTIFACT_BYTES']).toBeUndefined();
+    const small = synth({ maxOciArtifactBytes: 5_000_000 });
+    const reconcileId = logicalId(small.stack, small.convoy.functions.reconcile);
+    expect(varsOf(byType(small.template, 'AWS::Lambda::Function'), reconcileId)).toMatchObject({ CONVOY_OCI_MAX_ARTIFACT_BYTES: '5000000' });
+    expect(() => synth({ maxOciArtifactBytes: 0 })).toThrow(/maxOciArtifactBytes is 0/);
+  });
+
   it("hint key: one generated secret (the construct's KMS key, kept like the store) whose ARN the three functions get and may read; no key material in the template", () => {
     const secrets = main.template.findResources('AWS::SecretsManager::Secret') as Record<string, Resource & { DeletionPolicy?: string }>;
     const secretId = logicalId(main.stack, main.convoy.hintKeySecret);
