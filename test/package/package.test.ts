@@ -117,8 +117,12 @@ describe('the npm package in a user CDK app', () => {
       ).catch((error: unknown) => {
         throw new Error(`${String(error)}\nconvoy dev's stderr (end):\n${dev.stderr.slice(-6000)}`);
       });
-      // The reconcile that applied it is the bundle under the emulator: its own JSON lines, prefixed with loop and slot.
-      expect(dev.stderr).toMatch(/^reconcile\[0\] \{/m);
+      // The reconcile that applied it is the bundle under the emulator: its own JSON lines, prefixed with loop and
+      // slot. They travel function → emulator → convoy dev's stderr → this pipe, a path independent of the status
+      // write the wait above saw, so they may arrive after it (CI at 208a507 checked too early): wait for them.
+      await until('the reconcile bundle\'s own JSON log lines', () => Promise.resolve(/^reconcile\[0\] \{/m.test(dev.stderr)), { timeoutMs: 60_000, intervalMs: 200 }).catch((error: unknown) => {
+        throw new Error(`${String(error)}\nconvoy dev's stderr (end):\n${dev.stderr.slice(-6000)}`);
+      });
       expect(dev.stderr.split('\n').filter((line) => /HTTP 403\b|forbidden|cannot impersonate/i.test(line))).toEqual([]);
     } finally {
       await stopDev(dev);
