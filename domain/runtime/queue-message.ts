@@ -1,15 +1,27 @@
 import { z } from 'zod';
 
 /**
- * The body of every message on the reconcile, drift and health queues.
+ * The body of every message on the reconcile, drift, health and fleet queues.
  * The relay writes it; the functions parse it. A body that fails this
  * schema is never worked on: it is left to reach the dead-letter queue.
  */
 
 export const QUEUE_MESSAGE_VERSION = 1;
 
+/** The three loops of a Release; code that works per Release iterates these. */
 export const LOOPS = ['reconcile', 'drift', 'health'] as const;
 export type Loop = (typeof LOOPS)[number];
+
+/**
+ * The ReleaseSet's loop (issue 26): its message names the ReleaseSet (namespace, name, uid are
+ * the set's), it goes to the fleet queue (CONVOY_FLEET_QUEUE_URL) and the fleet function.
+ */
+export const FLEET_LOOP = 'fleet';
+export type FleetLoop = typeof FLEET_LOOP;
+
+/** Every loop a queue message may name: the Release loops and the fleet loop. */
+export const QUEUE_LOOPS = [...LOOPS, FLEET_LOOP] as const;
+export type QueueLoop = (typeof QUEUE_LOOPS)[number];
 
 // Kubernetes object names: a namespace is a DNS-1123 label, a Release name a DNS-1123 subdomain.
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -17,7 +29,7 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 
 export const queueMessageSchema = z.object({
   v: z.literal(QUEUE_MESSAGE_VERSION),
-  loop: z.enum(LOOPS),
+  loop: z.enum(QUEUE_LOOPS),
   namespace: z
     .string()
     .max(63)

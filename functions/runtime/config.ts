@@ -12,6 +12,11 @@ export const functionEnvSchema = z.object({
   CONVOY_RECONCILE_QUEUE_URL: z.string().url(),
   CONVOY_DRIFT_QUEUE_URL: z.string().url(),
   CONVOY_HEALTH_QUEUE_URL: z.string().url(),
+  CONVOY_FLEET_QUEUE_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("The fleet queue (issue 26): the fleet function's own queue, where it sends its ReleaseSet's next run; absent in installations without ReleaseSets."),
   CONVOY_CACHE_DIR: z.string().min(1).default('/tmp/convoy'),
   CONVOY_OCI_MAX_ARTIFACT_BYTES: z.coerce
     .number()

@@ -13,7 +13,7 @@
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
-import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from './logger.ts';
 import type { RecordHandler } from './sqs-batch-handler.ts';
 
@@ -21,7 +21,7 @@ export const EMF_NAMESPACE = 'Convoy';
 
 /** How one run ended, as the metrics see it. */
 export interface RunResult {
-  readonly loop: Loop;
+  readonly loop: QueueLoop;
   readonly message: QueueMessage;
   readonly receiveCount: number;
   readonly outcome: Outcome | 'threw';
@@ -60,7 +60,7 @@ function powertoolsWarnings(log: Logger) {
 }
 
 /** Wraps a record handler so that each record ends with one EMF line; `publish` false (convoy dev, tests): none. */
-export function withRunMetrics(loop: Loop, handler: RecordHandler, publish: boolean, now: () => number = Date.now): RecordHandler {
+export function withRunMetrics(loop: QueueLoop, handler: RecordHandler, publish: boolean, now: () => number = Date.now): RecordHandler {
   if (!publish) return handler;
   return async (message, ctx) => {
     const started = now();

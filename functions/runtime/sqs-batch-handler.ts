@@ -4,13 +4,13 @@ import type { RetryBackoffPolicy } from '../../domain/runtime/backoff.ts';
 import { retry } from '../../domain/runtime/outcome.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import { parseQueueMessage } from '../../domain/runtime/queue-message.ts';
-import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from './logger.ts';
 import { queueUrlFromArn } from './sqs-event.ts';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from './sqs-event.ts';
 
 /**
- * The SQS batch handler shared by the reconcile, drift and health functions:
+ * The SQS batch handler shared by the reconcile, drift, health and fleet functions:
  * parse each record, run the loop's record handler, map its Outcome to SQS
  * (adapters/sqs/outcome-actions.ts) and answer with batchItemFailures.
  * Lambda, the dev poller and tests all call the function this returns.
@@ -37,7 +37,7 @@ export type RecordHandler = (message: QueueMessage, context: RecordContext) => P
 
 export interface SqsBatchHandlerOptions {
   /** The loop this function runs; a message for another loop is invalid here. */
-  readonly loop: Loop;
+  readonly loop: QueueLoop;
   readonly handleRecord: RecordHandler;
   readonly sqs: VisibilityPort;
   readonly logger: Logger;

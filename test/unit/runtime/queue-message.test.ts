@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQueueMessage, queueMessageBody } from '../../../domain/runtime/queue-message.ts';
+import { FLEET_LOOP, LOOPS, QUEUE_LOOPS, parseQueueMessage, queueMessageBody } from '../../../domain/runtime/queue-message.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
 
 const valid: QueueMessage = {
@@ -29,6 +29,13 @@ describe('parseQueueMessage', () => {
     expect(parseQueueMessage(JSON.stringify(valid))).toEqual({ ok: true, message: valid });
   });
 
+  it("a fleet message (issue 26) parses: namespace, name and uid are the ReleaseSet's", () => {
+    const fleet: QueueMessage = { ...valid, loop: FLEET_LOOP, name: 'web-fleet', cause: 'watch: ReleaseSet added' };
+    expect(parseQueueMessage(queueMessageBody(fleet))).toEqual({ ok: true, message: fleet });
+    expect(QUEUE_LOOPS).toEqual([...LOOPS, 'fleet']);
+    expect(LOOPS).not.toContain('fleet');
+  });
+
   it('a timestamp with an offset is accepted', () => {
     expect(parseQueueMessage(body({ sentAt: '2025-06-01T14:00:00+02:00' })).ok).toBe(true);
   });
@@ -53,7 +60,7 @@ describe('parseQueueMessage', () => {
   });
 
   it('an unknown loop names loop', () => {
-    expect(errorOf(body({ loop: 'prune' }))).toMatch(/loop: .*"reconcile"\|"drift"\|"health"/);
+    expect(errorOf(body({ loop: 'prune' }))).toMatch(/loop: .*"reconcile"\|"drift"\|"health"\|"fleet"/);
   });
 
   it.each(['namespace', 'name', 'uid', 'cause', 'sentAt'])('a missing %s names that field', (field) => {
