@@ -16,6 +16,8 @@ import { FleetAnnotation } from './labels.ts';
 import type { StepPlan } from './steps.ts';
 import { BATCH_RECHECK_SECONDS, type FleetStopName } from './stops.ts';
 import { hasRollbackPin, isApplied, withRollbackPin, type ChildWrite } from './writes.ts';
+import { readRollbackRequest } from './rollback-request.ts';
+import { RolloutReason } from './reasons.ts';
 import type { FailingCluster } from '../api/release-set.ts';
 import type { EventIntent } from '../status/release-events.ts';
 
@@ -29,6 +31,8 @@ export interface RolloutInput {
   readonly previous: ReleaseSetStatus | undefined;
   /** The value of convoy.dev/approve on the set. */
   readonly approval: string | undefined;
+  /** The value of convoy.dev/rollback on the set (rollback-request.ts). */
+  readonly rollbackRequest?: string | undefined;
   readonly now: Date;
 }
 
@@ -111,7 +115,52 @@ function rollbackWrites(members: readonly Member[], target: Revision): { writes:
   return { writes, pinned, notPossible };
 }
 
+/**
+ * The rollout's next move. A manual rollback request (convoy.dev/rollback=<revision id>) for the
+ * current revision, with an older revision that succeeded, ends the rollout RolledBack at once;
+ * one that cannot be acted on is noted in the message and changes nothing.
+ */
 export function advanceRollout(input: RolloutInput): RolloutOutcome {
+  const { revision, previous } = input;
+  const request = readRollbackRequest(input.rollbackRequest, revision, previous?.lastSucceededRevision);
+  const state = previous?.revision?.id === revision.id ? previous.rollout?.state : undefined;
+  if (request.kind === 'requested' && state !== 'RolledBack') return requestedRollback(input, request.target);
+  const outcome = advance(input);
+  return request.kind === 'ignored' ? { ...outcome, message: `${outcome.message}; ${request.note}` } : outcome;
+}
+
+/** convoy.dev/rollback: every Cluster this revision updated back to `target`, where the rollout stands. */
+function requestedRollback(input: RolloutInput, target: Revision): RolloutOutcome {
+  const { revision, steps, previous } = input;
+  const before = previous?.revision?.id === revision.id ? previous.rollout : undefined;
+  const byName = before === undefined ? -1 : steps.findIndex((s) => s.name === before.stepName);
+  const k = byName >= 0 ? byName : 0;
+  const rb = rollbackWrites(input.members, target);
+  const rolled = rb.writes.length + rb.pinned;
+  const left = rb.notPossible.length > 0 ? `; ${rb.notPossible.length} not rolled back (created by this rollout or not ready at that revision: ${names(rb.notPossible)})` : '';
+  const message = `rollback requested (${FleetAnnotation.rollback}=${revision.id}): rolled back ${rolled} Clusters to revision ${target.id} (lastSucceededRevision)${left}`;
+  const finishedAt = steps.map((step) => {
+    const prior = before === undefined ? undefined : previous?.steps?.find((s) => s.name === step.name);
+    return prior?.state === 'Succeeded' || prior?.state === 'Failed' ? prior.finishedAt : undefined;
+  });
+  finishedAt[k] ??= toRfc3339(input.now);
+  return {
+    rollout: {
+      state: 'RolledBack',
+      step: k,
+      stepName: steps[k].name,
+      ...(before?.stepStartedAt === undefined ? {} : { stepStartedAt: before.stepStartedAt }),
+    },
+    stop: 'rollbackRequested',
+    message,
+    writes: input.rollout.paused ? [] : rb.writes,
+    succeeded: false,
+    finishedAt,
+    events: [event('Warning', RolloutReason.RollbackRequested, message)],
+  };
+}
+
+function advance(input: RolloutInput): RolloutOutcome {
   const { revision, steps, members, now, previous } = input;
   const nowText = toRfc3339(now);
   const sameRevision = previous?.revision?.id === revision.id;
@@ -136,8 +185,10 @@ export function advanceRollout(input: RolloutInput): RolloutOutcome {
   if (before?.state === 'RolledBack') {
     const target = previous?.lastSucceededRevision;
     const rb = target === undefined ? { writes: [] } : rollbackWrites(members, target);
-    const message = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded')?.message ?? `the rollout of revision ${revision.id} was rolled back`;
-    return { rollout: before, stop: 'rolledBack', message, writes: input.rollout.paused ? [] : rb.writes, succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
+    const condition = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded');
+    const message = condition?.message ?? `the rollout of revision ${revision.id} was rolled back`;
+    const stop = condition?.reason === RolloutReason.RollbackRequested ? 'rollbackRequested' : 'rolledBack';
+    return { rollout: before, stop, message, writes: input.rollout.paused ? [] : rb.writes, succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
   }
 
   // An active rollout: resume where status says, or start at the first step.

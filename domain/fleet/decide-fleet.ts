@@ -61,6 +61,7 @@ export function decideFleet(input: FleetInput): FleetDecision {
     rollout: set.spec.rollout,
     previous,
     approval: set.metadata.annotations?.[FleetAnnotation.approve],
+    rollbackRequest: set.metadata.annotations?.[FleetAnnotation.rollback],
     now,
   });
   const removals = set.spec.rollout.paused ? [] : removalWrites(generated.removed, set.spec.clusters.onRemoval);

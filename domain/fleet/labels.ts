@@ -2,7 +2,8 @@ import { FieldManager } from '../status/field-managers.ts';
 
 /**
  * The labels and annotations a ReleaseSet puts on its children and reads on itself. They are API:
- * the runtime lists children by FleetLabel.releaseSet, and users approve steps with FleetAnnotation.approve.
+ * the runtime lists children by FleetLabel.releaseSet; users approve steps with FleetAnnotation.approve
+ * and ask for a fleet rollback with FleetAnnotation.rollback.
  */
 export const FleetLabel = {
   /** On each child: the name of the ReleaseSet that owns it. */
@@ -22,6 +23,11 @@ export const FleetAnnotation = {
   setPin: 'convoy.dev/release-set-pin',
   /** On the ReleaseSet: `<step name>@<status.revision.id>` approves that step of that revision. */
   approve: 'convoy.dev/approve',
+  /**
+   * On the ReleaseSet: `<status.revision.id>` asks the set to roll every Cluster that revision
+   * updated back to status.lastSucceededRevision now, once per revision (rollback-request.ts).
+   */
+  rollback: 'convoy.dev/rollback',
 } as const;
 
 /** The field manager of the ReleaseSet status and of the children the set writes. */

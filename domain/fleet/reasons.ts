@@ -40,6 +40,8 @@ export const RolloutReason = {
   StepFailed: 'StepFailed',
   /** The same with onFailure RollbackFleet: the updated Clusters went back to lastSucceededRevision. */
   RolledBack: 'RolledBack',
+  /** A user asked for it (convoy.dev/rollback=<revision id>): the updated Clusters went back to lastSucceededRevision. */
+  RollbackRequested: 'RollbackRequested',
   /** The set has a deletionTimestamp; the runtime writes nothing, not even status. */
   Deleting: 'Deleting',
 } as const;

@@ -43,6 +43,7 @@ export const FleetStops = {
   waitingForMinHealthyTime: rollout(RolloutReason.WaitingForMinHealthyTime, 'computed'),
   stepFailed: rollout(RolloutReason.StepFailed),
   rolledBack: rollout(RolloutReason.RolledBack),
+  rollbackRequested: rollout(RolloutReason.RollbackRequested),
   succeeded: rollout(RolloutReason.Succeeded),
   /** The set is being deleted: nothing is written (its children follow their owner references). */
   deleting: rollout(RolloutReason.Deleting),
