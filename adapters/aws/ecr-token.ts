@@ -1,6 +1,6 @@
 /**
  * ECR through IAM (`provider: aws`): registry credentials from ecr:GetAuthorizationToken, called with
- * the function's own role (SigV4 with @smithy/signature-v4, as secrets-manager.ts does — no
+ * the function's own role (SigV4 through signed-json-post.ts, as secrets-manager.ts does — no
  * @aws-sdk/client-ecr in the bundle; docs/decisions.md "ECR through IAM"). The answer's token is
  * base64 `AWS:<password>`: basic auth to the registry. Tokens are cached per registry (account and
  * region) by the source this makes, one per container, and renewed an hour before their 12-hour
@@ -9,7 +9,6 @@
  * Which repositories the role may pull is the construct's `ecrRepositories` grant: every Release
  * with `provider: aws` pulls as the function, so the grant is the installation's allow-list.
  */
-import { SignatureV4 } from '@smithy/signature-v4';
 import {
   ECR_CONTENT_TYPE,
   ECR_TARGET,
@@ -21,7 +20,8 @@ import {
   type EcrToken,
 } from '../../domain/source/ecr.ts';
 import type { RegistryCredentials } from '../../domain/source/oci.ts';
-import { NodeSha256, type CredentialsProvider, type FetchLike } from './eks-token.ts';
+import type { CredentialsProvider, FetchLike } from './eks-token.ts';
+import { signedJsonPost } from './signed-json-post.ts';
 
 export class EcrTokenError extends Error {
   override name = 'EcrTokenError';
@@ -49,20 +49,20 @@ export function createEcrTokenSource(opts: {
   async function fetchToken(host: string): Promise<EcrToken> {
     const registry = ecrRegistryOf(host)!;
     const endpoint = new URL(opts.endpoint ?? process.env['AWS_ENDPOINT_URL_ECR'] ?? process.env['AWS_ENDPOINT_URL'] ?? registry.endpoint);
-    const body = getAuthorizationTokenBody(registry);
-    const signer = new SignatureV4({ credentials: await opts.credentials(), region: registry.region, service: 'ecr', sha256: NodeSha256, uriEscapePath: true, applyChecksum: true });
-    const signed = await signer.sign({
-      method: 'POST',
-      protocol: endpoint.protocol,
-      hostname: endpoint.hostname,
-      ...(endpoint.port !== '' ? { port: Number(endpoint.port) } : {}),
-      path: '/',
-      headers: { host: endpoint.host, 'content-type': ECR_CONTENT_TYPE, 'x-amz-target': ECR_TARGET },
-      body,
-    });
+    const credentials = await opts.credentials();
     let response;
     try {
-      response = await send(`${endpoint.protocol}//${endpoint.host}/`, { method: 'POST', headers: signed.headers, body, signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
+      response = await signedJsonPost({
+        endpoint,
+        region: registry.region,
+        service: 'ecr',
+        target: ECR_TARGET,
+        contentType: ECR_CONTENT_TYPE,
+        body: getAuthorizationTokenBody(registry),
+        credentials,
+        fetch: send,
+        timeoutMs: opts.timeoutMs ?? 10_000,
+      });
     } catch (error) {
       throw new EcrTokenError(`ecr:GetAuthorizationToken for registry ${host} got no answer from ${endpoint.host} (${error instanceof Error ? error.name : 'error'})`, { cause: error });
     }

@@ -3,8 +3,8 @@
  * own credentials), so that a kubeconfig never sits in a Lambda environment variable and a
  * rotated secret is picked up without a redeploy. The value is cached for `ttlMs`.
  */
-import { SignatureV4 } from '@smithy/signature-v4';
-import { NodeSha256, type CredentialsProvider, type FetchLike } from './eks-token.ts';
+import type { CredentialsProvider, FetchLike } from './eks-token.ts';
+import { signedJsonPost } from './signed-json-post.ts';
 
 export class SecretReadError extends Error {
   override name = 'SecretReadError';
@@ -36,19 +36,17 @@ export function createSecretStringReader(opts: {
     async read() {
       if (cached !== undefined && now() - cached.readAt < ttlMs) return cached.value;
       const endpoint = new URL(opts.endpoint ?? process.env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] ?? process.env['AWS_ENDPOINT_URL'] ?? `https://secretsmanager.${opts.region}.amazonaws.com`);
-      const hostname = endpoint.host;
-      const body = JSON.stringify({ SecretId: opts.secretId });
-      const signer = new SignatureV4({ credentials: await opts.credentials(), region: opts.region, service: 'secretsmanager', sha256: NodeSha256, uriEscapePath: true, applyChecksum: true });
-      const signed = await signer.sign({
-        method: 'POST',
-        protocol: endpoint.protocol,
-        hostname: endpoint.hostname,
-        ...(endpoint.port !== '' ? { port: Number(endpoint.port) } : {}),
-        path: '/',
-        headers: { host: hostname, 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.GetSecretValue' },
-        body,
+      const response = await signedJsonPost({
+        endpoint,
+        region: opts.region,
+        service: 'secretsmanager',
+        target: 'secretsmanager.GetSecretValue',
+        contentType: 'application/x-amz-json-1.1',
+        body: JSON.stringify({ SecretId: opts.secretId }),
+        credentials: await opts.credentials(),
+        fetch: send,
+        timeoutMs: 10_000,
       });
-      const response = await send(`${endpoint.protocol}//${hostname}/`, { method: 'POST', headers: signed.headers, body, signal: AbortSignal.timeout(10_000) });
       const text = await response.text();
       let parsed: { SecretString?: string; __type?: string } = {};
       try {
