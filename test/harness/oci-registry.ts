@@ -6,7 +6,7 @@
  *
  * The recipe is the one checked in /work/shared/design/COMPONENTS.md ("OCI registry for Helm charts").
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createPrivateKey, sign, X509Certificate } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
@@ -16,6 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import bcrypt from 'bcryptjs';
 import { createToolLocator } from '../../adapters/tools/binaries.ts';
+import { serveRegistry, type RunningRegistry } from '../../dev/oci-registry.ts';
 
 const execFileAsync = promisify(execFile);
 const root = resolve(import.meta.dirname, '..', '..');
@@ -76,21 +77,6 @@ async function registryBinary(): Promise<string> {
   return stdout.trim();
 }
 
-async function waitForRegistry(base: string, child: ChildProcess, log: () => string): Promise<void> {
-  // Polls /v2/ until the registry answers (any HTTP status); the registry answers ~35 ms after start.
-  for (let attempt = 0; attempt < 400; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the OCI registry exited (${child.exitCode}) before answering:\n${log()}`);
-    try {
-      const response = await fetch(`${base}/v2/`, { signal: AbortSignal.timeout(2000) });
-      await response.body?.cancel();
-      return;
-    } catch {
-      await new Promise((ok) => setTimeout(ok, 25));
-    }
-  }
-  throw new Error(`the OCI registry at ${base} did not answer /v2/ within 10 s:\n${log()}`);
-}
-
 export async function startOciRegistry(options: OciRegistryOptions = {}): Promise<OciRegistry> {
   const binary = await registryBinary();
   const helm = (await createToolLocator().locate()).helm;
@@ -105,42 +91,19 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
     const lines = options.users!.map((u) => `${u.username}:${bcrypt.hashSync(u.password, 4)}`);
     await writeFile(join(work, 'htpasswd'), `${lines.join('\n')}\n`);
   }
-  await writeFile(
-    join(work, 'config.yml'),
-    [
-      'version: 0.1',
-      'storage:',
-      `  filesystem: {rootdirectory: ${JSON.stringify(join(work, 'data'))}}`,
-      '  delete: {enabled: true}',
-      tls ? `http: {addr: "${host}", tls: {certificate: ${JSON.stringify(tls.certFile)}, key: ${JSON.stringify(tls.keyFile)}}}` : `http: {addr: "${host}"}`,
-      'log: {accesslog: {disabled: true}, level: error}',
-      ...(auth ? ['auth:', `  htpasswd: {realm: convoy-test, path: ${JSON.stringify(join(work, 'htpasswd'))}}`] : []),
-      ...(token
-        ? [
-            'auth:',
-            `  token: {realm: "${token.realm}", service: ${TOKEN_SERVICE}, issuer: ${TOKEN_ISSUER}, rootcertbundle: ${JSON.stringify(token.certFile)}}`,
-          ]
-        : []),
-      '',
-    ].join('\n'),
-  );
-  let output = '';
-  const child = spawn(binary, ['serve', join(work, 'config.yml')], {
-    cwd: work,
-    env: { PATH: process.env['PATH'] ?? '', OTEL_TRACES_EXPORTER: 'none' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-8192);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  let registry: RunningRegistry;
   try {
-    await waitForRegistry(`http://${host}`, child, () => output);
+    registry = await serveRegistry({
+      binary,
+      work,
+      host,
+      ...(tls ? { http: `http: {addr: "${host}", tls: {certificate: ${JSON.stringify(tls.certFile)}, key: ${JSON.stringify(tls.keyFile)}}}` } : {}),
+      extraConfig: [
+        ...(auth ? ['auth:', `  htpasswd: {realm: convoy-test, path: ${JSON.stringify(join(work, 'htpasswd'))}}`] : []),
+        ...(token ? ['auth:', `  token: {realm: "${token.realm}", service: ${TOKEN_SERVICE}, issuer: ${TOKEN_ISSUER}, rootcertbundle: ${JSON.stringify(token.certFile)}}`] : []),
+      ],
+    });
   } catch (error) {
-    child.kill('SIGKILL');
-    await exited;
     await token?.stop();
     await rm(work, { recursive: true, force: true });
     throw error;
@@ -187,10 +150,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
       return { digest };
     },
     async stop() {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await registry.kill();
       await token?.stop();
       await rm(work, { recursive: true, force: true });
     },
