@@ -2,7 +2,8 @@
  * `convoy completion bash|zsh|fish`: the shell completion scripts, generated from the commander
  * program (cli/main.ts), so every verb and flag the parser knows is completed and nothing else:
  * verbs, their flags, the values of -o and of `completion`, and Release names (from
- * `convoy get -o name`, in the namespace given with -n, with the user's kubeconfig).
+ * `convoy get -o name`, in the namespace given with -n, with the user's kubeconfig) and ReleaseSets
+ * as rset/<name> (from `convoy get rset -o name`).
  */
 import type { Command } from 'commander';
 
@@ -18,7 +19,7 @@ interface CommandInfo {
   name: string;
   summary: string;
   flags: Flag[];
-  /** Whether its first operand is a Release. */
+  /** Whether its first operand is a Release or a ReleaseSet (rset/<name>). */
   release: boolean;
 }
 
@@ -33,7 +34,7 @@ function describe(program: Command): CommandInfo[] {
       choices: o.argChoices ?? [],
       description: o.description,
     })),
-    release: c.registeredArguments[0]?.name() === 'release',
+    release: ['release', 'releaseset'].includes(c.registeredArguments[0]?.name() ?? ''),
   }));
 }
 
@@ -91,7 +92,7 @@ ${flagCases}
     completion) COMPREPLY=($(compgen -W ${single(completionShells)} -- "$cur")) ;;
     help) COMPREPLY=($(compgen -W ${single(words(commands.map((c) => c.name)))} -- "$cur")) ;;
     ${releaseVerbs.join('|')})
-      COMPREPLY=($(compgen -W "$(convoy get -o name \${ns:+-n "$ns"} 2>/dev/null | sed 's|^.*/||')" -- "$cur")) ;;
+      COMPREPLY=($(compgen -W "$(convoy get -o name \${ns:+-n "$ns"} 2>/dev/null | sed 's|^.*/||') $(convoy get rset -o name \${ns:+-n "$ns"} 2>/dev/null | sed 's|^.*/|rset/|')" -- "$cur")) ;;
   esac
 }
 complete -F _convoy convoy
@@ -141,7 +142,7 @@ ${flagCases}
   case $verb in
     completion) compadd -- bash zsh fish ;;
     help) _describe 'convoy command' verbs ;;
-    ${releaseVerbs.join('|')}) compadd -- \${\${(f)"$(convoy get -o name \${ns:+-n $ns} 2>/dev/null)"}##*/} ;;
+    ${releaseVerbs.join('|')}) compadd -- \${\${(f)"$(convoy get -o name \${ns:+-n $ns} 2>/dev/null)"}##*/} \${\${(f)"$(convoy get rset -o name \${ns:+-n $ns} 2>/dev/null)"}/#*\\//rset/} ;;
   esac
 }
 compdef _convoy convoy kubectl-convoy
@@ -167,7 +168,7 @@ function fish(commands: readonly CommandInfo[]): string {
   }
   const releaseVerbs = commands.filter((c) => c.release).map((c) => c.name);
   lines.push(
-    `  complete -c $cmd -n ${single(`__fish_seen_subcommand_from ${words(releaseVerbs)}`)} -a '(convoy get -o name 2>/dev/null | string replace -r ".*/" "")'`,
+    `  complete -c $cmd -n ${single(`__fish_seen_subcommand_from ${words(releaseVerbs)}`)} -a '(convoy get -o name 2>/dev/null | string replace -r ".*/" ""; convoy get rset -o name 2>/dev/null | string replace -r ".*/" "rset/")'`,
     `  complete -c $cmd -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'`,
     `  complete -c $cmd -n '__fish_seen_subcommand_from help' -a ${single(words(commands.map((c) => c.name)))}`,
     'end',

@@ -1,4 +1,4 @@
-// The Events (events.k8s.io/v1) about one Release, oldest first: shared by `describe` and `events`.
+// The Events (events.k8s.io/v1) about one Release (or ReleaseSet), oldest first: shared by `describe` and `events`.
 import { resourcePath } from '../adapters/kube/http.ts';
 import type { ReleaseKey } from './args.ts';
 import type { Cluster } from './kube.ts';
@@ -26,11 +26,16 @@ interface RawEvent {
   metadata?: { creationTimestamp?: string };
 }
 
-export async function releaseEvents(cluster: Cluster, key: ReleaseKey): Promise<ListedEvent[]> {
+export function releaseEvents(cluster: Cluster, key: ReleaseKey): Promise<ListedEvent[]> {
+  return objectEvents(cluster, key, 'Release');
+}
+
+/** The Events about one convoy object of `kind` (Release, ReleaseSet), oldest first. */
+export async function objectEvents(cluster: Cluster, key: ReleaseKey, kind: 'Release' | 'ReleaseSet'): Promise<ListedEvent[]> {
   const { items } = await cluster.client.list<RawEvent>(
     resourcePath('events.k8s.io/v1', 'events', key.namespace),
     {
-      fieldSelector: `regarding.kind=Release,regarding.name=${key.name}`,
+      fieldSelector: `regarding.kind=${kind},regarding.name=${key.name}`,
     },
   );
   return items

@@ -37,7 +37,7 @@ function printable(raw: Raw, managedFields: boolean): Raw {
   return { ...KIND, ...rest, metadata: meta };
 }
 
-async function serialize(value: unknown, format: 'json' | 'yaml'): Promise<string> {
+export async function serialize(value: unknown, format: 'json' | 'yaml'): Promise<string> {
   if (format === 'json') return JSON.stringify(value, null, 2);
   const { stringify } = await import('yaml');
   return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false }).replace(/\n$/, '');

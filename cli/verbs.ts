@@ -6,6 +6,7 @@
  * Light on purpose: nothing here imports a Kubernetes client, zod or YAML.
  */
 import type { ExitCode } from './output.ts';
+import { isSetTarget } from './release-set/target.ts';
 import type { Session } from './session.ts';
 
 /** What the parser hands a verb: its flags by long name (`all-namespaces`, `output`) and its operands. */
@@ -48,12 +49,24 @@ const API: FlagSpec = {
 };
 const RELEASE = '[release]';
 const RELEASE_FORM = '<release> is <name> (with -n <namespace>) or <namespace>/<name>.';
+const SET_FORM = 'A ReleaseSet is rset/<name> (with -n <namespace>) or rset/<namespace>/<name> (issue 26; docs/fleet.md).';
+
+/**
+ * The verb for a Release, or for a ReleaseSet when the first operand names the kind (`rset/web`,
+ * `rset web`): each module is loaded only when it runs.
+ */
+const routed =
+  (release: () => Promise<Verb>, set: () => Promise<Verb>): (() => Promise<Verb>) =>
+  () =>
+    Promise.resolve<Verb>(async (input, session) =>
+      (await (isSetTarget(input.positionals) ? set() : release()))(input, session),
+    );
 
 export const VERBS: readonly VerbSpec[] = [
   {
     name: 'get',
-    summary: 'list Releases with their verdict, or print them whole (-o json|yaml)',
-    args: [RELEASE],
+    summary: 'list Releases (or ReleaseSets: get rset) with their verdict, or print them whole (-o json|yaml)',
+    args: [RELEASE, '[name]'],
     flags: [
       { flags: '-A, --all-namespaces', description: 'every namespace' },
       { flags: '-l, --selector <selector>', description: 'only Releases with these labels (e.g. team=a,tier!=canary)' },
@@ -65,15 +78,18 @@ export const VERBS: readonly VerbSpec[] = [
       { flags: '-w, --watch', description: 'after the list, print each change as it happens (Ctrl-C stops)' },
       { flags: '--show-managed-fields', description: 'keep metadata.managedFields in -o json|yaml' },
     ],
-    help: `${RELEASE_FORM}\n-o json prints one Release object for a named Release and a List otherwise, as kubectl does;\nthe combined verdict alone is convoy status <release> -o json.`,
-    load: async () => (await import('./get.ts')).getVerb,
+    help:
+      `${RELEASE_FORM}\n-o json prints one Release object for a named Release and a List otherwise, as kubectl does;\nthe combined verdict alone is convoy status <release> -o json.\n` +
+      `convoy get rset [<name>]: ReleaseSets (NAME, STATE, STEP, UPDATED/SELECTED, READY, FAILED, REVISION, AGE). ${SET_FORM}`,
+    load: routed(async () => (await import('./get.ts')).getVerb, async () => (await import('./release-set/get.ts')).getSetVerb),
   },
   {
     name: 'describe',
-    summary: 'conditions, attempts, rollout, waves, hooks, health and Events of a Release',
+    summary: 'conditions, attempts, rollout, waves, hooks, health and Events of a Release (or of a ReleaseSet: rset/<name>)',
     args: [RELEASE],
     flags: [],
-    load: async () => (await import('./describe.ts')).describeVerb,
+    help: `describe rset/<name>: revision, rollout, steps, counts, failing Clusters, held and child Releases, Events. ${SET_FORM}`,
+    load: routed(async () => (await import('./describe.ts')).describeVerb, async () => (await import('./release-set/describe.ts')).describeSetVerb),
   },
   {
     name: 'status',
@@ -93,8 +109,10 @@ export const VERBS: readonly VerbSpec[] = [
     ],
     help:
       'Exit codes: 0 Ready, 1 failed (not retried) or timed out, 4 suspended (spec.suspend: true: it would never\n' +
-      'become Ready; the line says how to resume it). A retried stop (SourceNotReady, …) is waited through.',
-    load: async () => (await import('./wait.ts')).waitVerb,
+      'become Ready; the line says how to resume it). A retried stop (SourceNotReady, …) is waited through.\n' +
+      'wait rset/<name>: 0 the rollout Succeeded for the current generation; 1 Halted, RolledBack, a stop the set does not\n' +
+      `retry, or the timeout; 4 Paused or WaitingForApproval (the line names convoy resume / convoy approve). ${SET_FORM}`,
+    load: routed(async () => (await import('./wait.ts')).waitVerb, async () => (await import('./release-set/wait.ts')).waitSetVerb),
   },
   {
     name: 'sync',
@@ -136,8 +154,10 @@ export const VERBS: readonly VerbSpec[] = [
     help:
       'Without --to or --last-healthy: the render applied before the current one (status.rollout.previousRenderRef),\n' +
       'like helm rollback and argocd app rollback. The Release is pinned to it and stops following its source;\n' +
-      'convoy unpin <release> follows the source again.',
-    load: async () => (await import('./rollback.ts')).rollbackVerb,
+      'convoy unpin <release> follows the source again.\n' +
+      'rollback rset/<name>: every Cluster the current revision updated goes back to status.lastSucceededRevision\n' +
+      `(annotation convoy.dev/rollback=<status.revision.id>); refused when no older revision succeeded. ${SET_FORM}`,
+    load: routed(async () => (await import('./rollback.ts')).rollbackVerb, async () => (await import('./release-set/actions.ts')).rollbackSetVerb),
   },
   {
     name: 'suspend',
@@ -148,10 +168,27 @@ export const VERBS: readonly VerbSpec[] = [
   },
   {
     name: 'resume',
-    summary: 'reconcile again',
+    summary: 'reconcile again (resume rset/<name>: unpause the rollout)',
     args: [RELEASE],
     flags: [],
-    load: async () => (await import('./annotate.ts')).resumeVerb,
+    help: `resume rset/<name> sets spec.rollout.paused to false. ${SET_FORM}`,
+    load: routed(async () => (await import('./annotate.ts')).resumeVerb, async () => (await import('./release-set/actions.ts')).resumeSetVerb),
+  },
+  {
+    name: 'pause',
+    summary: 'pause the rollout of a ReleaseSet: pause rset/<name> (spec.rollout.paused)',
+    args: ['[releaseset]'],
+    flags: [],
+    help: `Nothing of the set is written or deleted until convoy resume rset/<name>; status keeps being reported. ${SET_FORM}`,
+    load: routed(async () => (await import('./release-set/actions.ts')).pauseReleaseVerb, async () => (await import('./release-set/actions.ts')).pauseSetVerb),
+  },
+  {
+    name: 'approve',
+    summary: 'approve the step of a ReleaseSet that waits: approve rset/<name> [--step <step>]',
+    args: ['[releaseset]'],
+    flags: [{ flags: '--step <name>', description: 'the step to approve; refused unless it is the one waiting' }],
+    help: `Writes convoy.dev/approve=<step>@<status.revision.id> for the step that waits; refused when none waits. ${SET_FORM}`,
+    load: routed(async () => (await import('./release-set/actions.ts')).approveReleaseVerb, async () => (await import('./release-set/actions.ts')).approveSetVerb),
   },
   {
     name: 'diff',

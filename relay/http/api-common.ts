@@ -68,6 +68,25 @@ export function mayOnReleases(auth: Authenticator, id: Identity, verb: ReleaseVe
   return auth.authorize(id.user, id.groups, { verb, namespace, resource: 'releases', ...(name !== undefined ? { name } : {}) }, subjectOf(id));
 }
 
+/** Whether the caller may `verb` releasesets.convoy.dev in `namespace` ('' = every namespace); `name` narrows it to one. */
+export function mayOnReleaseSets(auth: Authenticator, id: Identity, verb: ReleaseVerb, namespace: string, name?: string): Promise<boolean> {
+  return auth.authorize(id.user, id.groups, { verb, namespace, resource: 'releasesets', ...(name !== undefined ? { name } : {}) }, subjectOf(id));
+}
+
+/** Validates the path and checks the caller may `verb` this ReleaseSet (403 otherwise, naming what to ask for). */
+export async function allowReleaseSet(auth: Authenticator, c: Context<ApiEnv>, verb: ReleaseVerb): Promise<{ namespace: string; name: string; user: string }> {
+  const key = releaseKey(c);
+  const id = c.get('identity');
+  if (!(await mayOnReleaseSets(auth, id, verb, key.namespace, key.name))) {
+    throw new ApiError(
+      403,
+      'Forbidden',
+      `user "${id.user}" may not ${verb} releasesets.convoy.dev "${key.name}" in namespace "${key.namespace}"; ask for a Role that grants "${verb}" on releasesets.convoy.dev`,
+    );
+  }
+  return { ...key, user: id.user };
+}
+
 /** Validates the path and checks the caller may `verb` this Release (403 otherwise). */
 export async function allowRelease(auth: Authenticator, c: Context<ApiEnv>, verb: ReleaseVerb): Promise<{ namespace: string; name: string; user: string }> {
   const key = releaseKey(c);

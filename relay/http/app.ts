@@ -11,7 +11,8 @@
  *   GET    /healthz, /readyz, /metrics                            probes and Prometheus text
  *   GET    /dashboard, /dashboard/assets/*                        the dashboard (dashboard/routes.ts)
  *   …and the dashboard's routes in release-views.ts (list across namespaces, tree, diff, Events,
- *   rollback, suspend/resume, whoami).
+ *   rollback, suspend/resume, whoami), and the ReleaseSet routes in release-set-api.ts (list, get,
+ *   Events, approve, pause/resume, rollback; issue 26).
  *
  * Every /v1/namespaces, /v1/releases and /v1/whoami route needs `Authorization: Bearer <token>`: the token
  * is checked with a TokenReview (401 when missing or invalid), then a
@@ -50,6 +51,7 @@ import {
 } from '../../domain/store/render-store.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { registerReleaseViews } from './release-views.ts';
+import { registerReleaseSetRoutes } from './release-set-api.ts';
 import type { DiffLimits } from '../../domain/render/text-diff.ts';
 import type { UserClusters } from './user-cluster.ts';
 import { allowRelease, ApiError, mayOnReleases, namespaceOf, renderRefSchema, type ApiEnv, type ApiErrorBody } from './api-common.ts';
@@ -172,8 +174,14 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
     c.set('token', token);
     await next();
   };
-  for (const path of ['/v1/namespaces/*', '/v1/releases', '/v1/whoami']) app.use(path, authenticate);
-  registerReleaseViews(app, deps);
+  for (const path of ['/v1/namespaces/*', '/v1/releases', '/v1/releasesets', '/v1/whoami']) app.use(path, authenticate);
+  const summaries = registerReleaseViews(app, deps);
+  registerReleaseSetRoutes(app, {
+    auth: deps.auth,
+    userClusters: deps.userClusters,
+    releaseNamespaces: async () => [...new Set((await summaries()).map((s) => s.namespace))],
+    logger,
+  });
 
   const allow = (c: Context<ApiEnv>, verb: ReleaseVerb) => allowRelease(deps.auth, c, verb);
 

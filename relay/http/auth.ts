@@ -24,7 +24,8 @@ export type ReleaseVerb = 'get' | 'list' | 'update';
 export interface AccessRequest {
   readonly verb: ReleaseVerb;
   readonly namespace: string;
-  readonly resource: 'releases';
+  /** releases, or releasesets (issue 26: the same rules, on the ReleaseSet resource). */
+  readonly resource: 'releases' | 'releasesets';
   readonly name?: string;
 }
 
@@ -132,7 +133,7 @@ export function createKubeAuthenticator(kube: KubeClientConfig): Authenticator {
       } catch (err) {
         throw new AuthCheckError(
           'SubjectAccessReview',
-          `SubjectAccessReview for ${request.verb} releases.${API_GROUP} in ${request.namespace} failed (${describeFailure(err)}): check that the relay may create subjectaccessreviews.authorization.k8s.io`,
+          `SubjectAccessReview for ${request.verb} ${request.resource}.${API_GROUP} in ${request.namespace} failed (${describeFailure(err)}): check that the relay may create subjectaccessreviews.authorization.k8s.io`,
           err,
         );
       }

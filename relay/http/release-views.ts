@@ -35,7 +35,7 @@ import { pinRender, requireStore } from './pin-render.ts';
 import { DEFAULT_DIFF_LIMITS, type DiffLimits } from '../../domain/render/text-diff.ts';
 import { byObjectKey, diffRenders } from './render-diff.ts';
 import type { ReleaseApi } from './release-api.ts';
-import { createSummaryCache, visibleReleases } from './release-list.ts';
+import { createSummaryCache, visibleReleases, type ReleaseSummary } from './release-list.ts';
 import type { UserClusters } from './user-cluster.ts';
 
 export interface ViewDeps {
@@ -66,7 +66,8 @@ function asCaller(error: unknown, user: string, what: string): unknown {
   return error;
 }
 
-export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
+/** Registers the routes; returns the shared list of Release summaries (the ReleaseSet list reads its namespaces). */
+export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => Promise<ReleaseSummary[]> {
   const summaries = createSummaryCache(deps.releases);
 
   app.get('/v1/whoami', (c) => {
@@ -175,6 +176,7 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): void {
       return c.json({ suspend }, 200);
     });
   }
+  return summaries;
 }
 
 /**

@@ -1,0 +1,66 @@
+/**
+ * ReleaseSets through the user's own kubeconfig (their RBAC decides, as for Releases): read,
+ * list, merge-patch, and the set's child Releases (label convoy.dev/release-set).
+ */
+import { isKubeApiError, resourcePath } from '../../adapters/kube/http.ts';
+import { API_GROUP, API_VERSION } from '../../domain/api/group-version.ts';
+import type { Release } from '../../domain/api/objects.ts';
+import type { ReleaseSet } from '../../domain/api/release-set.ts';
+import { FleetLabel } from '../../domain/fleet/labels.ts';
+import type { ReleaseKey } from '../args.ts';
+import type { Cluster } from '../kube.ts';
+import { releasesPath } from '../kube.ts';
+import { CliFailure } from '../output.ts';
+
+const GV = `${API_GROUP}/${API_VERSION}`;
+export const setPath = (key: ReleaseKey): string => resourcePath(GV, 'releasesets', key.namespace, key.name);
+export const setsPath = (namespace: string | undefined): string => resourcePath(GV, 'releasesets', namespace);
+
+export type RawSet = Record<string, unknown> & { metadata?: { namespace?: string; name?: string; managedFields?: unknown } };
+
+const notFound = (key: ReleaseKey) => new CliFailure(`ReleaseSet ${key.namespace}/${key.name} not found (convoy get rset -n ${key.namespace} lists them)`);
+
+export async function readSetRaw(cluster: Cluster, key: ReleaseKey): Promise<RawSet> {
+  try {
+    return await cluster.client.get<RawSet>(setPath(key));
+  } catch (error) {
+    if (isKubeApiError(error, 404)) throw notFound(key);
+    throw error;
+  }
+}
+
+export async function parseSetOrFail(raw: unknown, key: ReleaseKey): Promise<ReleaseSet> {
+  const { parseReleaseSet } = await import('../../domain/api/release-set.ts');
+  const parsed = parseReleaseSet(raw);
+  if (!parsed.ok) throw new CliFailure(`ReleaseSet ${key.namespace}/${key.name} does not parse: ${parsed.error}`);
+  return parsed.value;
+}
+
+export async function readSet(cluster: Cluster, key: ReleaseKey): Promise<ReleaseSet> {
+  return parseSetOrFail(await readSetRaw(cluster, key), key);
+}
+
+/** A JSON merge patch on the set (an annotation, spec.rollout.paused) with the user's identity. */
+export async function patchSet(cluster: Cluster, key: ReleaseKey, patch: Record<string, unknown>): Promise<void> {
+  try {
+    await cluster.client.patch(setPath(key), patch, { type: 'merge' });
+  } catch (error) {
+    if (isKubeApiError(error, 404)) throw notFound(key);
+    throw error;
+  }
+}
+
+/** The set's children (label convoy.dev/release-set=<name>), parsed; one that does not parse is skipped and counted. */
+export async function setChildren(cluster: Cluster, key: ReleaseKey): Promise<{ children: Release[]; unparsed: string[] }> {
+  const { parseRelease } = await import('../../domain/api/objects.ts');
+  const { items } = await cluster.client.list<Record<string, unknown>>(releasesPath(key.namespace), { labelSelector: `${FleetLabel.releaseSet}=${key.name}` });
+  const children: Release[] = [];
+  const unparsed: string[] = [];
+  for (const raw of items) {
+    const parsed = parseRelease(raw);
+    if (parsed.ok) children.push(parsed.value);
+    else unparsed.push(String((raw.metadata as { name?: string } | undefined)?.name ?? '?'));
+  }
+  children.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  return { children, unparsed };
+}
