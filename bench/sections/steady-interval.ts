@@ -10,13 +10,22 @@
 // 1. first deploy (reconcile, then the drift and health messages it sent), until the
 //    Deployments are available and a reconcile has finished the rollout;
 // 2. more than a minute after the last apply (the drift check's recent-write window), `ticks`
-//    steady intervals: an interval message per Release to reconcile, then drift, then health,
+//    steady intervals as the relay sends them: the reconcile's interval message per Release; a
+//    settled reconcile sends the Release to drift and health with its own answers sealed in, and
+//    the relay counts that as both observers' sends (domain/status/observer-ticks.ts,
+//    domain/relay/timers.ts observersNotified — checked here on every Release: `ridesCounted`),
+//    so the observers' interval checks are those messages, drained after the reconcile's;
 //    each interval 31 s after the previous one — as in production, where a Release's ticks are
 //    minutes apart, a container's 30-s caches (Cluster list, discovery, resolved targets) have
 //    expired by its next tick, and are shared only by the Releases whose ticks fall within 30 s
 //    (here the N Releases of one interval); what lives longer (the drift memory of clean
 //    checks, 30 min) serves the next tick. `steadyIntervalRequestsPerRelease` is the last
-//    interval, `firstInterval` the first after the first deploy.
+//    interval, `firstInterval` the first after the first deploy;
+// 3. `ownTicks`: 31 s later, an observer's tick on its own timer (the relay's `timer: drift
+//    interval` / `timer: health interval`), as between two reconciles when an observer's
+//    interval is shorter than the reconcile's (health's default 1 m against the reconcile's 5 m).
+import type { Release } from '../../domain/api/objects.ts';
+import { observersNotified } from '../../domain/relay/timers.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,12 +54,23 @@ export const STEADY_BEFORE = {
   note: 'measured 2026-12-02 (load 7-15), the first steady interval 63 s after the first deploy (the 30-s caches expired); the issue\'s audit log gave 25.25 (reconcile 6.25, drift 9, health 10)',
 };
 
+/** Recorded with this section on 2bad14d (issue 24 item 1's first round: shared caches, drift memory), each loop ticking on its own. */
+export const STEADY_BEFORE_RIDES = {
+  commit: '2bad14d',
+  n: 10,
+  perLoop: { reconcile: 6.5, drift: 6.3, health: 6.3 },
+  total: 19.1,
+  note: 'measured 2026-12-03 00:03 UTC (load 8-10): reconcile Release 1, Lease 1, 3 dry runs, status 1, shared config 0.5; drift Release 1, Lease 2, 3 metadata GETs, shared 0.3; health Release 1, Lease 1, 3 GETs, status 1, shared 0.3',
+};
+
 type Figures = ReturnType<typeof byPurpose>;
 
 interface Interval {
   perLoop: Record<Loop, Figures>;
   byRequest: Record<Loop, Record<string, number>>;
   total: number;
+  /** Releases whose reconcile status write the relay counts as drift's and health's sends (observersNotified). */
+  ridesCounted: number;
 }
 
 const round = (n: number): number => Math.round(n * 100) / 100;
@@ -107,7 +127,8 @@ export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestC
     await rig.send('reconcile', releases, 'bench: recheck');
     await rig.drain('reconcile', { expect: n, delivery: 'first', timeoutMs: 60_000 });
     await rig.send('health', releases, 'bench: recheck');
-    await rig.drain('health', { expect: n, delivery: 'first', timeoutMs: 30_000 });
+    // What is queued now: the recheck's messages to the observers (a settled Release) and the one above.
+    for (const loop of ['drift', 'health'] as const) await rig.drain(loop, { expect: 3 * n, delivery: 'any', timeoutMs: 4_000 });
     const lastApplyAt = Date.now();
     const notSettled: string[] = [];
     for (const r of releases) {
@@ -124,18 +145,28 @@ export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestC
       await sleep(wait);
     }
 
-    const interval = async (label: string): Promise<Interval> => {
-      log(`steadyInterval: ${label}`);
+    const readAll = (): Promise<Release[]> => Promise.all(releases.map((r) => api.getRelease(r.namespace, r.name)));
+    /** One tick per Release of each of `loops`: the relay's timer message for each loop of `sent`, the others as the reconcile sent them. */
+    const measure = async (loops: readonly Loop[], sent: readonly Loop[]) => {
       const perLoop = {} as Record<Loop, Figures>;
       const byRequest = {} as Record<Loop, Record<string, number>>;
-      for (const loop of LOOPS) {
-        await rig.send(loop, releases, `timer: ${loop} interval`);
+      for (const loop of loops) {
+        if (sent.includes(loop)) await rig.send(loop, releases, `timer: ${loop} interval`);
         const { value, count } = await client.during(() => rig.drain(loop, { expect: n, delivery: 'first', timeoutMs: 30_000 }));
         if (value.messages < n) throw new Error(`steadyInterval: ${loop} handled ${value.messages} of ${n} interval messages`);
         perLoop[loop] = byPurpose(count.byRequest, n);
         byRequest[loop] = Object.fromEntries(Object.entries(count.byRequest).map(([k, v]) => [k, round(v / n)]));
       }
-      return { perLoop, byRequest, total: round(LOOPS.reduce((sum, loop) => sum + perLoop[loop].total, 0)) };
+      return { perLoop, byRequest, total: round(loops.reduce((sum, loop) => sum + perLoop[loop].total, 0)) };
+    };
+    const interval = async (label: string): Promise<Interval> => {
+      log(`steadyInterval: ${label}`);
+      const before = await readAll();
+      // The relay sends the reconcile's tick; the observers' ticks are the messages it sent them.
+      const measured = await measure(LOOPS, ['reconcile']);
+      const after = await readAll();
+      const ridesCounted = after.filter((next, i) => observersNotified(before[i], next)).length;
+      return { ...measured, ridesCounted };
     };
     const intervals: Interval[] = [];
     for (let i = 0; i < ticks; i++) {
@@ -147,6 +178,9 @@ export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestC
     }
     const first = intervals[0];
     const warm = intervals[intervals.length - 1];
+    log(`steadyInterval: waiting ${INTERVAL_GAP_MS / 1000} s, then the observers' own ticks`);
+    await sleep(INTERVAL_GAP_MS);
+    const ownTicks = await measure(['drift', 'health'], ['drift', 'health']);
 
     // Drift is still detected: a label convoy applied, changed on one Deployment by another field manager.
     const apps = kc.makeApiClient(AppsV1Api);
@@ -176,16 +210,20 @@ export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestC
       app: 'ConfigMap + Deployment + Service per Release, each in its own namespace, one Git repository; inCluster Cluster per namespace',
       steadyIntervalRequestsPerRelease,
       firstInterval: { reconcile: first.perLoop.reconcile.total, drift: first.perLoop.drift.total, health: first.perLoop.health.total, total: first.total },
-      met: warm.total <= STEADY_INTERVAL_TARGET,
+      met: warm.total <= STEADY_INTERVAL_TARGET && warm.ridesCounted === n,
+      ridesCounted: { first: first.ridesCounted, last: warm.ridesCounted, of: n },
       byPurpose: warm.perLoop,
       byRequest: warm.byRequest,
       firstIntervalByRequest: first.byRequest,
+      ownTicks: { drift: ownTicks.perLoop.drift, health: ownTicks.perLoop.health, byRequest: ownTicks.byRequest },
       notSettledAfterFirstDeploy: notSettled.length,
       driftAfterALabelChange: driftSeen,
       before: STEADY_BEFORE,
+      beforeRides: STEADY_BEFORE_RIDES,
       notes: [
         'requests per Release counted on the client side (every request of this process to the apiserver, discovery and /version included), divided by N',
-        'one interval = one interval message per Release to each loop, drained loop by loop by warm function containers, 31 s after the previous interval (the 30-s caches expired, as between real ticks); steadyIntervalRequestsPerRelease is the last of `ticks` intervals, `firstInterval` the first after the first deploy',
+        'one interval = the relay\'s reconcile interval message per Release, then the messages the settled reconcile sent drift and health (their interval checks ride on it: the relay counts the reconcile\'s status write as their sends, `ridesCounted`), drained loop by loop by warm function containers, 31 s after the previous interval (the 30-s caches expired, as between real ticks); steadyIntervalRequestsPerRelease is the last of `ticks` intervals, `firstInterval` the first after the first deploy; `met` also needs every Release\'s ride counted',
+        'ownTicks: an observer tick on its own timer (timer: drift/health interval), as between two reconciles when the observer\'s interval is shorter (health\'s default 1 m)',
         'driftAfterALabelChange: InSync after the label app (applied by convoy) of one Deployment was changed by another client, and one drift tick (expected False/Drifted)',
       ],
     };

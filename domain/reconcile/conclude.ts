@@ -5,6 +5,7 @@ import { requeueAfter, retry, stop, done, type Outcome } from '../runtime/outcom
 import { nextCondition, toRfc3339 } from '../status/conditions.ts';
 import { AppliedReason, ConditionType, LifecycleReason, appliedTrueReasons } from '../status/reasons.ts';
 import { ownedConditions, type ReleaseSlice } from '../status/slices.ts';
+import { observersRideOnReconcile } from '../status/observer-ticks.ts';
 import { FieldManager } from '../status/field-managers.ts';
 import type { ApplyCounts } from './progress.ts';
 import { Annotation, annotationOf, RENDER_REF } from './annotations.ts';
@@ -42,11 +43,13 @@ export interface ReconcileDecision {
   outcome: Outcome;
   /**
    * Loops to send the Release to at once: a new render was applied or the current render
-   * changed, objects were re-applied (a correction of drift), or this run handled a new
-   * metadata.generation (e.g. a resume) whose conditions the observers must bring along.
+   * changed, objects were re-applied (a correction of drift), this run handled a new
+   * metadata.generation (e.g. a resume) whose conditions the observers must bring along, or the
+   * render is applied and settled (the observers' interval checks ride on this run:
+   * domain/status/observer-ticks.ts).
    */
   notify: NotifyLoop[];
-  /** The cause of those messages (`applied <renderRef>`, `corrected …`, `generation …`); set when notify is not empty. */
+  /** The cause of those messages (`applied <renderRef>`, `corrected …`, `generation …`, `settled …`); set when notify is not empty. */
   notifyCause?: string;
 }
 
@@ -152,6 +155,9 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
   // waits for every condition's observedGeneration; told now, they follow within one run each.
   const generationChanged = status.observedGeneration !== generation;
   const renderRef = lastAttempted.renderRef ?? '';
+  // Settled (the render applied, nothing in progress): this run just checked every object, so the
+  // observers' interval checks ride on it (domain/status/observer-ticks.ts; issue 24 item 1).
+  const settled = observersRideOnReconcile(slice);
   const notifyCause =
     newRender || currentChanged
       ? `applied ${renderRef}`.trim()
@@ -159,7 +165,9 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
         ? `corrected ${renderRef}: ${rewritten} objects applied again`
         : generationChanged
           ? `generation ${generation} handled (was ${status.observedGeneration ?? 'none'})`
-          : undefined;
+          : settled
+            ? `settled ${renderRef}: the observers' interval checks ride on this reconcile`
+            : undefined;
   return {
     slice,
     outcome: outcomeOf(end, row, rollout?.state),

@@ -37,7 +37,11 @@
  * applied waited behind them (issue 10). And when the relay sees the status
  * change the reconcile notified about (`observersNotified`), it counts it as
  * a send of both observer loops: their next tick is an interval later, not at
- * once next to the reconcile's message.
+ * once next to the reconcile's message. The same holds for every reconcile of a
+ * settled Release (issue 24 item 1): it sends both observers the answers of its
+ * own check of every object, so their interval checks ride on the reconcile's
+ * tick and cost no reads of their own; an observer whose interval is shorter
+ * than the reconcile's still ticks on its own in between.
  *
  * A relay that starts leading (termStartedAt) finds many timers overdue at
  * once: the drift base is InSync's lastTransitionTime, hours old in a
@@ -53,6 +57,7 @@
 import type { Condition, Release } from '../api/index.ts';
 import { parseDuration } from '../runtime/duration.ts';
 import type { Loop } from '../runtime/queue-message.ts';
+import { observersRideOnReconcile } from '../status/observer-ticks.ts';
 
 export const FRESHNESS_INTERVAL_MS = 10 * 60_000;
 /** Shortest timer interval: a zero or tiny interval must not turn the relay into a busy loop. */
@@ -159,7 +164,8 @@ export function driftWaitsForReconcile(release: Release): boolean {
 /**
  * Whether a status update (old → next) is one after which the reconcile sent the Release to
  * the health and drift queues (conclude.ts: the current render changed, a new render was
- * applied, or a rollback happened).
+ * applied, a rollback happened, or a run of a settled Release, on which the observers'
+ * interval checks ride: domain/status/observer-ticks.ts).
  */
 export function observersNotified(old: Release | undefined, next: Release | undefined): boolean {
   if (old === undefined || next === undefined || old.metadata.uid !== next.metadata.uid) return false;
@@ -169,7 +175,10 @@ export function observersNotified(old: Release | undefined, next: Release | unde
   if (attempted !== undefined && attempted !== before?.lastAttempted?.renderRef) return true;
   const applied = after?.lastSuccessful?.renderRef;
   if (applied !== undefined && applied !== before?.lastSuccessful?.renderRef) return true;
-  return after?.rollout?.state === 'RolledBack' && before?.rollout?.state !== 'RolledBack';
+  if (after?.rollout?.state === 'RolledBack' && before?.rollout?.state !== 'RolledBack') return true;
+  // A new reconcile write of a settled Release: the observers' interval checks rode on that run
+  // (domain/status/observer-ticks.ts), so their own timers start over from it.
+  return after?.reconciledAt !== undefined && after.reconciledAt !== before?.reconciledAt && observersRideOnReconcile(after);
 }
 
 function pendingAtGeneration(release: Release, type: 'Healthy' | 'InSync'): boolean {

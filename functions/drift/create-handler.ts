@@ -10,7 +10,7 @@ import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-h
 import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { sharedReleaseReads } from '../runtime/release-reads.ts';
 import { createReleaseSource } from '../reconcile/reconcile-record.ts';
-import { createDriftRecordHandler } from './drift-record.ts';
+import { createDriftRecordHandler, createDriftWithoutLease } from './drift-record.ts';
 
 export type { HandlerOptions };
 
@@ -26,7 +26,11 @@ export function createDriftHandler(
   const { store, notify } = sharedPorts(config, clients);
   // `caches` are kept by the container between runs; each message first applies their invalidation rule.
   // One Release read per run, shared with the Lease guard (its status write closes the Lease).
-  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'drift', { hintKey: clients.hintKey });
+  // A hinted message whose check changes nothing ends before the Lease (drift-record.ts).
+  const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'drift', {
+    hintKey: clients.hintKey,
+    withoutLease: createDriftWithoutLease({ hintKey: clients.hintKey }),
+  });
   const record = createDriftRecordHandler({
     releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),

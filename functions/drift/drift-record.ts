@@ -2,7 +2,7 @@ import type { Release } from '../../domain/api/objects.ts';
 import { objectDrift, type DriftObservation } from '../../domain/observe/drift-diff.ts';
 import { driftMemoryBasis, driftMemoryKey, type DriftMemory } from '../../domain/observe/drift-memory.ts';
 import { inSyncRefusedVerdict, inSyncVerdict, observeSlice, planDriftCheck, type DriftCheck } from '../../domain/observe/insync-verdict.ts';
-import { loadRender } from '../../domain/observe/load-render.ts';
+import { loadRender, type LoadedRender } from '../../domain/observe/load-render.ts';
 import { jsonEqual } from '../../domain/render/kube-object.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
@@ -88,20 +88,56 @@ export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
   };
 }
 
+/**
+ * Ends a message before the Lease (functions/runtime/release-reads.ts, `withoutLease`) when its
+ * sealed hint alone decides the run and the run changes nothing: the check made from the
+ * reconcile's answers (no request) leaves InSync exactly as the hinted Release has it, and asks
+ * for no correction — so there is no status write, no Event and no message, and the Lease's take
+ * and give-back would be the run's only requests. The usual case when the observers' interval
+ * checks ride on a settled reconcile (domain/status/observer-ticks.ts). Anything else:
+ * undefined, and the run goes on under the Lease, from the same hint.
+ */
+export function createDriftWithoutLease(deps: Pick<DriftRecordDeps, 'hintKey' | 'now'>) {
+  const now = deps.now ?? (() => new Date());
+  return (message: QueueMessage, ctx: RecordContext): Promise<Outcome | undefined> => Promise.resolve(endsWithoutLease(message, ctx));
+  function endsWithoutLease(message: QueueMessage, ctx: RecordContext): Outcome | undefined {
+    const hinted = hintedRelease(deps.hintKey, message, ctx.receiveCount, now());
+    if (hinted === undefined) return undefined;
+    const { release, hint } = hinted;
+    const plan = planDriftCheck(release);
+    const render = hintedRender(hint);
+    if (plan.kind === 'pending' || render === undefined || hint.renderRef !== plan.renderRef) return undefined;
+    const verdict = inSyncVerdict(release, hintedCheck(release, render));
+    if (verdict.correct) return undefined;
+    const unchanged = jsonEqual(findCondition(release.status?.conditions, ConditionType.InSync), observeSlice(release, verdict, now()).conditions[0]);
+    if (!unchanged) return undefined;
+    ctx.logger.child({ renderRef: render.renderRef }).info('drift checked', {
+      inSync: verdict.condition.reason,
+      drifted: verdict.drifted,
+      corrected: false,
+      lease: 'not taken: the reconcile\'s sealed answers leave InSync as it is',
+    });
+    return verdict.outcome;
+  }
+}
+
+/** The check of objects as the reconcile's answers show them (applied-hint.ts): each is what the apply or dry run just found. */
+function hintedCheck(release: Release, render: Extract<LoadedRender, { kind: 'loaded' }>): DriftCheck {
+  const ignore = release.spec.driftDetection.ignore ?? [];
+  return {
+    kind: 'checked',
+    renderRef: render.renderRef,
+    objects: render.objects.map((object) => ({ object, drift: objectDrift(object, { kind: 'unchanged' }, ignore) })),
+  };
+}
+
 async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger, hint?: NonNullable<QueueMessage['applied']>): Promise<DriftCheck> {
   const plan = planDriftCheck(release);
   if (plan.kind === 'pending') return plan;
   if (hint !== undefined && hint.renderRef === plan.renderRef) {
     // Right after the apply: the objects are as the apply just left them (applied-hint.ts).
     const render = hintedRender(hint) ?? (await loadRender(deps.renders, release, plan.renderRef));
-    if (render.kind === 'loaded' && render.objects.length === hint.live.length) {
-      const ignore = release.spec.driftDetection.ignore ?? [];
-      return {
-        kind: 'checked',
-        renderRef: render.renderRef,
-        objects: render.objects.map((object) => ({ object, drift: objectDrift(object, { kind: 'unchanged' }, ignore) })),
-      };
-    }
+    if (render.kind === 'loaded' && render.objects.length === hint.live.length) return hintedCheck(release, render);
   }
   try {
     const target = await deps.targets.resolve(release);

@@ -40,6 +40,14 @@ export interface SharedReadsOptions {
   /** The functions' hint key (clients.ts): an observer trusts a hint only under its seal; unset: no hint is used. */
   hintKey?: HintKey | undefined;
   now?: () => Date;
+  /**
+   * An observer's check of a message whose sealed hint already decides the run (issue 24 item
+   * 1): an Outcome when the run, computed from the hint alone, would change nothing — no status
+   * write, no Event, no message — which ends the message before the Lease: a run without effects
+   * needs no exclusion, and a take and give-back would be its only requests. undefined: the run
+   * goes on under the Lease as usual. Called only for a message whose hint is usable.
+   */
+  withoutLease?: ((message: QueueMessage, ctx: RecordContext) => Promise<Outcome | undefined>) | undefined;
 }
 
 export function sharedReleaseReads(source: ReleaseSource, loop: Loop, options: SharedReadsOptions = {}): { releases: ReleaseSource; marks: LeaseMarks } {
@@ -74,7 +82,7 @@ export function sharedReleaseReads(source: ReleaseSource, loop: Loop, options: S
           if (loop !== 'reconcile' && message.applied !== undefined) {
             const problem = hintProblem(hintKey, message, ctx.receiveCount, now());
             // Sealed by the reconcile from its own live read: the observer works on it (issue 13's saving).
-            if (problem === undefined) return guarded(message, ctx);
+            if (problem === undefined) return (await options.withoutLease?.(message, ctx)) ?? guarded(message, ctx);
             ctx.logger.warn('the hint the message carries is not used; the Release and the cluster are read instead', { hint: problem });
           }
           const live = await read(message, false);

@@ -44,6 +44,8 @@ export interface ReconcileEnv {
   /** The installation's tenancy settings (from its settings ConfigMap), which the default ports use. */
   tenancy: TenancySettings;
   ns: FreshNamespace;
+  /** The installation namespace (the functions' Leases live there: CONVOY_NAMESPACE). */
+  installationNamespace: string;
   git: GitHttpServer;
   gitRoot: string;
   store: RenderStore;
@@ -103,6 +105,7 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
     functionsConfig,
     tenancy,
     ns,
+    installationNamespace: installation.name,
     git,
     gitRoot,
     store,

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseRelease, type Release } from '../../../domain/api/objects.ts';
 import { conclude, type ReconcileEnd } from '../../../domain/reconcile/conclude.ts';
 import { halt } from '../../../domain/reconcile/halt.ts';
+import { observersNotified } from '../../../domain/relay/timers.ts';
 
 const T = '2026-11-29T10:00:00Z';
 const REF = `sha256:${'a'.repeat(64)}`;
@@ -41,10 +42,16 @@ function end(r: Release, written: number, extra: Partial<ReconcileEnd> = {}): Re
 }
 
 describe('conclude: who is told at once', () => {
-  it('an unchanged render with nothing written at an already handled generation tells nobody (interval ticks stay cheap)', () => {
+  it('an unchanged render with nothing written at an already handled generation: settled, the observers\' interval checks ride on it (issue 24)', () => {
     const d = conclude(end(release(GEN), 0));
-    expect(d.notify).toEqual([]);
-    expect(d.notifyCause).toBeUndefined();
+    expect(d.notify.sort()).toEqual(['drift', 'health']);
+    expect(d.notifyCause).toBe(`settled ${REF}: the observers' interval checks ride on this reconcile`);
+  });
+
+  it('nothing rides on a run that is not settled: a stop, a rollout in progress, a wait', () => {
+    expect(conclude(end(release(GEN), 0, { halt: halt('sourceFailed', 'git fetch failed'), progress: undefined })).notify).toEqual([]);
+    expect(conclude(end(release(GEN), 0, { progress: { rollout: { renderRef: REF, state: 'Progressing', wave: 0 }, waves: [], written: 0 } })).notify).toEqual([]);
+    expect(conclude(end(release(GEN), 0, { halt: halt('waitingForSync', 'manual sync mode'), progress: undefined })).notify).toEqual([]);
   });
 
   it('a correction — the same render, objects written again — tells drift and health, cause "corrected …"', () => {
@@ -67,5 +74,29 @@ describe('conclude: who is told at once', () => {
   it('a new render keeps its cause "applied <renderRef>"', () => {
     const d = conclude(end(release(GEN, OTHER), 3));
     expect(d.notifyCause).toBe(`applied ${REF}`);
+  });
+
+  it('agrees with the relay: whenever the relay counts a reconcile write as the observers\' sends, that run sent both', () => {
+    const later = new Date(Date.parse(T) + 300_000);
+    const cases: ReconcileEnd[] = [
+      { ...end(release(GEN), 0), now: later },
+      { ...end(release(GEN), 2), now: later },
+      { ...end(release(GEN - 1), 0), now: later },
+      { ...end(release(GEN, OTHER), 3), now: later },
+      { ...end(release(GEN), 0, { halt: halt('sourceFailed', 'git fetch failed'), progress: undefined }), now: later },
+      { ...end(release(GEN), 0, { progress: { rollout: { renderRef: REF, state: 'Progressing', wave: 0 }, waves: [], written: 0 } }), now: later },
+      { ...end(release(GEN), 0, { halt: halt('waitingForSync', 'manual sync mode'), progress: undefined }), now: later },
+    ];
+    let counted = 0;
+    for (const e of cases) {
+      const d = conclude(e);
+      const next = { ...e.release, status: { ...e.release.status, ...d.slice } } as Release;
+      if (!observersNotified(e.release, next)) continue;
+      counted++;
+      expect(d.notify.sort()).toEqual(['drift', 'health']);
+    }
+    // Settled, corrected, a new generation, a new render; not a stop, a rollout in progress or a
+    // wait (the observers' own timers go on).
+    expect(counted).toBe(4);
   });
 });

@@ -143,4 +143,25 @@ describe('observer timers while the observers wait for the reconcile (issue 10: 
     expect(observersNotified(before, withStatus({ reconciledAt: '2026-01-01T12:00:00Z' }))).toBe(false);
     expect(observersNotified(undefined, before)).toBe(false);
   });
+
+  it('observersNotified: a new reconcile write of a settled Release (the observers\' interval checks ride on it, issue 24)', () => {
+    const settled = (reconciledAt: string) =>
+      release({
+        status: {
+          reconciledAt,
+          lastAttempted: { ...attempt(B), phase: 'Succeeded' },
+          lastSuccessful: { ...attempt(B), phase: 'Succeeded' },
+          rollout: { renderRef: B, state: 'Succeeded' },
+          conditions: [condition('Applied', '2026-01-01T11:00:00Z')],
+        },
+      });
+    const old = settled('2026-01-01T11:55:00Z');
+    expect(observersNotified(old, settled('2026-01-01T12:00:00Z'))).toBe(true);
+    // Another writer's update (the same reconciledAt): not a reconcile run.
+    expect(observersNotified(old, settled('2026-01-01T11:55:00Z'))).toBe(false);
+    // Not settled: a rollout in progress, Applied not True/Applied.
+    const progressing = settled('2026-01-01T12:00:00Z');
+    expect(observersNotified(old, release({ status: { ...progressing.status, rollout: { renderRef: B, state: 'Progressing', wave: 0 } } }))).toBe(false);
+    expect(observersNotified(old, release({ status: { ...progressing.status, conditions: [{ ...condition('Applied', '2026-01-01T12:00:00Z'), status: 'False', reason: 'WaitingForSync' }] } }))).toBe(false);
+  });
 });
