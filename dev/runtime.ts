@@ -12,7 +12,7 @@ import { startFauxqs } from 'fauxqs';
 import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { ensureQueueWithDlq } from '../adapters/sqs/queues.ts';
-import { parseQueueMessage, type Loop } from '../domain/runtime/queue-message.ts';
+import { FLEET_LOOP, parseQueueMessage, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
 import { deriveTimings } from '../domain/runtime/timings.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
 import { tenancyFromEnv } from '../functions/runtime/tenancy-config.ts';
@@ -21,6 +21,7 @@ import { functionEnvSchema, type FunctionConfig } from '../functions/runtime/con
 import type { Logger } from '../functions/runtime/logger.ts';
 import type { SqsBatchHandler } from '../functions/runtime/sqs-batch-handler.ts';
 import { createReconcileHandler } from '../functions/reconcile/create-handler.ts';
+import { createFleetHandler } from '../functions/fleet/create-handler.ts';
 import { createApiApp } from '../relay/http/app.ts';
 import { createKubeAuthenticator } from '../relay/http/auth.ts';
 import { createGitWebhookHandler, createKubeWebhookReleaseSource } from '../relay/http/git-hooks.ts';
@@ -82,7 +83,8 @@ export interface RuntimeOptions {
 
 export interface ConvoyRuntime {
   awsEndpoint: string;
-  queues: Record<Loop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
+  /** One queue (and DLQ) per loop: the three Release loops and `fleet` (ReleaseSets, issue 26). */
+  queues: Record<QueueLoop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
   bucket: string;
   sqs: SQSClient;
   s3: S3Client;
@@ -112,7 +114,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
 
   const queues = {} as ConvoyRuntime['queues'];
-  for (const loop of LOOPS) {
+  for (const loop of [...LOOPS, FLEET_LOOP] as const) {
     queues[loop] = await ensureQueueWithDlq(sqs, `convoy-${loop}`, {
       maxReceiveCount: options.maxReceiveCount ?? deriveTimings().maxReceiveCount,
       visibilityTimeout: options.visibilityTimeoutSeconds ?? 60,
@@ -125,6 +127,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_RECONCILE_QUEUE_URL: queues.reconcile.queueUrl,
     CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
     CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
+    CONVOY_FLEET_QUEUE_URL: queues.fleet.queueUrl,
     CONVOY_CACHE_DIR: cacheDir,
     ...(options.maxRenderObjects !== undefined ? { CONVOY_MAX_RENDER_OBJECTS: String(options.maxRenderObjects) } : {}),
   });
@@ -140,17 +143,20 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     tenancy: tenancyFromEnv(settings),
     hintKey: hintKey(config.CONVOY_HINT_KEY),
   };
-  const queueUrlOf = (loop: Loop) => () => queues[loop].queueUrl;
-  const handlers: Partial<Record<Loop, SqsBatchHandler>> = {
+  const queueUrlOf = (loop: QueueLoop) => () => queues[loop].queueUrl;
+  const handlers: Partial<Record<QueueLoop, SqsBatchHandler>> = {
     reconcile: createReconcileHandler(config, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),
     ...observerHandlers(config, clients, logger, queueUrlOf),
+    fleet: createFleetHandler(config, clients, logger.child({ fn: 'fleet' }), { queueUrlOf: queueUrlOf('fleet') }),
   };
   const pollers: Poller[] = [];
   if (options.functions !== undefined) {
     const started = await options.functions({ sqs, endpoint, queues, bucket, functionsKc: options.identities?.functions ?? kc, logger });
     pollers.push(started);
   }
-  for (const loop of LOOPS) {
+  // The lambda runtime (options.functions) runs the construct's functions instead; it has no fleet
+  // function yet, so there the fleet queue is not polled.
+  for (const loop of [...LOOPS, FLEET_LOOP] as const) {
     const handler = handlers[loop];
     if (handler === undefined || options.functions !== undefined) continue;
     pollers.push(

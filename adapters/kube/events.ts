@@ -15,6 +15,8 @@ import type { KubeClientConfig } from './kubeconfig.ts';
 import { microTime } from './lease.ts';
 
 export interface EventSubject {
+  /** The kind of convoy object the Event is about; default Release (the fleet function: ReleaseSet). */
+  readonly kind?: 'Release' | 'ReleaseSet' | undefined;
   readonly namespace: string;
   readonly name: string;
   readonly uid?: string | undefined;
@@ -71,7 +73,7 @@ export function createEventRecorder(config: KubeClientConfig, opts: EventRecorde
         note: event.note,
         regarding: {
           apiVersion: 'convoy.dev/v1alpha1',
-          kind: 'Release',
+          kind: subject.kind ?? 'Release',
           namespace: subject.namespace,
           name: subject.name,
           ...(subject.uid !== undefined ? { uid: subject.uid } : {}),

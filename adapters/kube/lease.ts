@@ -15,6 +15,12 @@ const LAST_HOLDER = 'convoy.dev/last-holder';
 /** Always present, so JSON patches can add single annotations. */
 const FORMAT = 'convoy.dev/lease-format';
 const RELEASE_UID_LABEL = 'convoy.dev/release-uid';
+/**
+ * The fleet loop's Leases (issue 26) name a ReleaseSet's uid, under their own label: the relay's
+ * sweep of Leases whose Release is gone (releaseUids/removeAll) must not take them for orphans.
+ */
+const RELEASE_SET_UID_LABEL = 'convoy.dev/release-set-uid';
+const ownerLabelOf = (loop: string) => (loop === 'fleet' ? RELEASE_SET_UID_LABEL : RELEASE_UID_LABEL);
 const JSON_PATCH = 'application/json-patch+json';
 
 const isNotFound = (e: unknown) => isKubeApiError(e, 404);
@@ -167,7 +173,7 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
           return await client.create<V1Lease>(pathOf(), {
             apiVersion: LEASES,
             kind: 'Lease',
-            metadata: { name, namespace, labels: { [RELEASE_UID_LABEL]: releaseUid }, annotations: { [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '', ...followUp } },
+            metadata: { name, namespace, labels: { [ownerLabelOf(loop)]: releaseUid }, annotations: { [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '', ...followUp } },
             spec,
           });
         } catch (createError) {

@@ -19,7 +19,7 @@
  * T + 1 s, so it closes nothing), or what the next run needs recorded in the Lease: failures to
  * count or reset, a follow-up that is not this run's own message.
  */
-import type { Loop } from './queue-message.ts';
+import type { Loop, QueueLoop } from './queue-message.ts';
 import type { LeaseRecord } from './lease.ts';
 import type { Outcome } from './outcome.ts';
 
@@ -40,12 +40,12 @@ export function statusMark(loop: Loop, status: MarkedStatus | undefined): string
 }
 
 /** The holder value that means "free" while the status carries `mark`. */
-export function closedHolder(loop: Loop, mark: string | undefined): string {
+export function closedHolder(loop: QueueLoop, mark: string | undefined): string {
   return mark === undefined ? '' : `${loop}@${mark}`;
 }
 
 /** The mark a holder value `<loop>@<mark>` names; undefined for any other value ("", a random holder). */
-export function markOfHolder(loop: Loop, holder: string): string | undefined {
+export function markOfHolder(loop: QueueLoop, holder: string): string | undefined {
   const prefix = `${loop}@`;
   return holder.startsWith(prefix) && holder.length > prefix.length ? holder.slice(prefix.length) : undefined;
 }
@@ -66,7 +66,7 @@ export function nextMark(found: string | undefined, now: Date): string {
  * unchanged, so the next run in the same second would compute the same holder. Strictly after
  * `earlier`, so holder ids never repeat for the life of a Lease. undefined: `planned` is fine.
  */
-export function holderAfterEarlier(loop: Loop, planned: string, earlier: string, now: Date): string | undefined {
+export function holderAfterEarlier(loop: QueueLoop, planned: string, earlier: string, now: Date): string | undefined {
   const earlierMark = markOfHolder(loop, earlier);
   const plannedMark = markOfHolder(loop, planned);
   if (earlierMark === undefined || plannedMark === undefined) return undefined;

@@ -15,7 +15,7 @@ import {
 import { closedHolder, closesByStatus, holderAfterEarlier, markAfter, markOfHolder, nextMark, type RunMark } from '../../domain/runtime/lease-close.ts';
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
-import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from './logger.ts';
 import type { LeaseMarks } from './release-reads.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
@@ -29,7 +29,7 @@ export function runOf(ctx: RecordContext): RunMark | undefined {
 }
 
 export interface LeaseGuardOptions {
-  loop: Loop;
+  loop: QueueLoop;
   leases: LeasePort;
   /** The Lease duration (short: see leaseSeconds); a live run renews it every quarter of it. */
   durationSeconds: number;

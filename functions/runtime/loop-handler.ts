@@ -3,7 +3,7 @@ import { createBatchingSqs } from '../../adapters/sqs/batching.ts';
 import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
 import { LEASE_SECONDS } from '../../domain/runtime/timings.ts';
-import type { Loop } from '../../domain/runtime/queue-message.ts';
+import type { QueueLoop } from '../../domain/runtime/queue-message.ts';
 import type { FunctionClients } from './clients.ts';
 import type { FunctionConfig } from './config.ts';
 import { withLease } from './lease-guard.ts';
@@ -33,9 +33,9 @@ export function sharedPorts(config: FunctionConfig, clients: FunctionClients) {
   };
 }
 
-/** A loop's record handler as a function: SQS batch → Lease (one run per Release) → record handler → SQS. */
+/** A loop's record handler as a function: SQS batch → Lease (one run per Release, or per ReleaseSet for fleet) → record handler → SQS. */
 export function loopHandler(
-  loop: Loop,
+  loop: QueueLoop,
   record: RecordHandler,
   config: FunctionConfig,
   clients: FunctionClients,
@@ -43,14 +43,15 @@ export function loopHandler(
   options: HandlerOptions = {},
   /** The loop's status marks: its status write closes its Lease (release-reads.ts); unset: runs give it back. */
   marks?: LeaseMarks,
+  /** Verifies the message's object on the live API before the Lease; default: the marks' (release-reads.ts admit). */
+  admit: (guarded: RecordHandler) => RecordHandler = (guarded) => admitted(marks, guarded),
 ): SqsBatchHandler {
   return createSqsBatchHandler({
     loop,
     handleRecord: withRunMetrics(
       loop,
       // The message's Release is verified on the live API before the Lease (release-reads.ts admit).
-      admitted(
-        marks,
+      admit(
         withLease(record, {
           loop,
           leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),

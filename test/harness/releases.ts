@@ -9,6 +9,7 @@ const plurals: Record<string, string> = {
   GitRepository: 'gitrepositories',
   Mutation: 'mutations',
   Lifecycle: 'lifecycles',
+  ReleaseSet: 'releasesets',
 };
 
 export function convoyApi(kc: KubeConfig) {

@@ -31,7 +31,7 @@ import { createTenantDeployer, TENANT_DEPLOYER } from './tenant-deployer.ts';
 import { API_GROUP, API_VERSION, type Condition } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import { leaseName } from '../../domain/runtime/lease.ts';
-import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { Loop, QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime, type ConvoyRuntime, type RuntimeOptions } from '../../dev/runtime.ts';
 import { prepareLambdaFunctions, type LambdaFunctions, type LambdaFunctionsOptions } from '../../dev/lambda/lambda-functions.ts';
@@ -69,15 +69,15 @@ export interface RuntimeEnv {
   /** One loop's (default reconcile) record log lines of a Release, optionally only one message's or one kind. */
   recordLines(name: string, filter?: { messageId?: string; msg?: string; loop?: Loop }): LogLine[];
   /** Sends raw bodies to a loop's queue in ONE SendMessageBatch; returns the message ids in order. */
-  sendRaw(loop: Loop, bodies: readonly string[]): Promise<string[]>;
-  /** A valid queue message body for a Release of this namespace. */
-  messageBody(name: string, uid: string, cause: string): string;
+  sendRaw(loop: QueueLoop, bodies: readonly string[]): Promise<string[]>;
+  /** A valid queue message body for a Release (or, loop `fleet`, a ReleaseSet) of this namespace. */
+  messageBody(name: string, uid: string, cause: string, loop?: QueueLoop): string;
   /** The reconcile Lease of a Release in the installation namespace, or undefined. */
-  lease(uid: string, loop?: Loop): Promise<V1Lease | undefined>;
+  lease(uid: string, loop?: QueueLoop): Promise<V1Lease | undefined>;
   /** Receives (and leaves invisible for 60 s) what the loop's dead-letter queue holds now. */
-  dlqMessages(loop: Loop): Promise<Message[]>;
+  dlqMessages(loop: QueueLoop): Promise<Message[]>;
   /** ApproximateNumberOfMessages(+NotVisible) of a loop's queue. */
-  queueDepth(loop: Loop): Promise<{ visible: number; inFlight: number; delayed: number }>;
+  queueDepth(loop: QueueLoop): Promise<{ visible: number; inFlight: number; delayed: number }>;
   /** The functions under the Lambda runtime emulator, when started with `lambda`. */
   lambda(): LambdaFunctions | undefined;
   close(): Promise<void>;
@@ -219,8 +219,8 @@ export async function startRuntimeEnv(
         return id;
       });
     },
-    messageBody(name, uid, cause) {
-      const message: QueueMessage = { v: 1, loop: 'reconcile', namespace: ns.name, name, uid, cause, sentAt: new Date().toISOString() };
+    messageBody(name, uid, cause, loop = 'reconcile') {
+      const message: QueueMessage = { v: 1, loop, namespace: ns.name, name, uid, cause, sentAt: new Date().toISOString() };
       return JSON.stringify(message);
     },
     async lease(uid, loop = 'reconcile') {

@@ -1,0 +1,113 @@
+/**
+ * One fleet message (issue 26): the live ReleaseSet, its Clusters, its template source resolved
+ * once, the Releases of its namespace → decideFleet → the child writes in order → the status
+ * (field manager convoy-releaseset) → Events about the set → the Outcome. The message is a hint:
+ * only a ReleaseSet that exists with the message's uid is worked on (fleetAdmission, before the Lease).
+ */
+import type { EventRecorder } from '../../adapters/kube/events.ts';
+import type { FleetKubePort } from '../../adapters/kube/release-set-port.ts';
+import type { TemplateSourceResolver } from '../../adapters/source/template-source.ts';
+import { parseRelease, type Release } from '../../domain/api/objects.ts';
+import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
+import { decideFleet, withWriteFailures, type FleetDecision } from '../../domain/fleet/decide-fleet.ts';
+import type { ClusterRead } from '../../domain/fleet/generate-fleet.ts';
+import { FleetCondition } from '../../domain/fleet/reasons.ts';
+import { done, dropped, requeueAfter, retry, type Outcome } from '../../domain/runtime/outcome.ts';
+import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { RenderStore } from '../../domain/store/render-store.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
+import { runFleetWrites } from './fleet-writes.ts';
+
+export interface FleetRecordDeps {
+  readonly kube: FleetKubePort;
+  readonly resolveSource: TemplateSourceResolver;
+  readonly renders: RenderStore | undefined;
+  readonly events: EventRecorder;
+  readonly now?: () => Date;
+}
+
+type SetRead = { readonly set: ReleaseSet } | { readonly refused: string };
+
+/** The live ReleaseSet the message names, or why the message is not worked on. */
+async function readSet(kube: FleetKubePort, message: QueueMessage): Promise<SetRead> {
+  const raw = await kube.getSet(message.namespace, message.name);
+  if (raw === undefined) return { refused: `ReleaseSet ${message.namespace}/${message.name} does not exist` };
+  const uid = (raw['metadata'] as { uid?: unknown } | undefined)?.uid;
+  if (uid !== message.uid) return { refused: `ReleaseSet ${message.namespace}/${message.name} has uid ${String(uid)}, not the message's ${message.uid}` };
+  const parsed = parseReleaseSet(raw);
+  if (!parsed.ok) return { refused: `ReleaseSet ${message.namespace}/${message.name} does not parse: ${parsed.error}` };
+  return { set: parsed.value };
+}
+
+/** Before the Lease: a message whose ReleaseSet is missing or another one (uid) is dropped, and nothing is written. */
+export function fleetAdmission(kube: FleetKubePort, guarded: RecordHandler): RecordHandler {
+  return async (message, ctx) => {
+    const read = await readSet(kube, message);
+    if ('refused' in read) return dropped(read.refused);
+    return guarded(message, ctx);
+  };
+}
+
+export function createFleetRecordHandler(deps: FleetRecordDeps): RecordHandler {
+  const now = deps.now ?? (() => new Date());
+  return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
+    const log = ctx.logger;
+    // Read again under the Lease: the status a run before us wrote is the rollout's memory.
+    const read = await readSet(deps.kube, message);
+    if ('refused' in read) return dropped(read.refused);
+    const { set } = read;
+    const namespace = message.namespace;
+    const [clusters, source, releases] = await Promise.all([readClusters(deps.kube, namespace), deps.resolveSource(set), readReleases(deps.kube, namespace, log)]);
+    const at = now();
+    let decision = decideFleet({ set, clusters, source, releases, now: at });
+    if (decision.stop === 'deleting') return done();
+
+    const written = await runFleetWrites(decision.writes, message.uid, namespace, { kube: deps.kube, renders: deps.renders }, log);
+    decision = withWriteFailures(decision, written.failures, set.metadata.generation ?? 0, at);
+    await deps.kube.applyStatus(namespace, set.metadata.name, decision.status);
+    const eventErrors = await deps.events.record(
+      { kind: 'ReleaseSet', namespace, name: set.metadata.name, uid: set.metadata.uid, resourceVersion: set.metadata.resourceVersion },
+      [...decision.events, ...written.events],
+    );
+    for (const error of eventErrors) log.warn('could not write an Event about the ReleaseSet', { error });
+    log.info('fleet decided', { stop: decision.stop, writes: decision.writes.length, failedWrites: written.failures.length, revision: decision.status.revision?.id });
+    return outcomeOf(decision);
+  };
+}
+
+/** The decision as the queue sees it: retry → backoff; a recheck → requeueAfter; else done. */
+function outcomeOf(decision: FleetDecision): Outcome {
+  if (decision.retry) {
+    const failed = decision.status.conditions?.find((c) => c.status === 'False' && c.type === FleetCondition.Generated) ?? decision.status.conditions?.find((c) => c.type === FleetCondition.RolloutSucceeded);
+    return retry(new Error(`${decision.stop}: ${failed?.reason ?? ''} ${failed?.message ?? ''}`.trim()));
+  }
+  if (decision.requeueAfterSeconds !== undefined) return requeueAfter(decision.requeueAfterSeconds * 1000, `${decision.stop}: look again in ${decision.requeueAfterSeconds} s`);
+  return done();
+}
+
+async function readClusters(kube: FleetKubePort, namespace: string): Promise<ClusterRead> {
+  try {
+    const items = await kube.listClusters(namespace);
+    return {
+      ok: true,
+      clusters: items.map((item) => {
+        const metadata = (item['metadata'] ?? {}) as { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+        return { name: metadata.name ?? '', labels: metadata.labels ?? {}, annotations: metadata.annotations ?? {} };
+      }),
+    };
+  } catch (error) {
+    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+async function readReleases(kube: FleetKubePort, namespace: string, log: Logger): Promise<Release[]> {
+  const items = await kube.listReleases(namespace);
+  return items.flatMap((raw) => {
+    const parsed = parseRelease(raw);
+    if (parsed.ok) return [parsed.value];
+    const name = (raw['metadata'] as { name?: string } | undefined)?.name;
+    log.warn('a Release of the namespace does not parse; the fleet leaves it out', { release: name, reason: parsed.error });
+    return [];
+  });
+}

@@ -1,0 +1,119 @@
+/**
+ * The fleet function in convoy's runtime (issue 26, "the serverless shape"): the runtime started as
+ * `convoy dev` starts it (dev/runtime.ts: fauxqs, the relay, a poller per queue, the functions'
+ * shipped identity), a ReleaseSet over three Clusters of the embedded apiserver (one target
+ * namespace each) whose template is a Git source. A fleet message on the fleet queue makes the
+ * children, pinned to the branch's commit; the status is written by convoy-releaseset; once the
+ * children are ready (the Release loops deliver them) the rollout ends Succeeded. A forged message
+ * (another uid, or a set that does not exist) writes nothing: no child, no status, no Lease.
+ */
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
+import { FleetLabel } from '../../domain/fleet/labels.ts';
+import { FieldManager } from '../../domain/status/field-managers.ts';
+import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
+import { startRuntimeEnv, until, type RuntimeEnv } from '../harness/runtime-env.ts';
+
+const CLUSTERS = ['east', 'west', 'north'] as const;
+const configMap = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {k: v}\n`;
+
+interface ManagedField {
+  manager?: string;
+  subresource?: string;
+}
+
+describe('the fleet function in the runtime (issue 26)', () => {
+  let kc: KubeConfig;
+  let env: RuntimeEnv;
+  const targets: FreshNamespace[] = [];
+  let commit: string;
+  let setUid: string;
+
+  const getSet = async (name: string): Promise<ReleaseSet & { metadata: { managedFields?: ManagedField[] } }> => {
+    const raw = await env.api.get('ReleaseSet', env.ns.name, name);
+    const parsed = parseReleaseSet(raw);
+    if (!parsed.ok) throw new Error(`ReleaseSet ${name} does not parse: ${parsed.error}`);
+    return { ...parsed.value, metadata: { ...parsed.value.metadata, managedFields: (raw['metadata'] as { managedFields?: ManagedField[] }).managedFields } };
+  };
+  const childrenOf = async (set: string) => {
+    const list = (await env.api.raw.listNamespacedCustomObject({
+      group: 'convoy.dev',
+      version: 'v1alpha1',
+      namespace: env.ns.name,
+      plural: 'releases',
+      labelSelector: `${FleetLabel.releaseSet}=${set}`,
+    })) as { items: { metadata: { name: string; managedFields?: ManagedField[] }; spec: { source: { git: { ref: Record<string, string> } }; targetNamespace: string } }[] };
+    return list.items;
+  };
+  const sendFleet = (name: string, uid: string, cause: string) => env.sendRaw('fleet', [env.messageBody(name, uid, cause, 'fleet')]);
+
+  beforeAll(async () => {
+    kc = kubeConfigFor(inject('kubeconfigPath'));
+    env = await startRuntimeEnv(kc, 'fleet-rt', { relayTickMs: 200 });
+    for (const cluster of CLUSTERS) {
+      const target = await freshNamespace(kc, `fleet-rt-${cluster}`);
+      targets.push(target);
+      // Each Cluster is the embedded apiserver (inCluster), told apart by the namespace its children deliver to.
+      await env.api.create('Cluster', env.ns.name, cluster, { inCluster: true }, { labels: { fleet: 'web', target: target.name } });
+    }
+    ({ commit } = await env.repo('web', { 'app/cm.yaml': configMap('web-config') }));
+    await env.api.create('ReleaseSet', env.ns.name, 'web', {
+      clusters: { selector: { matchLabels: { fleet: 'web' } } },
+      template: { spec: { targetNamespace: '${cluster.labels.target}', source: { git: { url: `${env.git.url}/web.git`, ref: { branch: 'main' }, path: 'app' } } } },
+    });
+    setUid = (await getSet('web')).metadata.uid ?? '';
+  }, 120_000);
+
+  afterAll(async () => {
+    await env?.close();
+    for (const target of targets) await target.delete();
+  });
+
+  it('a forged fleet message (another uid, or no such set) writes nothing', async () => {
+    const forged = '00000000-0000-4000-8000-000000000000';
+    const [[wrongUid], [noSet]] = await Promise.all([sendFleet('web', forged, 'test: forged uid'), sendFleet('nothing-here', setUid, 'test: no such set')]);
+    const dropped = (messageId: string | undefined) => env.logs.find((l) => l['messageId'] === messageId && l.msg === 'dropped');
+    const first = await until('both forged messages are dropped', () => dropped(wrongUid));
+    const second = await until('both forged messages are dropped', () => dropped(noSet));
+    expect(first['reason']).toMatch(/has uid .* not the message's 00000000-/);
+    expect(second['reason']).toMatch(/nothing-here does not exist/);
+    expect(await childrenOf('web')).toEqual([]);
+    expect((await getSet('web')).status).toBeUndefined();
+    expect(await env.lease(forged, 'fleet')).toBeUndefined();
+    expect(await env.lease(setUid, 'fleet')).toBeUndefined();
+  }, 60_000);
+
+  it('a fleet message makes the children pinned to the commit, status by convoy-releaseset, and the rollout ends Succeeded', async () => {
+    await sendFleet('web', setUid, 'test: ReleaseSet added');
+    const children = await until('three children exist', async () => {
+      const items = await childrenOf('web');
+      return items.length === CLUSTERS.length ? items : undefined;
+    }, { timeoutMs: 60_000 });
+    expect(children.map((c) => c.metadata.name).sort()).toEqual(CLUSTERS.map((c) => `web-${c}`).sort());
+    for (const child of children) {
+      expect(child.spec.source.git.ref).toEqual({ commit });
+      expect(targets.map((t) => t.name)).toContain(child.spec.targetNamespace);
+      expect(child.metadata.managedFields?.some((f) => f.manager === FieldManager.releaseSet && f.subresource === undefined)).toBe(true);
+    }
+
+    const generated = await until('the status says Generated True', async () => {
+      const set = await getSet('web');
+      return set.status?.conditions?.find((c) => c.type === 'Generated' && c.status === 'True') ? set : undefined;
+    });
+    expect(generated.status?.revision?.source.git?.commit).toBe(commit);
+    expect(generated.metadata.managedFields?.some((f) => f.manager === FieldManager.releaseSet && f.subresource === 'status')).toBe(true);
+
+    // The children are delivered by the Release loops; the fleet looks again (requeueAfter) until the batch is ready.
+    const succeeded = await until('the rollout is Succeeded', async () => {
+      const set = await getSet('web');
+      return set.status?.rollout?.state === 'Succeeded' ? set : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 500 });
+    expect(succeeded.status?.conditions?.find((c) => c.type === 'RolloutSucceeded')).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    expect(succeeded.status?.lastSucceededRevision?.id).toBe(succeeded.status?.revision?.id);
+    const core = kc.makeApiClient(CoreV1Api);
+    for (const target of targets) expect((await core.readNamespacedConfigMap({ name: 'web-config', namespace: target.name })).data).toEqual({ k: 'v' });
+    // The fleet's Lease is its own (convoy-fleet-<set uid>), in the installation namespace.
+    expect((await env.lease(setUid, 'fleet'))?.metadata?.labels).toEqual({ 'convoy.dev/release-set-uid': setUid });
+  }, 180_000);
+});
