@@ -41,6 +41,14 @@ export function functionsRbac(namespace: string, labels: Record<string, string>,
         // Releases: the reconcile reads them (and lists a namespace's for cluster waves); each loop applies its status slice.
         { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list'] },
         { apiGroups: ['convoy.dev'], resources: ['releases/status'], verbs: ['patch'] },
+        // The fleet function (issue 26): reads its ReleaseSet, applies its status (convoy-releaseset),
+        // and writes the child Releases (server-side apply, delete, orphan = patch of ownerReferences).
+        // releasesets/finalizers: a child's owner reference sets blockOwnerDeletion, which the
+        // OwnerReferencesPermissionEnforcement admission plugin allows only to who may update them.
+        { apiGroups: ['convoy.dev'], resources: ['releasesets'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['convoy.dev'], resources: ['releasesets/status'], verbs: ['get', 'patch', 'update'] },
+        { apiGroups: ['convoy.dev'], resources: ['releasesets/finalizers'], verbs: ['update'] },
+        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['create', 'patch', 'update', 'delete'] },
         { apiGroups: ['convoy.dev'], resources: ['clusters', 'gitrepositories', 'mutations', 'lifecycles'], verbs: ['get', 'list'] },
         // No ConfigMap or Secret: values layers, kubeconfig Secrets and Git/Helm credentials are read
         // as the Release's ServiceAccount (adapters/kube/identity-reads.ts).

@@ -73,8 +73,12 @@ describe('relayManifests', () => {
   it('functions: exactly what functions/ calls (Events included), bound to the convoy:functions group; no impersonation cluster-wide, no Secret or ConfigMap, no write to rendered kinds', () => {
     const manifests = relayManifests({ ...options, namespace: 'convoy' });
     expect(permissions(only(manifests, 'ClusterRole', 'convoy-functions')['rules'] as Rule[])).toEqual({
-      'convoy.dev/releases': ['get', 'list'],
+      'convoy.dev/releases': ['create', 'delete', 'get', 'list', 'patch', 'update'],
       'convoy.dev/releases/status': ['patch'],
+      // The fleet function (issue 26): its ReleaseSet, its status, the owner references of its children.
+      'convoy.dev/releasesets': ['get', 'list', 'watch'],
+      'convoy.dev/releasesets/status': ['get', 'patch', 'update'],
+      'convoy.dev/releasesets/finalizers': ['update'],
       'convoy.dev/clusters': ['get', 'list'],
       'convoy.dev/gitrepositories': ['get', 'list'],
       'convoy.dev/mutations': ['get', 'list'],
