@@ -24,6 +24,7 @@ import { watchShutdown } from './shutdown.ts';
 import { removeStaleDirs } from './stale-dirs.ts';
 import { devStateDirHere, isCheckout } from './state-dir.ts';
 import { validMaxObjects } from '../domain/reconcile/render-limits.ts';
+import { QUEUE_LOOPS } from '../domain/runtime/queue-message.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
 const INSTALLATION_NAMESPACE = 'convoy-system';
@@ -257,7 +258,7 @@ async function runDev(argv: string[]): Promise<number> {
       const folder = lambda;
       stops.push({ what: 'the Lambda runtime folder', stop: () => folder.dispose() });
       const fn = lambda.functions;
-      say(`Lambda runtime: template synthesized in ${Math.round(performance.now() - t)} ms; ${(['reconcile', 'drift', 'health'] as const).map((l) => `${l} ${fn[l].memorySize} MB, ${fn[l].timeoutSeconds} s, batch ${fn[l].eventSource.batchSize}, concurrency ${Math.min(fn[l].eventSource.maximumConcurrency ?? 1000, lambdaSlots ?? Infinity)}`).join('; ')}`);
+      say(`Lambda runtime: template synthesized in ${Math.round(performance.now() - t)} ms; ${QUEUE_LOOPS.map((l) => `${l} ${fn[l].memorySize} MB, ${fn[l].timeoutSeconds} s, batch ${fn[l].eventSource.batchSize}, concurrency ${Math.min(fn[l].eventSource.maximumConcurrency ?? 1000, lambdaSlots ?? Infinity)}`).join('; ')}`);
     }
 
     const runtime = await startConvoyRuntime({

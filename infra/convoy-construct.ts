@@ -1,9 +1,10 @@
 /**
  * `new Convoy(scope, id, props)`: convoy on AWS (ARCHITECTURE.md, "Many machines: AWS").
  *
- * - three standard SQS queues (reconcile, drift, health), each with a dead-letter queue;
- * - three Node.js 24 Lambda functions bundled with esbuild from functions/<loop>/handler.ts,
- *   fed by event source mappings with ReportBatchItemFailures and maximum concurrency;
+ * - four standard SQS queues (reconcile, drift, health, fleet), each with a dead-letter queue;
+ * - four Node.js 24 Lambda functions bundled with esbuild from functions/<loop>/handler.ts,
+ *   fed by event source mappings with ReportBatchItemFailures and maximum concurrency (the
+ *   fleet function, the ReleaseSet loop of issue 26: infra/fleet-function.ts);
  * - the render-store bucket (KMS, versioning off, public access blocked, TLS only);
  * - the helm/kubectl layer on the reconcile function;
  * - the functions' hint key: a generated secret the three functions read at init (function-hint-key.ts);
@@ -29,11 +30,12 @@ import { functionAccessEnvironment, grantFunctionAccess } from './function-acces
 import { grantHintKey, HINT_KEY_SECRET_VARIABLE, hintKeySecret } from './function-hint-key.ts';
 import { grantEcrPull } from './ecr-access.ts';
 import { relayRole } from './relay-role.ts';
-import { DEFAULT_MEMORY_MB, type ConvoyProps } from './convoy-props.ts';
+import { DEFAULT_FLEET_BATCH_SIZE, DEFAULT_MEMORY_MB, type ConvoyProps } from './convoy-props.ts';
+import { fleetFunction, FleetFunctionError, FLEET_QUEUE_URL_VARIABLE } from './fleet-function.ts';
 import { renderLimitEnvironment, renderLimitProblem } from './render-limits.ts';
 
 export type { ConvoyProps, ConvoyRetentionProps } from './convoy-props.ts';
-export { DEFAULT_MEMORY_MB };
+export { DEFAULT_FLEET_BATCH_SIZE, DEFAULT_MEMORY_MB, FLEET_QUEUE_URL_VARIABLE };
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -47,7 +49,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { deriveTimings, timingViolations, type Timings } from '../domain/runtime/timings.ts';
-import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
+import { FLEET_LOOP, LOOPS, QUEUE_LOOPS, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
 import {
   DEFAULT_INSTALLATION_NAMESPACE,
   RELAY_SERVICE_ACCOUNT,
@@ -63,7 +65,7 @@ export {
   type RelayManifestOptions,
 } from './relay-manifests.ts';
 
-export { LOOPS, type Loop };
+export { FLEET_LOOP, LOOPS, QUEUE_LOOPS, type Loop, type QueueLoop };
 
 /** Root of this package: the repository, or node_modules/convoy of an installed copy. */
 export const REPO_ROOT = PACKAGE_ROOT;
@@ -93,12 +95,13 @@ const SENDS_TO: Record<Loop, readonly Loop[]> = {
 };
 
 export class Convoy extends Construct {
-  readonly queues: Readonly<Record<Loop, sqs.Queue>>;
-  readonly deadLetterQueues: Readonly<Record<Loop, sqs.Queue>>;
-  readonly functions: Readonly<Record<Loop, lambda.Function>>;
+  readonly queues: Readonly<Record<QueueLoop, sqs.Queue>>;
+  readonly deadLetterQueues: Readonly<Record<QueueLoop, sqs.Queue>>;
+  /** The three Release functions and the fleet function (ReleaseSets). */
+  readonly functions: Readonly<Record<QueueLoop, lambda.Function>>;
   readonly renderBucket: s3.Bucket;
   readonly key: kms.Key;
-  /** The functions' hint key (functions/runtime/applied-hint.ts): generated, read by the three functions at init. */
+  /** The functions' hint key (functions/runtime/applied-hint.ts): generated, read by the three Release functions at init. */
   readonly hintKeySecret: secretsmanager.Secret;
   readonly kubectlLayer: lambda.ILayerVersion;
   readonly relayRole: iam.Role;
@@ -136,9 +139,9 @@ export class Convoy extends Construct {
 
     // --- Queues --------------------------------------------------------------------------------
     const maxReceiveCount = timings.maxReceiveCount;
-    const queues = {} as Record<Loop, sqs.Queue>;
-    const dlqs = {} as Record<Loop, sqs.Queue>;
-    for (const loop of LOOPS) {
+    const queues = {} as Record<QueueLoop, sqs.Queue>;
+    const dlqs = {} as Record<QueueLoop, sqs.Queue>;
+    for (const loop of QUEUE_LOOPS) {
       const name = capitalize(loop);
       dlqs[loop] = new sqs.Queue(this, `${name}DeadLetterQueue`, {
         encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -207,18 +210,33 @@ export class Convoy extends Construct {
       CONVOY_RECONCILE_QUEUE_URL: queues.reconcile.queueUrl,
       CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
       CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
+      // CONVOY_FLEET_QUEUE_URL: the fleet function's only (fleet-function.ts); no Release function sends there.
       CONVOY_CACHE_DIR: '/tmp/convoy',
       CONVOY_LOG_LEVEL: props.logLevel ?? 'info',
       NODE_OPTIONS: '--enable-source-maps',
       // Names, public endpoints and tenancy settings only: no kubeconfig or token (function-access.ts).
       ...functionAccessEnvironment(props, namespace),
       ...(props.kubeconfigPath !== undefined ? { CONVOY_KUBECONFIG_PATH: props.kubeconfigPath } : {}),
-      // The secret's ARN, not its value: each container reads it at init (functions/runtime/clients.ts).
-      [HINT_KEY_SECRET_VARIABLE]: this.hintKeySecret.secretArn,
       // AWS_REGION is set by Lambda itself (and reserved: it may not be set here).
     };
+    // The secret's ARN, not its value: each container reads it at init (functions/runtime/clients.ts).
+    const releaseEnvironment = { ...environment, [HINT_KEY_SECRET_VARIABLE]: this.hintKeySecret.secretArn };
+    const common = {
+      ...(props.vpc !== undefined
+        ? {
+            vpc: props.vpc,
+            ...(props.vpcSubnets !== undefined ? { vpcSubnets: props.vpcSubnets } : {}),
+            ...(props.securityGroups !== undefined ? { securityGroups: props.securityGroups } : {}),
+          }
+        : {}),
+      runtime: lambda.Runtime.NODEJS_24_X,
+      // The kubectl layer's helm and kubectl are linux/amd64 binaries.
+      architecture: lambda.Architecture.X86_64,
+      timeout,
+      environmentEncryption: this.key,
+    };
 
-    const functions = {} as Record<Loop, lambda.Function>;
+    const functions = {} as Record<QueueLoop, lambda.Function>;
     for (const loop of LOOPS) {
       const name = capitalize(loop);
       const logGroup = new logs.LogGroup(this, `${name}Logs`, {
@@ -227,23 +245,12 @@ export class Convoy extends Construct {
       });
       const role = functionRole(this, `${name}Role`, { logGroup, vpc: props.vpc !== undefined, description: `convoy ${loop} function` });
       functions[loop] = loopFunction(this, `${name}Function`, loop, props.entries?.[loop], {
+        ...common,
         description: `convoy ${loop} loop`,
         role,
-        ...(props.vpc !== undefined
-          ? {
-              vpc: props.vpc,
-              ...(props.vpcSubnets !== undefined ? { vpcSubnets: props.vpcSubnets } : {}),
-              ...(props.securityGroups !== undefined ? { securityGroups: props.securityGroups } : {}),
-            }
-          : {}),
-        runtime: lambda.Runtime.NODEJS_24_X,
-        // The kubectl layer's helm and kubectl are linux/amd64 binaries.
-        architecture: lambda.Architecture.X86_64,
         memorySize: props.memorySize?.[loop] ?? DEFAULT_MEMORY_MB[loop],
         ephemeralStorageSize: loop === 'reconcile' ? Size.mebibytes(2048) : undefined,
-        timeout,
-        environment: loop === 'reconcile' ? { ...environment, ...renderLimitEnvironment(props) } : environment,
-        environmentEncryption: this.key,
+        environment: loop === 'reconcile' ? { ...releaseEnvironment, ...renderLimitEnvironment(props) } : releaseEnvironment,
         logGroup,
         layers: loop === 'reconcile' ? [this.kubectlLayer] : [],
       });
@@ -255,12 +262,32 @@ export class Convoy extends Construct {
         }),
       );
     }
+    // The ReleaseSet loop (issue 26): its own queue, function, role and alarms.
+    try {
+      functions[FLEET_LOOP] = fleetFunction(this, {
+        queue: queues[FLEET_LOOP],
+        environment,
+        store: { bucket: this.renderBucket, key: this.key },
+        common,
+        vpc: props.vpc !== undefined,
+        memorySize: props.memorySize?.[FLEET_LOOP] ?? DEFAULT_MEMORY_MB[FLEET_LOOP],
+        entry: props.entries?.[FLEET_LOOP],
+        batchSize: props.fleetBatchSize,
+        maxConcurrency: maxConcurrencyOf(props.maxConcurrency, FLEET_LOOP),
+        ecrRepositories: props.ecrRepositories,
+      });
+    } catch (error) {
+      if (error instanceof FleetFunctionError) throw new ConvoyConfigError(`Convoy ${id}: ${error.message}`);
+      throw error;
+    }
     this.functions = functions;
 
     // --- IAM: functions ------------------------------------------------------------------------
-    // Consuming (the event source) already grants receive/delete/ChangeMessageVisibility on its own queue.
+    // Consuming (the event source) already grants receive/delete/ChangeMessageVisibility on its own queue,
+    // not SendMessage: a run that finds its Lease busy waits as a NEW message on its own queue (the
+    // lease guard's waitAsNewMessage → sqs-batch-handler.ts resend), so that is granted too.
     for (const loop of LOOPS) {
-      for (const target of SENDS_TO[loop]) queues[target].grantSendMessages(functions[loop]);
+      for (const target of [loop, ...SENDS_TO[loop]]) queues[target].grantSendMessages(functions[loop]);
     }
     const store = { bucket: this.renderBucket, key: this.key };
     grantRenderStore(functions.reconcile, store, 'readwrite');
@@ -277,7 +304,7 @@ export class Convoy extends Construct {
       ...(props.managementClusterName !== undefined ? { clusterName: props.managementClusterName } : {}),
       ...(props.cluster !== undefined ? { clusterName: props.cluster.clusterName } : {}),
     });
-    for (const loop of LOOPS) queues[loop].grantSendMessages(this.relayRole);
+    for (const loop of QUEUE_LOOPS) queues[loop].grantSendMessages(this.relayRole);
     grantRenderStore(this.relayRole, store, 'read');
 
     // --- Alarms --------------------------------------------------------------------------------
@@ -299,6 +326,7 @@ export class Convoy extends Construct {
         reconcile: queues.reconcile.queueUrl,
         drift: queues.drift.queueUrl,
         health: queues.health.queueUrl,
+        fleet: queues.fleet.queueUrl,
       },
       region: Stack.of(this).region,
       renderBucket: this.renderBucket.bucketName,
@@ -311,7 +339,7 @@ export class Convoy extends Construct {
     if (props.cluster !== undefined) installRelayManifests(this, props.cluster, this.relayManifests);
 
     if (props.outputs ?? true) {
-      for (const loop of LOOPS) {
+      for (const loop of QUEUE_LOOPS) {
         new CfnOutput(this, `${capitalize(loop)}QueueUrl`, {
           value: queues[loop].queueUrl,
           description: `CONVOY_${loop.toUpperCase()}_QUEUE_URL`,
@@ -377,11 +405,11 @@ function conflictingProps(id: string, props: ConvoyProps): void {
   }
 }
 
-function capitalize(loop: Loop): string {
+function capitalize(loop: QueueLoop): string {
   return loop.charAt(0).toUpperCase() + loop.slice(1);
 }
 
-function maxConcurrencyOf(setting: ConvoyProps['maxConcurrency'], loop: Loop): number {
+function maxConcurrencyOf(setting: ConvoyProps['maxConcurrency'], loop: QueueLoop): number {
   const value = typeof setting === 'number' ? setting : (setting?.[loop] ?? DEFAULT_MAX_CONCURRENCY);
   if (!Number.isInteger(value) || value < 2 || value > 1000) {
     throw new ConvoyConfigError(

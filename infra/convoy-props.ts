@@ -5,7 +5,7 @@ import type * as eks from 'aws-cdk-lib/aws-eks';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import type { Loop } from '../domain/runtime/queue-message.ts';
+import type { QueueLoop } from '../domain/runtime/queue-message.ts';
 import type { EksTargetsProps } from './function-access.ts';
 import type { RelayImage } from './relay-image.ts';
 import type { TenancyManifestOptions } from './relay-manifests.ts';
@@ -17,8 +17,19 @@ import type { TenancyManifestOptions } from './relay-manifests.ts';
  * 256 MB leaves about 2×; reconcile's node process peaked at 132–139 MB, but helm and kubectl run as
  * its children and large charts render in it, which the bench did not measure: it stays at 1024.
  * (Lambda's CPU share grows with memory: a lower setting can also lengthen a run.)
+ * fleet (issue 26, the ReleaseSet loop) starts at the observers' 256 MB: it reads Releases,
+ * Clusters and its set, resolves the set's template source (a Git fetch or a chart index) and
+ * writes Releases, but renders nothing; not measured yet (bench), raise it for very large sets.
  */
-export const DEFAULT_MEMORY_MB: Readonly<Record<Loop, number>> = { reconcile: 1024, drift: 256, health: 256 };
+export const DEFAULT_MEMORY_MB: Readonly<Record<QueueLoop, number>> = { reconcile: 1024, drift: 256, health: 256, fleet: 256 };
+
+/**
+ * Records per invocation of the fleet function by default: one ReleaseSet per run, so each set
+ * gets the whole timeout and memory (a set's run lists its namespace's Releases and Clusters and
+ * may write many children), and one slow set never holds another's invocation. Set messages are
+ * few next to Release messages, so the extra invocations cost little (docs/fleet.md, "On AWS").
+ */
+export const DEFAULT_FLEET_BATCH_SIZE = 1;
 
 export interface ConvoyRetentionProps {
   /**
@@ -64,12 +75,12 @@ export interface ConvoyProps {
   /** Namespace of the Leases and of the relay (CONVOY_NAMESPACE); default convoy-system. */
   readonly installationNamespace?: string;
   /**
-   * Timeout of all three functions; default 5 min (a run renders and applies one wave; waits are
+   * Timeout of all four functions; default 5 min (a run renders and applies one wave; waits are
    * rechecks, not held in a run). At most queueVisibilityTimeout / 6 (domain/runtime/timings.ts).
    */
   readonly functionTimeout?: Duration;
   /**
-   * Visibility timeout of the three queues: how long a batch whose invocation failed or timed out
+   * Visibility timeout of the four queues: how long a batch whose invocation failed or timed out
    * stays hidden before it is retried. Default 6 × functionTimeout, as AWS advises for an SQS event
    * source mapping; a value below that, or not above functionTimeout + the 60-s Lease, fails synth.
    */
@@ -82,10 +93,15 @@ export interface ConvoyProps {
   readonly maxWaveTimeout?: Duration;
   /**
    * Maximum concurrent invocations per event source mapping (2–1000), one number for all
-   * three or one per loop; default 10 each. The design limit is the management
-   * cluster's API server, not Lambda: raise with care.
+   * four or one per loop (reconcile, drift, health, fleet); default 10 each. The design limit is
+   * the management cluster's API server, not Lambda: raise with care.
    */
-  readonly maxConcurrency?: number | Partial<Record<Loop, number>>;
+  readonly maxConcurrency?: number | Partial<Record<QueueLoop, number>>;
+  /**
+   * Records per invocation of the fleet function (ReleaseSet messages), 1–10; default 1
+   * (DEFAULT_FLEET_BATCH_SIZE: each set gets a whole run). The other three take batches of 10.
+   */
+  readonly fleetBatchSize?: number;
   /** Receives before a message moves to its dead-letter queue; default maxWaveTimeout / 10 s + 10 (190), at most 1000. */
   readonly maxReceiveCount?: number;
   /** Render-store lifecycle backstop; retention itself is per Release (spec.retentionPolicy), done by the functions. */
@@ -95,9 +111,9 @@ export interface ConvoyProps {
   /** Alarm when a queue's oldest message is older than this; default 15 min. */
   readonly queueAgeAlarmThreshold?: Duration;
   /** Entry file per loop; default functions/<loop>/handler.ts of this repository. */
-  readonly entries?: Partial<Record<Loop, string>>;
-  /** Memory per loop in MB; defaults DEFAULT_MEMORY_MB: reconcile 1024 (helm, kustomize), drift 256, health 256. */
-  readonly memorySize?: Partial<Record<Loop, number>>;
+  readonly entries?: Partial<Record<QueueLoop, string>>;
+  /** Memory per loop in MB; defaults DEFAULT_MEMORY_MB: reconcile 1024 (helm, kustomize), drift 256, health 256, fleet 256. */
+  readonly memorySize?: Partial<Record<QueueLoop, number>>;
   /**
    * Objects one render may hold (the reconcile function's CONVOY_MAX_RENDER_OBJECTS); a larger
    * render ends Applied False/DeployFailed at Rendering, naming the limit, with nothing applied.

@@ -45,7 +45,7 @@ export function ecrRepositoryArns(scope: IConstruct, repositories: readonly stri
   return arns;
 }
 
-/** Grants the reconcile function's role the token and pulls from `repositories`; nothing when the list is empty. */
+/** Grants a function's role (the reconcile's, the fleet's) the token and pulls from `repositories`; nothing when the list is empty. */
 export function grantEcrPull(role: iam.IRole & IConstruct, repositories: readonly string[] | undefined): void {
   if (repositories === undefined || repositories.length === 0) return;
   const arns = ecrRepositoryArns(role, repositories);

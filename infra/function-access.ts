@@ -1,7 +1,7 @@
 /**
  * How the functions reach Kubernetes on AWS, with no credential in any environment variable:
  *
- * - with the `cluster` prop: EKS access entries for the three function roles (type STANDARD, no
+ * - with the `cluster` prop: EKS access entries for the four function roles (type STANDARD, no
  *   access policy, Kubernetes group FUNCTIONS_GROUP, whose RBAC relayManifests() installs — so
  *   they get exactly what functions/ calls and nothing broader), and the cluster's name,
  *   endpoint and CA (public) in the environment; the functions mint EKS tokens from their own
@@ -9,7 +9,8 @@
  * - with `kubeconfigSecret`: the secret's ARN in the environment and read access to it; the
  *   functions read it at run time and re-read its token every 5 minutes (no redeploy on rotation);
  * - `eksTargets`: eks:DescribeCluster on the target clusters and sts:AssumeRole on their roles,
- *   for Clusters with spec.eks; `namespaceRoles` is also the installation's `eksRoles` policy
+ *   for Clusters with spec.eks — the three Release functions only: the fleet function writes
+ *   Releases on the management cluster and never reaches a target; `namespaceRoles` is also the installation's `eksRoles` policy
  *   (CONVOY_EKS_ROLES), so IAM and the namespace policy name the same roles.
  *
  * Plus the installation's tenancy settings (tenancyEnvironment), the same as in the relay's ConfigMap.
@@ -19,7 +20,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
+import { LOOPS, QUEUE_LOOPS, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
 import { formatEksRoles, FUNCTION_ROLE } from '../domain/tenancy/eks-roles.ts';
 import { FUNCTIONS_GROUP, tenancyEnvironment, type TenancyManifestOptions } from './relay-manifests.ts';
 
@@ -57,9 +58,9 @@ export function functionAccessEnvironment(props: FunctionAccessProps, namespace:
   return env;
 }
 
-/** Access entries, secret read and EKS target grants for the function roles. */
-export function grantFunctionAccess(scope: Construct, functions: Readonly<Record<Loop, lambda.IFunction>>, props: FunctionAccessProps): void {
-  for (const loop of LOOPS) {
+/** Access entries and secret read for the function roles; EKS target grants for the Release functions. */
+export function grantFunctionAccess(scope: Construct, functions: Readonly<Record<QueueLoop, lambda.IFunction>>, props: FunctionAccessProps): void {
+  for (const loop of QUEUE_LOOPS) {
     const fn = functions[loop];
     const role = fn.role;
     if (props.cluster !== undefined && role !== undefined) {
@@ -71,11 +72,16 @@ export function grantFunctionAccess(scope: Construct, functions: Readonly<Record
       });
     }
     if (props.kubeconfigSecret !== undefined) props.kubeconfigSecret.grantRead(fn);
+    if (!isReleaseLoop(loop)) continue;
     const clusters = props.eksTargets?.clusterArns ?? [];
     const roles = assumableRoles(props.eksTargets);
     if (clusters.length > 0) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [...clusters] }));
     if (roles.length > 0) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole'], resources: [...roles] }));
   }
+}
+
+function isReleaseLoop(loop: QueueLoop): loop is Loop {
+  return (LOOPS as readonly string[]).includes(loop);
 }
 
 /** roleArns and every role namespaceRoles names (not `self`: the functions' own role is not assumed). */

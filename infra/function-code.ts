@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
-import type { Loop } from '../domain/runtime/queue-message.ts';
+import type { QueueLoop } from '../domain/runtime/queue-message.ts';
 import { ESM_BANNER } from './esm-banner.ts';
 
 const compiled = import.meta.url.endsWith('.js');
@@ -17,12 +17,12 @@ const compiled = import.meta.url.endsWith('.js');
 export const PACKAGE_ROOT = fileURLToPath(new URL(compiled ? '../..' : '..', import.meta.url));
 
 /** functions/<loop>/handler.ts of the repository (absent from an installed package). */
-export function defaultEntry(loop: Loop): string {
+export function defaultEntry(loop: QueueLoop): string {
   return join(PACKAGE_ROOT, 'functions', loop, 'handler.ts');
 }
 
 /** dist/lambda/<loop>/ of an installed package, when this code runs compiled. */
-export function prebuiltBundleDir(loop: Loop): string | undefined {
+export function prebuiltBundleDir(loop: QueueLoop): string | undefined {
   const dir = join(PACKAGE_ROOT, 'dist', 'lambda', loop);
   return compiled && existsSync(join(dir, 'index.mjs')) ? dir : undefined;
 }
@@ -34,7 +34,7 @@ export class FunctionCodeError extends Error {
 export type LoopFunctionProps = Omit<lambda.FunctionProps, 'code' | 'handler'>;
 
 /** A function running `loop`: the prebuilt bundle when there is one and no custom entry, else NodejsFunction. */
-export function loopFunction(scope: Construct, id: string, loop: Loop, entry: string | undefined, props: LoopFunctionProps): lambda.Function {
+export function loopFunction(scope: Construct, id: string, loop: QueueLoop, entry: string | undefined, props: LoopFunctionProps): lambda.Function {
   const prebuilt = entry === undefined ? prebuiltBundleDir(loop) : undefined;
   if (prebuilt !== undefined) {
     return new lambda.Function(scope, id, { ...props, code: lambda.Code.fromAsset(prebuilt), handler: 'index.handler' });

@@ -1,15 +1,15 @@
-// CloudWatch alarms on convoy's queues: work piling up, and anything dead-lettered.
+// CloudWatch alarms on convoy's four queues (reconcile, drift, health, fleet): work piling up, and anything dead-lettered.
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { LOOPS, type Loop } from '../domain/runtime/queue-message.ts';
+import { QUEUE_LOOPS, type QueueLoop } from '../domain/runtime/queue-message.ts';
 import { alarmIdPrefix, notifyTopic } from './alarm-actions.ts';
 
 export interface QueueAlarmProps {
-  queues: Readonly<Record<Loop, sqs.IQueue>>;
-  dlqs: Readonly<Record<Loop, sqs.IQueue>>;
+  queues: Readonly<Record<QueueLoop, sqs.IQueue>>;
+  dlqs: Readonly<Record<QueueLoop, sqs.IQueue>>;
   maxReceiveCount: number;
   ageThreshold: Duration;
   /** Alarm and OK actions of every alarm go here. */
@@ -18,7 +18,7 @@ export interface QueueAlarmProps {
 
 export function queueAlarms(scope: Construct, props: QueueAlarmProps): cloudwatch.Alarm[] {
   const alarms: cloudwatch.Alarm[] = [];
-  for (const loop of LOOPS) {
+  for (const loop of QUEUE_LOOPS) {
     const name = alarmIdPrefix(loop);
     alarms.push(
       props.queues[loop]
@@ -33,7 +33,7 @@ export function queueAlarms(scope: Construct, props: QueueAlarmProps): cloudwatc
       props.dlqs[loop]
         .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
         .createAlarm(scope, `${name}DeadLetterAlarm`, {
-          alarmDescription: `convoy ${loop} dead-letter queue holds messages: invalid bodies or Releases that failed ${props.maxReceiveCount} receives`,
+          alarmDescription: `convoy ${loop} dead-letter queue holds messages: invalid bodies, or Releases (ReleaseSets on the fleet queue) that failed ${props.maxReceiveCount} receives`,
           threshold: 1,
           evaluationPeriods: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

@@ -112,8 +112,11 @@ function isManifest(value: unknown): value is KubeManifest {
 }
 
 export interface RelayManifestOptions {
-  /** Queue URLs the relay sends to (CONVOY_*_QUEUE_URL). */
-  readonly queueUrls: { readonly reconcile: string; readonly drift: string; readonly health: string };
+  /**
+   * Queue URLs the relay sends to (CONVOY_*_QUEUE_URL). `fleet` (issue 26, ReleaseSets) is
+   * optional: without it the relay sends no ReleaseSet messages (the Convoy construct always sets it).
+   */
+  readonly queueUrls: { readonly reconcile: string; readonly drift: string; readonly health: string; readonly fleet?: string };
   /** AWS region of the queues and the bucket (AWS_REGION). */
   readonly region: string;
   /** Render-store bucket, for GET …/renders and pin (CONVOY_RENDER_BUCKET); absent: no store. */
@@ -170,6 +173,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
     { name: 'CONVOY_RECONCILE_QUEUE_URL', value: options.queueUrls.reconcile },
     { name: 'CONVOY_DRIFT_QUEUE_URL', value: options.queueUrls.drift },
     { name: 'CONVOY_HEALTH_QUEUE_URL', value: options.queueUrls.health },
+    ...(options.queueUrls.fleet === undefined ? [] : [{ name: 'CONVOY_FLEET_QUEUE_URL', value: options.queueUrls.fleet }]),
     ...(options.renderBucket === undefined
       ? []
       : [{ name: 'CONVOY_RENDER_BUCKET', value: options.renderBucket }]),
@@ -215,9 +219,10 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       rules: [
         // No patch/update: the HTTP API writes (sync, pin, suspend) with the caller's own token.
         { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list', 'watch'] },
+        // releasesets: the relay sends each ReleaseSet its fleet messages (issue 26; watched only with a fleet queue).
         {
           apiGroups: ['convoy.dev'],
-          resources: ['clusters', 'mutations', 'lifecycles', 'gitrepositories'],
+          resources: ['clusters', 'mutations', 'lifecycles', 'gitrepositories', 'releasesets'],
           verbs: ['list', 'watch'],
         },
         // Metadata-only informers; never get. Secrets only when watchSecrets (list returns their data).

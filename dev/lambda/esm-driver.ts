@@ -9,14 +9,14 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '../../functions/runtime/logger.ts';
 import type { SQSEvent } from '../../functions/runtime/sqs-event.ts';
-import type { Loop } from '../../domain/runtime/queue-message.ts';
+import type { QueueLoop } from '../../domain/runtime/queue-message.ts';
 import { toSqsEvent } from '../sqs-poller.ts';
 import { settleInvocation, splitByPayload, INVOKE_PAYLOAD_LIMIT_BYTES, type Settlement } from './batch-semantics.ts';
 import type { Emulator, InvokeResult } from './emulator.ts';
 import type { EventSourceSettings } from './template.ts';
 
 export interface InvocationRecord {
-  readonly loop: Loop;
+  readonly loop: QueueLoop;
   readonly slot: number;
   readonly records: number;
   /** The messageIds of the invocation's event, in order. */
@@ -32,7 +32,7 @@ export interface InvocationRecord {
 }
 
 export interface DriverOptions {
-  readonly loop: Loop;
+  readonly loop: QueueLoop;
   readonly sqs: SQSClient;
   readonly queueUrl: string;
   readonly queueArn: string;

@@ -1,4 +1,4 @@
-// The three functions as Lambda runs them: each function's bundle (the template's code asset) under
+// The four functions (reconcile, drift, health and fleet, the ReleaseSet loop) as Lambda runs them: each function's bundle (the template's code asset) under
 // the emulator with the template's handler, memory, timeout and environment, fed by an event source
 // mapping with the template's settings. `prepareLambdaFunctions` synthesizes the construct's template
 // first (the queues are then made with its visibility timeout and redrive policy); `start` runs them
@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { extractZip } from '../../adapters/tools/binaries.ts';
-import type { Loop } from '../../domain/runtime/queue-message.ts';
+import { QUEUE_LOOPS, type QueueLoop } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from '../../functions/runtime/logger.ts';
 import { ownedTempPrefix } from '../stale-dirs.ts';
 import { startEmulator, type Emulator } from './emulator.ts';
@@ -29,7 +29,7 @@ import { startSecretsEndpoint, type SecretsEndpoint } from './secrets-endpoint.t
 import { synthEmulatorStack, type Synthesized } from './synth.ts';
 import { readFunctionSettings, type CfnTemplate, type FunctionSettings } from './template.ts';
 
-const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
+const LOOPS: readonly QueueLoop[] = QUEUE_LOOPS;
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';
 
@@ -43,10 +43,10 @@ export interface LambdaFunctionsOptions {
   /** Caps each mapping's slots below the template's MaximumConcurrency (a laptop's or CI's cores); default the template's. */
   readonly maxSlots?: number;
   /** Each line a function prints, with its loop and slot; default dropped. */
-  readonly onLine?: (loop: Loop, slot: number, line: string) => void;
+  readonly onLine?: (loop: QueueLoop, slot: number, line: string) => void;
   readonly onInvocation?: (record: InvocationRecord) => void;
   /** Extra environment for a loop's runtime, after the template's (tests of bad input only). */
-  readonly environmentOverride?: (loop: Loop, env: Record<string, string>) => Record<string, string>;
+  readonly environmentOverride?: (loop: QueueLoop, env: Record<string, string>) => Record<string, string>;
   /** Long-poll wait of the mappings; default 20 s (as AWS). */
   readonly waitTimeSeconds?: number;
   /** A template already synthesized (by the caller, once per test file). */
@@ -57,7 +57,7 @@ export interface LambdaFunctionsOptions {
 export interface FunctionsContext {
   readonly sqs: SQSClient;
   readonly endpoint: string;
-  readonly queues: Record<Loop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
+  readonly queues: Record<QueueLoop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
   readonly bucket: string;
   /** The functions' identity (dev/shipped-identities.ts), never admin. */
   readonly functionsKc: KubeConfig;
@@ -65,9 +65,9 @@ export interface FunctionsContext {
 }
 
 export interface PreparedLambdaFunctions {
-  readonly functions: Readonly<Record<Loop, FunctionSettings>>;
+  readonly functions: Readonly<Record<QueueLoop, FunctionSettings>>;
   readonly template: CfnTemplate;
-  /** The queues' settings from the template (the same for the three). */
+  /** The queues' settings from the template (the same for the four). */
   readonly queue: { readonly visibilityTimeoutSeconds: number; readonly maxReceiveCount: number | undefined };
   readonly dir: string;
   start(context: FunctionsContext): Promise<LambdaFunctions>;
@@ -77,14 +77,14 @@ export interface PreparedLambdaFunctions {
 
 export interface LambdaFunctions {
   /** The functions' settings as the template has them. */
-  readonly functions: Readonly<Record<Loop, FunctionSettings>>;
-  readonly drivers: Readonly<Record<Loop, EventSourceDriver>>;
+  readonly functions: Readonly<Record<QueueLoop, FunctionSettings>>;
+  readonly drivers: Readonly<Record<QueueLoop, EventSourceDriver>>;
   /**
    * One more execution environment of a function, outside its mapping (the bench; tests of bad
    * input): the template's settings, this runtime's stand-ins, `environment` changing the result
    * (return the variables to run with). The caller invokes and stops it.
    */
-  startEmulator(loop: Loop, environment?: (env: Record<string, string>) => Record<string, string>): Promise<Emulator>;
+  startEmulator(loop: QueueLoop, environment?: (env: Record<string, string>) => Record<string, string>): Promise<Emulator>;
   readonly secrets: SecretsEndpoint;
   readonly invocations: () => InvocationRecord[];
   stop(): Promise<void>;
@@ -124,7 +124,7 @@ async function startLambdaFunctions(args: {
   dir: string;
   kubeconfigPath: string;
   synthesized: Synthesized;
-  functions: Readonly<Record<Loop, FunctionSettings>>;
+  functions: Readonly<Record<QueueLoop, FunctionSettings>>;
   context: FunctionsContext;
 }): Promise<LambdaFunctions> {
   const { options, runtime, dir, synthesized, functions, context } = args;
@@ -133,12 +133,12 @@ async function startLambdaFunctions(args: {
   const secrets = await startSecretsEndpoint({ region: REGION, account: ACCOUNT });
   const resources = localResources(synthesized.template, functions, context, secrets);
   const sdk = awsSdkModules();
-  const drivers = {} as Record<Loop, EventSourceDriver>;
+  const drivers = {} as Record<QueueLoop, EventSourceDriver>;
   const all: InvocationRecord[] = [];
-  const templateEnvs = {} as Record<Loop, Record<string, string>>;
+  const templateEnvs = {} as Record<QueueLoop, Record<string, string>>;
   const extra: Emulator[] = [];
   /** An execution environment of `loop`: its task root, layers, a private /tmp, the template's environment. */
-  const emulatorFor = async (loop: Loop, slot: string, change?: (env: Record<string, string>) => Record<string, string>): Promise<Emulator> => {
+  const emulatorFor = async (loop: QueueLoop, slot: string, change?: (env: Record<string, string>) => Record<string, string>): Promise<Emulator> => {
     const fn = functions[loop];
     const fnDir = join(dir, loop);
     const slotTmp = join(fnDir, `tmp-${slot}`);
@@ -216,7 +216,7 @@ async function startLambdaFunctions(args: {
 }
 
 /** Logical id → local stand-in: the queues and DLQs, the render bucket, the hint-key secret. */
-function localResources(template: CfnTemplate, functions: Readonly<Record<Loop, FunctionSettings>>, context: FunctionsContext, secrets: SecretsEndpoint): Record<string, LocalResource> {
+function localResources(template: CfnTemplate, functions: Readonly<Record<QueueLoop, FunctionSettings>>, context: FunctionsContext, secrets: SecretsEndpoint): Record<string, LocalResource> {
   const map: Record<string, LocalResource> = {};
   for (const loop of LOOPS) {
     const queue = functions[loop].eventSource.queue;
@@ -236,7 +236,7 @@ function localResources(template: CfnTemplate, functions: Readonly<Record<Loop, 
 }
 
 /** What Lambda (or the SDK's configuration, for the endpoints) sets beside the function's own environment. */
-function lambdaEnvironment(a: { loop: Loop; fn: FunctionSettings; slotTmp: string; endpoint: string; secrets: string }): Record<string, string> {
+function lambdaEnvironment(a: { loop: QueueLoop; fn: FunctionSettings; slotTmp: string; endpoint: string; secrets: string }): Record<string, string> {
   return {
     AWS_REGION: REGION,
     AWS_DEFAULT_REGION: REGION,

@@ -4,8 +4,9 @@
 // layers (the assets' aws:asset:path in cdk.out), and its SQS event source mapping's BatchSize,
 // MaximumBatchingWindowInSeconds, ScalingConfig.MaximumConcurrency and FunctionResponseTypes;
 // each queue's VisibilityTimeout and RedrivePolicy. A function's loop is the queue its mapping
-// reads: the one whose URL the function's CONVOY_<LOOP>_QUEUE_URL names.
-import type { Loop } from '../../domain/runtime/queue-message.ts';
+// reads: the one whose URL the function's CONVOY_<LOOP>_QUEUE_URL names (the four: reconcile, drift,
+// health and fleet, the ReleaseSet loop of issue 26).
+import { QUEUE_LOOPS, type QueueLoop } from '../../domain/runtime/queue-message.ts';
 
 export interface CfnResource {
   readonly Type: string;
@@ -37,7 +38,7 @@ export interface EventSourceSettings {
 
 export interface FunctionSettings {
   readonly logicalId: string;
-  readonly loop: Loop;
+  readonly loop: QueueLoop;
   readonly handler: string;
   readonly runtime: string;
   /** Default 128 MB. */
@@ -57,12 +58,12 @@ export class TemplateError extends Error {
   override name = 'TemplateError';
 }
 
-const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
+const LOOPS: readonly QueueLoop[] = QUEUE_LOOPS;
 
-/** The three functions of a Convoy construct in `template`. */
-export function readFunctionSettings(template: CfnTemplate): Record<Loop, FunctionSettings> {
+/** The four functions of a Convoy construct in `template`. */
+export function readFunctionSettings(template: CfnTemplate): Record<QueueLoop, FunctionSettings> {
   const resources = template.Resources;
-  const found: Partial<Record<Loop, FunctionSettings>> = {};
+  const found: Partial<Record<QueueLoop, FunctionSettings>> = {};
   for (const [mappingId, mapping] of Object.entries(resources)) {
     if (mapping.Type !== 'AWS::Lambda::EventSourceMapping') continue;
     const props = mapping.Properties ?? {};
@@ -103,7 +104,7 @@ export function readFunctionSettings(template: CfnTemplate): Record<Loop, Functi
   }
   const missing = LOOPS.filter((l) => found[l] === undefined);
   if (missing.length > 0) throw new TemplateError(`the template has no function fed by the ${missing.join(', ')} queue (an AWS::Lambda::EventSourceMapping from its AWS::SQS::Queue)`);
-  return found as Record<Loop, FunctionSettings>;
+  return found as Record<QueueLoop, FunctionSettings>;
 }
 
 export function queueSettings(resources: CfnTemplate['Resources'], logicalId: string): QueueSettings {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { appliedOf, startRuntimeEnv, until, type RuntimeEnv } from '../harness/runtime-env.ts';
 import type { Release } from '../../domain/api/objects.ts';
-import type { Loop } from '../../domain/runtime/queue-message.ts';
+import type { QueueLoop } from '../../domain/runtime/queue-message.ts';
 import { settleInvocation } from '../../dev/lambda/batch-semantics.ts';
 import { startEventSourceDriver } from '../../dev/lambda/esm-driver.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
@@ -19,7 +19,7 @@ const configMap = (name: string, data = 'v') => `apiVersion: v1\nkind: ConfigMap
 const condition = (release: Release, type: string) => release.status?.conditions?.find((c) => c.type === type);
 
 /** What the functions printed, per loop (the emulator's and the runtime's lines). */
-const printed: Record<Loop, string[]> = { reconcile: [], drift: [], health: [] };
+const printed: Record<QueueLoop, string[]> = { reconcile: [], drift: [], health: [], fleet: [] };
 const measured: Record<string, unknown> = {};
 
 describe('the functions under the Lambda runtime emulator', () => {
@@ -53,7 +53,7 @@ describe('the functions under the Lambda runtime emulator', () => {
   it('reads the template: handler, memory, timeout, mapping settings', () => {
     const lambda = env.lambda();
     expect(lambda).toBeDefined();
-    expect(Object.keys(lambda?.drivers ?? {}).sort()).toEqual(['drift', 'health', 'reconcile']);
+    expect(Object.keys(lambda?.drivers ?? {}).sort()).toEqual(['drift', 'fleet', 'health', 'reconcile']);
   });
 
   it('a first deploy: the Release is applied and healthy, each function ran as a bundle', async () => {
@@ -79,6 +79,59 @@ describe('the functions under the Lambda runtime emulator', () => {
     // The hint key came from the Secrets Manager stand-in at init.
     expect(env.lambda()?.secrets.reads.length).toBeGreaterThan(0);
   }, 150_000);
+
+  it('the fleet function (issue 26): a fleet message runs the fleet bundle under the emulator with the template\'s settings, as the functions\' shipped identity; it writes the ReleaseSet\'s child pinned to the commit and the set\'s status', async () => {
+    const lambda = env.lambda();
+    if (lambda === undefined) throw new Error('no Lambda runtime');
+    // The construct's settings for the fourth function, read from the template.
+    expect(lambda.functions.fleet).toMatchObject({
+      handler: 'index.handler',
+      runtime: 'nodejs24.x',
+      memorySize: 256,
+      eventSource: { batchSize: 1, reportBatchItemFailures: true, maximumConcurrency: 2 },
+    });
+    expect(lambda.functions.fleet.layerAssets).toEqual([]);
+    const { commit } = await env.repo('fleet-app', { 'app/cm.yaml': configMap('lambda-fleet-config') });
+    await env.api.create('ReleaseSet', env.ns.name, 'lset', {
+      clusters: { names: ['local'] },
+      template: { spec: { targetNamespace: env.ns.name, source: { git: { url: `${env.git.url}/fleet-app.git`, ref: { branch: 'main' }, path: 'app' } } } },
+    });
+    const set = await env.api.get('ReleaseSet', env.ns.name, 'lset');
+    const uid = (set['metadata'] as { uid: string }).uid;
+    const [messageId] = await env.sendRaw('fleet', [env.messageBody('lset', uid, 'lambda-rt: a ReleaseSet added', 'fleet')]);
+    const child = await until(
+      'the child Release lset-local exists',
+      async () => {
+        const r = await env.getRelease('lset-local').catch(() => undefined);
+        return r?.spec !== undefined ? r : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    ).catch((error: unknown) => {
+      console.error(`printed (fleet):\n${printed.fleet.slice(-40).join('\n')}`);
+      throw error;
+    });
+    expect((child.spec as { source: { git: { ref: unknown } } }).source.git.ref).toEqual({ commit });
+    const generated = await until('the set\'s status says Generated True', async () => {
+      const current = await env.api.get('ReleaseSet', env.ns.name, 'lset');
+      const conditions = ((current['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []);
+      return conditions.some((c) => c.type === 'Generated' && c.status === 'True') ? current : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    expect(generated['status']).toBeDefined();
+    // The fleet mapping delivered the message to the fleet bundle (its own JSON lines), never to a Release function.
+    // (The relay may have sent the set its own message first: wait for this one's invocation.)
+    const invocations = await until('the fleet message was delivered and settled', () => {
+      const carrying = lambda.invocations().filter((i) => i.messageIds.includes(messageId ?? ''));
+      return carrying.length > 0 ? carrying : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    expect(invocations[0]?.settlement.kind).toBe('succeeded');
+    expect(invocations.map((i) => i.loop)).toEqual(expect.arrayContaining(['fleet']));
+    expect(new Set(invocations.map((i) => i.loop))).toEqual(new Set(['fleet']));
+    expect(printed.fleet.some((line) => line.includes('"level"'))).toBe(true);
+    // As the shipped functions identity: nothing refused.
+    expect(printed.fleet.filter((line) => /HTTP 403\b|forbidden|cannot impersonate/i.test(line))).toEqual([]);
+    measured['fleetColdStarts'] = lambda.invocations().filter((i) => i.loop === 'fleet' && i.result.initMs !== undefined).map((i) => Math.round(i.result.initMs ?? 0));
+    measured['fleetMaxRssMb'] = Math.max(0, ...lambda.invocations().filter((i) => i.loop === 'fleet').map((i) => Math.round((i.result.maxRssKb ?? 0) / 1024)));
+  }, 120_000);
 
   it('bad input: a malformed message in a batch fails alone; the valid one beside it is done and deleted', async () => {
     const first = await env.getRelease('first');

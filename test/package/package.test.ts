@@ -74,7 +74,7 @@ describe('the npm package in a user CDK app', () => {
     );
     const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { errors: string[]; functions: number; template: string };
     expect(result.errors).toEqual([]);
-    expect(result.functions).toBe(3);
+    expect(result.functions).toBe(4);
     const template = JSON.parse(await readFile(result.template, 'utf8')) as Parameters<typeof checkTemplate>[0];
     expect(checkTemplate(template)).toEqual([]);
   });
@@ -108,7 +108,7 @@ describe('the npm package in a user CDK app', () => {
     try {
       await timed('lambdaDevRunning', () => devRunning(dev, 360_000));
       // The functions' settings are the installed construct's defaults, read from its template.
-      expect(dev.stderr).toMatch(/Lambda runtime: template synthesized in \d+ ms; reconcile 1024 MB, \d+ s, batch 10, concurrency 1; drift 256 MB, \d+ s, batch 10, concurrency 1; health 256 MB/);
+      expect(dev.stderr).toMatch(/Lambda runtime: template synthesized in \d+ ms; reconcile 1024 MB, \d+ s, batch 10, concurrency 1; drift 256 MB, \d+ s, batch 10, concurrency 1; health 256 MB, \d+ s, batch 10, concurrency 1; fleet 256 MB, \d+ s, batch 1, concurrency 1/);
       const kubeconfig = devKubeconfig(dev);
       await applyShippedHello(packageDir, kubeconfig);
       const api = convoyApi(kubeConfigFor(kubeconfig));

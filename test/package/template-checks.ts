@@ -23,17 +23,23 @@ function suppressionReasons(metadata: Record<string, unknown> | undefined): { id
   return nag?.rules_to_suppress ?? [];
 }
 
+/** convoy's functions: reconcile, drift, health and fleet (issue 26, ReleaseSets). */
+export const CONVOY_FUNCTION_COUNT = 4;
+
 /**
  * Problems found (empty: the template is fine): every function on Node.js 24 with a DLQ'd queue
- * feeding it through ReportBatchItemFailures and alarms on its errors and throttles, and no wildcard
- * resource in an IAM policy without a written IAM5 suppression reason.
+ * feeding it through ReportBatchItemFailures, alarms on its errors and throttles, on its queue's
+ * oldest message and on its dead-letter queue's depth, and no wildcard resource in an IAM policy
+ * without a written IAM5 suppression reason.
  */
 export function checkTemplate(template: CfnTemplate): string[] {
   const problems: string[] = [];
   const resources = Object.entries(template.Resources);
   const of = (type: string) => resources.filter(([, r]) => r.Type === type);
   const functions = of('AWS::Lambda::Function').filter(([, r]) => String((r.Properties?.['Description'] as string | undefined) ?? '').startsWith('convoy '));
-  if (functions.length !== 3) problems.push(`expected 3 convoy functions, found ${functions.length}`);
+  if (functions.length !== CONVOY_FUNCTION_COUNT) problems.push(`expected ${CONVOY_FUNCTION_COUNT} convoy functions, found ${functions.length}`);
+  const alarmOn = (metric: string, resourceId: string) =>
+    of('AWS::CloudWatch::Alarm').some(([, a]) => a.Properties?.['MetricName'] === metric && JSON.stringify(a.Properties?.['Dimensions']).includes(`"${resourceId}"`));
   for (const [id, fn] of functions) {
     if (fn.Properties?.['Runtime'] !== 'nodejs24.x') problems.push(`${id}: runtime ${String(fn.Properties?.['Runtime'])}, not nodejs24.x`);
     const mappings = of('AWS::Lambda::EventSourceMapping').filter(([, m]) => JSON.stringify(m.Properties?.['FunctionName']).includes(id));
@@ -42,7 +48,11 @@ export function checkTemplate(template: CfnTemplate): string[] {
       if (!list(m.Properties?.['FunctionResponseTypes']).includes('ReportBatchItemFailures')) problems.push(`${mid}: no ReportBatchItemFailures`);
       const queueRef = JSON.stringify(m.Properties?.['EventSourceArn']);
       const queue = resources.find(([qid]) => queueRef.includes(`"${qid}"`));
-      if (!queue?.[1].Properties?.['RedrivePolicy']) problems.push(`${id}: its queue has no dead-letter queue`);
+      const redrive = queue?.[1].Properties?.['RedrivePolicy'] as { deadLetterTargetArn?: { 'Fn::GetAtt'?: [string, string] } } | undefined;
+      if (!redrive) problems.push(`${id}: its queue has no dead-letter queue`);
+      if (queue !== undefined && !alarmOn('ApproximateAgeOfOldestMessage', queue[0])) problems.push(`${id}: no age alarm on its queue ${queue[0]}`);
+      const dlq = redrive?.deadLetterTargetArn?.['Fn::GetAtt']?.[0];
+      if (dlq !== undefined && !alarmOn('ApproximateNumberOfMessagesVisible', dlq)) problems.push(`${id}: no depth alarm on its dead-letter queue ${dlq}`);
     }
     const alarmsOf = (metric: string) =>
       of('AWS::CloudWatch::Alarm').filter(([, a]) => a.Properties?.['MetricName'] === metric && JSON.stringify(a.Properties?.['Dimensions']).includes(id));

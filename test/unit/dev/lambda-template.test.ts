@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveEnvironment, ResolveError } from '../../../dev/lambda/resolve.ts';
 import { readFunctionSettings, TemplateError, type CfnTemplate } from '../../../dev/lambda/template.ts';
 
-const loops = ['reconcile', 'drift', 'health'] as const;
+const loops = ['reconcile', 'drift', 'health', 'fleet'] as const;
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 function template(overrides: { mapping?: Record<string, unknown>; fn?: Record<string, unknown> } = {}): CfnTemplate {
@@ -35,8 +35,9 @@ function template(overrides: { mapping?: Record<string, unknown>; fn?: Record<st
             CONVOY_DRIFT_QUEUE_URL: { Ref: 'DriftQueue' },
             CONVOY_HEALTH_QUEUE_URL: { Ref: 'HealthQueue' },
             CONVOY_RENDER_BUCKET: { Ref: 'Bucket' },
-            CONVOY_HINT_KEY_SECRET_ARN: { Ref: 'Secret' },
             CONVOY_CACHE_DIR: '/tmp/convoy',
+            // As the construct writes them: the hint key for the Release functions, the fleet queue for the fleet function.
+            ...(loop === 'fleet' ? { CONVOY_FLEET_QUEUE_URL: { Ref: 'FleetQueue' } } : { CONVOY_HINT_KEY_SECRET_ARN: { Ref: 'Secret' } }),
           },
         },
         ...(overrides.fn ?? {}),
@@ -79,6 +80,9 @@ describe('readFunctionSettings', () => {
     });
     expect(settings.health.memorySize).toBe(512);
     expect(settings.drift.layerAssets).toEqual([]);
+    // The fleet function (issue 26) is the one whose mapping reads the queue its CONVOY_FLEET_QUEUE_URL names,
+    // though it also carries the three Release queues' URLs.
+    expect(settings.fleet).toMatchObject({ logicalId: 'FleetFunction', codeAsset: 'asset.fleet', eventSource: { queue: { logicalId: 'FleetQueue' } } });
   });
 
   it('takes the batching window and the response types as the mapping sets them; defaults otherwise', () => {
@@ -91,6 +95,9 @@ describe('readFunctionSettings', () => {
     delete (t.Resources as Record<string, unknown>)['HealthMapping'];
     expect(() => readFunctionSettings(t)).toThrow(TemplateError);
     expect(() => readFunctionSettings(t)).toThrow(/health queue/);
+    const noFleet = template();
+    delete (noFleet.Resources as Record<string, unknown>)['FleetMapping'];
+    expect(() => readFunctionSettings(noFleet)).toThrow(/no function fed by the fleet queue/);
     const noAsset = template();
     (noAsset.Resources['DriftFunction'] as { Metadata?: unknown }).Metadata = {};
     expect(() => readFunctionSettings(noAsset)).toThrow(/DriftFunction has no aws:asset:path/);

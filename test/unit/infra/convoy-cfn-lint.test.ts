@@ -113,8 +113,9 @@ describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => 
       const resources = Object.values((JSON.parse(readFileSync(file, 'utf8')) as { Resources: Record<string, Resource> }).Resources);
       const timeouts = resources.filter((r) => r.Type === 'AWS::Lambda::Function' && String(r.Properties?.['Description']).startsWith('convoy ')).map((r) => r.Properties?.['Timeout']);
       const queues = resources.filter((r) => r.Type === 'AWS::SQS::Queue' && r.Properties?.['RedrivePolicy'] !== undefined).map((r) => r.Properties ?? {});
-      expect(timeouts, file).toHaveLength(3);
-      expect(queues, file).toHaveLength(3);
+      // reconcile, drift, health and fleet (issue 26).
+      expect(timeouts, file).toHaveLength(4);
+      expect(queues, file).toHaveLength(4);
       for (const timeout of timeouts) {
         for (const queue of queues) {
           const t = deriveTimings({
@@ -127,7 +128,7 @@ describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => 
         }
       }
     }
-    expect(checked).toBe(27);
+    expect(checked).toBe(48);
   });
 
   it('cfn-lint reports what it finds: a template with a broken reference is an error', async () => {

@@ -13,8 +13,9 @@ import {
   ESM_BANNER,
   ConvoyConfigError,
   LOOPS,
+  QUEUE_LOOPS,
   type ConvoyProps,
-  type Loop,
+  type QueueLoop,
 } from '../../../infra/convoy-construct.ts';
 import { ConvoyStack } from '../../../infra/stack.ts';
 
@@ -81,14 +82,14 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     main = synth({ topic: true, kubeconfigPath: '/opt/kubeconfig/config' }, true);
   }, 60_000);
 
-  const fnId = (loop: Loop) => logicalId(main.stack, main.convoy.functions[loop]);
-  const queueId = (loop: Loop) => logicalId(main.stack, main.convoy.queues[loop]);
-  const dlqId = (loop: Loop) => logicalId(main.stack, main.convoy.deadLetterQueues[loop]);
+  const fnId = (loop: QueueLoop) => logicalId(main.stack, main.convoy.functions[loop]);
+  const queueId = (loop: QueueLoop) => logicalId(main.stack, main.convoy.queues[loop]);
+  const dlqId = (loop: QueueLoop) => logicalId(main.stack, main.convoy.deadLetterQueues[loop]);
 
-  it('three standard queues, each redriven to its own dead-letter queue after 190 receives (a 30-min wait at 10-s rechecks + 10), visibility = 6 × the 5-min timeout', () => {
-    main.template.resourceCountIs('AWS::SQS::Queue', 6);
+  it('four standard queues (reconcile, drift, health, fleet), each redriven to its own dead-letter queue after 190 receives (a 30-min wait at 10-s rechecks + 10), visibility = 6 × the 5-min timeout, retention 4 days (DLQ 14)', () => {
+    main.template.resourceCountIs('AWS::SQS::Queue', 8);
     const queues = byType(main.template, 'AWS::SQS::Queue');
-    for (const loop of LOOPS) {
+    for (const loop of QUEUE_LOOPS) {
       const queue = queues[queueId(loop)].Properties;
       expect(queue['FifoQueue']).toBeUndefined();
       expect(queue['VisibilityTimeout']).toBe(1800);
@@ -96,15 +97,18 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
         deadLetterTargetArn: { 'Fn::GetAtt': [dlqId(loop), 'Arn'] },
         maxReceiveCount: 190,
       });
+      expect(queue['MessageRetentionPeriod']).toBe(4 * 24 * 3600);
+      expect(queue['SqsManagedSseEnabled']).toBe(true);
       expect(queues[dlqId(loop)].Properties['RedrivePolicy']).toBeUndefined();
+      expect(queues[dlqId(loop)].Properties['MessageRetentionPeriod']).toBe(14 * 24 * 3600);
     }
   });
 
-  it('three Node.js 24 functions from functions/<loop>/handler.ts; the helm/kubectl layer on reconcile only', () => {
+  it('four Node.js 24 functions from functions/<loop>/handler.ts (the fourth: fleet, issue 26); the helm/kubectl layer on reconcile only', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(3);
+    expect(Object.keys(functions)).toHaveLength(4);
     const layerId = logicalId(main.stack, main.convoy.kubectlLayer);
-    for (const loop of LOOPS) {
+    for (const loop of QUEUE_LOOPS) {
       const fn = functions[fnId(loop)].Properties;
       expect(fn['Runtime']).toBe('nodejs24.x');
       expect(fn['Handler']).toBe('index.handler');
@@ -117,15 +121,15 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     });
   });
 
-  it('memory by default: reconcile 1024 MB, drift and health 256 MB (the bench lambdaRuntime peaks: 110–127 MB), from DEFAULT_MEMORY_MB', () => {
+  it('memory by default: reconcile 1024 MB, drift, health and fleet 256 MB (the bench lambdaRuntime peaks: 110–127 MB), from DEFAULT_MEMORY_MB', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
-    const memory = Object.fromEntries(LOOPS.map((loop) => [loop, functions[fnId(loop)].Properties['MemorySize']]));
-    expect(memory).toEqual({ reconcile: 1024, drift: 256, health: 256 });
+    const memory = Object.fromEntries(QUEUE_LOOPS.map((loop) => [loop, functions[fnId(loop)].Properties['MemorySize']]));
+    expect(memory).toEqual({ reconcile: 1024, drift: 256, health: 256, fleet: 256 });
     expect(memory).toEqual(DEFAULT_MEMORY_MB);
   });
 
-  it('each bundle is minified ESM with @aws-sdk left external and require/__filename shimmed', () => {
-    for (const loop of LOOPS) {
+  it('each bundle (fleet too) is minified ESM with @aws-sdk left external and require/__filename shimmed', () => {
+    for (const loop of QUEUE_LOOPS) {
       const fn = main.template.findResources('AWS::Lambda::Function')[fnId(loop)] as {
         Metadata: Record<string, string>;
       };
@@ -140,17 +144,17 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
-  it('event source mappings: batch 10, ReportBatchItemFailures, maximum concurrency', () => {
+  it('event source mappings: batch 10 (fleet: 1, one ReleaseSet per run), ReportBatchItemFailures, maximum concurrency', () => {
     const mappings = Object.values(byType(main.template, 'AWS::Lambda::EventSourceMapping')).map(
       (m) => m.Properties,
     );
-    expect(mappings).toHaveLength(3);
-    for (const loop of LOOPS) {
+    expect(mappings).toHaveLength(4);
+    for (const loop of QUEUE_LOOPS) {
       expect(mappings).toContainEqual(
         expect.objectContaining({
           FunctionName: { Ref: fnId(loop) },
           EventSourceArn: { 'Fn::GetAtt': [queueId(loop), 'Arn'] },
-          BatchSize: 10,
+          BatchSize: loop === 'fleet' ? 1 : 10,
           FunctionResponseTypes: ['ReportBatchItemFailures'],
           ScalingConfig: { MaximumConcurrency: 10 },
         }),
@@ -206,9 +210,20 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
 
   it('alarms: errors and throttles of each function, oldest-message age of each queue and visible messages of each DLQ, notifying the topic', () => {
     const alarms = Object.values(byType(main.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties);
-    expect(alarms).toHaveLength(12);
+    expect(alarms).toHaveLength(16);
     const topicId = main.stack.getLogicalId(main.stack.node.findChild('Alarms').node.defaultChild as never);
-    for (const loop of LOOPS) {
+    for (const loop of QUEUE_LOOPS) {
+      for (const metric of ['Errors', 'Throttles']) {
+        expect(alarms).toContainEqual(
+          expect.objectContaining({
+            MetricName: metric,
+            Namespace: 'AWS/Lambda',
+            Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId(loop) } }],
+            AlarmActions: [{ Ref: topicId }],
+            OKActions: [{ Ref: topicId }],
+          }),
+        );
+      }
       expect(alarms).toContainEqual(
         expect.objectContaining({
           MetricName: 'ApproximateAgeOfOldestMessage',
@@ -230,7 +245,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
-  it('relay role: EKS Pod Identity trust (AssumeRole + TagSession) for the relay ServiceAccount; sends to the three queues, reads the bucket', () => {
+  it('relay role: EKS Pod Identity trust (AssumeRole + TagSession) for the relay ServiceAccount; sends to the four queues, reads the bucket', () => {
     const roleId = logicalId(main.stack, main.convoy.relayRole);
     const role = byType(main.template, 'AWS::IAM::Role')[roleId].Properties;
     expect(role['AssumeRolePolicyDocument']).toEqual({
@@ -250,7 +265,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
       ],
     });
     const statements = statementsOf(main.template, roleId);
-    for (const loop of LOOPS) {
+    for (const loop of QUEUE_LOOPS) {
       const queueArn = JSON.stringify({ 'Fn::GetAtt': [queueId(loop), 'Arn'] });
       expect(
         statements.some(
@@ -266,26 +281,26 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     expect(actionsOf(statements)).not.toContain('sqs:ReceiveMessage');
   });
 
-  it('IAM: only reconcile may write the bucket; drift and health read it', () => {
+  it('IAM: only reconcile may write the bucket; drift, health and fleet read it', () => {
     const writes = ['s3:PutObject', 's3:DeleteObject'];
-    const actions = (loop: Loop) =>
+    const actions = (loop: QueueLoop) =>
       actionsOf(statementsOf(main.template, roleIdOf(main.template, fnId(loop))));
     expect(actions('reconcile')).toEqual(
       expect.arrayContaining([...writes, 's3:GetObject', 'kms:GenerateDataKey']),
     );
-    for (const loop of ['drift', 'health'] as const) {
+    for (const loop of ['drift', 'health', 'fleet'] as const) {
       expect(actions(loop)).toEqual(expect.arrayContaining(['s3:GetObject', 's3:ListBucket', 'kms:Decrypt']));
       for (const write of [...writes, 'kms:Encrypt', 'kms:GenerateDataKey'])
         expect(actions(loop)).not.toContain(write);
     }
   });
 
-  it('IAM: each function consumes its own queue and sends only where its loop sends (reconcile → drift, health; drift → reconcile)', () => {
-    const sendsTo = { reconcile: ['drift', 'health'], drift: ['reconcile'], health: [] } as const;
-    for (const loop of LOOPS) {
+  it('IAM: each function consumes its own queue and sends only there (a busy Lease waits as a new message) and where its loop sends (reconcile → drift, health; drift → reconcile)', () => {
+    const sendsTo = { reconcile: ['reconcile', 'drift', 'health'], drift: ['drift', 'reconcile'], health: ['health'], fleet: ['fleet'] } as const;
+    for (const loop of QUEUE_LOOPS) {
       const statements = statementsOf(main.template, roleIdOf(main.template, fnId(loop)));
       const on = (action: string) =>
-        LOOPS.filter((target) =>
+        QUEUE_LOOPS.filter((target) =>
           statements.some(
             (s) =>
               actionsOf([s]).includes(action) &&
@@ -298,10 +313,10 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
-  it('environment: the variables functions/runtime/config.ts reads, valid once CloudFormation resolves them', () => {
+  it('environment: the variables functions/runtime/config.ts reads, valid once CloudFormation resolves them; CONVOY_FLEET_QUEUE_URL only in the fleet function', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
     const known = new Set(Object.keys(functionEnvSchema.shape));
-    for (const loop of LOOPS) {
+    for (const loop of QUEUE_LOOPS) {
       const vars = (functions[fnId(loop)].Properties['Environment'] as { Variables: Record<string, unknown> })
         .Variables;
       expect(vars).toMatchObject({
@@ -312,6 +327,8 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
         CONVOY_HEALTH_QUEUE_URL: { Ref: queueId('health') },
         CONVOY_KUBECONFIG_PATH: '/opt/kubeconfig/config',
       });
+      if (loop === 'fleet') expect(vars['CONVOY_FLEET_QUEUE_URL']).toEqual({ Ref: queueId('fleet') });
+      else expect(vars['CONVOY_FLEET_QUEUE_URL']).toBeUndefined();
       for (const name of Object.keys(vars).filter((n) => n.startsWith('CONVOY_')))
         expect(known, name).toContain(name);
       // What Lambda will hand the function: references resolved, AWS_REGION set by Lambda.
@@ -353,7 +370,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     expect(() => synth({ maxOciArtifactBytes: 0 })).toThrow(/maxOciArtifactBytes is 0/);
   });
 
-  it("hint key: one generated secret (the construct's KMS key, kept like the store) whose ARN the three functions get and may read; no key material in the template", () => {
+  it("hint key: one generated secret (the construct's KMS key, kept like the store) whose ARN the three Release functions get and may read (not fleet: it neither seals nor reads hints); no key material in the template", () => {
     const secrets = main.template.findResources('AWS::SecretsManager::Secret') as Record<string, Resource & { DeletionPolicy?: string }>;
     const secretId = logicalId(main.stack, main.convoy.hintKeySecret);
     expect(Object.keys(secrets)).toEqual([secretId]);
@@ -370,6 +387,9 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
       const reads = statementsOf(main.template, roleIdOf(main.template, fnId(loop))).filter((s) => actionsOf([s]).includes('secretsmanager:GetSecretValue'));
       expect(reads.map((s) => s.Resource)).toEqual([{ Ref: secretId }]);
     }
+    const fleetVars = (functions[fnId('fleet')].Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    expect(fleetVars['CONVOY_HINT_KEY_SECRET_ARN']).toBeUndefined();
+    expect(actionsOf(statementsOf(main.template, roleIdOf(main.template, fnId('fleet'))))).not.toContain('secretsmanager:GetSecretValue');
     // Generated by Secrets Manager and read at init: no value, no dynamic reference anywhere.
     const text = JSON.stringify(main.template.toJSON());
     expect(text).not.toMatch(/"SecretString"/);
@@ -380,7 +400,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     const outputs = main.template.findOutputs('*') as Record<string, { Value: unknown }>;
     const find = (prefix: string) =>
       Object.entries(outputs).find(([id]) => id.startsWith(`Convoy${prefix}`))?.[1];
-    for (const loop of LOOPS)
+    for (const loop of QUEUE_LOOPS)
       expect(find(`${loop[0].toUpperCase()}${loop.slice(1)}QueueUrl`)?.Value).toEqual({ Ref: queueId(loop) });
     expect(find('RenderBucketName')?.Value).toEqual({ Ref: logicalId(main.stack, main.convoy.renderBucket) });
     expect(find('RelayRoleArn')?.Value).toEqual({
@@ -401,6 +421,36 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
     expect(manifests).not.toContain('CustomResourceDefinition');
     expect(manifests).toContain(queueId('drift'));
+    // The relay sends ReleaseSet messages to the fleet queue (CONVOY_FLEET_QUEUE_URL in its environment).
+    expect(manifests).toMatch(new RegExp(`CONVOY_FLEET_QUEUE_URL[^}]*${queueId('fleet')}`));
+  });
+
+  it('fleet function, least privilege: logs to its own group; consumes and sends only to the fleet queue; reads the render store; no hint key, no EKS target, no other queue', () => {
+    const roleId = roleIdOf(main.template, fnId('fleet'));
+    const statements = statementsOf(main.template, roleId);
+    const queueArn = { 'Fn::GetAtt': [queueId('fleet'), 'Arn'] };
+    const bucketId = logicalId(main.stack, main.convoy.renderBucket);
+    const keyArn = { 'Fn::GetAtt': [logicalId(main.stack, main.convoy.key), 'Arn'] };
+    const granted = [...new Set(statements.flatMap((s) => actionsOf([s]).map((action) => `${action} ${JSON.stringify(s.Resource)}`)))].sort();
+    expect(granted).toEqual(
+      [
+        ...['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:SendMessage'].map(
+          (a) => `${a} ${JSON.stringify(queueArn)}`,
+        ),
+        `s3:GetObject ${JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/renders/*']] })}`,
+        `s3:ListBucket ${JSON.stringify({ 'Fn::GetAtt': [bucketId, 'Arn'] })}`,
+        `kms:Decrypt ${JSON.stringify(keyArn)}`,
+      ].sort(),
+    );
+    // The execution policy (customer-managed): its own log group only.
+    const managedIds = (byType(main.template, 'AWS::IAM::Role')[roleId].Properties['ManagedPolicyArns'] as { Ref: string }[]).map((r) => r.Ref);
+    expect(managedIds).toHaveLength(1);
+    const logStatements = (byType(main.template, 'AWS::IAM::ManagedPolicy')[managedIds[0]].Properties['PolicyDocument'] as { Statement: Statement[] }).Statement;
+    const fleetFn = byType(main.template, 'AWS::Lambda::Function')[fnId('fleet')].Properties;
+    const logGroupId = ((fleetFn['LoggingConfig'] as { LogGroup: { Ref: string } }).LogGroup).Ref;
+    expect(logStatements).toEqual([
+      expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] } }),
+    ]);
   });
 });
 
@@ -461,7 +511,7 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
     const { template } = synth({
       kubeconfigPath: '/k',
       functionTimeout: Duration.minutes(5),
-      maxConcurrency: { reconcile: 50 },
+      maxConcurrency: { reconcile: 50, fleet: 4 },
       maxReceiveCount: 200,
       retention: { expireRendersAfter: Duration.days(400) },
     });
@@ -478,11 +528,12 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
       [1800, 200],
       [1800, 200],
       [1800, 200],
+      [1800, 200],
     ]);
     const concurrency = Object.values(byType(template, 'AWS::Lambda::EventSourceMapping')).map(
       (m) => (m.Properties['ScalingConfig'] as { MaximumConcurrency: number }).MaximumConcurrency,
     );
-    expect(concurrency.sort((a, b) => a - b)).toEqual([10, 10, 50]);
+    expect(concurrency.sort((a, b) => a - b)).toEqual([4, 10, 10, 50]);
     template.hasResourceProperties('AWS::S3::Bucket', {
       LifecycleConfiguration: {
         Rules: Match.arrayWith([
@@ -500,6 +551,40 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
       /drift function's entry \/nonexistent\/handler.ts does not exist/,
     );
     expect(() => synth({ kubeconfigPath: '/k', secretName: 's' })).toThrow(/not both/);
+    expect(() => synth({ entries: { fleet: '/nonexistent/fleet.ts' } })).toThrow(/fleet function's entry \/nonexistent\/fleet.ts does not exist/);
+    expect(() => synth({ maxConcurrency: { fleet: 1 } })).toThrow(/maxConcurrency for fleet is 1/);
+    for (const bad of [0, 11, 2.5]) {
+      expect(() => synth({ fleetBatchSize: bad })).toThrow(ConvoyConfigError);
+      expect(() => synth({ fleetBatchSize: bad })).toThrow(new RegExp(`fleetBatchSize is ${bad}; give a whole number from 1 to 10`));
+    }
+  });
+
+  it('fleet props: memorySize.fleet and fleetBatchSize tune the fleet function and its mapping only', () => {
+    const { template, stack, convoy } = synth({ kubeconfigPath: '/k', memorySize: { fleet: 512 }, fleetBatchSize: 5 });
+    const fleetId = logicalId(stack, convoy.functions.fleet);
+    const functions = byType(template, 'AWS::Lambda::Function');
+    expect(functions[fleetId].Properties['MemorySize']).toBe(512);
+    expect(functions[logicalId(stack, convoy.functions.drift)].Properties['MemorySize']).toBe(256);
+    const batch = Object.fromEntries(
+      Object.values(byType(template, 'AWS::Lambda::EventSourceMapping')).map((m) => [(m.Properties['FunctionName'] as { Ref: string }).Ref, m.Properties['BatchSize']]),
+    );
+    expect(batch).toEqual({
+      [fleetId]: 5,
+      [logicalId(stack, convoy.functions.reconcile)]: 10,
+      [logicalId(stack, convoy.functions.drift)]: 10,
+      [logicalId(stack, convoy.functions.health)]: 10,
+    });
+  });
+
+  it('fleet with cluster, kubeconfigSecret or eksTargets: an access entry and the secret like the other functions, never an EKS target grant', () => {
+    const eksTargets = { clusterArns: ['arn:aws:eks:eu-west-1:111111111111:cluster/target'], roleArns: ['arn:aws:iam::111111111111:role/deployer'] };
+    const withSecret = synth({ secretName: 'convoy/kubeconfig', eksTargets });
+    const actions = (loop: QueueLoop) =>
+      actionsOf(statementsOf(withSecret.template, roleIdOf(withSecret.template, logicalId(withSecret.stack, withSecret.convoy.functions[loop]))));
+    expect(actions('fleet')).toContain('secretsmanager:GetSecretValue');
+    expect(actions('fleet')).not.toContain('eks:DescribeCluster');
+    expect(actions('fleet')).not.toContain('sts:AssumeRole');
+    for (const loop of LOOPS) expect(actions(loop)).toEqual(expect.arrayContaining(['eks:DescribeCluster', 'sts:AssumeRole']));
   });
 
   it('timings are derived from domain/runtime/timings.ts: visibility 6 × functionTimeout, maxReceiveCount from maxWaveTimeout; no CONVOY_LEASE_SECONDS', () => {
@@ -507,6 +592,7 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
     template.allResourcesProperties('AWS::Lambda::Function', { Timeout: 120 });
     const queues = Object.values(byType(template, 'AWS::SQS::Queue')).map((q) => q.Properties).filter((q) => q['RedrivePolicy'] !== undefined);
     expect(queues.map((q) => [q['VisibilityTimeout'], (q['RedrivePolicy'] as { maxReceiveCount: number }).maxReceiveCount])).toEqual([
+      [720, 370],
       [720, 370],
       [720, 370],
       [720, 370],

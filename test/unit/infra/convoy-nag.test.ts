@@ -112,10 +112,11 @@ describe('checkTemplate (the template checks the package test repeats)', () => {
     const problems = checkTemplate(template);
     expect(problems).toEqual(
       expect.arrayContaining([
-        'expected 3 convoy functions, found 1',
+        'expected 4 convoy functions, found 1',
         'Fn: runtime nodejs20.x, not nodejs24.x',
         'Map: no ReportBatchItemFailures',
         'Fn: its queue has no dead-letter queue',
+        'Fn: no age alarm on its queue Q',
         'Fn: no Errors alarm',
         'P: wildcard resource (["s3:GetObject"]) without a written AwsSolutions-IAM5 suppression reason',
       ]),

@@ -47,11 +47,12 @@ function ecrStatements(template: Template): Record<string, Statement[]> {
 }
 
 describe('ecrRepositories', { timeout: 120_000 }, () => {
-  it('the reconcile role: the token on * (acknowledged), pulls on exactly the listed repositories; no other role; cdk-nag clean', () => {
+  it('the reconcile and fleet roles (the fleet resolves a ReleaseSet template with the reconcile\'s source port): the token on * (acknowledged), pulls on exactly the listed repositories; no other role; cdk-nag clean', () => {
     const template = synth({ ecrRepositories: ['charts/podinfo', 'arn:aws:ecr:us-east-1:222222222222:repository/shared/app'] });
     expect(checkTemplate(template.toJSON() as CfnTemplate)).toEqual([]);
     const statements = ecrStatements(template);
-    expect(Object.keys(statements)).toEqual(['convoy reconcile function']);
+    expect(Object.keys(statements).sort()).toEqual(['convoy fleet function', 'convoy reconcile function']);
+    expect(statements['convoy fleet function']).toEqual(statements['convoy reconcile function']);
     expect(statements['convoy reconcile function']).toEqual([
       { Action: 'ecr:GetAuthorizationToken', Effect: 'Allow', Resource: '*' },
       {
@@ -95,8 +96,9 @@ describe('insecure registries from the construct', { timeout: 120_000 }, () => {
       .map((f) => (f.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['CONVOY_INSECURE_REGISTRIES']);
 
   it('tenancy.insecureRegistries is every function\'s CONVOY_INSECURE_REGISTRIES; default none', () => {
-    expect(envOf(synth({ tenancy: { insecureRegistries: 'registry.lab:5000,10.0.0.7' } }))).toEqual(['registry.lab:5000,10.0.0.7', 'registry.lab:5000,10.0.0.7', 'registry.lab:5000,10.0.0.7']);
-    expect(envOf(synth({}))).toEqual(['', '', '']);
+    // Four functions: the fleet resolves a ReleaseSet template's source under the same rules (issue 26).
+    expect(envOf(synth({ tenancy: { insecureRegistries: 'registry.lab:5000,10.0.0.7' } }))).toEqual(Array(4).fill('registry.lab:5000,10.0.0.7'));
+    expect(envOf(synth({}))).toEqual(['', '', '', '']);
   });
 
   it('a malformed entry fails synth naming it', () => {
