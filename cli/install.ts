@@ -6,9 +6,10 @@
  * It prints only: applying stays with kubectl (or Helm: charts/convoy).
  */
 import { parseArgs } from 'node:util';
-import { deployYaml, type DeployOptions } from '../infra/install-files.ts';
+import { deployYaml, PLACEHOLDER_QUEUE_URLS, type DeployOptions } from '../infra/install-files.ts';
 
 export const installUsage = `convoy install --print --image IMAGE [--reconcile-queue-url URL --drift-queue-url URL --health-queue-url URL]
+               [--fleet-queue-url URL]
                [--region R] [--render-bucket B] [--namespace convoy-system]
                [--replicas 2] [--log-level info] [--irsa-role-arn ARN] [--no-crds]
                [--tenant-namespaces a,b] [--watch-secrets] [--default-service-account default]
@@ -21,6 +22,8 @@ export const installUsage = `convoy install --print --image IMAGE [--reconcile-q
 
   --tenant-namespaces    namespaces whose Releases may act on this cluster as their ServiceAccount
                          (the functions may impersonate ServiceAccounts there only); never kube-* or --namespace
+  --fleet-queue-url      the fleet function's queue (ReleaseSets); without it the relay does not watch
+                         ReleaseSets and sends them nothing
   --watch-secrets        let the relay list/watch Secrets (it can then read their data) to react to
                          labelled Secrets at once; off: they are picked up at the Release's next interval
   --insecure-registries  OCI registries (host[:port], comma-separated, or *) Releases may reach over plain
@@ -55,6 +58,7 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
       'reconcile-queue-url': { type: 'string' },
       'drift-queue-url': { type: 'string' },
       'health-queue-url': { type: 'string' },
+      'fleet-queue-url': { type: 'string' },
       region: { type: 'string' },
       'render-bucket': { type: 'string' },
       namespace: { type: 'string', short: 'n' },
@@ -81,6 +85,7 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
     ['--reconcile-queue-url', queues[0]],
     ['--drift-queue-url', queues[1]],
     ['--health-queue-url', queues[2]],
+    ['--fleet-queue-url', values['fleet-queue-url']],
   ] as const) {
     if (url !== undefined && !URL.canParse(url)) throw new InstallUsageError(`${flag}: "${url}" is not a URL`);
   }
@@ -110,7 +115,14 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
     print: values.print ?? false,
     tenancy,
     ...(values['watch-secrets'] ? { watchSecrets: true } : {}),
-    ...(given === 3 ? { queueUrls: { reconcile: queues[0] ?? '', drift: queues[1] ?? '', health: queues[2] ?? '' } } : {}),
+    ...(given === 3 || values['fleet-queue-url'] !== undefined
+      ? {
+          queueUrls: {
+            ...(given === 3 ? { reconcile: queues[0] ?? '', drift: queues[1] ?? '', health: queues[2] ?? '' } : PLACEHOLDER_QUEUE_URLS),
+            ...(values['fleet-queue-url'] !== undefined ? { fleet: values['fleet-queue-url'] } : {}),
+          },
+        }
+      : {}),
     ...(values.region !== undefined ? { region: values.region } : {}),
     ...(values['render-bucket'] !== undefined ? { renderBucket: values['render-bucket'] } : {}),
     ...(namespace !== undefined ? { namespace } : {}),

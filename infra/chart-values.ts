@@ -30,7 +30,7 @@ export function chartValues(inputs: ChartValueInputs): Record<string, unknown> {
     image: { repository: '', tag: '', pullPolicy: 'IfNotPresent' },
     imagePullSecrets: [],
     replicas: 2,
-    queues: { reconcile: '', drift: '', health: '' },
+    queues: { reconcile: '', drift: '', health: '', fleet: '' },
     aws: { region: inputs.region },
     renderBucket: '',
     logLevel: 'info',
@@ -59,7 +59,9 @@ const COMMENTS: Record<string, string> = {
     ' image.tag: default the chart appVersion. image.pullPolicy: Always, IfNotPresent or Never.',
   imagePullSecrets: ' imagePullSecrets: Secrets (kubernetes.io/dockerconfigjson) of the release namespace to pull the image with, e.g. [{name: regcred}].',
   replicas: ' replicas: relay Pods; one leads (Lease), every one serves the HTTP API.',
-  queues: ' queues: the SQS queue URLs of the reconcile, drift and health functions (required).',
+  queues:
+    ' queues: the SQS queue URLs of the reconcile, drift and health functions (required), and of the fleet function\n' +
+    ' (ReleaseSets; optional: empty, the relay does not watch ReleaseSets).',
   aws: ' aws.region: region of the queues and the render bucket.',
   renderBucket: ' renderBucket: the render store bucket (renders and pins in the API); empty: none.',
   logLevel: ' logLevel: debug, info, warn or error.',
@@ -146,7 +148,12 @@ export function valuesSchema(namespaceDependent: readonly string[]): Schema {
       replicas: { type: 'integer', minimum: 0, description: 'Relay Pods (one leads, all serve the HTTP API).' },
       queues: object(
         'SQS queue URLs of the functions (required; the templates say which is missing).',
-        { reconcile: str('Reconcile queue URL.'), drift: str('Drift queue URL.'), health: str('Health queue URL.') },
+        {
+          reconcile: str('Reconcile queue URL.'),
+          drift: str('Drift queue URL.'),
+          health: str('Health queue URL.'),
+          fleet: str('Fleet queue URL (ReleaseSets); empty: the relay does not watch ReleaseSets.'),
+        },
       ),
       aws: object('AWS settings.', { region: str('Region of the queues and the render bucket.', { minLength: 1 }) }),
       renderBucket: str('Render store bucket; empty: none.'),
@@ -334,7 +341,7 @@ Every key is described in \`values.yaml\`; \`values.schema.json\` refuses unknow
 | \`image.repository\`, \`image.tag\`, \`image.pullPolicy\` | \`""\`, appVersion, \`IfNotPresent\` | the relay image (repository required) |
 | \`imagePullSecrets\` | \`[]\` | \`[{name: regcred}]\` |
 | \`replicas\` | \`2\` | one leads, all serve the API |
-| \`queues.*\`, \`aws.region\`, \`renderBucket\` | | the functions' queues (required), region, render store |
+| \`queues.*\`, \`aws.region\`, \`renderBucket\` | | the functions' queues (required; \`queues.fleet\` optional), region, render store |
 | \`logLevel\`, \`tenantNamespaces\`, \`watchSecrets\`, \`settings\` | | the installation's settings (ConfigMap) |
 | \`serviceAccount.annotations\` | \`{}\` | e.g. IRSA's role ARN |
 | \`resources\` | 100m / 256Mi, limit 512Mi | the relay container |

@@ -83,6 +83,7 @@ const S = {
   reconcile: '__CONVOY_Q_RECONCILE__',
   drift: '__CONVOY_Q_DRIFT__',
   health: '__CONVOY_Q_HEALTH__',
+  fleet: '__CONVOY_Q_FLEET__',
   region: '__CONVOY_REGION__',
   bucket: '__CONVOY_BUCKET__',
   image: '__CONVOY_IMAGE__',
@@ -106,6 +107,8 @@ const CONFIG_VALUES: Record<string, string> = {
   CONVOY_RECONCILE_QUEUE_URL: '{{ required "queues.reconcile: the URL of the reconcile SQS queue is required" .Values.queues.reconcile | quote }}',
   CONVOY_DRIFT_QUEUE_URL: '{{ required "queues.drift: the URL of the drift SQS queue is required" .Values.queues.drift | quote }}',
   CONVOY_HEALTH_QUEUE_URL: '{{ required "queues.health: the URL of the health SQS queue is required" .Values.queues.health | quote }}',
+  // Optional (issue 26): empty, the relay does not watch ReleaseSets.
+  CONVOY_FLEET_QUEUE_URL: '{{ .Values.queues.fleet | default "" | quote }}',
   AWS_REGION: '{{ required "aws.region is required" .Values.aws.region | quote }}',
   CONVOY_LOG_LEVEL: '{{ .Values.logLevel | quote }}',
   CONVOY_WATCH_SECRETS: '{{ .Values.watchSecrets | toString | quote }}',
@@ -120,7 +123,7 @@ const FIXED_SETTINGS: readonly string[] = ['CONVOY_HTTP_HOST', 'CONVOY_HTTP_PORT
 function chartManifests(): { manifests: KubeManifest[]; defaults: Record<string, string> } {
   const manifests = relayManifests({
     namespace: S.namespace,
-    queueUrls: { reconcile: S.reconcile, drift: S.drift, health: S.health },
+    queueUrls: { reconcile: S.reconcile, drift: S.drift, health: S.health, fleet: S.fleet },
     region: S.region,
     renderBucket: S.bucket,
     image: S.image,

@@ -24,6 +24,8 @@ const relayEnvSchema = z.object({
   CONVOY_RECONCILE_QUEUE_URL: z.string().url(),
   CONVOY_DRIFT_QUEUE_URL: z.string().url(),
   CONVOY_HEALTH_QUEUE_URL: z.string().url(),
+  // The fleet function's queue (issue 26); unset or empty: the relay does not watch ReleaseSets.
+  CONVOY_FLEET_QUEUE_URL: z.preprocess((value) => (value === '' ? undefined : value), z.string().url().optional()),
   CONVOY_RENDER_BUCKET: z.string().min(1).optional(),
   CONVOY_HTTP_HOST: z.string().default('0.0.0.0'),
   CONVOY_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
     crossNamespaceRefs: tenancy.crossNamespaceRefs,
     tenantNamespaces: process.env['CONVOY_TENANT_NAMESPACES'] ?? '',
     watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
+    fleet: env.CONVOY_FLEET_QUEUE_URL !== undefined,
   });
   const kube = await loadRelayKubeConfig();
   const aws = { region: env.AWS_REGION, ...(env.AWS_ENDPOINT_URL ? { endpoint: env.AWS_ENDPOINT_URL } : {}) };
@@ -63,6 +66,7 @@ async function main(): Promise<void> {
     installationNamespace: env.CONVOY_NAMESPACE,
     logger,
     watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
+    fleetQueueUrl: env.CONVOY_FLEET_QUEUE_URL,
   });
   const store = env.CONVOY_RENDER_BUCKET
     ? createS3RenderStore({ s3: new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined }), bucket: env.CONVOY_RENDER_BUCKET })

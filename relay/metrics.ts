@@ -6,7 +6,8 @@
  * Per-Release gauges are written at scrape time from the relay's Release
  * index (`observeReleases`, rendered by release-gauges.ts): every condition
  * (type, status, reason), the rollout state, and the seconds since the last
- * successful reconcile.
+ * successful reconcile. Per-ReleaseSet gauges likewise from its ReleaseSet index
+ * (`observeReleaseSets`, release-set-gauges.ts) when the relay watches sets (issue 26).
  *
  * The instruments keep their own totals too, so `get()` answers at once
  * (prom-client's own `get()` is asynchronous).
@@ -20,6 +21,7 @@ import {
 } from 'prom-client';
 import type { Release } from '../domain/api/index.ts';
 import { renderReleaseGauges } from './release-gauges.ts';
+import { renderReleaseSetGauges, type GaugedReleaseSet } from './release-set-gauges.ts';
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -59,12 +61,16 @@ export interface RelayMetrics {
   readonly informerErrors: Counter;
   readonly informerRestarts: Counter;
   readonly informerRelists: Counter;
+  /** Fleet messages asked for (before coalescing), by trigger: set, cluster, child (issue 26). */
+  readonly fleetNotices: Counter;
   /** 1 while this replica is the leader. */
   readonly leader: Gauge;
   /** Releases in the relay's index. */
   readonly releases: Gauge;
   /** Where the per-Release gauges read the Releases at scrape time. */
   observeReleases(source: () => Iterable<Release>): void;
+  /** Where the per-ReleaseSet gauges read the sets at scrape time; never called: no set gauges. */
+  observeReleaseSets(source: () => Iterable<GaugedReleaseSet>): void;
   /** Every metric in the Prometheus text exposition format 0.0.4. */
   render(): Promise<string>;
   /** The Content-Type of `render()`. */
@@ -151,6 +157,7 @@ export function createRelayMetrics(now: () => number = Date.now): RelayMetrics {
   collectDefaultMetrics({ register: registry, prefix: 'convoy_relay_' });
   lintCleanDefaults(registry);
   let releases: () => Iterable<Release> = () => [];
+  let releaseSets: (() => Iterable<GaugedReleaseSet>) | undefined;
   const opts = (name: string, help: string, labelNames: readonly string[]): Options => ({
     name,
     help,
@@ -200,12 +207,23 @@ export function createRelayMetrics(now: () => number = Date.now): RelayMetrics {
         ['informer'],
       ),
     ),
+    fleetNotices: counter(
+      opts(
+        'convoy_relay_fleet_notices_total',
+        'ReleaseSet messages asked for before coalescing, by trigger (set: the set changed; cluster: a Cluster of its namespace; child: a child verdict).',
+        ['trigger'],
+      ),
+    ),
     leader: gauge(opts('convoy_relay_leader', '1 while this replica is the leader and sends.', [])),
     releases: gauge(opts('convoy_relay_releases', 'Releases in the relay index.', [])),
     observeReleases(source) {
       releases = source;
     },
-    render: async () => (await registry.metrics()) + renderReleaseGauges(releases(), now()),
+    observeReleaseSets(source) {
+      releaseSets = source;
+    },
+    render: async () =>
+      (await registry.metrics()) + renderReleaseGauges(releases(), now()) + (releaseSets === undefined ? '' : renderReleaseSetGauges(releaseSets())),
     contentType: registry.contentType,
   };
 }

@@ -11,17 +11,24 @@
  * list anyway), timers follow domain/relay/timers.ts from a one-second
  * tick over the in-memory Release index, and every send goes through the
  * coalescing sender (relay/send/queue-sender.ts).
+ *
+ * With a fleet queue (issue 26) the relay also watches ReleaseSets and sends a set a fleet
+ * message when domain/relay/fleet-triggers.ts says so: on its add, generation and request
+ * annotations, on a Cluster of its namespace added, deleted or relabelled, and on a child
+ * Release's verdict change; coalesced per set (FLEET_COALESCE_RULE). Without one, sets are
+ * not watched at all.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Release } from '../domain/api/objects.ts';
 import { affectedReleases, dependencyChangeCounts, type DependencyEvent, type DependencyKind } from '../domain/relay/affected-releases.ts';
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
+import { childVerdictNotices, clusterSelectionChangeCause, releaseSetChangeCause, type WatchedReleaseSet } from '../domain/relay/fleet-triggers.ts';
 import { reconcileUpToDate } from '../domain/relay/up-to-date.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
 import { dueLoops, dueTimes, observersNotified, type LastSent } from '../domain/relay/timers.ts';
 import { orphanLeaseUids, type LeasePort } from '../domain/runtime/lease.ts';
-import type { Loop } from '../domain/runtime/queue-message.ts';
+import { FLEET_LOOP, type Loop } from '../domain/runtime/queue-message.ts';
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { createLeasePort } from '../adapters/kube/lease.ts';
 import type { Logger } from '../functions/runtime/logger.ts';
@@ -39,6 +46,12 @@ export interface RelayOptions {
   /** An SQSClient (only SendMessageBatch is used). */
   readonly sqs: BatchSendPort;
   readonly queueUrls: Readonly<Record<Loop, string>>;
+  /**
+   * The fleet queue (CONVOY_FLEET_QUEUE_URL, issue 26). Set: the relay watches ReleaseSets and
+   * sends them fleet messages. Left out: it does not watch sets at all (an install without the
+   * fleet function keeps working as before).
+   */
+  readonly fleetQueueUrl?: string | undefined;
   /** Where the leader Lease and the per-Release Leases live. */
   readonly installationNamespace: string;
   readonly logger: Logger;
@@ -85,6 +98,7 @@ interface Term {
   readonly sender: QueueSender;
   readonly releaseInformer: ResilientInformer<Watched>;
   readonly dependencies: ReadonlyMap<DependencyKind, ResilientInformer<Watched>>;
+  readonly releaseSetInformer: ResilientInformer<Watched> | undefined;
   readonly tick: NodeJS.Timeout | undefined;
 }
 
@@ -98,6 +112,10 @@ export function startRelay(options: RelayOptions): Relay {
   /** namespace → name → Release, as last parsed. */
   const index = new Map<string, Map<string, Release>>();
   metrics.observeReleases(() => [...index.values()].flatMap((byName) => [...byName.values()]));
+  const fleet = options.fleetQueueUrl !== undefined;
+  /** namespace → name → ReleaseSet (slim), while the relay watches sets. */
+  const sets = new Map<string, Map<string, Watched & WatchedReleaseSet>>();
+  if (fleet) metrics.observeReleaseSets(() => [...sets.values()].flatMap((byName) => [...byName.values()]));
   /** namespace/name/uid → when each loop was last sent. */
   const lastSent = new Map<string, LastSent>();
   /**
@@ -146,6 +164,50 @@ export function startRelay(options: RelayOptions): Relay {
     if (indexed !== undefined) nextDue.delete(indexed);
   };
 
+  /** Sends the set `name` of `namespace` a fleet message, if the relay knows it (its uid). */
+  const sendFleet = (sender: QueueSender, trigger: 'set' | 'cluster' | 'child', namespace: string, name: string, cause: string) => {
+    const uid = sets.get(namespace)?.get(name)?.metadata?.uid;
+    if (uid === undefined || uid === '') return;
+    metrics.fleetNotices.inc({ trigger });
+    sender.enqueue(FLEET_LOOP, { namespace, name, uid }, `watch: ${cause}`);
+  };
+
+  const onReleaseSetEvent = (sender: QueueSender, event: InformerEvent<Watched>) => {
+    metrics.eventsSeen.inc({ kind: 'ReleaseSet' });
+    const namespace = event.object.metadata?.namespace ?? '';
+    const name = event.object.metadata?.name ?? '';
+    let names = sets.get(namespace);
+    const old = names?.get(name);
+    const next = event.type === 'deleted' ? undefined : (event.object as Watched & WatchedReleaseSet);
+    if (next === undefined) {
+      names?.delete(name);
+      if (names?.size === 0) sets.delete(namespace);
+    } else {
+      if (names === undefined) sets.set(namespace, (names = new Map<string, Watched & WatchedReleaseSet>()));
+      names.set(name, next);
+    }
+    const cause = releaseSetChangeCause(old, next);
+    if (cause === undefined) return;
+    metrics.eventsCounted.inc({ kind: 'ReleaseSet' });
+    sendFleet(sender, 'set', namespace, name, cause);
+  };
+
+  /** A child's verdict change: its set(s). The first list is left out: each set's own first list sends it. */
+  const onChildEvent = (sender: QueueSender, event: InformerEvent<Watched>, old: Release | undefined, next: Release | undefined) => {
+    if (!fleet || event.initial) return;
+    const namespace = event.object.metadata?.namespace ?? '';
+    for (const notice of childVerdictNotices(old, next)) sendFleet(sender, 'child', namespace, notice.set, notice.cause);
+  };
+
+  /** A Cluster that may start or stop matching: every set of its namespace. */
+  const onClusterForFleet = (sender: QueueSender, event: InformerEvent<Watched>) => {
+    if (!fleet || event.initial) return;
+    const cause = clusterSelectionChangeCause(event.type === 'added' ? undefined : event.old, event.type === 'deleted' ? undefined : event.object);
+    if (cause === undefined) return;
+    const namespace = event.object.metadata?.namespace ?? '';
+    for (const name of sets.get(namespace)?.keys() ?? []) sendFleet(sender, 'cluster', namespace, name, cause);
+  };
+
   const onReleaseEvent = (sender: QueueSender, event: InformerEvent<Watched>, parseError: (object: Watched) => string | undefined) => {
     metrics.eventsSeen.inc({ kind: 'Release' });
     const namespace = event.object.metadata?.namespace ?? '';
@@ -159,11 +221,13 @@ export function startRelay(options: RelayOptions): Relay {
         // Admission should prevent this; a Release that parses again later counts as added.
         log.warn('Release does not parse; ignored until it does', { namespace, release: name, error });
         setIndexed(namespace, name, undefined);
+        onChildEvent(sender, event, old, undefined);
         return;
       }
       next = event.object as Release;
     }
     setIndexed(namespace, name, next);
+    onChildEvent(sender, event, old, next);
     // The reconcile sent this Release to the observers with the status write seen here.
     if (observersNotified(old, next) && next !== undefined) {
       const id = releaseId(keyOfRelease(next));
@@ -196,6 +260,7 @@ export function startRelay(options: RelayOptions): Relay {
     event: InformerEvent<Watched>,
   ) => {
     metrics.eventsSeen.inc({ kind });
+    if (kind === 'Cluster') onClusterForFleet(sender, event);
     if (event.initial) return;
     const change: DependencyEvent = {
       kind,
@@ -233,7 +298,7 @@ export function startRelay(options: RelayOptions): Relay {
   const newSender = () =>
     createQueueSender({
       sqs: options.sqs,
-      queueUrls: options.queueUrls,
+      queueUrls: { ...options.queueUrls, ...(fleet ? { fleet: options.fleetQueueUrl } : {}) },
       logger: log,
       metrics,
       ...(options.windowMs === undefined ? {} : { windowMs: options.windowMs }),
@@ -254,14 +319,16 @@ export function startRelay(options: RelayOptions): Relay {
       metrics,
       onRelease: (event) => onReleaseEvent(sender, event, (object) => informers.releaseParseError(object)),
       onDependency: (kind, event) => onDependencyEvent(sender, kind, dependencies, event),
+      onReleaseSet: fleet ? (event) => onReleaseSetEvent(sender, event) : undefined,
       listPageSize: options.listPageSize,
       watchSecrets: options.watchSecrets,
       relistIntervalMs: options.relistIntervalMs,
       backoff: options.informerBackoff,
     });
-    const { releases: releaseInformer, dependencies } = informers;
+    const { releases: releaseInformer, dependencies, releaseSets: releaseSetInformer } = informers;
     releaseInformer.start();
     for (const informer of dependencies.values()) informer.start();
+    releaseSetInformer?.start();
     let swept = false;
     /**
      * The first tick after the Releases were listed: timers overdue then are spread over one
@@ -283,7 +350,7 @@ export function startRelay(options: RelayOptions): Relay {
             timersStartedAt ??= now();
             onTick(sender, timersStartedAt);
           }, options.tickMs ?? 1_000);
-    term = { sender, releaseInformer, dependencies, tick };
+    term = { sender, releaseInformer, dependencies, releaseSetInformer, tick };
     log.info('relay started sending');
   };
 
@@ -298,9 +365,14 @@ export function startRelay(options: RelayOptions): Relay {
     if (ending === undefined) return;
     term = undefined;
     clearInterval(ending.tick);
-    await Promise.all([ending.releaseInformer.stop(), ...[...ending.dependencies.values()].map((i) => i.stop())]);
+    await Promise.all([
+      ending.releaseInformer.stop(),
+      ...[...ending.dependencies.values()].map((i) => i.stop()),
+      ...(ending.releaseSetInformer === undefined ? [] : [ending.releaseSetInformer.stop()]),
+    ]);
     await ending.sender.stop({ flush });
     index.clear();
+    sets.clear();
     indexedCount = 0;
     lastSent.clear();
     nextDue = new WeakMap<Release, number>();
@@ -338,7 +410,12 @@ export function startRelay(options: RelayOptions): Relay {
       if (!elector.hasObserved()) return false;
       if (!elector.isLeader()) return true;
       const current = term;
-      return current !== undefined && current.releaseInformer.hasSynced() && [...current.dependencies.values()].every((i) => i.hasSynced());
+      return (
+        current !== undefined &&
+        current.releaseInformer.hasSynced() &&
+        [...current.dependencies.values()].every((i) => i.hasSynced()) &&
+        (current.releaseSetInformer?.hasSynced() ?? true)
+      );
     },
     leading: () => elector.isLeader() && term !== undefined,
     enqueue(loop, key, cause) {

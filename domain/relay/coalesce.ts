@@ -10,9 +10,12 @@
  * followed by a send no earlier than the event, and a key that changes all
  * the time is sent about once per `minSpacingMs`.
  *
+ * A loop may have a rule of its own: the fleet loop's window is longer (FLEET_COALESCE_RULE), as
+ * one ReleaseSet hears of every change of each of its children.
+ *
  * Time is passed in (milliseconds); the buffer does no I/O.
  */
-import type { Loop } from '../runtime/queue-message.ts';
+import type { QueueLoop } from '../runtime/queue-message.ts';
 
 export interface ReleaseKey {
   readonly namespace: string;
@@ -27,9 +30,16 @@ export interface CoalesceRule {
 
 export const DEFAULT_COALESCE_RULE: CoalesceRule = { windowMs: 200, minSpacingMs: 1_000 };
 
+/**
+ * The fleet loop's rule (issue 26): a set's first event opens a 1-s window, and a set is sent at
+ * most once a second. A burst of child verdict changes lasting d seconds becomes at most
+ * floor(d) + 2 messages per set (one per second while it lasts, one after its last event).
+ */
+export const FLEET_COALESCE_RULE: CoalesceRule = { windowMs: 1_000, minSpacingMs: 1_000 };
+
 /** One message to send: the first cause, how many events it stands for, and when the first came. */
 export interface CoalescedSend {
-  readonly loop: Loop;
+  readonly loop: QueueLoop;
   readonly key: ReleaseKey;
   readonly cause: string;
   readonly count: number;
@@ -39,7 +49,7 @@ export interface CoalescedSend {
 
 export interface CoalesceBuffer {
   /** Records an event at time `at`. */
-  add(loop: Loop, key: ReleaseKey, cause: string, at: number): void;
+  add(loop: QueueLoop, key: ReleaseKey, cause: string, at: number): void;
   /** Removes and returns the sends due at `now`, remembering them as sent at `now`. */
   takeDue(now: number): CoalescedSend[];
   /** Removes and returns every pending send, due or not. */
@@ -49,24 +59,29 @@ export interface CoalesceBuffer {
   size(): number;
 }
 
-export function coalesceId(loop: Loop, key: ReleaseKey): string {
+export function coalesceId(loop: QueueLoop, key: ReleaseKey): string {
   return `${loop}/${key.namespace}/${key.name}/${key.uid}`;
 }
 
-export function createCoalesceBuffer(rule: CoalesceRule = DEFAULT_COALESCE_RULE): CoalesceBuffer {
+/** `rules` gives a loop a rule of its own; the others follow `rule`. */
+export function createCoalesceBuffer(
+  rule: CoalesceRule = DEFAULT_COALESCE_RULE,
+  rules: Readonly<Partial<Record<QueueLoop, CoalesceRule>>> = {},
+): CoalesceBuffer {
+  const ruleOf = (loop: QueueLoop): CoalesceRule => rules[loop] ?? rule;
   const pending = new Map<string, CoalescedSend>();
-  const lastSentAt = new Map<string, number>();
+  const lastSentAt = new Map<string, { readonly at: number; readonly spacingMs: number }>();
 
   const take = (now: number, all: boolean): CoalescedSend[] => {
     const out: CoalescedSend[] = [];
     for (const [id, send] of pending) {
       if (!all && send.dueAt > now) continue;
       pending.delete(id);
-      lastSentAt.set(id, now);
+      lastSentAt.set(id, { at: now, spacingMs: ruleOf(send.loop).minSpacingMs });
       out.push(send);
     }
     // A send older than the spacing no longer holds anything back.
-    for (const [id, at] of lastSentAt) if (at + rule.minSpacingMs <= now) lastSentAt.delete(id);
+    for (const [id, last] of lastSentAt) if (last.at + last.spacingMs <= now) lastSentAt.delete(id);
     return out.sort((a, b) => a.dueAt - b.dueAt);
   };
 
@@ -79,7 +94,7 @@ export function createCoalesceBuffer(rule: CoalesceRule = DEFAULT_COALESCE_RULE)
         return;
       }
       const last = lastSentAt.get(id);
-      const dueAt = Math.max(at + rule.windowMs, last === undefined ? 0 : last + rule.minSpacingMs);
+      const dueAt = Math.max(at + ruleOf(loop).windowMs, last === undefined ? 0 : last.at + last.spacingMs);
       pending.set(id, { loop, key, cause, count: 1, firstAt: at, dueAt });
     },
     takeDue: (now) => take(now, false),

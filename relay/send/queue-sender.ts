@@ -6,8 +6,8 @@
  * counted (the Release's timers send it again later).
  */
 import { SendMessageBatchCommand, type SendMessageBatchCommandOutput, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import { createCoalesceBuffer, type CoalescedSend, type ReleaseKey } from '../../domain/relay/coalesce.ts';
-import { asciiJson, queueMessageBody, QUEUE_MESSAGE_VERSION, type Loop } from '../../domain/runtime/queue-message.ts';
+import { createCoalesceBuffer, FLEET_COALESCE_RULE, type CoalescedSend, type ReleaseKey } from '../../domain/relay/coalesce.ts';
+import { asciiJson, FLEET_LOOP, queueMessageBody, QUEUE_LOOPS, QUEUE_MESSAGE_VERSION, type Loop, type QueueLoop } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from '../../functions/runtime/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
 
@@ -18,7 +18,8 @@ export interface BatchSendPort {
 
 export interface QueueSenderOptions {
   readonly sqs: BatchSendPort;
-  readonly queueUrls: Readonly<Record<Loop, string>>;
+  /** The Release loops' queues, and the fleet queue when the relay sends ReleaseSets (issue 26). */
+  readonly queueUrls: Readonly<Record<Loop, string>> & { readonly fleet?: string | undefined };
   readonly logger: Logger;
   readonly metrics: RelayMetrics;
   /** Events for one (loop, Release) within this window become one message. Default 200 ms. */
@@ -38,8 +39,11 @@ export interface QueueSenderOptions {
 }
 
 export interface QueueSender {
-  /** Schedules a message; never throws (failures are logged and counted). */
-  enqueue(loop: Loop, key: ReleaseKey, cause: string): void;
+  /**
+   * Schedules a message; never throws (failures are logged and counted). A fleet message (the
+   * key is a ReleaseSet's) follows FLEET_COALESCE_RULE; without a fleet queue it is dropped.
+   */
+  enqueue(loop: QueueLoop, key: ReleaseKey, cause: string): void;
   /** Sends everything pending now and waits for every send in flight. */
   flush(): Promise<void>;
   /** Stops: with flush (default) sends what is pending first; without, drops it. Waits for sends in flight. */
@@ -58,7 +62,10 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
   const now = options.now ?? (() => new Date());
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
   const retryBaseMs = options.retryBaseMs ?? 100;
-  const buffer = createCoalesceBuffer({ windowMs: options.windowMs ?? 200, minSpacingMs: options.minSpacingMs ?? 1_000 });
+  const buffer = createCoalesceBuffer(
+    { windowMs: options.windowMs ?? 200, minSpacingMs: options.minSpacingMs ?? 1_000 },
+    { [FLEET_LOOP]: FLEET_COALESCE_RULE },
+  );
   const inFlight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | undefined;
   let timerDueAt: number | undefined;
@@ -86,13 +93,13 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
   }
 
   const dispatch = (sends: CoalescedSend[]) => {
-    for (const loop of ['reconcile', 'drift', 'health'] as const) {
+    for (const loop of QUEUE_LOOPS) {
       const forLoop = sends.filter((s) => s.loop === loop);
       for (let i = 0; i < forLoop.length; i += MAX_BATCH) track(sendBatch(loop, forLoop.slice(i, i + MAX_BATCH)));
     }
   };
 
-  const releaseFor = (loop: Loop, send: CoalescedSend): { release?: Record<string, unknown> } => {
+  const releaseFor = (loop: QueueLoop, send: CoalescedSend): { release?: Record<string, unknown> } => {
     if (loop !== 'reconcile' || !send.cause.startsWith('watch: Release added') || options.releaseOf === undefined) return {};
     const release = options.releaseOf(send.key);
     const uid = (release?.['metadata'] as { uid?: unknown } | undefined)?.uid;
@@ -101,8 +108,9 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
   };
 
   /** Never rejects: every failure ends in a log line and a metric. */
-  const sendBatch = async (loop: Loop, sends: CoalescedSend[]): Promise<void> => {
+  const sendBatch = async (loop: QueueLoop, sends: CoalescedSend[]): Promise<void> => {
     const queueUrl = queueUrls[loop];
+    if (queueUrl === undefined) return;
     let entries = new Map<string, { send: CoalescedSend; entry: SendMessageBatchRequestEntry }>();
     const sentAt = now().toISOString();
     sends.forEach((send, i) => {
@@ -192,7 +200,7 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
 
   return {
     enqueue(loop, key, cause) {
-      if (stopped) return;
+      if (stopped || queueUrls[loop] === undefined) return;
       buffer.add(loop, key, cause, now().getTime());
       schedule();
     },

@@ -1,7 +1,7 @@
 /**
  * The relay's informers for one leadership term: Releases, the convoy kinds a Release depends
- * on (Cluster, Mutation, Lifecycle, GitRepository), and labelled ConfigMaps and Secrets as
- * metadata only. Each lists by pages (LIST_PAGE_SIZE) and watches over convoy's own transport
+ * on (Cluster, Mutation, Lifecycle, GitRepository), labelled ConfigMaps and Secrets as
+ * metadata only, and ReleaseSets when the relay has a fleet queue (issue 26). Each lists by pages (LIST_PAGE_SIZE) and watches over convoy's own transport
  * (list-watch.ts), and keeps only what the relay reads of each object (slim.ts).
  *
  * A Release is slimmed and parsed once, as it comes off the wire: the informer's map and the
@@ -17,7 +17,7 @@ import type { RelayMetrics } from '../metrics.ts';
 import { pagedList } from './list-watch.ts';
 import { metadataOnlyListWatch } from './metadata-only.ts';
 import { createResilientInformer, type InformerEvent, type KubeObjectLike, type ListFunction, type ListWatchLike, type ResilientInformer } from './resilient-informer.ts';
-import { once, slimDependency, slimRelease } from './slim.ts';
+import { once, slimCluster, slimDependency, slimRelease, slimReleaseSet } from './slim.ts';
 
 /** A watched object as the relay reads it (a parsed Release, or a slim object). */
 export type Watched = KubeObjectLike & { spec?: unknown };
@@ -29,11 +29,11 @@ export type Watched = KubeObjectLike & { spec?: unknown };
  */
 export const LIST_PAGE_SIZE = 500;
 
-const CUSTOM_DEPENDENCIES: readonly { kind: DependencyKind; plural: string }[] = [
-  { kind: 'Cluster', plural: 'clusters' },
-  { kind: 'Mutation', plural: 'mutations' },
-  { kind: 'Lifecycle', plural: 'lifecycles' },
-  { kind: 'GitRepository', plural: 'gitrepositories' },
+const CUSTOM_DEPENDENCIES: readonly { kind: DependencyKind; plural: string; slim: (object: Watched) => Watched }[] = [
+  { kind: 'Cluster', plural: 'clusters', slim: slimCluster },
+  { kind: 'Mutation', plural: 'mutations', slim: slimDependency },
+  { kind: 'Lifecycle', plural: 'lifecycles', slim: slimDependency },
+  { kind: 'GitRepository', plural: 'gitrepositories', slim: slimDependency },
 ];
 
 const METADATA_DEPENDENCIES = [
@@ -44,6 +44,8 @@ const METADATA_DEPENDENCIES = [
 export interface TermInformers {
   readonly releases: ResilientInformer<Watched>;
   readonly dependencies: ReadonlyMap<DependencyKind, ResilientInformer<Watched>>;
+  /** ReleaseSets (slim), made only with `onReleaseSet`. */
+  readonly releaseSets: ResilientInformer<Watched> | undefined;
   /** Why a Release the informer holds does not parse; undefined for a parsed one. */
   releaseParseError(object: Watched): string | undefined;
 }
@@ -54,6 +56,8 @@ export interface TermInformerOptions {
   readonly metrics: RelayMetrics;
   readonly onRelease: (event: InformerEvent<Watched>) => void;
   readonly onDependency: (kind: DependencyKind, event: InformerEvent<Watched>) => void;
+  /** Watch ReleaseSets and report their events here; left out, they are not watched. */
+  readonly onReleaseSet?: ((event: InformerEvent<Watched>) => void) | undefined;
   /** Objects per list page of the convoy kinds; default LIST_PAGE_SIZE. */
   readonly listPageSize?: number | undefined;
   /** Watch labelled Secrets (metadata only); default true. */
@@ -106,8 +110,8 @@ export function termInformers(options: TermInformerOptions): TermInformers {
   const releases = informer('Release', releasePath, pagedList(kube, releasePath, releaseTransform, { pageSize }), releaseTransform, options.onRelease);
 
   const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
-  for (const { kind, plural } of CUSTOM_DEPENDENCIES) {
-    const slim = once<Watched>(slimDependency);
+  for (const { kind, plural, slim: transform } of CUSTOM_DEPENDENCIES) {
+    const slim = once<Watched>(transform);
     const path = `/apis/${API_GROUP}/${API_VERSION}/${plural}`;
     dependencies.set(kind, informer(kind, path, pagedList(kube, path, slim, { pageSize }), slim, (event) => options.onDependency(kind, event)));
   }
@@ -123,5 +127,11 @@ export function termInformers(options: TermInformerOptions): TermInformers {
       }),
     );
   }
-  return { releases, dependencies, releaseParseError: (object) => parseErrors.get(object) };
+  let releaseSets: ResilientInformer<Watched> | undefined;
+  if (options.onReleaseSet !== undefined) {
+    const slim = once<Watched>(slimReleaseSet);
+    const path = `/apis/${API_GROUP}/${API_VERSION}/releasesets`;
+    releaseSets = informer('ReleaseSet', path, pagedList(kube, path, slim, { pageSize }), slim, options.onReleaseSet);
+  }
+  return { releases, dependencies, releaseSets, releaseParseError: (object) => parseErrors.get(object) };
 }

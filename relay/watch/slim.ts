@@ -21,7 +21,12 @@
  *   string; nothing in the relay shows it).
  * - the other kinds (Cluster, Mutation, Lifecycle, GitRepository): metadata name, namespace, uid,
  *   resourceVersion, generation, and spec (affected-releases.ts); no status. ConfigMaps and
- *   Secrets arrive as metadata only (metadata-only.ts) and keep the same metadata fields.
+ *   Secrets arrive as metadata only (metadata-only.ts) and keep the same metadata fields. A
+ *   Cluster keeps its labels too: a ReleaseSet selects Clusters by label (fleet-triggers.ts).
+ * - a ReleaseSet (watched only with a fleet queue, issue 26): metadata name, namespace, uid,
+ *   resourceVersion, generation, deletionTimestamp and of the annotations only the fleet request
+ *   annotations (approve, rollback); no spec; of the status observedGeneration, rollout {state,
+ *   step, stepName} and the clusters counts (fleet-triggers.ts, release-set-gauges.ts).
  *
  * The HTTP API does not read this cache: its routes read Releases from the API server
  * (http/release-api.ts), so nothing it answers depends on what is dropped here. The copy of a
@@ -29,6 +34,7 @@
  * functions only compare its metadata with the live Release (functions/runtime/release-reads.ts).
  */
 import type { KubeObjectLike } from './resilient-informer.ts';
+import { FLEET_REQUEST_ANNOTATIONS } from '../../domain/relay/fleet-triggers.ts';
 import { REQUEST_ANNOTATIONS } from '../../domain/relay/release-events.ts';
 
 type Raw = Record<string, unknown>;
@@ -117,6 +123,31 @@ export function slimDependency<T extends KubeObjectLike>(raw: T): T {
   const object = raw as unknown as Raw;
   const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], IDENTITY_METADATA, []) };
   put(out, 'spec', object['spec']);
+  return out as unknown as T;
+}
+
+/** A Cluster as the relay keeps it: slimDependency's fields and its labels (ReleaseSet selection). */
+export function slimCluster<T extends KubeObjectLike>(raw: T): T {
+  const out = slimDependency(raw) as unknown as Raw;
+  const labels = (raw as unknown as Raw)['metadata'];
+  const kept = isObject(labels) && isObject(labels['labels']) ? labels['labels'] : undefined;
+  if (kept !== undefined && Object.keys(kept).length > 0) (out['metadata'] as Raw)['labels'] = kept;
+  return out as unknown as T;
+}
+
+const RELEASE_SET_METADATA = [...IDENTITY_METADATA, 'deletionTimestamp'] as const;
+
+/** A ReleaseSet as the relay keeps it (see the header): what its triggers and gauges read. */
+export function slimReleaseSet<T extends KubeObjectLike>(raw: T): T {
+  const object = raw as unknown as Raw;
+  const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], RELEASE_SET_METADATA, FLEET_REQUEST_ANNOTATIONS) };
+  const status = object['status'];
+  if (isObject(status)) {
+    const kept = pick(status, ['observedGeneration']) ?? {};
+    put(kept, 'rollout', pick(status['rollout'], ['state', 'step', 'stepName']));
+    put(kept, 'clusters', pick(status['clusters'], ['selected', 'updated', 'ready', 'waiting', 'failed']));
+    out['status'] = kept;
+  }
   return out as unknown as T;
 }
 

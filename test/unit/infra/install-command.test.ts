@@ -45,6 +45,25 @@ describe('convoy install --print', () => {
     expect(r.out).toContain('image: reg.example/convoy-relay:1');
   });
 
+  it('--fleet-queue-url sets CONVOY_FLEET_QUEUE_URL (issue 26); without it the ConfigMap has none and the relay watches no ReleaseSet', () => {
+    const configOf = (out: string) =>
+      parseAllDocuments(out)
+        .map((d) => d.toJS() as { kind: string; data?: Record<string, string> })
+        .find((d) => d.kind === 'ConfigMap')?.data;
+    const fleet = 'https://sqs.eu-west-1.amazonaws.com/1/f';
+    expect(configOf(run(['--print', ...q, '--fleet-queue-url', fleet, '--image', IMAGE, '--no-crds']).out)).toMatchObject({
+      CONVOY_RECONCILE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/r',
+      CONVOY_FLEET_QUEUE_URL: fleet,
+    });
+    // Alone, next to the placeholders of the three others.
+    expect(configOf(run(['--print', '--fleet-queue-url', fleet, '--image', IMAGE, '--no-crds']).out)).toMatchObject({
+      CONVOY_RECONCILE_QUEUE_URL: 'CHANGE-ME-reconcile-queue-url',
+      CONVOY_FLEET_QUEUE_URL: fleet,
+    });
+    expect(configOf(run(['--print', ...q, '--image', IMAGE, '--no-crds']).out)).not.toHaveProperty('CONVOY_FLEET_QUEUE_URL');
+    expect(run(['--print', '--fleet-queue-url', 'nope', '--image', IMAGE]).err[0]).toMatch(/--fleet-queue-url: "nope" is not a URL/);
+  });
+
   it('bad input: names the flag and exits 2', () => {
     expect(run(['--print', '--reconcile-queue-url', 'https://x/r']).err[0]).toMatch(/give all three or none/);
     expect(run(['--print', ...q.slice(0, 5), 'not a url']).err[0]).toMatch(/--health-queue-url: "not a url" is not a URL/);

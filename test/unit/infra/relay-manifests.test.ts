@@ -55,6 +55,7 @@ describe('relayManifests', () => {
       'convoy.dev/mutations': ['list', 'watch'],
       'convoy.dev/lifecycles': ['list', 'watch'],
       'convoy.dev/gitrepositories': ['list', 'watch'],
+      'convoy.dev/releasesets': ['list', 'watch'],
       '/configmaps': ['list', 'watch'],
       'authentication.k8s.io/tokenreviews': ['create'],
       'authorization.k8s.io/subjectaccessreviews': ['create'],

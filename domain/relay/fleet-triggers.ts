@@ -1,0 +1,121 @@
+/**
+ * Which watch events send a ReleaseSet a fleet message (issue 26): the relay's side of the fleet
+ * loop. The fleet function writes only the set's /status and its children, so, as for Releases
+ * (release-events.ts), only changes a user makes to the set count, never its status; a child
+ * counts only when its combined verdict (domain/status/verdict.ts) changes, never for other
+ * status churn, or every health check of every child would wake its set.
+ *
+ * - a ReleaseSet: added, recreated (new uid), its metadata.generation changed, or one of its
+ *   request annotations (convoy.dev/approve, convoy.dev/rollback) changed. A deleted set gets no
+ *   message: its children follow their ownerReferences.
+ * - a Cluster: added, deleted or relabelled: every set of its namespace, since any of them may
+ *   start or stop selecting it (selection reads labels and names only).
+ * - a Release labelled convoy.dev/release-set: added, deleted, moved between sets, or its combined
+ *   verdict changed: the set(s) its label names.
+ *
+ * Pure; the relay (relay/relay.ts) maps the answers to sends, coalesced per set by
+ * domain/relay/coalesce.ts with FLEET_COALESCE_RULE.
+ */
+import type { Release } from '../api/objects.ts';
+import { FleetAnnotation, FleetLabel } from '../fleet/labels.ts';
+import { combinedVerdict } from '../status/verdict.ts';
+
+/** A manual fleet rollback request on the set (the CLI writes it; docs/fleet.md). */
+export const FLEET_ROLLBACK_ANNOTATION = 'convoy.dev/rollback';
+
+/** Annotations on a ReleaseSet that request work; neither changes metadata.generation. */
+export const FLEET_REQUEST_ANNOTATIONS = [FleetAnnotation.approve, FLEET_ROLLBACK_ANNOTATION] as const;
+
+/** What the trigger rules read of a ReleaseSet (the relay's slim copy fits). */
+export interface WatchedReleaseSet {
+  readonly metadata?: {
+    readonly name?: string | undefined;
+    readonly namespace?: string | undefined;
+    readonly uid?: string | undefined;
+    readonly generation?: number | undefined;
+    readonly annotations?: Readonly<Record<string, string>> | undefined;
+  } | undefined;
+}
+
+/** What the trigger rules read of a Cluster. */
+export interface WatchedCluster {
+  readonly metadata?: {
+    readonly name?: string | undefined;
+    readonly labels?: Readonly<Record<string, string>> | undefined;
+  } | undefined;
+}
+
+/** Why a change of a ReleaseSet (old → next; undefined = absent) sends it a message, or undefined. */
+export function releaseSetChangeCause(old: WatchedReleaseSet | undefined, next: WatchedReleaseSet | undefined): string | undefined {
+  if (next === undefined) return undefined;
+  if (old === undefined) return 'ReleaseSet added';
+  const before = old.metadata ?? {};
+  const after = next.metadata ?? {};
+  if (before.uid !== undefined && after.uid !== undefined && before.uid !== after.uid) return 'ReleaseSet recreated';
+  if (before.generation !== after.generation) return `spec changed (generation ${before.generation ?? '?'} → ${after.generation ?? '?'})`;
+  for (const key of FLEET_REQUEST_ANNOTATIONS) {
+    if ((before.annotations?.[key] ?? '') !== (after.annotations?.[key] ?? '')) return `annotation ${key} changed`;
+  }
+  return undefined;
+}
+
+/** Why a change of a Cluster may change which Clusters the sets of its namespace select, or undefined. */
+export function clusterSelectionChangeCause(old: WatchedCluster | undefined, next: WatchedCluster | undefined): string | undefined {
+  const name = next?.metadata?.name ?? old?.metadata?.name ?? '?';
+  if (old === undefined && next === undefined) return undefined;
+  if (old === undefined) return `Cluster ${name} added`;
+  if (next === undefined) return `Cluster ${name} deleted`;
+  return sameStringMap(old.metadata?.labels, next.metadata?.labels) ? undefined : `Cluster ${name} relabelled`;
+}
+
+/**
+ * The child's combined verdict, reduced to what a set acts on: ready (and whether health was
+ * assessed), or the signal and kind it waits or fails on. The message is left out (it carries
+ * generations and condition messages).
+ */
+export function childVerdictKey(release: Release): string {
+  const verdict = combinedVerdict(release);
+  if (verdict.ready) return `Ready/${verdict.health}`;
+  return `${verdict.kind}/${verdict.signal}${verdict.retrying === true ? '/retrying' : ''}`;
+}
+
+/** The set a Release's label names, if any. */
+export function releaseSetOfChild(release: Release | undefined): string | undefined {
+  const name = release?.metadata.labels?.[FleetLabel.releaseSet];
+  return name === undefined || name === '' ? undefined : name;
+}
+
+/** One set to send a message to, and why. */
+export interface SetNotice {
+  readonly set: string;
+  readonly cause: string;
+}
+
+/**
+ * The sets a change of a Release (old → next; undefined = absent) concerns: the set it is a
+ * child of when it appears, disappears or its verdict changes; both sets when it moves from one
+ * to another. None for a Release no set labels, or a status change that leaves the verdict as is.
+ */
+export function childVerdictNotices(old: Release | undefined, next: Release | undefined): SetNotice[] {
+  const before = releaseSetOfChild(old);
+  const after = releaseSetOfChild(next);
+  const name = next?.metadata.name ?? old?.metadata.name ?? '?';
+  if (before === undefined && after === undefined) return [];
+  if (old === undefined || next === undefined || before !== after) {
+    const notices: SetNotice[] = [];
+    if (before !== undefined) notices.push({ set: before, cause: `child Release ${name} ${next === undefined ? 'deleted' : 'left the set'}` });
+    if (after !== undefined) notices.push({ set: after, cause: `child Release ${name} ${old === undefined ? 'added' : 'joined the set'}` });
+    return notices;
+  }
+  const was = childVerdictKey(old);
+  const is = childVerdictKey(next);
+  return was === is ? [] : [{ set: after as string, cause: `child Release ${name} verdict ${was} → ${is}` }];
+}
+
+function sameStringMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  const left = a ?? {};
+  const right = b ?? {};
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  return keys.every((key) => Object.hasOwn(right, key) && left[key] === right[key]);
+}
