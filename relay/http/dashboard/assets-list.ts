@@ -1,5 +1,6 @@
 // Browser module list.js: every Release the token may list, across namespaces, refreshed every 2 s
-// (GET /v1/releases with If-None-Match: an unchanged list is a 304 without a body), 50 rows a page.
+// (GET /v1/releases with If-None-Match: an unchanged list is a 304 without a body), 50 rows a page;
+// the ReleaseSets the token may list above them (setsSection, assets-release-set.ts).
 
 export const LIST_JS = String.raw`
 
@@ -8,6 +9,7 @@ const LIST_REFRESH_MS = 2000;
 
 function showList(main) {
   const state = { alive: true, busy: false, etag: undefined, listing: undefined, page: 0, ns: '', text: '' };
+  const sets = setsSection();
   const alert = h('p', { class: 'alert', role: 'alert' });
   const summary = h('p', { id: 'summary', class: 'muted' }, 'Loading Releases…');
   const updated = h('p', { id: 'updated', class: 'muted' });
@@ -82,6 +84,7 @@ function showList(main) {
   next.addEventListener('click', () => { state.page++; draw(); });
 
   main.replaceChildren(
+    sets.el,
     h('h1', {}, 'Releases'), alert, summary,
     h('div', { class: 'controls' },
       h('div', {}, h('label', { for: 'ns-filter' }, 'Namespace'), nsSelect),
@@ -91,7 +94,9 @@ function showList(main) {
     updated);
   document.title = 'Releases · convoy';
   void refresh();
+  void sets.refresh();
   const timer = setInterval(refresh, LIST_REFRESH_MS);
-  return () => { state.alive = false; clearInterval(timer); };
+  const setsTimer = setInterval(sets.refresh, LIST_REFRESH_MS);
+  return () => { state.alive = false; clearInterval(timer); clearInterval(setsTimer); };
 }
 `;

@@ -13,7 +13,7 @@ function header() {
   signout.hidden = !user;
 }
 
-// Views: #/ the list, #/r/<namespace>/<name> a Release. Each view returns its stop function.
+// Views: #/ the list, #/r/<namespace>/<name> a Release, #/rs/<namespace>/<name> a ReleaseSet. Each view returns its stop function.
 function route() {
   current.stop();
   current.stop = () => {};
@@ -22,8 +22,9 @@ function route() {
     current.stop = showSignIn(main, current.notice, () => { current.notice = ''; route(); });
     return;
   }
-  const m = /^#\/r\/([^/]+)\/([^/]+)$/.exec(location.hash);
-  current.stop = m ? showRelease(main, decodeURIComponent(m[1]), decodeURIComponent(m[2])) : showList(main);
+  const m = /^#\/(r|rs)\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  const view = !m ? undefined : m[1] === 'rs' ? showReleaseSet : showRelease;
+  current.stop = view ? view(main, decodeURIComponent(m[2]), decodeURIComponent(m[3])) : showList(main);
 }
 
 onUnauthorized((message) => {

@@ -11,6 +11,7 @@ import { API_JS, DOM_JS } from './assets-base.ts';
 import { LIST_JS } from './assets-list.ts';
 import { MAIN_JS, SIGNIN_JS } from './assets-main.ts';
 import { RELEASE_JS } from './assets-release.ts';
+import { RELEASE_SET_JS } from './assets-release-set.ts';
 import { SECTIONS_JS } from './assets-sections.ts';
 import { PAGE_HTML } from './page.ts';
 import { STYLE_CSS } from './style.ts';
@@ -20,7 +21,7 @@ import { STYLE_CSS } from './style.ts';
  * dependency order): one request instead of a module waterfall, and no import statements in
  * these strings (image/prune-deps.ts reads import statements in the compiled files).
  */
-const APP_JS = ['"use strict";', API_JS, DOM_JS, SIGNIN_JS, LIST_JS, SECTIONS_JS, RELEASE_JS, MAIN_JS].join('\n');
+const APP_JS = ['"use strict";', API_JS, DOM_JS, SIGNIN_JS, RELEASE_SET_JS, LIST_JS, SECTIONS_JS, RELEASE_JS, MAIN_JS].join('\n');
 
 const ASSETS: Readonly<Record<string, { type: string; body: string }>> = {
   'style.css': { type: 'text/css; charset=utf-8', body: STYLE_CSS },
