@@ -7,7 +7,7 @@
  * children are ready (the Release loops deliver them) the rollout ends Succeeded. A forged message
  * (another uid, or a set that does not exist) writes nothing: no child, no status, no Lease.
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, EventsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetLabel } from '../../domain/fleet/labels.ts';
@@ -116,4 +116,31 @@ describe('the fleet function in the runtime (issue 26)', () => {
     // The fleet's Lease is its own (convoy-fleet-<set uid>), in the installation namespace.
     expect((await env.lease(setUid, 'fleet'))?.metadata?.labels).toEqual({ 'convoy.dev/release-set-uid': setUid });
   }, 180_000);
+
+  it("writes Events about the ReleaseSet, keeps a user's annotation on a child, and deletes the child of a Cluster that stops matching", async () => {
+    const events = await until('a Generated Event regards the ReleaseSet', async () => {
+      const list = await kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: env.ns.name });
+      const found = list.items.filter((e) => e.regarding?.kind === 'ReleaseSet' && e.regarding.name === 'web');
+      return found.some((e) => e.reason === 'Generated') ? found : undefined;
+    });
+    expect(events.every((e) => e.reportingController === 'convoy.dev/fleet' && e.regarding?.uid === setUid)).toBe(true);
+
+    await env.api.patchMerge('Release', env.ns.name, 'web-east', { metadata: { annotations: { 'example.com/owner': 'alice' } } });
+    await env.api.patchMerge('Cluster', env.ns.name, 'north', { metadata: { labels: { fleet: null } } });
+    // A new template (a label for every child): a new revision, so the set applies web-east again.
+    await env.api.patchMerge('ReleaseSet', env.ns.name, 'web', { spec: { template: { metadata: { labels: { tier: 'web' } } } } });
+    await sendFleet('web', setUid, 'test: Cluster north relabelled, template changed');
+    const east = await until('web-east carries the new template label', async () => {
+      const release = await env.getRelease('web-east');
+      return release.metadata.labels?.['tier'] === 'web' ? release : undefined;
+    }, { timeoutMs: 30_000 });
+    expect(east.metadata.annotations?.['example.com/owner']).toBe('alice');
+    await until('the child of Cluster north is deleted', async () => (await childrenOf('web')).length === 2);
+    expect((await childrenOf('web')).map((c) => c.metadata.name).sort()).toEqual(['web-east', 'web-west']);
+    const set = await until('the status counts two Clusters', async () => {
+      const current = await getSet('web');
+      return current.status?.clusters?.selected === 2 ? current : undefined;
+    });
+    expect(set.status?.conditions?.find((c) => c.type === 'Generated')?.status).toBe('True');
+  }, 90_000);
 });
