@@ -160,7 +160,7 @@ export async function createTargetNamespace(targets: readonly FleetTarget[], nam
 
 // ---------------------------------------------------------------------------------------------
 // The app: a Helm chart in Git. Revision n renders a ConfigMap `web` {revision, ring, cluster} and
-// a Deployment `web` (image :n, progressDeadlineSeconds 2); its pods carry KWOK's failure label
+// a Deployment `web` (image :n, progressDeadlineSeconds 2 by default); its pods carry KWOK's failure label
 // when the value `ring` is one of the revision's failing rings.
 
 export interface ChartRevision {
@@ -170,10 +170,15 @@ export interface ChartRevision {
   readonly failRings?: readonly string[];
   /** Replicas of the Deployment (default 1). */
   readonly replicas?: number;
+  /**
+   * The Deployment's progressDeadlineSeconds (default 2: a failing pod turns the child's Healthy
+   * False/Degraded within seconds; a long one keeps it Progressing, a wait, e.g. for stepTimeout).
+   */
+  readonly progressDeadlineSeconds?: number;
 }
 
 /** The chart's files at a revision (commit them over the previous revision: same paths). */
-export function fleetChart({ revision, failRings = [], replicas = 1 }: ChartRevision): FixtureFiles {
+export function fleetChart({ revision, failRings = [], replicas = 1, progressDeadlineSeconds = 2 }: ChartRevision): FixtureFiles {
   const failing = failRings.length === 0 ? 'false' : `has .Values.ring (list ${failRings.map((r) => JSON.stringify(r)).join(' ')})`;
   return {
     'chart/Chart.yaml': 'apiVersion: v2\nname: fleet-app\nversion: 0.1.0\n',
@@ -194,7 +199,7 @@ export function fleetChart({ revision, failRings = [], replicas = 1 }: ChartRevi
       `metadata: {name: ${APP_NAME}}`,
       'spec:',
       `  replicas: ${replicas}`,
-      '  progressDeadlineSeconds: 2',
+      `  progressDeadlineSeconds: ${progressDeadlineSeconds}`,
       `  selector: {matchLabels: {app: ${APP_NAME}}}`,
       '  template:',
       '    metadata:',
@@ -305,7 +310,12 @@ export interface TargetApp {
   readonly ring: string | undefined;
   /** The Deployment's image, undefined when there is none. */
   readonly image: string | undefined;
-  readonly available: boolean;
+  /**
+   * The Deployment's rollout is complete, as `kubectl rollout status` judges it: the controller saw
+   * its generation, every replica is updated and available (an old ReplicaSet's pod keeps the
+   * Deployment Available during a failing update, so Available alone says nothing about it).
+   */
+  readonly rolledOut: boolean;
 }
 
 /** What the chart's objects in `namespace` on `target` say. */
@@ -327,6 +337,17 @@ export async function targetApp(target: FleetTarget, namespace: string): Promise
     revision: revision === undefined ? undefined : Number(revision),
     ring: cm?.data?.['ring'],
     image: deployment?.spec?.template.spec?.containers[0]?.image,
-    available: deployment?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true,
+    rolledOut: deployment === undefined ? false : deploymentRolledOut(deployment),
   };
+}
+
+function deploymentRolledOut(d: V1Deployment): boolean {
+  const replicas = d.spec?.replicas ?? 1;
+  const status = d.status ?? {};
+  return (
+    (status.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
+    (status.updatedReplicas ?? 0) === replicas &&
+    (status.availableReplicas ?? 0) === replicas &&
+    (status.replicas ?? 0) === replicas
+  );
 }
