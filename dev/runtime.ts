@@ -177,6 +177,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     watchSecrets: settings['CONVOY_WATCH_SECRETS'] !== 'false',
     sqs: options.onlyNamespaces === undefined ? sqs : onlyNamespaces(sqs, options.onlyNamespaces),
     queueUrls: { reconcile: queues.reconcile.queueUrl, drift: queues.drift.queueUrl, health: queues.health.queueUrl },
+    fleetQueueUrl: queues.fleet.queueUrl,
     installationNamespace: namespace,
     logger: logger.child({ component: 'relay' }),
     ...(options.relayTickMs !== undefined ? { tickMs: options.relayTickMs } : {}),
