@@ -3,6 +3,7 @@
  * verdict, revision, rollout, steps with their counts and state, per-condition counts of the
  * children, failing Clusters with reasons, held children, every child with its verdict, Events.
  */
+import { isKubeApiError } from '../../adapters/kube/http.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReleaseSet, Revision } from '../../domain/api/release-set.ts';
 import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
@@ -101,12 +102,29 @@ export function describeSet(set: ReleaseSet, children: readonly Release[], unpar
   return out;
 }
 
+/** The value, or a note when the API server refused the user (403). */
+async function orForbidden<T>(read: Promise<T>, what: string): Promise<T | string> {
+  try {
+    return await read;
+  } catch (error) {
+    if (isKubeApiError(error, 403)) return `forbidden: you ${what}`;
+    throw error;
+  }
+}
+
 export async function describeSetVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs(input);
   const key = setKey('describe', positionals, values.namespace);
   const cluster = await s.cluster(values);
   const set = await readSet(cluster, key);
-  const [{ children, unparsed }, events] = await Promise.all([setChildren(cluster, key), objectEvents(cluster, key, 'ReleaseSet')]);
-  for (const line of describeSet(set, children, unparsed, events.length === 0 ? [] : eventTable(events))) s.io.out(line);
+  // A user who may read the set but not list Releases or Events there still gets the set; the section says why it is empty.
+  const [childList, events] = await Promise.all([
+    orForbidden(setChildren(cluster, key), `may not list releases.convoy.dev in namespace ${key.namespace}`),
+    orForbidden(objectEvents(cluster, key, 'ReleaseSet'), `may not list events.events.k8s.io in namespace ${key.namespace}`),
+  ]);
+  const children = typeof childList === 'string' ? { children: [], unparsed: [] } : childList;
+  const eventLines = typeof events === 'string' ? [events] : events.length === 0 ? [] : eventTable(events);
+  const lines = describeSet(set, children.children, children.unparsed, eventLines);
+  for (const line of typeof childList === 'string' ? lines.map((l) => (l === 'Children: <none>' ? `Children:    (${childList})` : l)) : lines) s.io.out(line);
   return ExitCode.ok;
 }

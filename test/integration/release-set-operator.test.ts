@@ -169,6 +169,16 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
     expect((await readSet(mine.name)).spec.rollout.paused).toBe(false);
   });
 
+  it('describe rset for a user who may read the set but not list its Releases or Events: the set, and why those sections are empty', async () => {
+    const reader = await serviceAccountUser(admin, mine.name, 'rset-reader', [{ namespace: mine.name, rules: [{ apiGroups: [API_GROUP], resources: ['releasesets'], verbs: ['get'] }] }]);
+    const run = await runConvoy(['describe', 'rset/web', '-n', mine.name], await tokenKubeconfig(admin, reader.token, dir, 'reader.yaml'));
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Clusters:\s+3 selected/m);
+    expect(run.stdout).toContain(`Children:    (forbidden: you may not list releases.convoy.dev in namespace ${mine.name})`);
+    expect(run.stdout).toContain(`Events:\n  forbidden: you may not list events.events.k8s.io in namespace ${mine.name}`);
+  });
+
   it("another namespace's set: every CLI verb gets one clear 403 line, nothing is changed", async () => {
     for (const args of [
       ['get', 'rset', '-n', other.name],
