@@ -209,7 +209,8 @@ export const VERBS: readonly VerbSpec[] = [
     summary: 'the Events convoy wrote about a Release',
     args: [RELEASE],
     flags: [{ flags: '-o, --output <format>', description: 'the Events as json or yaml', choices: ['json', 'yaml'] }],
-    load: async () => (await import('./events.ts')).eventsVerb,
+    help: `events rset/<name>: the Events about a ReleaseSet (its step transitions). ${SET_FORM}`,
+    load: routed(async () => (await import('./events.ts')).eventsVerb, async () => (await import('./release-set/describe.ts')).setEventsVerb),
   },
 ];
 

@@ -128,3 +128,17 @@ export async function describeSetVerb(input: VerbInput, s: Session): Promise<Exi
   for (const line of typeof childList === 'string' ? lines.map((l) => (l === 'Children: <none>' ? `Children:    (${childList})` : l)) : lines) s.io.out(line);
   return ExitCode.ok;
 }
+
+/** `convoy events rset/<name> [-o json|yaml]`: the Events about the set (its step transitions), oldest first. */
+export async function setEventsVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  const { values, positionals } = verbArgs<{ output: 'json' | 'yaml' }>(input);
+  const key = setKey('events', positionals, values.namespace);
+  const cluster = await s.cluster(values);
+  await readSet(cluster, key); // a missing set is an error, not an empty list
+  const events = await objectEvents(cluster, key, 'ReleaseSet');
+  if (values.output === 'json') s.io.out(JSON.stringify(events, null, 2));
+  else if (values.output === 'yaml') s.io.out((await import('yaml')).stringify(events).replace(/\n$/, ''));
+  else if (events.length === 0) s.io.err(`No Events for ReleaseSet ${key.namespace}/${key.name}.`);
+  else for (const line of eventTable(events)) s.io.out(line);
+  return ExitCode.ok;
+}

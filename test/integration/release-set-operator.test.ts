@@ -96,6 +96,9 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
     expect(d.stdout).toMatch(new RegExp(`^\\s+web-canary-1\\s+canary-1\\s+${REVISION_B.id}\\s+Waiting`, 'm'));
     expect(d.stdout).toMatch(new RegExp(`^\\s+web-eu-1\\s+eu-1\\s+${REVISION_A.id}\\s+`, 'm'));
     expect(d.stdout).toMatch(/^\s+\d+[smhd]\s+Normal\s+StepStarted\s+convoy\.dev\/fleet\s+1\s+step canary started/m);
+    const events = await cli('events', 'rset/web', '-n', mine.name, '-o', 'json');
+    expect(events.code).toBe(0);
+    expect((JSON.parse(events.stdout) as { reason: string }[]).map((e) => e.reason)).toEqual(['StepStarted']);
   });
 
   it('wait rset: WaitingForApproval ends at once with exit 4 naming the approve command (Succeeded and RolledBack: below)', async () => {
