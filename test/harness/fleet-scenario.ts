@@ -25,10 +25,11 @@ import {
 
 /**
  * Whether the relay of the runtime sends the sets their fleet messages (ReleaseSet changes, Cluster
- * changes, child verdict changes). false: the scenario sends one to the fleet queue every
- * NUDGE_MS while a test waits — standing in for the relay's triggers, never for the function.
+ * changes, child verdict changes): true since convoy dev's relay has the fleet queue (4dc6eab).
+ * false: the scenario sends one to the fleet queue every NUDGE_MS while a test waits — standing in
+ * for the relay's triggers, never for the function.
  */
-export const RELAY_SENDS_FLEET_MESSAGES = false;
+export const RELAY_SENDS_FLEET_MESSAGES = true;
 const NUDGE_MS = 2_000;
 
 export interface FleetScenario {
@@ -49,8 +50,13 @@ export interface FleetScenario {
    * relay does not send fleet messages (RELAY_SENDS_FLEET_MESSAGES), in every wait.
    */
   kick(name: string, cause: string): Promise<void>;
-  /** Polls the set until `check` returns a value; fails after timeoutMs naming `what` and the last status. */
-  waitForSet<T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs?: number): Promise<T>;
+  /**
+   * Polls the set until `check` returns a value; fails after timeoutMs naming `what` and the last
+   * status. `nudge`: send the set a fleet message every NUDGE_MS meanwhile, whatever the relay does.
+   */
+  waitForSet<T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs?: number, options?: { nudge?: boolean }): Promise<T>;
+  /** How many times the fleet function decided for the set so far (its 'fleet decided' log lines). */
+  fleetRuns(name: string): number;
   /** Waits until RolloutSucceeded is True at the set's generation and the rollout Succeeded. */
   succeeded(name: string, timeoutMs?: number): Promise<ReleaseSet>;
   close(): Promise<void>;
@@ -90,7 +96,8 @@ export async function startFleetScenario(prefix: string, targetSpecs: readonly T
     await env.runtime.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
   };
 
-  const waitForSet = async <T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs = 180_000): Promise<T> => {
+  const waitForSet = async <T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs = 180_000, options: { nudge?: boolean } = {}): Promise<T> => {
+    const nudge = options.nudge === true || !RELAY_SENDS_FLEET_MESSAGES;
     let last: ReleaseSet | undefined;
     let lastKick = Date.now();
     try {
@@ -100,9 +107,9 @@ export async function startFleetScenario(prefix: string, targetSpecs: readonly T
           last = await sets.get(name);
           const value = check(last);
           if (value !== undefined && value !== false) return value;
-          if (!RELAY_SENDS_FLEET_MESSAGES && Date.now() - lastKick >= NUDGE_MS) {
+          if (nudge && Date.now() - lastKick >= NUDGE_MS) {
             lastKick = Date.now();
-            await kick(name, 'the relay does not send fleet messages yet');
+            await kick(name, 'a nudge while the test waits');
           }
           return undefined;
         },
@@ -131,6 +138,7 @@ export async function startFleetScenario(prefix: string, targetSpecs: readonly T
     },
     commitRevision: (name, revision) => env.commit(name, fleetChart(revision)),
     kick,
+    fleetRuns: (name) => env.logs.filter((l) => l['loop'] === 'fleet' && l['namespace'] === namespace && l['name'] === name && l.msg === 'fleet decided').length,
     waitForSet,
     succeeded: (name, timeoutMs) => waitForSet(name, 'the rollout succeeded', (set) => hasSucceeded(set) && set, timeoutMs),
     async close() {

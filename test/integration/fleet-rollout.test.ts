@@ -8,8 +8,7 @@
 //
 // Steps: canary (ring canary, maxConcurrent 1), early (ring early), then the implicit (remaining).
 //
-// While the relay does not send fleet messages (fleet-scenario.ts RELAY_SENDS_FLEET_MESSAGES), the
-// waits send the set one every 2 s, standing in for the relay's triggers. A new commit of the
+// The relay sends the sets their fleet messages (set, Cluster and child verdict changes). A new commit of the
 // source after a succeeded rollout wakes nothing by design (docs/fleet.md: the source is resolved
 // when the set runs); the tests send one message after such a commit, as a Git webhook would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
