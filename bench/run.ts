@@ -14,6 +14,7 @@ import { benchCelRedos } from './sections/cel-redos.ts';
 import { benchCliStart } from './sections/cli-start.ts';
 import { benchDashboard } from './sections/dashboard.ts';
 import { benchEmbeddedCluster } from './sections/embedded-cluster.ts';
+import { benchFleet } from './sections/fleet.ts';
 import { benchFlux } from './sections/flux.ts';
 import { benchFunctions } from './sections/functions.ts';
 import { benchLambdaRuntime } from './sections/lambda-runtime.ts';
@@ -36,7 +37,7 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime', 'largeRelease', 'steadyInterval', 'ociResolve'] as const;
+const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime', 'largeRelease', 'steadyInterval', 'ociResolve', 'fleet'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -66,6 +67,7 @@ async function main(): Promise<number> {
       'lambda-n': { type: 'string', default: '20' },
       'steady-n': { type: 'string', default: '10' },
       'large-release-n': { type: 'string', default: '10000' },
+      'fleet-n': { type: 'string', default: '500' },
     },
   });
   const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
@@ -88,6 +90,8 @@ async function main(): Promise<number> {
   if (!Number.isInteger(lambdaN) || lambdaN < 1) throw new BenchUsageError('--lambda-n must be a positive integer');
   const largeReleaseN = Number(values['large-release-n']);
   if (!Number.isInteger(largeReleaseN) || largeReleaseN < 2) throw new BenchUsageError('--large-release-n must be an integer of at least 2');
+  const fleetN = Number(values['fleet-n']);
+  if (!Number.isInteger(fleetN) || fleetN < 4) throw new BenchUsageError('--fleet-n must be an integer of at least 4');
   if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
     throw new BenchUsageError('--sequential and --burst must be positive integers');
   }
@@ -198,6 +202,7 @@ async function main(): Promise<number> {
     if (wanted('relayMetrics')) await run('relayMetrics', () => benchRelayMetrics(), (r) => r);
     if (wanted('celRedos')) await run('celRedos', () => benchCelRedos(), (r) => r);
     if (wanted('ociResolve')) await run('ociResolve', () => benchOciResolve({ n: 50 }), (r) => r);
+    if (wanted('fleet')) await run('fleet', () => benchFleet(root, { clusters: fleetN }), (r) => r);
     if (wanted('cliStart')) {
       const cluster = cp === undefined ? undefined : { kubeconfigPath: cp.kubeconfigPath };
       await run('cliStart', () => benchCliStart(root, cluster), (r) => r);
