@@ -154,8 +154,8 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     const started = await options.functions({ sqs, endpoint, queues, bucket, functionsKc: options.identities?.functions ?? kc, logger });
     pollers.push(started);
   }
-  // The lambda runtime (options.functions) runs the construct's functions instead; it has no fleet
-  // function yet, so there the fleet queue is not polled.
+  // The lambda runtime (options.functions) runs the construct's four functions instead, the fleet
+  // bundle fed by the fleet queue's event source mapping (dev/lambda/lambda-functions.ts).
   for (const loop of [...LOOPS, FLEET_LOOP] as const) {
     const handler = handlers[loop];
     if (handler === undefined || options.functions !== undefined) continue;

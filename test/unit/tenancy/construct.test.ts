@@ -37,7 +37,7 @@ function assertNoCredentialInEnvironment(template: Template) {
 }
 
 describe('Convoy construct: identity and tenancy', () => {
-  it('with the EKS management cluster: access entries for the three function roles, group convoy:functions, no access policy; no kubeconfig token in any function environment', { timeout: 120_000 }, () => {
+  it('with the EKS management cluster: access entries for the four function roles (reconcile, drift, health, fleet), group convoy:functions, no access policy; no kubeconfig token in any function environment', { timeout: 120_000 }, () => {
     const template = synth((stack) => ({
       cluster: eks.Cluster.fromClusterAttributes(stack, 'Mgmt', {
         clusterName: 'mgmt',
@@ -47,7 +47,7 @@ describe('Convoy construct: identity and tenancy', () => {
       }),
     }));
     const entries = Object.values(template.findResources('AWS::EKS::AccessEntry') as Record<string, Resource>);
-    expect(entries).toHaveLength(3);
+    expect(entries).toHaveLength(4);
     const roles = new Set<string>();
     for (const entry of entries) {
       expect(entry.Properties).toMatchObject({ ClusterName: 'mgmt', Type: 'STANDARD', KubernetesGroups: ['convoy:functions'] });
