@@ -6,7 +6,7 @@
 import type { RolloutSpec } from '../api/release-set.ts';
 import { parseDuration } from '../runtime/duration.ts';
 import type { ClusterFacts } from './select-clusters.ts';
-import { matchesSelector, selectorProblem } from './selector.ts';
+import { matchesSelector, selectorIssue } from './selector.ts';
 
 /** The name of the implicit last step; not a DNS label, so no declared step can take it. */
 export const REMAINING_STEP = '(remaining)';
@@ -42,8 +42,8 @@ export function planSteps(rollout: RolloutSpec, clusters: readonly ClusterFacts[
   const members: ClusterFacts[][] = declared.map(() => []);
   const remaining: ClusterFacts[] = [];
   for (const [i, step] of declared.entries()) {
-    const problem = selectorProblem(step.clusters, `spec.rollout.steps[${i}].clusters`);
-    if (problem !== undefined) return { ok: false, field: `spec.rollout.steps[${i}].clusters`, message: problem };
+    const issue = selectorIssue(step.clusters, `spec.rollout.steps[${i}].clusters`);
+    if (issue !== undefined) return { ok: false, field: issue.field, message: issue.message };
   }
   for (const cluster of clusters) {
     const index = declared.findIndex((step) => matchesSelector(step.clusters, cluster.labels));

@@ -86,11 +86,10 @@ export async function startFleetScenario(prefix: string, targetSpecs: readonly T
   const namespace = env.ns.name;
   if (options.register !== false) await registerClusters(admin, namespace, targets);
   const sets = releaseSetApi(admin, namespace);
-  const queues = env.runtime.queues as unknown as Record<string, { queueUrl: string } | undefined>;
-
   const kick = async (name: string, cause: string): Promise<void> => {
     const set = await sets.get(name);
-    const queueUrl = queues['fleet']?.queueUrl;
+    // Read at each send: env.restart() starts a new runtime with new queues.
+    const queueUrl = (env.runtime.queues as unknown as Record<string, { queueUrl: string } | undefined>)['fleet']?.queueUrl;
     if (queueUrl === undefined) throw new Error('the runtime has no fleet queue (dev/runtime.ts queues.fleet)');
     const message: QueueMessage = { v: QUEUE_MESSAGE_VERSION, loop: 'fleet', namespace, name, uid: set.metadata.uid ?? '', cause: `test: ${cause}`, sentAt: new Date().toISOString() };
     await env.runtime.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));

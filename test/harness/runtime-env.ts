@@ -80,6 +80,12 @@ export interface RuntimeEnv {
   queueDepth(loop: QueueLoop): Promise<{ visible: number; inFlight: number; delayed: number }>;
   /** The functions under the Lambda runtime emulator, when started with `lambda`. */
   lambda(): LambdaFunctions | undefined;
+  /**
+   * Stops the runtime and starts it again with the same options, as `convoy dev` stopped and started
+   * again: fauxqs (its queues and their messages, the render bucket), the relay and the pollers start
+   * from nothing; what the loops remember is on the apiserver. `runtime` is the new one afterwards.
+   */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -147,7 +153,7 @@ export async function startRuntimeEnv(
           ...lambdaOptions,
         });
   let lambdaFunctions: LambdaFunctions | undefined;
-  const runtime = await startConvoyRuntime({
+  const startRuntime = () => startConvoyRuntime({
     kc,
     logger,
     namespace: installation.name,
@@ -164,6 +170,7 @@ export async function startRuntimeEnv(
         }),
     ...runtimeOptions,
   });
+  let runtime = await startRuntime();
   await until('the relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading(), { timeoutMs: 30_000 });
   const coordination = kc.makeApiClient(CoordinationV1Api);
 
@@ -171,7 +178,9 @@ export async function startRuntimeEnv(
     kc,
     ns,
     installation,
-    runtime,
+    get runtime() {
+      return runtime;
+    },
     git,
     api,
     logs,
@@ -254,6 +263,11 @@ export async function startRuntimeEnv(
       };
     },
     lambda: () => lambdaFunctions,
+    async restart() {
+      await runtime.stop();
+      runtime = await startRuntime();
+      await until('the restarted relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading(), { timeoutMs: 30_000 });
+    },
     async close() {
       await runtime.stop();
       await lambda?.dispose();

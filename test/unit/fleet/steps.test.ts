@@ -38,6 +38,16 @@ describe('step membership', () => {
     expect(plan).toMatchObject({ ok: false, field: 'spec.rollout.steps[0].clusters' });
   });
 
+  it('a step whose Clusters an earlier step took all is refused the same way', () => {
+    const plan = planSteps(rolloutSpecSchema.parse({ steps: [{ name: 'eu', clusters: { matchLabels: { region: 'eu' } } }, { name: 'canary', clusters: { matchLabels: { ring: 'canary' } } }] }), clusters);
+    expect(plan).toMatchObject({ ok: false, field: 'spec.rollout.steps[1].clusters', message: expect.stringMatching(/^step canary selects no Cluster of the set \(a Cluster belongs to the first step that selects it\)/) as unknown });
+  });
+
+  it("a step's invalid selector names its field once", () => {
+    const plan = planSteps(rolloutSpecSchema.parse({ steps: [{ name: 'eu', clusters: { matchLabels: { 'bad key!': 'x' } } }] }), clusters);
+    expect(plan).toEqual({ ok: false, field: 'spec.rollout.steps[0].clusters.matchLabels', message: '"bad key!" is not a label key ([prefix/]name, name at most 63 characters)' });
+  });
+
   it('percentages: concurrency rounds up, the failure budget down', () => {
     expect(resolveCount('25%', 10, 'up')).toBe(3);
     expect(resolveCount('25%', 10, 'down')).toBe(2);
