@@ -19,7 +19,7 @@ const RELEASE_UID_LABEL = 'convoy.dev/release-uid';
  * The fleet loop's Leases (issue 26) name a ReleaseSet's uid, under their own label: the relay's
  * sweep of Leases whose Release is gone (releaseUids/removeAll) must not take them for orphans.
  */
-const RELEASE_SET_UID_LABEL = 'convoy.dev/release-set-uid';
+export const RELEASE_SET_UID_LABEL = 'convoy.dev/release-set-uid';
 const ownerLabelOf = (loop: string) => (loop === 'fleet' ? RELEASE_SET_UID_LABEL : RELEASE_UID_LABEL);
 const JSON_PATCH = 'application/json-patch+json';
 
@@ -221,6 +221,7 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
           kind: 'busy',
           holder: current.spec?.holderIdentity ?? '',
           holderSentAt: current.metadata?.annotations?.[HOLDER_SENT_AT] || undefined,
+          followUpId: current.metadata?.annotations?.[FOLLOW_UP_ID] || undefined,
           renewedAt: current.spec?.renewTime ?? current.spec?.acquireTime,
           durationSeconds: current.spec?.leaseDurationSeconds,
         };

@@ -50,6 +50,8 @@ export type AcquireResult =
       holder: string;
       /** sentAt of the message the holder runs, when it recorded one. */
       holderSentAt?: string | undefined;
+      /** The follow-up the Lease records (its message id): a run in progress never covers it. */
+      followUpId?: string | undefined;
       /** When the holder last renewed (or took) the Lease, RFC 3339; undefined when unknown (a race). */
       renewedAt?: string | undefined;
       durationSeconds?: number | undefined;

@@ -50,6 +50,15 @@ export const queueMessageSchema = z.object({
    */
   release: z.record(z.string(), z.unknown()).optional(),
   /**
+   * Set by the functions on a message they send again as a new one (a wait for a busy Lease, a
+   * recheck that costs no receive): the SQS message id of the message whose wait this one
+   * continues, kept through every further resend. The Lease records a run's follow-up by that id
+   * (functions/runtime/lease-guard.ts), so a recheck that had to wait is still the follow-up and
+   * is never dropped as covered by the run that scheduled it. A hint like the rest: a forged one
+   * can at most cause one more run of an object that exists.
+   */
+  followUpOf: z.string().min(1).max(128).optional(),
+  /**
    * Sent by the reconcile to drift and health right after an apply (issue 13): the Release
    * as it just wrote it, the render's objects (`objects`; a Secret's as metadata only) and the
    * objects as the apply answered them (`live`), so the first checks after an apply need no
@@ -77,6 +86,16 @@ export type QueueMessage = z.infer<typeof queueMessageSchema>;
 
 export type ParseQueueMessageResult =
   { readonly ok: true; readonly message: QueueMessage } | { readonly ok: false; readonly error: string };
+
+/** The id a message's follow-up is recorded under: the first message of its chain of resends. */
+export function chainIdOf(message: Pick<QueueMessage, 'followUpOf'>, messageId: string): string {
+  return message.followUpOf ?? messageId;
+}
+
+/** The body of `message` (received as `messageId`) sent again as a new message: it carries its chain's id. */
+export function resentMessageBody(message: QueueMessage, messageId: string): string {
+  return queueMessageBody({ ...message, followUpOf: chainIdOf(message, messageId) });
+}
 
 /** Parses and validates a message body. Never throws; the error names each bad field. */
 export function parseQueueMessage(body: string): ParseQueueMessageResult {

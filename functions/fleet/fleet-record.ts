@@ -12,7 +12,7 @@ import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.t
 import { decideFleet, withWriteFailures, type FleetDecision } from '../../domain/fleet/decide-fleet.ts';
 import type { ClusterRead } from '../../domain/fleet/generate-fleet.ts';
 import { FleetCondition } from '../../domain/fleet/reasons.ts';
-import { done, dropped, requeueAfter, retry, type Outcome } from '../../domain/runtime/outcome.ts';
+import { done, dropped, retry, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import type { Logger } from '../runtime/logger.ts';
@@ -76,13 +76,19 @@ export function createFleetRecordHandler(deps: FleetRecordDeps): RecordHandler {
   };
 }
 
-/** The decision as the queue sees it: retry → backoff; a recheck → requeueAfter; else done. */
+/**
+ * The decision as the queue sees it: retry → backoff; a recheck → a new delayed message; else done.
+ * A rollout may wait for hours (soaks, step deadlines, slow batches), so its rechecks spend no
+ * receive: a visibility change would count every recheck towards the queue's maxReceiveCount and
+ * dead-letter a long rollout's only message. The copy names its chain (queue-message.ts
+ * followUpOf), so the Lease still knows it as the set's follow-up. Only failures spend receives.
+ */
 function outcomeOf(decision: FleetDecision): Outcome {
   if (decision.retry) {
     const failed = decision.status.conditions?.find((c) => c.status === 'False' && c.type === FleetCondition.Generated) ?? decision.status.conditions?.find((c) => c.type === FleetCondition.RolloutSucceeded);
     return retry(new Error(`${decision.stop}: ${failed?.reason ?? ''} ${failed?.message ?? ''}`.trim()));
   }
-  if (decision.requeueAfterSeconds !== undefined) return requeueAfter(decision.requeueAfterSeconds * 1000, `${decision.stop}: look again in ${decision.requeueAfterSeconds} s`);
+  if (decision.requeueAfterSeconds !== undefined) return waitAsNewMessage(decision.requeueAfterSeconds * 1000, `${decision.stop}: look again in ${decision.requeueAfterSeconds} s`);
   return done();
 }
 

@@ -15,7 +15,7 @@ import {
 import { closedHolder, closesByStatus, holderAfterEarlier, markAfter, markOfHolder, nextMark, type RunMark } from '../../domain/runtime/lease-close.ts';
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
-import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { chainIdOf, type QueueLoop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from './logger.ts';
 import type { LeaseMarks } from './release-reads.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
@@ -56,7 +56,10 @@ export interface LeaseGuardOptions {
 export function withLease(handler: RecordHandler, options: LeaseGuardOptions): RecordHandler {
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
-  return async (message, ctx) => {
+  return async (message, received) => {
+    // A message sent again as a new one (a busy wait, a recheck) is known by its chain's first id:
+    // the follow-up a run recorded stays the follow-up through every resend (queue-message.ts followUpOf).
+    const ctx: RecordContext = { ...received, messageId: chainIdOf(message, received.messageId) };
     const marks = options.marks;
     const markOf = marks === undefined ? undefined : marks.mark.bind(marks);
     const found = markOf === undefined ? undefined : await markOf(message, ctx, false);
@@ -82,7 +85,9 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
     });
     if (taken.kind === 'busy') {
       // Only a live holder covers a message: a crashed one's own message comes back as a redelivery.
-      if (taken.holderSentAt !== undefined && holderAlive(taken, now()) && isCovered(taken.holderSentAt, ctx.messageId, message.sentAt, undefined)) {
+      // Never the follow-up the Lease records: the holder may end without taking over its chain.
+      const followUp = taken.followUpId === undefined ? undefined : { messageId: taken.followUpId };
+      if (taken.holderSentAt !== undefined && holderAlive(taken, now()) && isCovered(taken.holderSentAt, ctx.messageId, message.sentAt, followUp)) {
         return dropped(`covered by the run in progress (${taken.holder}), whose message was sent at ${taken.holderSentAt}`);
       }
       return waitAsNewMessage(busyWaitMs(taken, now(), random), `lease held by ${taken.holder}`);
@@ -122,7 +127,7 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
           };
     let outcome: Outcome | undefined;
     try {
-      const guarded: GuardedContext = run === undefined ? ctx : { ...ctx, run };
+      const guarded: GuardedContext = run === undefined ? received : { ...received, run };
       outcome = await handler(message, guarded);
       if (outcome.kind === 'retry') outcome = { ...outcome, attempt: lease.failures + 1 };
       return outcome;
@@ -136,7 +141,7 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
         const failed = outcome === undefined || outcome.kind === 'retry';
         await options.leases.release(
           lease,
-          followUpOf(outcome, lease, ctx, now()),
+          followUpOf(outcome, lease, ctx, received.messageId, now()),
           {
             failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
             handledSentAt: outcome?.kind === 'dropped' ? lease.handledSentAt : newerSentAt(lease.handledSentAt, message.sentAt),
@@ -159,16 +164,19 @@ function skipReason(lease: HeldLease, message: QueueMessage, ctx: RecordContext,
   return undefined;
 }
 
-/** The one message that brings the next run: this one when it waits or retries, else none (dropped: kept). */
-function followUpOf(outcome: Outcome | undefined, lease: HeldLease, ctx: RecordContext, now: Date): FollowUp | undefined {
+/**
+ * The one message that brings the next run: this one when it waits or retries, else none (dropped:
+ * kept). A wait sent again as a new message is still this one: the copy carries the chain's id.
+ */
+function followUpOf(outcome: Outcome | undefined, lease: HeldLease, ctx: RecordContext, recordMessageId: string, now: Date): FollowUp | undefined {
   const messageId = ctx.messageId;
   if (outcome === undefined) return { messageId };
   if (outcome.kind === 'retry') {
-    // The same delay the runtime gives the record (adapters/sqs/outcome-actions.ts).
-    const seconds = retryDelaySeconds(Math.max(ctx.receiveCount, outcome.attempt ?? 0), outcome.policy, messageId);
+    // The same delay the runtime gives the record (adapters/sqs/outcome-actions.ts: jittered by the record's own id).
+    const seconds = retryDelaySeconds(Math.max(ctx.receiveCount, outcome.attempt ?? 0), outcome.policy, recordMessageId);
     return { messageId, dueAt: new Date(now.getTime() + Math.max(seconds, 1) * 1000).toISOString() };
   }
-  if (outcome.kind === 'requeueAfter' && outcome.asNewMessage !== true) {
+  if (outcome.kind === 'requeueAfter') {
     return { messageId, dueAt: new Date(now.getTime() + outcome.delayMs).toISOString() };
   }
   if (outcome.kind === 'dropped') return lease.followUp;

@@ -3,7 +3,7 @@ import type { SqsAction } from '../../adapters/sqs/outcome-actions.ts';
 import type { RetryBackoffPolicy } from '../../domain/runtime/backoff.ts';
 import { retry } from '../../domain/runtime/outcome.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
-import { parseQueueMessage } from '../../domain/runtime/queue-message.ts';
+import { parseQueueMessage, resentMessageBody } from '../../domain/runtime/queue-message.ts';
 import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from './logger.ts';
 import { queueUrlFromArn } from './sqs-event.ts';
@@ -122,7 +122,8 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
     if (action.ack && action.resendAfterSeconds !== undefined) {
       try {
         if (sqs.resend === undefined) throw new Error('this runtime cannot send messages');
-        await sqs.resend(queueUrlOf(record), record.body, action.resendAfterSeconds);
+        // The copy names the message whose wait it continues (its chain), so the Lease still knows it as the follow-up.
+        await sqs.resend(queueUrlOf(record), resentMessageBody(message, record.messageId), action.resendAfterSeconds);
         return 'succeeded';
       } catch (thrown) {
         // The record stays: it comes back after the same delay as a redelivery instead.

@@ -23,15 +23,6 @@ import {
   type TargetSpec,
 } from './fleet.ts';
 
-/**
- * Whether the relay of the runtime sends the sets their fleet messages (ReleaseSet changes, Cluster
- * changes, child verdict changes): true since convoy dev's relay has the fleet queue (4dc6eab).
- * false: the scenario sends one to the fleet queue every NUDGE_MS while a test waits — standing in
- * for the relay's triggers, never for the function.
- */
-export const RELAY_SENDS_FLEET_MESSAGES = true;
-const NUDGE_MS = 2_000;
-
 export interface FleetScenario {
   readonly admin: KubeConfig;
   readonly env: RuntimeEnv;
@@ -46,15 +37,15 @@ export interface FleetScenario {
   commitRevision(name: string, revision: ChartRevision): Promise<{ commit: string }>;
   /**
    * Sends the set one fleet message. Tests use it where nothing else would wake a set (a new
-   * commit of its source after its rollout succeeded, as a Git webhook would), and, while the
-   * relay does not send fleet messages (RELAY_SENDS_FLEET_MESSAGES), in every wait.
+   * commit of its source after its rollout succeeded, as a Git webhook would). Every other message
+   * comes from the runtime's relay and the fleet function's own rechecks.
    */
   kick(name: string, cause: string): Promise<void>;
   /**
    * Polls the set until `check` returns a value; fails after timeoutMs naming `what` and the last
-   * status. `nudge`: send the set a fleet message every NUDGE_MS meanwhile, whatever the relay does.
+   * status. It only reads: the set is woken by the relay and its own rechecks, never by the wait.
    */
-  waitForSet<T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs?: number, options?: { nudge?: boolean }): Promise<T>;
+  waitForSet<T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs?: number): Promise<T>;
   /** How many times the fleet function decided for the set so far (its 'fleet decided' log lines). */
   fleetRuns(name: string): number;
   /** Waits until RolloutSucceeded is True at the set's generation and the rollout Succeeded. */
@@ -95,22 +86,15 @@ export async function startFleetScenario(prefix: string, targetSpecs: readonly T
     await env.runtime.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
   };
 
-  const waitForSet = async <T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs = 180_000, options: { nudge?: boolean } = {}): Promise<T> => {
-    const nudge = options.nudge === true || !RELAY_SENDS_FLEET_MESSAGES;
+  const waitForSet = async <T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs = 180_000): Promise<T> => {
     let last: ReleaseSet | undefined;
-    let lastKick = Date.now();
     try {
       return await until(
         `${name}: ${what}`,
         async () => {
           last = await sets.get(name);
           const value = check(last);
-          if (value !== undefined && value !== false) return value;
-          if (nudge && Date.now() - lastKick >= NUDGE_MS) {
-            lastKick = Date.now();
-            await kick(name, 'a nudge while the test waits');
-          }
-          return undefined;
+          return value === undefined || value === false ? undefined : value;
         },
         { timeoutMs, intervalMs: 250 },
       );

@@ -205,12 +205,10 @@ describe('gates', () => {
     await fleet.commitRevision(set, { revision: 2, failRings: ['canary'], progressDeadlineSeconds: 600 });
     await fleet.kick(set, 'a new commit (as a Git webhook would)');
     // The deadline passes with nothing changing anywhere, so only the fleet function's own recheck
-    // (requeueAfter, at most until the deadline) can notice it. On 8d8c3b9+4dc6eab that recheck was
-    // lost once the relay's message for the child's verdict change had run in between (the set
-    // stayed WaitingForBatchHealth 3 minutes past its 20-s deadline; reported to fleet-core), so
-    // this wait sends the set a message every 2 s, as a later trigger would: it proves what the set
-    // decides once the timeout passed, not when it looks.
-    const halted = await fleet.waitForSet(set, 'halted by stepTimeout', (s) => s.status?.rollout?.state === 'Halted' && s, 180_000, { nudge: true });
+    // (a delayed message, at most until the deadline) can notice it — also after the relay's
+    // messages for the child's verdict changes ran in between (the recheck stays the Lease's
+    // follow-up through resends: test/integration/lease-follow-up.test.ts). No nudges.
+    const halted = await fleet.waitForSet(set, 'halted by stepTimeout', (s) => s.status?.rollout?.state === 'Halted' && s, 180_000);
     expect(conditionOf(halted, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'StepFailed' });
     expect(conditionOf(halted, 'RolloutSucceeded')?.message).toContain('stepTimeout');
     expect(halted.status?.failing).toEqual([expect.objectContaining({ cluster: 'a1' })]);

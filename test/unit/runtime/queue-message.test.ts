@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FLEET_LOOP, LOOPS, QUEUE_LOOPS, parseQueueMessage, queueMessageBody } from '../../../domain/runtime/queue-message.ts';
+import { FLEET_LOOP, LOOPS, QUEUE_LOOPS, chainIdOf, parseQueueMessage, queueMessageBody, resentMessageBody } from '../../../domain/runtime/queue-message.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
 
 const valid: QueueMessage = {
@@ -97,5 +97,22 @@ describe('queueMessageBody', () => {
     expect(text).toMatch(/^[\x20-\x7e]*$/);
     const parsed = parseQueueMessage(text);
     expect(parsed.ok && parsed.message.cause).toBe(cause);
+  });
+});
+
+describe('a message sent again as a new one (followUpOf)', () => {
+  it('carries the id of the first message of its chain, kept through every further resend; the rest of the body is unchanged', () => {
+    const first = parseQueueMessage(resentMessageBody(valid, 'id-1'));
+    expect(first).toEqual({ ok: true, message: { ...valid, followUpOf: 'id-1' } });
+    if (!first.ok) return;
+    expect(chainIdOf(first.message, 'id-2')).toBe('id-1');
+    const second = parseQueueMessage(resentMessageBody(first.message, 'id-2'));
+    expect(second).toEqual({ ok: true, message: { ...valid, followUpOf: 'id-1' } });
+    expect(chainIdOf(valid, 'id-3')).toBe('id-3');
+  });
+
+  it('an empty or oversized followUpOf names the field', () => {
+    expect(errorOf(body({ followUpOf: '' }))).toContain('followUpOf');
+    expect(errorOf(body({ followUpOf: 'x'.repeat(129) }))).toContain('followUpOf');
   });
 });
