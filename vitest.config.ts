@@ -20,6 +20,10 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: 'forks',
+          // Two files at a time on the 2-core CI machine (vitest's default there is 1): the files
+          // mostly wait on apiservers, controllers and queues, each in its own namespaces
+          // (issue 21: CI under 30 minutes as the suite grows; every test waits causally).
+          maxWorkers: 2,
         },
       },
     ],
