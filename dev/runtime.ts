@@ -204,7 +204,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
       ready: () => relay.ready(),
       gitWebhook: createGitWebhookHandler({
         secret: options.gitWebhookSecret ?? '',
-        releases: createKubeWebhookReleaseSource(relayKube),
+        releases: createKubeWebhookReleaseSource(relayKube, { releaseSets: true }),
         enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
         logger: logger.child({ component: 'git-webhook' }),
       }),

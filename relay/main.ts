@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     ready: () => relay.ready(),
     gitWebhook: createGitWebhookHandler({
       secret: env.CONVOY_GIT_WEBHOOK_SECRET ?? '',
-      releases: createKubeWebhookReleaseSource(kube),
+      releases: createKubeWebhookReleaseSource(kube, { releaseSets: env.CONVOY_FLEET_QUEUE_URL !== undefined }),
       enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
       logger,
     }),

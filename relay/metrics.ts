@@ -210,7 +210,7 @@ export function createRelayMetrics(now: () => number = Date.now): RelayMetrics {
     fleetNotices: counter(
       opts(
         'convoy_relay_fleet_notices_total',
-        'ReleaseSet messages asked for before coalescing, by trigger (set: the set changed; cluster: a Cluster of its namespace; child: a child verdict).',
+        'ReleaseSet messages asked for before coalescing, by trigger (set: the set changed; cluster: a Cluster of its namespace; child: what the set sees of a child changed; timer: its interval; webhook: a Git push it follows).',
         ['trigger'],
       ),
     ),

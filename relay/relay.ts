@@ -26,12 +26,14 @@ import type { ReleaseKey } from '../domain/relay/coalesce.ts';
 import { childVerdictNotices, clusterSelectionChangeCause, releaseSetChangeCause, type WatchedReleaseSet } from '../domain/relay/fleet-triggers.ts';
 import { reconcileUpToDate } from '../domain/relay/up-to-date.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
+import { releaseSetTimerDue, SET_TIMER_CAUSE, type TimedReleaseSet } from '../domain/relay/set-timers.ts';
 import { dueLoops, dueTimes, observersNotified, type LastSent } from '../domain/relay/timers.ts';
 import { orphanLeaseUids, type LeasePort } from '../domain/runtime/lease.ts';
-import { FLEET_LOOP, type Loop } from '../domain/runtime/queue-message.ts';
+import { FLEET_LOOP, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { createLeasePort } from '../adapters/kube/lease.ts';
 import type { Logger } from '../functions/runtime/logger.ts';
+import { createFleetLeasePort, type FleetLeasePort } from './fleet-leases.ts';
 import { startLeaderElection } from './leader.ts';
 import { createRelayMetrics, type RelayMetrics } from './metrics.ts';
 import { createQueueSender, type BatchSendPort, type QueueSender } from './send/queue-sender.ts';
@@ -57,8 +59,10 @@ export interface RelayOptions {
   readonly logger: Logger;
   /** Removes a deleted Release's Leases; default the Kubernetes Leases in the installation namespace. */
   readonly leases?: Pick<LeasePort, 'removeAll' | 'releaseUids'> & Partial<LeasePort>;
+  /** Removes a deleted ReleaseSet's Lease (with a fleet queue); default the Kubernetes Leases in the installation namespace. */
+  readonly fleetLeases?: FleetLeasePort;
   readonly now?: () => Date;
-  /** Interval timers (reconcile, drift, health); default true. */
+  /** Interval timers (reconcile, drift, health, and fleet with a fleet queue); default true. */
   readonly timers?: boolean;
   /** Leader identity; default hostname + random suffix. */
   readonly identity?: string;
@@ -85,12 +89,13 @@ export interface Relay {
   ready(): boolean;
   leading(): boolean;
   /**
-   * Queues a message for one Release, e.g. from the Git webhook; never throws.
+   * Queues a message for one Release (or, with loop fleet, one ReleaseSet), e.g. from the Git
+   * webhook; never throws. A fleet message without a fleet queue is dropped with a warning.
    * The leader sends through its term's sender (and counts it for the
    * timers); a follower, which a webhook can reach too, through a sender of
    * its own. Ignored once stop() was called.
    */
-  enqueue(loop: Loop, key: ReleaseKey, cause: string): void;
+  enqueue(loop: QueueLoop, key: ReleaseKey, cause: string): void;
 }
 
 /** One leadership term: everything that runs only while this replica leads. */
@@ -107,6 +112,7 @@ export function startRelay(options: RelayOptions): Relay {
   const now = options.now ?? (() => new Date());
   const metrics = createRelayMetrics();
   const leases = options.leases ?? createLeasePort(kube, installationNamespace);
+  const fleetLeases = options.fleetLeases ?? createFleetLeasePort(kube, installationNamespace);
   const log = logger.child({ component: 'relay' });
 
   /** namespace → name → Release, as last parsed. */
@@ -114,8 +120,13 @@ export function startRelay(options: RelayOptions): Relay {
   metrics.observeReleases(() => [...index.values()].flatMap((byName) => [...byName.values()]));
   const fleet = options.fleetQueueUrl !== undefined;
   /** namespace → name → ReleaseSet (slim), while the relay watches sets. */
-  const sets = new Map<string, Map<string, Watched & WatchedReleaseSet>>();
+  type KeptReleaseSet = Watched & WatchedReleaseSet & TimedReleaseSet;
+  const sets = new Map<string, Map<string, KeptReleaseSet>>();
   if (fleet) metrics.observeReleaseSets(() => [...sets.values()].flatMap((byName) => [...byName.values()]));
+  /** Set uid → its last fleet message this term (domain/relay/set-timers.ts). */
+  const setLastSent = new Map<string, Date>();
+  /** Set (as kept) → when its timer is due (ms), cached as nextDue is for Releases. */
+  let setNextDue = new WeakMap<object, number>();
   /** namespace/name/uid → when each loop was last sent. */
   const lastSent = new Map<string, LastSent>();
   /**
@@ -164,12 +175,33 @@ export function startRelay(options: RelayOptions): Relay {
     if (indexed !== undefined) nextDue.delete(indexed);
   };
 
-  /** Sends the set `name` of `namespace` a fleet message, if the relay knows it (its uid). */
-  const sendFleet = (sender: QueueSender, trigger: 'set' | 'cluster' | 'child', namespace: string, name: string, cause: string) => {
-    const uid = sets.get(namespace)?.get(name)?.metadata?.uid;
-    if (uid === undefined || uid === '') return;
+  /**
+   * Sends the set `name` of `namespace` a fleet message, if the relay knows it (its uid). Every
+   * send but the first list's restarts the set's timer (set-timers.ts).
+   */
+  const sendFleet = (sender: QueueSender, trigger: 'set' | 'cluster' | 'child' | 'timer' | 'webhook', namespace: string, name: string, cause: string, initial = false) => {
+    const set = sets.get(namespace)?.get(name);
+    const uid = set?.metadata?.uid;
+    if (set === undefined || uid === undefined || uid === '') return;
     metrics.fleetNotices.inc({ trigger });
-    sender.enqueue(FLEET_LOOP, { namespace, name, uid }, `watch: ${cause}`);
+    log.debug('fleet notice', { namespace, set: name, trigger, cause });
+    sender.enqueue(FLEET_LOOP, { namespace, name, uid }, cause);
+    if (initial) return;
+    setLastSent.set(uid, now());
+    setNextDue.delete(set);
+  };
+
+  /** A fleet message from outside the watch (the Git webhook): the set as the caller named it. */
+  const sendFleetTo = (sender: QueueSender, key: ReleaseKey, cause: string) => {
+    const known = sets.get(key.namespace)?.get(key.name);
+    if (known?.metadata?.uid === key.uid) {
+      sendFleet(sender, 'webhook', key.namespace, key.name, cause);
+      return;
+    }
+    // Not in this term's list yet (or just recreated): sent as named; its timer is not touched.
+    if (key.uid === '') return;
+    metrics.fleetNotices.inc({ trigger: 'webhook' });
+    sender.enqueue(FLEET_LOOP, key, cause);
   };
 
   const onReleaseSetEvent = (sender: QueueSender, event: InformerEvent<Watched>) => {
@@ -178,25 +210,35 @@ export function startRelay(options: RelayOptions): Relay {
     const name = event.object.metadata?.name ?? '';
     let names = sets.get(namespace);
     const old = names?.get(name);
-    const next = event.type === 'deleted' ? undefined : (event.object as Watched & WatchedReleaseSet);
+    const next = event.type === 'deleted' ? undefined : (event.object as KeptReleaseSet);
     if (next === undefined) {
       names?.delete(name);
       if (names?.size === 0) sets.delete(namespace);
     } else {
-      if (names === undefined) sets.set(namespace, (names = new Map<string, Watched & WatchedReleaseSet>()));
+      if (names === undefined) sets.set(namespace, (names = new Map<string, KeptReleaseSet>()));
       names.set(name, next);
     }
+    // A set deleted, or recreated under a new uid: the old uid's Lease has no set any more.
+    const oldUid = old?.metadata?.uid ?? (event.type === 'deleted' ? event.object.metadata?.uid : undefined);
+    if (oldUid !== undefined && oldUid !== '' && oldUid !== next?.metadata?.uid) forgetReleaseSet(namespace, name, oldUid);
     const cause = releaseSetChangeCause(old, next);
     if (cause === undefined) return;
     metrics.eventsCounted.inc({ kind: 'ReleaseSet' });
-    sendFleet(sender, 'set', namespace, name, cause);
+    sendFleet(sender, 'set', namespace, name, `watch: ${cause}`, event.initial);
+  };
+
+  const forgetReleaseSet = (namespace: string, name: string, uid: string) => {
+    setLastSent.delete(uid);
+    fleetLeases.removeAllOfSet(uid).catch((error: unknown) => {
+      log.error('removing the Lease of a deleted ReleaseSet failed', { namespace, releaseSet: name, uid, error });
+    });
   };
 
   /** A child's verdict change: its set(s). The first list is left out: each set's own first list sends it. */
   const onChildEvent = (sender: QueueSender, event: InformerEvent<Watched>, old: Release | undefined, next: Release | undefined) => {
     if (!fleet || event.initial) return;
     const namespace = event.object.metadata?.namespace ?? '';
-    for (const notice of childVerdictNotices(old, next)) sendFleet(sender, 'child', namespace, notice.set, notice.cause);
+    for (const notice of childVerdictNotices(old, next)) sendFleet(sender, 'child', namespace, notice.set, `watch: ${notice.cause}`);
   };
 
   /** A Cluster that may start or stop matching: every set of its namespace. */
@@ -205,7 +247,7 @@ export function startRelay(options: RelayOptions): Relay {
     const cause = clusterSelectionChangeCause(event.type === 'added' ? undefined : event.old, event.type === 'deleted' ? undefined : event.object);
     if (cause === undefined) return;
     const namespace = event.object.metadata?.namespace ?? '';
-    for (const name of sets.get(namespace)?.keys() ?? []) sendFleet(sender, 'cluster', namespace, name, cause);
+    for (const name of sets.get(namespace)?.keys() ?? []) sendFleet(sender, 'cluster', namespace, name, `watch: ${cause}`);
   };
 
   const onReleaseEvent = (sender: QueueSender, event: InformerEvent<Watched>, parseError: (object: Watched) => string | undefined) => {
@@ -293,6 +335,16 @@ export function startRelay(options: RelayOptions): Relay {
         nextDue.set(release, Math.min(due.reconcile?.getTime() ?? Infinity, due.drift.getTime(), due.health.getTime()));
       }
     }
+    for (const [namespace, names] of sets) {
+      for (const [name, set] of names) {
+        const cached = setNextDue.get(set);
+        if (cached !== undefined && cached > atMs) continue;
+        const uid = set.metadata?.uid ?? '';
+        const due = releaseSetTimerDue(set, setLastSent.get(uid), termStartedAt);
+        if (due !== undefined && due <= atMs) sendFleet(sender, 'timer', namespace, name, SET_TIMER_CAUSE);
+        setNextDue.set(set, releaseSetTimerDue(set, setLastSent.get(uid), termStartedAt) ?? Infinity);
+      }
+    }
   };
 
   const newSender = () =>
@@ -330,6 +382,7 @@ export function startRelay(options: RelayOptions): Relay {
     for (const informer of dependencies.values()) informer.start();
     releaseSetInformer?.start();
     let swept = false;
+    let setsSwept = false;
     /**
      * The first tick after the Releases were listed: timers overdue then are spread over one
      * interval from it (domain/relay/timers.ts). From the term start instead, the slots that
@@ -341,10 +394,16 @@ export function startRelay(options: RelayOptions): Relay {
       swept = true;
       sweepOrphanLeases().catch((error: unknown) => log.warn('sweeping the Leases of deleted Releases failed', { error: error as Error }));
     };
+    const sweepSetsOnce = () => {
+      if (setsSwept || releaseSetInformer?.hasSynced() !== true) return;
+      setsSwept = true;
+      sweepOrphanSetLeases().catch((error: unknown) => log.warn('sweeping the Leases of deleted ReleaseSets failed', { error: error as Error }));
+    };
     const tick =
       options.timers === false
         ? undefined
         : setInterval(() => {
+            sweepSetsOnce();
             if (!releaseInformer.hasSynced()) return;
             sweepOnce();
             timersStartedAt ??= now();
@@ -352,6 +411,12 @@ export function startRelay(options: RelayOptions): Relay {
           }, options.tickMs ?? 1_000);
     term = { sender, releaseInformer, dependencies, releaseSetInformer, tick };
     log.info('relay started sending');
+  };
+
+  /** The fleet Leases of ReleaseSets deleted while no relay led (after the first list of sets). */
+  const sweepOrphanSetLeases = async () => {
+    const live = new Set([...sets.values()].flatMap((names) => [...names.values()].map((set) => set.metadata?.uid ?? '')));
+    for (const uid of orphanLeaseUids(await fleetLeases.releaseSetUids(), live)) await fleetLeases.removeAllOfSet(uid);
   };
 
   /** Leases of Releases deleted while no relay led: their delete event was never seen. */
@@ -373,6 +438,8 @@ export function startRelay(options: RelayOptions): Relay {
     await ending.sender.stop({ flush });
     index.clear();
     sets.clear();
+    setLastSent.clear();
+    setNextDue = new WeakMap<object, number>();
     indexedCount = 0;
     lastSent.clear();
     nextDue = new WeakMap<Release, number>();
@@ -420,9 +487,14 @@ export function startRelay(options: RelayOptions): Relay {
     leading: () => elector.isLeader() && term !== undefined,
     enqueue(loop, key, cause) {
       if (stopping) return;
+      if (loop === FLEET_LOOP && !fleet) {
+        log.warn('no fleet queue: a ReleaseSet message is not sent', { namespace: key.namespace, releaseSet: key.name, cause });
+        return;
+      }
       const current = term;
       if (current !== undefined) {
-        send(current.sender, loop, key, cause);
+        if (loop === FLEET_LOOP) sendFleetTo(current.sender, key, cause);
+        else send(current.sender, loop, key, cause);
         return;
       }
       if (key.uid === '') {

@@ -10,8 +10,13 @@
  *   message: its children follow their ownerReferences.
  * - a Cluster: added, deleted or relabelled: every set of its namespace, since any of them may
  *   start or stop selecting it (selection reads labels and names only).
- * - a Release labelled convoy.dev/release-set: added, deleted, moved between sets, or its combined
- *   verdict changed: the set(s) its label names.
+ * - a Release labelled convoy.dev/release-set: added, deleted, moved between sets, or what its set
+ *   sees of it changed (childView): its combined verdict, the revision it is at
+ *   (convoy.dev/release-set-revision) or whether its user pinned it. The revision counts on its
+ *   own: a template change that leaves the child's spec as it is (an annotation) moves the child
+ *   to the new revision without a new generation, so its verdict stays Ready and nothing else
+ *   would tell the set that the child it just wrote is already there (the bench's rollout 2 waited
+ *   for the fleet function's own 30-s recheck at every step).
  *
  * Pure; the relay (relay/relay.ts) maps the answers to sends, coalesced per set by
  * domain/relay/coalesce.ts with FLEET_COALESCE_RULE.
@@ -79,6 +84,32 @@ export function childVerdictKey(release: Release): string {
   return `${verdict.kind}/${verdict.signal}${verdict.retrying === true ? '/retrying' : ''}`;
 }
 
+/**
+ * The child annotations the set reads (domain/fleet/child-state.ts) besides convoy.dev/pin: the
+ * relay's slim Release keeps them (relay/watch/slim.ts).
+ */
+export const CHILD_ANNOTATIONS = [FleetAnnotation.revision, FleetAnnotation.setPin] as const;
+
+/** What the set acts on of one child (domain/fleet/child-state.ts); a change of any of it may move the set. */
+export interface ChildView {
+  /** convoy.dev/release-set-revision: the revision the set last wrote it at. */
+  readonly revision: string | undefined;
+  /** Its user pinned it (convoy.dev/pin the set did not set): the set holds it. */
+  readonly userPinned: boolean;
+  /** childVerdictKey. */
+  readonly verdict: string;
+}
+
+export function childView(release: Release): ChildView {
+  const annotations = release.metadata.annotations ?? {};
+  const pin = annotations['convoy.dev/pin'] ?? '';
+  return {
+    revision: annotations[FleetAnnotation.revision],
+    userPinned: pin !== '' && annotations[FleetAnnotation.setPin] !== pin,
+    verdict: childVerdictKey(release),
+  };
+}
+
 /** The set a Release's label names, if any. */
 export function releaseSetOfChild(release: Release | undefined): string | undefined {
   const name = release?.metadata.labels?.[FleetLabel.releaseSet];
@@ -93,8 +124,9 @@ export interface SetNotice {
 
 /**
  * The sets a change of a Release (old → next; undefined = absent) concerns: the set it is a
- * child of when it appears, disappears or its verdict changes; both sets when it moves from one
- * to another. None for a Release no set labels, or a status change that leaves the verdict as is.
+ * child of when it appears, disappears or what the set sees of it (childView: verdict, revision,
+ * user pin) changes; both sets when it moves from one to another. None for a Release no set
+ * labels, or a change that leaves its view as is (status churn, other annotations).
  */
 export function childVerdictNotices(old: Release | undefined, next: Release | undefined): SetNotice[] {
   const before = releaseSetOfChild(old);
@@ -107,9 +139,13 @@ export function childVerdictNotices(old: Release | undefined, next: Release | un
     if (after !== undefined) notices.push({ set: after, cause: `child Release ${name} ${old === undefined ? 'added' : 'joined the set'}` });
     return notices;
   }
-  const was = childVerdictKey(old);
-  const is = childVerdictKey(next);
-  return was === is ? [] : [{ set: after as string, cause: `child Release ${name} verdict ${was} → ${is}` }];
+  const set = after as string;
+  const was = childView(old);
+  const is = childView(next);
+  if (was.verdict !== is.verdict) return [{ set, cause: `child Release ${name} verdict ${was.verdict} → ${is.verdict}` }];
+  if (was.revision !== is.revision) return [{ set, cause: `child Release ${name} at revision ${is.revision ?? '(none)'} (${is.verdict})` }];
+  if (was.userPinned !== is.userPinned) return [{ set, cause: `child Release ${name} ${is.userPinned ? 'pinned' : 'unpinned'} by its user` }];
+  return [];
 }
 
 function sameStringMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {

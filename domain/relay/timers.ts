@@ -63,7 +63,7 @@ export const FRESHNESS_INTERVAL_MS = 10 * 60_000;
 /** Shortest timer interval: a zero or tiny interval must not turn the relay into a busy loop. */
 export const MIN_INTERVAL_MS = 1_000;
 
-const DEFAULT_SYNC_INTERVAL_MS = 5 * 60_000;
+export const DEFAULT_SYNC_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_DRIFT_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_HEALTH_INTERVAL_MS = 60_000;
 

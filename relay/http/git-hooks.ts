@@ -2,12 +2,15 @@
  * POST /v1/hooks/git — the Git push webhook (API.md "HTTP API"): GitHub,
  * GitLab and Gitea push events, authenticated by HMAC-SHA256 signature
  * (GitHub, Gitea) or secret token (GitLab), enqueue a reconcile of every
- * Release that follows the pushed ref (domain/relay/git-push.ts has the
- * parsing and matching rules). Plugged into createApiApp as `deps.gitWebhook`;
- * without it the route answers 501 (gitWebhookNotImplemented).
+ * Release that follows the pushed ref, and, when the source lists ReleaseSets
+ * (the relay has a fleet queue, issue 26), a fleet message to every set whose
+ * children follow it (domain/relay/git-push.ts has the parsing and matching
+ * rules). Plugged into createApiApp as `deps.gitWebhook`; without it the route
+ * answers 501 (gitWebhookNotImplemented).
  *
  * Answers (errors are the API's JSON {error, message}):
- *   202 {matched: ["ns/name", …]}   a push; the matched Releases were queued (possibly none)
+ *   202 {matched: ["ns/name", …]}   a push; the matched Releases were queued (possibly none);
+ *       with sets listed also matchedReleaseSets: ["ns/name", …]
  *   200 {pong: true}                GitHub's ping, authenticated
  *   200 {ignored, message}          an authenticated event that is not a push, or a push deleting its ref
  *   400 InvalidRequest              no GitHub/GitLab/Gitea event header, or a push payload that does not parse
@@ -15,18 +18,19 @@
  *   413 PayloadTooLarge             body over 1 MiB
  *   503 Unavailable                 no secret configured or readable, Releases not listable, or a send failed
  *
- * Releases and GitRepositories are listed from the API server on every
- * delivery (all namespaces; the relay already has list RBAC on both), not
+ * Releases, GitRepositories (and ReleaseSets) are listed from the API server on every
+ * delivery (all namespaces; the relay already has list RBAC on them), not
  * from the relay's informers: those run on the leader only, and a webhook
  * can reach any replica.
  */
+import { z } from 'zod';
 import { createKubeClient } from '../../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { gitRepositorySchema, parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { ReleaseKey } from '../../domain/relay/coalesce.ts';
-import { matchReleases, pushCause, readGitWebhook, type GitRepositoryLike } from '../../domain/relay/git-push.ts';
-import type { Loop } from '../../domain/runtime/queue-message.ts';
+import { matchReleases, matchReleaseSets, pushCause, readGitWebhook, type GitRepositoryLike, type ReleaseSetLike } from '../../domain/relay/git-push.ts';
+import { FLEET_LOOP, type QueueLoop } from '../../domain/runtime/queue-message.ts';
 
 /** Handles one webhook delivery; it authenticates the sender itself (HMAC), not with a bearer token. */
 export type GitWebhookHandler = (request: Request) => Promise<Response>;
@@ -42,9 +46,12 @@ export const gitWebhookNotImplemented: GitWebhookHandler = () =>
     ),
   );
 
-/** Where the webhook reads Releases and GitRepositories: raw objects as the API server returns them. */
+/**
+ * Where the webhook reads Releases, GitRepositories and ReleaseSets: raw objects as the API server
+ * returns them. releaseSets undefined: sets are not matched (no fleet queue).
+ */
 export interface WebhookReleaseSource {
-  list(): Promise<{ readonly releases: readonly unknown[]; readonly gitRepositories: readonly unknown[] }>;
+  list(): Promise<{ readonly releases: readonly unknown[]; readonly gitRepositories: readonly unknown[]; readonly releaseSets?: readonly unknown[] | undefined }>;
 }
 
 /** The subset of the structured logger the webhook uses. Never give it the secret or a signature. */
@@ -58,8 +65,8 @@ export interface GitWebhookOptions {
   /** The shared webhook secret, or a function reading it (called per delivery, so rotation needs no restart). */
   readonly secret: string | (() => Promise<string>);
   readonly releases: WebhookReleaseSource;
-  /** Queues a message for one Release; the relay's `enqueue` fits. */
-  enqueue(loop: Loop, key: ReleaseKey, cause: string): void | Promise<void>;
+  /** Queues a message for one Release (or with loop fleet one ReleaseSet); the relay's `enqueue` fits. */
+  enqueue(loop: QueueLoop, key: ReleaseKey, cause: string): void | Promise<void>;
   readonly logger?: GitWebhookLogger;
   /** Largest body accepted; default 1 MiB. */
   readonly maxBodyBytes?: number;
@@ -128,24 +135,30 @@ export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookH
     const gitRepositories = parseAll(listed.gitRepositories, parseGitRepository, 'GitRepository', logger);
 
     const matched = matchReleases(push, releases, gitRepositories);
+    const sets = listed.releaseSets === undefined ? undefined : matchReleaseSets(push, parseAll(listed.releaseSets, parseReleaseSetObject, 'ReleaseSet', logger), gitRepositories);
     const cause = pushCause(push);
-    const names: string[] = [];
     let failed = 0;
-    for (const release of matched) {
-      const key: ReleaseKey = { namespace: release.metadata.namespace ?? '', name: release.metadata.name, uid: release.metadata.uid ?? '' };
+    const queue = async (loop: QueueLoop, object: { metadata: { namespace?: string | undefined; name: string; uid?: string | undefined } }): Promise<string[]> => {
+      const key: ReleaseKey = { namespace: object.metadata.namespace ?? '', name: object.metadata.name, uid: object.metadata.uid ?? '' };
       try {
-        await options.enqueue('reconcile', key, cause);
-        names.push(`${key.namespace}/${key.name}`);
+        await options.enqueue(loop, key, cause);
+        return [`${key.namespace}/${key.name}`];
       } catch (err) {
         failed++;
-        logger?.error('git webhook: queueing a Release failed', { namespace: key.namespace, release: key.name, error: err });
+        logger?.error(`git webhook: queueing a ${loop === FLEET_LOOP ? 'ReleaseSet' : 'Release'} failed`, { namespace: key.namespace, name: key.name, error: err });
+        return [];
       }
-    }
-    logger?.info('git webhook: push handled', { provider: push.provider, ref: push.ref, after: push.after, matched: names.length, failed });
+    };
+    const names: string[] = [];
+    for (const release of matched) names.push(...(await queue('reconcile', release)));
+    const setNames: string[] = [];
+    for (const set of sets ?? []) setNames.push(...(await queue(FLEET_LOOP, set)));
+    logger?.info('git webhook: push handled', { provider: push.provider, ref: push.ref, after: push.after, matched: names.length, matchedReleaseSets: setNames.length, failed });
     if (failed > 0) {
-      return error(503, 'Unavailable', `${failed} of ${matched.length} matching Releases could not be queued; redeliver the webhook later`);
+      const total = matched.length + (sets?.length ?? 0);
+      return error(503, 'Unavailable', `${failed} of ${total} matching Releases and ReleaseSets could not be queued; redeliver the webhook later`);
     }
-    return Response.json({ matched: names }, { status: 202 });
+    return Response.json(sets === undefined ? { matched: names } : { matched: names, matchedReleaseSets: setNames }, { status: 202 });
   };
 }
 
@@ -182,6 +195,19 @@ function parseReleaseObject(raw: unknown): Parsed<Release> {
   return parseRelease(raw);
 }
 
+const releaseSetLikeSchema = z.looseObject({
+  metadata: z.looseObject({ name: z.string(), namespace: z.string().optional(), uid: z.string().optional() }),
+  spec: z.looseObject({
+    template: z.looseObject({ spec: z.unknown() }),
+    overrides: z.array(z.looseObject({ spec: z.unknown() })).optional(),
+  }),
+});
+
+function parseReleaseSetObject(raw: unknown): Parsed<ReleaseSetLike> {
+  const parsed = releaseSetLikeSchema.safeParse(raw);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: parsed.error.issues[0]?.message ?? 'invalid' };
+}
+
 function parseGitRepository(raw: unknown): Parsed<GitRepositoryLike> {
   const parsed = gitRepositorySchema.safeParse(raw);
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: parsed.error.issues[0]?.message ?? 'invalid' };
@@ -201,14 +227,21 @@ function parseAll<T>(raws: readonly unknown[], parse: (raw: unknown) => Parsed<T
   return out;
 }
 
-/** Lists Releases and GitRepositories of every namespace from the API server. */
-export function createKubeWebhookReleaseSource(kube: KubeClientConfig): WebhookReleaseSource {
+/**
+ * Lists Releases and GitRepositories of every namespace from the API server, and ReleaseSets with
+ * `releaseSets` (the relay has a fleet queue; it already has list RBAC on them).
+ */
+export function createKubeWebhookReleaseSource(kube: KubeClientConfig, options: { readonly releaseSets?: boolean } = {}): WebhookReleaseSource {
   const client = createKubeClient(kube, { userAgent: 'convoy-relay', timeoutMs: 30_000 });
   const list = async (plural: string): Promise<unknown[]> => (await client.list<unknown>(`/apis/${API_GROUP}/${API_VERSION}/${plural}`)).items;
   return {
     async list() {
-      const [releases, gitRepositories] = await Promise.all([list('releases'), list('gitrepositories')]);
-      return { releases, gitRepositories };
+      const [releases, gitRepositories, releaseSets] = await Promise.all([
+        list('releases'),
+        list('gitrepositories'),
+        options.releaseSets === true ? list('releasesets') : Promise.resolve(undefined),
+      ]);
+      return { releases, gitRepositories, ...(releaseSets === undefined ? {} : { releaseSets }) };
     },
   };
 }

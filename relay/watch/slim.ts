@@ -10,7 +10,8 @@
  * - metadata: name, namespace, uid, resourceVersion (the informer's change check), generation,
  *   creationTimestamp, deletionTimestamp, labels (Mutation selectors, release-events.ts), and of
  *   the annotations only the request annotations (pin, sync, force sync: release-events.ts,
- *   up-to-date.ts);
+ *   up-to-date.ts) and, of a ReleaseSet's child, convoy.dev/release-set-revision and
+ *   convoy.dev/release-set-pin (what its set sees of it: fleet-triggers.ts childView);
  * - spec: all of it but `content.helm.values` (timers, up-to-date, affected-releases read
  *   intervals, suspend, mode, cluster, lifecycle, sources, values layers; parseRelease needs it);
  * - status: observedGeneration, reconciledAt, lastHandledSyncAt, lastHandledForceSyncAt,
@@ -25,8 +26,9 @@
  *   Cluster keeps its labels too: a ReleaseSet selects Clusters by label (fleet-triggers.ts).
  * - a ReleaseSet (watched only with a fleet queue, issue 26): metadata name, namespace, uid,
  *   resourceVersion, generation, deletionTimestamp and of the annotations only the fleet request
- *   annotations (approve, rollback); no spec; of the status observedGeneration, rollout {state,
- *   step, stepName} and the clusters counts (fleet-triggers.ts, release-set-gauges.ts).
+ *   annotations (approve, rollback); of the spec only spec.template.spec.syncPolicy.interval (its
+ *   timer: domain/relay/set-timers.ts); of the status observedGeneration, rollout {state, step,
+ *   stepName} and the clusters counts (fleet-triggers.ts, release-set-gauges.ts).
  *
  * The HTTP API does not read this cache: its routes read Releases from the API server
  * (http/release-api.ts), so nothing it answers depends on what is dropped here. The copy of a
@@ -34,7 +36,7 @@
  * functions only compare its metadata with the live Release (functions/runtime/release-reads.ts).
  */
 import type { KubeObjectLike } from './resilient-informer.ts';
-import { FLEET_REQUEST_ANNOTATIONS } from '../../domain/relay/fleet-triggers.ts';
+import { CHILD_ANNOTATIONS, FLEET_REQUEST_ANNOTATIONS } from '../../domain/relay/fleet-triggers.ts';
 import { REQUEST_ANNOTATIONS } from '../../domain/relay/release-events.ts';
 
 type Raw = Record<string, unknown>;
@@ -108,10 +110,13 @@ function shareStrings(value: unknown, seen = new Map<string, string>()): void {
   }
 }
 
+/** The annotations kept on a Release: its request annotations and those a ReleaseSet reads of its children. */
+const RELEASE_ANNOTATIONS = [...REQUEST_ANNOTATIONS, ...CHILD_ANNOTATIONS] as const;
+
 /** A Release as the relay keeps it (see the header); it still parses as a Release. */
 export function slimRelease<T extends KubeObjectLike>(raw: T): T {
   const object = raw as unknown as Raw;
-  const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], RELEASE_METADATA, REQUEST_ANNOTATIONS) };
+  const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], RELEASE_METADATA, RELEASE_ANNOTATIONS) };
   put(out, 'spec', slimSpec(object['spec']));
   put(out, 'status', slimStatus(object['status']));
   shareStrings(out);
@@ -141,6 +146,11 @@ const RELEASE_SET_METADATA = [...IDENTITY_METADATA, 'deletionTimestamp'] as cons
 export function slimReleaseSet<T extends KubeObjectLike>(raw: T): T {
   const object = raw as unknown as Raw;
   const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], RELEASE_SET_METADATA, FLEET_REQUEST_ANNOTATIONS) };
+  const spec = object['spec'];
+  const template = isObject(spec) && isObject(spec['template']) ? spec['template'] : undefined;
+  const templateSpec = isObject(template?.['spec']) ? template['spec'] : undefined;
+  const interval = isObject(templateSpec?.['syncPolicy']) ? templateSpec['syncPolicy']['interval'] : undefined;
+  if (interval !== undefined) out['spec'] = { template: { spec: { syncPolicy: { interval } } } };
   const status = object['status'];
   if (isObject(status)) {
     const kept = pick(status, ['observedGeneration']) ?? {};

@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { ReleaseKey } from '../../domain/relay/coalesce.ts';
-import { LOOPS, parseQueueMessage, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { LOOPS, parseQueueMessage, type Loop, type QueueLoop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import { createApiApp } from '../../relay/http/app.ts';
 import { createKubeAuthenticator } from '../../relay/http/auth.ts';
@@ -38,7 +38,7 @@ const githubPush = (ref: string) =>
   });
 
 interface Sent {
-  loop: Loop;
+  loop: QueueLoop;
   key: ReleaseKey;
   cause: string;
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createCoalesceBuffer, DEFAULT_COALESCE_RULE, FLEET_COALESCE_RULE } from '../../../domain/relay/coalesce.ts';
 import { childVerdictKey, childVerdictNotices, clusterSelectionChangeCause, releaseSetChangeCause } from '../../../domain/relay/fleet-triggers.ts';
+import type { Release } from '../../../domain/api/index.ts';
+import { slimRelease } from '../../../relay/watch/slim.ts';
 import { release } from './fixtures.ts';
 
 const set = (metadata: Record<string, unknown> = {}, status?: Record<string, unknown>) => ({
@@ -92,6 +94,77 @@ describe('fleet triggers: child Releases (their combined verdict, not their stat
     ]);
     expect(childVerdictNotices(child('True', { labels: {} }), child('False', { labels: {} }))).toEqual([]);
     expect(childVerdictNotices(undefined, release())).toEqual([]);
+  });
+});
+
+/**
+ * A child of set `web` as the relay keeps it (its slim copy, relay/watch/slim.ts): at `generation`,
+ * its conditions at `observed` (default the generation), Ready or waiting on InSync, written by
+ * the set at `revision`.
+ */
+const slimChild = (o: { generation?: number; observed?: number; insync?: 'True' | 'Unknown'; revision?: string; annotations?: Record<string, string> }): Release => {
+  const generation = o.generation ?? 1;
+  const observed = o.observed ?? generation;
+  const at = (c: ReturnType<typeof condition>) => ({ ...c, observedGeneration: observed });
+  const full = release({
+    name: 'web-prod',
+    generation,
+    labels: { 'convoy.dev/release-set': 'web' },
+    annotations: {
+      'kubectl.kubernetes.io/last-applied-configuration': '{}',
+      'bench.convoy.dev/greeting': 'hello',
+      ...(o.revision === undefined ? {} : { 'convoy.dev/release-set-revision': o.revision }),
+      ...o.annotations,
+    },
+    status: {
+      observedGeneration: observed,
+      lastAttempted: { attemptedAt: '2026-01-01T00:00:00Z', phase: 'Succeeded', renderRef: REF },
+      lastSuccessful: { attemptedAt: '2026-01-01T00:00:00Z', phase: 'Succeeded', renderRef: REF },
+      conditions: [
+        at(condition('Applied', 'True', 'Applied')),
+        at(o.insync === 'Unknown' ? condition('InSync', 'Unknown', 'Pending') : condition('InSync', 'True', 'InSync')),
+        at(condition('Healthy', 'True', 'NotConfigured')),
+      ],
+    },
+  });
+  return slimRelease(full as unknown as Parameters<typeof slimRelease>[0]) as unknown as Release;
+};
+
+describe('fleet triggers: what the set sees of a child, on the relay\'s slim copies', () => {
+  it('the slim copy keeps the revision and set-pin annotations the set reads, and drops the others', () => {
+    const kept = slimChild({ revision: 'rev-a', annotations: { 'convoy.dev/release-set-pin': REF } }).metadata.annotations;
+    expect(kept).toEqual({ 'convoy.dev/release-set-revision': 'rev-a', 'convoy.dev/release-set-pin': REF });
+  });
+
+  it('a template change that leaves the child spec as it is (the bench rollout 2): the child moves to the new revision, Ready throughout, and its set hears of it', () => {
+    expect(childVerdictKey(slimChild({ revision: 'rev-a' }))).toBe('Ready/NotConfigured');
+    expect(childVerdictNotices(slimChild({ revision: 'rev-a' }), slimChild({ revision: 'rev-b' }))).toEqual([
+      { set: 'web', cause: 'child Release web-prod at revision rev-b (Ready/NotConfigured)' },
+    ]);
+  });
+
+  it('a child whose generation changes and goes back to Ready notifies its set at each step', () => {
+    const ready1 = slimChild({ generation: 1, revision: 'rev-a' });
+    // The set writes the new spec: generation 2, every condition still at 1.
+    const written = slimChild({ generation: 2, observed: 1, revision: 'rev-b' });
+    // The reconcile applied it; InSync is Pending at 2 until the drift check.
+    const applied = slimChild({ generation: 2, insync: 'Unknown', revision: 'rev-b' });
+    const ready2 = slimChild({ generation: 2, revision: 'rev-b' });
+    expect(childVerdictNotices(ready1, written)).toEqual([{ set: 'web', cause: 'child Release web-prod verdict Ready/NotConfigured → wait/ObservedGeneration' }]);
+    expect(childVerdictNotices(written, applied)).toEqual([{ set: 'web', cause: 'child Release web-prod verdict wait/ObservedGeneration → wait/InSync' }]);
+    expect(childVerdictNotices(applied, ready2)).toEqual([{ set: 'web', cause: 'child Release web-prod verdict wait/InSync → Ready/NotConfigured' }]);
+    // The same Ready again (a later health or drift tick): nothing.
+    expect(childVerdictNotices(ready2, slimChild({ generation: 2, revision: 'rev-b' }))).toEqual([]);
+  });
+
+  it("a user's pin holds the child: pinning and unpinning notify its set; the set's own rollback pin and other annotations do not", () => {
+    const unpinned = slimChild({ revision: 'rev-a' });
+    const pinned = slimChild({ revision: 'rev-a', annotations: { 'convoy.dev/pin': REF } });
+    expect(childVerdictNotices(unpinned, pinned)).toEqual([{ set: 'web', cause: 'child Release web-prod pinned by its user' }]);
+    expect(childVerdictNotices(pinned, unpinned)).toEqual([{ set: 'web', cause: 'child Release web-prod unpinned by its user' }]);
+    const setPinned = slimChild({ revision: 'rev-a', annotations: { 'convoy.dev/pin': REF, 'convoy.dev/release-set-pin': REF } });
+    expect(childVerdictNotices(unpinned, setPinned)).toEqual([]);
+    expect(childVerdictNotices(unpinned, slimChild({ revision: 'rev-a', annotations: { 'example.com/owner': 'b' } }))).toEqual([]);
   });
 });
 

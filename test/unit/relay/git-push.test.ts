@@ -4,6 +4,7 @@ import type { GitRef } from '../../../domain/api/index.ts';
 import {
   constantTimeEqual,
   matchReleases,
+  matchReleaseSets,
   normalizeRepoUrl,
   pushCause,
   readGitWebhook,
@@ -11,6 +12,7 @@ import {
   type GitPush,
   type GitRepositoryLike,
   type GitWebhookDelivery,
+  type ReleaseSetLike,
 } from '../../../domain/relay/git-push.ts';
 import { createGitWebhookHandler, type GitWebhookOptions } from '../../../relay/http/git-hooks.ts';
 import { release } from './fixtures.ts';
@@ -444,6 +446,51 @@ describe('matchReleases', () => {
   });
 });
 
+describe('matchReleaseSets (issue 26): a set follows what its children would follow', () => {
+  const push = (over: Partial<GitPush> = {}): GitPush => ({ provider: 'github', repoUrls: ['github.com/Org/Apps'], ref: 'refs/heads/main', after: SHA, deleted: false, ...over });
+  const rset = (name: string, template: unknown, overrides?: unknown[], namespace = 'team-a'): ReleaseSetLike => ({
+    metadata: { name, namespace, uid: `uid-${name}` },
+    spec: { template: { spec: template }, ...(overrides === undefined ? {} : { overrides: overrides.map((spec) => ({ spec })) }) },
+  });
+  const git = (url: string, ref: Record<string, string> = { branch: 'main' }) => ({ source: { git: { url, ref } } });
+  const names = (matched: readonly ReleaseSetLike[]) => matched.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
+
+  it('the template source (any URL spelling) on the pushed branch → matched, as for a Release; another branch, a pinned commit, another repository → not', () => {
+    const sets = [
+      rset('a', git('https://github.com/Org/Apps.git')),
+      rset('b', git('http://GITHUB.com/org/apps/')),
+      rset('other-branch', git('https://github.com/Org/Apps', { branch: 'dev' })),
+      rset('commit', git('https://github.com/Org/Apps', { commit: 'abcdef1' })),
+      rset('other-repo', git('https://github.com/Org/Other')),
+    ];
+    expect(names(matchReleaseSets(push(), sets, []))).toEqual(['team-a/a', 'team-a/b']);
+    expect(names(matchReleaseSets(push({ ref: 'refs/heads/dev' }), sets, []))).toEqual(['team-a/other-branch']);
+    expect(matchReleaseSets(push({ deleted: true }), sets, [])).toEqual([]);
+  });
+
+  it('an override that points some Clusters at the pushed repository or branch matches; null removes a source field as the merge does', () => {
+    const sets = [
+      rset('override-branch', git('https://github.com/Org/Apps', { branch: 'stable' }), [{ source: { git: { ref: { branch: 'main' } } } }]),
+      rset('override-repo', git('https://github.com/Org/Other'), [{ source: { git: { url: 'https://github.com/Org/Apps' } } }]),
+      rset('override-elsewhere', git('https://github.com/Org/Other'), [{ source: { git: { url: 'https://github.com/Org/Third' } } }]),
+    ];
+    expect(names(matchReleaseSets(push(), sets, []))).toEqual(['team-a/override-branch', 'team-a/override-repo']);
+  });
+
+  it("a GitRepository of the set's namespace (source or values layer) matches; a suspended template, a placeholder URL and a malformed template do not", () => {
+    const repos: GitRepositoryLike[] = [{ metadata: { name: 'platform', namespace: 'team-a' }, spec: { url: 'https://github.com/Org/Apps', ref: { branch: 'main' } } }];
+    const sets = [
+      rset('by-ref', { source: { gitRepositoryRef: { name: 'platform' } } }),
+      rset('by-layer', { ...git('https://github.com/Org/Charts'), content: { helm: { valuesFrom: [{ kind: 'GitRepository', name: 'platform', path: 'v.yaml' }] } } }),
+      rset('other-ns', { source: { gitRepositoryRef: { name: 'platform' } } }, undefined, 'team-b'),
+      rset('suspended', { ...git('https://github.com/Org/Apps'), suspend: true }),
+      rset('placeholder', git('https://github.com/Org/${cluster.labels.repo}')),
+      rset('malformed', { source: { git: { url: 7 } } }),
+    ];
+    expect(names(matchReleaseSets(push(), sets, repos))).toEqual(['team-a/by-layer', 'team-a/by-ref']);
+  });
+});
+
 describe('webhook handler (fake Release source)', () => {
   const url = 'https://github.com/Org/Apps';
   const rawRelease = (name: string, spec: Record<string, unknown>) => ({
@@ -487,6 +534,24 @@ describe('webhook handler (fake Release source)', () => {
     expect(sent).toEqual(['reconcile team-a/a uid-a git push refs/heads/main 0123456']);
     expect(logs.join('\n')).toContain('Release does not parse');
     expect(logs.join('\n')).not.toContain(SECRET);
+  });
+
+  it('with ReleaseSets listed (a fleet queue): a set whose template follows the push gets a fleet message; the answer names it under matchedReleaseSets', async () => {
+    const set = (name: string, repo: string) => ({ kind: 'ReleaseSet', metadata: { name, namespace: 'team-a', uid: `uid-${name}` }, spec: { template: { spec: { source: { git: { url: repo, ref: { branch: 'main' } } } } } } });
+    const { handler, sent } = setup({
+      releases: {
+        list: () =>
+          Promise.resolve({
+            releases: [rawRelease('a', { source: { git: { url, ref: { branch: 'main' } } } })],
+            gitRepositories: [],
+            releaseSets: [set('web', url), set('api', 'https://github.com/Org/Other'), { kind: 'ReleaseSet', metadata: { name: 'broken' } }],
+          }),
+      },
+    });
+    const res = await handler(post(githubPush()));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ matched: ['team-a/a'], matchedReleaseSets: ['team-a/web'] });
+    expect(sent).toEqual(['reconcile team-a/a uid-a git push refs/heads/main 0123456', 'fleet team-a/web uid-web git push refs/heads/main 0123456']);
   });
 
   it('a secret function is read per delivery', async () => {
