@@ -415,8 +415,10 @@ export function startRelay(options: RelayOptions): Relay {
 
   /** The fleet Leases of ReleaseSets deleted while no relay led (after the first list of sets). */
   const sweepOrphanSetLeases = async () => {
+    const leased = await fleetLeases.releaseSetUids();
+    // The sets known after the list: a Lease listed was created for a set the relay had seen by then.
     const live = new Set([...sets.values()].flatMap((names) => [...names.values()].map((set) => set.metadata?.uid ?? '')));
-    for (const uid of orphanLeaseUids(await fleetLeases.releaseSetUids(), live)) await fleetLeases.removeAllOfSet(uid);
+    for (const uid of orphanLeaseUids(leased, live)) await fleetLeases.removeAllOfSet(uid);
   };
 
   /** Leases of Releases deleted while no relay led: their delete event was never seen. */
