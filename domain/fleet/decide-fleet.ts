@@ -137,6 +137,16 @@ function generatedEvents(previous: ReleaseSetStatus | undefined, reason: string,
 }
 
 /**
+ * How much of one failed write's error the message shows. The error is the request line and the
+ * apiserver's Status message (adapters/kube/http.ts), e.g. for a 403 `PATCH /apis/…/namespaces/<ns>/
+ * releases/<child>: HTTP 403 Forbidden: releases.convoy.dev "<child>" is forbidden: User "<user>"
+ * cannot patch resource "releases" in API group "convoy.dev" in the namespace "<ns>"`: up to 620
+ * characters with 63-character names and a long user (an IAM role's ARN). At 200 it was cut before
+ * saying which verb on which resource was refused (test/integration/fleet-bad-input.test.ts).
+ */
+const WRITE_FAILURE_CHARS = 800;
+
+/**
  * After the runtime's writes: those that failed turn the stop into DeployFailed (RolloutSucceeded
  * False, retried with backoff). Nothing else changes: the children the next reconcile reads say
  * what was written, so the writes that failed are simply made again.
@@ -145,7 +155,7 @@ export function withWriteFailures(decision: FleetDecision, failures: readonly { 
   if (failures.length === 0) return decision;
   const shown = failures
     .slice(0, 5)
-    .map((f) => `${f.name}: ${f.message.length <= 200 ? f.message : `${f.message.slice(0, 199)}…`}`)
+    .map((f) => `${f.name}: ${f.message.length <= WRITE_FAILURE_CHARS ? f.message : `${f.message.slice(0, WRITE_FAILURE_CHARS - 1)}…`}`)
     .join('; ');
   const message = `writing ${failures.length} of ${decision.writes.length} child Releases failed (retried): ${shown}${failures.length > 5 ? `; and ${failures.length - 5} more` : ''}`;
   const row = FleetStops.writeFailed;

@@ -7,6 +7,9 @@
 // (garbage collection by ownerReferences) and the fleet function writes nothing for it, neither
 // while it is being deleted nor after; and a soak (minHealthyTime) survives a restart of the
 // runtime mid-soak: it ends at healthySince + minHealthyTime, not minHealthyTime after the restart.
+// Children that cannot be written (the functions' ClusterRole without create/patch on releases)
+// stop a rollout at RolloutSucceeded False/DeployFailed naming the child and the 403, retried until
+// the permission is back.
 //
 // The runtime as `convoy dev` starts it (fleet-scenario.ts: relay, fauxqs, the fleet function and
 // the Release loops as the install's identities). The Clusters are the management apiserver itself
@@ -15,12 +18,14 @@
 //   Cluster  labels                            Cluster  labels
 //   c1       pool a, ring canary, target T1    x-1      pool dup, target T1
 //   c2       pool a, ring rest, region eu, T2  1        pool dup, target T2
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiException, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FUNCTIONS_USER } from '../../dev/control-plane.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
-import { FleetLabel } from '../../domain/fleet/labels.ts';
+import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
+import { FUNCTIONS_ROLE_NAME } from '../../infra/functions-rbac.ts';
 import { conditionOf } from '../harness/fleet.ts';
 import { hasSucceeded, startFleetScenario, type FleetScenario } from '../harness/fleet-scenario.ts';
 import { freshNamespace, type FreshNamespace } from '../harness/kube.ts';
@@ -78,6 +83,14 @@ function generatedFalse(set: string, reason: string): Promise<ReleaseSet> {
 
 const fleetLines = (set: string): LogLine[] => fleet.env.logs.filter((l) => l['loop'] === 'fleet' && l['namespace'] === fleet.namespace && l['name'] === set);
 const childWrittenSince = (set: string, since: number): LogLine[] => fleetLines(set).filter((l) => l.msg === 'child written' && Date.parse(l.time) >= since);
+
+/** Whether the functions' identity (FUNCTIONS_USER, the user the runtime's functions act as) may `verb` `resource` of convoy.dev in the test namespace. */
+async function functionsMay(verb: string, resource: string): Promise<boolean> {
+  const review = await fleet.admin.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+    body: { spec: { user: FUNCTIONS_USER.name, groups: [...(FUNCTIONS_USER.groups ?? [])], resourceAttributes: { group: API_GROUP, resource, verb, namespace: fleet.namespace } } },
+  });
+  return review.status?.allowed === true;
+}
 
 /** Sends a fleet message naming `set` and `uid` and waits for the fleet function's verdict on it. */
 async function sendAndWait(set: string, uid: string, cause: string): Promise<LogLine> {
@@ -303,6 +316,85 @@ describe('overrides, children and sets deleted', () => {
       expect(await fleet.sets.release(child(set, 'c2'))).toBeUndefined();
       expect(childWrittenSince(set, deletedAt), set).toEqual([]);
     }
+  });
+});
+
+describe("the children cannot be written (the functions' ClusterRole loses create/patch on releases)", () => {
+  it('a new revision stops at RolloutSucceeded False/DeployFailed naming the child and the 403 (no credential), retried with backoff, no child changed; restored, the rollout finishes', { timeout: 180_000 }, async () => {
+    const set = 'nowrite';
+    const configMap = (revision: number) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${set}-config}\ndata: {set: ${set}, revision: "${revision}"}\n`;
+    const { url } = await fleet.env.repo(set, { 'app/cm.yaml': configMap(1) });
+    await fleet.sets.create(set, {
+      clusters: { selector: { matchLabels: { pool: 'a' } } },
+      template: { spec: { targetNamespace: '${cluster.labels.target}', source: { git: { url, path: 'app', ref: { branch: 'main' } } } } },
+      rollout: { steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } } }] },
+    });
+    const first = await fleet.succeeded(set);
+    const revision1 = first.status?.revision?.id ?? '';
+    const written = async () => [...(await fleet.sets.children(set)).values()].map((r) => [r.metadata.name, r.metadata.generation, r.metadata.annotations?.[FleetAnnotation.revision]]).sort();
+    const before = await written();
+    expect(before).toEqual([[child(set, 'c1'), 1, revision1], [child(set, 'c2'), 1, revision1]]);
+    const core = fleet.admin.makeApiClient(CoreV1Api);
+    const deliveredRevision = async (cluster: string) => (await core.readNamespacedConfigMap({ namespace: targets[TARGET_OF[cluster]].name, name: `${set}-config` })).data?.['revision'];
+
+    // The functions' own ClusterRole of this installation loses create and patch on releases (the
+    // verbs of a server-side apply): the fleet function, acting as the functions' identity (never
+    // admin), can read everything and write the set's status, but not its children.
+    const rbac = fleet.admin.makeApiClient(RbacAuthorizationV1Api);
+    const roleName = `${FUNCTIONS_ROLE_NAME}-${fleet.env.installation.name}`;
+    const role = await rbac.readClusterRole({ name: roleName });
+    const original = role.rules ?? [];
+    const withoutWrites = original.map((rule) =>
+      rule.apiGroups?.includes(API_GROUP) && rule.resources?.includes('releases') ? { ...rule, verbs: rule.verbs.filter((v) => v !== 'create' && v !== 'patch') } : rule,
+    );
+    expect(withoutWrites).not.toEqual(original);
+    await fleet.env.commit(set, { 'app/cm.yaml': configMap(2) });
+    await rbac.replaceClusterRole({ name: roleName, body: { ...role, rules: withoutWrites } });
+    let failed: ReleaseSet;
+    try {
+      await until('the functions may no longer patch releases', async () => !(await functionsMay('patch', 'releases')), { timeoutMs: 10_000, intervalMs: 100 });
+      const since = Date.now();
+      const runsBefore = fleet.fleetRuns(set);
+      await fleet.kick(set, 'a new commit (as a Git webhook would), the children not writable');
+      failed = await fleet.waitForSet(set, 'RolloutSucceeded False/DeployFailed at revision 2', (s) => conditionOf(s, 'RolloutSucceeded')?.reason === 'DeployFailed' && s.status?.revision?.id !== revision1 && s, 60_000);
+      const message = conditionOf(failed, 'RolloutSucceeded')?.message ?? '';
+      expect(conditionOf(failed, 'RolloutSucceeded')).toMatchObject({ status: 'False', observedGeneration: failed.metadata.generation });
+      // It names the child and why: the apiserver's 403 for the functions' user, nothing of its credential.
+      expect(message).toMatch(new RegExp(`^writing 1 of 1 child Releases failed \\(retried\\): ${child(set, 'c1')}: PATCH \\S+/releases/${child(set, 'c1')}: HTTP 403 Forbidden: `));
+      expect(message).toContain(`is forbidden: User "${FUNCTIONS_USER.name}" cannot patch resource "releases" in API group "convoy.dev" in the namespace "${fleet.namespace}"`);
+      expect(message).not.toContain(inject('tokens')[FUNCTIONS_USER.name]);
+      // Only what the row says: Generated stays True, the status names the new revision with no Cluster updated.
+      expect(conditionOf(failed, 'Generated')).toMatchObject({ status: 'True' });
+      expect(failed.status?.lastSucceededRevision?.id).toBe(revision1);
+      expect(failed.status?.clusters).toMatchObject({ selected: 2, updated: 0 });
+      expect(failed.status?.rollout).toMatchObject({ state: 'Progressing', stepName: 'canary' });
+
+      // Retried with backoff: the same message comes back (a higher receive count), and fails again.
+      const retried = await until(
+        'the failed message was received again and failed again',
+        () => {
+          const failures = fleetLines(set).filter((l) => l.msg === 'failed; retrying with backoff' && Date.parse(l.time) >= since);
+          return failures.find((l) => Number(l['receiveCount']) >= 2 && failures.some((f) => f['messageId'] === l['messageId'] && Number(f['receiveCount']) < Number(l['receiveCount']))) ?? undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      expect((retried['error'] as { message?: string }).message).toContain('DeployFailed');
+      const decided = fleetLines(set).filter((l) => l.msg === 'fleet decided' && Date.parse(l.time) >= since);
+      expect(decided.length).toBeGreaterThanOrEqual(2);
+      expect(fleet.fleetRuns(set) - runsBefore).toBe(decided.length);
+      expect(decided.every((l) => l['stop'] === 'writeFailed' && l['failedWrites'] === 1)).toBe(true);
+      expect(childWrittenSince(set, since)).toEqual([]);
+      expect(await written()).toEqual(before);
+      for (const cluster of ['c1', 'c2']) expect(await deliveredRevision(cluster), cluster).toBe('1');
+    } finally {
+      const current = await rbac.readClusterRole({ name: roleName });
+      await rbac.replaceClusterRole({ name: roleName, body: { ...current, rules: original } });
+    }
+    // Restored: the next retry writes the canary, and the rollout of revision 2 finishes.
+    const done = await fleet.waitForSet(set, 'revision 2 rolled out', (s) => hasSucceeded(s) && s.status?.lastSucceededRevision?.id === failed.status?.revision?.id && s, 120_000);
+    expect(done.status?.clusters).toMatchObject({ selected: 2, updated: 2, ready: 2, failed: 0 });
+    expect(await written()).toEqual([[child(set, 'c1'), 2, done.status?.revision?.id], [child(set, 'c2'), 2, done.status?.revision?.id]]);
+    for (const cluster of ['c1', 'c2']) expect(await deliveredRevision(cluster), cluster).toBe('2');
   });
 });
 

@@ -394,4 +394,18 @@ describe('decideFleet: children', () => {
     expect(condition(failed.status, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'DeployFailed' });
     expect(condition(failed.status, 'RolloutSucceeded')?.message).toContain('writing 1 of 4 child Releases failed (retried): web-eu-1: the server');
   });
+
+  it("withWriteFailures keeps the whole of an apiserver's 403 with the longest names: which verb on which resource was refused, and where", () => {
+    const d = decideFleet({ set: releaseSet({}), clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: [], now: at(0) });
+    const [ns, child] = ['n'.repeat(63), 'c'.repeat(63)];
+    const user = `arn:aws:sts::123456789012:assumed-role/${'r'.repeat(64)}/${'s'.repeat(64)}`;
+    const why = `releases.convoy.dev "${child}" is forbidden: User "${user}" cannot patch resource "releases" in API group "convoy.dev" in the namespace "${ns}"`;
+    const error = `PATCH /apis/convoy.dev/v1alpha1/namespaces/${ns}/releases/${child}: HTTP 403 Forbidden: ${why}`;
+    const message = condition(withWriteFailures(d, [{ name: child, message: error }], 1, at(0)).status, 'RolloutSucceeded')?.message;
+    expect(message).toBe(`writing 1 of 4 child Releases failed (retried): ${child}: ${error}`);
+    // A longer error is still cut, so five of them keep the condition small.
+    const long = condition(withWriteFailures(d, [{ name: child, message: 'x'.repeat(5_000) }], 1, at(0)).status, 'RolloutSucceeded')?.message ?? '';
+    expect(long.length).toBeLessThan(1_000);
+    expect(long.endsWith('…')).toBe(true);
+  });
 });
