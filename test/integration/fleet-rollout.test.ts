@@ -7,16 +7,26 @@
 // (Healthy False/Degraded once the Deployment's progress deadline passed).
 //
 // Steps: canary (ring canary, maxConcurrent 1), early (ring early), then the implicit (remaining).
+// A manual rollback (`convoy rollback rset/<name>`, the CLI run as the tenant's ServiceAccount)
+// takes the first test's set, with approval before step early, from WaitingForApproval at revision
+// 2 back to revision 1 through the fleet function.
 //
 // The relay sends the sets their fleet messages (set, Cluster and child verdict changes). A new commit of the
 // source after a succeeded rollout wakes nothing by design (docs/fleet.md: the source is resolved
 // when the set runs); the tests send one message after such a commit, as a Git webhook would.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_GROUP } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
 import { combinedVerdict } from '../../domain/status/verdict.ts';
 import { FLEET_LABEL, conditionOf, fleetTemplate, targetApp, type TargetApp } from '../harness/fleet.ts';
+import { runConvoy } from '../harness/cli.ts';
+import { serviceAccountUser } from '../harness/dashboard.ts';
+import { tokenKubeconfig } from '../harness/release-set-fixture.ts';
 import { until } from '../harness/runtime-env.ts';
 import { startFleetScenario, type FleetScenario } from '../harness/fleet-scenario.ts';
 
@@ -166,6 +176,83 @@ describe('a ReleaseSet rolls out to three real clusters', () => {
     const back = await waitForTarget('c1', name, (app) => app.revision === 1 && app.rolledOut);
     expect(back).toMatchObject({ revision: 1, ring: 'canary', image: 'registry.invalid/web:1' });
 
+    const after = await snapshot(name);
+    for (const cluster of LATER) {
+      expect(after[cluster], cluster).toEqual(before[cluster]);
+      expect(await targetApp(fleet.target(cluster), name)).toMatchObject({ revision: 1, rolledOut: true });
+    }
+  });
+});
+
+describe('a manual rollback (convoy rollback rset/<name>) by the tenant', () => {
+  it('revision 2 waits for approval after the canary; `convoy rollback` as the tenant: RolledBack/RollbackRequested, a Warning Event, the canary back on revision 1\'s render, later children untouched', { timeout: 300_000 }, async () => {
+    // The set of the first test, at revision 1 Succeeded; step early now needs approval (the rollout
+    // knobs are not part of the revision: nothing is rolled out for this change).
+    const name = 'ok';
+    await fleet.sets.patch(name, { spec: { rollout: { steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } }, maxConcurrent: 1 }, { name: 'early', clusters: { matchLabels: { ring: 'early' } }, approval: 'Required' }] } } });
+    const first = await fleet.succeeded(name);
+    const revision1 = first.status?.revision?.id ?? '';
+    const before = await snapshot(name);
+    const canaryRender = (await children(name)).get(child(name, 'c1'))?.status?.lastSuccessful?.renderRef;
+    expect(canaryRender).toBeDefined();
+
+    await fleet.commitRevision(name, { revision: 2 });
+    await fleet.kick(name, 'a new commit (as a Git webhook would)');
+    const waiting = await fleet.waitForSet(name, 'revision 2 waits for approval of step early', (s) => s.status?.rollout?.state === 'WaitingForApproval' && s.status.revision?.id !== revision1 && s);
+    const revision2 = waiting.status?.revision?.id ?? '';
+    expect(waiting.status?.rollout?.stepName).toBe('early');
+    expect((await snapshot(name))['c1']?.revision).toBe(revision2);
+    expect(await targetApp(fleet.target('c1'), name)).toMatchObject({ revision: 2, rolledOut: true });
+
+    // The tenant (a ServiceAccount whose Role allows ReleaseSets in this namespace, as in
+    // release-set-operator.test.ts), with the real CLI and its own kubeconfig: never admin.
+    const tenant = await serviceAccountUser(fleet.admin, fleet.namespace, 'rset-tenant', [
+      {
+        namespace: fleet.namespace,
+        rules: [
+          { apiGroups: [API_GROUP], resources: ['releasesets'], verbs: ['get', 'list', 'update', 'patch'] },
+          { apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list'] },
+          { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['list'] },
+        ],
+      },
+    ]);
+    const dir = await mkdtemp(join(tmpdir(), 'convoy-fleet-rollback-'));
+    try {
+      const kubeconfig = await tokenKubeconfig(fleet.admin, tenant.token, dir, 'tenant.yaml');
+      const run = await runConvoy(['rollback', `rset/${name}`, '-n', fleet.namespace], kubeconfig);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout.trim()).toBe(
+        `${fleet.namespace}/${name}: rollback of revision ${revision2} to ${revision1} requested (${FleetAnnotation.rollback}=${revision2}); convoy describe rset/${name} -n ${fleet.namespace} shows it`,
+      );
+
+      // The relay sees the annotation and wakes the set; the fleet function rolls the canary back.
+      const rolledBack = await fleet.waitForSet(name, 'RolledBack on the request', (s) => s.status?.rollout?.state === 'RolledBack' && s);
+      const expected = `rollback requested (${FleetAnnotation.rollback}=${revision2}): rolled back 1 Clusters to revision ${revision1} (lastSucceededRevision)`;
+      expect(conditionOf(rolledBack, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'RollbackRequested', message: expected, observedGeneration: rolledBack.metadata.generation });
+      expect(rolledBack.status?.revision?.id).toBe(revision2);
+      expect(rolledBack.status?.lastSucceededRevision?.id).toBe(revision1);
+      expect(rolledBack.status?.rollout).toMatchObject({ state: 'RolledBack', stepName: 'early' });
+      const events = await until(
+        'the Warning Event RollbackRequested, as the tenant reads it',
+        async () => {
+          const listed = await runConvoy(['events', `rset/${name}`, '-n', fleet.namespace, '-o', 'json'], kubeconfig);
+          expect(listed.code).toBe(0);
+          const all = JSON.parse(listed.stdout) as { type: string; reason: string; note: string; reportingController: string }[];
+          return all.some((e) => e.reason === 'RollbackRequested') && all;
+        },
+        { timeoutMs: 30_000, intervalMs: 500 },
+      );
+      expect(events.filter((e) => e.reason === 'RollbackRequested')).toEqual([expect.objectContaining({ type: 'Warning', note: expected, reportingController: 'convoy.dev/fleet' })]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+
+    // The canary child pins its revision-1 render (the set's pin) and its target runs revision 1 again.
+    const canary = (await children(name)).get(child(name, 'c1'))!;
+    expect(canary.metadata.annotations).toMatchObject({ 'convoy.dev/pin': canaryRender, [FleetAnnotation.setPin]: canaryRender });
+    expect(await waitForTarget('c1', name, (app) => app.revision === 1 && app.rolledOut)).toMatchObject({ revision: 1, ring: 'canary', image: 'registry.invalid/web:1' });
+    // Later steps' children were never touched: same generation, revision annotation and source; their targets on revision 1.
     const after = await snapshot(name);
     for (const cluster of LATER) {
       expect(after[cluster], cluster).toEqual(before[cluster]);
