@@ -9,6 +9,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // A safety net, not a speed check: a CDK synth takes 1–3 s alone and over 5 s (vitest's
+          // default) while integration files run beside it on 2 cores (speed targets: npm run bench).
+          testTimeout: 30_000,
         },
       },
       {
