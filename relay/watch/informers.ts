@@ -4,9 +4,9 @@
  * metadata only, and ReleaseSets when the relay has a fleet queue (issue 26). Each lists by pages (LIST_PAGE_SIZE) and watches over convoy's own transport
  * (list-watch.ts), and keeps only what the relay reads of each object (slim.ts).
  *
- * A Release is slimmed and parsed once, as it comes off the wire: the informer's map and the
- * relay's index then hold the same parsed object, not one copy each (issue 24). One that does
- * not parse is kept slim and reported by `releaseParseError`.
+ * A Release is slimmed, parsed and made compact (compact.ts) once, as it comes off the wire: the
+ * informer's map and the relay's index then hold the same parsed object, not one copy each
+ * (issue 24). One that does not parse is kept slim and reported by `releaseParseError`.
  */
 import { API_GROUP, API_VERSION } from '../../domain/api/group-version.ts';
 import { parseRelease } from '../../domain/api/objects.ts';
@@ -17,6 +17,7 @@ import type { RelayMetrics } from '../metrics.ts';
 import { pagedList } from './list-watch.ts';
 import { metadataOnlyListWatch } from './metadata-only.ts';
 import { createResilientInformer, type InformerEvent, type KubeObjectLike, type ListFunction, type ListWatchLike, type ResilientInformer } from './resilient-informer.ts';
+import { compactRelease, stringPool } from './compact.ts';
 import { once, slimCluster, slimDependency, slimRelease, slimReleaseSet } from './slim.ts';
 
 /** A watched object as the relay reads it (a parsed Release, or a slim object). */
@@ -99,10 +100,12 @@ export function termInformers(options: TermInformerOptions): TermInformers {
       ...(options.relistIntervalMs === undefined ? {} : { relistIntervalMs: options.relistIntervalMs }),
     });
 
+  // One pool per term's Release informer: the strings many Releases hold alike (compact.ts).
+  const strings = stringPool();
   const releaseTransform = once<Watched>((raw) => {
     const slim = slimRelease(raw);
     const parsed = parseRelease(slim);
-    if (parsed.ok) return parsed.value;
+    if (parsed.ok) return compactRelease(parsed.value, strings);
     parseErrors.set(slim, parsed.error);
     return slim;
   });
