@@ -25,7 +25,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createGzip } from 'node:zlib';
-import { RELAY_NODE_FLAGS } from './relay-node-flags.ts';
+import { RELAY_MALLOC_ENV, RELAY_NODE_FLAGS } from './relay-node-flags.ts';
 import { dirEntries, parentDirs, tarStream, type TarEntry } from './tar.ts';
 
 export const ENTRYPOINT = ['/usr/local/bin/node', ...RELAY_NODE_FLAGS, '/app/dist/relay/main.js'] as const;
@@ -191,7 +191,7 @@ export async function buildOciImage(options: OciBuildOptions): Promise<OciBuildR
     os: 'linux',
     config: {
       User: IMAGE_USER,
-      Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'HOME=/tmp'],
+      Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'HOME=/tmp', ...Object.entries(RELAY_MALLOC_ENV).map(([k, v]) => `${k}=${v}`)],
       Entrypoint: [...ENTRYPOINT],
       WorkingDir: '/app',
       ExposedPorts: { '8080/tcp': {} },

@@ -6,8 +6,8 @@
 //   (RSS and V8 heap used, from a relay started on each): MB per 1,000 Releases (issue 24:
 //   RSS <= 150 MB at 10,000, growing linearly; `rssPer1000Releases` = (RSS at n - RSS at 0) /
 //   (n / 1,000), in MiB and MB, and the settled RSS in MB, the issue's unit). The relay runs as the image runs it: compiled
-//   (tsc -p tsconfig.build.json, to .convoy/bench-relay) with the image's Node.js flags
-//   (image/relay-node-flags.ts); `memory.fromSources` repeats the points for relay/main.ts run
+//   (tsc -p tsconfig.build.json, to .convoy/bench-relay) with the image's Node.js flags and
+//   malloc environment (image/relay-node-flags.ts); `memory.fromSources` repeats the points for relay/main.ts run
 //   from its .ts sources without the flags, as this section measured it before;
 // - the message burst of a start, a restart with 1,000 Releases not up to date, and a restart
 //   with every Release up to date (messages per loop within 1, 5, 10 and 30 s of ready);
@@ -31,7 +31,7 @@ import { inPool, startSideProcess, waitUntil, type SideProcess } from '../flux/s
 import { createFleet, upToDateStatus, writeStatus, type FleetRelease } from '../lib/release-fleet.ts';
 import { rssMiB } from '../lib/proc-stats.ts';
 import { percentile } from '../lib/stats.ts';
-import { RELAY_NODE_FLAGS } from '../../image/relay-node-flags.ts';
+import { RELAY_MALLOC_ENV, RELAY_NODE_FLAGS } from '../../image/relay-node-flags.ts';
 import { log } from '../lib/stdout.ts';
 
 const NAMESPACE = 'convoy-relay-scale';
@@ -58,6 +58,8 @@ const mbOf = (mebibytes: number): number => Math.round(mebibytes * 1.048576 * 10
 interface RelayCommand {
   readonly label: string;
   readonly args: readonly string[];
+  /** Environment the image sets for the process (RELAY_MALLOC_ENV). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** The relay as the image runs it: the package's JavaScript (tsc -p tsconfig.build.json) under .convoy/bench-relay, whose imports resolve to this checkout's node_modules. */
@@ -71,7 +73,8 @@ async function compileRelay(root: string): Promise<RelayCommand> {
   const compiled = await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(work, 'dist'), '--declaration', 'false'], { cwd: root, maxBuffer: 64 << 20 }).catch((error: unknown) => error as { stdout?: string });
   if (!existsSync(main)) throw new Error(`tsc -p tsconfig.build.json emitted no relay/main.js: ${compiled.stdout?.slice(0, 2000) ?? ''}`);
   await cp(join(root, 'package.json'), join(work, 'package.json'));
-  return { label: `compiled, node ${RELAY_NODE_FLAGS.join(' ')}`, args: [...RELAY_NODE_FLAGS, main] };
+  const env = Object.entries(RELAY_MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ');
+  return { label: `compiled, ${env} node ${RELAY_NODE_FLAGS.join(' ')}`, args: [...RELAY_NODE_FLAGS, main], env: RELAY_MALLOC_ENV };
 }
 
 export async function benchRelayScale(kc: KubeConfig, root: string, dir: string, options: { releases: number; changes: number }): Promise<Record<string, unknown>> {
@@ -126,6 +129,7 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
         args: [...command.args, dir],
         env: {
           ...process.env,
+          ...command.env,
           KUBECONFIG: join(dir, 'kubeconfig'),
           CONVOY_NAMESPACE: NAMESPACE,
           CONVOY_RECONCILE_QUEUE_URL: queues.reconcile,
@@ -241,7 +245,7 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
 }
 
 /** Changes the spec of each Release; the lag runs from the bench's watch seeing the change to the message's sentAt. */
-export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: string, releases: readonly FleetRelease[]): Promise<{ changes: number; received: number; p50Ms?: number; p99Ms?: number; maxMs?: number; burstMs: number }> {
+export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: string, releases: readonly FleetRelease[]): Promise<{ changes: number; received: number; relaySent: number; notSeenByBenchWatch: number; p50Ms?: number; p99Ms?: number; maxMs?: number; burstMs: number }> {
   const key = (ns: string, name: string) => `${ns}/${name}`;
   const wanted = new Set(releases.map((r) => key(r.namespace, r.name)));
   const seenAt = new Map<string, number>();
@@ -283,12 +287,15 @@ export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: 
     const burstMs = Math.round(performance.now() - t);
     const deadline = Date.now() + 60_000;
     const done = new Set<string>();
+    // Releases the relay sent a 'spec changed' message for, whether or not the bench's own watch saw the change.
+    const relaySent = new Set<string>();
     while (done.size < releases.length && Date.now() < deadline) {
       const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
       for (const m of Messages) {
         const parsed = parseQueueMessage(m.Body ?? '');
         if (!parsed.ok || !parsed.message.cause.includes('spec changed')) continue;
         const k = key(parsed.message.namespace, parsed.message.name);
+        if (wanted.has(k)) relaySent.add(k);
         const seen = seenAt.get(k);
         if (!wanted.has(k) || done.has(k) || seen === undefined) continue;
         done.add(k);
@@ -298,7 +305,7 @@ export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: 
         await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })) }));
       }
     }
-    return { changes: releases.length, received: lags.length, p50Ms: percentile(lags, 50), p99Ms: percentile(lags, 99), maxMs: percentile(lags, 100), burstMs };
+    return { changes: releases.length, received: lags.length, relaySent: relaySent.size, notSeenByBenchWatch: [...relaySent].filter((k) => !seenAt.has(k)).length, p50Ms: percentile(lags, 50), p99Ms: percentile(lags, 99), maxMs: percentile(lags, 100), burstMs };
   } finally {
     stopped = true;
     controller?.abort();
