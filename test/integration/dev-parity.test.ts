@@ -55,7 +55,7 @@ describe('convoy dev with the shipped identities', () => {
     for (const c of cleanups.reverse()) await c();
   });
 
-  it('the examples become Ready with no loop request refused and their Events written; a Release without a ServiceAccount (CONVOY_DEFAULT_SERVICE_ACCOUNT=default) may not create a Namespace', async () => {
+  it('the examples become Ready with no loop request refused and their Events written; a Release without a ServiceAccount (CONVOY_DEFAULT_SERVICE_ACCOUNT=default) may not create a Namespace', { timeout: 300_000 }, async () => {
     const evilNamespace = `evil-ns-${randomBytes(3).toString('hex')}`;
     const examples = await mkdtemp(join(tmpdir(), 'convoy-test-examples-'));
     cleanups.push(() => rm(examples, { recursive: true, force: true }));

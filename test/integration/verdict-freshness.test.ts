@@ -81,8 +81,9 @@ describe('the verdict never goes stale', () => {
     // The cause: the reconcile of the new generation sent both observers a message, and their
     // first runs after the resume were those messages (first deliveries), not interval ticks.
     const cause = `generation ${generation} handled (was ${generationBefore})`;
-    const drift = linesAfter('paused', 'drift', 'drift checked', mark);
-    const health = linesAfter('paused', 'health', 'health assessed', mark);
+    // A loop logs its line after its status write and Events: wait for the lines, not for time.
+    const drift = await until('drift logged its check', () => { const l = linesAfter('paused', 'drift', 'drift checked', mark); return l.length > 0 ? l : undefined; }, { timeoutMs: SAFETY_NET_MS, intervalMs: 100 });
+    const health = await until('health logged its assessment', () => { const l = linesAfter('paused', 'health', 'health assessed', mark); return l.length > 0 ? l : undefined; }, { timeoutMs: SAFETY_NET_MS, intervalMs: 100 });
     expect(drift[0]?.['cause']).toBe(cause);
     expect(drift[0]?.['receiveCount']).toBe(1);
     expect(health[0]?.['cause']).toBe(cause);
