@@ -15,11 +15,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
-import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
-import { LOOPS, parseQueueMessage, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { LOOPS, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
@@ -27,6 +27,7 @@ import { relayManifests, RELAY_SERVICE_ACCOUNT, type KubeManifest } from '../../
 import { createGitWebhookHandler, createKubeWebhookReleaseSource, type GitWebhookHandler } from '../../relay/http/git-hooks.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
+import { drainQueueMessages } from '../harness/queue-drain.ts';
 
 let admin: KubeConfig;
 let relayKc: KubeConfig;
@@ -59,18 +60,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 }
 
 const inbox: QueueMessage[] = [];
-async function pull(): Promise<void> {
-  for (;;) {
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: fleetQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    if (Messages.length === 0) return;
-    for (const m of Messages) {
-      const parsed = parseQueueMessage(m.Body ?? '');
-      if (!parsed.ok) throw new Error(`the relay sent a fleet message that does not parse: ${parsed.error}`);
-      inbox.push(parsed.message);
-    }
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: fleetQueueUrl, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })) }));
-  }
-}
+const pull = () => drainQueueMessages(sqs, fleetQueueUrl, inbox);
 const messagesFor = (name: string, from = 0) => inbox.slice(from).filter((m) => m.namespace === tenantNs.name && m.name === name);
 
 const setPath = () => ({ group: API_GROUP, version: API_VERSION, namespace: tenantNs.name, plural: 'releasesets' });

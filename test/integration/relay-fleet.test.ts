@@ -12,18 +12,19 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
-import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { FLEET_COALESCE_RULE } from '../../domain/relay/coalesce.ts';
-import { LOOPS, parseQueueMessage, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { LOOPS, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import { relayManifests, RELAY_SERVICE_ACCOUNT, type KubeManifest } from '../../infra/relay-manifests.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
+import { drainQueueMessages } from '../harness/queue-drain.ts';
 
 let admin: KubeConfig;
 let objects: CustomObjectsApi;
@@ -57,18 +58,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 
 /** Every fleet message received so far, in order. */
 const inbox: QueueMessage[] = [];
-async function pull(): Promise<void> {
-  for (;;) {
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: fleetQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    if (Messages.length === 0) return;
-    for (const m of Messages) {
-      const parsed = parseQueueMessage(m.Body ?? '');
-      if (!parsed.ok) throw new Error(`the relay sent a fleet message that does not parse: ${parsed.error}`);
-      inbox.push(parsed.message);
-    }
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: fleetQueueUrl, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })) }));
-  }
-}
+const pull = () => drainQueueMessages(sqs, fleetQueueUrl, inbox);
 const messagesFor = (namespace: string, name: string, from = 0) => inbox.slice(from).filter((m) => m.namespace === namespace && m.name === name);
 
 let markerCount = 0;
