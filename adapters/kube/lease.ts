@@ -1,4 +1,4 @@
-import { leaseName, newerSentAt, type AcquireResult, type FollowUp, type HeldLease, type LeasePort, type LeaseRecord } from '../../domain/runtime/lease.ts';
+import { leaseName, newerSentAt, type AcquireResult, type BusyLease, type FollowUp, type HeldLease, type LeasePeek, type LeasePort, type LeaseRecord } from '../../domain/runtime/lease.ts';
 import { createKubeClient, isKubeApiError, KubeApiError, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -106,6 +106,14 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
     const duration = lease.spec?.leaseDurationSeconds ?? 0;
     return renewed === undefined || new Date(renewed).getTime() + duration * 1000 < now().getTime();
   };
+  const busyOf = (current: V1Lease): BusyLease => ({
+    kind: 'busy',
+    holder: current.spec?.holderIdentity ?? '',
+    holderSentAt: current.metadata?.annotations?.[HOLDER_SENT_AT] || undefined,
+    followUpId: current.metadata?.annotations?.[FOLLOW_UP_ID] || undefined,
+    renewedAt: current.spec?.renewTime ?? current.spec?.acquireTime,
+    durationSeconds: current.spec?.leaseDurationSeconds,
+  });
   const holding = (name: string, holder: string, stored: V1Lease, closedByRun = false): HeldLease => ({ name, holder, ...recordOf(stored, closedByRun) });
   /** Tests that the Lease is still this take's: its holder and the take's unique acquireTime. */
   const ours = (lease: HeldLease, held: V1Lease) => [
@@ -216,16 +224,7 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
         const fresh = await options.reread();
         if (fresh !== '' && fresh === seen) return again(seen);
       }
-      if (!expired(current)) {
-        return {
-          kind: 'busy',
-          holder: current.spec?.holderIdentity ?? '',
-          holderSentAt: current.metadata?.annotations?.[HOLDER_SENT_AT] || undefined,
-          followUpId: current.metadata?.annotations?.[FOLLOW_UP_ID] || undefined,
-          renewedAt: current.spec?.renewTime ?? current.spec?.acquireTime,
-          durationSeconds: current.spec?.leaseDurationSeconds,
-        };
-      }
+      if (!expired(current)) return busyOf(current);
       try {
         const annotations: Record<string, string> = { ...(current.metadata?.annotations ?? {}), [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '' };
         // Neither the crashed holder nor the last one given back may repeat.
@@ -240,6 +239,19 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
         if (lostRace(error)) return { kind: 'busy', holder: '(raced)' };
         throw error;
       }
+    },
+
+    async peek(loop, releaseUid): Promise<LeasePeek> {
+      let current: V1Lease;
+      try {
+        current = await client.get<V1Lease>(pathOf(leaseName(loop, releaseUid)));
+      } catch (error) {
+        if (isNotFound(error)) return { kind: 'missing' };
+        throw error;
+      }
+      const holder = current.spec?.holderIdentity ?? '';
+      if (holder === '') return { kind: 'free', record: recordOf(current) };
+      return expired(current) ? { kind: 'expired', record: recordOf(current) } : busyOf(current);
     },
 
     async renew(lease) {

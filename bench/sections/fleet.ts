@@ -44,6 +44,7 @@ import { inPool, startSideProcess, waitUntil } from '../flux/side-process.ts';
 import { describeRequest } from '../lib/client-requests.ts';
 import { rssMiB } from '../lib/proc-stats.ts';
 import { log } from '../lib/stdout.ts';
+import { percentile } from '../lib/stats.ts';
 
 const NS = 'fleet-bench';
 const SET = 'web';
@@ -156,13 +157,22 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
     const logger = createLogger({ base: { app: 'convoy-bench' }, level: 'info', write: (line) => onLogLine(line) });
     let fleetRuns = 0;
     const fleetMessages = new Set<string>();
+    /** What became of each fleet record (the runtime's outcome line), by outcome and reason class; and each run's duration. */
+    let fleetOutcomes = new Map<string, number>();
+    let fleetRunMs: number[] = [];
     function onLogLine(line: string): void {
       if (!line.includes('"loop":"fleet"')) {
         if (line.includes('"level":"error"') || line.includes('"level":"warn"')) process.stderr.write(`${line}\n`);
         return;
       }
-      const parsed = JSON.parse(line) as { msg?: string; messageId?: string; level?: string };
+      const parsed = JSON.parse(line) as { msg?: string; messageId?: string; level?: string; outcome?: string; reason?: string; durationMs?: number };
       if (parsed.msg === 'fleet decided') fleetRuns++;
+      if (parsed.outcome !== undefined && parsed.durationMs !== undefined) {
+        const why = parsed.reason === undefined ? '' : `: ${parsed.reason.replace(/[(:,].*$/, '').trim()}`;
+        const key = `${parsed.outcome}${why}`;
+        fleetOutcomes.set(key, (fleetOutcomes.get(key) ?? 0) + 1);
+        if (parsed.msg !== 'dropped' && !(parsed.reason ?? '').startsWith('lease held')) fleetRunMs.push(parsed.durationMs);
+      }
       if (parsed.messageId !== undefined) fleetMessages.add(parsed.messageId);
       if (parsed.level === 'error' || parsed.level === 'warn') process.stderr.write(`${line}\n`);
     }
@@ -241,6 +251,8 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
       counter.take();
       const runsBefore = fleetRuns;
       const messagesBefore = fleetMessages.size;
+      fleetOutcomes = new Map();
+      fleetRunMs = [];
       let peakStatusBytes = 0;
       let lastState = '';
       let lastStatus = '';
@@ -283,6 +295,8 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
         fleetRuns: runs,
         fleetMessages: fleetMessages.size - messagesBefore,
         fleetRunsPerCluster: round(runs / n),
+        fleetRecordOutcomes: Object.fromEntries([...fleetOutcomes].sort((a, b) => b[1] - a[1])),
+        fleetRunMs: { p50: percentile(fleetRunMs, 50), max: Math.max(0, ...fleetRunMs) },
         setSideRequests: requests.total,
         setSideRequestsPerCluster: round(requests.total / n),
         setSideRequestsByKind: requests.byRequest,

@@ -57,6 +57,15 @@ export type AcquireResult =
       durationSeconds?: number | undefined;
     };
 
+/** The Lease's busy answer (AcquireResult's `busy`). */
+export type BusyLease = Extract<AcquireResult, { kind: 'busy' }>;
+
+/**
+ * The Lease as one read finds it (LeasePort.peek): missing, free (holder ""), held by a holder
+ * whose time ran out (a take would take it over), or busy.
+ */
+export type LeasePeek = { readonly kind: 'missing' } | { readonly kind: 'free' | 'expired'; readonly record: LeaseRecord } | BusyLease;
+
 export interface AcquireOptions {
   /** The Lease most likely does not exist yet (a Release's first run of this loop): create it first. */
   createFirst?: boolean;
@@ -93,6 +102,8 @@ export interface ReleaseOptions {
 export interface LeasePort {
   /** `sentAt`: the message's sentAt, recorded so that copies of it that arrive meanwhile can be dropped. */
   acquire(loop: string, releaseUid: string, holder: string, durationSeconds: number, sentAt?: string, options?: AcquireOptions): Promise<AcquireResult>;
+  /** Reads the Lease (one GET, no write): for loops whose runs give it back as "" (no status marks). */
+  peek(loop: string, releaseUid: string): Promise<LeasePeek>;
   /** Moves renewTime to now while the run lives; false when the Lease is no longer ours. */
   renew(lease: HeldLease): Promise<boolean>;
   /** Gives the Lease up, recording what the next run needs (the follow-up, the failure count, the last handled message). */
@@ -141,7 +152,7 @@ export { heartbeatMs };
  * A redelivered message (receiveCount > 1) is superseded when the Lease
  * records a different follow-up: a newer run already scheduled the next one.
  */
-export function isSuperseded(lease: HeldLease, messageId: string, receiveCount: number, sentAt?: string): boolean {
+export function isSuperseded(lease: LeaseRecord, messageId: string, receiveCount: number, sentAt?: string): boolean {
   if (receiveCount <= 1 || lease.followUp === undefined || lease.followUp.messageId === messageId) return false;
   const since = lease.followUp.since === undefined ? Number.NaN : Date.parse(lease.followUp.since);
   const sent = sentAt === undefined ? Number.NaN : Date.parse(sentAt);
@@ -192,7 +203,7 @@ export function busyDelayMs(random: () => number): number {
  * while the holder renews; until the Lease expires when the holder stopped
  * renewing (it crashed), at most SQS's 15-minute message delay.
  */
-export function busyWaitMs(busy: Extract<AcquireResult, { kind: 'busy' }>, now: Date, random: () => number): number {
+export function busyWaitMs(busy: BusyLease, now: Date, random: () => number): number {
   const renewed = busy.renewedAt === undefined ? Number.NaN : Date.parse(busy.renewedAt);
   const duration = busy.durationSeconds ?? 0;
   if (Number.isNaN(renewed) || duration <= 0) return busyDelayMs(random);
@@ -207,7 +218,7 @@ export function busyWaitMs(busy: Extract<AcquireResult, { kind: 'busy' }>, now: 
  * otherwise). A crashed holder covers nothing: a message it was running comes back as a
  * redelivery with the holder's own sentAt, and must wait for the Lease rather than be dropped.
  */
-export function holderAlive(busy: Extract<AcquireResult, { kind: 'busy' }>, now: Date): boolean {
+export function holderAlive(busy: BusyLease, now: Date): boolean {
   const renewed = busy.renewedAt === undefined ? Number.NaN : Date.parse(busy.renewedAt);
   const duration = busy.durationSeconds ?? 0;
   if (Number.isNaN(renewed) || duration <= 0) return true;

@@ -9,6 +9,7 @@ import { createTemplateSourceResolver } from '../../adapters/source/template-sou
 import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { withLeasePeek } from '../runtime/lease-guard.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
 import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { createFleetRecordHandler, fleetAdmission } from './fleet-record.ts';
@@ -35,6 +36,10 @@ export function createFleetHandler(config: FunctionConfig, clients: FunctionClie
     renders: store,
     events: createEventRecorder(clients.kc, { controller: 'convoy.dev/fleet', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-fleet' }),
   });
-  // A message is a hint: the set is read (uid compared) before the Lease, so a forged message writes nothing.
-  return loopHandler('fleet', record, config, clients, logger, options, undefined, (guarded) => fleetAdmission(kube, guarded));
+  // A message is a hint: the set is read (uid compared) before the Lease is taken, so a forged message
+  // writes nothing. Before that, one read of the Lease: most of a set's messages come while a run is
+  // under way, and wait or drop on that read alone (lease-guard.ts withLeasePeek).
+  return loopHandler('fleet', record, config, clients, logger, options, undefined, (guarded, leases) =>
+    withLeasePeek(fleetAdmission(kube, guarded), { loop: 'fleet', leases }),
+  );
 }

@@ -8,9 +8,11 @@ import {
   isSuperseded,
   isTickDuringBackoff,
   newerSentAt,
+  type BusyLease,
   type FollowUp,
   type HeldLease,
   type LeasePort,
+  type LeaseRecord,
 } from '../../domain/runtime/lease.ts';
 import { closedHolder, closesByStatus, holderAfterEarlier, markAfter, markOfHolder, nextMark, type RunMark } from '../../domain/runtime/lease-close.ts';
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
@@ -83,15 +85,7 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
             followUpOnCreate: { messageId: ctx.messageId, since: now().toISOString() },
           }),
     });
-    if (taken.kind === 'busy') {
-      // Only a live holder covers a message: a crashed one's own message comes back as a redelivery.
-      // Never the follow-up the Lease records: the holder may end without taking over its chain.
-      const followUp = taken.followUpId === undefined ? undefined : { messageId: taken.followUpId };
-      if (taken.holderSentAt !== undefined && holderAlive(taken, now()) && isCovered(taken.holderSentAt, ctx.messageId, message.sentAt, followUp)) {
-        return dropped(`covered by the run in progress (${taken.holder}), whose message was sent at ${taken.holderSentAt}`);
-      }
-      return waitAsNewMessage(busyWaitMs(taken, now(), random), `lease held by ${taken.holder}`);
-    }
+    if (taken.kind === 'busy') return busyOutcome(taken, ctx.messageId, message, now(), random);
     const lease = taken.lease;
     // The value that means free now: the one the take found, which is newer than our view of the
     // Release when a run closed the Lease since our read. Giving the Lease back without a status
@@ -153,7 +147,51 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
   };
 }
 
-function skipReason(lease: HeldLease, message: QueueMessage, ctx: RecordContext, now: Date): string | undefined {
+/** A message that finds the Lease busy: dropped when the run in progress covers it, else it waits as a new message. */
+function busyOutcome(busy: BusyLease, messageId: string, message: QueueMessage, now: Date, random: () => number): Outcome {
+  // Only a live holder covers a message: a crashed one's own message comes back as a redelivery.
+  // Never the follow-up the Lease records: the holder may end without taking over its chain.
+  const followUp = busy.followUpId === undefined ? undefined : { messageId: busy.followUpId };
+  if (busy.holderSentAt !== undefined && holderAlive(busy, now) && isCovered(busy.holderSentAt, messageId, message.sentAt, followUp)) {
+    return dropped(`covered by the run in progress (${busy.holder}), whose message was sent at ${busy.holderSentAt}`);
+  }
+  return waitAsNewMessage(busyWaitMs(busy, now, random), `lease held by ${busy.holder}`);
+}
+
+export interface LeasePeekOptions {
+  loop: QueueLoop;
+  leases: LeasePort;
+  random?: () => number;
+  now?: () => Date;
+}
+
+/**
+ * Reads the Lease first, in one GET that writes nothing, for a loop whose runs give their Lease
+ * back as "" (no status marks: the fleet). A message that finds it busy waits or is dropped as
+ * withLease would, and one that a free Lease's record shows handled (superseded, covered, a tick
+ * during backoff) is dropped, both without the admission's read or a take; anything else goes on
+ * to `handler` (the admission, then withLease, which decides again under the take). Where most
+ * messages arrive while a run is under way (a set hears of every child's verdict), a message then
+ * costs one request instead of three (issue 26's bench); a run costs one more.
+ * Dropping on a read is as safe as after a take: the record only moves forward (handledSentAt
+ * grows; a recorded follow-up or retry has not run yet, or the Lease would show its run).
+ */
+export function withLeasePeek(handler: RecordHandler, options: LeasePeekOptions): RecordHandler {
+  const random = options.random ?? Math.random;
+  const now = options.now ?? (() => new Date());
+  return async (message, received) => {
+    const messageId = chainIdOf(message, received.messageId);
+    const seen = await options.leases.peek(options.loop, message.uid);
+    if (seen.kind === 'busy') return busyOutcome(seen, messageId, message, now(), random);
+    if (seen.kind === 'free') {
+      const skip = skipReason(seen.record, message, { ...received, messageId }, now());
+      if (skip !== undefined) return dropped(skip);
+    }
+    return handler(message, received);
+  };
+}
+
+function skipReason(lease: LeaseRecord, message: QueueMessage, ctx: RecordContext, now: Date): string | undefined {
   if (isSuperseded(lease, ctx.messageId, ctx.receiveCount, message.sentAt)) return `superseded by follow-up ${lease.followUp?.messageId ?? ''}`;
   if (isCovered(lease.handledSentAt, ctx.messageId, message.sentAt, lease.followUp)) {
     return `already handled: a finished run handled a message sent at ${lease.handledSentAt ?? ''}, this one was sent at ${message.sentAt}`;

@@ -2,6 +2,7 @@ import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { createBatchingSqs } from '../../adapters/sqs/batching.ts';
 import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
+import type { LeasePort } from '../../domain/runtime/lease.ts';
 import { LEASE_SECONDS } from '../../domain/runtime/timings.ts';
 import type { QueueLoop } from '../../domain/runtime/queue-message.ts';
 import type { FunctionClients } from './clients.ts';
@@ -43,9 +44,13 @@ export function loopHandler(
   options: HandlerOptions = {},
   /** The loop's status marks: its status write closes its Lease (release-reads.ts); unset: runs give it back. */
   marks?: LeaseMarks,
-  /** Verifies the message's object on the live API before the Lease; default: the marks' (release-reads.ts admit). */
-  admit: (guarded: RecordHandler) => RecordHandler = (guarded) => admitted(marks, guarded),
+  /**
+   * Verifies the message's object on the live API before the Lease; default: the marks' (release-reads.ts admit).
+   * Gets the loop's Lease port (the fleet reads its Lease before the admission: lease-guard.ts withLeasePeek).
+   */
+  admit: (guarded: RecordHandler, leases: LeasePort) => RecordHandler = (guarded) => admitted(marks, guarded),
 ): SqsBatchHandler {
+  const leases = createLeasePort(clients.kc, config.CONVOY_NAMESPACE);
   return createSqsBatchHandler({
     loop,
     handleRecord: withRunMetrics(
@@ -54,11 +59,12 @@ export function loopHandler(
       admit(
         withLease(record, {
           loop,
-          leases: createLeasePort(clients.kc, config.CONVOY_NAMESPACE),
+          leases,
           // One duration for every run (domain/runtime/timings.ts): the construct checks the timeout and visibility against it.
           durationSeconds: LEASE_SECONDS,
           marks,
         }),
+        leases,
       ),
       // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
       process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined,
