@@ -23,12 +23,14 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: 'forks',
-          // One file at a time (vitest's default on 2 cores). Two at a time took npm test from
-          // 1,919 s to 1,170 s on a quiet fresh clone, but the runtimes of parallel files share one
-          // functions user (dev/control-plane.ts FUNCTIONS_USER): a test that revokes a verb from its
-          // installation's ClusterRole still finds it granted by the other file's installation.
-          // Parallel files need an identity per installation first (issue 21, left).
-          maxWorkers: 1,
+          // Two files at a time: npm test took 1,919 s one at a time, 1,170 s two at a time (a quiet
+          // fresh clone). Safe because files share nothing they change: each makes its own namespaces
+          // (freshNamespace), cluster-scoped objects carry its installation's suffix, ports are free
+          // ones, and each runtime's functions act as their installation's own ServiceAccount
+          // (runtime-env.ts), not the control plane's one user of the group convoy:functions, which
+          // every installation binds — with that user, a test revoking a verb from its installation's
+          // functions ClusterRole found it still granted by the other file's installation.
+          maxWorkers: 2,
         },
       },
     ],

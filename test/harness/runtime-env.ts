@@ -8,8 +8,13 @@
 // running in parallel are never reconciled by it.
 //
 // The loops act as an install's identities (dev/shipped-identities.ts): the relay with its
-// ServiceAccount's token, the functions as a user of the convoy:functions group, under the RBAC of
-// the install manifests — never admin. The test namespace is the installation's one tenant
+// ServiceAccount's token, the functions with the token of the installation's ServiceAccount
+// FUNCTIONS_SERVICE_ACCOUNT, a subject of every functions binding of the install manifests (bound
+// exactly like the group convoy:functions) — never admin. Not the control plane's static user of
+// that group: every installation on the run's apiserver binds the group, so a test taking a verb from
+// its installation's functions ClusterRole would still find it granted by a parallel file's. The
+// ServiceAccount is bound by its own installation only (functionsMay, functions-access.ts, asks for it);
+// the group user is proven in shipped-identities.test.ts and dev-parity.test.ts. The test namespace is the installation's one tenant
 // namespace; Releases without serviceAccountName act as its ServiceAccount TENANT_DEPLOYER (the
 // installation's defaultServiceAccount), the tenant's identity, trusted with the cluster
 // (cluster-admin) — a test gives a Release a narrower ServiceAccount to prove a refusal.
@@ -24,8 +29,6 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { inject } from 'vitest';
-import { FUNCTIONS_USER } from '../../dev/control-plane.ts';
 import { installShippedIdentities } from '../../dev/shipped-identities.ts';
 import { createTenantDeployer, TENANT_DEPLOYER } from './tenant-deployer.ts';
 import { API_GROUP, API_VERSION, type Condition } from '../../domain/api/common.ts';
@@ -54,6 +57,8 @@ export interface RuntimeEnv {
   readonly ns: FreshNamespace;
   /** The installation namespace: the relay's leader Lease and the per-Release Leases. */
   readonly installation: FreshNamespace;
+  /** The functions' identity: a token of the installation's ServiceAccount FUNCTIONS_SERVICE_ACCOUNT (functions-access.ts asks what it may do). */
+  readonly functionsKc: KubeConfig;
   readonly runtime: ConvoyRuntime;
   readonly git: GitHttpServer;
   readonly api: ReturnType<typeof convoyApi>;
@@ -139,7 +144,6 @@ export async function startRuntimeEnv(
     namespace: installation.name,
     tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: TENANT_DEPLOYER },
     watchSecrets: true,
-    functionsToken: inject('tokens')[FUNCTIONS_USER.name],
     clusterScopedSuffix: `-${installation.name}`,
   });
   const removeDeployer = await createTenantDeployer(kc, ns.name);
@@ -178,6 +182,7 @@ export async function startRuntimeEnv(
     kc,
     ns,
     installation,
+    functionsKc: identities.functions,
     get runtime() {
       return runtime;
     },

@@ -1,7 +1,8 @@
 // The tenant's own identity in the test harnesses: a ServiceAccount of the test namespace bound to
 // cluster-admin, which Releases without serviceAccountName act as (the installation's
-// defaultServiceAccount there). The functions still act as convoy:functions and reach it only by
-// impersonation, as on a real install; tests that prove a refusal give a Release a narrower one.
+// defaultServiceAccount there). The functions still act as their installation's identity (bound like
+// convoy:functions) and reach it only by impersonation, as on a real install; tests that prove a
+// refusal give a Release a narrower one.
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 
 export const TENANT_DEPLOYER = 'convoy-test-deployer';

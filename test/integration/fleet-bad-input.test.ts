@@ -18,14 +18,14 @@
 //   Cluster  labels                            Cluster  labels
 //   c1       pool a, ring canary, target T1    x-1      pool dup, target T1
 //   c2       pool a, ring rest, region eu, T2  1        pool dup, target T2
-import { ApiException, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { FUNCTIONS_USER } from '../../dev/control-plane.ts';
+import { ApiException, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
 import { FUNCTIONS_ROLE_NAME } from '../../infra/functions-rbac.ts';
+import { functionsMay, functionsToken, functionsUserName } from '../harness/functions-access.ts';
 import { conditionOf } from '../harness/fleet.ts';
 import { hasSucceeded, startFleetScenario, type FleetScenario } from '../harness/fleet-scenario.ts';
 import { freshNamespace, type FreshNamespace } from '../harness/kube.ts';
@@ -83,14 +83,6 @@ function generatedFalse(set: string, reason: string): Promise<ReleaseSet> {
 
 const fleetLines = (set: string): LogLine[] => fleet.env.logs.filter((l) => l['loop'] === 'fleet' && l['namespace'] === fleet.namespace && l['name'] === set);
 const childWrittenSince = (set: string, since: number): LogLine[] => fleetLines(set).filter((l) => l.msg === 'child written' && Date.parse(l.time) >= since);
-
-/** Whether the functions' identity (FUNCTIONS_USER, the user the runtime's functions act as) may `verb` `resource` of convoy.dev in the test namespace. */
-async function functionsMay(verb: string, resource: string): Promise<boolean> {
-  const review = await fleet.admin.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
-    body: { spec: { user: FUNCTIONS_USER.name, groups: [...(FUNCTIONS_USER.groups ?? [])], resourceAttributes: { group: API_GROUP, resource, verb, namespace: fleet.namespace } } },
-  });
-  return review.status?.allowed === true;
-}
 
 /** Sends a fleet message naming `set` and `uid` and waits for the fleet function's verdict on it. */
 async function sendAndWait(set: string, uid: string, cause: string): Promise<LogLine> {
@@ -352,7 +344,7 @@ describe("the children cannot be written (the functions' ClusterRole loses creat
     await rbac.replaceClusterRole({ name: roleName, body: { ...role, rules: withoutWrites } });
     let failed: ReleaseSet;
     try {
-      await until('the functions may no longer patch releases', async () => !(await functionsMay('patch', 'releases')), { timeoutMs: 10_000, intervalMs: 100 });
+      await until('the functions may no longer patch releases', async () => !(await functionsMay(fleet.env.functionsKc, { verb: 'patch', resource: 'releases', namespace: fleet.namespace })), { timeoutMs: 10_000, intervalMs: 100 });
       const since = Date.now();
       const runsBefore = fleet.fleetRuns(set);
       await fleet.kick(set, 'a new commit (as a Git webhook would), the children not writable');
@@ -361,8 +353,8 @@ describe("the children cannot be written (the functions' ClusterRole loses creat
       expect(conditionOf(failed, 'RolloutSucceeded')).toMatchObject({ status: 'False', observedGeneration: failed.metadata.generation });
       // It names the child and why: the apiserver's 403 for the functions' user, nothing of its credential.
       expect(message).toMatch(new RegExp(`^writing 1 of 1 child Releases failed \\(retried\\): ${child(set, 'c1')}: PATCH \\S+/releases/${child(set, 'c1')}: HTTP 403 Forbidden: `));
-      expect(message).toContain(`is forbidden: User "${FUNCTIONS_USER.name}" cannot patch resource "releases" in API group "convoy.dev" in the namespace "${fleet.namespace}"`);
-      expect(message).not.toContain(inject('tokens')[FUNCTIONS_USER.name]);
+      expect(message).toContain(`is forbidden: User "${await functionsUserName(fleet.env.functionsKc)}" cannot patch resource "releases" in API group "convoy.dev" in the namespace "${fleet.namespace}"`);
+      expect(message).not.toContain(functionsToken(fleet.env.functionsKc));
       // Only what the row says: Generated stays True, the status names the new revision with no Cluster updated.
       expect(conditionOf(failed, 'Generated')).toMatchObject({ status: 'True' });
       expect(failed.status?.lastSucceededRevision?.id).toBe(revision1);

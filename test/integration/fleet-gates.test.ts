@@ -14,13 +14,12 @@
 // (remaining) z1. Each child targets its own namespace `<set>-<cluster>` on its Cluster's target.
 // The relay sends the sets their fleet messages; after a new commit of a set's source a test sends
 // one (nothing watches a set's Git repository; as a Git webhook would).
-import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { FUNCTIONS_USER } from '../../dev/control-plane.ts';
-import { API_GROUP } from '../../domain/api/common.ts';
+import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
 import { FUNCTIONS_ROLE_NAME } from '../../infra/functions-rbac.ts';
+import { functionsMay } from '../harness/functions-access.ts';
 import { conditionOf, fleetChart, fleetTemplate, registerCluster, relabelCluster, targetApp } from '../harness/fleet.ts';
 import { hasSucceeded, startFleetScenario, type FleetScenario } from '../harness/fleet-scenario.ts';
 import { until } from '../harness/runtime-env.ts';
@@ -306,13 +305,8 @@ describe('a Cluster list the fleet function cannot read', () => {
     try {
       // The apiserver's authorizer learns the new role from its own watch: under load that takes a
       // moment, and a run before it would still list the Clusters (and end Succeeded, unwoken).
-      const functionsMayList = async () =>
-        (
-          await fleet.admin.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
-            body: { spec: { user: FUNCTIONS_USER.name, groups: [...(FUNCTIONS_USER.groups ?? [])], resourceAttributes: { group: API_GROUP, resource: 'clusters', verb: 'list', namespace: fleet.namespace } } },
-          })
-        ).status?.allowed === true;
-      await until('the functions may no longer list clusters', async () => !(await functionsMayList()), { timeoutMs: 30_000, intervalMs: 100 });
+      const mayList = () => functionsMay(fleet.env.functionsKc, { verb: 'list', resource: 'clusters', namespace: fleet.namespace });
+      await until('the functions may no longer list clusters', async () => !(await mayList()), { timeoutMs: 30_000, intervalMs: 100 });
       await fleet.kick(set, 'look again with the Cluster list refused');
       const blind = await fleet.waitForSet(set, 'Generated False/ClusterNotReady', (s) => conditionOf(s, 'Generated')?.reason === 'ClusterNotReady' && s);
       expect(conditionOf(blind, 'Generated')).toMatchObject({ status: 'False' });
