@@ -12,74 +12,31 @@
  * tick over the in-memory Release index, and every send goes through the
  * coalescing sender (relay/send/queue-sender.ts).
  *
- * With a fleet queue (issue 26) the relay also watches ReleaseSets and sends a set a fleet
- * message when domain/relay/fleet-triggers.ts says so: on its add, generation and request
- * annotations, on a Cluster of its namespace added, deleted or relabelled, and on a child
- * Release's verdict change; coalesced per set (FLEET_COALESCE_RULE). Without one, sets are
- * not watched at all.
+ * With a fleet queue (issue 26) the relay also watches ReleaseSets and sends them fleet
+ * messages: relay/fleet-wiring.ts, composed here. Without one, sets are not watched at all.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Release } from '../domain/api/objects.ts';
 import { affectedReleases, dependencyChangeCounts, type DependencyEvent, type DependencyKind } from '../domain/relay/affected-releases.ts';
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
-import { childVerdictNotices, clusterSelectionChangeCause, releaseSetChangeCause, type WatchedReleaseSet } from '../domain/relay/fleet-triggers.ts';
 import { reconcileUpToDate } from '../domain/relay/up-to-date.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
-import { releaseSetTimerDue, SET_TIMER_CAUSE, type TimedReleaseSet } from '../domain/relay/set-timers.ts';
 import { dueLoops, dueTimes, observersNotified, type LastSent } from '../domain/relay/timers.ts';
-import { orphanLeaseUids, type LeasePort } from '../domain/runtime/lease.ts';
+import { orphanLeaseUids } from '../domain/runtime/lease.ts';
 import { FLEET_LOOP, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
-import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { createLeasePort } from '../adapters/kube/lease.ts';
-import type { Logger } from '../functions/runtime/logger.ts';
-import { createFleetLeasePort, type FleetLeasePort } from './fleet-leases.ts';
+import { createFleetLeasePort } from './fleet-leases.ts';
+import { createFleetWiring } from './fleet-wiring.ts';
 import { startLeaderElection } from './leader.ts';
 import { createRelayMetrics, type RelayMetrics } from './metrics.ts';
-import { createQueueSender, type BatchSendPort, type QueueSender } from './send/queue-sender.ts';
+import { createQueueSender, type QueueSender } from './send/queue-sender.ts';
+import type { RelayOptions } from './relay-options.ts';
 import { termInformers, type Watched } from './watch/informers.ts';
 import type { InformerEvent, ResilientInformer } from './watch/resilient-informer.ts';
 
 export { LIST_PAGE_SIZE } from './watch/informers.ts';
-
-export interface RelayOptions {
-  /** The management cluster, as the relay's own identity (adapters/kube/kubeconfig.ts). */
-  readonly kube: KubeClientConfig;
-  /** An SQSClient (only SendMessageBatch is used). */
-  readonly sqs: BatchSendPort;
-  readonly queueUrls: Readonly<Record<Loop, string>>;
-  /**
-   * The fleet queue (CONVOY_FLEET_QUEUE_URL, issue 26). Set: the relay watches ReleaseSets and
-   * sends them fleet messages. Left out: it does not watch sets at all (an install without the
-   * fleet function keeps working as before).
-   */
-  readonly fleetQueueUrl?: string | undefined;
-  /** Where the leader Lease and the per-Release Leases live. */
-  readonly installationNamespace: string;
-  readonly logger: Logger;
-  /** Removes a deleted Release's Leases; default the Kubernetes Leases in the installation namespace. */
-  readonly leases?: Pick<LeasePort, 'removeAll' | 'releaseUids'> & Partial<LeasePort>;
-  /** Removes a deleted ReleaseSet's Lease (with a fleet queue); default the Kubernetes Leases in the installation namespace. */
-  readonly fleetLeases?: FleetLeasePort;
-  readonly now?: () => Date;
-  /** Interval timers (reconcile, drift, health, and fleet with a fleet queue); default true. */
-  readonly timers?: boolean;
-  /** Leader identity; default hostname + random suffix. */
-  readonly identity?: string;
-  /** Timer tick; default 1 s. */
-  readonly tickMs?: number;
-  /** Coalescing window and per-Release spacing of the sender; defaults 200 ms and 1 s. */
-  readonly windowMs?: number;
-  readonly minSpacingMs?: number;
-  /** Periodic relist of every informer; default 10 min. */
-  readonly relistIntervalMs?: number;
-  readonly informerBackoff?: { readonly initialMs: number; readonly maxMs: number };
-  readonly leaderElection?: { readonly leaseDurationMs?: number; readonly renewIntervalMs?: number };
-  /** Objects per list page of the convoy kinds; default LIST_PAGE_SIZE (500). */
-  readonly listPageSize?: number;
-  /** Watch labelled Secrets (metadata only); default true. false: Secret changes wait for the interval. */
-  readonly watchSecrets?: boolean;
-}
+export type { RelayOptions } from './relay-options.ts';
 
 export interface Relay {
   readonly metrics: RelayMetrics;
@@ -119,14 +76,7 @@ export function startRelay(options: RelayOptions): Relay {
   const index = new Map<string, Map<string, Release>>();
   metrics.observeReleases(() => [...index.values()].flatMap((byName) => [...byName.values()]));
   const fleet = options.fleetQueueUrl !== undefined;
-  /** namespace → name → ReleaseSet (slim), while the relay watches sets. */
-  type KeptReleaseSet = Watched & WatchedReleaseSet & TimedReleaseSet;
-  const sets = new Map<string, Map<string, KeptReleaseSet>>();
-  if (fleet) metrics.observeReleaseSets(() => [...sets.values()].flatMap((byName) => [...byName.values()]));
-  /** Set uid → its last fleet message this term (domain/relay/set-timers.ts). */
-  const setLastSent = new Map<string, Date>();
-  /** Set (as kept) → when its timer is due (ms), cached as nextDue is for Releases. */
-  let setNextDue = new WeakMap<object, number>();
+  const fleetWiring = createFleetWiring({ enabled: fleet, metrics, log, fleetLeases, now });
   /** namespace/name/uid → when each loop was last sent. */
   const lastSent = new Map<string, LastSent>();
   /**
@@ -175,81 +125,6 @@ export function startRelay(options: RelayOptions): Relay {
     if (indexed !== undefined) nextDue.delete(indexed);
   };
 
-  /**
-   * Sends the set `name` of `namespace` a fleet message, if the relay knows it (its uid). Every
-   * send but the first list's restarts the set's timer (set-timers.ts).
-   */
-  const sendFleet = (sender: QueueSender, trigger: 'set' | 'cluster' | 'child' | 'timer' | 'webhook', namespace: string, name: string, cause: string, initial = false) => {
-    const set = sets.get(namespace)?.get(name);
-    const uid = set?.metadata?.uid;
-    if (set === undefined || uid === undefined || uid === '') return;
-    metrics.fleetNotices.inc({ trigger });
-    log.debug('fleet notice', { namespace, set: name, trigger, cause });
-    sender.enqueue(FLEET_LOOP, { namespace, name, uid }, cause);
-    if (initial) return;
-    setLastSent.set(uid, now());
-    setNextDue.delete(set);
-  };
-
-  /** A fleet message from outside the watch (the Git webhook): the set as the caller named it. */
-  const sendFleetTo = (sender: QueueSender, key: ReleaseKey, cause: string) => {
-    const known = sets.get(key.namespace)?.get(key.name);
-    if (known?.metadata?.uid === key.uid) {
-      sendFleet(sender, 'webhook', key.namespace, key.name, cause);
-      return;
-    }
-    // Not in this term's list yet (or just recreated): sent as named; its timer is not touched.
-    if (key.uid === '') return;
-    metrics.fleetNotices.inc({ trigger: 'webhook' });
-    sender.enqueue(FLEET_LOOP, key, cause);
-  };
-
-  const onReleaseSetEvent = (sender: QueueSender, event: InformerEvent<Watched>) => {
-    metrics.eventsSeen.inc({ kind: 'ReleaseSet' });
-    const namespace = event.object.metadata?.namespace ?? '';
-    const name = event.object.metadata?.name ?? '';
-    let names = sets.get(namespace);
-    const old = names?.get(name);
-    const next = event.type === 'deleted' ? undefined : (event.object as KeptReleaseSet);
-    if (next === undefined) {
-      names?.delete(name);
-      if (names?.size === 0) sets.delete(namespace);
-    } else {
-      if (names === undefined) sets.set(namespace, (names = new Map<string, KeptReleaseSet>()));
-      names.set(name, next);
-    }
-    // A set deleted, or recreated under a new uid: the old uid's Lease has no set any more.
-    const oldUid = old?.metadata?.uid ?? (event.type === 'deleted' ? event.object.metadata?.uid : undefined);
-    if (oldUid !== undefined && oldUid !== '' && oldUid !== next?.metadata?.uid) forgetReleaseSet(namespace, name, oldUid);
-    const cause = releaseSetChangeCause(old, next);
-    if (cause === undefined) return;
-    metrics.eventsCounted.inc({ kind: 'ReleaseSet' });
-    sendFleet(sender, 'set', namespace, name, `watch: ${cause}`, event.initial);
-  };
-
-  const forgetReleaseSet = (namespace: string, name: string, uid: string) => {
-    setLastSent.delete(uid);
-    fleetLeases.removeAllOfSet(uid).catch((error: unknown) => {
-      log.error('removing the Lease of a deleted ReleaseSet failed', { namespace, releaseSet: name, uid, error });
-    });
-  };
-
-  /** A child's verdict change: its set(s). The first list is left out: each set's own first list sends it. */
-  const onChildEvent = (sender: QueueSender, event: InformerEvent<Watched>, old: Release | undefined, next: Release | undefined) => {
-    if (!fleet || event.initial) return;
-    const namespace = event.object.metadata?.namespace ?? '';
-    for (const notice of childVerdictNotices(old, next)) sendFleet(sender, 'child', namespace, notice.set, `watch: ${notice.cause}`);
-  };
-
-  /** A Cluster that may start or stop matching: every set of its namespace. */
-  const onClusterForFleet = (sender: QueueSender, event: InformerEvent<Watched>) => {
-    if (!fleet || event.initial) return;
-    const cause = clusterSelectionChangeCause(event.type === 'added' ? undefined : event.old, event.type === 'deleted' ? undefined : event.object);
-    if (cause === undefined) return;
-    const namespace = event.object.metadata?.namespace ?? '';
-    for (const name of sets.get(namespace)?.keys() ?? []) sendFleet(sender, 'cluster', namespace, name, `watch: ${cause}`);
-  };
-
   const onReleaseEvent = (sender: QueueSender, event: InformerEvent<Watched>, parseError: (object: Watched) => string | undefined) => {
     metrics.eventsSeen.inc({ kind: 'Release' });
     const namespace = event.object.metadata?.namespace ?? '';
@@ -263,13 +138,13 @@ export function startRelay(options: RelayOptions): Relay {
         // Admission should prevent this; a Release that parses again later counts as added.
         log.warn('Release does not parse; ignored until it does', { namespace, release: name, error });
         setIndexed(namespace, name, undefined);
-        onChildEvent(sender, event, old, undefined);
+        fleetWiring.onChildEvent(sender, event, old, undefined);
         return;
       }
       next = event.object as Release;
     }
     setIndexed(namespace, name, next);
-    onChildEvent(sender, event, old, next);
+    fleetWiring.onChildEvent(sender, event, old, next);
     // The reconcile sent this Release to the observers with the status write seen here.
     if (observersNotified(old, next) && next !== undefined) {
       const id = releaseId(keyOfRelease(next));
@@ -302,7 +177,7 @@ export function startRelay(options: RelayOptions): Relay {
     event: InformerEvent<Watched>,
   ) => {
     metrics.eventsSeen.inc({ kind });
-    if (kind === 'Cluster') onClusterForFleet(sender, event);
+    if (kind === 'Cluster') fleetWiring.onClusterEvent(sender, event);
     if (event.initial) return;
     const change: DependencyEvent = {
       kind,
@@ -335,16 +210,7 @@ export function startRelay(options: RelayOptions): Relay {
         nextDue.set(release, Math.min(due.reconcile?.getTime() ?? Infinity, due.drift.getTime(), due.health.getTime()));
       }
     }
-    for (const [namespace, names] of sets) {
-      for (const [name, set] of names) {
-        const cached = setNextDue.get(set);
-        if (cached !== undefined && cached > atMs) continue;
-        const uid = set.metadata?.uid ?? '';
-        const due = releaseSetTimerDue(set, setLastSent.get(uid), termStartedAt);
-        if (due !== undefined && due <= atMs) sendFleet(sender, 'timer', namespace, name, SET_TIMER_CAUSE);
-        setNextDue.set(set, releaseSetTimerDue(set, setLastSent.get(uid), termStartedAt) ?? Infinity);
-      }
-    }
+    fleetWiring.onTick(sender, atMs, termStartedAt);
   };
 
   const newSender = () =>
@@ -371,7 +237,7 @@ export function startRelay(options: RelayOptions): Relay {
       metrics,
       onRelease: (event) => onReleaseEvent(sender, event, (object) => informers.releaseParseError(object)),
       onDependency: (kind, event) => onDependencyEvent(sender, kind, dependencies, event),
-      onReleaseSet: fleet ? (event) => onReleaseSetEvent(sender, event) : undefined,
+      onReleaseSet: fleet ? (event) => fleetWiring.onReleaseSetEvent(sender, event) : undefined,
       listPageSize: options.listPageSize,
       watchSecrets: options.watchSecrets,
       relistIntervalMs: options.relistIntervalMs,
@@ -382,7 +248,6 @@ export function startRelay(options: RelayOptions): Relay {
     for (const informer of dependencies.values()) informer.start();
     releaseSetInformer?.start();
     let swept = false;
-    let setsSwept = false;
     /**
      * The first tick after the Releases were listed: timers overdue then are spread over one
      * interval from it (domain/relay/timers.ts). From the term start instead, the slots that
@@ -394,11 +259,7 @@ export function startRelay(options: RelayOptions): Relay {
       swept = true;
       sweepOrphanLeases().catch((error: unknown) => log.warn('sweeping the Leases of deleted Releases failed', { error: error as Error }));
     };
-    const sweepSetsOnce = () => {
-      if (setsSwept || releaseSetInformer?.hasSynced() !== true) return;
-      setsSwept = true;
-      sweepOrphanSetLeases().catch((error: unknown) => log.warn('sweeping the Leases of deleted ReleaseSets failed', { error: error as Error }));
-    };
+    const sweepSetsOnce = fleetWiring.orphanLeaseSweep(releaseSetInformer);
     const tick =
       options.timers === false
         ? undefined
@@ -411,14 +272,6 @@ export function startRelay(options: RelayOptions): Relay {
           }, options.tickMs ?? 1_000);
     term = { sender, releaseInformer, dependencies, releaseSetInformer, tick };
     log.info('relay started sending');
-  };
-
-  /** The fleet Leases of ReleaseSets deleted while no relay led (after the first list of sets). */
-  const sweepOrphanSetLeases = async () => {
-    const leased = await fleetLeases.releaseSetUids();
-    // The sets known after the list: a Lease listed was created for a set the relay had seen by then.
-    const live = new Set([...sets.values()].flatMap((names) => [...names.values()].map((set) => set.metadata?.uid ?? '')));
-    for (const uid of orphanLeaseUids(leased, live)) await fleetLeases.removeAllOfSet(uid);
   };
 
   /** Leases of Releases deleted while no relay led: their delete event was never seen. */
@@ -439,9 +292,7 @@ export function startRelay(options: RelayOptions): Relay {
     ]);
     await ending.sender.stop({ flush });
     index.clear();
-    sets.clear();
-    setLastSent.clear();
-    setNextDue = new WeakMap<object, number>();
+    fleetWiring.reset();
     indexedCount = 0;
     lastSent.clear();
     nextDue = new WeakMap<Release, number>();
@@ -489,13 +340,10 @@ export function startRelay(options: RelayOptions): Relay {
     leading: () => elector.isLeader() && term !== undefined,
     enqueue(loop, key, cause) {
       if (stopping) return;
-      if (loop === FLEET_LOOP && !fleet) {
-        log.warn('no fleet queue: a ReleaseSet message is not sent', { namespace: key.namespace, releaseSet: key.name, cause });
-        return;
-      }
+      if (loop === FLEET_LOOP && !fleetWiring.admitsMessage(key, cause)) return;
       const current = term;
       if (current !== undefined) {
-        if (loop === FLEET_LOOP) sendFleetTo(current.sender, key, cause);
+        if (loop === FLEET_LOOP) fleetWiring.sendTo(current.sender, key, cause);
         else send(current.sender, loop, key, cause);
         return;
       }
