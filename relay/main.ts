@@ -16,6 +16,7 @@ import { createReleaseApi } from './http/release-api.ts';
 import { userClustersOf } from './http/user-cluster.ts';
 import { serveApi } from './http/serve.ts';
 import { loadTlsFiles } from './http/tls-files.ts';
+import { compactHeapWhenReady } from './heap-compaction.ts';
 import { loadRelayKubeConfig } from './kube-config.ts';
 import { startRelay } from './relay.ts';
 
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
     watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
     fleetQueueUrl: env.CONVOY_FLEET_QUEUE_URL,
   });
+  const compaction = compactHeapWhenReady(() => relay.ready() && relay.leading(), logger);
   const store = env.CONVOY_RENDER_BUCKET
     ? createS3RenderStore({ s3: new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined }), bucket: env.CONVOY_RENDER_BUCKET })
     : undefined;
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
+  compaction.stop();
   await Promise.all(servers.map((s) => s.close()));
   await relay.stop();
 }
