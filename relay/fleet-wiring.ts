@@ -1,11 +1,12 @@
 /**
  * The relay's fleet side (issue 26): with a fleet queue the relay watches ReleaseSets and sends
  * a set a fleet message when domain/relay/fleet-triggers.ts says so: on its add, generation and
- * request annotations, on a Cluster of its namespace added, deleted or relabelled, and on a
- * child Release's verdict change; on its interval timer (domain/relay/set-timers.ts); and when
- * the Git webhook names it. Coalesced per set by the sender (FLEET_COALESCE_RULE). A deleted or
- * recreated set's Lease is removed, and once per term, after the first list of sets, the Leases
- * of sets deleted while no relay led are swept (relay/fleet-leases.ts).
+ * request annotations, on a Cluster of its namespace added, deleted, relabelled or reannotated
+ * (not for its last-applied-configuration), and on a child Release's verdict change; on its
+ * interval timer (domain/relay/set-timers.ts); and when the Git webhook names it. Coalesced per
+ * set by the sender (FLEET_COALESCE_RULE). A deleted or recreated set's Lease is removed, and
+ * once per term, after the first list of sets, the Leases of sets deleted while no relay led are
+ * swept (relay/fleet-leases.ts).
  *
  * relay/relay.ts composes this with the Release side: it holds this term's cache of sets and
  * timers, which reset() drops when the term ends. Without a fleet queue (enabled false) sets are
@@ -13,7 +14,7 @@
  */
 import type { Release } from '../domain/api/objects.ts';
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
-import { childVerdictNotices, clusterSelectionChangeCause, releaseSetChangeCause, type WatchedReleaseSet } from '../domain/relay/fleet-triggers.ts';
+import { childVerdictNotices, clusterChangeCause, releaseSetChangeCause, type WatchedReleaseSet } from '../domain/relay/fleet-triggers.ts';
 import { releaseSetTimerDue, SET_TIMER_CAUSE, type TimedReleaseSet } from '../domain/relay/set-timers.ts';
 import { orphanLeaseUids } from '../domain/runtime/lease.ts';
 import { FLEET_LOOP } from '../domain/runtime/queue-message.ts';
@@ -39,7 +40,7 @@ export interface FleetWiring {
   onReleaseSetEvent(sender: QueueSender, event: InformerEvent<Watched>): void;
   /** A Release event, with the Release as indexed before and after it: its set(s)' child notices. */
   onChildEvent(sender: QueueSender, event: InformerEvent<Watched>, old: Release | undefined, next: Release | undefined): void;
-  /** A Cluster event: every set of its namespace, if the Cluster may start or stop matching. */
+  /** A Cluster event: every set of its namespace, if the Cluster may start or stop matching or its labels or annotations changed. */
   onClusterEvent(sender: QueueSender, event: InformerEvent<Watched>): void;
   /** The sets' part of the timer tick: sends each set whose interval timer is due at `atMs`. */
   onTick(sender: QueueSender, atMs: number, termStartedAt: Date): void;
@@ -133,7 +134,7 @@ export function createFleetWiring(options: FleetWiringOptions): FleetWiring {
 
     onClusterEvent(sender, event) {
       if (!fleet || event.initial) return;
-      const cause = clusterSelectionChangeCause(event.type === 'added' ? undefined : event.old, event.type === 'deleted' ? undefined : event.object);
+      const cause = clusterChangeCause(event.type === 'added' ? undefined : event.old, event.type === 'deleted' ? undefined : event.object);
       if (cause === undefined) return;
       const namespace = event.object.metadata?.namespace ?? '';
       for (const name of sets.get(namespace)?.keys() ?? []) sendFleet(sender, 'cluster', namespace, name, `watch: ${cause}`);

@@ -81,7 +81,11 @@ const names = (members: readonly Member[], max = 10): string => {
 
 const event = (type: 'Normal' | 'Warning', reason: string, note: string): EventIntent => ({ type, reason, action: 'Rollout', note });
 
-/** An apply of a Cluster's child: create, update to the revision, or restore a hand-edited child. */
+/**
+ * An apply of a Cluster's child: create, update to the revision, or restore a child at the revision
+ * that differs from what the set would write now: edited by hand, or its Cluster's annotations or
+ * labels changed what `${cluster.…}` gives (same revision; docs/fleet.md "The model").
+ */
 function applyWrite(m: Member): ChildWrite | undefined {
   const s = m.state;
   if (s.kind === 'missing') return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'create', release: m.desired };

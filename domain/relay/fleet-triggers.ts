@@ -8,8 +8,11 @@
  * - a ReleaseSet: added, recreated (new uid), its metadata.generation changed, or one of its
  *   request annotations (convoy.dev/approve, convoy.dev/rollback) changed. A deleted set gets no
  *   message: its children follow their ownerReferences.
- * - a Cluster: added, deleted or relabelled: every set of its namespace, since any of them may
- *   start or stop selecting it (selection reads labels and names only).
+ * - a Cluster: added, deleted, relabelled or reannotated: every set of its namespace, since any of
+ *   them may start or stop selecting it (selection reads labels and names) or substitute its
+ *   labels or annotations into its child (`${cluster.labels.<k>}`, `${cluster.annotations.<k>}`).
+ *   kubectl's last-applied-configuration is not compared (CLUSTER_ANNOTATIONS_IGNORED): it
+ *   copies the object and is no setting of the Cluster; a status-only change counts for nothing.
  * - a Release labelled convoy.dev/release-set: added, deleted, moved between sets, or what its set
  *   sees of it changed (childView): its combined verdict, the revision it is at
  *   (convoy.dev/release-set-revision) or whether its user pinned it. The revision counts on its
@@ -42,11 +45,23 @@ export interface WatchedReleaseSet {
   } | undefined;
 }
 
+/**
+ * Cluster annotations no set is woken for: kubectl's copy of the whole object as last applied
+ * (as large as the object, rewritten by every `kubectl apply`, and no setting a template reads).
+ * The relay's slim Cluster drops them (relay/watch/slim.ts).
+ */
+export const CLUSTER_ANNOTATIONS_IGNORED: readonly string[] = ['kubectl.kubernetes.io/last-applied-configuration'];
+
 /** What the trigger rules read of a Cluster. */
 export interface WatchedCluster {
   readonly metadata?: {
     readonly name?: string | undefined;
     readonly labels?: Readonly<Record<string, string>> | undefined;
+    /**
+     * Its annotations, compared for equality only: the relay's slim copy holds a long value as its
+     * digest (relay/watch/slim.ts), which compares the same.
+     */
+    readonly annotations?: Readonly<Record<string, string>> | undefined;
   } | undefined;
 }
 
@@ -64,13 +79,19 @@ export function releaseSetChangeCause(old: WatchedReleaseSet | undefined, next: 
   return undefined;
 }
 
-/** Why a change of a Cluster may change which Clusters the sets of its namespace select, or undefined. */
-export function clusterSelectionChangeCause(old: WatchedCluster | undefined, next: WatchedCluster | undefined): string | undefined {
+/**
+ * Why a change of a Cluster may change what the sets of its namespace select or write (its
+ * labels: selection and `${cluster.labels.<k>}`; its annotations: `${cluster.annotations.<k>}`),
+ * or undefined (spec, status or resourceVersion only, or last-applied-configuration).
+ */
+export function clusterChangeCause(old: WatchedCluster | undefined, next: WatchedCluster | undefined): string | undefined {
   const name = next?.metadata?.name ?? old?.metadata?.name ?? '?';
   if (old === undefined && next === undefined) return undefined;
   if (old === undefined) return `Cluster ${name} added`;
   if (next === undefined) return `Cluster ${name} deleted`;
-  return sameStringMap(old.metadata?.labels, next.metadata?.labels) ? undefined : `Cluster ${name} relabelled`;
+  if (!sameStringMap(old.metadata?.labels, next.metadata?.labels)) return `Cluster ${name} relabelled`;
+  if (!sameStringMap(old.metadata?.annotations, next.metadata?.annotations, CLUSTER_ANNOTATIONS_IGNORED)) return `Cluster ${name} reannotated`;
+  return undefined;
 }
 
 /**
@@ -148,10 +169,11 @@ export function childVerdictNotices(old: Release | undefined, next: Release | un
   return [];
 }
 
-function sameStringMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+/** Whether `a` and `b` hold the same keys and values, the `ignored` keys left out. */
+function sameStringMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined, ignored: readonly string[] = []): boolean {
   const left = a ?? {};
   const right = b ?? {};
-  const keys = Object.keys(left);
-  if (keys.length !== Object.keys(right).length) return false;
+  const keys = Object.keys(left).filter((key) => !ignored.includes(key));
+  if (keys.length !== Object.keys(right).filter((key) => !ignored.includes(key)).length) return false;
   return keys.every((key) => Object.hasOwn(right, key) && left[key] === right[key]);
 }

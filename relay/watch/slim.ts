@@ -23,7 +23,13 @@
  * - the other kinds (Cluster, Mutation, Lifecycle, GitRepository): metadata name, namespace, uid,
  *   resourceVersion, generation, and spec (affected-releases.ts); no status. ConfigMaps and
  *   Secrets arrive as metadata only (metadata-only.ts) and keep the same metadata fields. A
- *   Cluster keeps its labels too: a ReleaseSet selects Clusters by label (fleet-triggers.ts).
+ *   Cluster keeps its labels too (a ReleaseSet selects Clusters by label) and its annotations (a
+ *   template may read any of them, `${cluster.annotations.<k>}`, so a change of any wakes the
+ *   sets of its namespace: fleet-triggers.ts clusterChangeCause), but not kubectl's
+ *   last-applied-configuration (CLUSTER_ANNOTATIONS_IGNORED: a copy of the object, never
+ *   compared), and an annotation value longer than CLUSTER_ANNOTATION_VALUE_CHARS is kept as its
+ *   sha256 digest: the relay only compares them, so one Cluster costs at most ~100 bytes an
+ *   annotation whatever other tools write there.
  * - a ReleaseSet (watched only with a fleet queue, issue 26): metadata name, namespace, uid,
  *   resourceVersion, generation, deletionTimestamp and of the annotations only the fleet request
  *   annotations (approve, rollback); of the spec only spec.template.spec.syncPolicy.interval (its
@@ -35,8 +41,9 @@
  * just-added Release that travels with its first reconcile message is this slim one; the
  * functions only compare its metadata with the live Release (functions/runtime/release-reads.ts).
  */
+import { createHash } from 'node:crypto';
 import type { KubeObjectLike } from './resilient-informer.ts';
-import { CHILD_ANNOTATIONS, FLEET_REQUEST_ANNOTATIONS } from '../../domain/relay/fleet-triggers.ts';
+import { CHILD_ANNOTATIONS, CLUSTER_ANNOTATIONS_IGNORED, FLEET_REQUEST_ANNOTATIONS } from '../../domain/relay/fleet-triggers.ts';
 import { REQUEST_ANNOTATIONS } from '../../domain/relay/release-events.ts';
 
 type Raw = Record<string, unknown>;
@@ -131,12 +138,27 @@ export function slimDependency<T extends KubeObjectLike>(raw: T): T {
   return out as unknown as T;
 }
 
-/** A Cluster as the relay keeps it: slimDependency's fields and its labels (ReleaseSet selection). */
+/** A Cluster annotation value longer than this is kept as `sha256:<hex>` of it (the relay only compares them). */
+export const CLUSTER_ANNOTATION_VALUE_CHARS = 100;
+
+/** A Cluster's annotations as the relay compares them: none ignored, long values as digests. */
+function comparedAnnotations(annotations: Raw): Raw {
+  const out: Raw = {};
+  for (const [key, value] of Object.entries(annotations)) {
+    if (CLUSTER_ANNOTATIONS_IGNORED.includes(key)) continue;
+    out[key] = typeof value === 'string' && value.length > CLUSTER_ANNOTATION_VALUE_CHARS ? `sha256:${createHash('sha256').update(value).digest('hex')}` : value;
+  }
+  return out;
+}
+
+/** A Cluster as the relay keeps it: slimDependency's fields, its labels and its annotations as compared (see the header). */
 export function slimCluster<T extends KubeObjectLike>(raw: T): T {
   const out = slimDependency(raw) as unknown as Raw;
-  const labels = (raw as unknown as Raw)['metadata'];
-  const kept = isObject(labels) && isObject(labels['labels']) ? labels['labels'] : undefined;
-  if (kept !== undefined && Object.keys(kept).length > 0) (out['metadata'] as Raw)['labels'] = kept;
+  const metadata = (raw as unknown as Raw)['metadata'];
+  const labels = isObject(metadata) && isObject(metadata['labels']) ? metadata['labels'] : undefined;
+  if (labels !== undefined && Object.keys(labels).length > 0) (out['metadata'] as Raw)['labels'] = labels;
+  const annotations = isObject(metadata) && isObject(metadata['annotations']) ? comparedAnnotations(metadata['annotations']) : undefined;
+  if (annotations !== undefined && Object.keys(annotations).length > 0) (out['metadata'] as Raw)['annotations'] = annotations;
   return out as unknown as T;
 }
 

@@ -242,6 +242,40 @@ describe('the relay sends ReleaseSets their fleet messages (its own ServiceAccou
     expect(messagesFor(markerNs.name, 'marker').length).toBe(markerBefore + 1);
   });
 
+  it('a Cluster reannotated sends every set of its namespace one message and no set of another namespace; its last-applied-configuration or status alone nothing', async () => {
+    const convoy = convoyApi(admin);
+    // Cluster events come on the Cluster watch, not the ReleaseSet watch of the marker: wait until the relay saw them.
+    const seen = () => relay!.metrics.eventsSeen.get({ kind: 'Cluster' });
+    let from = inbox.length;
+    const markerBefore = messagesFor(markerNs.name, 'marker').length;
+    await convoy.patchMerge('Cluster', tenantNs.name, 'prod-eu', { metadata: { annotations: { 'example.com/region': 'eu-central-1' } } });
+    await until('both sets of the namespace are sent', async () => {
+      await pull();
+      return messagesFor(tenantNs.name, 'web', from).length > 0 && messagesFor(tenantNs.name, 'api', from).length > 0;
+    });
+    await settle();
+    for (const name of ['web', 'api']) {
+      const mine = messagesFor(tenantNs.name, name, from);
+      expect(mine).toHaveLength(1);
+      expect(mine[0]?.cause).toBe('watch: Cluster prod-eu reannotated');
+    }
+    expect(messagesFor(markerNs.name, 'marker').length).toBe(markerBefore + 1);
+
+    // kubectl apply's copy of the object, then a status write: seen by the relay, no message.
+    from = inbox.length;
+    for (const change of [
+      () => convoy.patchMerge('Cluster', tenantNs.name, 'prod-eu', { metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"kind":"Cluster","spec":{"inCluster":true}}' } } }),
+      () => patchStatus('clusters', tenantNs.name, 'prod-eu', { conditions: [condition('Ready', 'True', 'Connected')] }),
+    ]) {
+      const seenBefore = seen();
+      await change();
+      await until('the relay saw the Cluster change', () => seen() > seenBefore);
+    }
+    await settle();
+    expect(messagesFor(tenantNs.name, 'web', from)).toEqual([]);
+    expect(messagesFor(tenantNs.name, 'api', from)).toEqual([]);
+  });
+
   it(`${CHILDREN} child verdict changes in a burst become a few coalesced messages; a status change that keeps the verdict none`, async () => {
     const convoy = convoyApi(admin);
     const names = Array.from({ length: CHILDREN }, (_, i) => `web-c${i}`);

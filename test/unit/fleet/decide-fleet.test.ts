@@ -409,3 +409,83 @@ describe('decideFleet: children', () => {
     expect(long.endsWith('…')).toBe(true);
   });
 });
+
+describe('decideFleet: a Cluster annotation read by the template changes (same revision)', () => {
+  const git = { url: 'https://git.example/apps.git', ref: { branch: 'main' } };
+  const annotated = (region: Record<string, string>) => [
+    cluster('canary-1', { ring: 'canary' }, { region: region['canary-1'] ?? 'ca' }),
+    cluster('eu-1', { ring: 'prod' }, { region: region['eu-1'] ?? 'eu' }),
+    cluster('us-1', { ring: 'prod' }, { region: region['us-1'] ?? 'us' }),
+  ];
+  const spec = (rollout: Record<string, unknown> = {}) => ({
+    template: { spec: { targetNamespace: 'app-${cluster.annotations.region}', source: { git } } },
+    rollout: { maxConcurrent: 1, minHealthyTime: '1m', steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } } }], ...rollout },
+  });
+  const applies = (writes: readonly { action: string; name: string; why?: string }[]) => writes.map((w) => `${w.action}:${w.why ?? ''}:${w.name}`);
+
+  /** Rolls `spec` out to every Cluster of `clusters` and returns the set with the Succeeded status. */
+  function rolledOut(ns: FakeNamespace, clusters: ReturnType<typeof annotated>) {
+    let r = reconcile(releaseSet(spec()), ns, { clusters, now: at(0) });
+    for (let t = 10; r.decision.stop !== 'succeeded' && t < 2000; t += 70) {
+      for (const name of ns.releases.keys()) ns.makeReady(name);
+      r = reconcile(r.set, ns, { clusters, now: at(t) });
+    }
+    expect(r.decision.stop).toBe('succeeded');
+    return r;
+  }
+
+  it('after the rollout succeeded: only that Cluster\'s child is re-applied (restore) at once, with the new value; the revision and the rollout stay', () => {
+    const ns = new FakeNamespace();
+    const done = rolledOut(ns, annotated({}));
+    expect(ns.releases.get('web-eu-1')?.spec.targetNamespace).toBe('app-eu');
+    const r = reconcile(done.set, ns, { clusters: annotated({ 'eu-1': 'eu-central' }), now: at(3000) });
+    expect(applies(r.decision.writes)).toEqual(['apply:restore:web-eu-1']);
+    expect(ns.releases.get('web-eu-1')?.spec.targetNamespace).toBe('app-eu-central');
+    expect(ns.releases.get('web-eu-1')?.metadata.annotations?.['convoy.dev/release-set-revision']).toBe(done.decision.status.revision?.id);
+    expect(r.decision.status.revision).toEqual(done.decision.status.revision);
+    expect(r.decision.status.rollout).toEqual(done.decision.status.rollout);
+    expect(r.decision.events.map((e) => e.reason)).not.toContain('RolloutStarted');
+    // Written once: the next run finds it applied.
+    expect(reconcile(r.set, ns, { clusters: annotated({ 'eu-1': 'eu-central' }), now: at(3010) }).decision.writes).toEqual([]);
+  });
+
+  it('mid-rollout: a Cluster of a step already written follows at once (its soak restarts), one of a later step gets the new value when its step comes', () => {
+    const ns = new FakeNamespace();
+    let r = reconcile(releaseSet(spec()), ns, { clusters: annotated({}), now: at(0) });
+    ns.makeReady('web-canary-1');
+    r = reconcile(r.set, ns, { clusters: annotated({}), now: at(10) });
+    expect(r.decision.stop).toBe('waitingForMinHealthyTime');
+    const changed = annotated({ 'canary-1': 'ca-2', 'eu-1': 'eu-2' });
+    r = reconcile(r.set, ns, { clusters: changed, now: at(20) });
+    expect(applies(r.decision.writes)).toEqual(['apply:restore:web-canary-1']);
+    expect(ns.releases.get('web-canary-1')?.spec.targetNamespace).toBe('app-ca-2');
+    expect(ns.releases.has('web-eu-1')).toBe(false);
+    // The re-applied canary is not ready at its new generation: the step waits for it again.
+    r = reconcile(r.set, ns, { clusters: changed, now: at(30) });
+    expect(r.decision.stop).toBe('waitingForBatchHealth');
+    ns.makeReady('web-canary-1');
+    r = reconcile(r.set, ns, { clusters: changed, now: at(40) });
+    expect(r.decision.status.rollout?.healthySince).toBe('2026-01-01T12:00:40Z');
+    r = reconcile(r.set, ns, { clusters: changed, now: at(100) });
+    expect(applies(r.decision.writes)).toEqual(['apply:create:web-eu-1']);
+    expect(ns.releases.get('web-eu-1')?.spec.targetNamespace).toBe('app-eu-2');
+  });
+
+  it('paused or halted: nothing is written, as for every other change; a user-pinned child is held', () => {
+    const ns = new FakeNamespace();
+    const done = rolledOut(ns, annotated({}));
+    const paused = { ...done.set, spec: { ...done.set.spec, rollout: { ...done.set.spec.rollout, paused: true } } };
+    expect(reconcile(paused, ns, { clusters: annotated({ 'eu-1': 'x' }), now: at(3000) }).decision.writes).toEqual([]);
+
+    const eu1 = ns.releases.get('web-eu-1')!;
+    ns.releases.set('web-eu-1', { ...eu1, metadata: { ...eu1.metadata, annotations: { ...eu1.metadata.annotations, 'convoy.dev/pin': `sha256:${'c'.repeat(64)}` } } });
+    expect(reconcile(done.set, ns, { clusters: annotated({ 'eu-1': 'x' }), now: at(3010) }).decision.writes).toEqual([]);
+
+    const halted = new FakeNamespace();
+    let r = reconcile(releaseSet(spec({ onFailure: 'Halt' })), halted, { clusters: annotated({}), now: at(0) });
+    halted.makeFailing('web-canary-1');
+    r = reconcile(r.set, halted, { clusters: annotated({}), now: at(10) });
+    expect(r.decision.status.rollout?.state).toBe('Halted');
+    expect(reconcile(r.set, halted, { clusters: annotated({ 'canary-1': 'x' }), now: at(20) }).decision.writes).toEqual([]);
+  });
+});

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createCoalesceBuffer, DEFAULT_COALESCE_RULE, FLEET_COALESCE_RULE } from '../../../domain/relay/coalesce.ts';
-import { childVerdictKey, childVerdictNotices, clusterSelectionChangeCause, releaseSetChangeCause } from '../../../domain/relay/fleet-triggers.ts';
+import { childVerdictKey, childVerdictNotices, clusterChangeCause, releaseSetChangeCause } from '../../../domain/relay/fleet-triggers.ts';
 import type { Release } from '../../../domain/api/index.ts';
-import { slimRelease } from '../../../relay/watch/slim.ts';
+import { CLUSTER_ANNOTATION_VALUE_CHARS, slimCluster, slimRelease } from '../../../relay/watch/slim.ts';
 import { release } from './fixtures.ts';
 
 const set = (metadata: Record<string, unknown> = {}, status?: Record<string, unknown>) => ({
@@ -61,14 +61,57 @@ describe('fleet triggers: which ReleaseSet changes send it a message', () => {
 });
 
 describe('fleet triggers: Clusters', () => {
-  const cluster = (labels?: Record<string, string>) => ({ metadata: { name: 'prod-eu', ...(labels === undefined ? {} : { labels }) } });
+  const cluster = (labels?: Record<string, string>, annotations?: Record<string, string>) => ({
+    metadata: { name: 'prod-eu', ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) },
+  });
   it('added, deleted or relabelled counts; a spec-only or unchanged-label update does not', () => {
-    expect(clusterSelectionChangeCause(undefined, cluster())).toBe('Cluster prod-eu added');
-    expect(clusterSelectionChangeCause(cluster(), undefined)).toBe('Cluster prod-eu deleted');
-    expect(clusterSelectionChangeCause(cluster({ env: 'prod' }), cluster({ env: 'staging' }))).toBe('Cluster prod-eu relabelled');
-    expect(clusterSelectionChangeCause(cluster({ env: 'prod' }), cluster({ env: 'prod', tier: '1' }))).toBe('Cluster prod-eu relabelled');
-    expect(clusterSelectionChangeCause(cluster({ env: 'prod' }), cluster({ env: 'prod' }))).toBeUndefined();
-    expect(clusterSelectionChangeCause(cluster(), cluster({}))).toBeUndefined();
+    expect(clusterChangeCause(undefined, cluster())).toBe('Cluster prod-eu added');
+    expect(clusterChangeCause(cluster(), undefined)).toBe('Cluster prod-eu deleted');
+    expect(clusterChangeCause(cluster({ env: 'prod' }), cluster({ env: 'staging' }))).toBe('Cluster prod-eu relabelled');
+    expect(clusterChangeCause(cluster({ env: 'prod' }), cluster({ env: 'prod', tier: '1' }))).toBe('Cluster prod-eu relabelled');
+    expect(clusterChangeCause(cluster({ env: 'prod' }), cluster({ env: 'prod' }))).toBeUndefined();
+    expect(clusterChangeCause(cluster(), cluster({}))).toBeUndefined();
+  });
+
+  it('an annotation added, changed or removed counts (${cluster.annotations.<k>} may read it): reannotated', () => {
+    expect(clusterChangeCause(cluster({ env: 'prod' }), cluster({ env: 'prod' }, { region: 'eu-west-1' }))).toBe('Cluster prod-eu reannotated');
+    expect(clusterChangeCause(cluster({}, { region: 'eu-west-1' }), cluster({}, { region: 'eu-central-1' }))).toBe('Cluster prod-eu reannotated');
+    expect(clusterChangeCause(cluster({}, { region: 'eu-west-1', team: 'a' }), cluster({}, { region: 'eu-west-1' }))).toBe('Cluster prod-eu reannotated');
+    expect(clusterChangeCause(cluster({}, { region: 'eu-west-1' }), cluster({}, { zone: 'eu-west-1' }))).toBe('Cluster prod-eu reannotated');
+    // Labels and annotations at once: one cause (one message either way).
+    expect(clusterChangeCause(cluster({ env: 'prod' }, { a: '1' }), cluster({ env: 'dev' }, { a: '2' }))).toBe('Cluster prod-eu relabelled');
+    expect(clusterChangeCause(cluster({}, { region: 'eu-west-1' }), cluster({}, { region: 'eu-west-1' }))).toBeUndefined();
+  });
+
+  it("kubectl's last-applied-configuration, a status-only or a resourceVersion-only change sends nothing", () => {
+    const LAST = 'kubectl.kubernetes.io/last-applied-configuration';
+    expect(clusterChangeCause(cluster({}, { region: 'eu', [LAST]: '{"v":1}' }), cluster({}, { region: 'eu', [LAST]: '{"v":2}' }))).toBeUndefined();
+    expect(clusterChangeCause(cluster({}, { region: 'eu' }), cluster({}, { region: 'eu', [LAST]: '{"v":1}' }))).toBeUndefined();
+    expect(clusterChangeCause(cluster({}, { [LAST]: '{"v":1}' }), cluster({}, {}))).toBeUndefined();
+    const raw = (resourceVersion: string, status: unknown, annotations: Record<string, string>) => ({
+      apiVersion: 'convoy.dev/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'prod-eu', namespace: 'team-a', uid: 'c1', resourceVersion, generation: 1, labels: { env: 'prod' }, annotations },
+      spec: { inCluster: true },
+      status,
+    });
+    // On the relay's slim copies, as the watch hands them over.
+    const before = slimCluster(raw('1', { ready: false }, { region: 'eu', [LAST]: '{"v":1}' }));
+    expect(clusterChangeCause(before, slimCluster(raw('2', { ready: true }, { region: 'eu', [LAST]: '{"v":1}' })))).toBeUndefined();
+    expect(clusterChangeCause(before, slimCluster(raw('3', { ready: false }, { region: 'eu', [LAST]: '{"v":2}' })))).toBeUndefined();
+    expect(clusterChangeCause(before, slimCluster(raw('4', { ready: false }, { region: 'us', [LAST]: '{"v":1}' })))).toBe('Cluster prod-eu reannotated');
+  });
+
+  it('the slim Cluster drops last-applied-configuration and keeps a long value as its digest, which still tells a change', () => {
+    const long = (c: string) => c.repeat(CLUSTER_ANNOTATION_VALUE_CHARS + 1);
+    const slim = (annotations: Record<string, string>) => slimCluster({ metadata: { name: 'prod-eu', namespace: 'team-a', annotations } }) as ReturnType<typeof cluster>;
+    const kept = slim({ region: 'eu', big: long('x'), 'kubectl.kubernetes.io/last-applied-configuration': long('{') });
+    expect(Object.keys(kept.metadata.annotations ?? {}).sort()).toEqual(['big', 'region']);
+    expect(kept.metadata.annotations?.['region']).toBe('eu');
+    expect(kept.metadata.annotations?.['big']).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(clusterChangeCause(kept, slim({ region: 'eu', big: long('x') }))).toBeUndefined();
+    expect(clusterChangeCause(kept, slim({ region: 'eu', big: long('y') }))).toBe('Cluster prod-eu reannotated');
+    expect(slim({ 'kubectl.kubernetes.io/last-applied-configuration': '{}' }).metadata).toEqual({ name: 'prod-eu', namespace: 'team-a' });
   });
 });
 

@@ -36,9 +36,10 @@ describe('slimReleaseSet / slimCluster: what the relay keeps', () => {
     });
   });
 
-  it('a Cluster keeps its labels (set selection) besides the identity and spec', () => {
-    const slim = slimCluster({ metadata: { name: 'prod', namespace: 'team-a', labels: { env: 'prod' }, annotations: { a: 'b' } }, spec: { kubeConfig: {} }, status: { x: 1 } });
-    expect(slim).toEqual({ metadata: { name: 'prod', namespace: 'team-a', labels: { env: 'prod' } }, spec: { kubeConfig: {} } });
+  it('a Cluster keeps its labels (set selection) and annotations (${cluster.annotations.…}) besides the identity and spec; not last-applied-configuration', () => {
+    const annotations = { a: 'b', 'kubectl.kubernetes.io/last-applied-configuration': '{"kind":"Cluster"}' };
+    const slim = slimCluster({ metadata: { name: 'prod', namespace: 'team-a', labels: { env: 'prod' }, annotations }, spec: { kubeConfig: {} }, status: { x: 1 } });
+    expect(slim).toEqual({ metadata: { name: 'prod', namespace: 'team-a', labels: { env: 'prod' }, annotations: { a: 'b' } }, spec: { kubeConfig: {} } });
   });
 });
 
