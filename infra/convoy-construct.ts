@@ -22,7 +22,7 @@
 import { ESM_BANNER } from './esm-banner.ts';
 import { functionAlarms } from './function-alarms.ts';
 import { defaultEntry, loopFunction, PACKAGE_ROOT } from './function-code.ts';
-import { acknowledge, functionRole, grantRenderStore } from './function-iam.ts';
+import { functionRole, grantRenderStore } from './function-iam.ts';
 import { queueAlarms } from './queue-alarms.ts';
 import { RelayImage } from './relay-image.ts';
 import { installRelayManifests } from './relay-install.ts';
@@ -33,9 +33,11 @@ import { relayRole } from './relay-role.ts';
 import { DEFAULT_FLEET_BATCH_SIZE, DEFAULT_MEMORY_MB, type ConvoyProps } from './convoy-props.ts';
 import { fleetFunction, FleetFunctionError, FLEET_QUEUE_URL_VARIABLE } from './fleet-function.ts';
 import { renderLimitEnvironment, renderLimitProblem } from './render-limits.ts';
+import { renderStoreBucket } from './render-store-bucket.ts';
+import { conflictingProps, ConvoyConfigError, maxConcurrencyOf, timingsOf } from './convoy-config-checks.ts';
 
 export type { ConvoyProps, ConvoyRetentionProps } from './convoy-props.ts';
-export { DEFAULT_FLEET_BATCH_SIZE, DEFAULT_MEMORY_MB, FLEET_QUEUE_URL_VARIABLE };
+export { ConvoyConfigError, DEFAULT_FLEET_BATCH_SIZE, DEFAULT_MEMORY_MB, FLEET_QUEUE_URL_VARIABLE };
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -48,7 +50,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { deriveTimings, timingViolations, type Timings } from '../domain/runtime/timings.ts';
+import { deriveTimings } from '../domain/runtime/timings.ts';
 import { FLEET_LOOP, LOOPS, QUEUE_LOOPS, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
 import {
   DEFAULT_INSTALLATION_NAMESPACE,
@@ -80,12 +82,6 @@ export { defaultEntry, RelayImage };
 export const DEFAULT_MAX_RECEIVE_COUNT = deriveTimings().maxReceiveCount;
 
 export { ESM_BANNER };
-
-const DEFAULT_MAX_CONCURRENCY = 10;
-
-export class ConvoyConfigError extends Error {
-  override name = 'ConvoyConfigError';
-}
 
 /** The queue each loop sends to besides its own (functions/runtime/notifier.ts). */
 const SENDS_TO: Record<Loop, readonly Loop[]> = {
@@ -161,43 +157,12 @@ export class Convoy extends Construct {
     this.deadLetterQueues = dlqs;
 
     // --- Render store --------------------------------------------------------------------------
-    const lifecycleRules: s3.LifecycleRule[] = [
-      {
-        id: 'abort-incomplete-uploads-and-noncurrent-versions',
-        abortIncompleteMultipartUploadAfter: Duration.days(1),
-        // Versioning is off; this only matters if someone turns it on, so old versions do not pile up.
-        noncurrentVersionExpiration: Duration.days(1),
-      },
-    ];
-    if (props.retention?.expireRendersAfter !== undefined) {
-      lifecycleRules.push({
-        id: 'expire-old-renders',
-        prefix: 'renders/',
-        expiration: props.retention.expireRendersAfter,
-      });
-    }
-    this.renderBucket = new s3.Bucket(this, 'RenderStore', {
-      encryption: s3.BucketEncryption.KMS,
-      encryptionKey: this.key,
-      bucketKeyEnabled: true,
-      versioned: false,
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      minimumTLSVersion: 1.2,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      lifecycleRules,
+    this.renderBucket = renderStoreBucket(this, {
+      key: this.key,
       removalPolicy,
-      ...(props.serverAccessLogsBucket !== undefined
-        ? { serverAccessLogsBucket: props.serverAccessLogsBucket, serverAccessLogsPrefix: 'convoy-render-store/' }
-        : {}),
+      retention: props.retention,
+      serverAccessLogsBucket: props.serverAccessLogsBucket,
     });
-    if (props.serverAccessLogsBucket === undefined) {
-      acknowledge(
-        this.renderBucket,
-        'AwsSolutions-S1',
-        "Only convoy's functions and relay read and write the render store, through IAM scoped to its renders/ prefix; pass serverAccessLogsBucket for access logs, or turn on CloudTrail data events.",
-      );
-    }
 
     // The functions' hint key, read by each container at init (function-hint-key.ts).
     this.hintKeySecret = hintKeySecret(this, { key: this.key, removalPolicy });
@@ -364,57 +329,6 @@ export class Convoy extends Construct {
   }
 }
 
-/**
- * The function timeout, queue visibility and maxReceiveCount from domain/runtime/timings.ts (the
- * Lease duration and heartbeat the functions use come from there too); a combination that breaks
- * one of its rules fails synth, naming the props and the rule.
- */
-function timingsOf(id: string, props: ConvoyProps): Timings {
-  const seconds = (d: Duration | undefined) => (d === undefined ? undefined : d.toSeconds({ integral: false }));
-  const timings = deriveTimings({
-    functionTimeoutSeconds: seconds(props.functionTimeout),
-    visibilityTimeoutSeconds: seconds(props.queueVisibilityTimeout),
-    maxReceiveCount: props.maxReceiveCount,
-    maxWaveTimeoutSeconds: seconds(props.maxWaveTimeout),
-  });
-  const broken = timingViolations(timings);
-  if (broken.length > 0) {
-    throw new ConvoyConfigError(
-      `Convoy ${id}: inconsistent timings: ${broken.map((v) => `${v.props.join(' and ')}: ${v.rule}`).join('; ')} (docs/decisions.md, "Function timings")`,
-    );
-  }
-  return timings;
-}
-
-/** Props that cannot go together fail synth, naming both. */
-function conflictingProps(id: string, props: ConvoyProps): void {
-  const pairs: [keyof ConvoyProps, keyof ConvoyProps, string][] = [
-    ['cluster', 'managementClusterName', 'cluster names the management cluster already'],
-    ['cluster', 'kubeconfigSecret', 'with cluster, the functions reach the management cluster through EKS access, not a kubeconfig'],
-    ['cluster', 'kubeconfigPath', 'with cluster, the functions reach the management cluster through EKS access, not a kubeconfig'],
-  ];
-  for (const [a, b, why] of pairs) {
-    if (props[a] !== undefined && props[b] !== undefined) {
-      throw new ConvoyConfigError(`Convoy ${id}: give ${a} or ${b}, not both (${why})`);
-    }
-  }
-  for (const needsVpc of ['vpcSubnets', 'securityGroups'] as const) {
-    if (props[needsVpc] !== undefined && props.vpc === undefined) {
-      throw new ConvoyConfigError(`Convoy ${id}: ${needsVpc} is given without vpc; pass vpc too (the functions run outside any VPC otherwise)`);
-    }
-  }
-}
-
 function capitalize(loop: QueueLoop): string {
   return loop.charAt(0).toUpperCase() + loop.slice(1);
-}
-
-function maxConcurrencyOf(setting: ConvoyProps['maxConcurrency'], loop: QueueLoop): number {
-  const value = typeof setting === 'number' ? setting : (setting?.[loop] ?? DEFAULT_MAX_CONCURRENCY);
-  if (!Number.isInteger(value) || value < 2 || value > 1000) {
-    throw new ConvoyConfigError(
-      `Convoy: maxConcurrency for ${loop} is ${value}; SQS event source mappings accept an integer from 2 to 1000`,
-    );
-  }
-  return value;
 }
