@@ -5,12 +5,14 @@
  * namespace each) whose template is a Git source. A fleet message on the fleet queue makes the
  * children, pinned to the branch's commit; the status is written by convoy-releaseset; once the
  * children are ready (the Release loops deliver them) the rollout ends Succeeded. A forged message
- * (another uid, or a set that does not exist) writes nothing: no child, no status, no Lease.
+ * (another uid, or a set that does not exist) writes nothing: no child, no status, no Lease. A
+ * Cluster's annotation that the template reads (`${cluster.annotations.region}`), changed, reaches
+ * its child through the relay's Cluster trigger alone, at the same revision.
  */
 import { CoreV1Api, EventsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
-import { FleetLabel } from '../../domain/fleet/labels.ts';
+import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { startRuntimeEnv, until, type RuntimeEnv } from '../harness/runtime-env.ts';
@@ -57,12 +59,15 @@ describe('the fleet function in the runtime (issue 26)', () => {
       const target = await freshNamespace(kc, `fleet-rt-${cluster}`);
       targets.push(target);
       // Each Cluster is the embedded apiserver (inCluster), told apart by the namespace its children deliver to.
-      await env.api.create('Cluster', env.ns.name, cluster, { inCluster: true }, { labels: { fleet: 'web', target: target.name } });
+      await env.api.create('Cluster', env.ns.name, cluster, { inCluster: true }, { labels: { fleet: 'web', target: target.name }, annotations: { region: `${cluster}-1` } });
     }
     ({ commit } = await env.repo('web', { 'app/cm.yaml': configMap('web-config') }));
     await env.api.create('ReleaseSet', env.ns.name, 'web', {
       clusters: { selector: { matchLabels: { fleet: 'web' } } },
-      template: { spec: { targetNamespace: '${cluster.labels.target}', source: { git: { url: `${env.git.url}/web.git`, ref: { branch: 'main' }, path: 'app' } } } },
+      template: {
+        metadata: { annotations: { 'example.com/region': '${cluster.annotations.region}' } },
+        spec: { targetNamespace: '${cluster.labels.target}', source: { git: { url: `${env.git.url}/web.git`, ref: { branch: 'main' }, path: 'app' } } },
+      },
     });
     setUid = (await getSet('web')).metadata.uid ?? '';
   }, 120_000);
@@ -148,4 +153,24 @@ describe('the fleet function in the runtime (issue 26)', () => {
     });
     expect(set.status?.conditions?.find((c) => c.type === 'Generated')?.status).toBe('True');
   }, 90_000);
+
+  it("a Cluster reannotated: the relay sends the set a message and the child follows the annotation its template reads, at the same revision", async () => {
+    // Quiet first (the previous case's rollout done), so the relay's message is the Cluster's own.
+    const settled = await until('the rollout of the new template is Succeeded', async () => {
+      const current = await getSet('web');
+      return current.status?.rollout?.state === 'Succeeded' && current.status.revision?.id === current.status.lastSucceededRevision?.id ? current : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 500 });
+    const revision = settled.status?.revision?.id;
+    expect((await env.getRelease('web-east')).metadata.annotations).toMatchObject({ 'example.com/region': 'east-1', [FleetAnnotation.revision]: revision });
+    // No message is sent by hand: the relay's Cluster trigger is the only one (the set's timer is 5 minutes away).
+    await env.api.patchMerge('Cluster', env.ns.name, 'east', { metadata: { annotations: { region: 'east-2' } } });
+    const east = await until('web-east carries the new annotation value', async () => {
+      const release = await env.getRelease('web-east');
+      return release.metadata.annotations?.['example.com/region'] === 'east-2' ? release : undefined;
+    }, { timeoutMs: 30_000 });
+    expect(east.metadata.annotations?.[FleetAnnotation.revision]).toBe(revision);
+    expect(env.logs.some((l) => l.msg === 'fleet decided' && String(l['cause']).startsWith('watch: Cluster east reannotated'))).toBe(true);
+    expect((await env.getRelease('web-west')).metadata.annotations?.['example.com/region']).toBe('west-1');
+    expect((await getSet('web')).status?.revision?.id).toBe(revision);
+  }, 180_000);
 });
