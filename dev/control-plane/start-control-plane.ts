@@ -62,6 +62,12 @@ export interface StartControlPlaneOptions {
   readonly stopOnSignals?: boolean;
   /** Extra kube-apiserver flags, appended to the defaults (the bench turns on an audit log with them). */
   readonly apiserverArgs?: readonly string[];
+  /**
+   * Picks etcd's client and peer ports and kube-apiserver's secure port, one call per start
+   * attempt; default three free loopback ports (freePorts). A test passes a taken one to play
+   * the race lostPortRace recovers from.
+   */
+  readonly pickPorts?: () => Promise<readonly number[]>;
 }
 
 export interface ControlPlane {
@@ -98,8 +104,34 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-/** Starts the control plane on free loopback ports in a fresh temp dir and waits until it is ready. */
+/** Starts with fresh ports this many times at most when a process lost its port to another one. */
+const PORT_RACE_ATTEMPTS = 3;
+
+/**
+ * A start that failed because a port it was given was taken between the check that it was free
+ * and the process binding it. The ports come from listen(0), the kernel's ephemeral range, which
+ * every outgoing connection of the machine draws its local port from too: on a busy machine (two
+ * test files at a time, a CI run beside them) one of them took kube-apiserver's port in that window.
+ */
+export function lostPortRace(error: unknown): boolean {
+  return error instanceof ControlPlaneStartError && /address already in use/.test(error.message);
+}
+
+/**
+ * Starts the control plane on free loopback ports in a fresh temp dir and waits until it is ready.
+ * A start that lost a port (lostPortRace) is stopped, cleaned up and made again with new ports.
+ */
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startControlPlaneOnce(opts);
+    } catch (error) {
+      if (attempt >= PORT_RACE_ATTEMPTS || !lostPortRace(error)) throw error;
+    }
+  }
+}
+
+async function startControlPlaneOnce(opts: StartControlPlaneOptions): Promise<ControlPlane> {
   const withControllers = opts.controllers !== false;
   const binaries = opts.binaries ?? locateControlPlaneBinaries(process.env, { controllers: withControllers });
   const extraUsers = [...(opts.extraUsers ?? []).filter((u) => u.name !== FUNCTIONS_USER.name), FUNCTIONS_USER];
@@ -173,7 +205,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
 
     const pki = await generatePki();
     // Ports last, to keep the window between "free" and "bound" short.
-    const [etcdClientPort, etcdPeerPort, securePort] = await freePorts(3);
+    const [etcdClientPort, etcdPeerPort, securePort] = await (opts.pickPorts ?? (() => freePorts(3)))();
     const server = `https://127.0.0.1:${securePort}`;
     const tokens: Record<string, string> = {};
     const tokenLines: string[] = [];

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +14,8 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { installCrds } from '../../dev/control-plane.ts';
+import { installCrds, startControlPlane } from '../../dev/control-plane.ts';
+import { freePorts } from '../../dev/control-plane/processes.ts';
 import { freshNamespace, kubeConfigFor } from '../harness/kube.ts';
 
 const kubeconfigPath = inject('kubeconfigPath');
@@ -24,6 +26,37 @@ describe('test control plane', () => {
   afterAll(async () => {
     for (const c of cleanups) await c();
   });
+
+  it('a start whose kube-apiserver port was taken before it bound it starts again on new ports', async () => {
+    // The race a busy machine plays: the port was free when picked, and someone else bound it first.
+    // It accepts and never answers (the first start's readiness probe connects to it): closed by destroying them.
+    const sockets: Socket[] = [];
+    const taken = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((ok) => taken.listen(0, '127.0.0.1', () => ok()));
+    const takenPort = (taken.address() as AddressInfo).port;
+    const picked: number[][] = [];
+    try {
+      const cp = await startControlPlane({
+        controllers: false,
+        stopOnSignals: false,
+        pickPorts: async () => {
+          const [client = 0, peer = 0, secure = 0] = await freePorts(3);
+          const ports = picked.length === 0 ? [client, peer, takenPort] : [client, peer, secure];
+          picked.push(ports);
+          return ports;
+        },
+      });
+      cleanups.push(() => cp.stop());
+      expect(picked).toHaveLength(2);
+      // startControlPlane returned: the second start's kube-apiserver answered /readyz on its own port.
+      expect(cp.server).toBe(`https://127.0.0.1:${picked[1]?.[2]}`);
+      expect(picked[1]?.[2]).not.toBe(takenPort);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((ok) => taken.close(() => ok()));
+    }
+    // Safety net only: two starts (the first stops after kube-apiserver exits), each ~5-10 s, longer under load.
+  }, 180_000);
 
   it('answers /version with v1.34.x using the admin kubeconfig', async () => {
     const version = await kubeConfigFor(kubeconfigPath).makeApiClient(VersionApi).getCode();

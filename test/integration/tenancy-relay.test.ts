@@ -35,7 +35,9 @@ const clusterScoped: KubeManifest[] = [];
 const ORPHAN_UID = `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}`;
 const SECRET_VALUE = 'relay-must-not-see-this-7c1d';
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+// A safety net, not a speed: the relay lists every namespace, so when a parallel file has just made
+// 1,000 Releases (dashboard-browser) the queues hold thousands of their messages to drain first.
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
@@ -176,7 +178,7 @@ describe('the relay under its generated RBAC (its ServiceAccount token, not admi
     });
     expect(lines.join('\n')).not.toMatch(/forbidden/i);
     expect(lines.join('\n')).not.toContain(SECRET_VALUE);
-  });
+  }, 300_000);
 
   it('the HTTP API works with the relay token (TokenReview + SubjectAccessReview as the caller)', async () => {
     const name = `api-${randomBytes(3).toString('hex')}`;
@@ -199,5 +201,5 @@ describe('the relay under its generated RBAC (its ServiceAccount token, not admi
     const denied = await app.request(`/v1/namespaces/${tenantNs.name}/releases/${name}`, { headers: { Authorization: `Bearer ${bob}` } });
     expect(denied.status).toBe(403);
     expect((await app.request('/readyz')).status).toBe(200);
-  });
+  }, 300_000);
 });
