@@ -74,6 +74,20 @@ async function settle(): Promise<void> {
   await pull();
 }
 
+/** After a Cluster change: each set of the tenant namespace (web, api) gets exactly one message since `from`, with `cause`. */
+async function expectEachSetOnce(from: number, cause: string): Promise<void> {
+  await until('both sets of the namespace are sent', async () => {
+    await pull();
+    return messagesFor(tenantNs.name, 'web', from).length > 0 && messagesFor(tenantNs.name, 'api', from).length > 0;
+  });
+  await settle();
+  for (const name of ['web', 'api']) {
+    const mine = messagesFor(tenantNs.name, name, from);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]?.cause).toBe(cause);
+  }
+}
+
 const setPath = (namespace: string) => ({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releasesets' });
 async function createSet(namespace: string, name: string): Promise<void> {
   const created = (await objects.createNamespacedCustomObject({
@@ -228,16 +242,7 @@ describe('the relay sends ReleaseSets their fleet messages (its own ServiceAccou
     const from = inbox.length;
     const markerBefore = messagesFor(markerNs.name, 'marker').length;
     await convoyApi(admin).patchMerge('Cluster', tenantNs.name, 'prod-eu', { metadata: { labels: { tier: 'staging' } } });
-    await until('both sets of the namespace are sent', async () => {
-      await pull();
-      return messagesFor(tenantNs.name, 'web', from).length > 0 && messagesFor(tenantNs.name, 'api', from).length > 0;
-    });
-    await settle();
-    for (const name of ['web', 'api']) {
-      const mine = messagesFor(tenantNs.name, name, from);
-      expect(mine).toHaveLength(1);
-      expect(mine[0]?.cause).toBe('watch: Cluster prod-eu relabelled');
-    }
+    await expectEachSetOnce(from, 'watch: Cluster prod-eu relabelled');
     // The marker (another namespace) got only its settle message.
     expect(messagesFor(markerNs.name, 'marker').length).toBe(markerBefore + 1);
   });
@@ -249,16 +254,7 @@ describe('the relay sends ReleaseSets their fleet messages (its own ServiceAccou
     let from = inbox.length;
     const markerBefore = messagesFor(markerNs.name, 'marker').length;
     await convoy.patchMerge('Cluster', tenantNs.name, 'prod-eu', { metadata: { annotations: { 'example.com/region': 'eu-central-1' } } });
-    await until('both sets of the namespace are sent', async () => {
-      await pull();
-      return messagesFor(tenantNs.name, 'web', from).length > 0 && messagesFor(tenantNs.name, 'api', from).length > 0;
-    });
-    await settle();
-    for (const name of ['web', 'api']) {
-      const mine = messagesFor(tenantNs.name, name, from);
-      expect(mine).toHaveLength(1);
-      expect(mine[0]?.cause).toBe('watch: Cluster prod-eu reannotated');
-    }
+    await expectEachSetOnce(from, 'watch: Cluster prod-eu reannotated');
     expect(messagesFor(markerNs.name, 'marker').length).toBe(markerBefore + 1);
 
     // kubectl apply's copy of the object, then a status write: seen by the relay, no message.
