@@ -169,7 +169,8 @@ describe('the fleet function in the runtime (issue 26)', () => {
       return release.metadata.annotations?.['example.com/region'] === 'east-2' ? release : undefined;
     }, { timeoutMs: 30_000 });
     expect(east.metadata.annotations?.[FleetAnnotation.revision]).toBe(revision);
-    expect(env.logs.some((l) => l.msg === 'fleet decided' && String(l['cause']).startsWith('watch: Cluster east reannotated'))).toBe(true);
+    // The run logs 'fleet decided' after its child writes, status and Events: wait for the line, do not read it at once.
+    await until('the run the Cluster trigger brought has logged', () => (env.logs.some((l) => l.msg === 'fleet decided' && String(l['cause']).startsWith('watch: Cluster east reannotated')) ? true : undefined), { timeoutMs: 30_000 });
     expect((await env.getRelease('web-west')).metadata.annotations?.['example.com/region']).toBe('west-1');
     expect((await getSet('web')).status?.revision?.id).toBe(revision);
   }, 180_000);
