@@ -3,6 +3,7 @@
  * write is tried, failures are collected in the decision's order (withWriteFailures turns them into
  * DeployFailed), never thrown.
  */
+import { inOrder } from '../../adapters/kube/object-paths.ts';
 import type { FleetKubePort } from '../../adapters/kube/release-set-port.ts';
 import type { ChildWrite } from '../../domain/fleet/writes.ts';
 import { withRollbackPin } from '../../domain/fleet/writes.ts';
@@ -38,24 +39,17 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 export const FLEET_WRITES_IN_FLIGHT = 8;
 
 export async function runFleetWrites(writes: readonly ChildWrite[], setUid: string, namespace: string, deps: FleetWriteDeps, log: Logger): Promise<WritesResult> {
-  const outcomes = new Array<{ readonly extra?: EventIntent; readonly failure?: WriteFailure }>(writes.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < writes.length) {
-      const index = next++;
-      const write = writes[index];
-      try {
-        const extra = await runOne(write, setUid, namespace, deps);
-        outcomes[index] = extra === undefined ? {} : { extra };
-        log.info('child written', { child: write.name, cluster: write.cluster, action: write.action, ...(write.action === 'apply' ? { why: write.why } : {}) });
-      } catch (error) {
-        log.warn('writing a child failed', { child: write.name, cluster: write.cluster, action: write.action, error: error instanceof Error ? error : new Error(String(error)) });
-        outcomes[index] = { failure: { name: write.name, message: messageOf(error) } };
-      }
+  // Each write catches its own error, so inOrder never stops early; results come in the decision's order.
+  const outcomes = await inOrder(writes, FLEET_WRITES_IN_FLIGHT, async (write): Promise<{ readonly extra?: EventIntent; readonly failure?: WriteFailure }> => {
+    try {
+      const extra = await runOne(write, setUid, namespace, deps);
+      log.info('child written', { child: write.name, cluster: write.cluster, action: write.action, ...(write.action === 'apply' ? { why: write.why } : {}) });
+      return extra === undefined ? {} : { extra };
+    } catch (error) {
+      log.warn('writing a child failed', { child: write.name, cluster: write.cluster, action: write.action, error: error instanceof Error ? error : new Error(String(error)) });
+      return { failure: { name: write.name, message: messageOf(error) } };
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(FLEET_WRITES_IN_FLIGHT, writes.length) }, worker));
-  // In the decision's order, whatever order the writes finished in.
+  });
   return {
     failures: outcomes.flatMap((o) => (o.failure === undefined ? [] : [o.failure])),
     events: outcomes.flatMap((o) => (o.extra === undefined ? [] : [o.extra])),
