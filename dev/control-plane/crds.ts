@@ -87,7 +87,7 @@ export async function installCrds(
   for (const d of crds) await apply(d);
 
   const ext = kc.makeApiClient(ApiextensionsV1Api);
-  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   for (const d of crds) {
     for (;;) {
       const crd = await ext.readCustomResourceDefinition({ name: d.name });
@@ -95,7 +95,7 @@ export async function installCrds(
       if (Date.now() > deadline) {
         const conds = JSON.stringify(crd.status?.conditions ?? []);
         throw new CrdInstallError(
-          `${d.file}: CRD ${d.name} not Established after ${opts.timeoutMs ?? 30_000} ms; conditions: ${conds}`,
+          `${d.file}: CRD ${d.name} not Established after ${opts.timeoutMs ?? 120_000} ms; conditions: ${conds}`,
         );
       }
       await sleep(100);

@@ -32,7 +32,7 @@ export async function waitForReady(w: ReadyWait): Promise<void> {
     try {
       const res = await adminRequest(w.server, w.pki, 'GET', '/readyz');
       if (res.status === 200 && res.body.trim() === 'ok') return;
-      last = `HTTP ${res.status}: ${res.body.slice(0, 500)}`;
+      last = `HTTP ${res.status}: ${readyzSummary(res.body)}`;
     } catch (err) {
       last = errorText(err);
     }
@@ -45,6 +45,15 @@ export async function waitForReady(w: ReadyWait): Promise<void> {
     }
     await sleep(100);
   }
+}
+
+/**
+ * What a /readyz body says is not ready: its failing checks (`[-]…` lines) when it lists any,
+ * else its first 500 characters (the passing checks alone filled those and hid the failing one).
+ */
+export function readyzSummary(body: string): string {
+  const failing = body.split('\n').filter((line) => line.startsWith('[-]'));
+  return failing.length > 0 ? failing.join('; ') : body.slice(0, 500);
 }
 
 /** Throws a ControlPlaneStartError naming the first watched process that is gone, with its log tail. */

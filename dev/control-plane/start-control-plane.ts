@@ -46,7 +46,11 @@ export interface StartControlPlaneOptions {
   readonly extraUsers?: readonly ExtraUser[];
   /** Defaults to locateControlPlaneBinaries(). */
   readonly binaries?: ControlPlaneBinaries;
-  /** How long to wait for /readyz to answer ok (and then for the nodes to be Ready). Default 30 s. */
+  /**
+   * How long to wait for /readyz to answer ok (and then for the nodes to be Ready). Default 120 s:
+   * a safety net — a start takes ~5 s on a quiet machine, but four control planes starting at once
+   * beside two test files and a CPU hog took more than 30 s to pass /readyz (issue 21).
+   */
   readonly readyTimeoutMs?: number;
   /**
    * Also run kube-controller-manager, kube-scheduler and kwok with `nodes` simulated Nodes
@@ -281,7 +285,7 @@ async function startControlPlaneOnce(opts: StartControlPlaneOptions): Promise<Co
       { name: 'etcd', file: binaries.etcd, proc: etcd.proc, log: path('etcd.log') },
       { name: 'kube-apiserver', file: binaries.kubeApiserver, proc: apiserver.proc, log: path('kube-apiserver.log') },
     ];
-    const timeoutMs = opts.readyTimeoutMs ?? 30_000;
+    const timeoutMs = opts.readyTimeoutMs ?? 120_000;
     await waitForReady({ server, pki, timeoutMs, watched: core });
     const apiserverReady = performance.now();
     const startupMs = Math.round(apiserverReady - started);
