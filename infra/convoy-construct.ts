@@ -254,6 +254,9 @@ export class Convoy extends Construct {
     for (const loop of LOOPS) {
       for (const target of [loop, ...SENDS_TO[loop]]) queues[target].grantSendMessages(functions[loop]);
     }
+    // Every loop reads the reconcile queue's backlog to wait out a burst (functions/runtime/burst-guard.ts):
+    // reconcile consumes it and drift sends to it (both grants include GetQueueAttributes); health only reads it.
+    queues.reconcile.grant(functions.health, 'sqs:GetQueueAttributes');
     const store = { bucket: this.renderBucket, key: this.key };
     grantRenderStore(functions.reconcile, store, 'readwrite');
     grantRenderStore(functions.drift, store, 'read');

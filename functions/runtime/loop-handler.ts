@@ -13,6 +13,8 @@ import type { LeaseMarks } from './release-reads.ts';
 import { withRunMetrics } from './run-metrics.ts';
 import { createNotifier } from './notifier.ts';
 import { createSqsBatchHandler, type RecordHandler, type SqsBatchHandler } from './sqs-batch-handler.ts';
+import { createQueueBacklog } from '../../adapters/sqs/queue-backlog.ts';
+import { withBurstYield } from './burst-guard.ts';
 import type { SQSRecord } from './sqs-event.ts';
 
 export interface HandlerOptions {
@@ -51,27 +53,36 @@ export function loopHandler(
   admit: (guarded: RecordHandler, leases: LeasePort) => RecordHandler = (guarded) => admitted(marks, guarded),
 ): SqsBatchHandler {
   const leases = createLeasePort(clients.kc, config.CONVOY_NAMESPACE);
+  // The message's Release is verified on the live API before the Lease (release-reads.ts admit).
+  const guarded = admit(
+    withLease(record, {
+      loop,
+      leases,
+      // One duration for every run (domain/runtime/timings.ts): the construct checks the timeout and visibility against it.
+      durationSeconds: LEASE_SECONDS,
+      marks,
+    }),
+    leases,
+  );
   return createSqsBatchHandler({
     loop,
     handleRecord: withRunMetrics(
       loop,
-      // The message's Release is verified on the live API before the Lease (release-reads.ts admit).
-      admit(
-        withLease(record, {
-          loop,
-          leases,
-          // One duration for every run (domain/runtime/timings.ts): the construct checks the timeout and visibility against it.
-          durationSeconds: LEASE_SECONDS,
-          marks,
-        }),
-        leases,
-      ),
+      // During a reconcile burst, observer checks and rechecks wait before any request (burst-guard.ts).
+      loop === 'fleet' ? guarded : withBurstYield(guarded, { loop, reconcileBacklog: reconcileBacklogOf(config, clients, logger) }),
       // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
       process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined,
     ),
     sqs: sqsVisibilityPort(clients.sqs, createBatchingSqs(clients.sqs)),
     logger,
     ...(options.queueUrlOf ? { queueUrlOf: options.queueUrlOf } : {}),
+  });
+}
+
+/** The reconcile queue's backlog, read at most every few seconds by this container (adapters/sqs/queue-backlog.ts). */
+function reconcileBacklogOf(config: FunctionConfig, clients: FunctionClients, logger: Logger) {
+  return createQueueBacklog(clients.sqs, config.CONVOY_RECONCILE_QUEUE_URL, {
+    onError: (error) => logger.warn('could not read the reconcile queue\'s backlog; nothing waits for a burst', { error: error instanceof Error ? error.message : String(error) }),
   });
 }
 

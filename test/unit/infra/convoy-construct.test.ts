@@ -295,7 +295,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
-  it('IAM: each function consumes its own queue and sends only there (a busy Lease waits as a new message) and where its loop sends (reconcile → drift, health; drift → reconcile)', () => {
+  it('IAM: each function consumes its own queue and sends only there (a busy Lease waits as a new message) and where its loop sends (reconcile → drift, health; drift → reconcile); the three loops read the reconcile queue\'s backlog', () => {
     const sendsTo = { reconcile: ['reconcile', 'drift', 'health'], drift: ['drift', 'reconcile'], health: ['health'], fleet: ['fleet'] } as const;
     for (const loop of QUEUE_LOOPS) {
       const statements = statementsOf(main.template, roleIdOf(main.template, fnId(loop)));
@@ -310,6 +310,8 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
       expect(on('sqs:ReceiveMessage')).toEqual([loop]);
       expect(on('sqs:ChangeMessageVisibility')).toEqual([loop]);
       expect(on('sqs:SendMessage').sort()).toEqual([...sendsTo[loop]].sort());
+      // Issue 24 item 2: reconcile, drift and health read the reconcile queue's backlog (functions/runtime/burst-guard.ts); fleet does not.
+      expect(on('sqs:GetQueueAttributes').includes('reconcile')).toBe(loop !== 'fleet');
     }
   });
 

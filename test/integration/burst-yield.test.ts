@@ -1,0 +1,195 @@
+// Issue 24 item 2 ("Deploy burst"): while the reconcile queue holds a backlog of first deploys,
+// the observers' first checks wait — with no request to Kubernetes — and run once it drained.
+// The three functions as production composes them (functions/*/create-handler.ts: SQS batch →
+// burst guard → Release admitted → Lease → record handler → SQS), on fauxqs queues (the backlog
+// is the queue's own ApproximateNumberOfMessages over the real SQS wire protocol), the real
+// apiserver, as the shipped functions identity. The test drives the queues as the relay would.
+//
+// Guarantees proven here:
+// - after a first deploy, drift's and health's notices meet a backlog of reconcile messages
+//   waiting for a function: each is sent again as a delayed message (the record acknowledged, no
+//   receive spent), takes no Lease and writes nothing (the Release's resourceVersion unchanged);
+// - once the backlog drained, the delayed notices come back and run: InSync and Healthy written
+//   by their own field managers under their own Leases;
+// - a reconcile message's first delivery never waits: the burst is made of them.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { startFauxqs } from 'fauxqs';
+import { ensureQueueWithDlq, type QueueWithDlq } from '../../adapters/sqs/queues.ts';
+import type { Condition } from '../../domain/api/common.ts';
+import type { Release } from '../../domain/api/objects.ts';
+import { DEFAULT_BURST_POLICY } from '../../domain/runtime/burst-yield.ts';
+import { leaseName } from '../../domain/runtime/lease.ts';
+import { parseQueueMessage, queueMessageBody, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import { recordsToDelete, toSqsEvent } from '../../dev/sqs-poller.ts';
+import { createDriftHandler } from '../../functions/drift/create-handler.ts';
+import { createHealthHandler } from '../../functions/health/create-handler.ts';
+import { createReconcileHandler } from '../../functions/reconcile/create-handler.ts';
+import { hintKey } from '../../functions/runtime/applied-hint.ts';
+import type { FunctionClients } from '../../functions/runtime/clients.ts';
+import { functionEnvSchema } from '../../functions/runtime/config.ts';
+import { createLogger } from '../../functions/runtime/logger.ts';
+import type { SqsBatchHandler } from '../../functions/runtime/sqs-batch-handler.ts';
+import { kubeConfigFor } from '../harness/kube.ts';
+import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
+
+const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
+const NAME = 'burst';
+const BACKLOG = DEFAULT_BURST_POLICY.backlogThreshold + 5;
+
+const files = {
+  'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-cfg\ndata: {greeting: hello}\n',
+};
+
+const conditionOf = (release: Release, type: string): Condition | undefined => release.status?.conditions?.find((c) => c.type === type);
+interface ManagedFields {
+  manager?: string;
+  subresource?: string;
+  fieldsV1?: unknown;
+}
+const managerOf = (release: Release, type: string): string | undefined =>
+  ((release.metadata as { managedFields?: ManagedFields[] }).managedFields ?? []).find(
+    (f) => f.subresource === 'status' && JSON.stringify(f.fieldsV1 ?? {}).includes(JSON.stringify(`k:{"type":"${type}"}`)),
+  )?.manager;
+
+describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
+  let env: ReconcileEnv;
+  let aws: Awaited<ReturnType<typeof startFauxqs>>;
+  let sqs: SQSClient;
+  const queues = {} as Record<Loop, QueueWithDlq>;
+  const handlers = {} as Record<Loop, SqsBatchHandler>;
+  let uid = '';
+
+  beforeAll(async () => {
+    env = await startReconcileEnv(kubeConfigFor(inject('kubeconfigPath')), 'burst-yield');
+    aws = await startFauxqs({ port: 0, logger: false });
+    sqs = new SQSClient({ endpoint: `http://127.0.0.1:${aws.port}`, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    for (const loop of LOOPS) queues[loop] = await ensureQueueWithDlq(sqs, `burst-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 });
+    const config = functionEnvSchema.parse({
+      CONVOY_NAMESPACE: env.installationNamespace,
+      CONVOY_RENDER_BUCKET: env.bucket,
+      CONVOY_RECONCILE_QUEUE_URL: queues.reconcile.queueUrl,
+      CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
+      CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
+      CONVOY_LOG_LEVEL: 'error',
+    });
+    const clients: FunctionClients = { kc: env.functionsConfig, sqs, s3: env.s3, tenancy: env.tenancy, hintKey: hintKey(undefined) };
+    const logger = createLogger({ base: { test: 'burst-yield' }, level: 'error' });
+    handlers.reconcile = createReconcileHandler(config, clients, logger, { queueUrlOf: () => queues.reconcile.queueUrl });
+    handlers.drift = createDriftHandler(config, clients, logger, { queueUrlOf: () => queues.drift.queueUrl });
+    handlers.health = createHealthHandler(config, clients, logger, { queueUrlOf: () => queues.health.queueUrl });
+
+    const repo = await env.repo(NAME, files);
+    const created = await env.api.create('Release', env.ns.name, NAME, {
+      cluster: { name: 'local' },
+      targetNamespace: env.ns.name,
+      source: { git: { url: repo.url, ref: { branch: 'main' } } },
+      healthAssessment: {},
+    });
+    uid = String((created.metadata as { uid?: string }).uid ?? '');
+  });
+  afterAll(async () => {
+    await aws?.stop();
+    sqs?.destroy();
+    await env?.close();
+  });
+
+  const release = () => env.api.getRelease(env.ns.name, NAME);
+  const hasLease = (loop: Loop) =>
+    env.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: env.installationNamespace, name: leaseName(loop, uid) }).then(() => true, () => false);
+  const attribute = async (loop: Loop, name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesDelayed') => {
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queues[loop].queueUrl, AttributeNames: [name] }));
+    return Number(Attributes?.[name] ?? Number.NaN);
+  };
+
+  async function send(loop: Loop, entries: { name: string; uid: string; cause: string }[]): Promise<void> {
+    for (let i = 0; i < entries.length; i += 10) {
+      const chunk = entries.slice(i, i + 10);
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queues[loop].queueUrl,
+          Entries: chunk.map((e, j) => ({ Id: `m${j}`, MessageBody: queueMessageBody({ v: 1, loop, namespace: env.ns.name, name: e.name, uid: e.uid, cause: e.cause, sentAt: new Date().toISOString() }) })),
+        }),
+      );
+    }
+  }
+
+  /** Hands `loop`'s deliveries to its function until `expect` were handled or `timeoutMs` passed; returns them. */
+  async function drain(loop: Loop, expect: number, timeoutMs: number): Promise<QueueMessage[]> {
+    const handled: QueueMessage[] = [];
+    const deadline = Date.now() + timeoutMs;
+    while (handled.length < expect && Date.now() < deadline) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queues[loop].queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+      );
+      if (Messages.length === 0) continue;
+      const event = toSqsEvent(Messages, { queueArn: queues[loop].queueArn, awsRegion: 'us-east-1' });
+      const verdict = recordsToDelete(event, await handlers[loop](event));
+      for (const m of Messages) {
+        const parsed = parseQueueMessage(m.Body ?? '');
+        if (parsed.ok) handled.push(parsed.message);
+      }
+      if (verdict.ok && verdict.records.length > 0) {
+        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues[loop].queueUrl, Entries: verdict.records.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })) }));
+      }
+    }
+    return handled;
+  }
+
+  it('a first deploy\'s notices to drift and health wait behind a backlog with no request, then run once it drained', async () => {
+    // The first deploy: its reconcile message's first delivery runs whatever the backlog.
+    await send('reconcile', [{ name: NAME, uid, cause: 'watch: Release added' }]);
+    await send(
+      'reconcile',
+      Array.from({ length: BACKLOG }, (_, i) => ({ name: `other-${i}`, uid: `uid-other-${i}`, cause: 'watch: Release added' })),
+    );
+    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const ours = Messages.filter((m) => parseQueueMessage(m.Body ?? '').ok && (JSON.parse(m.Body ?? '{}') as QueueMessage).name === NAME);
+    // The rest of the received ones go back into the backlog at once.
+    const others = Messages.filter((m) => !ours.includes(m));
+    for (const m of others) await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.reconcile.queueUrl, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 0 }));
+    if (ours.length === 0) throw new Error('the first deploy\'s message was not among the first ten received; the test sends it first');
+    const event = toSqsEvent(ours, { queueArn: queues.reconcile.queueArn, awsRegion: 'us-east-1' });
+    const verdict = recordsToDelete(event, await handlers.reconcile(event));
+    expect(verdict).toMatchObject({ ok: true });
+    if (verdict.ok) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues.reconcile.queueUrl, Entries: verdict.records.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })) }));
+    const applied = await release();
+    expect(conditionOf(applied, 'Applied')).toMatchObject({ status: 'True', reason: 'Applied' });
+    expect(await attribute('reconcile', 'ApproximateNumberOfMessages')).toBe(BACKLOG);
+
+    // The notices meet the backlog: each goes back to its queue delayed; no Lease, no write.
+    for (const loop of ['drift', 'health'] as const) {
+      const [notice] = await drain(loop, 1, 20_000);
+      expect(notice?.cause).toMatch(/^applied sha256:/);
+      expect(await hasLease(loop)).toBe(false);
+      expect(await attribute(loop, 'ApproximateNumberOfMessagesDelayed')).toBe(1);
+      expect(await attribute(loop, 'ApproximateNumberOfMessages')).toBe(0);
+    }
+    const waited = await release();
+    expect(waited.metadata.resourceVersion).toBe(applied.metadata.resourceVersion);
+
+    // The backlog drains (the reconcile function took it): the delayed notices come back and run.
+    const drained: string[] = [];
+    while (drained.length < BACKLOG) {
+      const { Messages: batch = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      if (batch.length === 0) break;
+      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues.reconcile.queueUrl, Entries: batch.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+      drained.push(...batch.map((m) => m.MessageId ?? ''));
+    }
+    expect(drained).toHaveLength(BACKLOG);
+    // The longest first wait is the policy's shortest wait plus its 20 % spread; the safety net is 3× that.
+    const safetyNetMs = 3 * DEFAULT_BURST_POLICY.minWaitMs * 1.2;
+    for (const loop of ['drift', 'health'] as const) {
+      const [again] = await drain(loop, 1, safetyNetMs);
+      expect(again?.cause).toMatch(/^applied sha256:/);
+      expect(again?.followUpOf).toBeDefined();
+      expect(await hasLease(loop)).toBe(true);
+    }
+    const observed = await release();
+    expect(conditionOf(observed, 'InSync')).toMatchObject({ status: 'True', reason: 'InSync' });
+    expect(managerOf(observed, 'InSync')).toBe('convoy-observe');
+    expect(conditionOf(observed, 'Healthy')).toMatchObject({ status: 'True' });
+    expect(managerOf(observed, 'Healthy')).toBe('convoy-health');
+  });
+});
