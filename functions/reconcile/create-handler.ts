@@ -4,7 +4,7 @@ import { createReconcilePorts } from '../../adapters/reconcile/create-ports.ts';
 import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
+import { loopHandler, reconcileBacklogOf, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
 import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { createPortCaches, invalidateFor } from '../../adapters/reconcile/port-caches.ts';
 import { createReconcileRecordHandler, createReleaseSource } from './reconcile-record.ts';
@@ -17,6 +17,8 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
   const { store, notify } = sharedPorts(config, clients);
   // Kept by the container between runs; each message first applies their invalidation rule.
   const caches = createPortCaches();
+  // One reader of the queue's backlog for the container: the burst guard and the notices share it.
+  const reconcileBacklog = options.reconcileBacklog ?? reconcileBacklogOf(config, clients, logger);
   // One Release read per run, shared with the Lease guard (its status write closes the Lease).
   const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'reconcile', { hintKey: clients.hintKey });
   const reconcileRecord = createReconcileRecordHandler({
@@ -28,10 +30,11 @@ export function createReconcileHandler(config: FunctionConfig, clients: Function
     notify,
     events: createEventRecorder(clients.kc, { controller: 'convoy.dev/reconcile', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-reconcile' }),
     hintKey: clients.hintKey,
+    reconcileBacklog,
   });
   const record: RecordHandler = (message, ctx) => {
     invalidateFor(caches, message);
     return reconcileRecord(message, ctx);
   };
-  return loopHandler('reconcile', record, config, clients, logger, options, reads.marks);
+  return loopHandler('reconcile', record, config, clients, logger, { ...options, reconcileBacklog }, reads.marks);
 }

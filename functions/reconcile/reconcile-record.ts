@@ -17,6 +17,8 @@ import { createKubeClient, resourcePath } from '../../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { isNotFound } from '../../adapters/kube/management-reader.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
+import type { QueueBacklog } from '../../adapters/sqs/queue-backlog.ts';
+import { noticesWaitForRolloutEnd } from '../../domain/runtime/burst-yield.ts';
 
 export interface ReleaseSource {
   /**
@@ -57,6 +59,12 @@ export interface ReconcileRecordDeps {
    * counts, domain/reconcile/progress.ts) at most every intervalMs; undefined: it writes none.
    */
   progress?: { intervalMs: number } | undefined;
+  /**
+   * The reconcile queue's backlog (adapters/sqs/queue-backlog.ts): during a burst a first deploy
+   * that will be rechecked holds its notices to drift and health back (domain/runtime/burst-yield.ts
+   * noticesWaitForRolloutEnd); undefined: it always sends them.
+   */
+  reconcileBacklog?: QueueBacklog | undefined;
 }
 
 /**
@@ -106,12 +114,14 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     // the Release as written (applied-hint.ts). Messages without it make the observers read the
     // Release, so they follow the write, which then carries the later mark (it closes nothing).
     const run = runOf(ctx);
-    const hint = deps.hintKey && result.observed && appliedHint(deps.hintKey, release, { manager: FieldManager.release, slice: result.slice }, result.observed);
-    const notifyAfter = result.notify.length > 0 && hint === undefined;
+    const notifyLoops = (await noticesWait(deps, release, result)) ? [] : result.notify;
+    if (notifyLoops.length < result.notify.length) log.info('a reconcile burst: drift and health are told when the rollout is over', { notifyCause: result.notifyCause });
+    const hint = notifyLoops.length > 0 && deps.hintKey && result.observed ? appliedHint(deps.hintKey, release, { manager: FieldManager.release, slice: result.slice }, result.observed) : undefined;
+    const notifyAfter = notifyLoops.length > 0 && hint === undefined;
     const slice = run === undefined ? result.slice : { ...result.slice, reconciledAt: notifyAfter ? run.markWithWorkAfter : run.markFor(result.outcome) };
     const notify = async () => {
       const cause = result.notifyCause ?? `applied ${result.renderRef ?? ''}`.trim();
-      for (const loop of result.notify) await deps.notify(loop, release, cause, hint);
+      for (const loop of notifyLoops) await deps.notify(loop, release, cause, hint);
     };
     await writes.emit(deps.events, release, slice, log);
     for (const warning of result.warnings) log.warn(warning);
@@ -136,6 +146,15 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
     log.info('reconciled', { applied: applied?.reason, phase: slice.lastAttempted?.phase });
     return result.outcome;
   };
+}
+
+/** Whether this run's notices wait for the run that finishes its rollout (a first deploy during a burst). */
+async function noticesWait(deps: ReconcileRecordDeps, release: Release, result: { notify: readonly string[]; slice: { rollout?: { state?: string } | undefined }; outcome: Outcome }): Promise<boolean> {
+  if (deps.reconcileBacklog === undefined || result.notify.length === 0) return false;
+  const firstDeploy = release.status?.lastSuccessful === undefined;
+  const rolloutProgressing = result.slice.rollout?.state === 'Progressing';
+  if (!firstDeploy || !rolloutProgressing || result.outcome.kind !== 'requeueAfter') return false;
+  return noticesWaitForRolloutEnd({ backlog: await deps.reconcileBacklog(), firstDeploy, rolloutProgressing, outcome: result.outcome });
 }
 
 /**

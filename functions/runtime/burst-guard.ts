@@ -3,7 +3,11 @@ import type { QueueBacklog } from '../../adapters/sqs/queue-backlog.ts';
 import { burstWaitMs, DEFAULT_BURST_POLICY, type BurstPolicy } from '../../domain/runtime/burst-yield.ts';
 import { requeueAfter, waitAsNewMessage } from '../../domain/runtime/outcome.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
+import { HINT_MAX_AGE_MS } from './applied-hint.ts';
 import type { RecordHandler } from './sqs-batch-handler.ts';
+
+/** A hinted message comes back this long before its hint expires (SQS delays are whole seconds). */
+const HINT_MARGIN_MS = 5_000;
 
 export interface BurstGuardOptions {
   readonly loop: Loop;
@@ -38,7 +42,9 @@ export function withBurstYield(handler: RecordHandler, options: BurstGuardOption
         now: now(),
         spreadKey: message.uid === '' ? `${message.namespace}/${message.name}` : message.uid,
       },
-      policy,
+      // The reconcile's sealed answers are usable for HINT_MAX_AGE_MS: a hinted message waits no
+      // longer (domain/runtime/burst-yield.ts), so waiting never costs the observer its reads.
+      message.applied === undefined ? policy : { ...policy, maxAgeMs: Math.min(policy.maxAgeMs, HINT_MAX_AGE_MS - HINT_MARGIN_MS) },
     );
     if (waitMs === undefined) return handler(message, ctx);
     const reason = `a reconcile burst: ${backlog ?? '?'} reconcile messages wait for a function; ${options.loop === 'reconcile' ? 'this recheck' : `this ${options.loop} check`} waits ${Math.round(waitMs / 1000)} s`;

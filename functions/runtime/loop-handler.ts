@@ -13,13 +13,15 @@ import type { LeaseMarks } from './release-reads.ts';
 import { withRunMetrics } from './run-metrics.ts';
 import { createNotifier } from './notifier.ts';
 import { createSqsBatchHandler, type RecordHandler, type SqsBatchHandler } from './sqs-batch-handler.ts';
-import { createQueueBacklog } from '../../adapters/sqs/queue-backlog.ts';
+import { createQueueBacklog, type QueueBacklog } from '../../adapters/sqs/queue-backlog.ts';
 import { withBurstYield } from './burst-guard.ts';
 import type { SQSRecord } from './sqs-event.ts';
 
 export interface HandlerOptions {
   /** The dev poller passes the emulator's queue URL; on AWS it comes from the event source ARN. */
   queueUrlOf?: (record: SQSRecord) => string;
+  /** The container's reader of the reconcile queue's backlog (reconcileBacklogOf); default: one of the handler's own. */
+  reconcileBacklog?: QueueBacklog;
 }
 
 /** What every loop's record handler may need from the container. */
@@ -69,7 +71,7 @@ export function loopHandler(
     handleRecord: withRunMetrics(
       loop,
       // During a reconcile burst, observer checks and rechecks wait before any request (burst-guard.ts).
-      loop === 'fleet' ? guarded : withBurstYield(guarded, { loop, reconcileBacklog: reconcileBacklogOf(config, clients, logger) }),
+      loop === 'fleet' ? guarded : withBurstYield(guarded, { loop, reconcileBacklog: options.reconcileBacklog ?? reconcileBacklogOf(config, clients, logger) }),
       // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
       process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined,
     ),
@@ -80,7 +82,7 @@ export function loopHandler(
 }
 
 /** The reconcile queue's backlog, read at most every few seconds by this container (adapters/sqs/queue-backlog.ts). */
-function reconcileBacklogOf(config: FunctionConfig, clients: FunctionClients, logger: Logger) {
+export function reconcileBacklogOf(config: FunctionConfig, clients: FunctionClients, logger: Logger): QueueBacklog {
   return createQueueBacklog(clients.sqs, config.CONVOY_RECONCILE_QUEUE_URL, {
     onError: (error) => logger.warn('could not read the reconcile queue\'s backlog; nothing waits for a burst', { error: error instanceof Error ? error.message : String(error) }),
   });

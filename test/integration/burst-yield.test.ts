@@ -11,9 +11,12 @@
 //   receive spent), takes no Lease and writes nothing (the Release's resourceVersion unchanged);
 // - once the backlog drained, the delayed notices come back and run: InSync and Healthy written
 //   by their own field managers under their own Leases;
-// - a reconcile message's first delivery never waits: the burst is made of them.
+// - a reconcile message's first delivery never waits: the burst is made of them;
+// - a first deploy whose rollout will be rechecked sends drift and health nothing during a burst;
+//   the run that finishes the rollout tells them (cause `settled`).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { ensureQueueWithDlq, type QueueWithDlq } from '../../adapters/sqs/queues.ts';
@@ -192,4 +195,70 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
     expect(conditionOf(observed, 'Healthy')).toMatchObject({ status: 'True' });
     expect(managerOf(observed, 'Healthy')).toBe('convoy-health');
   });
+  it('a first deploy with a rollout to recheck tells drift and health nothing during a burst; the run that finishes the rollout tells them', async () => {
+    const name = 'burst-app';
+    const repo = await env.repo(name, {
+      'deploy.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}\n',
+    });
+    const created = await env.api.create('Release', env.ns.name, name, {
+      cluster: { name: 'local' },
+      targetNamespace: env.ns.name,
+      source: { git: { url: repo.url, ref: { branch: 'main' } } },
+      healthAssessment: {},
+    });
+    const appUid = String((created.metadata as { uid?: string }).uid ?? '');
+    await send('reconcile', [{ name, uid: appUid, cause: 'watch: Release added' }]);
+    await send('reconcile', Array.from({ length: BACKLOG }, (_, i) => ({ name: `more-${i}`, uid: `uid-more-${i}`, cause: 'watch: Release added' })));
+
+    /** Hands this Release's reconcile deliveries to the function until `done` holds; the backlog's are put back at once. */
+    const reconcileUntil = async (what: string, done: (r: Release) => boolean): Promise<Release> => {
+      for (let i = 0; i < 120; i++) {
+        const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }));
+        const ours = Messages.filter((m) => (JSON.parse(m.Body ?? '{}') as QueueMessage).name === name);
+        for (const m of Messages.filter((x) => !ours.includes(x))) {
+          await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.reconcile.queueUrl, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 0 }));
+        }
+        if (ours.length > 0) {
+          const event = toSqsEvent(ours, { queueArn: queues.reconcile.queueArn, awsRegion: 'us-east-1' });
+          const verdict = recordsToDelete(event, await handlers.reconcile(event));
+          if (verdict.ok && verdict.records.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues.reconcile.queueUrl, Entries: verdict.records.map((r, j) => ({ Id: `d${j}`, ReceiptHandle: r.receiptHandle })) }));
+        }
+        const r = await env.api.getRelease(env.ns.name, name);
+        if (done(r)) return r;
+      }
+      throw new Error(`${what}: not reached; status ${JSON.stringify((await env.api.getRelease(env.ns.name, name)).status?.rollout)}`);
+    };
+    const applied = await reconcileUntil('the first deploy', (r) => conditionOf(r, 'Applied')?.reason === 'Applied');
+    expect(applied.status?.rollout?.state).toBe('Progressing');
+    for (const loop of ['drift', 'health'] as const) {
+      expect(await attribute(loop, 'ApproximateNumberOfMessages')).toBe(0);
+      expect(await attribute(loop, 'ApproximateNumberOfMessagesDelayed')).toBe(0);
+    }
+
+    // The Deployment becomes available on a KWOK node (the state meant, not a time); the backlog drains.
+    const apps = env.kc.makeApiClient(AppsV1Api);
+    for (let i = 0; i < 240 && !(await apps.readNamespacedDeployment({ namespace: env.ns.name, name: 'web' }).then((d) => (d.status?.availableReplicas ?? 0) >= 1, () => false)); i++) await sleep(500);
+    const rest: { ReceiptHandle?: string }[] = [];
+    for (let left = BACKLOG; left > 0; ) {
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const backlog = Messages.filter((m) => (JSON.parse(m.Body ?? '{}') as QueueMessage).name !== name);
+      rest.push(...Messages.filter((m) => !backlog.includes(m)));
+      if (backlog.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues.reconcile.queueUrl, Entries: backlog.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+      left -= backlog.length;
+    }
+    for (const m of rest) await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.reconcile.queueUrl, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 0 }));
+
+    // The recheck finds the rollout over: that run tells both observers.
+    const finished = await reconcileUntil('the rollout finished', (r) => r.status?.rollout?.state === 'Succeeded');
+    expect(conditionOf(finished, 'Applied')).toMatchObject({ status: 'True', reason: 'Applied' });
+    for (const loop of ['drift', 'health'] as const) {
+      const [notice] = await drain(loop, 1, 20_000);
+      // The run that finishes a rollout read only the Deployment: it has no answers for every
+      // object to seal, so the observers read (the cost this trade moves after the burst).
+      expect(notice?.cause).toMatch(/^settled sha256:/);
+    }
+    const observed = await env.api.getRelease(env.ns.name, name);
+    expect(conditionOf(observed, 'InSync')).toMatchObject({ status: 'True', reason: 'InSync' });
+    expect(conditionOf(observed, 'Healthy')).toMatchObject({ status: 'True' });
+  }, 300_000);
 });

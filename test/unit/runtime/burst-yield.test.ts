@@ -5,8 +5,8 @@
  * messages past their age cap run. Pure: the backlog is a function, the handler a recorder.
  */
 import { describe, expect, it } from 'vitest';
-import { burstWaitMs, DEFAULT_BURST_POLICY, type BurstYieldInput } from '../../../domain/runtime/burst-yield.ts';
-import { done } from '../../../domain/runtime/outcome.ts';
+import { burstWaitMs, DEFAULT_BURST_POLICY, noticesWaitForRolloutEnd, type BurstYieldInput } from '../../../domain/runtime/burst-yield.ts';
+import { done, requeueAfter } from '../../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
 import { toSqsAction } from '../../../adapters/sqs/outcome-actions.ts';
 import { withBurstYield } from '../../../functions/runtime/burst-guard.ts';
@@ -66,12 +66,25 @@ describe('burstWaitMs', () => {
     expect(spreads.size).toBeGreaterThan(10);
   });
 
-  it('a message near its age cap waits no longer than what is left of it (at least the shortest wait)', () => {
+  it('a message near its age cap waits no longer than what is left of it; with less left than the shortest wait it runs now', () => {
     const left = 12_000;
     const sentAt = new Date(NOW.getTime() - (DEFAULT_BURST_POLICY.maxAgeMs - left));
     expect(burstWaitMs(input({ backlog: 100_000, sentAt }))).toBe(left);
-    const almost = new Date(NOW.getTime() - (DEFAULT_BURST_POLICY.maxAgeMs - 1_000));
-    expect(burstWaitMs(input({ backlog: 100_000, sentAt: almost }))).toBe(DEFAULT_BURST_POLICY.minWaitMs);
+    const almost = new Date(NOW.getTime() - (DEFAULT_BURST_POLICY.maxAgeMs - DEFAULT_BURST_POLICY.minWaitMs + 1));
+    expect(burstWaitMs(input({ backlog: 100_000, sentAt: almost }))).toBeUndefined();
+  });
+});
+
+describe('noticesWaitForRolloutEnd', () => {
+  const recheck = requeueAfter(10_000, 'rollout Progressing');
+  const base = { backlog: 50, firstDeploy: true, rolloutProgressing: true, outcome: recheck };
+  it('only a first deploy whose rollout will be rechecked, during a burst, holds its notices back', () => {
+    expect(noticesWaitForRolloutEnd(base)).toBe(true);
+    expect(noticesWaitForRolloutEnd({ ...base, firstDeploy: false })).toBe(false);
+    expect(noticesWaitForRolloutEnd({ ...base, rolloutProgressing: false })).toBe(false);
+    expect(noticesWaitForRolloutEnd({ ...base, outcome: done() })).toBe(false);
+    expect(noticesWaitForRolloutEnd({ ...base, backlog: DEFAULT_BURST_POLICY.backlogThreshold - 1 })).toBe(false);
+    expect(noticesWaitForRolloutEnd({ ...base, backlog: undefined })).toBe(false);
   });
 });
 
@@ -121,6 +134,16 @@ describe('withBurstYield', () => {
     const push = await handler(message({ loop: 'reconcile', cause: 'git push main abc' }), ctx(3));
     expect(push).toEqual(done());
     expect(ran).toHaveLength(2);
+  });
+
+  it('a message with the reconcile\'s sealed answers waits only while they stay usable (30 s): never past 25 s of age, and not at all with less than the shortest wait left', async () => {
+    const applied = { mac: 'm' } as unknown as QueueMessage['applied'];
+    const { handler } = rig('health', 100_000);
+    const young = await handler(message({ applied, sentAt: new Date(NOW.getTime() - 2_000).toISOString() }), ctx());
+    expect(young).toMatchObject({ kind: 'requeueAfter', delayMs: 23_000 });
+    const old = rig('health', 100_000);
+    expect(await old.handler(message({ applied, sentAt: new Date(NOW.getTime() - 16_000).toISOString() }), ctx())).toEqual(done());
+    expect(old.ran).toHaveLength(1);
   });
 
   it('no burst, or a backlog it cannot read: the handler runs', async () => {
