@@ -15,9 +15,9 @@
 // - a first deploy whose rollout will be rechecked sends drift and health nothing during a burst;
 //   the run that finishes the rollout tells them (cause `settled`).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AppsV1Api, CoordinationV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { ensureQueueWithDlq, type QueueWithDlq } from '../../adapters/sqs/queues.ts';
 import type { Condition } from '../../domain/api/common.ts';
@@ -147,12 +147,17 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
       'reconcile',
       Array.from({ length: BACKLOG }, (_, i) => ({ name: `other-${i}`, uid: `uid-other-${i}`, cause: 'watch: Release added' })),
     );
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-    const ours = Messages.filter((m) => parseQueueMessage(m.Body ?? '').ok && (JSON.parse(m.Body ?? '{}') as QueueMessage).name === NAME);
-    // The rest of the received ones go back into the backlog at once.
-    const others = Messages.filter((m) => !ours.includes(m));
-    for (const m of others) await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.reconcile.queueUrl, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 0 }));
-    if (ours.length === 0) throw new Error('the first deploy\'s message was not among the first ten received; the test sends it first');
+    // A standard queue keeps no order: receive until the first deploy's message comes, putting the
+    // backlog's back at once.
+    let ours: Message[] = [];
+    for (let i = 0; i < 60 && ours.length === 0; i++) {
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }));
+      ours = Messages.filter((m) => (JSON.parse(m.Body ?? '{}') as QueueMessage).name === NAME);
+      for (const m of Messages.filter((x) => !ours.includes(x))) {
+        await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.reconcile.queueUrl, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 0 }));
+      }
+    }
+    if (ours.length === 0) throw new Error('the first deploy\'s message never came');
     const event = toSqsEvent(ours, { queueArn: queues.reconcile.queueArn, awsRegion: 'us-east-1' });
     const verdict = recordsToDelete(event, await handlers.reconcile(event));
     expect(verdict).toMatchObject({ ok: true });
@@ -198,7 +203,7 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
   it('a first deploy with a rollout to recheck tells drift and health nothing during a burst; the run that finishes the rollout tells them', async () => {
     const name = 'burst-app';
     const repo = await env.repo(name, {
-      'deploy.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}\n',
+      'deploy.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {nodeSelector: {burst-yield.convoy.dev/ready: "true"}, containers: [{name: main, image: "registry.invalid/web:1"}]}\n',
     });
     const created = await env.api.create('Release', env.ns.name, name, {
       cluster: { name: 'local' },
@@ -235,9 +240,19 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
       expect(await attribute(loop, 'ApproximateNumberOfMessagesDelayed')).toBe(0);
     }
 
-    // The Deployment becomes available on a KWOK node (the state meant, not a time); the backlog drains.
+    // The Deployment's Pod waits for a Node with the label (so the first run cannot find the rollout
+    // over however slow it is); a Node gets it and the Deployment becomes available on KWOK (the
+    // state meant, not a time); the backlog drains.
+    const node = inject('nodeNames')[0] ?? 'kwok-node-0';
+    const labelNode = (value: string | null) =>
+      env.kc.makeApiClient(CoreV1Api).patchNode({ name: node, body: { metadata: { labels: { 'burst-yield.convoy.dev/ready': value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await labelNode('true');
     const apps = env.kc.makeApiClient(AppsV1Api);
-    for (let i = 0; i < 240 && !(await apps.readNamespacedDeployment({ namespace: env.ns.name, name: 'web' }).then((d) => (d.status?.availableReplicas ?? 0) >= 1, () => false)); i++) await sleep(500);
+    try {
+      for (let i = 0; i < 240 && !(await apps.readNamespacedDeployment({ namespace: env.ns.name, name: 'web' }).then((d) => (d.status?.availableReplicas ?? 0) >= 1, () => false)); i++) await sleep(500);
+    } finally {
+      await labelNode(null);
+    }
     const rest: { ReceiptHandle?: string }[] = [];
     for (let left = BACKLOG; left > 0; ) {
       const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
