@@ -64,7 +64,7 @@ export function retryDelaySeconds(attempt: number, policy?: RetryBackoffPolicy, 
 }
 
 /** A stable number in [0, 1) for `key` (FNV-1a, 32 bits). */
-function unitHash(key: string): number {
+export function unitHash(key: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     hash ^= key.charCodeAt(i);

@@ -30,6 +30,7 @@
  * reconcile of it takes at least, within [minWaitMs, maxWaitMs], spread by the Release's uid so
  * that the waiting messages do not all come back in the same second.
  */
+import { unitHash } from './backoff.ts';
 import type { Outcome } from './outcome.ts';
 import type { Loop } from './queue-message.ts';
 
@@ -88,23 +89,14 @@ export function burstWaitMs(input: BurstYieldInput, policy: BurstPolicy = DEFAUL
   if (left < policy.minWaitMs) return undefined;
   const base = Math.min(policy.maxWaitMs, Math.max(policy.minWaitMs, input.backlog * policy.waitPerMessageMs));
   // +0–20 %, stable per Release; never past the message's age cap.
-  const spread = Math.floor((base * (spreadFraction(input.spreadKey) * 20)) / 100);
+  const spread = Math.floor((base * (unitHash(input.spreadKey) * 20)) / 100);
   return Math.min(base + spread, left);
 }
 
-function yieldsInBurst(input: BurstYieldInput): boolean {
+/** Whether a message of this loop may wait for a burst at all (before the backlog is read). */
+export function yieldsInBurst(input: Pick<BurstYieldInput, 'loop' | 'receiveCount' | 'announcesChange'>): boolean {
   if (input.loop === 'drift' || input.loop === 'health') return true;
   return input.receiveCount > 1 && !input.announcesChange;
-}
-
-/** A stable fraction in [0, 1) for a key (FNV-1a, 32 bits). */
-function spreadFraction(key: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    hash ^= key.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash / 0x1_0000_0000;
 }
 
 /**

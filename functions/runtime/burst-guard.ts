@@ -1,6 +1,6 @@
 import { isDependencyChange } from '../../adapters/reconcile/ttl-cache.ts';
 import type { QueueBacklog } from '../../adapters/sqs/queue-backlog.ts';
-import { burstWaitMs, DEFAULT_BURST_POLICY, type BurstPolicy } from '../../domain/runtime/burst-yield.ts';
+import { burstWaitMs, DEFAULT_BURST_POLICY, yieldsInBurst, type BurstPolicy } from '../../domain/runtime/burst-yield.ts';
 import { requeueAfter, waitAsNewMessage } from '../../domain/runtime/outcome.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import { HINT_MAX_AGE_MS } from './applied-hint.ts';
@@ -27,10 +27,8 @@ export interface BurstGuardOptions {
 export function withBurstYield(handler: RecordHandler, options: BurstGuardOptions): RecordHandler {
   const policy = options.policy ?? DEFAULT_BURST_POLICY;
   const now = options.now ?? (() => new Date());
-  const mayWait = (receiveCount: number, cause: string) =>
-    options.loop !== 'reconcile' || (receiveCount > 1 && !announcesChange(cause));
   return async (message, ctx) => {
-    if (!mayWait(ctx.receiveCount, message.cause)) return handler(message, ctx);
+    if (!yieldsInBurst({ loop: options.loop, receiveCount: ctx.receiveCount, announcesChange: announcesChange(message.cause) })) return handler(message, ctx);
     const backlog = await options.reconcileBacklog();
     const waitMs = burstWaitMs(
       {

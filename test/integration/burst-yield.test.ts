@@ -20,7 +20,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { ensureQueueWithDlq, type QueueWithDlq } from '../../adapters/sqs/queues.ts';
-import type { Condition } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import { DEFAULT_BURST_POLICY } from '../../domain/runtime/burst-yield.ts';
 import { leaseName } from '../../domain/runtime/lease.ts';
@@ -35,6 +34,7 @@ import { functionEnvSchema } from '../../functions/runtime/config.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import type { SqsBatchHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
+import { releaseCondition, statusManagerOf } from '../harness/status-managers.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
 
 const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
@@ -45,16 +45,8 @@ const files = {
   'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-cfg\ndata: {greeting: hello}\n',
 };
 
-const conditionOf = (release: Release, type: string): Condition | undefined => release.status?.conditions?.find((c) => c.type === type);
-interface ManagedFields {
-  manager?: string;
-  subresource?: string;
-  fieldsV1?: unknown;
-}
-const managerOf = (release: Release, type: string): string | undefined =>
-  ((release.metadata as { managedFields?: ManagedFields[] }).managedFields ?? []).find(
-    (f) => f.subresource === 'status' && JSON.stringify(f.fieldsV1 ?? {}).includes(JSON.stringify(`k:{"type":"${type}"}`)),
-  )?.manager;
+const conditionOf = releaseCondition;
+const managerOf = statusManagerOf;
 
 describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
   let env: ReconcileEnv;

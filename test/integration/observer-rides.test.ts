@@ -22,7 +22,6 @@ import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, Receive
 import { startFauxqs } from 'fauxqs';
 import { createKubeRequest } from '../../adapters/kube/target-cluster.ts';
 import { ensureQueueWithDlq, type QueueWithDlq } from '../../adapters/sqs/queues.ts';
-import type { Condition } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import { observersNotified } from '../../domain/relay/timers.ts';
 import { leaseName } from '../../domain/runtime/lease.ts';
@@ -37,6 +36,7 @@ import { functionEnvSchema } from '../../functions/runtime/config.ts';
 import { createLogger } from '../../functions/runtime/logger.ts';
 import type { SqsBatchHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
+import { releaseCondition, statusManagerOf } from '../harness/status-managers.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
 
 const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];
@@ -59,17 +59,8 @@ spec:
   'svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports: [{port: 80}]\n',
 };
 
-const conditionOf = (release: Release, type: string): Condition | undefined => release.status?.conditions?.find((c) => c.type === type);
-interface ManagedFields {
-  manager?: string;
-  subresource?: string;
-  fieldsV1?: unknown;
-}
-/** The field manager that owns the status condition `type` (a server-side apply list-map key). */
-const managerOf = (release: Release, type: string): string | undefined =>
-  ((release.metadata as { managedFields?: ManagedFields[] }).managedFields ?? []).find(
-    (f) => f.subresource === 'status' && JSON.stringify(f.fieldsV1 ?? {}).includes(JSON.stringify(`k:{"type":"${type}"}`)),
-  )?.manager;
+const conditionOf = releaseCondition;
+const managerOf = statusManagerOf;
 
 describe('the observers ride on a settled reconcile (issue 24)', () => {
   let env: ReconcileEnv;
