@@ -1,12 +1,12 @@
 // The relay as it runs in the management cluster (two replicas, one leader):
 // informers → SQS, and the HTTP API. Configuration comes from the environment
 // (see infra/relay-manifests.ts for the Deployment that sets it).
-import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { describeZodError } from '../domain/api/objects.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
+import { onceAsync } from '../functions/runtime/once.ts';
 import { tenancyFromEnv } from '../functions/runtime/tenancy-config.ts';
 import { createApiApp, createProbeApp } from './http/app.ts';
 import { cachingAuthenticator } from './http/auth-cache.ts';
@@ -70,9 +70,13 @@ async function main(): Promise<void> {
     fleetQueueUrl: env.CONVOY_FLEET_QUEUE_URL,
   });
   const compaction = compactHeapWhenReady(() => relay.ready() && relay.leading(), logger);
-  const store = env.CONVOY_RENDER_BUCKET
-    ? createS3RenderStore({ s3: new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined }), bucket: env.CONVOY_RENDER_BUCKET })
-    : undefined;
+  // The S3 SDK loads on the first request that reads the render store (pin, diff): ~6 MiB of the
+  // relay's RSS at rest otherwise (issue 24 item 3; the store already takes a client made on first use).
+  const s3 = onceAsync(async () => {
+    const { S3Client } = await import('@aws-sdk/client-s3');
+    return new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined });
+  });
+  const store = env.CONVOY_RENDER_BUCKET ? createS3RenderStore({ s3, bucket: env.CONVOY_RENDER_BUCKET }) : undefined;
   const app = createApiApp({
     auth: cachingAuthenticator(createKubeAuthenticator(kube)),
     releases: createReleaseApi(kube),

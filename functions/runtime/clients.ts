@@ -10,6 +10,7 @@ import type { TenancySettings } from '../../domain/tenancy/settings.ts';
 import { tenancyFromEnv } from './tenancy-config.ts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { managementAccess } from './management-access.ts';
+import { onceAsync } from './once.ts';
 import { createEcrTokenSource, type EcrTokenSource } from '../../adapters/aws/ecr-token.ts';
 
 /** The clients a function container keeps between invocations. */
@@ -93,20 +94,4 @@ export async function hintKeyOnAws(config: FunctionConfig, credentials: Credenti
   }
   if (text === '') throw new ConfigError(`CONVOY_HINT_KEY_SECRET_ARN: the secret ${arn} holds an empty string; give it the installation's hint key`);
   return hintKey(text);
-}
-
-/** once() for an async value; a rejected attempt is not kept, so the next invocation tries again. */
-export function onceAsync<T>(create: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () =>
-    (made ??= create().catch((error: unknown) => {
-      made = undefined;
-      throw error;
-    }));
-}
-
-/** Builds a value on first use and keeps it: one set of clients per Lambda container. */
-export function once<T>(create: () => T): () => T {
-  let made: { value: T } | undefined;
-  return () => (made ??= { value: create() }).value;
 }

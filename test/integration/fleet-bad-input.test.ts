@@ -391,12 +391,14 @@ describe("the children cannot be written (the functions' ClusterRole loses creat
 });
 
 describe('minHealthyTime across a restart of the runtime', () => {
-  it('a restart mid-soak neither restarts nor skips the soak: healthySince is kept, the step finishes at healthySince + minHealthyTime, the next step runs', { timeout: 240_000 }, async () => {
-    const SOAK_MS = 30_000;
+  it('a restart mid-soak neither restarts nor skips the soak: healthySince is kept, the step finishes at healthySince + minHealthyTime, the next step runs', { timeout: 300_000 }, async () => {
+    // Long enough that the restart and the first run after it (~5–10 s quiet, ~20 s under a CPU
+    // hog) land inside the soak with room to spare: the premise below is checked, not assumed.
+    const SOAK_MS = 60_000;
     await fleet.sets.create('soak', {
       clusters: { selector: { matchLabels: { pool: 'a' } } },
       template: await template('soak'),
-      rollout: { steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } }, minHealthyTime: '30s' }] },
+      rollout: { steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } }, minHealthyTime: `${SOAK_MS / 1000}s` }] },
     });
     const soaking = await fleet.waitForSet('soak', 'the canary step soaks', (s) => s.status?.steps?.[0]?.state === 'Soaking' && s, 120_000);
     expect(conditionOf(soaking, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'WaitingForMinHealthyTime' });
