@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -17,5 +17,21 @@ describe("the relay's modules", () => {
       console.log(JSON.stringify(seen));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
     expect(JSON.parse(out.trim().split('\n').at(-1) ?? '[]')).toEqual([]);
+  });
+
+  it('start without the S3 SDK: relay/main.ts loads it on the first render-store request (issue 24 item 3: ~6 MiB at rest)', () => {
+    // relay/main.ts itself, in a fresh Node.js process with no relay environment: every static
+    // import is loaded before main() runs and refuses the environment, so what was resolved by
+    // then is what the relay loads at start, whatever it does afterwards.
+    const hook = `
+      import { registerHooks } from 'node:module';
+      const seen = [];
+      registerHooks({ resolve(specifier, context, next) { if (/^@aws-sdk\\/client-s3|^@kubernetes\\/client-node/.test(specifier)) seen.push(specifier + ' from ' + context.parentURL); return next(specifier, context); } });
+      process.on('exit', () => console.log('loaded: ' + JSON.stringify(seen)));`;
+    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CONVOY_')));
+    const run = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, 'relay/main.ts'], { cwd: root, encoding: 'utf8', env });
+    expect(run.stderr).toContain('relay environment is invalid');
+    const line = run.stdout.split('\n').find((l) => l.startsWith('loaded: '));
+    expect(JSON.parse(line?.slice('loaded: '.length) ?? 'null')).toEqual([]);
   });
 });
