@@ -1,5 +1,5 @@
 // `convoy dev`: everything on one machine, no AWS account.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -22,7 +22,7 @@ import { SynthError } from './lambda/synth.ts';
 import { installShippedIdentities } from './shipped-identities.ts';
 import { watchShutdown } from './shutdown.ts';
 import { removeStaleDirs } from './stale-dirs.ts';
-import { devStateDirHere, isCheckout } from './state-dir.ts';
+import { DEFAULT_DEV_API_PORT, devKubeconfigName, devStateDirHere, isCheckout } from './state-dir.ts';
 import { validMaxObjects } from '../domain/reconcile/render-limits.ts';
 import { QUEUE_LOOPS } from '../domain/runtime/queue-message.ts';
 
@@ -39,7 +39,9 @@ export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-po
   --embedded     start the embedded cluster: a real etcd, kube-apiserver, kube-controller-manager
                  and kube-scheduler, plus simulated nodes (KWOK; no container really runs). Its
                  kubeconfig is written to .convoy/kubeconfig in a checkout, else to
-                 $XDG_STATE_HOME/convoy/kubeconfig (~/.local/state/convoy). Built by \`npm run control-plane\`.
+                 $XDG_STATE_HOME/convoy/kubeconfig (~/.local/state/convoy); with another --api-port
+                 than 8480 to kubeconfig-<port> there, removed when convoy dev stops (two runs at
+                 once never share one file). Built by \`npm run control-plane\`.
   --kubeconfig   use the current context of this kubeconfig (the cluster must answer)
   --api-port     the HTTP API (sync, pin, renders, verdicts, /metrics)
   --git-port     the Git server for examples/repos; convoy dev creates a GitRepository per repo in
@@ -91,7 +93,7 @@ async function runDev(argv: string[]): Promise<number> {
       options: {
         embedded: { type: 'boolean', default: false },
         kubeconfig: { type: 'string' },
-        'api-port': { type: 'string', default: '8480' },
+        'api-port': { type: 'string', default: String(DEFAULT_DEV_API_PORT) },
         'git-port': { type: 'string', default: '8481' },
         'oci-port': { type: 'string', default: '8482' },
         'aws-port': { type: 'string', default: '0' },
@@ -197,12 +199,20 @@ async function runDev(argv: string[]): Promise<number> {
         extraUsers: [{ name: 'convoy-admin', groups: ['system:masters'] }],
         stopOnSignals: false,
       });
-      stops.push({ what: 'the embedded cluster', stop: () => cp.stop() });
-      say(`embedded cluster ready: apiserver in ${cp.startupMs} ms, controllers and ${cp.nodeNames.length} simulated nodes ${cp.clusterReadyMs} ms later`);
-      // Never inside an installed package (read-only, replaced on upgrade): dev/state-dir.ts.
+      // Never inside an installed package (read-only, replaced on upgrade): dev/state-dir.ts. One
+      // file per run (its API port); another port's file goes with its cluster, the default one stays.
       const stateDir = devStateDirHere(repoRoot);
+      const ownKubeconfig = join(stateDir, devKubeconfigName(apiPort, process.pid));
+      stops.push({
+        what: 'the embedded cluster',
+        stop: async () => {
+          await cp.stop();
+          if (apiPort !== DEFAULT_DEV_API_PORT) await rm(ownKubeconfig, { force: true });
+        },
+      });
+      say(`embedded cluster ready: apiserver in ${cp.startupMs} ms, controllers and ${cp.nodeNames.length} simulated nodes ${cp.clusterReadyMs} ms later`);
       await mkdir(stateDir, { recursive: true, mode: 0o700 });
-      kubeconfigPath = join(stateDir, 'kubeconfig');
+      kubeconfigPath = ownKubeconfig;
       await writeFile(kubeconfigPath, cp.kubeconfigYaml, { mode: 0o600 });
       adminToken = cp.tokens['convoy-admin'];
       functionsToken = cp.tokens[FUNCTIONS_USER.name];

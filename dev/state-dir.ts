@@ -38,3 +38,18 @@ export function isCheckout(packageRoot: string): boolean {
 export function devStateDirHere(packageRoot: string): string {
   return devStateDir({ packageRoot, env: process.env, home: homedir(), checkout: isCheckout(packageRoot) });
 }
+
+/** `convoy dev`'s default --api-port. */
+export const DEFAULT_DEV_API_PORT = 8480;
+
+/**
+ * The file name of the embedded cluster's kubeconfig in the state folder, one per running
+ * `convoy dev`: `kubeconfig` on the default --api-port, `kubeconfig-<api port>` on another,
+ * `kubeconfig-pid<pid>` with --api-port 0. Two runs at once cannot share an API port, so they
+ * never write one file: with one shared file the second run's kubeconfig replaced the first's, and
+ * the first run's user (or test) reached a cluster that stopped with the second (issue 21).
+ */
+export function devKubeconfigName(apiPort: number, pid: number): string {
+  if (apiPort === DEFAULT_DEV_API_PORT) return 'kubeconfig';
+  return apiPort === 0 ? `kubeconfig-pid${pid}` : `kubeconfig-${apiPort}`;
+}

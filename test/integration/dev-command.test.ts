@@ -193,8 +193,10 @@ describe('convoy dev start and stop', () => {
     const [apiPort, gitPort] = await freePorts(2) as [number, number];
     const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)]));
     await runningBanner(run);
-    // kubectl apply -f examples/ with the kubeconfig convoy dev printed.
+    // kubectl apply -f examples/ with the kubeconfig convoy dev printed: this run's own file (its
+    // API port), so another convoy dev in this checkout (a test file beside this one) cannot replace it.
     const kubeconfig = /kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '';
+    expect(kubeconfig).toBe(join(repoRoot, '.convoy', `kubeconfig-${apiPort}`));
     const kc = kubeConfigFor(kubeconfig);
     const objects = KubernetesObjectApi.makeApiClient(kc);
     for (const file of ['00-namespace.yaml', '10-hello-release.yaml']) {
@@ -221,6 +223,7 @@ describe('convoy dev start and stop', () => {
     expect(stopMs).toBeLessThan(STOP_LIMIT_MS);
     expect(run.stdout).not.toContain('giving up the leader Lease failed');
     expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    expect(existsSync(kubeconfig)).toBe(false); // another port's kubeconfig goes with its cluster
     process.stderr.write(`convoy dev: SIGTERM to the group → exit in ${stopMs} ms\n`);
   });
 

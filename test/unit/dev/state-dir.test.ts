@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { devStateDir, isCheckout } from '../../../dev/state-dir.ts';
+import { DEFAULT_DEV_API_PORT, devKubeconfigName, devStateDir, isCheckout } from '../../../dev/state-dir.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'convoy-state-dir-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -36,5 +36,14 @@ describe("convoy dev's state folder", () => {
     mkdirSync(join(root, 'global', 'node_modules'), { recursive: true });
     symlinkSync(checkout, linked);
     expect([isCheckout(checkout), isCheckout(installed), isCheckout(plain), isCheckout(linked)]).toEqual([true, false, false, true]);
+  });
+
+  it('one kubeconfig file per running convoy dev: `kubeconfig` on the default API port, `kubeconfig-<port>` on another, `kubeconfig-pid<pid>` on port 0', () => {
+    expect(devKubeconfigName(DEFAULT_DEV_API_PORT, 42)).toBe('kubeconfig');
+    expect(devKubeconfigName(18480, 42)).toBe('kubeconfig-18480');
+    expect(devKubeconfigName(0, 42)).toBe('kubeconfig-pid42');
+    // Two runs at once hold two API ports (or two pids): never one file.
+    const names = [devKubeconfigName(8480, 1), devKubeconfigName(8490, 1), devKubeconfigName(0, 1), devKubeconfigName(0, 2)];
+    expect(new Set(names).size).toBe(names.length);
   });
 });
