@@ -2,7 +2,6 @@
 // (SIGTERM then SIGKILL), and the detached reaper that cleans up after a killed parent.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { corruptBinaryMessage } from './binaries.ts';
 import { ControlPlaneStartError } from './errors.ts';
@@ -12,23 +11,7 @@ export interface SpawnedProcess {
   exited: Promise<void>;
 }
 
-/** Asks the OS for `n` distinct free loopback ports (listen on 0, read, close). */
-export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((ok, fail) => {
-          const s = createServer();
-          s.once('error', fail);
-          s.listen(0, '127.0.0.1', () => ok(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise<void>((ok) => s.close(() => ok()))));
-  return ports;
-}
+export { freePorts } from './free-ports.ts';
 
 /**
  * Spawns `bin` with its output appended to `logFile`, in a process group of its own: a Ctrl-C or a
