@@ -15,6 +15,7 @@ import { createManyReleases, serveDashboard, serviceAccountUser, type ServiceAcc
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
 import { startRuntimeEnv, until, type RuntimeEnv } from '../harness/runtime-env.ts';
+import { clickNow } from '../harness/page-click.ts';
 
 const configMap = (value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata: {greeting: ${value}}\n`;
 const MANY = 1000;
@@ -118,7 +119,7 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     await page.select('#ns-filter', big.name);
     await waitText('#page-info', new RegExp(`^Page 1 of ${MANY / 50} \\(${MANY} shown\\)$`));
     expect(await rowCount('#rows tr')).toBe(50);
-    await page.click('#next-page');
+    await clickNow(page, '#next-page');
     await waitText('#page-info', new RegExp(`^Page 2 of ${MANY / 50}`));
     expect(await textOf('#rows tr th')).toContain('r-0050');
     await page.type('#name-filter', `r-${String(MANY - 1).padStart(4, '0')}`);
@@ -142,11 +143,11 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
 
   it('Sync renders a new commit; the diff between the two renders shows the changed field', async () => {
     await env.commit('app', { 'cm.yaml': configMap('world') });
-    await page.click('#sync');
+    await clickNow(page, '#sync');
     await waitText('#action-result', /^Sync requested at \d{4}-/);
     await waitFor(`document.querySelectorAll('#history-table tbody tr').length === 2`, 90_000);
     await waitText('#verdict', /^Ready/, 90_000);
-    await page.click('#show-diff');
+    await clickNow(page, '#show-diff');
     await waitText('#diff', /1 changed/);
     const diff = await textOf('#diff');
     expect(diff).toContain('ConfigMap');
@@ -158,24 +159,24 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     const newer = await js<string>(`document.querySelectorAll('#history-table tbody tr')[0].getAttribute('data-render')`);
     const older = await js<string>(`document.querySelectorAll('#history-table tbody tr')[1].getAttribute('data-render')`);
     await waitFor(`document.querySelector('#rollback').disabled === false`);
-    await page.click('#rollback');
+    await clickNow(page, '#rollback');
     await waitText('#action-result', new RegExp(`^Rolled back: pinned to render ${older.slice(7, 19)} \\(the render applied before ${newer.slice(7, 19)}\\)`));
     expect((await env.getRelease('app')).metadata.annotations?.['convoy.dev/pin']).toBe(older);
     await waitFor(`document.querySelector('#pinned') !== null`);
-    await page.click('#unpin');
+    await clickNow(page, '#unpin');
     await waitText('#action-result', /^Unpinned/);
     await waitFor(`document.querySelector('#pinned') === null`);
   });
 
   it('Rollback pins the older render and convoy applies it again', async () => {
     const older = await js<string>(`document.querySelectorAll('#history-table tbody tr')[1].getAttribute('data-render')`);
-    await page.click(`#history-table tbody tr[data-render="${older}"] .rollback-to`);
+    await clickNow(page, `#history-table tbody tr[data-render="${older}"] .rollback-to`);
     await waitText('#action-result', new RegExp(`^Rolled back: pinned to render ${older.slice(7, 19)}`));
     await waitFor(`document.querySelector('#pinned') !== null`);
     expect((await env.getRelease('app')).metadata.annotations?.['convoy.dev/pin']).toBe(older);
     await until('the pinned render is applied', async () => (await env.getRelease('app')).status?.lastSuccessful?.renderRef === older, { timeoutMs: 90_000, intervalMs: 500 });
     await waitText('#facts', new RegExp(`Applied render ${older.slice(7, 19)}`));
-    await page.click('#unpin');
+    await clickNow(page, '#unpin');
     await waitText('#action-result', /^Unpinned/);
   });
 

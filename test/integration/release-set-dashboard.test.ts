@@ -17,6 +17,7 @@ import { serveDashboard, serviceAccountUser, type ServiceAccountUser } from '../
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi } from '../harness/releases.ts';
 import { createWaitingSet, REVISION_B } from '../harness/release-set-fixture.ts';
+import { clickNow } from '../harness/page-click.ts';
 
 describe('the ReleaseSet page in headless Chromium', { timeout: 180_000 }, () => {
   const admin = kubeConfigFor(inject('kubeconfigPath'));
@@ -72,7 +73,7 @@ describe('the ReleaseSet page in headless Chromium', { timeout: 180_000 }, () =>
     await waitText(`[data-set="${ns.name}/web"]`, /WaitingForApproval/);
     expect(await textOf(`[data-set="${ns.name}/web"]`)).toMatch(/web.*WaitingForApproval.*eu1\/301$/);
 
-    await page.click(`[data-set="${ns.name}/web"] a`);
+    await clickNow(page, `[data-set="${ns.name}/web"] a`);
     await waitText('#set-verdict', /^WaitingForApproval revision bbbbbbbbbbbbbbbb/);
     expect(page.url()).toBe(`${api.url}/dashboard#/rs/${ns.name}/web`);
     expect(await textOf('#set-counts')).toBe('3 Clusters selected: 1 updated, 0 ready, 1 failed, 2 waiting');
@@ -86,12 +87,12 @@ describe('the ReleaseSet page in headless Chromium', { timeout: 180_000 }, () =>
     expect(await textOf('#set-approve')).toBe('Approve step eu');
     expect(seriousViolations(await axeViolations(page)), 'axe on the ReleaseSet page').toEqual([]);
 
-    await page.click('#set-approve');
+    await clickNow(page, '#set-approve');
     await waitText('#set-action-result', new RegExp(`^Approved: convoy\\.dev/approve=eu@${REVISION_B.id}\\.$`));
     const set = (await convoyApi(admin).get('ReleaseSet', ns.name, 'web')) as { metadata: { annotations?: Record<string, string> } };
     expect(set.metadata.annotations?.['convoy.dev/approve']).toBe(`eu@${REVISION_B.id}`);
 
-    await page.click(`#children-table [data-child="web-canary-1"] a`);
+    await clickNow(page, `#children-table [data-child="web-canary-1"] a`);
     await waitText('h1', new RegExp(`^Release ${ns.name}/web-canary-1$`));
     expect(pageErrors).toEqual([]);
   });
