@@ -34,10 +34,11 @@ interface Run {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function start(argv: string[], opts: { npm?: boolean } = {}): Run {
+function start(argv: string[], opts: { npm?: boolean; tmpDir?: string } = {}): Run {
   const [cmd, args] = opts.npm ? ['npm', ['start', '--silent', '--', ...argv]] : [process.execPath, [join(repoRoot, 'bin/convoy.ts'), 'dev', ...argv]];
   // detached: its own process group, as a shell gives a foreground job.
-  const proc = spawn(cmd, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const env = { ...process.env, NO_COLOR: '1', ...(opts.tmpDir !== undefined ? { TMPDIR: opts.tmpDir } : {}) };
+  const proc = spawn(cmd, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   const run: Run = {
     proc,
     convoyPid: proc.pid ?? -1,
@@ -93,8 +94,8 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function tempDirsOf(ownerPid: number): string[] {
-  return readdirSync(tmpdir()).filter((n) => /^convoy-(cp|dev-cache|examples|oci)-/.test(n) && n.includes(`-${ownerPid}-`));
+function tempDirsOf(ownerPid: number, dir = tmpdir()): string[] {
+  return readdirSync(dir).filter((n) => /^convoy-(cp|dev-cache|examples|oci)-/.test(n) && n.includes(`-${ownerPid}-`));
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -106,11 +107,11 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /** What a stopped run left behind, polled briefly (the reaper needs up to a second). */
-async function leftovers(ownerPid: number, ports: number[]): Promise<{ processes: number[]; dirs: string[]; busyPorts: number[] }> {
+async function leftovers(ownerPid: number, ports: number[], tmpDir = tmpdir()): Promise<{ processes: number[]; dirs: string[]; busyPorts: number[] }> {
   const deadline = Date.now() + 3_000;
   for (;;) {
     const processes = processesOf(ownerPid).filter((p) => p !== ownerPid);
-    const dirs = tempDirsOf(ownerPid);
+    const dirs = tempDirsOf(ownerPid, tmpDir);
     const busyPorts: number[] = [];
     for (const p of ports) if (!(await canListen(p))) busyPorts.push(p);
     const found = { processes, dirs, busyPorts };
@@ -147,12 +148,15 @@ describe('convoy dev start and stop', () => {
   });
 
   it('Ctrl-C (SIGINT): relay first, then the cluster; exits 0, nothing left; stale temp dirs were removed at start and an invalid example was named', async () => {
-    // A temp folder of a convoy dev killed with -9 (its pid no longer runs) and one of a live process.
+    // A temp folder of a convoy dev killed with -9 (its pid no longer runs) and one of a live process,
+    // in a temp root of this run's own (its TMPDIR): any convoy dev removes the stale folders it finds,
+    // and one started beside this (another test file) removed this one first in a soak.
+    const tmpRoot = await mkdtemp(join(tmpdir(), 'convoy-test-tmp-'));
+    cleanups.push(() => rm(tmpRoot, { recursive: true, force: true }));
     const dead = spawn('true');
     await new Promise((ok) => dead.once('exit', ok));
-    const stale = await mkdtemp(join(tmpdir(), `convoy-dev-cache-${dead.pid}-`));
-    const live = await mkdtemp(join(tmpdir(), `convoy-dev-cache-${process.pid}-`));
-    cleanups.push(() => rm(live, { recursive: true, force: true }));
+    const stale = await mkdtemp(join(tmpRoot, `convoy-dev-cache-${dead.pid}-`));
+    const live = await mkdtemp(join(tmpRoot, `convoy-dev-cache-${process.pid}-`));
     // The examples, plus a repo file that is not YAML.
     const examples = await mkdtemp(join(tmpdir(), 'convoy-test-examples-'));
     cleanups.push(() => rm(examples, { recursive: true, force: true }));
@@ -161,7 +165,7 @@ describe('convoy dev start and stop', () => {
     await writeFile(join(examples, 'repos', 'broken', 'bad.yaml'), 'kind: ConfigMap\nmetadata: {name: [unclosed\n');
 
     const [apiPort, gitPort, ociPort] = await freePorts(3) as [number, number, number];
-    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--oci-port', String(ociPort), '--examples', examples]));
+    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--oci-port', String(ociPort), '--examples', examples], { tmpDir: tmpRoot }));
     await runningBanner(run);
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(live)).toBe(true);
@@ -185,7 +189,7 @@ describe('convoy dev start and stop', () => {
     expect(order).toEqual(['the relay and the function pollers', ...registry, 'the Git server', 'the example repositories', 'the embedded cluster']);
     expect(run.stdout).toContain('stopped leading'); // the relay gave up its leader Lease
     expect(run.stdout).not.toContain('giving up the leader Lease failed');
-    expect(await leftovers(run.convoyPid, [apiPort, gitPort, ociPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort, ociPort], tmpRoot)).toEqual({ processes: [], dirs: [], busyPorts: [] });
     process.stderr.write(`convoy dev: SIGINT → exit in ${stopMs} ms (${order.length} steps: ${[...run.stderr.matchAll(/stopped .+ \((\d+ ms)\)/g)].map((m) => m[1]).join(', ')})\n`);
   });
 
