@@ -31,7 +31,7 @@ export function pickableSpans(ephemeral: readonly [number, number]): [number, nu
   const spans: [number, number][] = [];
   if (low - 1 >= LOWEST_PICKED_PORT) spans.push([LOWEST_PICKED_PORT, low - 1]);
   if (high + 1 <= 65535) spans.push([Math.max(high + 1, LOWEST_PICKED_PORT), 65535]);
-  return spans.filter(([a, b]) => a <= b);
+  return spans;
 }
 
 /** The `index`-th port of `spans` (0 ≤ index < their total size). */
