@@ -15,6 +15,7 @@ import { freePorts } from '../../dev/control-plane/processes.ts';
 import { convoyApi } from '../harness/releases.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { registryBinaryPath } from '../../dev/oci-registry.ts';
+import { DEV_TEMP_PREFIXES } from '../../dev/stale-dirs.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 /**
@@ -95,7 +96,7 @@ function isAlive(pid: number): boolean {
 }
 
 function tempDirsOf(ownerPid: number, dir = tmpdir()): string[] {
-  return readdirSync(dir).filter((n) => /^convoy-(cp|dev-cache|examples|oci)-/.test(n) && n.includes(`-${ownerPid}-`));
+  return readdirSync(dir).filter((n) => DEV_TEMP_PREFIXES.some((prefix) => n.startsWith(prefix)) && n.includes(`-${ownerPid}-`));
 }
 
 function canListen(port: number): Promise<boolean> {

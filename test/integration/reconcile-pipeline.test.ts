@@ -1,6 +1,6 @@
 // The reconcile pipeline end to end: Helm values layers, determinism, no-op
 // re-runs, pruning, Mutations, GitRepository and Helm repository sources.
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -170,6 +170,7 @@ describe('reconcile pipeline', () => {
       expect(out.data?.['version']).toBe('1.2.0');
     } finally {
       await repo.stop();
+      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
     }
   });
 });
