@@ -25,6 +25,8 @@ import { FAIL_LABEL, startControlPlane, type ControlPlane } from '../../dev/cont
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
+import { deploymentRolledOut } from './deployment-rollout.ts';
+import { withSharedConnections } from './kube-connections.ts';
 import type { FixtureFiles } from './git-fixtures.ts';
 
 /** The token user each target's kubeconfig Secret names; cluster-admin on its target (this harness proves rollouts, not target RBAC). */
@@ -50,7 +52,7 @@ export interface FleetTarget extends TargetSpec {
 const kcOf = (cp: ControlPlane): KubeConfig => {
   const kc = new KubeConfig();
   kc.loadFromString(cp.kubeconfigYaml);
-  return kc;
+  return withSharedConnections(kc);
 };
 
 /**
@@ -341,13 +343,3 @@ export async function targetApp(target: FleetTarget, namespace: string): Promise
   };
 }
 
-function deploymentRolledOut(d: V1Deployment): boolean {
-  const replicas = d.spec?.replicas ?? 1;
-  const status = d.status ?? {};
-  return (
-    (status.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
-    (status.updatedReplicas ?? 0) === replicas &&
-    (status.availableReplicas ?? 0) === replicas &&
-    (status.replicas ?? 0) === replicas
-  );
-}

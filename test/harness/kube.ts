@@ -1,13 +1,17 @@
 // Helpers for integration tests that talk to the shared control plane (see global-setup.ts).
 import { randomBytes } from 'node:crypto';
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { withSharedConnections } from './kube-connections.ts';
 
-/** A client-node KubeConfig loaded from `path`; `context` picks e.g. a token user ('alice'). */
+/**
+ * A client-node KubeConfig loaded from `path`; `context` picks e.g. a token user ('alice'). Its API
+ * clients share HTTP/1.1 connections (kube-connections.ts).
+ */
 export function kubeConfigFor(path: string, context?: string): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(path);
   if (context !== undefined) kc.setCurrentContext(context);
-  return kc;
+  return withSharedConnections(kc);
 }
 
 export interface FreshNamespace {

@@ -22,6 +22,7 @@ import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts
 import { kubeConfigFor } from '../harness/kube.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
 import { TENANT_DEPLOYER } from '../harness/tenant-deployer.ts';
+import { untilDeploymentRolledOut } from '../harness/deployment-rollout.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -95,7 +96,13 @@ describe('drift with the container memory of clean checks (issue 24)', () => {
     await env.api.create('Release', ns(), name, { cluster: { name: 'local' }, targetNamespace: ns(), source: { git: { url: repo.url, ref: { branch: 'main' } } } });
     for (let i = 0; i < 10; i++) {
       const { release } = await env.reconcile(name);
-      if (release.status?.lastSuccessful?.renderRef !== undefined && release.status.lastSuccessful.renderRef === release.status.lastAttempted?.renderRef) return name;
+      if (release.status?.lastSuccessful?.renderRef !== undefined && release.status.lastSuccessful.renderRef === release.status.lastAttempted?.renderRef) {
+        // The checks below count requests on objects nobody writes between them: the Deployment
+        // controller writes the Deployment's status until its rollout is over (each write a new
+        // resourceVersion, which the memory rightly takes as a change), so wait for that first.
+        await untilDeploymentRolledOut(env.kc, ns(), web);
+        return name;
+      }
     }
     throw new Error(`Release ${name} was not applied in 10 reconciles`);
   }
