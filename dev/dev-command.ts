@@ -25,6 +25,7 @@ import { removeStaleDirs } from './stale-dirs.ts';
 import { DEFAULT_DEV_API_PORT, devKubeconfigName, devStateDirHere, isCheckout } from './state-dir.ts';
 import { validMaxObjects } from '../domain/reconcile/render-limits.ts';
 import { QUEUE_LOOPS } from '../domain/runtime/queue-message.ts';
+import { withSharedConnections } from './kube-connections.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
 const INSTALLATION_NAMESPACE = 'convoy-system';
@@ -222,7 +223,7 @@ async function runDev(argv: string[]): Promise<number> {
     }
     if (stopped()) return 0;
     await installCrds(kubeconfigPath, join(repoRoot, 'config', 'crds'));
-    const kc = new KubeConfig();
+    const kc = withSharedConnections(new KubeConfig());
     kc.loadFromFile(kubeconfigPath);
 
     const examplesDir = values.examples;

@@ -18,6 +18,7 @@ import {
 } from '@kubernetes/client-node';
 import { PLACEHOLDER_QUEUE_URLS, PLACEHOLDER_REGION } from '../infra/install-files.ts';
 import { RELAY_CONFIG_NAME, RELAY_SERVICE_ACCOUNT, relayManifests, type KubeManifest, type TenancyManifestOptions } from '../infra/relay-manifests.ts';
+import { withSharedConnections } from './kube-connections.ts';
 
 const FIELD_MANAGER = 'convoy-dev';
 const IDENTITY_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap']);
@@ -141,7 +142,7 @@ export function tokenKubeConfig(admin: KubeConfig, user: string, token: string):
     contexts: [{ name: user, cluster: cluster.name, user }],
     currentContext: user,
   });
-  return kc;
+  return withSharedConnections(kc);
 }
 
 async function untilAllowed(kc: KubeConfig, attributes: V1ResourceAttributes): Promise<void> {

@@ -13,6 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { CrdInstallError, errorText, isErrnoException } from './errors.ts';
+import { withSharedConnections } from '../kube-connections.ts';
 
 /**
  * Server-side applies (field manager `convoy-installer`, force) every *.yaml in `dir`, CRDs first,
@@ -58,7 +59,7 @@ export async function installCrds(
     }
   }
 
-  const kc = new KubeConfig();
+  const kc = withSharedConnections(new KubeConfig());
   kc.loadFromFile(kubeconfigPath);
   const objects = KubernetesObjectApi.makeApiClient(kc);
   const isCrd = (d: (typeof docs)[number]): boolean =>

@@ -26,7 +26,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
 import { deploymentRolledOut } from './deployment-rollout.ts';
-import { withSharedConnections } from './kube-connections.ts';
+import { withSharedConnections } from '../../dev/kube-connections.ts';
 import type { FixtureFiles } from './git-fixtures.ts';
 
 /** The token user each target's kubeconfig Secret names; cluster-admin on its target (this harness proves rollouts, not target RBAC). */

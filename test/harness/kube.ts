@@ -1,7 +1,7 @@
 // Helpers for integration tests that talk to the shared control plane (see global-setup.ts).
 import { randomBytes } from 'node:crypto';
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { withSharedConnections } from './kube-connections.ts';
+import { withSharedConnections } from '../../dev/kube-connections.ts';
 
 /**
  * A client-node KubeConfig loaded from `path`; `context` picks e.g. a token user ('alice'). Its API
