@@ -113,7 +113,11 @@ describe('correct under change', () => {
     process.stdout.write(`render changed → Healthy Pending: ${pending - changed} ms\n`);
     // Causal, not timed: the health run that reported Pending was sent by the reconcile that
     // applied the new render (no interval tick: healthAssessment.interval is 1m). The speed is the bench's.
-    const pendingRuns = env.recordLines('pending', { loop: 'health', msg: 'health assessed' }).filter((l) => l['healthy'] === 'Pending');
+    // The health run logs 'health assessed' after its status write, the write the wait above saw.
+    const pendingRuns = await until('the health run that wrote Pending has logged', () => {
+      const lines = env.recordLines('pending', { loop: 'health', msg: 'health assessed' }).filter((l) => l['healthy'] === 'Pending');
+      return lines.length > 0 ? lines : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 50 });
     const newRender = (await env.getRelease('pending')).status?.lastAttempted?.renderRef;
     expect(pendingRuns[0]?.['cause']).toBe(`applied ${newRender ?? ''}`);
     expect(pendingRuns[0]?.['receiveCount']).toBe(1);
