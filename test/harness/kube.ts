@@ -5,7 +5,7 @@ import { withSharedConnections } from '../../dev/kube-connections.ts';
 
 /**
  * A client-node KubeConfig loaded from `path`; `context` picks e.g. a token user ('alice'). Its API
- * clients share HTTP/1.1 connections (kube-connections.ts).
+ * clients share HTTP/1.1 connections (dev/kube-connections.ts).
  */
 export function kubeConfigFor(path: string, context?: string): KubeConfig {
   const kc = new KubeConfig();
