@@ -25,7 +25,7 @@ export interface GitHttpRequestRecord {
   /** Path without the query string, e.g. `/apps.git/info/refs`. */
   path: string;
   query: string;
-  /** HTTP status; 0 while the response is still being written. */
+  /** HTTP status, set when the response's headers are sent (before its body); 0 until then. */
   status: number;
   /** `git-upload-pack` / `git-receive-pack` for smart-HTTP calls, else undefined. */
   service: string | undefined;
@@ -189,8 +189,12 @@ function classify(
   return undefined;
 }
 
-/** Reads the CGI header block from the child's stdout, then streams the rest as the body. */
-function relayCgiResponse(child: ChildProcess, res: ServerResponse, stderr: () => string): Promise<number> {
+/**
+ * Reads the CGI header block from the child's stdout, then streams the rest as the body.
+ * `onHeaders` gets the status as the headers go out: the child may still be running when the
+ * client has its whole answer (its stdout closed), so the status is known before the child exits.
+ */
+function relayCgiResponse(child: ChildProcess, res: ServerResponse, stderr: () => string, onHeaders: (status: number) => void): Promise<number> {
   return new Promise((resolve) => {
     const stdout = child.stdout!;
     let buffered = Buffer.alloc(0);
@@ -250,6 +254,7 @@ function relayCgiResponse(child: ChildProcess, res: ServerResponse, stderr: () =
         if (existing === undefined) headers[key] = value;
         else headers[key] = Array.isArray(existing) ? [...existing, value] : [existing, value];
       }
+      onHeaders(status);
       if (statusText) res.writeHead(status, statusText, headers);
       else res.writeHead(status, headers);
       if (rest.length > 0) res.write(rest);
@@ -346,7 +351,9 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
       if (child.exitCode === null && !res.writableFinished) child.kill();
     });
 
-    const status = await relayCgiResponse(child, res, () => Buffer.concat(errors).toString('utf8'));
+    const status = await relayCgiResponse(child, res, () => Buffer.concat(errors).toString('utf8'), (sent) => {
+      entry.status = sent;
+    });
     if (!req.complete) remember(entry); // the body never ended (the client went away)
     finish(entry, status);
   };
