@@ -97,15 +97,10 @@ export async function startSimulatedCluster(o: SimulatedClusterOptions): Promise
     { name: 'kwok', file: o.binaries.kwok, proc: kwok.proc, log: path('kwok.log') },
   ];
 
-  const nodeNames = Array.from({ length: o.nodes }, (_, i) => `kwok-node-${i}`);
-  for (const name of nodeNames) {
-    const res = await adminRequest(o.server, o.pki, 'POST', '/api/v1/nodes', simulatedNode(name));
-    if (res.status !== 201 && res.status !== 409) {
-      throw new ControlPlaneStartError(`creating the simulated Node ${name} failed: HTTP ${res.status}: ${res.body.slice(0, 300)}`);
-    }
-  }
-
   const deadline = Date.now() + o.timeoutMs;
+  const nodeNames = Array.from({ length: o.nodes }, (_, i) => `kwok-node-${i}`);
+  for (const name of nodeNames) await createSimulatedNode(o, name, deadline);
+
   let waitingFor = 'nothing checked yet';
   for (;;) {
     await throwIfAnyExited(watched, 'the simulated nodes were Ready');
@@ -126,6 +121,30 @@ export async function startSimulatedCluster(o: SimulatedClusterOptions): Promise
     pids: { controllerManager: kcm.proc.pid ?? -1, scheduler: scheduler.proc.pid ?? -1, kwok: kwok.proc.pid ?? -1 },
     nodeNames,
   };
+}
+
+/** How long one Node create may take: a loaded machine's apiserver can be slow, and the create is retried until the deadline. */
+const NODE_CREATE_TIMEOUT_MS = 15_000;
+
+/**
+ * Creates one simulated Node. A create that timed out or lost its connection is sent again until the
+ * startup deadline (an earlier one that did land answers 409, which is fine): on a loaded machine a
+ * single 2-s request was not enough (a fresh-clone CI beside two others, load 16).
+ */
+export async function createSimulatedNode(o: SimulatedClusterOptions, name: string, deadline: number): Promise<void> {
+  for (;;) {
+    try {
+      const res = await adminRequest(o.server, o.pki, 'POST', '/api/v1/nodes', simulatedNode(name), NODE_CREATE_TIMEOUT_MS);
+      if (res.status === 201 || res.status === 409) return;
+      throw new ControlPlaneStartError(`creating the simulated Node ${name} failed: HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+    } catch (err) {
+      if (err instanceof ControlPlaneStartError) throw err;
+      if (Date.now() > deadline) {
+        throw new ControlPlaneStartError(`creating the simulated Node ${name} failed within ${o.timeoutMs} ms: ${errorText(err)}; logs are in ${o.dir}`);
+      }
+      await sleep(200);
+    }
+  }
 }
 
 /** '' when every Node is Ready and the default ServiceAccount exists; otherwise what is missing. */

@@ -23,6 +23,7 @@ import { startFaultProxy, type FaultProxy } from '../harness/fault-proxy.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { makeTestCa, startOciRegistry, type OciRegistry } from '../harness/oci-registry.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
+import { until } from '../harness/runtime-env.ts';
 
 function applied(release: Release) {
   return release.status?.conditions?.find((c) => c.type === 'Applied');
@@ -220,23 +221,42 @@ describe('OCI registries: custom CA, cosign verification, 429/5xx/hang, ECR toke
       expect(proxy.log.slice(from)).toEqual(Array(3).fill(`HEAD /v2/flaky/fdemo/manifests/1.0.0 ${status}`));
     });
 
-    it('a registry that hangs: the request times out (per request), SourceNotReady naming the registry; a Release of another repository reconciled meanwhile is unaffected', async () => {
+    it('a registry that hangs: the request times out (per request), SourceNotReady naming the registry', async () => {
       proxy.hang('/v2/slow/');
       try {
-        const hung = await release({ repository: `oci://${proxy.host}/slow`, chart: 'hdemo', version: '1.0.0', insecure: true });
-        const other = await release({ repository: via(), chart: 'fdemo', version: '1.0.0', insecure: true });
-        const finished: string[] = [];
-        const [slow, fast] = await Promise.all([
-          env.reconcile(hung, ports).then((r) => (finished.push('hung'), r)),
-          env.reconcile(other, ports).then((r) => (finished.push('other'), r)),
-        ]);
-        expect(applied(fast.release)).toMatchObject({ status: 'True', reason: 'Applied' });
-        expect(finished).toEqual(['other', 'hung']);
+        const slow = await env.reconcile(await release({ repository: `oci://${proxy.host}/slow`, chart: 'hdemo', version: '1.0.0', insecure: true }), ports);
         expect(applied(slow.release)).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
         expect(applied(slow.release)?.message).toBe(
           `registry ${proxy.host} did not answer HEAD /v2/slow/hdemo/manifests/1.0.0 (timed out after at most 2 s per request); will retry`,
         );
         expect(slow.outcome.kind).toBe('retry');
+      } finally {
+        proxy.release();
+      }
+    });
+
+    it('while a registry hangs, a Release of another repository reconciled in the same container is Applied: it does not wait for the hung resolve', async () => {
+      // Causal, not timed: the hung resolve gets a per-request timeout far beyond any reconcile here, and the
+      // other Release is reconciled while the proxy holds the hung request (a fresh-clone CI beside two others
+      // took longer than the 1.5-s timeout for the other Release's whole reconcile, when this case raced them).
+      const patient = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set([open.host, proxy.host]) }, ociTimeoutMs: 300_000 } });
+      const heldBefore = proxy.log.filter((line) => line.endsWith(' held')).length;
+      proxy.hang('/v2/slow/');
+      let hungDone = false;
+      try {
+        const hung = await release({ repository: `oci://${proxy.host}/slow`, chart: 'pdemo', version: '1.0.0', insecure: true });
+        const pending = env.reconcile(hung, patient).finally(() => {
+          hungDone = true;
+        });
+        await until('the proxy holds the hung Release\'s first request', () => proxy.log.filter((line) => line.endsWith(' held')).length > heldBefore, { timeoutMs: 120_000 });
+        const fast = await env.reconcile(await release({ repository: via(), chart: 'fdemo', version: '1.0.0', insecure: true }), patient);
+        expect(applied(fast.release)).toMatchObject({ status: 'True', reason: 'Applied' });
+        expect(hungDone).toBe(false);
+        expect(proxy.log.filter((line) => line.startsWith('HEAD /v2/slow/pdemo/manifests/1.0.0'))).toEqual(['HEAD /v2/slow/pdemo/manifests/1.0.0 held']);
+        // Released: the held request is closed, and the hung Release's run ends without applying anything.
+        proxy.release();
+        const slow = await pending;
+        expect(applied(slow.release)).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
       } finally {
         proxy.release();
       }
