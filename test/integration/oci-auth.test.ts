@@ -43,6 +43,10 @@ describe('OCI registries: custom CA, cosign verification, 429/5xx/hang, ECR toke
   let ports: ReconcilePorts;
   let n = 0;
 
+  /** A container's ports that trust the plain-HTTP registry and its fault proxy, with this per-request registry timeout. */
+  const portsWithOciTimeout = (ociTimeoutMs: number): ReconcilePorts =>
+    env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set([open.host, proxy.host]) }, ociTimeoutMs } });
+
   beforeAll(async () => {
     cosign = await cosignBinary();
     env = await startReconcileEnv(kubeConfigFor(inject('kubeconfigPath')), 'oci-auth');
@@ -52,7 +56,7 @@ describe('OCI registries: custom CA, cosign verification, 429/5xx/hang, ECR toke
     tls = await startOciRegistry({ tls: true });
     locked = await startOciRegistry({ users: [{ username: 'AWS', password: 'ecr-token-password-123' }] });
     proxy = await startFaultProxy(open.host);
-    ports = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set([open.host, proxy.host]) }, ociTimeoutMs: 1500 } });
+    ports = portsWithOciTimeout(1500);
     for (const [name, dir] of [['key', 'right'], ['otherKey', 'other']] as const) {
       const folder = join(work, dir);
       await mkdir(folder);
@@ -239,7 +243,7 @@ describe('OCI registries: custom CA, cosign verification, 429/5xx/hang, ECR toke
       // Causal, not timed: the hung resolve gets a per-request timeout far beyond any reconcile here, and the
       // other Release is reconciled while the proxy holds the hung request (a fresh-clone CI beside two others
       // took longer than the 1.5-s timeout for the other Release's whole reconcile, when this case raced them).
-      const patient = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set([open.host, proxy.host]) }, ociTimeoutMs: 300_000 } });
+      const patient = portsWithOciTimeout(300_000);
       const heldBefore = proxy.log.filter((line) => line.endsWith(' held')).length;
       proxy.hang('/v2/slow/');
       let hungDone = false;
