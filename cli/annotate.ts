@@ -6,8 +6,7 @@
  */
 import { Annotation } from '../domain/reconcile/annotations.ts';
 import { toRfc3339 } from '../domain/status/conditions.ts';
-import { releaseKey, verbArgs } from './args.ts';
-import type { VerbInput } from './verbs.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { apiTarget, storedRenders } from './http-api.ts';
 import { patchRelease, readRelease } from './kube.ts';
 import { ExitCode } from './output.ts';

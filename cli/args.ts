@@ -5,7 +5,12 @@
  * one line).
  */
 import { UsageError } from './output.ts';
-import type { VerbInput } from './verbs.ts';
+
+/** What the parser hands a verb: its flags by long name (`all-namespaces`, `output`) and its operands. */
+export interface VerbInput {
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: readonly string[];
+}
 
 export interface GlobalFlags {
   kubeconfig?: string | undefined;

@@ -5,8 +5,7 @@
  */
 import type { Attempt, Release } from '../domain/api/index.ts';
 import { combinedVerdict } from '../domain/status/verdict.ts';
-import { releaseKey, verbArgs } from './args.ts';
-import type { VerbInput } from './verbs.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { eventTable, releaseEvents } from './event-list.ts';
 import { readRelease } from './kube.ts';
 import { age, ExitCode, table } from './output.ts';

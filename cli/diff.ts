@@ -9,8 +9,7 @@
  * (per object 1 MiB, 2,000 changed lines, 2 s; per run 8 MiB and 5 s): an object over one is
  * listed as differing with one line naming the cap instead of its lines.
  */
-import { releaseKey, verbArgs } from './args.ts';
-import type { VerbInput } from './verbs.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { readRelease } from './kube.ts';
 import { comparable, compareWithLive, objectName, targetConfig } from './live-compare.ts';
 import { parseRefFlag, renderLocally } from './local-render.ts';

@@ -1,6 +1,5 @@
 // `convoy events <release> [-o json|yaml]`: what convoy reported about a Release (events.k8s.io/v1), oldest first.
-import { releaseKey, verbArgs } from './args.ts';
-import type { VerbInput } from './verbs.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { eventTable, releaseEvents } from './event-list.ts';
 import { readRaw } from './kube.ts';
 import { ExitCode } from './output.ts';

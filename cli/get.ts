@@ -8,14 +8,13 @@
  */
 import type { Release } from '../domain/api/objects.ts';
 import { combinedVerdict } from '../domain/status/verdict.ts';
-import { releaseKey, verbArgs } from './args.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import type { Cluster } from './kube.ts';
 import { age, CliFailure, ExitCode, shortRef, table, UsageError } from './output.ts';
 import { printableRelease } from './release-shape.ts';
 import type { Session } from './session.ts';
 import { verdictWord } from './verdict-line.ts';
 import { revisionOf } from './revision.ts';
-import type { VerbInput } from './verbs.ts';
 
 type Raw = Record<string, unknown> & { metadata?: { namespace?: string; name?: string; resourceVersion?: string; managedFields?: unknown } };
 

@@ -5,8 +5,7 @@
  * the renders the status names (attempted, applied, healthy, previous, pinned).
  */
 import type { Release } from '../domain/api/objects.ts';
-import { releaseKey, verbArgs } from './args.ts';
-import type { VerbInput } from './verbs.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { apiTarget, storedRenders } from './http-api.ts';
 import { readRelease } from './kube.ts';
 import { ExitCode, table } from './output.ts';

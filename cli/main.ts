@@ -10,7 +10,8 @@
  */
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { ExitCode, type Output } from './output.ts';
-import { GLOBAL_FLAGS, VERBS, type FlagSpec, type VerbInput, type VerbSpec } from './verbs.ts';
+import type { VerbInput } from './args.ts';
+import { GLOBAL_FLAGS, VERBS, type FlagSpec, type VerbSpec } from './verbs.ts';
 import { convoyVersion } from './version.ts';
 
 /** The commands that are not Release verbs, for help and completion. */

@@ -16,13 +16,12 @@
 import type { Release } from '../domain/api/objects.ts';
 import { Annotation } from '../domain/reconcile/annotations.ts';
 import { rollbackTarget } from '../domain/status/rollback-target.ts';
-import { releaseKey, verbArgs } from './args.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { apiTarget, storedRenders } from './http-api.ts';
 import { patchRelease, readRelease } from './kube.ts';
 import { CliFailure, ExitCode, UsageError } from './output.ts';
 import { knownRenders, resolveRenderRef } from './render-refs.ts';
 import type { Session } from './session.ts';
-import type { VerbInput } from './verbs.ts';
 
 interface RollbackFlags {
   to: string;

@@ -1,7 +1,6 @@
 // `convoy status <release>`: the combined verdict in one line (or -o json|yaml).
 import { combinedVerdict } from '../domain/status/verdict.ts';
-import { releaseKey, verbArgs } from './args.ts';
-import type { VerbInput } from './verbs.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { readRelease } from './kube.ts';
 import { ExitCode } from './output.ts';
 import type { Session } from './session.ts';

@@ -5,8 +5,7 @@
  * machine at the applied source revision (status.lastSuccessful).
  */
 import type { GitRef } from '../domain/api/index.ts';
-import { releaseKey, verbArgs } from './args.ts';
-import type { VerbInput } from './verbs.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { readRelease } from './kube.ts';
 import { compareWithLive, targetConfig } from './live-compare.ts';
 import { objectStates } from './object-states.ts';

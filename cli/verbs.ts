@@ -5,15 +5,10 @@
  * verb's module is imported only when it runs, so `convoy --help` loads none of them.
  * Light on purpose: nothing here imports a Kubernetes client, zod or YAML.
  */
+import type { VerbInput } from './args.ts';
 import type { ExitCode } from './output.ts';
 import { isSetTarget } from './release-set/target.ts';
 import type { Session } from './session.ts';
-
-/** What the parser hands a verb: its flags by long name (`all-namespaces`, `output`) and its operands. */
-export interface VerbInput {
-  readonly values: Readonly<Record<string, string | boolean | undefined>>;
-  readonly positionals: readonly string[];
-}
 
 export type Verb = (input: VerbInput, session: Session) => Promise<ExitCode>;
 

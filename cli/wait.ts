@@ -13,8 +13,7 @@
 import { KubeTransportError } from '../adapters/kube/http.ts';
 import { parseDuration } from '../domain/runtime/duration.ts';
 import { combinedVerdict, type Verdict } from '../domain/status/verdict.ts';
-import { releaseKey, verbArgs } from './args.ts';
-import type { VerbInput } from './verbs.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { readRelease } from './kube.ts';
 import { CliFailure, ExitCode, UsageError } from './output.ts';
 import type { Session } from './session.ts';

@@ -7,10 +7,9 @@
  */
 import { FleetAnnotation } from '../../domain/fleet/labels.ts';
 import { approvalFor, rollbackFor } from '../../domain/fleet/operator-requests.ts';
-import { verbArgs, type ReleaseKey } from '../args.ts';
+import { verbArgs, type ReleaseKey, type VerbInput } from '../args.ts';
 import { CliFailure, ExitCode, UsageError } from '../output.ts';
 import type { Session } from '../session.ts';
-import type { VerbInput } from '../verbs.ts';
 import { patchSet, readSet } from './kube.ts';
 import { setKey } from './target.ts';
 

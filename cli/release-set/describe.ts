@@ -9,12 +9,11 @@ import type { ReleaseSet, Revision } from '../../domain/api/release-set.ts';
 import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
 import { setVerdict } from '../../domain/fleet/set-verdict.ts';
 import { combinedVerdict } from '../../domain/status/verdict.ts';
-import { verbArgs } from '../args.ts';
+import { verbArgs, type VerbInput } from '../args.ts';
 import { eventTable, objectEvents } from '../event-list.ts';
 import { age, ExitCode, table } from '../output.ts';
 import type { Session } from '../session.ts';
 import { verdictWord } from '../verdict-line.ts';
-import type { VerbInput } from '../verbs.ts';
 import { readSet, setChildren } from './kube.ts';
 import { setKey } from './target.ts';
 

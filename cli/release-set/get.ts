@@ -6,11 +6,10 @@
  */
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
 import { setVerdict } from '../../domain/fleet/set-verdict.ts';
-import { verbArgs } from '../args.ts';
+import { verbArgs, type VerbInput } from '../args.ts';
 import { serialize } from '../get.ts';
 import { age, ExitCode, table, UsageError } from '../output.ts';
 import type { Session } from '../session.ts';
-import type { VerbInput } from '../verbs.ts';
 import { parseSetOrFail, readSetRaw, setsPath, type RawSet } from './kube.ts';
 import { setKey, setOperands } from './target.ts';
 

@@ -12,10 +12,9 @@ import { KubeTransportError } from '../../adapters/kube/http.ts';
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
 import { setVerdict, type SetVerdict } from '../../domain/fleet/set-verdict.ts';
 import { parseDuration } from '../../domain/runtime/duration.ts';
-import { verbArgs, type ReleaseKey } from '../args.ts';
+import { verbArgs, type ReleaseKey, type VerbInput } from '../args.ts';
 import { CliFailure, ExitCode, UsageError } from '../output.ts';
 import type { Session } from '../session.ts';
-import type { VerbInput } from '../verbs.ts';
 import { readSet } from './kube.ts';
 import { setKey } from './target.ts';
 
