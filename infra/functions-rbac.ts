@@ -12,7 +12,7 @@
  * lets no Release act on the management cluster.
  */
 import { tenantNamespacesOf, type TenancyManifestOptions } from './installation-settings.ts';
-import type { KubeManifest } from './relay-manifests.ts';
+import type { KubeManifest } from './kube-manifest.ts';
 
 /** The Kubernetes group of the functions' identity (EKS access entry kubernetesGroups). */
 export const FUNCTIONS_GROUP = 'convoy:functions';

@@ -5,7 +5,7 @@ import { Stack, type CfnResource } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks';
 import { Construct, type IConstruct } from 'constructs';
 import { acknowledge } from './function-iam.ts';
-import type { KubeManifest } from './relay-manifests.ts';
+import type { KubeManifest } from './kube-manifest.ts';
 
 const PROVIDER_REASON =
   "aws-eks's kubectl provider (the CDK-managed Lambda that runs kubectl apply for KubernetesManifest) sets its own runtime and AWS managed policies; convoy's functions and relay do not use it";

@@ -33,16 +33,11 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { functionsRbac } from './functions-rbac.ts';
 import { ManifestError, tenancyEnvironment, type TenancyManifestOptions } from './installation-settings.ts';
+import type { KubeManifest } from './kube-manifest.ts';
 
 export { FUNCTIONS_GROUP, FUNCTIONS_IMPERSONATE_ROLE, FUNCTIONS_ROLE_NAME, functionsRbac } from './functions-rbac.ts';
 export { DEFAULT_SERVICE_ACCOUNT, ManifestError, SYSTEM_NAMESPACES, tenancyEnvironment, tenantNamespacesOf, type TenancyManifestOptions } from './installation-settings.ts';
-
-/** A Kubernetes object as plain JSON; values may hold CDK tokens. */
-export type KubeManifest = Record<string, unknown> & {
-  apiVersion: string;
-  kind: string;
-  metadata: Record<string, unknown>;
-};
+export type { KubeManifest } from './kube-manifest.ts';
 
 export const RELAY_NAME = 'convoy-relay';
 export const RELAY_SERVICE_ACCOUNT = 'convoy-relay';
