@@ -16,7 +16,8 @@ import type { Logger } from '../../functions/runtime/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { pagedList } from './list-watch.ts';
 import { metadataOnlyListWatch } from './metadata-only.ts';
-import { createResilientInformer, type InformerEvent, type KubeObjectLike, type ListFunction, type ListWatchLike, type ResilientInformer } from './resilient-informer.ts';
+import type { KubeObjectLike, ListFunction, ListWatchLike } from './list-watch.ts';
+import { createResilientInformer, type InformerEvent, type ResilientInformer } from './resilient-informer.ts';
 import { compactRelease, stringPool } from './compact.ts';
 import { once, slimCluster, slimDependency, slimRelease, slimReleaseSet } from './slim.ts';
 

@@ -14,7 +14,27 @@
 import { KubeApiError, createKubeHttp } from '../../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { watchStream, type WatchEvent } from '../../adapters/kube/watch-stream.ts';
-import type { KubeObjectLike, ListFunction, ListWatchLike } from './resilient-informer.ts';
+
+/** What the informer reads of every object: its namespace, name and resourceVersion. */
+export interface KubeObjectLike {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: { name?: string | undefined; namespace?: string | undefined; uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
+}
+
+/**
+ * One session: start() lists and watches (it resolves at once; failures go to `error`), each
+ * object listed or watched goes to add/update/delete, `connect` once listed; tests pass a fake.
+ */
+export interface ListWatchLike<T> {
+  on(verb: 'add' | 'update' | 'delete', callback: (object: T) => void): void;
+  on(verb: 'error' | 'connect', callback: (error?: unknown) => void): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Every object of the kind (one consistent snapshot) and the resourceVersion to watch from. */
+export type ListFunction<T> = () => Promise<{ metadata?: { resourceVersion?: string | undefined } | undefined; items: T[] }>;
 
 /** Streams one watch from `resourceVersion` until the server ends it (resolves) or it fails (rejects). */
 export type WatchFunction = (resourceVersion: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal) => Promise<void>;

@@ -8,7 +8,7 @@
  */
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { createListWatch, kubeWatch, pagedList } from './list-watch.ts';
-import type { KubeObjectLike, ListFunction, ListWatchLike } from './resilient-informer.ts';
+import type { KubeObjectLike, ListFunction, ListWatchLike } from './list-watch.ts';
 
 const ACCEPT_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const ACCEPT_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';

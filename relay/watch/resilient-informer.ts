@@ -22,14 +22,7 @@
  */
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { Logger } from '../../functions/runtime/logger.ts';
-import { createListWatch as createKubeListWatch, kubeWatch } from './list-watch.ts';
-
-/** What the informer reads of every object: its namespace, name and resourceVersion. */
-export interface KubeObjectLike {
-  apiVersion?: string | undefined;
-  kind?: string | undefined;
-  metadata?: { name?: string | undefined; namespace?: string | undefined; uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
-}
+import { createListWatch as createKubeListWatch, kubeWatch, type KubeObjectLike, type ListFunction, type ListWatchLike } from './list-watch.ts';
 
 export type InformerEventType = 'added' | 'modified' | 'deleted';
 
@@ -53,20 +46,6 @@ export interface InformerHooks {
   onRelist?(objects: number): void;
   onEvent?(type: InformerEventType): void;
 }
-
-/**
- * One session: start() lists and watches (it resolves at once; failures go to `error`), each
- * object listed or watched goes to add/update/delete, `connect` once listed; tests pass a fake.
- */
-export interface ListWatchLike<T> {
-  on(verb: 'add' | 'update' | 'delete', callback: (object: T) => void): void;
-  on(verb: 'error' | 'connect', callback: (error?: unknown) => void): void;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** Every object of the kind (one consistent snapshot) and the resourceVersion to watch from. */
-export type ListFunction<T> = () => Promise<{ metadata?: { resourceVersion?: string | undefined } | undefined; items: T[] }>;
 
 export interface ResilientInformerOptions<T extends KubeObjectLike> {
   /** For logs, e.g. "Release". */

@@ -42,7 +42,7 @@
  * functions only compare its metadata with the live Release (functions/runtime/release-reads.ts).
  */
 import { createHash } from 'node:crypto';
-import type { KubeObjectLike } from './resilient-informer.ts';
+import type { KubeObjectLike } from './list-watch.ts';
 import { CHILD_ANNOTATIONS, CLUSTER_ANNOTATIONS_IGNORED, FLEET_REQUEST_ANNOTATIONS } from '../../domain/relay/fleet-triggers.ts';
 import { REQUEST_ANNOTATIONS } from '../../domain/relay/release-events.ts';
 

@@ -1,12 +1,8 @@
 import type { ErrorCallback, KubernetesListObject, KubernetesObject, ObjectCallback } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../functions/runtime/logger.ts';
-import {
-  createResilientInformer,
-  type InformerEvent,
-  type ListFunction,
-  type ListWatchLike,
-} from '../../../relay/watch/resilient-informer.ts';
+import type { ListFunction, ListWatchLike } from '../../../relay/watch/list-watch.ts';
+import { createResilientInformer, type InformerEvent } from '../../../relay/watch/resilient-informer.ts';
 
 type Obj = KubernetesObject;
 type Callback = (arg?: unknown) => void;
