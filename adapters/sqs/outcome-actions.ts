@@ -31,6 +31,16 @@ const MIN_REDELIVERY_SECONDS = 1;
 /** SQS's longest DelaySeconds for a new message. */
 const MAX_MESSAGE_DELAY_SECONDS = 900;
 
+/**
+ * A record that is not a valid message for its function — a body that does not parse, or a
+ * message for another loop — can never succeed, whatever the retries: it is copied to the queue's
+ * dead-letter queue and acknowledged at its first receive (dead-letter.ts). Only when the copy
+ * cannot be sent is it left to the queue's redrive policy, redelivered after this many seconds
+ * until maxReceiveCount moves it there. Valid work is never sent there by convoy: its retries
+ * follow toSqsAction.
+ */
+export const INVALID_MESSAGE_ACTION = { deadLetter: true, otherwiseRedeliverAfterSeconds: MIN_REDELIVERY_SECONDS } as const;
+
 export function toSqsAction(outcome: Outcome, context: SqsActionContext): SqsAction {
   switch (outcome.kind) {
     case 'done':

@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { BatchingSqs } from './batching.ts';
+import { sqsDeadLetters, type DeadLetterCopy } from './dead-letter.ts';
 
 /**
  * Queue set-up and the one per-record call the runtime makes, through the
@@ -72,13 +73,17 @@ export async function ensureQueueWithDlq(
 
 /**
  * The batch handler's VisibilityPort, backed by ChangeMessageVisibility; with `batching`, the
- * visibility changes of a batch's records go out together (batching.ts).
+ * visibility changes of a batch's records go out together (batching.ts). A message that can never
+ * succeed is copied to the queue's dead-letter queue (dead-letter.ts).
  */
 export function sqsVisibilityPort(sqs: SQSClient, batching?: BatchingSqs): {
   changeVisibility(queueUrl: string, receiptHandle: string, visibilitySeconds: number): Promise<void>;
   resend(queueUrl: string, body: string, delaySeconds: number): Promise<void>;
+  deadLetter(queueUrl: string, copy: DeadLetterCopy): Promise<void>;
 } {
+  const deadLetters = sqsDeadLetters(sqs);
   return {
+    deadLetter: (queueUrl, copy) => deadLetters.deadLetter(queueUrl, copy),
     async resend(queueUrl, body, delaySeconds) {
       if (batching !== undefined) return batching.sendMessage(queueUrl, body, delaySeconds);
       await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, DelaySeconds: delaySeconds }));
