@@ -3,7 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createLogger, type Logger } from '../functions/runtime/logger.ts';
+import { createLogger, type Logger } from '../platform/logger.ts';
 import { TenancySettingsError } from '../domain/tenancy/settings.ts';
 import { ManifestError } from '../infra/relay-manifests.ts';
 import { ControlPlaneBinariesNotFoundError, FUNCTIONS_USER, installCrds, startControlPlane } from './control-plane.ts';

@@ -5,7 +5,7 @@ import { createDriftHandler } from '../functions/drift/create-handler.ts';
 import { createHealthHandler } from '../functions/health/create-handler.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
 import type { FunctionConfig } from '../functions/runtime/config.ts';
-import type { Logger } from '../functions/runtime/logger.ts';
+import type { Logger } from '../platform/logger.ts';
 import type { SqsBatchHandler } from '../functions/runtime/sqs-batch-handler.ts';
 
 export function observerHandlers(

@@ -1,6 +1,6 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { Message, MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
-import type { Logger } from '../functions/runtime/logger.ts';
+import type { Logger } from '../platform/logger.ts';
 import { parseQueueArn } from '../functions/runtime/sqs-event.ts';
 import type {
   SQSBatchResponse,

@@ -3,7 +3,7 @@
  * ConfigMap (deploy/, the Helm chart, `convoy install --print`, the construct's manifests), the
  * functions' environment (the construct) and `convoy dev` (which applies the ConfigMap and runs the
  * relay and the functions from it). The functions and the relay parse them with the same
- * functions/runtime/tenancy-config.ts.
+ * platform/tenancy-config.ts.
  *
  * `tenantNamespaces` is the one setting that also shapes RBAC (functions-rbac.ts): the functions may
  * impersonate ServiceAccounts only in these namespaces, so a Release outside them cannot act on the

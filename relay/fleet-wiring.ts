@@ -18,7 +18,7 @@ import { childVerdictNotices, clusterChangeCause, releaseSetChangeCause, type Wa
 import { releaseSetTimerDue, SET_TIMER_CAUSE, type TimedReleaseSet } from '../domain/relay/set-timers.ts';
 import { orphanLeaseUids } from '../domain/runtime/lease.ts';
 import { FLEET_LOOP } from '../domain/runtime/queue-message.ts';
-import type { Logger } from '../functions/runtime/logger.ts';
+import type { Logger } from '../platform/logger.ts';
 import type { FleetLeasePort } from './fleet-leases.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { QueueSender } from './send/queue-sender.ts';

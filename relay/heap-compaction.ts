@@ -10,7 +10,7 @@
  * Needs `gc` (node --expose-gc, which the image sets: image/relay-node-flags.ts); without it
  * (convoy dev's in-process relay, tests) this does nothing.
  */
-import type { Logger } from '../functions/runtime/logger.ts';
+import type { Logger } from '../platform/logger.ts';
 
 export interface HeapCompaction {
   stop(): void;

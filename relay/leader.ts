@@ -12,7 +12,7 @@ import { createKubeClient, isKubeApiError, resourcePath } from '../adapters/kube
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { microTime } from '../adapters/kube/lease.ts';
 import { leaseDecision, observeLease, type LeaseObservation, type LeaseRecord } from '../domain/relay/leader-lease.ts';
-import type { Logger } from '../functions/runtime/logger.ts';
+import type { Logger } from '../platform/logger.ts';
 
 export const LEADER_LEASE_NAME = 'convoy-relay-leader';
 

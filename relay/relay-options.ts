@@ -6,7 +6,7 @@
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import type { LeasePort } from '../domain/runtime/lease.ts';
 import type { Loop } from '../domain/runtime/queue-message.ts';
-import type { Logger } from '../functions/runtime/logger.ts';
+import type { Logger } from '../platform/logger.ts';
 import type { FleetLeasePort } from './fleet-leases.ts';
 import type { BatchSendPort } from './send/queue-sender.ts';
 

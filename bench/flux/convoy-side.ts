@@ -5,7 +5,7 @@
 // listed everything; stops on SIGTERM.
 import { KubeConfig } from '@kubernetes/client-node';
 import { startConvoyRuntime } from '../../dev/runtime.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 
 const kc = new KubeConfig();
 kc.loadFromDefault();

@@ -20,7 +20,7 @@ import { createReconcileHandler } from '../../functions/reconcile/create-handler
 import type { FunctionClients } from '../../functions/runtime/clients.ts';
 import { functionEnvSchema } from '../../functions/runtime/config.ts';
 import { hintKey } from '../../functions/runtime/applied-hint.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { SqsBatchHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 
 export const LOOPS: readonly Loop[] = ['reconcile', 'drift', 'health'];

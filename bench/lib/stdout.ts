@@ -1,6 +1,6 @@
 /**
  * `npm run bench` prints ONE JSON document on stdout. Code under test logs to
- * stdout by default (functions/runtime/logger.ts), so while the bench runs,
+ * stdout by default (platform/logger.ts), so while the bench runs,
  * everything written to stdout goes to stderr; only the final document is
  * written to the real stdout.
  */

@@ -19,7 +19,7 @@ import { startConvoyRuntime } from '../../dev/runtime.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { parseRelease } from '../../domain/api/objects.ts';
 import { combinedVerdict } from '../../domain/status/verdict.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { log } from '../lib/stdout.ts';
 
 const EXAMPLES_TIMEOUT_MS = 120_000;

@@ -38,7 +38,7 @@ import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.t
 import { createFleetHandler } from '../../functions/fleet/create-handler.ts';
 import { hintKey } from '../../functions/runtime/applied-hint.ts';
 import { functionEnvSchema } from '../../functions/runtime/config.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
 import { inPool, startSideProcess, waitUntil } from '../flux/side-process.ts';
 import { describeRequest } from '../lib/client-requests.ts';

@@ -32,7 +32,7 @@ import { installShippedIdentities } from '../../dev/shipped-identities.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
 import { convoyApi } from '../../test/harness/releases.ts';
 import { createTenantDeployer, TENANT_DEPLOYER } from '../../test/harness/tenant-deployer.ts';

@@ -14,7 +14,7 @@ import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/clien
 import { stringify } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../../dev/control-plane.ts';
 import { startConvoyRuntime } from '../../dev/runtime.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../../test/harness/reconcile-env.ts';
 import { diffRequests, isApiserverOwn, readRequestTotals, summarize, type RequestSnapshot, type RequestSummary } from '../lib/apiserver-metrics.ts';
 import { watchApplied } from '../lib/kube.ts';

@@ -8,7 +8,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { RecordContext } from '../../functions/runtime/sqs-batch-handler.ts';
 import { measureRequests } from '../lib/apiserver-metrics.ts';
 import type { ClientRequestCounter } from '../lib/client-requests.ts';

@@ -21,7 +21,7 @@ import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime, type ConvoyRuntime } from '../../dev/runtime.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { createRepo, type FixtureFiles } from '../../test/harness/git-fixtures.ts';
 import { freshNamespace, type FreshNamespace } from '../../test/harness/kube.ts';
 import { tapQueue, type QueueTap } from '../../test/harness/queue-tap.ts';

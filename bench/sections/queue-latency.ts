@@ -4,7 +4,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startConvoyRuntime } from '../../dev/runtime.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { startReconcileEnv } from '../../test/harness/reconcile-env.ts';
 import { diffRequests, fetchMetrics, isApiserverOwn, parseSeries, summarize, timeByResource } from '../lib/apiserver-metrics.ts';
 import type { ClientRequestCounter } from '../lib/client-requests.ts';

@@ -13,7 +13,7 @@ import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime } from '../../dev/runtime.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
 import { inPool } from '../flux/side-process.ts';
 import { convoyObject, createAppNamespaces } from '../lib/app-namespaces.ts';

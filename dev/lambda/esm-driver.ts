@@ -7,7 +7,7 @@
 // a message to the DLQ exactly as the queue server does it (fauxqs implements SQS's redrive).
 // Test and dev infrastructure, not product code.
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Logger } from '../../functions/runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { SQSEvent } from '../../functions/runtime/sqs-event.ts';
 import type { QueueLoop } from '../../domain/runtime/queue-message.ts';
 import { toSqsEvent } from '../sqs-poller.ts';

@@ -19,7 +19,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { extractZip } from '../../adapters/tools/binaries.ts';
 import { QUEUE_LOOPS, type QueueLoop } from '../../domain/runtime/queue-message.ts';
-import type { Logger } from '../../functions/runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import { ownedTempPrefix } from '../stale-dirs.ts';
 import { startEmulator, type Emulator } from './emulator.ts';
 import { startEventSourceDriver, type EventSourceDriver, type InvocationRecord } from './esm-driver.ts';

@@ -16,7 +16,7 @@ import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/statu
 import type { EventRecorder } from '../../adapters/kube/events.ts';
 import { emitDriftEvents } from '../reconcile/release-events.ts';
 import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/reconcile-record.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 import { hintedRelease, hintedRender, type HintKey } from '../runtime/applied-hint.ts';
 import { runOf } from '../runtime/lease-guard.ts';

@@ -8,7 +8,7 @@ import { createGitCache } from '../../adapters/source/git-cache.ts';
 import { createTemplateSourceResolver } from '../../adapters/source/template-source.ts';
 import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import { withLeasePeek } from '../runtime/lease-guard.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
 import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';

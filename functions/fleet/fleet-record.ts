@@ -15,7 +15,7 @@ import { FleetCondition } from '../../domain/fleet/reasons.ts';
 import { done, dropped, retry, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 import { runFleetWrites } from './fleet-writes.ts';
 

@@ -10,7 +10,7 @@ import { withRollbackPin } from '../../domain/fleet/writes.ts';
 import { renderOfRevision } from '../../domain/fleet/render-of-revision.ts';
 import type { EventIntent } from '../../domain/status/release-events.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 
 export interface WriteFailure {
   readonly name: string;

@@ -4,7 +4,7 @@ import { createObserverTargetResolver } from '../../adapters/kube/observer-targe
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
 import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
 import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { sharedReleaseReads } from '../runtime/release-reads.ts';

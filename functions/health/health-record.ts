@@ -10,7 +10,7 @@ import { ClusterResolutionError } from '../../adapters/kube/cluster-resolver.ts'
 import { ObserverRequestError, type ObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
 import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
 import { loadRelease, type ReleaseSource } from '../reconcile/reconcile-record.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 import { hintedRelease, hintedRender, type HintKey } from '../runtime/applied-hint.ts';
 import { runOf } from '../runtime/lease-guard.ts';

@@ -3,7 +3,7 @@ import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
 import { createReconcilePorts } from '../../adapters/reconcile/create-ports.ts';
 import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import { loopHandler, reconcileBacklogOf, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
 import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { createPortCaches, invalidateFor } from '../../adapters/reconcile/port-caches.ts';

@@ -11,7 +11,7 @@ import { driftEvents, reconcileEvents, type EventIntent } from '../../domain/sta
 import type { Condition } from '../../domain/api/common.ts';
 import type { ReleaseSlice } from '../../domain/status/slices.ts';
 import type { EventRecorder } from '../../adapters/kube/events.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 
 export interface ObservedWrites {
   /** The ports of this run, with the target cluster recording its writes. */

@@ -7,10 +7,10 @@ import { ConfigError, type FunctionConfig } from './config.ts';
 import { hintKey, type HintKey } from './applied-hint.ts';
 import type { EksAccess } from '../../adapters/kube/target-access.ts';
 import type { TenancySettings } from '../../domain/tenancy/settings.ts';
-import { tenancyFromEnv } from './tenancy-config.ts';
+import { tenancyFromEnv } from '../../platform/tenancy-config.ts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { managementAccess } from './management-access.ts';
-import { onceAsync } from './once.ts';
+import { onceAsync } from '../../platform/once.ts';
 import { createEcrTokenSource, type EcrTokenSource } from '../../adapters/aws/ecr-token.ts';
 
 /** The clients a function container keeps between invocations. */
@@ -19,7 +19,7 @@ export interface FunctionClients {
   sqs: SQSClient;
   /** Made on first use (s3-render-store.ts): a run that never reads the store never loads the S3 SDK. */
   s3: S3ClientSource;
-  /** The installation's tenancy settings (functions/runtime/tenancy-config.ts); default DEFAULT_TENANCY. */
+  /** The installation's tenancy settings (platform/tenancy-config.ts); default DEFAULT_TENANCY. */
   tenancy?: TenancySettings | undefined;
   /** Reaches `eks` Clusters; undefined: refused. */
   eks?: EksAccess | undefined;

@@ -5,7 +5,7 @@
  * X-Ray join on — Powertools' function_request_id, cold_start and xray_trace_id
  * (powertools-logger.ts).
  */
-import { onceAsync } from './once.ts';
+import { onceAsync } from '../../platform/once.ts';
 import type { LambdaContext, LambdaLogger } from './powertools-logger.ts';
 import type { SqsBatchHandler } from './sqs-batch-handler.ts';
 import type { SQSBatchResponse, SQSEvent } from './sqs-event.ts';

@@ -18,7 +18,7 @@ import { closedHolder, closesByStatus, holderAfterEarlier, markAfter, markOfHold
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import { chainIdOf, type QueueLoop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { LeaseMarks } from './release-reads.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
 

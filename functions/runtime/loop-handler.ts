@@ -8,7 +8,7 @@ import type { QueueLoop } from '../../domain/runtime/queue-message.ts';
 import type { FunctionClients } from './clients.ts';
 import type { FunctionConfig } from './config.ts';
 import { withLease } from './lease-guard.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { LeaseMarks } from './release-reads.ts';
 import { withRunMetrics } from './run-metrics.ts';
 import { createNotifier } from './notifier.ts';

@@ -16,7 +16,7 @@
  */
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { ConstructorOptions } from '@aws-lambda-powertools/logger/types';
-import { serializeError, type LogFields, type Logger, type LogLevel } from './logger.ts';
+import { serializeError, type LogFields, type Logger, type LogLevel } from '../../platform/logger.ts';
 
 /** The part of the Lambda context object the log lines carry (what Powertools reads from it). */
 export interface LambdaContext {

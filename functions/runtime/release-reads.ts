@@ -20,7 +20,7 @@ import { dropped, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { ReleaseSource } from '../reconcile/reconcile-record.ts';
 import { hintedRelease, hintProblem, type HintKey } from './applied-hint.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
 
 export interface LeaseMarks {

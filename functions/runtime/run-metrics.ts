@@ -14,7 +14,7 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { RecordHandler } from './sqs-batch-handler.ts';
 
 export const EMF_NAMESPACE = 'Convoy';

@@ -5,7 +5,7 @@ import { retry } from '../../domain/runtime/outcome.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import { parseQueueMessage, resentMessageBody } from '../../domain/runtime/queue-message.ts';
 import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import { queueUrlFromArn } from './sqs-event.ts';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from './sqs-event.ts';
 

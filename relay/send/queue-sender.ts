@@ -8,7 +8,7 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandOutput, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { createCoalesceBuffer, FLEET_COALESCE_RULE, type CoalescedSend, type ReleaseKey } from '../../domain/relay/coalesce.ts';
 import { asciiJson, FLEET_LOOP, queueMessageBody, QUEUE_LOOPS, QUEUE_MESSAGE_VERSION, type Loop, type QueueLoop } from '../../domain/runtime/queue-message.ts';
-import type { Logger } from '../../functions/runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
 
 /** The one SQS call the sender makes; an SQSClient fits. */

@@ -12,7 +12,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/group-version.ts';
 import { parseRelease } from '../../domain/api/objects.ts';
 import { WATCH_LABEL_SELECTOR, type DependencyKind } from '../../domain/relay/affected-releases.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
-import type { Logger } from '../../functions/runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { pagedList } from './list-watch.ts';
 import { metadataOnlyListWatch } from './metadata-only.ts';

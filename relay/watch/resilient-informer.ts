@@ -21,7 +21,7 @@
  * its own errors, so a failing handler never ends a watch.
  */
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
-import type { Logger } from '../../functions/runtime/logger.ts';
+import type { Logger } from '../../platform/logger.ts';
 import { createListWatch as createKubeListWatch, kubeWatch, type KubeObjectLike, type ListFunction, type ListWatchLike } from './list-watch.ts';
 
 export type InformerEventType = 'added' | 'modified' | 'deleted';

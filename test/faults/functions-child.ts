@@ -12,7 +12,7 @@ import { createHealthHandler } from '../../functions/health/create-handler.ts';
 import { createReconcileHandler } from '../../functions/reconcile/create-handler.ts';
 import { functionEnvSchema } from '../../functions/runtime/config.ts';
 import { hintKey } from '../../functions/runtime/applied-hint.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { duplicating } from './duplicating-sqs.ts';
 
 export interface ChildConfig {

@@ -17,7 +17,7 @@ import type { Release } from '../../domain/api/objects.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import { installCrds, startControlPlane, type ControlPlane } from '../../dev/control-plane.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
 import { createRepo } from '../harness/git-fixtures.ts';
 import { convoyApi } from '../harness/releases.ts';

@@ -38,7 +38,7 @@ import type { Loop, QueueLoop, QueueMessage } from '../../domain/runtime/queue-m
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime, type ConvoyRuntime, type RuntimeOptions } from '../../dev/runtime.ts';
 import { prepareLambdaFunctions, type LambdaFunctions, type LambdaFunctionsOptions } from '../../dev/lambda/lambda-functions.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { commitFiles, createRepo, type FixtureFiles } from './git-fixtures.ts';
 import { freshNamespace, type FreshNamespace } from './kube.ts';
 import { convoyApi } from './releases.ts';

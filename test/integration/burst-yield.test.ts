@@ -31,7 +31,7 @@ import { createReconcileHandler } from '../../functions/reconcile/create-handler
 import { hintKey } from '../../functions/runtime/applied-hint.ts';
 import type { FunctionClients } from '../../functions/runtime/clients.ts';
 import { functionEnvSchema } from '../../functions/runtime/config.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { SqsBatchHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { releaseCondition, statusManagerOf } from '../harness/status-managers.ts';

@@ -12,7 +12,7 @@ import { EXAMPLES_NAMESPACE, provideExampleSources } from '../../dev/dev-example
 import { buildExampleRepos } from '../../dev/example-repos.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime, type ConvoyRuntime } from '../../dev/runtime.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi } from '../harness/releases.ts';
 import { until } from '../harness/runtime-env.ts';

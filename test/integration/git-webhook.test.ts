@@ -8,7 +8,7 @@ import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { ReleaseKey } from '../../domain/relay/coalesce.ts';
 import { LOOPS, parseQueueMessage, type Loop, type QueueLoop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { createApiApp } from '../../relay/http/app.ts';
 import { createKubeAuthenticator } from '../../relay/http/auth.ts';
 import { createGitWebhookHandler, createKubeWebhookReleaseSource } from '../../relay/http/git-hooks.ts';

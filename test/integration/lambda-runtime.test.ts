@@ -13,7 +13,7 @@ import type { Release } from '../../domain/api/objects.ts';
 import type { QueueLoop } from '../../domain/runtime/queue-message.ts';
 import { settleInvocation } from '../../dev/lambda/batch-semantics.ts';
 import { startEventSourceDriver } from '../../dev/lambda/esm-driver.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 
 const configMap = (name: string, data = 'v') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {k: ${data}}\n`;
 const condition = (release: Release, type: string) => release.status?.conditions?.find((c) => c.type === type);

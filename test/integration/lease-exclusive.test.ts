@@ -24,7 +24,7 @@ import type { ReleaseSlice } from '../../domain/status/slices.ts';
 import { releaseSliceWith } from '../harness/release-slice.ts';
 import { createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
 import { runOf, withLease } from '../../functions/runtime/lease-guard.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { sharedReleaseReads } from '../../functions/runtime/release-reads.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';

@@ -17,7 +17,7 @@ import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import { parseQueueMessage, resentMessageBody, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { withLease } from '../../functions/runtime/lease-guard.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 

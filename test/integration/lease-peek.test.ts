@@ -16,7 +16,7 @@ import { leaseName } from '../../domain/runtime/lease.ts';
 import { done, dropped, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { withLease, withLeasePeek } from '../../functions/runtime/lease-guard.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 

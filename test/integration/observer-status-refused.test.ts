@@ -11,7 +11,7 @@ import type { AnySlice } from '../../domain/status/slices.ts';
 import { createDriftRecordHandler } from '../../functions/drift/drift-record.ts';
 import { createHealthRecordHandler } from '../../functions/health/health-record.ts';
 import { createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';

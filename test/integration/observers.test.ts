@@ -14,7 +14,7 @@ import type { Loop } from '../../domain/runtime/queue-message.ts';
 import { createDriftRecordHandler } from '../../functions/drift/drift-record.ts';
 import { createHealthRecordHandler } from '../../functions/health/health-record.ts';
 import { createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { FAIL_LABEL } from '../../dev/control-plane.ts';

@@ -19,7 +19,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { FLEET_COALESCE_RULE } from '../../domain/relay/coalesce.ts';
 import { LOOPS, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { relayManifests, RELAY_SERVICE_ACCOUNT, type KubeManifest } from '../../infra/relay-manifests.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';

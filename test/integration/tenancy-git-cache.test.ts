@@ -20,7 +20,7 @@ import type { Release } from '../../domain/api/objects.ts';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import { parseTenancySettings, type TenancySettings } from '../../domain/tenancy/settings.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { createReconcileRecordHandler, createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
 import { createRepo } from '../harness/git-fixtures.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';

@@ -17,7 +17,7 @@ import type { EksAccess, EksClusterRef } from '../../adapters/kube/target-access
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import { DEFAULT_TENANCY, parseTenancySettings, type TenancySettings } from '../../domain/tenancy/settings.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { createReconcileRecordHandler, createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi } from '../harness/releases.ts';

@@ -12,7 +12,7 @@ import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, S
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOOPS, parseQueueMessage, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
-import { createLogger } from '../../functions/runtime/logger.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { relayManifests, RELAY_SERVICE_ACCOUNT, type KubeManifest } from '../../infra/relay-manifests.ts';
 import { createApiApp } from '../../relay/http/app.ts';
 import { createKubeAuthenticator } from '../../relay/http/auth.ts';

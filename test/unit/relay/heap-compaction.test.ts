@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import { compactHeapWhenReady } from '../../../relay/heap-compaction.ts';
 
 afterEach(() => {

@@ -2,7 +2,7 @@ import type { SendMessageBatchCommand, SendMessageBatchCommandOutput, SendMessag
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { parseQueueMessage } from '../../../domain/runtime/queue-message.ts';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import { createRelayMetrics } from '../../../relay/metrics.ts';
 import { createQueueSender, isRetryable, type BatchSendPort } from '../../../relay/send/queue-sender.ts';
 

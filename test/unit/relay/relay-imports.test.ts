@@ -13,7 +13,7 @@ describe("the relay's modules", () => {
       import { registerHooks } from 'node:module';
       const seen = [];
       registerHooks({ resolve(specifier, context, next) { if (specifier.startsWith('@kubernetes/client-node')) seen.push(context.parentURL); return next(specifier, context); } });
-      for (const file of ['relay/relay.ts', 'relay/kube-config.ts', 'relay/http/app.ts', 'relay/http/auth.ts', 'relay/http/release-api.ts', 'relay/http/git-hooks.ts', 'relay/http/user-cluster.ts', 'relay/http/serve.ts', 'adapters/store/s3-render-store.ts', 'functions/runtime/tenancy-config.ts']) await import('./' + file);
+      for (const file of ['relay/relay.ts', 'relay/kube-config.ts', 'relay/http/app.ts', 'relay/http/auth.ts', 'relay/http/release-api.ts', 'relay/http/git-hooks.ts', 'relay/http/user-cluster.ts', 'relay/http/serve.ts', 'adapters/store/s3-render-store.ts', 'platform/tenancy-config.ts']) await import('./' + file);
       console.log(JSON.stringify(seen));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
     expect(JSON.parse(out.trim().split('\n').at(-1) ?? '[]')).toEqual([]);

@@ -1,6 +1,6 @@
 import type { ErrorCallback, KubernetesListObject, KubernetesObject, ObjectCallback } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import type { ListFunction, ListWatchLike } from '../../../relay/watch/list-watch.ts';
 import { createResilientInformer, type InformerEvent } from '../../../relay/watch/resilient-informer.ts';
 

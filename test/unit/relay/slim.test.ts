@@ -6,7 +6,7 @@ import { affectedReleases } from '../../../domain/relay/affected-releases.ts';
 import { releaseChangeCause } from '../../../domain/relay/release-events.ts';
 import { dueTimes, observersNotified } from '../../../domain/relay/timers.ts';
 import { reconcileUpToDate } from '../../../domain/relay/up-to-date.ts';
-import type { Logger } from '../../../functions/runtime/logger.ts';
+import type { Logger } from '../../../platform/logger.ts';
 import { renderReleaseGauges } from '../../../relay/release-gauges.ts';
 import { createListWatch } from '../../../relay/watch/list-watch.ts';
 import { createResilientInformer } from '../../../relay/watch/resilient-informer.ts';

@@ -10,7 +10,7 @@ import { done, requeueAfter } from '../../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
 import { toSqsAction } from '../../../adapters/sqs/outcome-actions.ts';
 import { withBurstYield } from '../../../functions/runtime/burst-guard.ts';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';
 

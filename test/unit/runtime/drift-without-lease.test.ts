@@ -12,7 +12,7 @@ import { FieldManager } from '../../../domain/status/field-managers.ts';
 import type { AnySlice } from '../../../domain/status/slices.ts';
 import { createDriftRecordHandler, createDriftWithoutLease } from '../../../functions/drift/drift-record.ts';
 import { appliedHint, hintKey, sealHint } from '../../../functions/runtime/applied-hint.ts';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';
 import { appliedStatus, configMap, deployment, liveDeploymentDone, NOW, RENDER_A, release } from '../observe/fixtures.ts';

@@ -16,7 +16,7 @@ import { createDriftRecordHandler } from '../../../functions/drift/drift-record.
 import { createHealthRecordHandler } from '../../../functions/health/health-record.ts';
 import type { ReleaseSource } from '../../../functions/reconcile/reconcile-record.ts';
 import { appliedHint, hintKey, sealHint } from '../../../functions/runtime/applied-hint.ts';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';
 import { appliedStatus, configMap, deployment, liveDeploymentDone, NOW, RENDER_A, release } from '../observe/fixtures.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../../functions/runtime/logger.ts';
-import type { LoggerOptions } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
+import type { LoggerOptions } from '../../../platform/logger.ts';
 
 function capture(options: Omit<LoggerOptions, 'write' | 'now'> = {}) {
   const lines: string[] = [];

@@ -10,7 +10,7 @@ import { FieldManager } from '../../../domain/status/field-managers.ts';
 import { parseRelease } from '../../../domain/api/objects.ts';
 import type { ReleaseSource } from '../../../functions/reconcile/reconcile-record.ts';
 import { appliedHint, hintKey, type HintKey } from '../../../functions/runtime/applied-hint.ts';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import { sharedReleaseReads } from '../../../functions/runtime/release-reads.ts';
 import type { RecordContext, RecordHandler } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';

@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Outcome } from '../../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import { withRunMetrics } from '../../../functions/runtime/run-metrics.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';
 import { captureProcessOutput } from './process-output.ts';

@@ -3,7 +3,7 @@ import { done, dropped, requeueAfter, retry, stop } from '../../../domain/runtim
 import type { Outcome } from '../../../domain/runtime/outcome.ts';
 import { queueMessageBody } from '../../../domain/runtime/queue-message.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
-import { createLogger } from '../../../functions/runtime/logger.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import { createSqsBatchHandler } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { RecordHandler, SqsBatchHandlerOptions } from '../../../functions/runtime/sqs-batch-handler.ts';
 import { queueUrlFromArn } from '../../../functions/runtime/sqs-event.ts';

@@ -1,7 +1,7 @@
 // CONVOY_INSECURE_REGISTRIES: which OCI registries a Release may reach over plain HTTP (insecure: true).
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TENANCY, insecureRegistryAllowed, TenancySettingsError } from '../../../domain/tenancy/settings.ts';
-import { tenancyFromEnv } from '../../../functions/runtime/tenancy-config.ts';
+import { tenancyFromEnv } from '../../../platform/tenancy-config.ts';
 import { tenancyEnvironment } from '../../../infra/installation-settings.ts';
 import { devSettings } from '../../../dev/dev-settings.ts';
 

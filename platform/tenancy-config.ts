@@ -1,4 +1,4 @@
-import { parseTenancySettings, type TenancySettings } from '../../domain/tenancy/settings.ts';
+import { parseTenancySettings, type TenancySettings } from '../domain/tenancy/settings.ts';
 
 /**
  * The installation's tenancy settings from the environment (the construct, the install
