@@ -3,7 +3,26 @@ import { findCondition } from '../status/conditions.ts';
 import { AppliedReason, ConditionType } from '../status/reasons.ts';
 import { combinedVerdict } from '../status/verdict.ts';
 import { durationMs } from './durations.ts';
-import { halt, type Halt } from './halt.ts';
+import { attempt, halt, isHalt, type Halt } from './halt.ts';
+import type { SyncRun } from './run.ts';
+import { errorMessage } from './stops.ts';
+
+/**
+ * Step "Cluster wave": a new render waits for the Releases of lower waves on the same Cluster
+ * (rows "Cluster wave: wait" and "… timeout"). Wave 0 (the default, and the lowest) never
+ * waits, so it never lists its namespace; neither does a rollout already under way, nor the
+ * render last applied.
+ */
+export async function awaitClusterWaves(run: SyncRun): Promise<Halt | undefined> {
+  const { release, renderRef } = run;
+  if (release.spec.clusterWave <= 0 || run.inFlight || release.status?.lastSuccessful?.renderRef === renderRef) return undefined;
+  const others = await attempt(
+    () => run.ports.releases.inNamespace(release.metadata.namespace ?? 'default'),
+    (e) => halt('applyFailed', `listing the Releases of the namespace for cluster waves failed: ${errorMessage(e)}`, e),
+  );
+  if (isHalt(others)) return others;
+  return clusterWaveGate(release, others, run.now);
+}
 
 /**
  * Cluster waves: a Release waits until every Release of a lower

@@ -1,19 +1,19 @@
 import type { Attempt, Condition, HookStatus, LifecycleHook, Release } from '../api/index.ts';
-import { durationMs } from './durations.ts';
 import type { RetryBackoffPolicy } from '../runtime/backoff.ts';
 import { requeueAfter, retry, stop, done, type Outcome } from '../runtime/outcome.ts';
-import { nextCondition, toRfc3339 } from '../status/conditions.ts';
-import { AppliedReason, ConditionType, LifecycleReason, appliedTrueReasons } from '../status/reasons.ts';
-import { ownedConditions, type ReleaseSlice } from '../status/slices.ts';
-import { observersRideOnReconcile } from '../status/observer-ticks.ts';
-import { FieldManager } from '../status/field-managers.ts';
-import type { ApplyCounts } from './progress.ts';
+import { toRfc3339 } from '../status/conditions.ts';
+import type { ReleaseSlice } from '../status/slices.ts';
 import { Annotation, annotationOf, RENDER_REF } from './annotations.ts';
+import { conditionsOf } from './conclude-conditions.ts';
+import { notifyCauseOf } from './conclude-notify.ts';
+import { durationMs } from './durations.ts';
 import type { Halt } from './halt.ts';
-import type { PinState, Resolved } from './prepare-render.ts';
-import type { RolloutProgress } from './rollout.ts';
-import { ROLLOUT_RECHECK_MS, Stops } from './stops.ts';
 import type { RetentionPolicy } from './ports.ts';
+import type { ApplyCounts } from './progress.ts';
+import type { PinState, Resolved } from './resolved.ts';
+import type { Rollout, RolloutProgress } from './rollout.ts';
+import { sliceAsFound } from './slice-as-found.ts';
+import { ROLLOUT_RECHECK_MS, Stops, type StopRow } from './stops.ts';
 
 /** Everything a reconcile learned, however far it got. */
 export interface ReconcileEnd {
@@ -59,17 +59,26 @@ export interface ReconcileDecision {
  * runtime retries with backoff, rechecks, or stops.
  */
 export function conclude(end: ReconcileEnd): ReconcileDecision {
-  const { release, now, halt } = end;
-  const status = release.status ?? {};
-  const row = halt === undefined ? undefined : Stops[halt.halt];
+  const row = end.halt === undefined ? undefined : Stops[end.halt.halt];
+  const rollout = end.progress?.rollout ?? end.release.status?.rollout;
+  const slice = sliceOf(end, attemptOf(end, row), rollout, conditionsOf(end, row, rollout));
+  const notifyCause = notifyCauseOf(end, slice);
+  return {
+    slice,
+    outcome: outcomeOf(end, row, rollout?.state),
+    notify: notifyCause === undefined ? [] : ['health', 'drift'],
+    ...(notifyCause === undefined ? {} : { notifyCause }),
+  };
+}
+
+/** status.lastAttempted: this run's time, what it resolved, its phase and, for a failure, the stop row's stage and reason. */
+function attemptOf(end: ReconcileEnd, row: StopRow | undefined): Attempt {
+  const { halt } = end;
   const phase: Attempt['phase'] = row === undefined ? 'Succeeded' : row.stage === undefined ? '' : 'Failed';
-  const lastAttempted: Attempt = {
-    attemptedAt: toRfc3339(now),
+  return {
+    attemptedAt: toRfc3339(end.now),
     phase,
-    ...(end.resolved.source ? { resolvedSource: end.resolved.source } : {}),
-    ...(end.resolved.cluster ? { resolvedCluster: end.resolved.cluster } : {}),
-    ...(end.resolved.mutations ? { resolvedMutations: end.resolved.mutations } : {}),
-    ...(end.resolved.renderRef ? { renderRef: end.resolved.renderRef } : {}),
+    ...resolvedFields(end.resolved),
     ...(row?.stage !== undefined && halt !== undefined
       ? {
           failure: {
@@ -81,35 +90,27 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
         }
       : {}),
   };
-  const succeeded = phase === 'Succeeded';
-  const rollout = end.progress?.rollout ?? status.rollout;
-  const applied = appliedCondition(end, row?.reason ?? AppliedReason.Applied);
-  const generation = release.metadata.generation ?? 0;
-  const conditions: Condition[] = [
-    nextCondition(status.conditions, applied, { generation, now }),
-  ];
-  if (release.spec.failurePolicy !== undefined && rollout !== undefined) {
-    conditions.push(
-      nextCondition(
-        status.conditions,
-        {
-          type: ConditionType.RolloutSucceeded,
-          status: rollout.state === 'Succeeded' ? 'True' : 'False',
-          reason: rollout.state,
-          message: `rollout of ${rollout.renderRef} is ${rollout.state}${rollout.wave !== undefined ? ` (wave ${rollout.wave})` : ''}`,
-        },
-        { generation, now },
-      ),
-    );
-  }
-  const hookEntries = end.lifecycle?.status ?? status.lifecycle?.hooks;
-  const lifecycleInput = lifecycleCondition(end, hookEntries);
-  if (lifecycleInput !== undefined) conditions.push(nextCondition(status.conditions, lifecycleInput, { generation, now }));
+}
 
+/** The resolved* fields of status.lastAttempted: what the run found before it stopped. */
+function resolvedFields(resolved: Resolved): Pick<Attempt, 'resolvedSource' | 'resolvedCluster' | 'resolvedMutations' | 'renderRef'> {
+  return {
+    ...(resolved.source ? { resolvedSource: resolved.source } : {}),
+    ...(resolved.cluster ? { resolvedCluster: resolved.cluster } : {}),
+    ...(resolved.mutations ? { resolvedMutations: resolved.mutations } : {}),
+    ...(resolved.renderRef ? { renderRef: resolved.renderRef } : {}),
+  };
+}
+
+/** The convoy-release slice at the end of a run: every field it owns, decided from the run and the status it found. */
+function sliceOf(end: ReconcileEnd, lastAttempted: Attempt, rollout: Rollout | undefined, conditions: Condition[]): ReleaseSlice {
+  const { release, halt } = end;
+  const status = release.status ?? {};
+  const succeeded = lastAttempted.phase === 'Succeeded';
   const pinnedRef = annotationOf(release, Annotation.pin);
-  const slice: ReleaseSlice = {
-    observedGeneration: generation,
-    reconciledAt: toRfc3339(now),
+  return {
+    observedGeneration: release.metadata.generation ?? 0,
+    reconciledAt: toRfc3339(end.now),
     lastAttempted,
     // After a rollback the last healthy render is what runs on the cluster.
     lastSuccessful:
@@ -137,43 +138,6 @@ export function conclude(end: ReconcileEnd): ReconcileDecision {
     lastHandledForceSyncAt: end.handledForceSyncAt ?? status.lastHandledForceSyncAt,
     conditions,
   };
-
-  const newRender =
-    (succeeded && end.upToDateMessage === undefined && lastAttempted.renderRef !== status.lastSuccessful?.renderRef) ||
-    (halt?.halt === 'rolledBack' && status.rollout?.state !== 'RolledBack');
-  // The current render changed (a new render waits at a wave, for a hook, for /sync, or failed to
-  // apply): the observers hear it at once, so Healthy turns Pending (and InSync follows) within
-  // seconds rather than at their next interval tick.
-  const currentChanged = lastAttempted.renderRef !== undefined && lastAttempted.renderRef !== status.lastAttempted?.renderRef;
-  // The same render applied again over objects that differed (drift corrected, a deleted object
-  // re-created): InSync (and Healthy) are recomputed right away, as after an apply, instead of
-  // staying False until the drift loop's next interval tick (issue 23).
-  const rewritten = end.progress?.written ?? 0;
-  const corrected = succeeded && !newRender && !currentChanged && rewritten > 0;
-  // A new metadata.generation (a resume, any spec edit that leaves the render as it was): the
-  // observers' conditions carry the old generation until they run again, and the combined verdict
-  // waits for every condition's observedGeneration; told now, they follow within one run each.
-  const generationChanged = status.observedGeneration !== generation;
-  const renderRef = lastAttempted.renderRef ?? '';
-  // Settled (the render applied, nothing in progress): this run just checked every object, so the
-  // observers' interval checks ride on it (domain/status/observer-ticks.ts; issue 24 item 1).
-  const settled = observersRideOnReconcile(slice);
-  const notifyCause =
-    newRender || currentChanged
-      ? `applied ${renderRef}`.trim()
-      : corrected
-        ? `corrected ${renderRef}: ${rewritten} objects applied again`
-        : generationChanged
-          ? `generation ${generation} handled (was ${status.observedGeneration ?? 'none'})`
-          : settled
-            ? `settled ${renderRef}: the observers' interval checks ride on this reconcile`
-            : undefined;
-  return {
-    slice,
-    outcome: outcomeOf(end, row, rollout?.state),
-    notify: notifyCause === undefined ? [] : ['health', 'drift'],
-    ...(notifyCause === undefined ? {} : { notifyCause }),
-  };
 }
 
 /**
@@ -189,32 +153,13 @@ export function concludeProgress(
   counts: ApplyCounts,
   at: Date,
 ): ReleaseSlice {
-  const status = begun.release.status ?? {};
-  const owned: readonly string[] = ownedConditions[FieldManager.release];
   const lastAttempted: Attempt = {
     attemptedAt: toRfc3339(begun.now),
     phase: 'Syncing',
-    ...(begun.resolved.source ? { resolvedSource: begun.resolved.source } : {}),
-    ...(begun.resolved.cluster ? { resolvedCluster: begun.resolved.cluster } : {}),
-    ...(begun.resolved.mutations ? { resolvedMutations: begun.resolved.mutations } : {}),
-    ...(begun.resolved.renderRef ? { renderRef: begun.resolved.renderRef } : {}),
+    ...resolvedFields(begun.resolved),
     progress: { total: counts.total, checked: counts.checked, applied: counts.applied, updatedAt: toRfc3339(at) },
   };
-  return {
-    observedGeneration: status.observedGeneration,
-    reconciledAt: status.reconciledAt,
-    lastAttempted,
-    lastSuccessful: status.lastSuccessful,
-    lastHealthy: status.lastHealthy,
-    rollout: status.rollout,
-    pin: status.pin,
-    waves: status.waves,
-    lifecycle: status.lifecycle,
-    resolvedRetentionPolicy: status.resolvedRetentionPolicy,
-    lastHandledSyncAt: status.lastHandledSyncAt,
-    lastHandledForceSyncAt: status.lastHandledForceSyncAt,
-    conditions: (status.conditions ?? []).filter((c) => owned.includes(c.type)),
-  };
+  return { ...sliceAsFound(begun.release.status), lastAttempted };
 }
 
 /**
@@ -235,38 +180,7 @@ function printable(value: string): string {
   return [...value].slice(0, 100).map((ch) => (/^[\x20-\x7e]$/.test(ch) ? ch : '?')).join('');
 }
 
-/** LifecycleSucceeded: present when the Release has hooks; about the hooks of the current render. */
-function lifecycleCondition(end: ReconcileEnd, entries: readonly HookStatus[] | undefined) {
-  if (end.release.spec.lifecycleRef === undefined) return undefined;
-  const renderRef = end.resolved.renderRef;
-  const current = (entries ?? []).filter((h) => h.renderRef === renderRef);
-  if (current.length === 0 && end.lifecycle === undefined) return undefined;
-  const ignored = new Set((end.lifecycle?.hooks ?? []).filter((h) => h.onFailure === 'Ignore').map((h) => h.name));
-  const failed = current.find((h) => h.state === 'Failed' && !ignored.has(h.name));
-  if (failed) {
-    return { type: ConditionType.LifecycleSucceeded, status: 'False' as const, reason: LifecycleReason.HookFailed, message: `${failed.phase} hook ${failed.name} failed: ${failed.message ?? ''}`.trim() };
-  }
-  const running = current.filter((h) => h.state === 'Running' || h.state === 'Pending');
-  if (running.length > 0) {
-    return { type: ConditionType.LifecycleSucceeded, status: 'False' as const, reason: LifecycleReason.Running, message: `hooks running: ${running.map((h) => `${h.phase}/${h.name}`).join(', ')}` };
-  }
-  return { type: ConditionType.LifecycleSucceeded, status: 'True' as const, reason: LifecycleReason.Succeeded, message: `${current.length} hooks of ${renderRef ?? 'the render'} succeeded` };
-}
-
-function appliedCondition(end: ReconcileEnd, reason: AppliedReason) {
-  const message =
-    end.halt?.message ??
-    end.upToDateMessage ??
-    `applied ${end.resolved.renderRef ?? 'the render'}${end.progress ? ` (${end.progress.written} objects written; rollout ${end.progress.rollout.state})` : ''}`;
-  return {
-    type: ConditionType.Applied,
-    status: appliedTrueReasons.has(reason) ? ('True' as const) : ('False' as const),
-    reason,
-    message,
-  };
-}
-
-function outcomeOf(end: ReconcileEnd, row: (typeof Stops)[keyof typeof Stops] | undefined, rolloutState: string | undefined): Outcome {
+function outcomeOf(end: ReconcileEnd, row: StopRow | undefined, rolloutState: string | undefined): Outcome {
   if (row === undefined) {
     return rolloutState === 'Progressing' ? requeueAfter(ROLLOUT_RECHECK_MS, 'rollout Progressing') : done();
   }

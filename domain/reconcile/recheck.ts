@@ -20,11 +20,11 @@ import { planWaves } from '../render/order.ts';
 import { requeueAfter, type Outcome } from '../runtime/outcome.ts';
 import { AppliedReason, ConditionType } from '../status/reasons.ts';
 import { toRfc3339 } from '../status/conditions.ts';
-import { FieldManager } from '../status/field-managers.ts';
-import { ownedConditions, type ReleaseSlice } from '../status/slices.ts';
+import type { ReleaseSlice } from '../status/slices.ts';
 import { Annotation, annotationOf, hasUnansweredSyncRequest, isNewRequest } from './annotations.ts';
 import { durationMs } from './durations.ts';
 import type { ReconcilePorts } from './ports.ts';
+import { sliceAsFound } from './slice-as-found.ts';
 import { ROLLOUT_RECHECK_MS } from './stops.ts';
 
 /** Why the Release is a plain wait on a wave's health, or undefined when the full reconcile must run. */
@@ -52,24 +52,9 @@ export function waitingWave(release: Release, now: Date): { renderRef: string; w
  * also when it waits).
  */
 export function recheckSlice(release: Release, now: Date): ReleaseSlice {
-  const status = release.status ?? {};
-  const owned: readonly string[] = ownedConditions[FieldManager.release];
   const at = toRfc3339(now);
-  return {
-    observedGeneration: status.observedGeneration,
-    reconciledAt: at,
-    lastAttempted: status.lastAttempted === undefined ? undefined : { ...status.lastAttempted, attemptedAt: at },
-    lastSuccessful: status.lastSuccessful,
-    lastHealthy: status.lastHealthy,
-    rollout: status.rollout,
-    pin: status.pin,
-    waves: status.waves,
-    lifecycle: status.lifecycle,
-    resolvedRetentionPolicy: status.resolvedRetentionPolicy,
-    lastHandledSyncAt: status.lastHandledSyncAt,
-    lastHandledForceSyncAt: status.lastHandledForceSyncAt,
-    conditions: (status.conditions ?? []).filter((c) => owned.includes(c.type)),
-  };
+  const found = sliceAsFound(release.status);
+  return { ...found, reconciledAt: at, lastAttempted: found.lastAttempted === undefined ? undefined : { ...found.lastAttempted, attemptedAt: at } };
 }
 
 /** Workloads first (they are what a wave waits for), then other kinds with a health rule, then the rest. */
