@@ -1,6 +1,6 @@
 /**
  * Our `Logger` port backed by Powertools for AWS Lambda Logger, for the functions on Lambda
- * (`convoy dev`, tests and the relay keep logger.ts). Every line carries Powertools' standard
+ * (`convoy dev`, tests and the relay keep platform/logger.ts). Every line carries Powertools' standard
  * keys: the Lambda context of the current invocation (function_request_id, cold_start,
  * function_name, function_arn, function_memory_size; set by `addContext` at the start of each
  * invocation, see lambda-entry.ts) and xray_trace_id (read from `_X_AMZN_TRACE_ID` per line).
