@@ -13,9 +13,10 @@ import { toRfc3339 } from '../status/conditions.ts';
 import { failingEntry } from './failing.ts';
 import type { Member } from './generate-fleet.ts';
 import { FleetAnnotation } from './labels.ts';
+import { event, frozen, names, rollbackWrites, sortMembers, succeededMessage, writesFor, type Sorted } from './rollout-members.ts';
 import type { StepPlan } from './steps.ts';
 import { BATCH_RECHECK_SECONDS, type FleetStopName } from './stops.ts';
-import { hasRollbackPin, isApplied, withRollbackPin, type ChildWrite } from './writes.ts';
+import type { ChildWrite } from './writes.ts';
 import { readRollbackRequest } from './rollback-request.ts';
 import { RolloutReason } from './reasons.ts';
 import type { FailingCluster } from '../api/release-set.ts';
@@ -51,72 +52,6 @@ export interface RolloutOutcome {
   /** The failing list of a failure found earlier, kept as it was (the rollback may have made the children well). */
   readonly frozenFailing?: Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'>;
   readonly events: readonly EventIntent[];
-}
-
-type Sorted = {
-  ready: Member[];
-  failed: Member[];
-  inFlight: Member[];
-  pending: Member[];
-  held: Member[];
-};
-
-function sortMembers(members: readonly Member[]): Sorted {
-  const out: Sorted = { ready: [], failed: [], inFlight: [], pending: [], held: [] };
-  for (const m of members) {
-    const s = m.state;
-    if (s.kind === 'held') out.held.push(m);
-    else if (s.kind === 'missing' || s.kind === 'outdated') out.pending.push(m);
-    else if (s.verdict.ready) out.ready.push(m);
-    else if (s.verdict.kind === 'failure') out.failed.push(m);
-    else out.inFlight.push(m);
-  }
-  return out;
-}
-
-const names = (members: readonly Member[], max = 10): string => {
-  const shown = members.slice(0, max).map((m) => m.cluster.name);
-  return members.length > max ? `${shown.join(', ')} and ${members.length - max} more` : shown.join(', ');
-};
-
-const event = (type: 'Normal' | 'Warning', reason: string, note: string): EventIntent => ({ type, reason, action: 'Rollout', note });
-
-/**
- * An apply of a Cluster's child: create, update to the revision, or restore a child at the revision
- * that differs from what the set would write now: edited by hand, or its Cluster's annotations or
- * labels changed what `${cluster.…}` gives (same revision; docs/fleet.md "The model").
- */
-function applyWrite(m: Member): ChildWrite | undefined {
-  const s = m.state;
-  if (s.kind === 'missing') return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'create', release: m.desired };
-  if (s.kind === 'outdated') return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'update', release: m.desired };
-  if (s.kind === 'updated' && !isApplied(m.desired, s.release)) return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'restore', release: m.desired };
-  return undefined;
-}
-
-const writesFor = (members: readonly Member[]): ChildWrite[] => members.map(applyWrite).filter((w): w is ChildWrite => w !== undefined);
-
-/** Children of this rollout back to `target`: those that recorded being at it before this revision. */
-function rollbackWrites(members: readonly Member[], target: Revision): { writes: ChildWrite[]; pinned: number; notPossible: Member[] } {
-  const writes: ChildWrite[] = [];
-  const notPossible: Member[] = [];
-  let pinned = 0;
-  for (const m of members) {
-    if (m.state.kind !== 'updated') continue;
-    const annotations = m.state.release.metadata.annotations ?? {};
-    if (annotations[FleetAnnotation.previousRevision] !== target.id) {
-      notPossible.push(m);
-      continue;
-    }
-    if (hasRollbackPin(m.state.release)) {
-      pinned++;
-      continue;
-    }
-    const renderRef = annotations[FleetAnnotation.previousRender];
-    const release = renderRef === undefined ? m.desired : withRollbackPin(m.desired, renderRef);
-    writes.push({ action: 'rollback', name: m.name, cluster: m.cluster.name, toRevision: target, renderRef, release });
-  }
-  return { writes, pinned, notPossible };
 }
 
 /**
@@ -177,23 +112,8 @@ function advance(input: RolloutInput): RolloutOutcome {
   const stepMembers = (k: number) => members.filter((m) => m.step === k);
   const last = steps.length - 1;
 
-  // Terminal states of this revision.
-  if (before?.state === 'Succeeded') {
-    const writes = input.rollout.paused ? [] : writesFor(members);
-    return { rollout: before, stop: 'succeeded', message: succeededMessage(revision, members.length), writes, succeeded: true, finishedAt, events };
-  }
-  if (before?.state === 'Halted') {
-    const message = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded')?.message ?? `the rollout of revision ${revision.id} halted`;
-    return { rollout: before, stop: 'stepFailed', message, writes: [], succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
-  }
-  if (before?.state === 'RolledBack') {
-    const target = previous?.lastSucceededRevision;
-    const rb = target === undefined ? { writes: [] } : rollbackWrites(members, target);
-    const condition = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded');
-    const message = condition?.message ?? `the rollout of revision ${revision.id} was rolled back`;
-    const stop = condition?.reason === RolloutReason.RollbackRequested ? 'rollbackRequested' : 'rolledBack';
-    return { rollout: before, stop, message, writes: input.rollout.paused ? [] : rb.writes, succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
-  }
+  const ended = endedRollout(input, before, finishedAt);
+  if (ended !== undefined) return ended;
 
   // An active rollout: resume where status says, or start at the first step.
   const byName = before === undefined ? -1 : steps.findIndex((s) => s.name === before.stepName);
@@ -210,17 +130,7 @@ function advance(input: RolloutInput): RolloutOutcome {
     ...(healthySince === undefined ? {} : { healthySince }),
   });
 
-  if (input.rollout.paused) {
-    return {
-      rollout: rolloutAt('Paused'),
-      stop: 'paused',
-      message: `spec.rollout.paused is true: the rollout of revision ${revision.id} holds at step ${steps[k].name}; nothing is written or deleted until it is unpaused`,
-      writes: [],
-      succeeded: false,
-      finishedAt,
-      events: before?.state === 'Paused' ? events : [...events, event('Normal', 'Paused', `rollout paused at step ${steps[k].name}`)],
-    };
-  }
+  if (input.rollout.paused) return pausedOutcome(input, before, rolloutAt('Paused'), finishedAt, events);
   // Unpausing restarts the step's clock: the pause does not count against stepTimeout.
   if (before?.state === 'Paused' && stepStartedAt !== undefined) stepStartedAt = nowText;
 
@@ -292,23 +202,82 @@ function advance(input: RolloutInput): RolloutOutcome {
     }
 
     healthySince = undefined;
-    const slots = Math.max(0, step.maxConcurrent - sorted.inFlight.length);
-    const batch = sorted.pending.slice(0, slots);
-    const restores = [...earlier, ...sorted.inFlight, ...sorted.ready, ...sorted.failed];
-    return {
-      rollout: rolloutAt('Progressing'),
-      stop: 'waitingForBatchHealth',
-      message:
-        `step ${step.name}: ${sorted.ready.length} of ${step.clusters.length} Clusters ready, ${sorted.inFlight.length + batch.length} updating` +
-        `${sorted.pending.length - batch.length > 0 ? `, ${sorted.pending.length - batch.length} waiting for a slot (maxConcurrent ${step.maxConcurrent})` : ''}` +
-        `${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed (maxFailures ${step.maxFailures})` : ''}; deadline ${toRfc3339(new Date(deadline))}`,
-      writes: [...writesFor(batch), ...writesFor(restores)],
-      requeueAfterSeconds: Math.max(1, Math.min(BATCH_RECHECK_SECONDS, Math.ceil((deadline - now.getTime()) / 1000))),
-      succeeded: false,
-      finishedAt,
-      events,
-    };
+    return batchOutcome({ step, sorted, earlier, deadline, now, rollout: rolloutAt('Progressing'), finishedAt, events });
   }
+}
+
+/** A rollout of this revision that already ended (Succeeded, Halted, RolledBack) stays as it ended; undefined: it is active. */
+function endedRollout(input: RolloutInput, before: RolloutStatus | undefined, finishedAt: (string | undefined)[]): RolloutOutcome | undefined {
+  const { revision, members, previous } = input;
+  const events: EventIntent[] = [];
+  if (before?.state === 'Succeeded') {
+    const writes = input.rollout.paused ? [] : writesFor(members);
+    return { rollout: before, stop: 'succeeded', message: succeededMessage(revision, members.length), writes, succeeded: true, finishedAt, events };
+  }
+  if (before?.state === 'Halted') {
+    const message = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded')?.message ?? `the rollout of revision ${revision.id} halted`;
+    return { rollout: before, stop: 'stepFailed', message, writes: [], succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
+  }
+  if (before?.state === 'RolledBack') {
+    const target = previous?.lastSucceededRevision;
+    const rb = target === undefined ? { writes: [] } : rollbackWrites(members, target);
+    const condition = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded');
+    const message = condition?.message ?? `the rollout of revision ${revision.id} was rolled back`;
+    const stop = condition?.reason === RolloutReason.RollbackRequested ? 'rollbackRequested' : 'rolledBack';
+    return { rollout: before, stop, message, writes: input.rollout.paused ? [] : rb.writes, succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
+  }
+
+  return undefined;
+}
+
+/** spec.rollout.paused: the rollout holds at its step; nothing is written or deleted. */
+function pausedOutcome(
+  input: RolloutInput,
+  before: RolloutStatus | undefined,
+  rollout: RolloutStatus,
+  finishedAt: (string | undefined)[],
+  events: EventIntent[],
+): RolloutOutcome {
+  const stepName = input.steps[rollout.step].name;
+  return {
+    rollout,
+    stop: 'paused',
+    message: `spec.rollout.paused is true: the rollout of revision ${input.revision.id} holds at step ${stepName}; nothing is written or deleted until it is unpaused`,
+    writes: [],
+    succeeded: false,
+    finishedAt,
+    events: before?.state === 'Paused' ? events : [...events, event('Normal', 'Paused', `rollout paused at step ${stepName}`)],
+  };
+}
+
+/** The step goes on: the next batch of the step, at most maxConcurrent Clusters in flight, rechecked within BATCH_RECHECK_SECONDS. */
+function batchOutcome(b: {
+  step: StepPlan;
+  sorted: Sorted;
+  earlier: Member[];
+  deadline: number;
+  now: Date;
+  rollout: RolloutStatus;
+  finishedAt: (string | undefined)[];
+  events: EventIntent[];
+}): RolloutOutcome {
+  const { step, sorted, earlier, deadline, now, finishedAt, events } = b;
+  const slots = Math.max(0, step.maxConcurrent - sorted.inFlight.length);
+  const batch = sorted.pending.slice(0, slots);
+  const restores = [...earlier, ...sorted.inFlight, ...sorted.ready, ...sorted.failed];
+  return {
+    rollout: b.rollout,
+    stop: 'waitingForBatchHealth',
+    message:
+      `step ${step.name}: ${sorted.ready.length} of ${step.clusters.length} Clusters ready, ${sorted.inFlight.length + batch.length} updating` +
+      `${sorted.pending.length - batch.length > 0 ? `, ${sorted.pending.length - batch.length} waiting for a slot (maxConcurrent ${step.maxConcurrent})` : ''}` +
+      `${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed (maxFailures ${step.maxFailures})` : ''}; deadline ${toRfc3339(new Date(deadline))}`,
+    writes: [...writesFor(batch), ...writesFor(restores)],
+    requeueAfterSeconds: Math.max(1, Math.min(BATCH_RECHECK_SECONDS, Math.ceil((deadline - now.getTime()) / 1000))),
+    succeeded: false,
+    finishedAt,
+    events,
+  };
 }
 
 interface FailInput {
@@ -374,13 +343,4 @@ function fail(f: FailInput): RolloutOutcome {
     failing,
     events: [...f.events, event('Warning', 'StepFailed', message)],
   };
-}
-
-const frozen = (previous: ReleaseSetStatus | undefined): Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'> => ({
-  failing: previous?.failing ?? [],
-  failingOmitted: previous?.failingOmitted ?? 0,
-});
-
-function succeededMessage(revision: Revision, clusters: number): string {
-  return `revision ${revision.id} is rolled out: every step succeeded (${clusters} Clusters selected)`;
 }
