@@ -4,6 +4,7 @@
  * about (`<name> -n <namespace>` or `<namespace>/<name>`). Every mistake is a UsageError (exit 2,
  * one line).
  */
+import type { ReleaseKey } from '../views/cluster.ts';
 import { UsageError } from './output.ts';
 
 /** What the parser hands a verb: its flags by long name (`all-namespaces`, `output`) and its operands. */
@@ -16,11 +17,6 @@ export interface GlobalFlags {
   kubeconfig?: string | undefined;
   context?: string | undefined;
   namespace?: string | undefined;
-}
-
-export interface ReleaseKey {
-  namespace: string;
-  name: string;
 }
 
 /**

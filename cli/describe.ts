@@ -6,7 +6,8 @@
 import type { Attempt, Release } from '../domain/api/index.ts';
 import { combinedVerdict } from '../domain/status/verdict.ts';
 import { releaseKey, verbArgs, type VerbInput } from './args.ts';
-import { eventTable, releaseEvents } from './event-list.ts';
+import { releaseEvents } from '../views/events.ts';
+import { eventTable } from './event-table.ts';
 import { readRelease } from './kube.ts';
 import { age, ExitCode, table } from './output.ts';
 import type { Session } from './session.ts';

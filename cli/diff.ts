@@ -11,7 +11,7 @@
  */
 import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { readRelease } from './kube.ts';
-import { comparable, compareWithLive, objectName, targetConfig } from './live-compare.ts';
+import { comparable, compareWithLive, objectName, targetConfig } from '../views/live-compare.ts';
 import { parseRefFlag, renderLocally } from './local-render.ts';
 import { DEFAULT_DIFF_LIMITS, diffObjects } from '../domain/render/text-diff.ts';
 import { ExitCode } from './output.ts';

@@ -1,6 +1,7 @@
 // The one line (and exit code) a verb's error becomes: never a stack trace, never a credential.
 import { KubeconfigError } from '../adapters/kube/kubeconfig.ts';
 import { KubeApiError, KubeTransportError } from '../adapters/kube/http.ts';
+import { ViewFailure } from '../views/failure.ts';
 import { CliFailure, ExitCode, UsageError } from './output.ts';
 
 /** What to tell the user about an error, in one line, and the exit code; `verb` names the help to see. */
@@ -10,7 +11,7 @@ export function describeError(error: unknown, verb?: string): { line: string; co
       line: `convoy: ${error.message} (see convoy ${verb === undefined ? 'help' : `${verb} --help`})`,
       code: ExitCode.usage,
     };
-  if (error instanceof CliFailure) return { line: `convoy: ${error.message}`, code: ExitCode.failure };
+  if (error instanceof CliFailure || error instanceof ViewFailure) return { line: `convoy: ${error.message}`, code: ExitCode.failure };
   if (error instanceof KubeconfigError)
     return { line: `convoy: no cluster: ${error.message}`, code: ExitCode.failure };
   if (error instanceof KubeTransportError) {

@@ -1,6 +1,7 @@
 // `convoy events <release> [-o json|yaml]`: what convoy reported about a Release (events.k8s.io/v1), oldest first.
 import { releaseKey, verbArgs, type VerbInput } from './args.ts';
-import { eventTable, releaseEvents } from './event-list.ts';
+import { releaseEvents } from '../views/events.ts';
+import { eventTable } from './event-table.ts';
 import { readRaw } from './kube.ts';
 import { ExitCode } from './output.ts';
 import type { Session } from './session.ts';

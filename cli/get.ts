@@ -9,7 +9,7 @@
 import type { Release } from '../domain/api/objects.ts';
 import { combinedVerdict } from '../domain/status/verdict.ts';
 import { releaseKey, verbArgs, type VerbInput } from './args.ts';
-import type { Cluster } from './kube.ts';
+import type { Cluster } from '../views/cluster.ts';
 import { age, CliFailure, ExitCode, shortRef, table, UsageError } from './output.ts';
 import { printableRelease } from './release-shape.ts';
 import type { Session } from './session.ts';

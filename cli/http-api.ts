@@ -5,8 +5,8 @@
  * checks the same identity (TokenReview + SubjectAccessReview).
  */
 import type { StoredRenderMeta } from '../domain/store/render-store.ts';
-import type { ReleaseKey } from './args.ts';
-import type { Cluster } from './kube.ts';
+import type { ReleaseKey } from '../views/cluster.ts';
+import type { Cluster } from '../views/cluster.ts';
 import { CliFailure } from './output.ts';
 
 export interface ApiTarget {

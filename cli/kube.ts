@@ -8,17 +8,11 @@
  */
 import { API_GROUP, API_VERSION } from '../domain/api/group-version.ts';
 import type { Release } from '../domain/api/objects.ts';
-import { createKubeClient, isKubeApiError, resourcePath, type KubeClient } from '../adapters/kube/http.ts';
+import { createKubeClient, isKubeApiError, resourcePath } from '../adapters/kube/http.ts';
 import { inClusterConfig, KubeconfigError, type KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
-import type { GlobalFlags, ReleaseKey } from './args.ts';
+import type { Cluster, ReleaseKey } from '../views/cluster.ts';
+import type { GlobalFlags } from './args.ts';
 import { CliFailure } from './output.ts';
-
-export interface Cluster {
-  readonly client: KubeClient;
-  readonly config: KubeClientConfig;
-  /** Closes the keep-alive connections so the process can end. */
-  close(): void;
-}
 
 /**
  * Loads the kubeconfig and settles its credentials (an exec plugin runs here, once). A single

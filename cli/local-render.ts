@@ -14,7 +14,7 @@ import { isHalt } from '../domain/reconcile/halt.ts';
 import { prepareRender, type Resolved } from '../domain/reconcile/prepare-render.ts';
 import type { KubeObject } from '../domain/render/kube-object.ts';
 import { createReconcilePorts } from '../adapters/reconcile/create-ports.ts';
-import type { Cluster } from './kube.ts';
+import type { Cluster } from '../views/cluster.ts';
 import { CliFailure, UsageError } from './output.ts';
 
 export interface LocalRender {

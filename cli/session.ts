@@ -1,6 +1,6 @@
 // One verb run: its output and the cluster connections it opened (closed at the end).
 import type { GlobalFlags } from './args.ts';
-import type { Cluster } from './kube.ts';
+import type { Cluster } from '../views/cluster.ts';
 import type { Output } from './output.ts';
 
 export interface Session {

@@ -7,8 +7,8 @@
 import type { GitRef } from '../domain/api/index.ts';
 import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { readRelease } from './kube.ts';
-import { compareWithLive, targetConfig } from './live-compare.ts';
-import { objectStates } from './object-states.ts';
+import { compareWithLive, targetConfig } from '../views/live-compare.ts';
+import { objectStates } from '../views/object-states.ts';
 import { renderLocally } from './local-render.ts';
 import { ExitCode, table } from './output.ts';
 import type { Session } from './session.ts';

@@ -7,7 +7,8 @@
  */
 import { FleetAnnotation } from '../../domain/fleet/labels.ts';
 import { approvalFor, rollbackFor } from '../../domain/fleet/operator-requests.ts';
-import { verbArgs, type ReleaseKey, type VerbInput } from '../args.ts';
+import type { ReleaseKey } from '../../views/cluster.ts';
+import { verbArgs, type VerbInput } from '../args.ts';
 import { CliFailure, ExitCode, UsageError } from '../output.ts';
 import type { Session } from '../session.ts';
 import { patchSet, readSet } from './kube.ts';

@@ -7,8 +7,7 @@ import { API_GROUP, API_VERSION } from '../../domain/api/group-version.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetLabel } from '../../domain/fleet/labels.ts';
-import type { ReleaseKey } from '../args.ts';
-import type { Cluster } from '../kube.ts';
+import type { Cluster, ReleaseKey } from '../../views/cluster.ts';
 import { releasesPath } from '../kube.ts';
 import { CliFailure } from '../output.ts';
 

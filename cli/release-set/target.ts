@@ -3,7 +3,7 @@
  * (`rset web`, `rset/web`, `releaseset/web`, `releasesets.convoy.dev/web`), with -n or
  * `rset/<namespace>/<name>`. Light: the Release verbs use it to route without loading the set code.
  */
-import type { ReleaseKey } from '../args.ts';
+import type { ReleaseKey } from '../../views/cluster.ts';
 import { UsageError } from '../output.ts';
 
 const KIND_NAMES = ['rset', 'rsets', 'releaseset', 'releasesets', 'releaseset.convoy.dev', 'releasesets.convoy.dev'] as const;

@@ -15,7 +15,7 @@
  * (user-cluster.ts), through the same code as `convoy tree` / `convoy events`;
  * the rest follow the API's pattern: a SubjectAccessReview for the caller,
  * then the relay acts. Secret values never leave: the diff shows per-process
- * fingerprints (cli/live-compare.ts comparable()).
+ * fingerprints (views/live-compare.ts comparable()).
  */
 import { createHash } from 'node:crypto';
 import type { Hono } from 'hono';
@@ -25,10 +25,10 @@ import { Annotation } from '../../domain/reconcile/annotations.ts';
 import { rollbackTarget, type RollbackRequest } from '../../domain/status/rollback-target.ts';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
-import { releaseEvents } from '../../cli/event-list.ts';
-import { compareWithLive, targetConfig } from '../../cli/live-compare.ts';
-import { CliFailure } from '../../cli/output.ts';
-import { objectStates } from '../../cli/object-states.ts';
+import { releaseEvents } from '../../views/events.ts';
+import { ViewFailure } from '../../views/failure.ts';
+import { compareWithLive, targetConfig } from '../../views/live-compare.ts';
+import { objectStates } from '../../views/object-states.ts';
 import { allowRelease, ApiError, checkNamespace, renderRefSchema, type ApiEnv } from './api-common.ts';
 import type { Authenticator } from './auth.ts';
 import { pinRender, requireStore } from './pin-render.ts';
@@ -61,7 +61,7 @@ async function readParsed(releases: ReleaseApi, key: { namespace: string; name: 
 function asCaller(error: unknown, user: string, what: string): unknown {
   if (isKubeApiError(error, 403)) return new ApiError(403, 'Forbidden', `user "${user}" may not ${what} (the API server refused it with the caller's token)`);
   if (isKubeApiError(error, 401)) return new ApiError(401, 'Unauthorized', 'the bearer token is not valid any more; sign in again');
-  if (error instanceof CliFailure) return new ApiError(409, 'TargetNotReady', error.message);
+  if (error instanceof ViewFailure) return new ApiError(409, 'TargetNotReady', error.message);
   if (error instanceof KubeTransportError) return new ApiError(503, 'Unavailable', `the cluster could not be reached: ${error.reason}; retry later`);
   return error;
 }

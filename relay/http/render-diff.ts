@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import { DEFAULT_DIFF_LIMITS, diffObjects, type DiffLimits } from '../../domain/render/text-diff.ts';
-import { comparable } from '../../cli/live-compare.ts';
+import { comparable } from '../../views/live-compare.ts';
 
 export type ObjectChange = 'added' | 'removed' | 'changed';
 
@@ -38,7 +38,7 @@ export function byObjectKey(objects: readonly KubeObject[]): Map<string, KubeObj
 /**
  * The per-object diff of two renders (objects keyed by byObjectKey), sorted by key, with the
  * caps of `limits` (domain/render/text-diff.ts diffObjects). Secret values are fingerprints
- * (cli/live-compare.ts comparable()). `clock` measures the request's diff time (default performance.now).
+ * (views/live-compare.ts comparable()). `clock` measures the request's diff time (default performance.now).
  */
 export function diffRenders(
   from: ReadonlyMap<string, KubeObject>,

@@ -10,7 +10,7 @@
  */
 import { createKubeClient } from '../../adapters/kube/http.ts';
 import { kubeClientConfig, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
-import type { Cluster } from '../../cli/kube.ts';
+import type { Cluster } from '../../views/cluster.ts';
 
 export interface UserClusters {
   /** A connection to the management cluster as the holder of `token`. Close it when done. */

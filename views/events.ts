@@ -1,8 +1,7 @@
-// The Events (events.k8s.io/v1) about one Release (or ReleaseSet), oldest first: shared by `describe` and `events`.
+// The Events (events.k8s.io/v1) about one Release (or ReleaseSet), oldest first: shared by the CLI's
+// `describe` and `events` (cli/event-table.ts prints them) and the relay's API (the dashboard).
 import { resourcePath } from '../adapters/kube/http.ts';
-import type { ReleaseKey } from './args.ts';
-import type { Cluster } from './kube.ts';
-import { age, table } from './output.ts';
+import type { Cluster, ReleaseKey } from './cluster.ts';
 
 export interface ListedEvent {
   type: string;
@@ -53,18 +52,4 @@ export async function objectEvents(cluster: Cluster, key: ReleaseKey, kind: 'Rel
       reportingController: e.reportingController ?? '',
     }))
     .sort((a, b) => (a.lastSeen ?? '').localeCompare(b.lastSeen ?? ''));
-}
-
-export function eventTable(events: readonly ListedEvent[], now = Date.now()): string[] {
-  return table(
-    ['LAST SEEN', 'TYPE', 'REASON', 'FROM', 'COUNT', 'MESSAGE'],
-    events.map((e) => [
-      age(e.lastSeen, now),
-      e.type,
-      e.reason,
-      e.reportingController,
-      String(e.count),
-      e.note,
-    ]),
-  );
 }

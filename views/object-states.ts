@@ -1,5 +1,5 @@
-// The per-object sync and health of a tree: shared by `convoy tree` and the dashboard
-// (relay/http/release-views.ts). Kept apart from tree.ts so the relay does not load the local renderer.
+// The per-object sync and health of a tree: shared by `convoy tree` (cli/tree.ts) and the dashboard
+// (relay/http/release-views.ts). Kept apart from cli/tree.ts so the relay does not load the local renderer.
 import type { Release } from '../domain/api/index.ts';
 import { assessObject, compileChecks } from '../domain/health/index.ts';
 import { comparable, type Compared } from './live-compare.ts';

@@ -1,8 +1,9 @@
 /**
  * For each rendered object: the live object and what a server-side apply
  * would make of it (dry run, field manager `convoy`, force, Strict), on the
- * Release's target cluster with the user's credentials. `diff` prints the
- * difference; `tree` the per-object sync and health.
+ * Release's target cluster with the user's credentials. The CLI's `diff` prints the
+ * difference and `tree` the per-object sync and health; the relay's API serves the same
+ * tree and render diff to the dashboard.
  */
 import { Buffer } from 'node:buffer';
 import { createHmac, randomBytes } from 'node:crypto';
@@ -13,8 +14,8 @@ import { loadStoredKubeConfig } from '../adapters/kube/cluster-resolver.ts';
 import { locateObject } from '../adapters/kube/object-paths.ts';
 import type { Release } from '../domain/api/index.ts';
 import type { KubeObject } from '../domain/render/kube-object.ts';
-import type { Cluster } from './kube.ts';
-import { CliFailure } from './output.ts';
+import type { Cluster } from './cluster.ts';
+import { ViewFailure } from './failure.ts';
 
 export interface Compared {
   object: KubeObject;
@@ -35,19 +36,19 @@ export async function targetConfig(cluster: Cluster, release: Release): Promise<
     obj = await cluster.client.get(resourcePath('convoy.dev/v1alpha1', 'clusters', ns, name));
   } catch (error) {
     if (isKubeApiError(error, 404))
-      throw new CliFailure(`Cluster ${ns}/${name} (spec.cluster.name) does not exist`);
+      throw new ViewFailure(`Cluster ${ns}/${name} (spec.cluster.name) does not exist`);
     throw error;
   }
   if (obj.spec?.inCluster === true) return cluster.config;
   const ref = obj.spec?.kubeConfig?.secretRef;
   if (ref === undefined)
-    throw new CliFailure(`Cluster ${ns}/${name} has neither spec.inCluster nor spec.kubeConfig.secretRef`);
+    throw new ViewFailure(`Cluster ${ns}/${name} has neither spec.inCluster nor spec.kubeConfig.secretRef`);
   const secret = await cluster.client.get<{ data?: Record<string, string> }>(
     resourcePath('v1', 'secrets', ns, ref.name),
   );
   const encoded = secret.data?.[ref.key ?? 'value'];
   if (encoded === undefined)
-    throw new CliFailure(
+    throw new ViewFailure(
       `Secret ${ns}/${ref.name} has no key "${ref.key ?? 'value'}" holding the Cluster's kubeconfig`,
     );
   return loadStoredKubeConfig(
