@@ -12,7 +12,7 @@ import { fromKubeconfigFile, fromKubeconfigYaml, inClusterConfig, type KubeClien
 import { parseRelease } from '../domain/api/objects.ts';
 import type { Release } from '../domain/api/index.ts';
 import { combinedVerdict, type Verdict } from '../domain/status/verdict.ts';
-import { createReleaseSource } from '../functions/reconcile/reconcile-record.ts';
+import { createReleaseSource } from '../adapters/kube/release-source.ts';
 
 export type { Release, Verdict, KubeClientConfig };
 

@@ -22,7 +22,7 @@ export interface StatusWriter {
 /**
  * A status convoy computed that its own CRD refuses: a bug or a value convoy
  * copied from bad input. Retrying cannot fix it; the caller ends the run
- * with a named reason instead (functions/reconcile/reconcile-record.ts).
+ * with a named reason instead (the run's fallback: functions/runtime/run-commit.ts).
  */
 export class StatusRefusedError extends Error {
   override name = 'StatusRefusedError';

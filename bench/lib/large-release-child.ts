@@ -12,7 +12,8 @@ import { createReconcilePorts } from '../../adapters/reconcile/create-ports.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
 import type { TenancySettings } from '../../domain/tenancy/settings.ts';
 import type { LargeReleaseChildInput, LargeReleaseChildResult } from './large-release-input.ts';
-import { createReconcileRecordHandler, createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
+import { createReleaseSource } from '../../adapters/kube/release-source.ts';
+import { createReconcileRecordHandler } from '../../functions/reconcile/reconcile-record.ts';
 import { createLogger } from '../../platform/logger.ts';
 
 const MiB = 1024 * 1024;

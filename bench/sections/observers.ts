@@ -37,7 +37,7 @@ export async function benchObservers(kc: KubeConfig, client: ClientRequestCounte
       import('../../adapters/kube/observer-target.ts'),
       import('../../adapters/kube/cluster-resolver.ts'),
       import('../../adapters/kube/status-writer.ts'),
-      import('../../functions/reconcile/reconcile-record.ts'),
+      import('../../adapters/kube/release-source.ts'),
     ]);
   const { env, objects } = r200;
   const waitMs = r200.lastObjectWriteAt + RECENT_WRITE_WINDOW_MS - Date.now();

@@ -93,20 +93,3 @@ export function closesByStatus(outcome: Outcome, lease: LeaseRecord, messageId: 
   if (outcome.kind === 'requeueAfter' && outcome.asNewMessage !== true) return lease.followUp?.messageId === messageId;
   return false;
 }
-
-/** What a run's record handler learns from the Lease guard about its mark (RecordContext.run). */
-export interface RunMark {
-  /** The mark the run's status write carries when nothing follows the write: the write closes the Lease. */
-  readonly mark: string;
-  /** The mark to carry instead when work follows the status write: it closes nothing, the guard gives the Lease back after. */
-  readonly markWithWorkAfter: string;
-  /**
-   * The mark for a status write of a run ending in `outcome`: `mark` when that write may close
-   * the Lease (closesByStatus), else `markWithWorkAfter` — a run that must still record something
-   * in the Lease (failures, a follow-up) keeps it until it gives it back, so no run that reads its
-   * status can take the Lease in between and lose that record.
-   */
-  markFor(outcome: Outcome): string;
-  /** Tells the guard the mark the status carries after this run's write (undefined: none). */
-  wrote(mark: string | undefined): void;
-}

@@ -7,10 +7,10 @@ import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
-import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
+import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { sharedReleaseReads } from '../runtime/release-reads.ts';
-import { createReleaseSource } from '../reconcile/reconcile-record.ts';
-import { createDriftRecordHandler, createDriftWithoutLease } from './drift-record.ts';
+import { createReleaseSource } from '../../adapters/kube/release-source.ts';
+import { createDriftRun, createDriftWithoutLease } from './drift-record.ts';
 
 export type { HandlerOptions };
 
@@ -31,7 +31,7 @@ export function createDriftHandler(
     hintKey: clients.hintKey,
     withoutLease: createDriftWithoutLease({ hintKey: clients.hintKey }),
   });
-  const record = createDriftRecordHandler({
+  const run = createDriftRun({
     releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
     targets: createObserverTargetResolver({
@@ -47,9 +47,9 @@ export function createDriftHandler(
     hintKey: clients.hintKey,
     memory: caches.drift,
   });
-  const invalidating: RecordHandler = (message, ctx) => {
+  const decide: typeof run.decide = (message, ctx) => {
     invalidateObserverCaches(caches, message);
-    return record(message, ctx);
+    return run.decide(message, ctx);
   };
-  return loopHandler('drift', invalidating, config, clients, logger, options, reads.marks);
+  return loopHandler('drift', { ...run, decide }, config, clients, logger, options, reads.marks);
 }

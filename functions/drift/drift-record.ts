@@ -1,26 +1,28 @@
 import type { Release } from '../../domain/api/objects.ts';
 import { objectDrift, type DriftObservation } from '../../domain/observe/drift-diff.ts';
 import { driftMemoryBasis, driftMemoryKey, type DriftMemory } from '../../domain/observe/drift-memory.ts';
-import { inSyncRefusedVerdict, inSyncVerdict, observeSlice, planDriftCheck, type DriftCheck } from '../../domain/observe/insync-verdict.ts';
+import { inSyncVerdict, observeSlice, planDriftCheck, type DriftCheck } from '../../domain/observe/insync-verdict.ts';
 import { loadRender, type LoadedRender } from '../../domain/observe/load-render.ts';
 import { jsonEqual } from '../../domain/render/kube-object.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { Decided } from '../../domain/runtime/run-decision.ts';
 import { findCondition } from '../../domain/status/conditions.ts';
-import { FieldManager } from '../../domain/status/field-managers.ts';
 import { ConditionType } from '../../domain/status/reasons.ts';
+import type { AnySlice } from '../../domain/status/slices.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import { ClusterResolutionError } from '../../adapters/kube/cluster-resolver.ts';
 import { ObserverRequestError, type ObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
-import { StatusRefusedError, type StatusWriter } from '../../adapters/kube/status-writer.ts';
+import type { ReleaseSource } from '../../adapters/kube/release-source.ts';
+import type { StatusWriter } from '../../adapters/kube/status-writer.ts';
 import type { EventRecorder } from '../../adapters/kube/events.ts';
-import { emitDriftEvents } from '../reconcile/release-events.ts';
-import { loadRelease, type Notifier, type ReleaseSource } from '../reconcile/reconcile-record.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 import { hintedRelease, hintedRender, type HintKey } from '../runtime/applied-hint.ts';
-import { runOf } from '../runtime/lease-guard.ts';
-import { driftEvents } from '../../domain/status/release-events.ts';
+import type { Notifier } from '../runtime/notifier.ts';
+import { loadRelease } from '../runtime/release-reads.ts';
+import { committing, releaseCommitPorts, type LoopRun } from '../runtime/run-commit.ts';
+import { driftDecision } from './drift-decision.ts';
 
 export interface DriftRecordDeps {
   releases: ReleaseSource;
@@ -43,49 +45,27 @@ export interface DriftRecordDeps {
 }
 
 /**
- * Loads the Release a message names, compares its applied render with the
- * target cluster and writes the convoy-observe slice (InSync only), unless
- * InSync would not change. A drifted Release in mode Correct goes to the
- * reconcile queue.
+ * The drift loop's run: loads the Release a message names, compares its applied render with the
+ * target cluster and decides the convoy-observe slice (InSync only), unless InSync would not
+ * change, and a request to the reconcile queue for a drifted Release in mode Correct
+ * (drift-decision.ts); the runtime commits that (functions/runtime/run-commit.ts).
  */
-export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
+export function createDriftRun(deps: DriftRecordDeps): LoopRun<AnySlice> {
   const now = deps.now ?? (() => new Date());
-  return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
-    const hinted = hintedRelease(deps.hintKey, message, ctx.receiveCount, now());
-    const release = hinted?.release ?? (await loadRelease(deps.releases, message, ctx));
-    if (!('metadata' in release)) return release;
-    const check = await checkDrift(release, deps, ctx.logger, hinted?.hint);
-    let verdict = inSyncVerdict(release, check);
-    const log = ctx.logger.child(check.kind === 'checked' ? { renderRef: check.renderRef } : {});
-    // The run's mark (domain/runtime/lease-close.ts): Events or a Correct request after the
-    // write keep the Lease until they are sent, so such a write carries the later mark.
-    const run = runOf(ctx);
-    const stampFor = (candidate: typeof verdict): Date => {
-      if (run === undefined) return now();
-      const workAfter = candidate.correct || driftEvents(release, observeSlice(release, candidate, now()).conditions[0]).length > 0;
-      return new Date(workAfter ? run.markWithWorkAfter : run.markFor(candidate.outcome));
-    };
-    let slice = observeSlice(release, verdict, stampFor(verdict));
-    const before = findCondition(release.status?.conditions, ConditionType.InSync);
-    if (!jsonEqual(before, slice.conditions[0])) {
-      const key = { namespace: message.namespace, name: message.name };
-      try {
-        await deps.statusWriter.apply(key, { manager: FieldManager.observe, slice });
-      } catch (error) {
-        if (!(error instanceof StatusRefusedError)) throw error;
-        // convoy computed a condition its own CRD refuses: say so in InSync instead of retrying forever.
-        log.error('the drift status was refused; writing InSync Unknown/Pending instead', { error });
-        verdict = inSyncRefusedVerdict(verdict, error.message);
-        slice = observeSlice(release, verdict, stampFor(verdict));
-        await deps.statusWriter.apply(key, { manager: FieldManager.observe, slice });
-      }
-      run?.wrote(slice.conditions[0].lastTransitionTime);
-      await emitDriftEvents(deps.events, release, slice.conditions[0], log);
-    }
-    if (verdict.correct) await deps.notify('reconcile', release, `drift: ${verdict.drifted} objects drifted (mode Correct)`);
-    log.info('drift checked', { inSync: verdict.condition.reason, drifted: verdict.drifted, corrected: verdict.correct });
-    return verdict.outcome;
+  return {
+    async decide(message: QueueMessage, ctx: RecordContext): Promise<Decided<AnySlice>> {
+      const hinted = hintedRelease(deps.hintKey, message, ctx.receiveCount, now());
+      const release = hinted?.release ?? (await loadRelease(deps.releases, message, ctx));
+      if (!('metadata' in release)) return release;
+      return driftDecision(release, await checkDrift(release, deps, ctx.logger, hinted?.hint), now());
+    },
+    commit: releaseCommitPorts('drift', deps),
   };
+}
+
+/** The drift run without a Lease: decides and commits at once (tests, benchmarks). */
+export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
+  return committing('drift', createDriftRun(deps));
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { withLeasePeek } from '../runtime/lease-guard.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
 import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
-import { createFleetRecordHandler, fleetAdmission } from './fleet-record.ts';
+import { createFleetRun, fleetAdmission } from './fleet-record.ts';
 
 export type { HandlerOptions };
 
@@ -30,7 +30,7 @@ export function createFleetHandler(config: FunctionConfig, clients: FunctionClie
     ociMaxArtifactBytes: config.CONVOY_OCI_MAX_ARTIFACT_BYTES,
     ecr: clients.ecr,
   });
-  const record = createFleetRecordHandler({
+  const run = createFleetRun({
     kube,
     resolveSource: createTemplateSourceResolver(source),
     renders: store,
@@ -39,7 +39,7 @@ export function createFleetHandler(config: FunctionConfig, clients: FunctionClie
   // A message is a hint: the set is read (uid compared) before the Lease is taken, so a forged message
   // writes nothing. Before that, one read of the Lease: most of a set's messages come while a run is
   // under way, and wait or drop on that read alone (lease-guard.ts withLeasePeek).
-  return loopHandler('fleet', record, config, clients, logger, options, undefined, (guarded, leases) =>
+  return loopHandler('fleet', run, config, clients, logger, options, undefined, (guarded, leases) =>
     withLeasePeek(fleetAdmission(kube, guarded), { loop: 'fleet', leases }),
   );
 }

@@ -1,21 +1,25 @@
 /**
  * One fleet message (issue 26): the live ReleaseSet, its Clusters, its template source resolved
- * once, the Releases of its namespace → decideFleet → the child writes in order → the status
- * (field manager convoy-releaseset) → Events about the set → the Outcome. The message is a hint:
- * only a ReleaseSet that exists with the message's uid is worked on (fleetAdmission, before the Lease).
+ * once, the Releases of its namespace → decideFleet → the child writes in order → the run's
+ * decision (domain/runtime/run-decision.ts): the status (field manager convoy-releaseset), then
+ * Events about the set, and the Outcome, which the runtime commits (functions/runtime/run-commit.ts).
+ * The message is a hint: only a ReleaseSet that exists with the message's uid is worked on
+ * (fleetAdmission, before the Lease).
  */
 import type { EventRecorder } from '../../adapters/kube/events.ts';
 import type { FleetKubePort } from '../../adapters/kube/release-set-port.ts';
 import type { TemplateSourceResolver } from '../../adapters/source/template-source.ts';
 import { parseRelease, type Release } from '../../domain/api/objects.ts';
-import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
+import { parseReleaseSet, type ReleaseSet, type ReleaseSetStatus } from '../../domain/api/release-set.ts';
 import { decideFleet, withWriteFailures, type FleetDecision } from '../../domain/fleet/decide-fleet.ts';
 import type { ClusterRead } from '../../domain/fleet/generate-fleet.ts';
 import { FleetCondition } from '../../domain/fleet/reasons.ts';
 import { done, dropped, retry, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { Decided, RunDecision } from '../../domain/runtime/run-decision.ts';
 import type { RenderStore } from '../../domain/store/render-store.ts';
 import type { Logger } from '../../platform/logger.ts';
+import type { LoopRun } from '../runtime/run-commit.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
 import { runFleetWrites } from './fleet-writes.ts';
 
@@ -49,31 +53,53 @@ export function fleetAdmission(kube: FleetKubePort, guarded: RecordHandler): Rec
   };
 }
 
-export function createFleetRecordHandler(deps: FleetRecordDeps): RecordHandler {
-  const now = deps.now ?? (() => new Date());
-  return async (message: QueueMessage, ctx: RecordContext): Promise<Outcome> => {
-    const log = ctx.logger;
-    // Read again under the Lease: the status a run before us wrote is the rollout's memory.
-    const read = await readSet(deps.kube, message);
-    if ('refused' in read) return dropped(read.refused);
-    const { set } = read;
-    const namespace = message.namespace;
-    const [clusters, source, releases] = await Promise.all([readClusters(deps.kube, namespace), deps.resolveSource(set), readReleases(deps.kube, namespace, log)]);
-    const at = now();
-    let decision = decideFleet({ set, clusters, source, releases, now: at });
-    if (decision.stop === 'deleting') return done();
-
-    const written = await runFleetWrites(decision.writes, message.uid, namespace, { kube: deps.kube, renders: deps.renders }, log);
-    decision = withWriteFailures(decision, written.failures, set.metadata.generation ?? 0, at);
-    await deps.kube.applyStatus(namespace, set.metadata.name, decision.status);
-    const eventErrors = await deps.events.record(
-      { kind: 'ReleaseSet', namespace, name: set.metadata.name, uid: set.metadata.uid, resourceVersion: set.metadata.resourceVersion },
-      [...decision.events, ...written.events],
-    );
-    for (const error of eventErrors) log.warn('could not write an Event about the ReleaseSet', { error });
-    log.info('fleet decided', { stop: decision.stop, writes: decision.writes.length, failedWrites: written.failures.length, revision: decision.status.revision?.id });
-    return outcomeOf(decision);
+/** The fleet loop's run: reads, decides and writes the children; the runtime commits the status and Events. */
+export function createFleetRun(deps: FleetRecordDeps): LoopRun<ReleaseSetStatus> {
+  return {
+    decide: (message, ctx) => decideFleetRun(deps, message, ctx),
+    commit: {
+      async write(message, status) {
+        await deps.kube.applyStatus(message.namespace, message.name, status);
+        return { kind: 'written' };
+      },
+      // The fleet's status closes no Lease: every run gives it back.
+      markOf: () => undefined,
+      events: deps.events,
+    },
   };
+}
+
+async function decideFleetRun(deps: FleetRecordDeps, message: QueueMessage, ctx: RecordContext): Promise<Decided<ReleaseSetStatus>> {
+  const now = deps.now ?? (() => new Date());
+  const log = ctx.logger;
+  // Read again under the Lease: the status a run before us wrote is the rollout's memory.
+  const read = await readSet(deps.kube, message);
+  if ('refused' in read) return dropped(read.refused);
+  const { set } = read;
+  const namespace = message.namespace;
+  const [clusters, source, releases] = await Promise.all([readClusters(deps.kube, namespace), deps.resolveSource(set), readReleases(deps.kube, namespace, log)]);
+  const at = now();
+  let decision = decideFleet({ set, clusters, source, releases, now: at });
+  if (decision.stop === 'deleting') return done();
+
+  // The child writes are the run's work: their failures are part of what it decides.
+  const written = await runFleetWrites(decision.writes, message.uid, namespace, { kube: deps.kube, renders: deps.renders }, log);
+  decision = withWriteFailures(decision, written.failures, set.metadata.generation ?? 0, at);
+  const status = decision.status;
+  const run: RunDecision<ReleaseSetStatus> = {
+    write: { slice: () => status },
+    before: [],
+    after: [
+      {
+        kind: 'events',
+        subject: { kind: 'ReleaseSet', namespace, name: set.metadata.name, uid: set.metadata.uid, resourceVersion: set.metadata.resourceVersion },
+        intents: [...decision.events, ...written.events],
+      },
+    ],
+    outcome: outcomeOf(decision),
+    report: { message: 'fleet decided', fields: { stop: decision.stop, writes: decision.writes.length, failedWrites: written.failures.length, revision: status.revision?.id } },
+  };
+  return run;
 }
 
 /**

@@ -6,10 +6,10 @@ import type { FunctionClients } from '../runtime/clients.ts';
 import type { FunctionConfig } from '../runtime/config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { loopHandler, sharedPorts, type HandlerOptions } from '../runtime/loop-handler.ts';
-import type { RecordHandler, SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
+import type { SqsBatchHandler } from '../runtime/sqs-batch-handler.ts';
 import { sharedReleaseReads } from '../runtime/release-reads.ts';
-import { createReleaseSource } from '../reconcile/reconcile-record.ts';
-import { createHealthRecordHandler } from './health-record.ts';
+import { createReleaseSource } from '../../adapters/kube/release-source.ts';
+import { createHealthRun } from './health-record.ts';
 
 export type { HandlerOptions };
 
@@ -25,7 +25,7 @@ export function createHealthHandler(
   // `caches` are kept by the container between runs; each message first applies their invalidation rule.
   // One Release read per run, shared with the Lease guard (its status write closes the Lease).
   const reads = sharedReleaseReads(createReleaseSource(clients.kc), 'health', { hintKey: clients.hintKey });
-  const record = createHealthRecordHandler({
+  const run = createHealthRun({
     releases: reads.releases,
     statusWriter: createStatusWriter(clients.kc),
     targets: createObserverTargetResolver({
@@ -38,9 +38,9 @@ export function createHealthHandler(
     renders: sharedPorts(config, clients).store,
     hintKey: clients.hintKey,
   });
-  const invalidating: RecordHandler = (message, ctx) => {
+  const decide: typeof run.decide = (message, ctx) => {
     invalidateObserverCaches(caches, message);
-    return record(message, ctx);
+    return run.decide(message, ctx);
   };
-  return loopHandler('health', invalidating, config, clients, logger, options, reads.marks);
+  return loopHandler('health', { ...run, decide }, config, clients, logger, options, reads.marks);
 }

@@ -1,23 +1,21 @@
 /**
- * The reconcile's Events (domain/status/release-events.ts decides them): the
- * target cluster port is wrapped for one run so that every object written by
- * apply and deleted by prune is known, and after the status write the Events
- * are recorded. A failed Event write is logged, never fails the reconcile.
+ * What the reconcile's Events are about (domain/status/release-events.ts decides them): the
+ * target cluster port is wrapped for one run so that every object written by apply and deleted
+ * by prune is known; the run's decision carries the Events, which the runtime writes before the
+ * status write (functions/runtime/run-commit.ts). A failed Event write is logged, never fails the
+ * reconcile.
  */
 import type { Release } from '../../domain/api/index.ts';
 import type { ReconcilePorts, TargetCluster } from '../../domain/reconcile/ports.ts';
 import { describeObject } from '../../domain/render/kube-object.ts';
-import { driftEvents, reconcileEvents, type EventIntent } from '../../domain/status/release-events.ts';
-import type { Condition } from '../../domain/api/common.ts';
+import { reconcileEvents, type EventIntent } from '../../domain/status/release-events.ts';
 import type { ReleaseSlice } from '../../domain/status/slices.ts';
-import type { EventRecorder } from '../../adapters/kube/events.ts';
-import type { Logger } from '../../platform/logger.ts';
 
 export interface ObservedWrites {
   /** The ports of this run, with the target cluster recording its writes. */
   readonly ports: ReconcilePorts;
-  /** Records the Events of this run, after its status write. */
-  emit(events: EventRecorder | undefined, release: Release, slice: ReleaseSlice, log: Logger): Promise<void>;
+  /** The Events of this run, given the slice it writes. */
+  events(release: Release, slice: ReleaseSlice): EventIntent[];
 }
 
 function recordingTarget(target: TargetCluster, written: string[], pruned: string[]): TargetCluster {
@@ -43,35 +41,6 @@ export function observeWrites(ports: ReconcilePorts): ObservedWrites {
   };
   return {
     ports: { ...ports, cluster },
-    async emit(events, release, slice, log) {
-      if (events === undefined) return;
-      await emitEvents(events, release, reconcileEvents(release, slice, { written, pruned }), log);
-    },
+    events: (release, slice) => reconcileEvents(release, slice, { written, pruned }),
   };
-}
-
-export async function emitDriftEvents(
-  events: EventRecorder | undefined,
-  release: Release,
-  inSync: Condition | undefined,
-  log: Logger,
-): Promise<void> {
-  if (events === undefined || inSync === undefined) return;
-  await emitEvents(events, release, driftEvents(release, inSync), log);
-}
-
-async function emitEvents(
-  events: EventRecorder,
-  release: Release,
-  intents: readonly EventIntent[],
-  log: Logger,
-): Promise<void> {
-  if (intents.length === 0) return;
-  const subject = {
-    namespace: release.metadata.namespace ?? 'default',
-    name: release.metadata.name ?? '',
-    uid: release.metadata.uid,
-  };
-  const failed = await events.record(subject, intents);
-  for (const error of failed) log.warn('an Event could not be written', { error: error.message });
 }

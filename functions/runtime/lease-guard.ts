@@ -14,23 +14,16 @@ import {
   type LeasePort,
   type LeaseRecord,
 } from '../../domain/runtime/lease.ts';
-import { closedHolder, closesByStatus, holderAfterEarlier, markAfter, markOfHolder, nextMark, type RunMark } from '../../domain/runtime/lease-close.ts';
+import { closedHolder, closesByStatus, holderAfterEarlier, markOfHolder, nextMark } from '../../domain/runtime/lease-close.ts';
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import { chainIdOf, type QueueLoop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { LeaseMarks } from './release-reads.ts';
+import { commitRun, type CommitPorts, type DecisionHandler, type RunLease } from './run-commit.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
 
-/** The context a guarded record handler receives: `run` when its status write closes the Lease. */
-export type GuardedContext = RecordContext & { readonly run?: RunMark | undefined };
-
-/** The run's mark (domain/runtime/lease-close.ts), when the Lease guard gave one. */
-export function runOf(ctx: RecordContext): RunMark | undefined {
-  return (ctx as GuardedContext).run;
-}
-
-export interface LeaseGuardOptions {
+export interface LeaseGuardOptions<S = unknown> {
   loop: QueueLoop;
   leases: LeasePort;
   /** The Lease duration (short: see leaseSeconds); a live run renews it every quarter of it. */
@@ -42,6 +35,11 @@ export interface LeaseGuardOptions {
    * closes its Lease (domain/runtime/lease-close.ts). Unset: every run gives it back as "".
    */
   marks?: LeaseMarks | undefined;
+  /**
+   * What the handler's decisions are committed through (run-commit.ts): its status write and
+   * effects. Unset: the handler returns bare Outcomes (nothing to write).
+   */
+  commit?: CommitPorts<S> | undefined;
 }
 
 /**
@@ -54,8 +52,11 @@ export interface LeaseGuardOptions {
  *   covered by a finished run, and an interval tick while a retry is
  *   scheduled are dropped; anything else runs, with a heartbeat renewing the
  *   Lease, and a retry's backoff counts the failures recorded in the Lease.
+ * The handler reads and decides; its decision is committed under the Lease (run-commit.ts), which
+ * tells the guard what the status carries after the write: whether that write closed the Lease
+ * (domain/runtime/lease-close.ts) or the guard gives it back.
  */
-export function withLease(handler: RecordHandler, options: LeaseGuardOptions): RecordHandler {
+export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOptions<S>): RecordHandler {
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
   return async (message, received) => {
@@ -103,33 +104,31 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
       return dropped(skip);
     }
     const heartbeat = startHeartbeat(options.leases, lease, heartbeatMs(options.durationSeconds), ctx.logger);
-    let written: string | undefined;
-    let wroteMark = false;
-    const run: RunMark | undefined =
+    /** What the status carries after this run's write; undefined: no write landed. */
+    let written: { readonly mark: string | undefined } | undefined;
+    const runLease: RunLease | undefined =
       mark === undefined
         ? undefined
         : {
             mark,
-            markWithWorkAfter: markAfter(mark),
-            markFor: (ended) => (closesByStatus(ended, lease, ctx.messageId) ? mark : markAfter(mark)),
-            wrote(value) {
-              written = value;
-              wroteMark = true;
+            closes: (ended) => closesByStatus(ended, lease, ctx.messageId),
+            written(value) {
+              written = { mark: value };
               // Written with `mark`, the Lease may be someone else's from now on: no more renewals.
               if (value === mark) heartbeat.pause();
             },
           };
     let outcome: Outcome | undefined;
     try {
-      const guarded: GuardedContext = run === undefined ? received : { ...received, run };
-      outcome = await handler(message, guarded);
+      const decided = await handler(message, received);
+      outcome = await commitRun(decided, { loop: options.loop, message, logger: received.logger, ports: options.commit, lease: runLease });
       if (outcome.kind === 'retry') outcome = { ...outcome, attempt: lease.failures + 1 };
       return outcome;
     } finally {
       await heartbeat.stop();
       if (outcome?.kind === 'dropped' && outcome.gone === true) {
         await options.leases.forget(lease);
-      } else if (mark !== undefined && written === mark && outcome !== undefined && closesByStatus(outcome, lease, ctx.messageId)) {
+      } else if (mark !== undefined && written?.mark === mark && outcome !== undefined && closesByStatus(outcome, lease, ctx.messageId)) {
         // The status write closed the Lease (domain/runtime/lease-close.ts): nothing to give back.
       } else {
         const failed = outcome === undefined || outcome.kind === 'retry';
@@ -140,7 +139,7 @@ export function withLease(handler: RecordHandler, options: LeaseGuardOptions): R
             failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
             handledSentAt: outcome?.kind === 'dropped' ? lease.handledSentAt : newerSentAt(lease.handledSentAt, message.sentAt),
           },
-          { closeAs: wroteMark ? closedHolder(options.loop, written) : freeNow },
+          { closeAs: written === undefined ? freeNow : closedHolder(options.loop, written.mark) },
         );
       }
     }

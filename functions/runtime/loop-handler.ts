@@ -10,6 +10,7 @@ import type { FunctionConfig } from './config.ts';
 import { withLease } from './lease-guard.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { LeaseMarks } from './release-reads.ts';
+import type { LoopRun } from './run-commit.ts';
 import { withRunMetrics } from './run-metrics.ts';
 import { createNotifier } from './notifier.ts';
 import { createSqsBatchHandler, type RecordHandler, type SqsBatchHandler } from './sqs-batch-handler.ts';
@@ -38,10 +39,13 @@ export function sharedPorts(config: FunctionConfig, clients: FunctionClients) {
   };
 }
 
-/** A loop's record handler as a function: SQS batch → Lease (one run per Release, or per ReleaseSet for fleet) → record handler → SQS. */
-export function loopHandler(
+/**
+ * A loop's run as a function: SQS batch → Lease (one run per Release, or per ReleaseSet for fleet)
+ * → the loop's decision → its commit under the Lease (run-commit.ts) → SQS.
+ */
+export function loopHandler<S>(
   loop: QueueLoop,
-  record: RecordHandler,
+  run: LoopRun<S>,
   config: FunctionConfig,
   clients: FunctionClients,
   logger: Logger,
@@ -57,12 +61,13 @@ export function loopHandler(
   const leases = createLeasePort(clients.kc, config.CONVOY_NAMESPACE);
   // The message's Release is verified on the live API before the Lease (release-reads.ts admit).
   const guarded = admit(
-    withLease(record, {
+    withLease(run.decide, {
       loop,
       leases,
       // One duration for every run (domain/runtime/timings.ts): the construct checks the timeout and visibility against it.
       durationSeconds: LEASE_SECONDS,
       marks,
+      commit: run.commit,
     }),
     leases,
   );

@@ -16,9 +16,10 @@
  */
 import { isPlainObject, jsonEqual } from '../../domain/render/kube-object.ts';
 import { statusMark, type MarkedStatus } from '../../domain/runtime/lease-close.ts';
-import { dropped, type Outcome } from '../../domain/runtime/outcome.ts';
+import { parseRelease, type Release } from '../../domain/api/objects.ts';
+import { dropped, stop, type Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueMessage } from '../../domain/runtime/queue-message.ts';
-import type { ReleaseSource } from '../reconcile/reconcile-record.ts';
+import type { ReleaseSource } from '../../adapters/kube/release-source.ts';
 import { hintedRelease, hintProblem, type HintKey } from './applied-hint.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
@@ -121,4 +122,19 @@ function compareCopy(copy: Record<string, unknown>, live: unknown, logger: Logge
   if (!jsonEqual(isPlainObject(live) ? live['spec'] : undefined, copy['spec'])) differs.push('spec');
   if (differs.length === 0) return;
   logger.warn('the Release copy the message carries is not the live Release; the live Release is used', { differs, carried, live: actual });
+}
+
+/** The Release of a message (through `releases`: the run's shared read), or the Outcome that ends the message without work. */
+export async function loadRelease(releases: ReleaseSource, message: QueueMessage, ctx: RecordContext): Promise<Release | Outcome> {
+  const raw = await releases.get(message.namespace, message.name, message);
+  if (raw === undefined) return dropped('the Release no longer exists', { gone: true });
+  const parsed = parseRelease(raw);
+  if (!parsed.ok) {
+    ctx.logger.error('the Release does not parse; was it written before the CRD schema?', { reason: parsed.error });
+    return stop();
+  }
+  if (message.uid !== '' && parsed.value.metadata.uid !== message.uid) {
+    return dropped(`the message is for uid ${message.uid}, the Release now has uid ${parsed.value.metadata.uid ?? '?'}`, { gone: true });
+  }
+  return parsed.value;
 }

@@ -16,7 +16,7 @@ import { createObserverCaches, type ObserverCaches } from '../../adapters/reconc
 import type { Condition } from '../../domain/api/common.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import { createDriftRecordHandler } from '../../functions/drift/drift-record.ts';
-import { createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
+import { createReleaseSource } from '../../adapters/kube/release-source.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { kubeConfigFor } from '../harness/kube.ts';

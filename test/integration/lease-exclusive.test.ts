@@ -1,10 +1,12 @@
 /**
  * Two runs of one loop for one Release never overlap with the one-request Leases (issue 13),
  * including a run longer than the Lease duration: the real Lease guard (functions/runtime/
- * lease-guard.ts), Lease port and status writer on the real kube-apiserver, where each run's
- * status write — carrying its mark — closes its Lease (domain/runtime/lease-close.ts).
+ * lease-guard.ts), run commit (run-commit.ts), Lease port and status writer on the real
+ * kube-apiserver, where each run's status write — carrying its mark — closes its Lease
+ * (domain/runtime/lease-close.ts).
  *
- * The record handler counts the runs at work. A run's work ends just before its status write:
+ * The record handler counts the runs at work. A run's work ends when it returns its decision, just
+ * before the runtime makes its status write:
  * from that write on the next run may hold the Lease, so a second run at work at the same time
  * is an overlap. Messages are delivered as SQS would: several at once, and one that finds the
  * Lease busy comes back as a new message after the delay the guard asks for.
@@ -22,11 +24,13 @@ import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { ReleaseSlice } from '../../domain/status/slices.ts';
 import { releaseSliceWith } from '../harness/release-slice.ts';
-import { createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
-import { runOf, withLease } from '../../functions/runtime/lease-guard.ts';
+import { createReleaseSource } from '../../adapters/kube/release-source.ts';
+import type { RunDecision } from '../../domain/runtime/run-decision.ts';
+import type { AnySlice } from '../../domain/status/slices.ts';
+import { withLease } from '../../functions/runtime/lease-guard.ts';
+import { releaseCommitPorts, type DecisionHandler } from '../../functions/runtime/run-commit.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { sharedReleaseReads } from '../../functions/runtime/release-reads.ts';
-import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi } from '../harness/releases.ts';
 
@@ -44,6 +48,23 @@ afterAll(async () => {
 
 const slice = (mark: string): ReleaseSlice => releaseSliceWith({ reconciledAt: mark });
 
+/**
+ * A run's decision: a status write carrying the mark the runtime gives it (its Lease mark when the
+ * write may close the Lease), which `wrote` sees as the write is made.
+ */
+const writeMark = (wrote: (mark: string) => void): RunDecision<AnySlice> => ({
+  write: {
+    slice: (mark) => {
+      if (mark === undefined) throw new Error('the guard gave the run no mark');
+      wrote(mark);
+      return { manager: FieldManager.release, slice: slice(mark) };
+    },
+  },
+  before: [],
+  after: [],
+  outcome: done(),
+});
+
 describe('one run per Release and loop with Leases closed by the status write', () => {
   it('concurrent and busy-retried messages, one run longer than the Lease: never two runs at work, none lost', async () => {
     const kc = kubeConfigFor(inject('kubeconfigPath'));
@@ -59,25 +80,21 @@ describe('one run per Release and loop with Leases closed by the status write', 
     let atWork = 0;
     let overlaps = 0;
     const ran: { cause: string; ms: number; mark: string }[] = [];
-    const handler: RecordHandler = async (message, ctx): Promise<Outcome> => {
-      const run = runOf(ctx);
-      if (run === undefined) throw new Error('the guard gave the run no mark');
+    const handler: DecisionHandler<AnySlice> = async (message) => {
       atWork++;
       if (atWork > 1) overlaps++;
       const started = Date.now();
       await sleep(message.cause === 'long' ? LONG_RUN_MS : 200);
       atWork--;
       // The run's last act: its status write carries its mark and so closes its Lease.
-      await statusWriter.apply({ namespace: ns.name, name: 'exclusive' }, { manager: FieldManager.release, slice: slice(run.mark) });
-      run.wrote(run.mark);
-      ran.push({ cause: message.cause, ms: Date.now() - started, mark: run.mark });
-      return done();
+      return writeMark((mark) => ran.push({ cause: message.cause, ms: Date.now() - started, mark }));
     };
     const guarded = withLease(handler, {
       loop: 'reconcile',
       leases: createLeasePort(config, ns.name),
       durationSeconds: LEASE_SECONDS,
       marks: reads.marks,
+      commit: releaseCommitPorts('reconcile', { statusWriter }),
     });
     const logger = createLogger({ base: { test: 'lease-exclusive' }, level: 'error' });
 
@@ -138,17 +155,10 @@ describe('one run per Release and loop with Leases closed by the status write', 
     const leases = createLeasePort(config, ns.name);
     const logger = createLogger({ base: { test: 'lease-exclusive' }, level: 'error' });
     const writes: string[] = [];
-    const handler: RecordHandler = async (_message, ctx): Promise<Outcome> => {
-      const run = runOf(ctx);
-      if (run === undefined) throw new Error('the guard gave the run no mark');
-      await statusWriter.apply({ namespace: ns.name, name: 'stale-view' }, { manager: FieldManager.release, slice: slice(run.mark) });
-      run.wrote(run.mark);
-      writes.push(run.mark);
-      return done();
-    };
+    const handler: DecisionHandler<AnySlice> = () => Promise.resolve(writeMark((mark) => writes.push(mark)));
     const message = (cause: string, sentAt: string): QueueMessage => ({ v: 1, loop: 'reconcile', namespace: ns.name, name: 'stale-view', uid, cause, sentAt });
     const ctx = () => ({ logger, receiveCount: 1, messageId: randomUUID(), record: {} as never });
-    const guard = (marks: typeof reads.marks) => withLease(handler, { loop: 'reconcile', leases, durationSeconds: 30, marks });
+    const guard = (marks: typeof reads.marks) => withLease(handler, { loop: 'reconcile', leases, durationSeconds: 30, marks, commit: releaseCommitPorts('reconcile', { statusWriter }) });
 
     // A first run, then a second whose write closes the Lease as reconcile@<its mark>.
     const copySentAt = new Date().toISOString();

@@ -10,7 +10,7 @@ import type { Loop } from '../../domain/runtime/queue-message.ts';
 import type { AnySlice } from '../../domain/status/slices.ts';
 import { createDriftRecordHandler } from '../../functions/drift/drift-record.ts';
 import { createHealthRecordHandler } from '../../functions/health/health-record.ts';
-import { createReleaseSource } from '../../functions/reconcile/reconcile-record.ts';
+import { createReleaseSource } from '../../adapters/kube/release-source.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { kubeConfigFor } from '../harness/kube.ts';

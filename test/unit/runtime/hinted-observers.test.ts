@@ -14,7 +14,7 @@ import type { AnySlice } from '../../../domain/status/slices.ts';
 import type { RenderStore } from '../../../domain/store/render-store.ts';
 import { createDriftRecordHandler } from '../../../functions/drift/drift-record.ts';
 import { createHealthRecordHandler } from '../../../functions/health/health-record.ts';
-import type { ReleaseSource } from '../../../functions/reconcile/reconcile-record.ts';
+import type { ReleaseSource } from '../../../adapters/kube/release-source.ts';
 import { appliedHint, hintKey, sealHint } from '../../../functions/runtime/applied-hint.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';

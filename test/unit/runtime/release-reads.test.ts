@@ -8,7 +8,7 @@ import { dropped, done, type Outcome } from '../../../domain/runtime/outcome.ts'
 import type { Loop, QueueMessage } from '../../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../../domain/status/field-managers.ts';
 import { parseRelease } from '../../../domain/api/objects.ts';
-import type { ReleaseSource } from '../../../functions/reconcile/reconcile-record.ts';
+import type { ReleaseSource } from '../../../adapters/kube/release-source.ts';
 import { appliedHint, hintKey, type HintKey } from '../../../functions/runtime/applied-hint.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { sharedReleaseReads } from '../../../functions/runtime/release-reads.ts';
