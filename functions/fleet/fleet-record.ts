@@ -21,7 +21,7 @@ import type { RenderStore } from '../../domain/store/render-store.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { LoopRun } from '../runtime/run-commit.ts';
 import type { RecordContext, RecordHandler } from '../runtime/sqs-batch-handler.ts';
-import { runFleetWrites } from './fleet-writes.ts';
+import { runFleetWrites, type WritesResult } from './fleet-writes.ts';
 
 export interface FleetRecordDeps {
   readonly kube: FleetKubePort;
@@ -85,21 +85,25 @@ async function decideFleetRun(deps: FleetRecordDeps, message: QueueMessage, ctx:
   // The child writes are the run's work: their failures are part of what it decides.
   const written = await runFleetWrites(decision.writes, message.uid, namespace, { kube: deps.kube, renders: deps.renders }, log);
   decision = withWriteFailures(decision, written.failures, set.metadata.generation ?? 0, at);
+  return fleetRunDecision(set, decision, written);
+}
+
+/** The run's decision once the children are written: the set's status, then Events about the set (they report it), then the Outcome. */
+export function fleetRunDecision(set: ReleaseSet, decision: FleetDecision, written: WritesResult): RunDecision<ReleaseSetStatus> {
   const status = decision.status;
-  const run: RunDecision<ReleaseSetStatus> = {
+  return {
     write: { slice: () => status },
     before: [],
     after: [
       {
         kind: 'events',
-        subject: { kind: 'ReleaseSet', namespace, name: set.metadata.name, uid: set.metadata.uid, resourceVersion: set.metadata.resourceVersion },
+        subject: { kind: 'ReleaseSet', namespace: set.metadata.namespace ?? 'default', name: set.metadata.name, uid: set.metadata.uid, resourceVersion: set.metadata.resourceVersion },
         intents: [...decision.events, ...written.events],
       },
     ],
     outcome: outcomeOf(decision),
     report: { message: 'fleet decided', fields: { stop: decision.stop, writes: decision.writes.length, failedWrites: written.failures.length, revision: status.revision?.id } },
   };
-  return run;
 }
 
 /**
