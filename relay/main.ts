@@ -37,6 +37,8 @@ const relayEnvSchema = z.object({
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   // Off unless the install grants list/watch on Secrets (relay-manifests.ts watchSecrets).
   CONVOY_WATCH_SECRETS: z.enum(['true', 'false']).default('false'),
+  // /metrics needs no token: the series naming each Release and ReleaseSet only when asked for.
+  CONVOY_METRICS_PER_RELEASE: z.enum(['true', 'false']).default('false'),
   AWS_REGION: z.string().default('us-east-1'),
   AWS_ENDPOINT_URL: z.string().url().optional(),
 });
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
     crossNamespaceRefs: tenancy.crossNamespaceRefs,
     tenantNamespaces: process.env['CONVOY_TENANT_NAMESPACES'] ?? '',
     watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
+    metricsPerRelease: env.CONVOY_METRICS_PER_RELEASE === 'true',
     fleet: env.CONVOY_FLEET_QUEUE_URL !== undefined,
   });
   const kube = await loadRelayKubeConfig();
@@ -83,6 +86,7 @@ async function main(): Promise<void> {
     userClusters: userClustersOf(kube),
     ...(store ? { store } : {}),
     metrics: relay.metrics,
+    metricsPerRelease: env.CONVOY_METRICS_PER_RELEASE === 'true',
     ready: () => relay.ready(),
     gitWebhook: createGitWebhookHandler({
       secret: env.CONVOY_GIT_WEBHOOK_SECRET ?? '',
@@ -99,7 +103,7 @@ async function main(): Promise<void> {
     tls.kind === 'on'
       ? [
           await serveApi(app, { port: env.CONVOY_HTTPS_PORT, hostname, tls }),
-          await serveApi(createProbeApp({ metrics: relay.metrics, ready: () => relay.ready() }), { port: env.CONVOY_HTTP_PORT, hostname }),
+          await serveApi(createProbeApp({ metrics: relay.metrics, metricsPerRelease: env.CONVOY_METRICS_PER_RELEASE === 'true', ready: () => relay.ready() }), { port: env.CONVOY_HTTP_PORT, hostname }),
         ]
       : [await serveApi(app, { port: env.CONVOY_HTTP_PORT, hostname })];
   logger.info('relay started', { api: servers[0]?.url, ...(servers[1] ? { probes: servers[1].url } : {}) });

@@ -8,6 +8,9 @@
  * (type, status, reason), the rollout state, and the seconds since the last
  * successful reconcile. Per-ReleaseSet gauges likewise from its ReleaseSet index
  * (`observeReleaseSets`, release-set-gauges.ts) when the relay watches sets (issue 26).
+ * Those name every tenant's Releases and sets; `render({ perRelease: false })` — what the relay's
+ * /metrics serves unless the installation opts in (CONVOY_METRICS_PER_RELEASE) — leaves them out
+ * and keeps the counts that name none.
  *
  * The instruments keep their own totals too, so `get()` answers at once
  * (prom-client's own `get()` is asynchronous).
@@ -20,8 +23,8 @@ import {
   collectDefaultMetrics,
 } from 'prom-client';
 import type { Release } from '../domain/api/index.ts';
-import { renderReleaseGauges } from './release-gauges.ts';
-import { renderReleaseSetGauges, type GaugedReleaseSet } from './release-set-gauges.ts';
+import { renderReleaseCounts, renderReleaseGauges } from './release-gauges.ts';
+import { renderReleaseSetCounts, renderReleaseSetGauges, type GaugedReleaseSet } from './release-set-gauges.ts';
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -71,10 +74,15 @@ export interface RelayMetrics {
   observeReleases(source: () => Iterable<Release>): void;
   /** Where the per-ReleaseSet gauges read the sets at scrape time; never called: no set gauges. */
   observeReleaseSets(source: () => Iterable<GaugedReleaseSet>): void;
-  /** Every metric in the Prometheus text exposition format 0.0.4. */
-  render(): Promise<string>;
+  /** Every metric in the Prometheus text exposition format 0.0.4; with `perRelease: false`, none that names a Release or ReleaseSet. */
+  render(options?: MetricsRenderOptions): Promise<string>;
   /** The Content-Type of `render()`. */
   readonly contentType: string;
+}
+
+export interface MetricsRenderOptions {
+  /** Include the series that name each Release and ReleaseSet (namespace, name); default true. */
+  readonly perRelease?: boolean;
 }
 
 export const LAG_BUCKETS_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
@@ -222,8 +230,17 @@ export function createRelayMetrics(now: () => number = Date.now): RelayMetrics {
     observeReleaseSets(source) {
       releaseSets = source;
     },
-    render: async () =>
-      (await registry.metrics()) + renderReleaseGauges(releases(), now()) + (releaseSets === undefined ? '' : renderReleaseSetGauges(releaseSets())),
+    render: async (options = {}) => {
+      const perRelease = options.perRelease ?? true;
+      const at = now();
+      const sets = releaseSets === undefined ? undefined : [...releaseSets()];
+      return (
+        (await registry.metrics()) +
+        renderReleaseCounts(releases(), at) +
+        (sets === undefined ? '' : renderReleaseSetCounts(sets)) +
+        (perRelease ? renderReleaseGauges(releases(), at) + (sets === undefined ? '' : renderReleaseSetGauges(sets)) : '')
+      );
+    },
     contentType: registry.contentType,
   };
 }

@@ -9,6 +9,9 @@
  * - convoy_releaseset_rollout_step{namespace,set,step}: the index of the current step, named;
  * - convoy_releaseset_observed{namespace,set}: 1 when status.observedGeneration is the set's
  *   generation (the fleet function handled the current spec), else 0.
+ *
+ * They name each set, so /metrics (no token) serves them only with CONVOY_METRICS_PER_RELEASE;
+ * renderReleaseSetCounts (no names) is always served.
  */
 import { escapeLabelValue } from './release-gauges.ts';
 
@@ -53,4 +56,23 @@ export function renderReleaseSetGauges(sets: Iterable<GaugedReleaseSet>): string
   }
   const family = (f: { name: string; help: string }, lines: readonly string[]): string => header(f) + (lines.length > 0 ? `${lines.join('\n')}\n` : '');
   return family(FAMILIES.clusters, clusters) + family(FAMILIES.rollout, rollout) + family(FAMILIES.step, step) + family(FAMILIES.observed, observed);
+}
+
+const COUNT_FAMILIES = {
+  rollout: { name: 'convoy_releasesets_by_rollout_state', help: 'ReleaseSets by rollout state (status.rollout.state). Names no ReleaseSet.' },
+  unobserved: { name: 'convoy_releasesets_unobserved', help: 'ReleaseSets whose current spec the fleet function has not handled yet (status.observedGeneration behind metadata.generation). Names no ReleaseSet.' },
+} as const;
+
+/** The families that count ReleaseSets without naming one. */
+export function renderReleaseSetCounts(sets: Iterable<GaugedReleaseSet>): string {
+  const rollouts = new Map<string, number>();
+  let unobserved = 0;
+  for (const set of sets) {
+    const state = set.status?.rollout?.state;
+    if (state !== undefined) rollouts.set(state, (rollouts.get(state) ?? 0) + 1);
+    const generation = set.metadata?.generation;
+    if (generation === undefined || set.status?.observedGeneration !== generation) unobserved++;
+  }
+  const lines = [...rollouts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([state, n]) => `${COUNT_FAMILIES.rollout.name}{state="${escapeLabelValue(state)}"} ${n}\n`);
+  return header(COUNT_FAMILIES.rollout) + lines.join('') + `${header(COUNT_FAMILIES.unobserved)}${COUNT_FAMILIES.unobserved.name} ${unobserved}\n`;
 }

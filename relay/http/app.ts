@@ -20,10 +20,12 @@
  * `get` (reads) in that namespace for that name (403 when refused). Writes are then made with the
  * caller's own token (release-api.ts): the relay's identity may not change a Release. The
  * webhook authenticates its sender by HMAC; probes and metrics are open
- * (kubelet and Prometheus call them), so they return nothing about Releases.
+ * (kubelet and Prometheus call them), so they name no Release: /metrics counts Releases by
+ * condition, and serves the per-Release series only with `metricsPerRelease`.
  *
  * Errors are JSON {error, message} (400 adds `field`):
- *   400 InvalidRequest · 401 Unauthorized · 403 Forbidden · 413 PayloadTooLarge (pin body > 64 KiB) ·
+ *   400 InvalidRequest · 401 Unauthorized · 403 Forbidden · 413 PayloadTooLarge (any body over 64 KiB, the
+ *       webhook's over 1 MiB: body-limits.ts, checked before authentication) ·
  *   404 NotFound (the Release) / RenderNotFound (the store lacks the render) ·
  *   409 NoStore (no render store configured, so nothing can be pinned or listed) /
  *       Conflict (the API server answered 409) ·
@@ -36,7 +38,6 @@
  * second precision (Kubernetes time precision).
  */
 import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import { describeZodError, parseRelease } from '../../domain/api/objects.ts';
 import { Annotation } from '../../domain/reconcile/annotations.ts';
@@ -49,6 +50,7 @@ import {
   RenderStoreUnavailableError,
   type RenderStore,
 } from '../../domain/store/render-store.ts';
+import { apiBodyLimit } from './body-limits.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { registerReleaseViews } from './release-views.ts';
 import { registerReleaseSetRoutes } from './release-set-api.ts';
@@ -72,7 +74,12 @@ export interface ApiDeps {
   readonly releases: ReleaseApi;
   /** Absent when the installation has no render store: pin and renders answer 409 NoStore. */
   readonly store?: RenderStore;
-  readonly metrics: { render(): string | Promise<string> };
+  readonly metrics: { render(options?: { perRelease?: boolean }): string | Promise<string> };
+  /**
+   * Serve the series that name each Release and ReleaseSet on /metrics, which needs no token
+   * (CONVOY_METRICS_PER_RELEASE); default false: counts only, no tenant's names.
+   */
+  readonly metricsPerRelease?: boolean;
   /** Whether the relay is ready (informers synced); drives /readyz. */
   ready(): boolean;
   readonly logger?: ApiLogger;
@@ -118,23 +125,25 @@ function toApiError(err: unknown, logger: ApiLogger | undefined, where: string):
   return new ApiError(500, 'Internal', 'the relay failed to handle the request; see its log');
 }
 
-/** Probes and metrics: open, and about the relay only. */
-function registerProbes<E extends Env>(app: Hono<E>, deps: Pick<ApiDeps, 'metrics' | 'ready'>): void {
+/** Probes and metrics: open, so they name no tenant's Release unless the installation opts in (metricsPerRelease). */
+function registerProbes<E extends Env>(app: Hono<E>, deps: Pick<ApiDeps, 'metrics' | 'ready' | 'metricsPerRelease'>): void {
   app.get('/healthz', (c) => c.text('ok'));
   app.get('/readyz', (c) =>
     deps.ready()
       ? c.text('ok')
       : c.json({ error: 'NotReady', message: 'the relay has not synced its informers yet' } satisfies ApiErrorBody, 503),
   );
-  app.get('/metrics', async (c) => c.body(await deps.metrics.render(), 200, { 'Content-Type': PROMETHEUS_TEXT }));
+  const perRelease = deps.metricsPerRelease === true;
+  app.get('/metrics', async (c) => c.body(await deps.metrics.render({ perRelease }), 200, { 'Content-Type': PROMETHEUS_TEXT }));
 }
 
 /**
  * Only /healthz, /readyz and /metrics: the plain-HTTP port of a relay that serves the API over
  * TLS (kubelet probes and Prometheus stay on HTTP; nothing that carries a token does).
  */
-export function createProbeApp(deps: Pick<ApiDeps, 'metrics' | 'ready'>): Hono {
+export function createProbeApp(deps: Pick<ApiDeps, 'metrics' | 'ready' | 'metricsPerRelease'>): Hono {
   const app = new Hono();
+  app.use('*', apiBodyLimit());
   registerProbes(app, deps);
   app.notFound((c) => c.json({ error: 'NotFound', message: `${c.req.path} is served on the relay's HTTPS port only` } satisfies ApiErrorBody, 404));
   return app;
@@ -151,6 +160,8 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
   });
   app.notFound((c) => c.json({ error: 'NotFound', message: `no route for ${c.req.method} ${c.req.path}; see API.md "HTTP API"` } satisfies ApiErrorBody, 404));
 
+  // Before any route and before authentication: no route reads a body larger than this (body-limits.ts).
+  app.use('*', apiBodyLimit(logger));
   registerProbes(app, deps);
 
   // The webhook authenticates its sender (HMAC), not a bearer token.
@@ -216,10 +227,6 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
 
   app.put(
     `${base}/pin`,
-    bodyLimit({
-      maxSize: 64 * 1024,
-      onError: (c) => c.json({ error: 'PayloadTooLarge', message: 'the body is larger than 64 KiB; send {"renderRef": "sha256:…"}' } satisfies ApiErrorBody, 413),
-    }),
     async (c) => {
       const key = await allow(c, 'update');
       let raw: unknown;
