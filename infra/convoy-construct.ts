@@ -257,6 +257,9 @@ export class Convoy extends Construct {
     // Every loop reads the reconcile queue's backlog to wait out a burst (functions/runtime/burst-guard.ts):
     // reconcile consumes it and drift sends to it (both grants include GetQueueAttributes); health only reads it.
     queues.reconcile.grant(functions.health, 'sqs:GetQueueAttributes');
+    // A message that can never succeed is copied to the function's own dead-letter queue at its first
+    // receive (adapters/sqs/dead-letter.ts: its queue's RedrivePolicy names it, GetQueueUrl finds it).
+    for (const loop of QUEUE_LOOPS) dlqs[loop].grantSendMessages(functions[loop]);
     const store = { bucket: this.renderBucket, key: this.key };
     grantRenderStore(functions.reconcile, store, 'readwrite');
     grantRenderStore(functions.drift, store, 'read');

@@ -1,4 +1,4 @@
-import { toSqsAction } from '../../adapters/sqs/outcome-actions.ts';
+import { INVALID_MESSAGE_ACTION, toSqsAction } from '../../adapters/sqs/outcome-actions.ts';
 import type { SqsAction } from '../../adapters/sqs/outcome-actions.ts';
 import type { RetryBackoffPolicy } from '../../domain/runtime/backoff.ts';
 import { retry } from '../../domain/runtime/outcome.ts';
@@ -21,6 +21,8 @@ export interface VisibilityPort {
   changeVisibility(queueUrl: string, receiptHandle: string, visibilitySeconds: number): Promise<void>;
   /** Sends `body` again as a new message delayed by `delaySeconds` (0–900). */
   resend?(queueUrl: string, body: string, delaySeconds: number): Promise<void>;
+  /** Copies a message that can never succeed to the dead-letter queue of `queueUrl` (adapters/sqs/dead-letter.ts). */
+  deadLetter?(queueUrl: string, copy: { body: string; messageId: string; reason: string }): Promise<void>;
 }
 
 export interface RecordContext {
@@ -58,8 +60,6 @@ export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
 type RecordResult = 'succeeded' | 'failed';
 
-const INVALID_MESSAGE_VISIBILITY_SECONDS = 1;
-
 export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatchHandler {
   const { loop, handleRecord, sqs, logger, retryPolicyOf } = options;
   const queueUrlOf = options.queueUrlOf ?? ((record: SQSRecord) => queueUrlFromArn(record.eventSourceARN));
@@ -68,23 +68,30 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
     const receiveCount = parseReceiveCount(record.attributes?.ApproximateReceiveCount);
     let log = logger.child({ loop, messageId: record.messageId, receiveCount });
 
-    // An invalid message fails alone and comes back after 1 s, so the redrive
-    // policy moves it to the DLQ after maxReceiveCount quick receives rather than
-    // maxReceiveCount visibility timeouts (a day with a 15-minute function).
-    const deadLetter = async (): Promise<RecordResult> => {
-      await sqs.changeVisibility(queueUrlOf(record), record.receiptHandle, INVALID_MESSAGE_VISIBILITY_SECONDS).catch((thrown: unknown) => {
+    // An invalid message can never succeed (adapters/sqs/outcome-actions.ts INVALID_MESSAGE_ACTION):
+    // copied to the dead-letter queue and acknowledged at its first receive, with one log line. When
+    // the copy fails it fails alone and comes back after 1 s, so the redrive policy moves it after
+    // maxReceiveCount quick receives rather than maxReceiveCount visibility timeouts.
+    const deadLetter = async (reason: string): Promise<RecordResult> => {
+      const fields = { reason, bodyLength: record.body.length };
+      if (INVALID_MESSAGE_ACTION.deadLetter && sqs.deadLetter !== undefined) {
+        try {
+          await sqs.deadLetter(queueUrlOf(record), { body: record.body, messageId: record.messageId, reason });
+          log.warn('invalid message moved to the dead-letter queue', fields);
+          return 'succeeded';
+        } catch (thrown) {
+          log.warn('invalid message left for the dead-letter queue: copying it there failed', { ...fields, error: toError(thrown) });
+        }
+      } else {
+        log.warn('invalid message left for the dead-letter queue', fields);
+      }
+      await sqs.changeVisibility(queueUrlOf(record), record.receiptHandle, INVALID_MESSAGE_ACTION.otherwiseRedeliverAfterSeconds).catch((thrown: unknown) => {
         log.warn("could not shorten an invalid record's visibility", { error: toError(thrown) });
       });
       return 'failed';
     };
     const parsed = parseQueueMessage(record.body);
-    if (!parsed.ok) {
-      log.warn('invalid message left for the dead-letter queue', {
-        reason: parsed.error,
-        bodyLength: record.body.length,
-      });
-      return deadLetter();
-    }
+    if (!parsed.ok) return deadLetter(parsed.error);
     const message = parsed.message;
     log = log.child({
       namespace: message.namespace,
@@ -93,10 +100,7 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
       cause: message.cause,
     });
     if (message.loop !== loop) {
-      log.warn('invalid message left for the dead-letter queue', {
-        reason: `message is for the ${message.loop} loop but arrived at the ${loop} function; check the relay's queue URLs`,
-      });
-      return deadLetter();
+      return deadLetter(`message is for the ${message.loop} loop but arrived at the ${loop} function; check the relay's queue URLs`);
     }
 
     const started = Date.now();

@@ -253,6 +253,8 @@ export async function startRuntimeEnv(
           WaitTimeSeconds: 0,
           VisibilityTimeout: 60,
           MessageSystemAttributeNames: ['All'],
+          // A copy the function sent names the message it copies (adapters/sqs/dead-letter.ts).
+          MessageAttributeNames: ['All'],
         }),
       );
       return Messages;

@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '@aws-sdk/client-sqs';
 import { BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, Watch, type V1Lease } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DeadLetterAttribute } from '../../adapters/sqs/dead-letter.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { leaseName } from '../../domain/runtime/lease.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
@@ -477,7 +478,7 @@ describe('messages that end without a run', () => {
       env.messageBody('live', 'not-the-uid', 'test: wrong uid'),
     ];
     const [notJson, v2, valid, deleted, wrongUid] = await env.sendRaw('reconcile', bodies);
-    const invalid = 'invalid message left for the dead-letter queue';
+    const invalid = 'invalid message moved to the dead-letter queue';
     // The line that ends a record: its outcome, or the note that it was left for the DLQ.
     const line = (id: string | undefined, msg: string) =>
       env.logs.find((l) => l['messageId'] === id && l.msg === msg && (l['outcome'] !== undefined || l.msg === invalid));
@@ -496,7 +497,9 @@ describe('messages that end without a run', () => {
       dead.push(...(await env.dlqMessages('reconcile')));
       return dead.length >= 2;
     }, { timeoutMs: 10_000, intervalMs: 250 });
-    expect(dead.map((m) => m.MessageId).sort()).toEqual([notJson, v2].sort());
+    // Copied at the first receive: the copy names the original (adapters/sqs/dead-letter.ts).
+    expect(dead.map((m) => m.MessageAttributes?.[DeadLetterAttribute.sourceMessageId]?.StringValue).sort()).toEqual([notJson, v2].sort());
+    for (const id of [notJson, v2]) expect(env.logs.filter((l) => l['messageId'] === id).map((l) => [l.msg, l['receiveCount']])).toEqual([[invalid, 1]]);
     expect(dead.map((m) => m.Body).sort()).toEqual([bodies[0], bodies[1]].sort());
 
     // Acknowledged means deleted: nothing of the batch is left, in flight or waiting, and no

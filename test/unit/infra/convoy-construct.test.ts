@@ -315,6 +315,16 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
+  it("IAM: each function may send to its own queue's dead-letter queue and to no other (an invalid message goes there at its first receive)", () => {
+    for (const loop of QUEUE_LOOPS) {
+      const statements = statementsOf(main.template, roleIdOf(main.template, fnId(loop)));
+      const sendsTo = QUEUE_LOOPS.filter((target) =>
+        statements.some((s) => actionsOf([s]).includes('sqs:SendMessage') && JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [dlqId(target), 'Arn'] })),
+      );
+      expect(sendsTo, loop).toEqual([loop]);
+    }
+  });
+
   it('environment: the variables functions/runtime/config.ts reads, valid once CloudFormation resolves them; CONVOY_FLEET_QUEUE_URL only in the fleet function', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
     const known = new Set(Object.keys(functionEnvSchema.shape));
@@ -439,6 +449,8 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
         ...['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:SendMessage'].map(
           (a) => `${a} ${JSON.stringify(queueArn)}`,
         ),
+        // A message that can never succeed is copied to its dead-letter queue at its first receive.
+        ...['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'].map((a) => `${a} ${JSON.stringify({ 'Fn::GetAtt': [dlqId('fleet'), 'Arn'] })}`),
         `s3:GetObject ${JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/renders/*']] })}`,
         `s3:ListBucket ${JSON.stringify({ 'Fn::GetAtt': [bucketId, 'Arn'] })}`,
         `kms:Decrypt ${JSON.stringify(keyArn)}`,

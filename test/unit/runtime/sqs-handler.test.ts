@@ -144,7 +144,7 @@ async function withPoller(
 }
 
 describe('the SQS batch runtime on fauxqs', TEST_TIMEOUT, () => {
-  it('a batch of 3 with one malformed body: the 2 valid records are deleted, the malformed one reaches the DLQ after maxReceiveCount receives', async () => {
+  it('a batch of 3 with one malformed body, on a port that cannot copy it to the DLQ: the 2 valid records are deleted, the malformed one reaches the DLQ after maxReceiveCount receives', async () => {
     const queue = await newQueue({ maxReceiveCount: 2, visibilityTimeout: 1 });
     await sqs.send(
       new SendMessageBatchCommand({
