@@ -1,6 +1,6 @@
 /**
  * What the verbs share about their command line: the kubectl-style global flags
- * (--kubeconfig, --context, -n/--namespace; parsed by cli/program.ts) and the Release a verb is
+ * (--kubeconfig, --context, -n/--namespace; parsed by cli/main.ts) and the Release a verb is
  * about (`<name> -n <namespace>` or `<namespace>/<name>`). Every mistake is a UsageError (exit 2,
  * one line).
  */
@@ -20,7 +20,7 @@ export interface GlobalFlags {
 }
 
 /**
- * A verb's flags and operands as the parser (cli/program.ts) checked them against the verb's
+ * A verb's flags and operands as the parser (cli/main.ts) checked them against the verb's
  * declaration in cli/verbs.ts: `V` names the flags that verb declares.
  */
 export function verbArgs<V extends object = object>(

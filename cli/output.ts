@@ -1,6 +1,6 @@
 /**
  * What every verb shares about its answer: exit codes, the errors a verb throws, and
- * plain text tables. A verb throws; cli/program.ts turns the error into ONE line
+ * plain text tables. A verb throws; cli/main.ts turns the error into ONE line
  * on stderr and an exit code — never a stack trace (cli/error-line.ts). Light: imports
  * nothing, so `convoy --help` does not load the Kubernetes transport.
  *

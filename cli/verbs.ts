@@ -1,6 +1,6 @@
 /**
  * The operator verbs of `convoy` (also `kubectl convoy`), declared once: their arguments,
- * flags and one-line summary. cli/program.ts turns this table into the commander program (per-verb
+ * flags and one-line summary. cli/main.ts turns this table into the commander program (per-verb
  * --help, flag checking) and cli/completion.ts into the bash/zsh/fish completion scripts. Each
  * verb's module is imported only when it runs, so `convoy --help` loads none of them.
  * Light on purpose: nothing here imports a Kubernetes client, zod or YAML.

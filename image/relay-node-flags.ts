@@ -6,7 +6,7 @@
  * - --optimize-for-size: V8 favours memory over speed (a smaller young generation, slower heap
  *   growth, pages given back sooner). The relay is I/O-bound; with 10,000 Releases its RSS
  *   settled at ~155 MiB instead of ~265 MiB (heap used the same, ~52 MiB), the event →
- *   message lag stayed well under its 1-s target (docs/decisions.md, bench/README.md).
+ *   message lag stayed well under its 1-s target (docs/decisions.md, bench/RESULTS.md).
  * - --max-semi-space-size=1 (MiB): the young generation small even where --optimize-for-size
  *   would not set it (V8 versions differ); the relay's garbage is short-lived (a watch event,
  *   a list page, a message).

@@ -12,7 +12,7 @@ import type { TenancyManifestOptions } from './relay-manifests.ts';
 
 /**
  * The functions' memory (MB) by default, the one copy (the construct and bench/lib/cost-model.ts
- * read it). From the bench's lambdaRuntime section (bench/README.md, two runs under the Lambda
+ * read it). From the bench's lambdaRuntime section (bench/RESULTS.md, two runs under the Lambda
  * runtime emulator): the node process's max RSS was drift 110–112 MB and health 125–127 MB, so
  * 256 MB leaves about 2×; reconcile's node process peaked at 132–139 MB, but helm and kubectl run as
  * its children and large charts render in it, which the bench did not measure: it stays at 1024.

@@ -4,7 +4,7 @@
 // sparse: every 100th value changed (a typical edit: 2 % of the lines differ);
 // rewrite: every value changed (the worst case for an edit-distance diff: the caps stop it);
 // oversize: sparse, with values long enough for the object to pass the 1-MiB cap per object.
-// The hand-written LCS diff measured as the before figure (cli/text-diff.ts) is gone: both the relay
+// The CLI's hand-written LCS diff, measured as the before figure, is gone: both the relay
 // and `convoy diff` use domain/render/text-diff.ts now.
 import { readFileSync } from 'node:fs';
 import type { KubeObject } from '../../domain/render/kube-object.ts';

@@ -8,7 +8,7 @@
 // - rewrite 10k / 20k: every value changed, the worst case of an edit-distance diff: the cap on
 //   changed lines (or the time cap) ends it;
 // - oversize 20k: an object over the 1-MiB cap per object, skipped before any YAML is made.
-// Before (the hand-written LCS diff of cli/text-diff.ts, since deleted; issue 23 on a quiet
+// Before (the CLI's hand-written LCS diff, since deleted; issue 23 on a quiet
 // machine): 10k lines 2.1 s and 478 MB, 20k lines 6.6 s and 1.6 GB, above the chart's 512Mi limit.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -68,7 +68,7 @@ export async function benchRenderDiff(root: string): Promise<Record<string, unkn
   }
   return {
     cases: results,
-    before: { note: 'the hand-written LCS diff (cli/text-diff.ts, deleted), issue 23, quiet machine', sparse10kLines: { ms: 2_100, peakMB: 478 }, sparse20kLines: { ms: 6_600, peakMB: 1_600 } },
+    before: { note: 'the CLI\'s hand-written LCS diff (deleted), issue 23, quiet machine', sparse10kLines: { ms: 2_100, peakMB: 478 }, sparse20kLines: { ms: 6_600, peakMB: 1_600 } },
     notes: [
       'each case in its own process: peakRssMiB is its VmHWM, growthMiB that minus its RSS before the diff (the process with its modules and the two objects)',
       'ms: comparable() + sorted-key JSON + canonical YAML of both sides + the Myers diff (or the cap), as the route does it; timings grow with the host load (hostLoad1m)',

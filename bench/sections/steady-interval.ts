@@ -45,7 +45,7 @@ export const STEADY_INTERVAL_TARGET = 10;
 /** Between two measured intervals: longer than the per-container caches' 30-s TTLs. */
 const INTERVAL_GAP_MS = 31_000;
 
-/** Recorded with this section on 807591b, before issue 24's observer caches and drift memory (see bench/README.md). */
+/** Recorded with this section on 807591b, before issue 24's observer caches and drift memory (see bench/RESULTS.md). */
 export const STEADY_BEFORE = {
   commit: '807591b',
   n: 10,

@@ -1,6 +1,7 @@
 // A real etcd + kube-apiserver on loopback, for integration tests (one per test run,
 // started from vitest's globalSetup) and for `convoy dev --embedded`.
-// Kept free of vitest imports. See /docs and TEST-CONTROL-PLANE.md for the flags.
+// Kept free of vitest imports. The etcd and kube-apiserver flags, and why each is set, are in
+// start-control-plane.ts; the KWOK nodes and controllers in simulated-cluster.ts.
 export {
   DEFAULT_ETCD_VERSION,
   DEFAULT_K8S_VERSION,
