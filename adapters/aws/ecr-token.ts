@@ -8,6 +8,10 @@
  *
  * Which repositories the role may pull is the construct's `ecrRepositories` grant: every Release
  * with `provider: aws` pulls as the function, so the grant is the installation's allow-list.
+ *
+ * The ECR API request goes through the egress client like every other outbound request (the
+ * registry host a tenant names picks the region, so the endpoint): inside a VPC whose ECR endpoints
+ * resolve to private addresses, the installation lists them in its egress allow list.
  */
 import {
   ECR_CONTENT_TYPE,
@@ -20,6 +24,8 @@ import {
   type EcrToken,
 } from '../../domain/source/ecr.ts';
 import type { RegistryCredentials } from '../../domain/source/oci.ts';
+import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
+import { createEgress, type Egress } from '../egress/client.ts';
 import type { CredentialsProvider, FetchLike } from './eks-token.ts';
 import { signedJsonPost } from './signed-json-post.ts';
 
@@ -40,9 +46,12 @@ export function createEcrTokenSource(opts: {
   endpoint?: string;
   /** Per-request timeout; default 10 s. */
   timeoutMs?: number;
+  /** The egress client of the ECR API request (when `fetch` is not given); default one with the strict policy. */
+  egress?: Egress | undefined;
 }): EcrTokenSource {
   const now = opts.now ?? Date.now;
-  const send: FetchLike = opts.fetch ?? ((url, init) => fetch(url, init));
+  const egress = opts.fetch === undefined ? (opts.egress ?? createEgress(STRICT_EGRESS)) : undefined;
+  const send: FetchLike = opts.fetch ?? ((url, init) => egress!.fetch(url, init));
   // Per source (one per container): the token of each registry, and the request under way.
   const tokens = new Map<string, Promise<EcrToken>>();
 

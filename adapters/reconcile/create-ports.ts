@@ -20,6 +20,9 @@ import { createSourcePort } from './source-port.ts';
 import { createStorePort } from './store-port.ts';
 import { createValuesPort } from './values-port.ts';
 import type { EcrTokenSource } from '../aws/ecr-token.ts';
+import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
+import { createEgress } from '../egress/client.ts';
+import type { Resolver } from '../egress/lookup.ts';
 
 export interface ReconcileWiring {
   /**
@@ -48,6 +51,8 @@ export interface ReconcileWiring {
   ecr?: EcrTokenSource | undefined;
   /** How large a render this installation takes; what is left out is DEFAULT_RENDER_LIMITS's (domain/reconcile/render-limits.ts). */
   renderLimits?: Partial<RenderLimits> | undefined;
+  /** Name resolution of the egress client (tests: a stub resolver); default dns.lookup. The policy is `tenancy.egress`. */
+  egressResolver?: Resolver | undefined;
 }
 
 /** Builds the reconcile loop's ports from real adapters. Create once per container and reuse. */
@@ -72,12 +77,14 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
     eks: wiring.eks,
   });
   const tenancy = wiring.tenancy ?? DEFAULT_TENANCY;
+  // Every Git, Helm and OCI request of these ports goes through one egress client: the installation's policy.
+  const egress = createEgress(tenancy.egress ?? STRICT_EGRESS, { resolver: wiring.egressResolver });
   const renderLimits: RenderLimits = { ...DEFAULT_RENDER_LIMITS, ...wiring.renderLimits };
   return {
     now,
-    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs, ociMaxArtifactBytes: wiring.ociMaxArtifactBytes, ecr: wiring.ecr }),
+    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs, ociMaxArtifactBytes: wiring.ociMaxArtifactBytes, ecr: wiring.ecr, egress }),
     cluster: clusters,
-    values: createValuesPort({ reader, readsAs, gitCache, tenancy }),
+    values: createValuesPort({ reader, readsAs, gitCache, tenancy, egress }),
     renderer: createRendererPort(() => tools.locate(), { maxOutputBytes: renderLimits.maxBytes }),
     mutations: createMutationsPort(reader, wiring.caches?.mutations),
     lifecycle: {

@@ -8,6 +8,8 @@ import { readCheckoutFile } from '../render/content-check.ts';
 import { fetchGitSource } from '../source/git.ts';
 import type { GitCache } from '../source/git-cache.ts';
 import { credentialsFrom } from './credentials.ts';
+import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
+import { createEgress, type Egress } from '../egress/client.ts';
 import { inClusterIdentity } from '../../domain/tenancy/identity.ts';
 import { PolicyRefusedError, referencedNamespace } from '../../domain/tenancy/policy.ts';
 import { ReadRefusedError } from '../../domain/tenancy/read-refusal.ts';
@@ -27,7 +29,9 @@ interface ValuesPortDeps {
   readsAs: DataReaderFor;
   gitCache: GitCache;
   /** Whether a layer may name another namespace (default no), and who a Release reads as. */
-  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount'> | undefined;
+  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount' | 'egress'> | undefined;
+  /** The egress client of a GitRepository layer's fetch; default one with `tenancy.egress` (else the strict policy). */
+  egress?: Egress | undefined;
 }
 
 /**
@@ -36,6 +40,7 @@ interface ValuesPortDeps {
  * optional layer is skipped. Secret-backed layers never appear in messages beyond their name and key.
  */
 export function createValuesPort(deps: ValuesPortDeps): ReconcilePorts['values'] {
+  const egress = deps.egress ?? createEgress(deps.tenancy?.egress ?? STRICT_EGRESS);
   return {
     async read(release: Release) {
       const releaseNs = release.metadata.namespace ?? 'default';
@@ -53,7 +58,7 @@ export function createValuesPort(deps: ValuesPortDeps): ReconcilePorts['values']
           throw error;
         }
         const where = `${field} (${layer.kind} ${ns}/${layer.name}${layer.kind === 'GitRepository' ? `:${layer.path ?? ''}` : ` key ${layer.key ?? DEFAULT_KEY}`})`;
-        const text = await readLayer(deps, data, ns, layer, { field, where });
+        const text = await readLayer({ ...deps, egress }, data, ns, layer, { field, where });
         if (text === undefined) {
           if (layer.optional) continue;
           throw new ValuesNotReadyError(`${where} does not exist; create it or mark the layer optional`);
@@ -68,7 +73,7 @@ export function createValuesPort(deps: ValuesPortDeps): ReconcilePorts['values']
 type Layer = NonNullable<NonNullable<Release['spec']['content']['helm']>['valuesFrom']>[number];
 
 async function readLayer(
-  deps: Pick<ValuesPortDeps, 'reader' | 'gitCache'>,
+  deps: Pick<ValuesPortDeps, 'reader' | 'gitCache'> & { egress: Egress },
   data: DataReader,
   ns: string,
   layer: Layer,
@@ -81,7 +86,7 @@ async function readLayer(
     if (raw === undefined) return undefined;
     const repo = gitRepositorySchema.parse(raw).spec;
     const auth = await credentialsFrom(data, ns, repo.secretRef?.name, `GitRepository ${ns}/${layer.name} secretRef`);
-    const tree = await fetchGitSource({ url: repo.url, ref: repo.ref, path: '.', ...(auth ? { auth } : {}) }, deps.gitCache);
+    const tree = await fetchGitSource({ url: repo.url, ref: repo.ref, path: '.', ...(auth ? { auth } : {}) }, deps.gitCache, { egress: deps.egress });
     // The render sandbox's rule: no link out of the checkout, no hard link (adapters/render/content-check.ts).
     return await readCheckoutFile(tree.root, layer.path ?? DEFAULT_KEY);
   } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * Fetches a Release's git source (spec.source.git, or a GitRepository) into the checkout cache with
- * isomorphic-git over node's http client.
+ * isomorphic-git over the egress client (git-http.ts: the egress policy, redirects by its rules).
  *
  * - branch / tag: the ref is resolved to a commit with one `ls-refs` round trip first, so a cache hit
  *   costs no fetch; a miss is a shallow (depth 1, single ref) fetch.
@@ -8,7 +8,9 @@
  *   exactly that commit (servers with uploadpack.allowReachableSHA1InWant, e.g. GitHub, allow it),
  *   then falls back to a full-depth fetch of every branch and tag.
  * - semver refs and non-http(s) URLs (ssh://, git@host:path, file://) → UnsupportedSourceError.
- * - network, authentication and not-found problems → SourceNotReadyError (retried).
+ * - network, authentication and not-found problems → SourceNotReadyError (retried), one line naming
+ *   the server and the class of failure (egress refusal, connection refused, TLS failure, HTTP
+ *   status, timed out) — never the server's own text.
  * - `path` must be relative, without `..`, and stay inside the checkout after resolving symlinks;
  *   otherwise SourcePathError (terminal). A path that does not exist (yet) at the commit is
  *   SourceNotReadyError: a later commit can add it.
@@ -23,10 +25,10 @@ import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import git from 'isomorphic-git';
 import type { GitAuth as IsoGitAuth, HttpClient } from 'isomorphic-git';
-import http from 'isomorphic-git/http/node';
-import { GIT_ANSWER_TIMEOUT_MS, withAnswerTimeout } from './git-answer-timeout.ts';
-
-export { withAnswerTimeout };
+import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
+import { createEgress, type Egress } from '../egress/client.ts';
+import { describeFailure, egressRefusalOf, EgressTimeoutError } from '../egress/errors.ts';
+import { GIT_ANSWER_TIMEOUT_MS, gitHttpClient } from './git-http.ts';
 import type { RefCache } from './ref-cache.ts';
 import type { GitCache } from './git-cache.ts';
 import { credentialsKey } from './credentials-key.ts';
@@ -64,8 +66,10 @@ export interface GitSourceResult {
 }
 
 export interface GitSourceOptions {
-  /** HTTP client for isomorphic-git; default `isomorphic-git/http/node` with a 60 s answer timeout. */
-  http?: HttpClient;
+  /** The egress client every request goes through; default one with the strict policy (public addresses only). */
+  egress?: Egress | undefined;
+  /** How long a request may wait for the server's answer (or stay silent); default 60 s. */
+  answerTimeoutMs?: number | undefined;
   /** Shares ref resolutions (ls-remote) between Releases for a short while (ref-cache.ts). */
   refCache?: RefCache | undefined;
   /** Resolve the ref on the server even when refCache has a fresh answer (a sync request). */
@@ -111,7 +115,6 @@ interface Transport {
   /** A fresh object per call: isomorphic-git adds headers to the object it is given. */
   headers: () => Record<string, string>;
   onAuth: ((url: string, auth: IsoGitAuth) => IsoGitAuth) | undefined;
-  secrets: string[];
 }
 
 function transport(url: string, auth: GitAuth | undefined, client: HttpClient): Transport {
@@ -122,7 +125,6 @@ function transport(url: string, auth: GitAuth | undefined, client: HttpClient): 
       url,
       headers: () => ({ Authorization: `Bearer ${auth.bearerToken}` }),
       onAuth: undefined,
-      secrets: [auth.bearerToken],
     };
   }
   return {
@@ -132,7 +134,6 @@ function transport(url: string, auth: GitAuth | undefined, client: HttpClient): 
     headers: () => ({}),
     // Called once after a 401; a second 401 ends in an HttpError (no onAuthFailure).
     onAuth: auth ? () => ({ username: auth.username, password: auth.password }) : undefined,
-    secrets: auth ? [auth.password] : [],
   };
 }
 
@@ -141,15 +142,22 @@ function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
-function scrub(text: string, secrets: string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 3) out = out.split(secret).join('***');
-  return out.slice(0, 300);
+/** Whether the egress client gave up waiting (git-http.ts's answer timeout). */
+function timedOut(err: unknown): boolean {
+  let current: unknown = err;
+  for (let i = 0; i < 4 && current instanceof Error; i++) {
+    if (current instanceof EgressTimeoutError) return true;
+    current = current.cause;
+  }
+  return false;
 }
 
-/** Maps an isomorphic-git / network error to SourceNotReadyError with a message free of credentials. */
-function notReady(err: unknown, field: string, t: Pick<Transport, 'url' | 'secrets' | 'presented'>, refText: string): Error {
-  const { url, secrets } = t;
+/**
+ * Maps an isomorphic-git / network error to SourceNotReadyError: one line naming the server and the
+ * class of failure, free of credentials and of the server's own words.
+ */
+function notReady(err: unknown, field: string, t: Pick<Transport, 'url' | 'presented'>, refText: string, answerTimeoutMs: number): Error {
+  const { url } = t;
   if (err instanceof SourceNotReadyError || err instanceof UnsupportedSourceError) return err;
   const shown = redactUrl(url);
   const code = errorCode(err);
@@ -171,11 +179,15 @@ function notReady(err: unknown, field: string, t: Pick<Transport, 'url' | 'secre
     message = `git server ${shown} answered HTTP ${status} while fetching ${refText}; will retry`;
   } else if (code === 'SmartHttpError') {
     message = `${shown} is not a git smart-HTTP endpoint (fetching ${refText}); check ${field}.url`;
-  } else if (code && /^E[A-Z]+$/.test(code)) {
-    message = `cannot reach git server ${shown} (${code}) to fetch ${refText}; will retry`;
+  } else if (egressRefusalOf(err) !== undefined) {
+    message = `git server ${shown}: ${describeFailure(err)} (fetching ${refText}; will retry)`;
+  } else if (timedOut(err)) {
+    message = `git server ${shown} gave no answer within ${answerTimeoutMs < 1000 ? `${answerTimeoutMs} ms` : `${Math.round(answerTimeoutMs / 1000)} s`} to fetching ${refText} (timed out); will retry`;
+  } else if (code === undefined || /^E[A-Z]+$|^ERR_|CERT|TLS|SSL/.test(code)) {
+    message = `cannot reach git server ${shown} (${describeFailure(err)}) to fetch ${refText}; will retry`;
   } else {
-    const detail = err instanceof Error ? scrub(err.message, secrets) : 'unknown error';
-    message = `fetching ${refText} from ${shown} failed: ${detail}; will retry`;
+    // isomorphic-git's own errors (a malformed answer): their messages may quote the server.
+    message = `git server ${shown} gave an answer convoy cannot read while fetching ${refText} (${code}); will retry`;
   }
   return new SourceNotReadyError(errField, message, { cause: err });
 }
@@ -248,7 +260,8 @@ export async function fetchGitSource(
   const parsed = parseUrl(input.url, field);
   const { kind, name } = parseRef(input.ref, field);
   const path = checkPathSyntax(input.path, field);
-  const t = transport(parsed.url, input.auth ?? parsed.embedded, options.http ?? withAnswerTimeout(http, GIT_ANSWER_TIMEOUT_MS));
+  const answerTimeoutMs = options.answerTimeoutMs ?? GIT_ANSWER_TIMEOUT_MS;
+  const t = transport(parsed.url, input.auth ?? parsed.embedded, gitHttpClient(options.egress ?? createEgress(STRICT_EGRESS), answerTimeoutMs));
   const refText = `${describeRef(kind, name)} of ${redactUrl(parsed.url)}`;
 
   // Which credentials this fetch presents: every cache below answers only the same credentials.
@@ -266,7 +279,7 @@ export async function fetchGitSource(
               { fresh: options.freshRef === true },
             );
   } catch (err) {
-    throw notReady(err, field, t, describeRef(kind, name));
+    throw notReady(err, field, t, describeRef(kind, name), answerTimeoutMs);
   }
 
   let result: { root: string; hit: boolean };
@@ -283,7 +296,7 @@ export async function fetchGitSource(
         } catch (err) {
           // Unreachable server or rejected credentials: a full fetch would fail the same way.
           const code = errorCode(err);
-          if (code === 'HttpError' || code === 'UserCanceledError' || (code && /^E[A-Z]+$/.test(code)))
+          if (code === 'HttpError' || code === 'UserCanceledError' || (code && /^E[A-Z]+$|^ERR_EGRESS_/.test(code)))
             throw err;
         }
         if (!direct) {
@@ -320,7 +333,7 @@ export async function fetchGitSource(
       });
     });
   } catch (err) {
-    throw notReady(err, field, t, describeRef(kind, name));
+    throw notReady(err, field, t, describeRef(kind, name), answerTimeoutMs);
   }
 
   const dir = await resolvePath(result.root, path, field, `${refText} at ${commit}`);

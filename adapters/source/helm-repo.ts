@@ -9,7 +9,10 @@
  * exists, nothing is downloaded.
  *
  * Credentials (basic or bearer) are sent to the repository's origin only, never to a chart URL on
- * another host (helm's default without --pass-credentials).
+ * another host (helm's default without --pass-credentials), nor across a redirect to another origin.
+ * Every request goes through the egress client (adapters/egress/client.ts): the egress policy, and
+ * redirects to the same scheme or HTTPS only. A failure names the URL and the class of failure,
+ * never the server's own text.
  *
  * `oci://` repositories are read by oci-helm.ts (the source port dispatches on the scheme); given here
  * they are UnsupportedSourceError. Everything that a retry or a new publication can fix → SourceNotReadyError.
@@ -21,6 +24,9 @@ import { join } from 'node:path';
 import type { ReadableStream } from 'node:stream/web';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
+import { createEgress, type Egress } from '../egress/client.ts';
+import { describeFailure } from '../egress/errors.ts';
 import { redactUrl, SourceNotReadyError, UnsupportedSourceError } from './errors.ts';
 import { pickVersion, type IndexEntry } from './helm-versions.ts';
 import { pathExists } from '../tools/path-exists.ts';
@@ -59,6 +65,8 @@ export interface HelmChartOptions {
   /** Largest index.yaml / chart archive accepted, in bytes; default 128 MiB / 64 MiB. */
   maxIndexBytes?: number;
   maxChartBytes?: number;
+  /** The egress client every request goes through; default one with the strict policy (public addresses only). */
+  egress?: Egress | undefined;
 }
 
 
@@ -106,17 +114,8 @@ function authHeader(auth: HelmAuth | undefined): Record<string, string> {
   return { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` };
 }
 
-function errorCode(err: unknown): string {
-  let current: unknown = err;
-  for (let i = 0; i < 4 && current instanceof Error; i++) {
-    if ('code' in current && typeof current.code === 'string') return current.code;
-    if (current.name === 'TimeoutError' || current.name === 'AbortError') return 'timeout';
-    current = current.cause;
-  }
-  return 'network error';
-}
-
 async function download(
+  egress: Egress,
   url: string,
   headers: Record<string, string>,
   limit: number,
@@ -127,11 +126,11 @@ async function download(
   const shown = redactUrl(url);
   let response: Response;
   try {
-    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
+    response = await egress.fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     throw new SourceNotReadyError(
       `${field}.repository`,
-      `cannot download ${what} from ${shown} (${errorCode(err)}); will retry`,
+      `cannot download ${what} from ${shown}: ${describeFailure(err)}; will retry`,
       { cause: err },
     );
   }
@@ -176,7 +175,7 @@ async function download(
     if (err instanceof SourceNotReadyError) throw err;
     throw new SourceNotReadyError(
       `${field}.repository`,
-      `downloading ${what} from ${shown} failed (${errorCode(err)}); will retry`,
+      `downloading ${what} from ${shown} failed (${describeFailure(err)}); will retry`,
       { cause: err },
     );
   }
@@ -213,6 +212,7 @@ export async function fetchHelmChart(
 ): Promise<HelmChartResult> {
   const field = input.field ?? 'spec.source.helm';
   const timeoutMs = options.timeoutMs ?? 60_000;
+  const egress = options.egress ?? createEgress(STRICT_EGRESS);
   const { base, embedded } = parseRepository(input.repository, field);
   const auth = input.auth ?? embedded;
   const repoOrigin = new URL(base).origin;
@@ -220,6 +220,7 @@ export async function fetchHelmChart(
   const indexUrl = `${base}/index.yaml`;
 
   const indexBytes = await download(
+    egress,
     indexUrl,
     authHeader(auth),
     options.maxIndexBytes ?? 128 * 1024 * 1024,
@@ -291,6 +292,7 @@ export async function fetchHelmChart(
     );
   }
   const archive = await download(
+    egress,
     chartUrl.toString(),
     chartUrl.origin === repoOrigin ? authHeader(auth) : {},
     options.maxChartBytes ?? 64 * 1024 * 1024,

@@ -33,6 +33,7 @@ import {
 import type { RegistryCredentials } from '../../domain/source/oci.ts';
 import { ArtifactContentError, planLayer, writeSteps } from './oci-artifact-extract.ts';
 import { SourceNotReadyError, SourcePathError, UnsupportedSourceError } from './errors.ts';
+import type { Egress } from '../egress/client.ts';
 import { createOciClient, DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, OCI_INDEX, OCI_MANIFEST, type OciClient } from './oci-registry.ts';
 import { verifyCosignSignature } from './oci-cosign.ts';
 import { pathExists } from '../tools/path-exists.ts';
@@ -71,6 +72,10 @@ export interface OciArtifactOptions {
   /** Largest content layer, in bytes, checked against the manifest before download; default 64 MiB. Unpacked: 4 times that. */
   maxArtifactBytes?: number | undefined;
   onRequest?: (method: string, path: string, status: number) => void;
+  /** The egress client every request goes through (registry, token realm, redirects); default the strict policy. */
+  egress?: Egress | undefined;
+  /** Which `host[:port]` a redirect or token realm may reach over plain HTTP (CONVOY_INSECURE_REGISTRIES). */
+  plainHttpAllowed?: ((host: string) => boolean) | undefined;
 }
 
 export interface OciArtifactResult {
@@ -186,6 +191,8 @@ export async function fetchOciArtifact(input: OciArtifactInput, cacheDir: string
     field,
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+    egress: options.egress,
+    plainHttpAllowed: options.plainHttpAllowed,
   });
   const path = input.path ?? '.';
   const { digest, tag } = await resolveRef(client, input, field);

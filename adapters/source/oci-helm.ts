@@ -29,6 +29,7 @@ import {
 } from '../../domain/source/oci.ts';
 import { SourceNotReadyError, UnsupportedSourceError } from './errors.ts';
 import { findChartDir, storeChartArchive, type HelmChartResult } from './helm-repo.ts';
+import type { Egress } from '../egress/client.ts';
 import { createOciClient, DOCKER_MANIFEST_LIST, OCI_INDEX } from './oci-registry.ts';
 import { verifyCosignSignature } from './oci-cosign.ts';
 import type { KeyObject } from 'node:crypto';
@@ -62,6 +63,10 @@ export interface OciHelmOptions {
   /** Largest chart layer accepted, in bytes (checked against the manifest before download); default 64 MiB. */
   maxChartBytes?: number;
   onRequest?: (method: string, path: string, status: number) => void;
+  /** The egress client every request goes through (registry, token realm, redirects); default the strict policy. */
+  egress?: Egress | undefined;
+  /** Which `host[:port]` a redirect or token realm may reach over plain HTTP (CONVOY_INSECURE_REGISTRIES). */
+  plainHttpAllowed?: ((host: string) => boolean) | undefined;
 }
 
 async function chartVersionIn(chartDir: string): Promise<string | undefined> {
@@ -92,6 +97,8 @@ export async function fetchOciHelmChart(input: OciHelmInput, cacheDir: string, o
     ...(input.caPem !== undefined ? { caPem: input.caPem } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+    egress: options.egress,
+    plainHttpAllowed: options.plainHttpAllowed,
   });
   const what = `chart ${input.chart} in ${client.location}`;
   const shownRepository = input.repository.replace(/\/$/, '');

@@ -9,23 +9,35 @@
  * - a `Bearer realm=…,service=…` challenge: a token for `repository:<name>:pull` is fetched from the
  *   realm (with the credentials as basic auth when there are some, anonymously otherwise) and sent
  *   as `Authorization: Bearer`. The token lives in this client only (one resolve), never in a file.
- * Credentials go to the registry's origin and its token realm only; a blob redirect to another host
- * (S3, a CDN) gets no Authorization header (fetch drops it across origins).
+ * Credentials stay with their host: the basic credentials go to the registry's origin and to the
+ * token realm its challenge named, the bearer token to the registry's origin only. A redirect to
+ * another origin (a blob on S3 or a CDN) is followed without them (the egress client drops them);
+ * a tag list whose `Link: rel="next"` names another origin is refused — the next page of a
+ * registry's tag list is on the registry, and a page from elsewhere would let another host choose
+ * the version deployed.
+ *
+ * Every request goes through the egress client (adapters/egress/client.ts): the installation's
+ * egress policy for the registry, the realm and every redirect; redirects to the same scheme or
+ * HTTPS only, and to plain HTTP only on a host `plainHttpAllowed` accepts (CONVOY_INSECURE_REGISTRIES).
  *
  * Every request has its own timeout. Failures are SourceNotReadyError naming the registry, the
- * repository and the HTTP status (401/403: the credentials; 429/5xx: retried), never a credential.
- * A 429 or 5xx answer is first retried here, `retries` times with exponential backoff (a
- * `Retry-After` of a few seconds is honoured); then the Release's own backoff takes over.
+ * repository and the HTTP status (401/403: the credentials; 429/5xx: retried) or the class of
+ * failure (egress refusal, connection refused, TLS failure, timed out) — never a credential, the
+ * server's own text or the TLS library's. A 429 or 5xx answer is first retried here, `retries`
+ * times with exponential backoff (a `Retry-After` of a few seconds is honoured); then the Release's
+ * own backoff takes over.
  *
  * TLS: the public trust store, or — with `caPem` (spec `certSecretRef`, key ca.crt) — that bundle
- * for this registry only (fetch-with-ca.ts). A certificate that does not verify is SourceNotReady
- * naming the registry and the TLS error.
+ * for this registry's origin only, never the process's trust store.
  */
 import { createHash } from 'node:crypto';
 import type { ReadableStream } from 'node:stream/web';
+import { isTlsFailure } from '../../domain/egress/failure.ts';
+import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
 import { nextLink, parseWwwAuthenticate, type RegistryCredentials } from '../../domain/source/oci.ts';
+import { createEgress, type Egress } from '../egress/client.ts';
+import { egressRefusalOf, failureOf } from '../egress/errors.ts';
 import { SourceNotReadyError } from './errors.ts';
-import { fetchWithCa } from './fetch-with-ca.ts';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';
@@ -38,6 +50,13 @@ export interface OciClientOptions {
   repository: string;
   /** Plain HTTP (`insecure: true`, allowed by the installation); default HTTPS. */
   plainHttp?: boolean;
+  /**
+   * Which `host[:port]` a redirect or a token realm may reach over plain HTTP (the installation's
+   * CONVOY_INSECURE_REGISTRIES); default: the registry itself when `plainHttp`, no other.
+   */
+  plainHttpAllowed?: ((host: string) => boolean) | undefined;
+  /** The egress client every request goes through; default one with the strict policy (public addresses only). */
+  egress?: Egress | undefined;
   credentials?: RegistryCredentials | undefined;
   /** Per-request timeout; default 30 s. */
   timeoutMs?: number;
@@ -61,32 +80,11 @@ export function retriedStatus(status: number): boolean {
   return status === 429 || status >= 500;
 }
 
-/** The TLS error code of a failed request (e.g. SELF_SIGNED_CERT_IN_CHAIN), if it failed in TLS. */
-function tlsErrorOf(err: unknown): { code: string; message: string } | undefined {
-  let current: unknown = err;
-  for (let i = 0; i < 4 && current instanceof Error; i++) {
-    const code = 'code' in current && typeof current.code === 'string' ? current.code : '';
-    if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HOSTNAME|ALTNAME/.test(code)) return { code, message: current.message };
-    current = current.cause;
-  }
-  return undefined;
-}
-
 export interface OciManifest {
   mediaType?: string;
   config?: { mediaType?: string; digest?: string; size?: number };
   layers?: { mediaType?: string; digest?: string; size?: number; annotations?: Record<string, string> }[];
   annotations?: Record<string, string>;
-}
-
-function errorCode(err: unknown): string {
-  let current: unknown = err;
-  for (let i = 0; i < 4 && current instanceof Error; i++) {
-    if (current.name === 'TimeoutError' || current.name === 'AbortError') return 'timed out';
-    if ('code' in current && typeof current.code === 'string') return current.code;
-    current = current.cause;
-  }
-  return 'network error';
 }
 
 export interface OciClient {
@@ -110,6 +108,31 @@ export function createOciClient(options: OciClientOptions): OciClient {
 
   const basic = (c: RegistryCredentials) => `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}`;
 
+  const egress = options.egress ?? createEgress(STRICT_EGRESS);
+  const plainHttpAllowed = options.plainHttpAllowed ?? ((host: string) => options.plainHttp === true && host === options.registry);
+
+  /** A request that failed before an answer: one line naming the registry and the class of failure. */
+  function unanswered(err: unknown, method: string, url: string): SourceNotReadyError {
+    const refusal = egressRefusalOf(err);
+    if (refusal !== undefined) {
+      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry}: ${refusal.message} (will retry)`, { cause: err });
+    }
+    const failure = failureOf(err);
+    if (isTlsFailure(failure)) {
+      return new SourceNotReadyError(
+        `${field}.certSecretRef`,
+        `registry ${options.registry}: ${failure}; ` +
+          (options.caPem !== undefined
+            ? `the CA in ${field}.certSecretRef (ca.crt) did not sign its certificate, or the certificate does not name ${options.registry.replace(/:\d+$/, '')} (will retry)`
+            : `if it uses a private CA, put the CA in a Secret (key ca.crt) and name it in ${field}.certSecretRef (will retry)`),
+        { cause: err },
+      );
+    }
+    const path = new URL(url).pathname;
+    const detail = failure === 'timed out' ? `timed out after at most ${Math.round(timeoutMs / 1000)} s per request` : failure;
+    return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} did not answer ${method} ${path} (${detail}); will retry`, { cause: err });
+  }
+
   async function send(url: string, init: { method: string; accept?: string; authorization?: string | undefined }): Promise<Response> {
     const headers: Record<string, string> = {};
     if (init.accept) headers['accept'] = init.accept;
@@ -118,27 +141,9 @@ export function createOciClient(options: OciClientOptions): OciClient {
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
-        const signal = AbortSignal.timeout(timeoutMs);
-        response = options.caPem !== undefined && url.startsWith('https:')
-          ? await fetchWithCa(url, { method: init.method, headers, signal }, options.caPem)
-          : await fetch(url, { method: init.method, headers, redirect: 'follow', signal });
+        response = await egress.fetch(url, { method: init.method, headers, signal: AbortSignal.timeout(timeoutMs), ca: options.caPem, plainHttp: plainHttpAllowed });
       } catch (err) {
-        const tls = tlsErrorOf(err);
-        if (tls !== undefined) {
-          throw new SourceNotReadyError(
-            `${field}.certSecretRef`,
-            `registry ${options.registry}: TLS verification failed (${tls.code}: ${tls.message}); ` +
-              (options.caPem !== undefined
-                ? `the CA in ${field}.certSecretRef (ca.crt) did not sign its certificate, or the certificate does not name ${options.registry.replace(/:\d+$/, '')} (will retry)`
-                : `if it uses a private CA, put the CA in a Secret (key ca.crt) and name it in ${field}.certSecretRef (will retry)`),
-            { cause: err },
-          );
-        }
-        throw new SourceNotReadyError(
-          `${field}.repository`,
-          `registry ${options.registry} did not answer ${init.method} ${new URL(url).pathname} (${errorCode(err)} after at most ${Math.round(timeoutMs / 1000)} s per request); will retry`,
-          { cause: err },
-        );
+        throw unanswered(err, init.method, url);
       }
       options.onRequest?.(init.method, new URL(url).pathname, response.status);
       if (!retriedStatus(response.status) || attempt >= retries) return response;
@@ -178,8 +183,13 @@ export function createOciClient(options: OciClientOptions): OciClient {
     } catch {
       throw new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} asked for a bearer token without a usable realm; cannot authenticate ${what}`);
     }
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.plainHttp)) {
-      throw new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} names a token realm over ${url.protocol.replace(/:$/, '')}, which convoy does not send credentials to`);
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && plainHttpAllowed(url.host))) {
+      throw new SourceNotReadyError(
+        `${field}.repository`,
+        url.protocol === 'http:'
+          ? `registry ${options.registry} names a token realm over plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES; convoy does not send credentials there`
+          : `registry ${options.registry} names a token realm over ${url.protocol.replace(/:$/, '')}, which convoy does not send credentials to`,
+      );
     }
     if (params['service']) url.searchParams.set('service', params['service']);
     url.searchParams.set('scope', params['scope'] ?? `repository:${options.repository}:pull`);
@@ -244,7 +254,7 @@ export function createOciClient(options: OciClientOptions): OciClient {
       }
     } catch (err) {
       if (err instanceof SourceNotReadyError) throw err;
-      throw new SourceNotReadyError(`${field}.repository`, `reading ${what} of ${location} from registry ${options.registry} failed (${errorCode(err)}); will retry`, { cause: err });
+      throw new SourceNotReadyError(`${field}.repository`, `reading ${what} of ${location} from registry ${options.registry} failed (${failureOf(err)}); will retry`, { cause: err });
     }
     return Buffer.concat(chunks);
   }
@@ -279,6 +289,14 @@ export function createOciClient(options: OciClientOptions): OciClient {
         const list = typeof parsed === 'object' && parsed !== null ? (parsed as { tags?: unknown }).tags : undefined;
         if (Array.isArray(list)) for (const t of list) if (typeof t === 'string') tags.push(t);
         url = nextLink(response.headers.get('link'), url);
+        if (url !== undefined && new URL(url).origin !== new URL(base).origin) {
+          // Refused, not followed without credentials: the tag list is the registry's, and a page
+          // from another host would let that host choose the version deployed.
+          throw new SourceNotReadyError(
+            `${field}.repository`,
+            `registry ${options.registry} names the next page of the tag list of ${location} on another host or scheme; convoy reads tag lists from the registry itself only (nothing was sent there). Pin ${field}.version to an exact version or use ${field}.digest (will retry)`,
+          );
+        }
       }
       return tags;
     },

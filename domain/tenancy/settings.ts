@@ -4,6 +4,7 @@
  * the environment itself.
  */
 import { EksRolesSettingError, parseEksRoles, type EksRoleGrant } from './eks-roles.ts';
+import { EgressSettingError, parseClusterNetworks, parseEgressAllow, type EgressPolicy } from '../egress/policy.ts';
 export interface TenancySettings {
   /**
    * The ServiceAccount (in the Release's own namespace) that a Release without
@@ -35,6 +36,12 @@ export interface TenancySettings {
    * container runtime without an insecure-registries entry.
    */
   readonly insecureRegistries?: ReadonlySet<string> | 'all' | undefined;
+  /**
+   * What the outbound clients (Git, Helm repositories, OCI registries, ECR) may connect to beyond
+   * public addresses (domain/egress/policy.ts): `egressAllow` entries and the cluster's networks.
+   * undefined: the strict policy — public addresses only.
+   */
+  readonly egress?: EgressPolicy | undefined;
 }
 
 /**
@@ -54,7 +61,7 @@ export class TenancySettingsError extends Error {
 }
 
 /** The settings' names; a composition root passes its own (e.g. the environment variables) for messages. */
-type SettingName = 'defaultServiceAccount' | 'inClusterNamespaces' | 'crossNamespaceRefs' | 'eksRoles' | 'insecureRegistries';
+type SettingName = 'defaultServiceAccount' | 'inClusterNamespaces' | 'crossNamespaceRefs' | 'eksRoles' | 'insecureRegistries' | 'egressAllow' | 'clusterNetworks';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -66,7 +73,10 @@ const REGISTRY_HOST = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?$/;
  * - `inClusterNamespaces`: `*` (all), empty (none) or a comma-separated list of namespaces;
  * - `crossNamespaceRefs`: `true` or `false`;
  * - `eksRoles`: `<namespace>=<role>[,<role>…]` entries separated by `;` (eks-roles.ts);
- * - `insecureRegistries`: `*` (any), empty (none) or a comma-separated list of `host[:port]`.
+ * - `insecureRegistries`: `*` (any), empty (none) or a comma-separated list of `host[:port]`;
+ * - `egressAllow`: CIDR, IP[:port], [IPv6]:port, host[:port] or *.domain[:port] entries, comma-separated
+ *   (domain/egress/policy.ts); empty: public addresses only;
+ * - `clusterNetworks`: the cluster's Service and Pod CIDRs, comma-separated; empty: none known.
  */
 export function parseTenancySettings(text: {
   defaultServiceAccount?: string | undefined;
@@ -74,6 +84,8 @@ export function parseTenancySettings(text: {
   crossNamespaceRefs?: string | undefined;
   eksRoles?: string | undefined;
   insecureRegistries?: string | undefined;
+  egressAllow?: string | undefined;
+  clusterNetworks?: string | undefined;
 }, given: Partial<Record<SettingName, string>> = {}): TenancySettings {
   const names: Record<SettingName, string> = {
     defaultServiceAccount: given.defaultServiceAccount ?? 'defaultServiceAccount',
@@ -81,6 +93,8 @@ export function parseTenancySettings(text: {
     crossNamespaceRefs: given.crossNamespaceRefs ?? 'crossNamespaceRefs',
     eksRoles: given.eksRoles ?? 'eksRoles',
     insecureRegistries: given.insecureRegistries ?? 'insecureRegistries',
+    egressAllow: given.egressAllow ?? 'egressAllow',
+    clusterNetworks: given.clusterNetworks ?? 'clusterNetworks',
   };
   const sa = text.defaultServiceAccount?.trim() ?? '';
   if (sa !== '' && (!DNS_SUBDOMAIN.test(sa) || sa.length > 253)) {
@@ -121,12 +135,22 @@ export function parseTenancySettings(text: {
     }
     insecure = new Set(hosts);
   }
+  let egress: EgressPolicy | undefined;
+  try {
+    if ((text.egressAllow ?? '').trim() !== '' || (text.clusterNetworks ?? '').trim() !== '') {
+      egress = { allow: parseEgressAllow(text.egressAllow, names.egressAllow), clusterNetworks: parseClusterNetworks(text.clusterNetworks, names.clusterNetworks) };
+    }
+  } catch (error) {
+    if (error instanceof EgressSettingError) throw new TenancySettingsError(error.message, { cause: error });
+    throw error;
+  }
   return {
     defaultServiceAccount: sa === '' ? undefined : sa,
     inClusterNamespaces: inCluster,
     crossNamespaceRefs: cross === undefined || cross === '' ? DEFAULT_TENANCY.crossNamespaceRefs : cross === 'true',
     eksRoles,
     ...(insecure !== undefined ? { insecureRegistries: insecure } : {}),
+    ...(egress !== undefined ? { egress } : {}),
   };
 }
 

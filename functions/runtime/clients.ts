@@ -12,6 +12,8 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { managementAccess } from './management-access.ts';
 import { onceAsync } from '../../platform/once.ts';
 import { createEcrTokenSource, type EcrTokenSource } from '../../adapters/aws/ecr-token.ts';
+import { createEgress } from '../../adapters/egress/client.ts';
+import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
 
 /** The clients a function container keeps between invocations. */
 export interface FunctionClients {
@@ -68,7 +70,9 @@ export async function createFunctionClientsOnAws(config: FunctionConfig, env: Re
   const credentials = defaultProvider();
   const access = await managementAccess(env, credentials);
   const key = await hintKeyOnAws(config, credentials);
-  return { ...createFunctionClients(config, env, access.kc, key), eks: access.eks, ecr: createEcrTokenSource({ credentials }) };
+  const clients = createFunctionClients(config, env, access.kc, key);
+  // The ECR API request goes through the installation's egress policy, as the registry requests do.
+  return { ...clients, eks: access.eks, ecr: createEcrTokenSource({ credentials, egress: createEgress(clients.tenancy?.egress ?? STRICT_EGRESS) }) };
 }
 
 /**

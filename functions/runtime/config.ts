@@ -53,6 +53,14 @@ export const functionEnvSchema = z.object({
   CONVOY_CROSS_NAMESPACE_REFS: z.string().optional().describe('true: references may name other namespaces.'),
   CONVOY_EKS_ROLES: z.string().optional().describe('IAM roles the EKS Clusters of each namespace may use (tenancy-config.ts parses it).'),
   CONVOY_INSECURE_REGISTRIES: z.string().optional().describe('OCI registries (host[:port], comma-separated, or *) Releases may reach over plain HTTP; empty: none (tenancy-config.ts parses it).'),
+  CONVOY_EGRESS_ALLOW: z
+    .string()
+    .optional()
+    .describe('What Git, Helm, OCI and ECR requests may reach beyond public addresses: CIDR, IP[:port], host[:port], *.domain, comma-separated; empty: public only (tenancy-config.ts parses it).'),
+  CONVOY_CLUSTER_NETWORKS: z
+    .string()
+    .optional()
+    .describe("The cluster's Service and Pod CIDRs, comma-separated: refused to outbound requests even inside an allowed CIDR (tenancy-config.ts parses it)."),
   CONVOY_TENANT_NAMESPACES: z
     .string()
     .optional()

@@ -46,6 +46,11 @@ export interface PushedChart {
 export interface OciRegistry {
   /** `127.0.0.1:<port>`. */
   host: string;
+  /**
+   * Every `host:port` convoy connects to for this registry (the registry, and the token server of
+   * `token`): what a test's egress allow list opens for it (loopback is refused otherwise).
+   */
+  readonly egressHosts: readonly string[];
   /** With `token`: each token request as `<user or anonymous> <scope>`. */
   readonly tokenRequests: readonly string[];
   /** With `tls`: the PEM of the CA that signed the registry's certificate. */
@@ -121,6 +126,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
 
   return {
     host,
+    egressHosts: token ? [host, new URL(token.realm).host] : [host],
     tokenRequests,
     ...(tls ? { caPem: tls.caPem } : {}),
     url: (path) => `oci://${host}/${path}`,
@@ -158,7 +164,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
 }
 
 /** A CA and a server certificate for IP 127.0.0.1 it signed (P-256, two days), with openssl. */
-async function makeTlsCertificate(work: string): Promise<{ caPem: string; caFile: string; certFile: string; keyFile: string }> {
+export async function makeTlsCertificate(work: string): Promise<{ caPem: string; caFile: string; certFile: string; keyFile: string }> {
   const dir = join(work, 'tls');
   await mkdir(dir, { recursive: true });
   const { caFile, keyFile: caKey, caPem } = await makeTestCa(dir, 'convoy-test-registry-ca');

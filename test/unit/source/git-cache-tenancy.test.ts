@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../../../dev/git-http-server.ts';
 import { SourceNotReadyError } from '../../../adapters/source/errors.ts';
-import { fetchGitSource, type GitAuth, type GitSourceInput } from '../../../adapters/source/git.ts';
+import { fetchGitSource as fetchThrough, type GitAuth, type GitSourceInput, type GitSourceOptions } from '../../../adapters/source/git.ts';
+import { createEgress, type Egress } from '../../../adapters/egress/client.ts';
+import { parseEgressAllow } from '../../../domain/egress/policy.ts';
 import { createGitCache, type GitCache } from '../../../adapters/source/git-cache.ts';
 import { createRefCache } from '../../../adapters/source/ref-cache.ts';
 import { createRepo } from '../../harness/git-fixtures.ts';
@@ -25,7 +27,12 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'convoy-git-tenancy-'));
   ({ commit } = await createRepo(root, 'private', { 'deploy/cm.yaml': 'kind: ConfigMap\nsecret-plan: team-a\n' }));
   server = await startGitHttpServer({ projectRoot: root, auth: OWNER });
+  // Loopback is refused by the egress policy: the file's Git server is allowed, as an installation lists its own.
+  egress = createEgress({ allow: parseEgressAllow(new URL(server.url).host, 'test'), clusterNetworks: [] });
 });
+
+let egress: Egress;
+const fetchGitSource = (input: GitSourceInput, cache: GitCache, options: GitSourceOptions = {}) => fetchThrough(input, cache, { egress, ...options });
 
 afterAll(async () => {
   await server?.stop();

@@ -2,11 +2,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import http from 'isomorphic-git/http/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceNotReadyError } from '../../../adapters/source/errors.ts';
 import { createGitCache } from '../../../adapters/source/git-cache.ts';
-import { fetchGitSource, withAnswerTimeout } from '../../../adapters/source/git.ts';
+import { fetchGitSource } from '../../../adapters/source/git.ts';
+import { gitHttpClient } from '../../../adapters/source/git-http.ts';
+import { createEgress } from '../../../adapters/egress/client.ts';
+import { parseEgressAllow } from '../../../domain/egress/policy.ts';
+
+/** An egress client that allows exactly this test's server (loopback is refused otherwise). */
+const egressFor = (url: string) => createEgress({ allow: parseEgressAllow(new URL(url).host, 'test'), clusterNetworks: [] });
 
 describe('a Git server that never answers', () => {
   let server: Server;
@@ -29,7 +34,7 @@ describe('a Git server that never answers', () => {
 
   it('gives up after the answer timeout with SourceNotReady (retried), not a hung reconcile', async () => {
     const started = Date.now();
-    const error = await fetchGitSource({ url, ref: { branch: 'main' } }, createGitCache({ dir }), { http: withAnswerTimeout(http, 300) }).then(
+    const error = await fetchGitSource({ url, ref: { branch: 'main' } }, createGitCache({ dir }), { egress: egressFor(url), answerTimeoutMs: 300 }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -57,7 +62,7 @@ describe('a Git server that takes longer than 5 s to answer', () => {
   });
 
   it('is waited for up to the answer timeout, not cut off by a 5-s socket timeout', { timeout: 20_000 }, async () => {
-    const res = await withAnswerTimeout(http, 15_000).request({ url, method: 'GET', headers: {} });
+    const res = await gitHttpClient(egressFor(url), 15_000).request({ url, method: 'GET', headers: {} });
     expect(res.statusCode).toBe(200);
     const chunks: Uint8Array[] = [];
     for await (const chunk of res.body ?? []) chunks.push(chunk);

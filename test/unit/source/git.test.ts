@@ -10,8 +10,10 @@ import {
   SourcePathError,
   UnsupportedSourceError,
 } from '../../../adapters/source/errors.ts';
-import { fetchGitSource } from '../../../adapters/source/git.ts';
-import type { GitSourceInput } from '../../../adapters/source/git.ts';
+import { fetchGitSource as fetchThrough } from '../../../adapters/source/git.ts';
+import type { GitSourceInput, GitSourceOptions } from '../../../adapters/source/git.ts';
+import { createEgress, type Egress } from '../../../adapters/egress/client.ts';
+import { parseEgressAllow } from '../../../domain/egress/policy.ts';
 import { createGitCache } from '../../../adapters/source/git-cache.ts';
 import type { GitCache } from '../../../adapters/source/git-cache.ts';
 import { commitFiles, createRepo } from '../../harness/git-fixtures.ts';
@@ -56,7 +58,14 @@ beforeAll(async () => {
   open = await startGitHttpServer({ projectRoot: root });
   basic = await startGitHttpServer({ projectRoot: root, auth: { username: 'convoy', password: PASSWORD } });
   bearer = await startGitHttpServer({ projectRoot: root, auth: { bearerToken: TOKEN } });
+  // Loopback is refused by the egress policy: this file's servers (and the closed port 1 of the
+  // unreachable-server row) are allowed, as an installation would list its Git servers.
+  const hosts = [open, basic, bearer].map((s) => `127.0.0.1:${s.port}`);
+  egress = createEgress({ allow: parseEgressAllow([...hosts, '127.0.0.1:1'].join(','), 'test'), clusterNetworks: [] });
 });
+
+let egress: Egress;
+const fetchGitSource = (input: GitSourceInput, cache: GitCache, options: GitSourceOptions = {}) => fetchThrough(input, cache, { egress, ...options });
 
 afterAll(async () => {
   await Promise.all([open?.stop(), basic?.stop(), bearer?.stop()]);
@@ -351,7 +360,7 @@ describe('git source: not ready (retried)', () => {
       fetchGitSource(input(open, { url: 'http://127.0.0.1:1/apps.git' }), await newCache()),
     );
     expect(err).toBeInstanceOf(SourceNotReadyError);
-    expect(err.message).toContain('ECONNREFUSED');
+    expect(err.message).toContain('(connection refused)');
   });
 
   it('path that does not exist at the commit → SourceNotReadyError', async () => {

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { SourceNotReadyError, UnsupportedSourceError } from '../../../adapters/source/errors.ts';
-import { fetchHelmChart } from '../../../adapters/source/helm-repo.ts';
+import { fetchHelmChart as fetchThrough, type HelmChartInput, type HelmChartOptions } from '../../../adapters/source/helm-repo.ts';
+import { createEgress, type Egress } from '../../../adapters/egress/client.ts';
+import { parseEgressAllow } from '../../../domain/egress/policy.ts';
 import { startHelmRepo } from '../../harness/helm-repo.ts';
 import type { HelmRepo } from '../../harness/helm-repo.ts';
 
@@ -31,7 +33,14 @@ beforeAll(async () => {
     }),
     startHelmRepo({ charts: [{ name: 'podinfo', version: '6.7.1' }], absoluteUrls: true }),
   ]);
+  for (const r of [repo, secured, absolute]) allow(r);
 }, 60_000);
+
+// Loopback is refused by the egress policy: this file's repositories are allowed (pushed as each starts).
+const allowed: ReturnType<typeof parseEgressAllow> = [];
+const allow = (repo: HelmRepo) => allowed.push(...parseEgressAllow(new URL(repo.url).host, 'test'));
+const egress: Egress = createEgress({ allow: allowed, clusterNetworks: [] });
+const fetchHelmChart = (input: HelmChartInput, cacheDir: string, options: HelmChartOptions = {}) => fetchThrough(input, cacheDir, { egress, ...options });
 
 afterAll(async () => {
   await Promise.all([repo?.stop(), secured?.stop(), absolute?.stop()]);
@@ -224,6 +233,7 @@ describe('helm repository source', () => {
 
   it('digest mismatch between index and archive → SourceNotReadyError', async () => {
     const tampered = await startHelmRepo({ charts: [{ name: 'podinfo', version: '1.0.0' }] });
+    allow(tampered);
     try {
       const indexPath = join(tampered.dir, 'index.yaml');
       const index = parseYaml(await readFile(indexPath, 'utf8')) as {
