@@ -2,6 +2,7 @@ import type { Release } from '../api/index.ts';
 import { describeObject } from '../render/kube-object.ts';
 import { applyRender } from './apply-render.ts';
 import { awaitClusterWaves } from './cluster-waves.ts';
+import type { ReconcileEnd } from './conclude.ts';
 import { applyCheckedByApply, dryRunRender } from './dry-run.ts';
 import { isHalt } from './halt.ts';
 import { loadHooks, runPreSyncHooks, startPostSyncHooks } from './hook-steps.ts';
@@ -25,7 +26,7 @@ export type { ReconcileResult } from './run.ts';
 export async function reconcile(release: Release, ports: ReconcilePorts): Promise<ReconcileResult> {
   if (release.spec.suspend) return { kind: 'suspended' };
   const run = beginRun(release, ports);
-  const finish = (end: Parameters<typeof finishRun>[1]) => finishRun(run, end);
+  const finish = (end: Partial<ReconcileEnd>) => finishRun(run, end);
 
   const prepared = await prepareRender(release, ports, run.resolved, run.pin);
   if (isHalt(prepared)) return finish({ halt: prepared });
