@@ -20,7 +20,7 @@
  * count or reset, a follow-up that is not this run's own message.
  */
 import type { Loop, QueueLoop } from './queue-message.ts';
-import type { LeaseRecord } from './lease.ts';
+import type { AcquireOptions, LeaseRecord } from './lease.ts';
 import type { Outcome } from './outcome.ts';
 
 /** The parts of a Release status the marks live in. */
@@ -73,6 +73,24 @@ export function holderAfterEarlier(loop: QueueLoop, planned: string, earlier: st
   const earlierAt = Date.parse(earlierMark);
   if (Number.isNaN(earlierAt) || Date.parse(plannedMark) > earlierAt) return undefined;
   return `${loop}@${nextMark(earlierMark, now)}`;
+}
+
+/**
+ * How a run of a loop whose status write closes its Lease takes it (lease.ts AcquireOptions), given
+ * the mark its view of the Release's status carries (`found`): the value that means free in that
+ * view, the holder to take it with when a run closed it since, and the holder that never repeats
+ * one already used. The Lease port applies them on its compare-and-swaps (adapters/kube/lease.ts).
+ */
+export function markedTake(loop: QueueLoop, found: string | undefined, now: () => Date): Required<Pick<AcquireOptions, 'closedAs' | 'holderAfter' | 'unique'>> {
+  return {
+    closedAs: closedHolder(loop, found),
+    // Closed by a run since our read: our mark must be after the one it wrote, or our holder
+    // could equal the value that means free (and a third run take it meanwhile).
+    holderAfter: (free) => `${loop}@${nextMark(markOfHolder(loop, free) ?? found, now())}`,
+    // A run that gave the Lease back without a status write left the free value as it was: the
+    // next run's holder must still differ from that run's (holder ids never repeat).
+    unique: (planned, earlier) => holderAfterEarlier(loop, planned, earlier, now()),
+  };
 }
 
 /** The mark a run with work after its status write carries instead: it must not close the Lease yet. */

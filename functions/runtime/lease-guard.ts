@@ -14,7 +14,7 @@ import {
   type LeasePort,
   type LeaseRecord,
 } from '../../domain/runtime/lease.ts';
-import { closedHolder, closesByStatus, holderAfterEarlier, markOfHolder, nextMark } from '../../domain/runtime/lease-close.ts';
+import { closedHolder, closesByStatus, markedTake, markOfHolder, nextMark } from '../../domain/runtime/lease-close.ts';
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import { chainIdOf, type QueueLoop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
@@ -74,14 +74,8 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
       ...(markOf === undefined
         ? {}
         : {
-            closedAs,
+            ...markedTake(options.loop, found, now),
             reread: async () => closedHolder(options.loop, await markOf(message, ctx, true)),
-            // Closed by a run since our read: our mark must be after the one it wrote, or our
-            // holder could equal the value that means free (and a third run take it meanwhile).
-            holderAfter: (free: string) => `${options.loop}@${nextMark(markOfHolder(options.loop, free) ?? found, now())}`,
-            // A run that gave the Lease back without a status write left the free value as it was:
-            // the next run's holder must still differ from that run's (holder ids never repeat).
-            unique: (planned: string, earlier: string) => holderAfterEarlier(options.loop, planned, earlier, now()),
             // A first run records itself as the follow-up: its recheck then needs no second write.
             followUpOnCreate: { messageId: ctx.messageId, since: now().toISOString() },
           }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closedHolder, holderAfterEarlier, markAfter, markOfHolder, nextMark } from '../../../domain/runtime/lease-close.ts';
+import { closedHolder, holderAfterEarlier, markAfter, markedTake, markOfHolder, nextMark } from '../../../domain/runtime/lease-close.ts';
 
 const at = (iso: string) => new Date(iso);
 
@@ -63,5 +63,21 @@ describe('holder ids never repeat for the life of a Lease', () => {
     }
     expect(new Set(holders).size).toBe(5);
     expect([...holders].sort()).toEqual(holders);
+  });
+});
+
+describe('the take of a loop whose status write closes its Lease', () => {
+  const take = markedTake('health', '2026-12-02T10:00:00Z', () => at('2026-12-02T10:00:03.200Z'));
+  it('expects the Lease free as the mark its view of the status carries', () => {
+    expect(take.closedAs).toBe('health@2026-12-02T10:00:00Z');
+    expect(markedTake('health', undefined, () => at('2026-12-02T10:00:03Z')).closedAs).toBe('');
+  });
+  it('closed by a run since that view: takes it with a holder after that run\'s mark, never the free value itself', () => {
+    expect(take.holderAfter('health@2026-12-02T10:00:04Z')).toBe('health@2026-12-02T10:00:05Z');
+    expect(take.holderAfter('health@2026-12-02T10:00:01Z')).toBe('health@2026-12-02T10:00:03Z');
+  });
+  it('never repeats a holder that already ran on the Lease', () => {
+    expect(take.unique('health@2026-12-02T10:00:03Z', 'health@2026-12-02T10:00:03Z')).toBe('health@2026-12-02T10:00:04Z');
+    expect(take.unique('health@2026-12-02T10:00:03Z', 'health@2026-12-02T10:00:01Z')).toBeUndefined();
   });
 });
