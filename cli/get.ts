@@ -5,95 +5,48 @@
  * -o json|yaml prints the objects as the API server returns them (a named Release: the object;
  * otherwise a `List`, as kubectl does), without metadata.managedFields unless
  * --show-managed-fields. -w prints the list, then one row (or object) per change until stopped.
+ * What every kind's `get` does alike is cli/get-listing.ts (shared with `get rset`).
  */
 import type { Release } from '../domain/api/objects.ts';
 import { combinedVerdict } from '../domain/status/verdict.ts';
-import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import type { Cluster } from '../views/cluster.ts';
-import { age, CliFailure, ExitCode, shortRef, table, UsageError } from './output.ts';
+import { releaseKey, verbArgs, type VerbInput } from './args.ts';
+import { document, getScope, nameLine, printable, printListed, readScope, serialize, type GetFlags, type ListedKind, type RawObject } from './get-listing.ts';
+import { age, CliFailure, ExitCode, shortRef, table } from './output.ts';
 import { printableRelease } from './release-shape.ts';
 import type { Session } from './session.ts';
 import { verdictWord } from './verdict-line.ts';
 import { revisionOf } from './revision.ts';
 
-type Raw = Record<string, unknown> & { metadata?: { namespace?: string; name?: string; resourceVersion?: string; managedFields?: unknown } };
-
-interface GetFlags {
-  'all-namespaces': boolean;
-  selector: string;
-  output: 'json' | 'yaml' | 'wide' | 'name';
-  watch: boolean;
-  'show-managed-fields': boolean;
-}
-
-const KIND = { apiVersion: 'convoy.dev/v1alpha1', kind: 'Release' } as const;
-
-/** The object as kubectl prints it: apiVersion/kind set (list items lack them), managedFields dropped unless asked. */
-function printable(raw: Raw, managedFields: boolean): Raw {
-  const { metadata, ...rest } = raw;
-  const meta = { ...metadata };
-  if (!managedFields) delete meta.managedFields;
-  return { ...KIND, ...rest, metadata: meta };
-}
-
-export async function serialize(value: unknown, format: 'json' | 'yaml'): Promise<string> {
-  if (format === 'json') return JSON.stringify(value, null, 2);
-  const { stringify } = await import('yaml');
-  return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false }).replace(/\n$/, '');
-}
-
-function parsed(raw: Raw, parse: (raw: unknown, key: { namespace: string; name: string }) => Release): Release {
+function parsed(raw: RawObject, parse: (raw: unknown, key: { namespace: string; name: string }) => Release): Release {
   return parse(raw, { namespace: raw.metadata?.namespace ?? '?', name: raw.metadata?.name ?? '?' });
 }
 
 export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<GetFlags>(input);
-  const all = values['all-namespaces'] === true;
   const output = values.output;
   const selector = values.selector;
   const { readRaw, releasesPath } = await import('./kube.ts');
-  let named: ReturnType<typeof releaseKey> | undefined;
-  if (positionals.length > 0) {
-    if (all) throw new UsageError('get: -A lists every Release; do not name one');
-    if (selector !== undefined) throw new UsageError('get: -l selects Releases by label; do not name one');
-    named = releaseKey('get', positionals, values.namespace);
-  }
-  const namespace = named?.namespace ?? (all ? undefined : (values.namespace ?? 'default'));
+  const releases: ListedKind = { kind: 'Release', resource: 'release.convoy.dev', collection: releasesPath, readOne: async (c, key) => (await readRaw(c, key)) as RawObject };
+  const scope = getScope(releases, values, positionals.length > 0 ? () => releaseKey('get', positionals, values.namespace) : undefined);
+  const { named, namespace, all } = scope;
   const cluster = await s.cluster(values);
-  let raws: Raw[];
-  let resourceVersion: string | undefined;
-  if (named !== undefined) {
-    const raw = (await readRaw(cluster, named)) as Raw;
-    raws = [raw];
-    resourceVersion = raw.metadata?.resourceVersion;
-  } else {
-    const list = await cluster.client.list<Raw>(releasesPath(namespace), { labelSelector: selector });
-    raws = list.items;
-    const rv = list.metadata?.resourceVersion;
-    resourceVersion = typeof rv === 'string' ? rv : undefined;
-  }
+  const { raws, resourceVersion } = await readScope(releases, cluster, scope, selector);
 
   const managed = values['show-managed-fields'] === true;
   const row = (r: Release) => rowOf(r, all, output === 'wide');
   const header = [...(all ? ['NAMESPACE'] : []), 'NAME', 'VERDICT', 'APPLIED', 'ROLLOUT', 'RENDER', 'SUSPENDED', 'AGE', ...(output === 'wide' ? ['REVISION', 'SOURCE', 'MESSAGE'] : [])];
-  if (output === 'json' || output === 'yaml') {
-    const value = named !== undefined && !values.watch ? printable(raws[0] ?? {}, managed) : { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: raws.map((r) => printable(r, managed)) };
-    if (named !== undefined || !values.watch) s.io.out(await serialize(value, output));
-    else for (const r of raws) s.io.out(`${output === 'yaml' ? '---\n' : ''}${await serialize(printable(r, managed), output)}`);
-  } else if (output === 'name') {
-    for (const r of raws) s.io.out(`release.convoy.dev/${r.metadata?.name ?? ''}`);
-  } else if (raws.length === 0) {
-    if (!values.watch) s.io.err(all ? 'No Releases found.' : `No Releases found in namespace ${namespace ?? 'default'}.`);
-  } else {
-    for (const line of table(header, raws.map((raw) => row(parsed(raw, printableRelease))))) s.io.out(line);
+  const rows = () => table(header, raws.map((raw) => row(parsed(raw, printableRelease))));
+  if (values.watch !== true) {
+    if (!(await printListed(s, releases, raws, scope, values))) for (const line of rows()) s.io.out(line);
+    return ExitCode.ok;
   }
-  if (values.watch !== true) return ExitCode.ok;
 
-  // -w: one row (or object) per change, as kubectl get -w prints them; columns are sized per row.
+  // -w: the list, then one row (or object) per change, as kubectl get -w prints them; columns are sized per row.
   let headerPrinted = raws.length > 0 || (output !== undefined && output !== 'wide');
-  const print = async (raw: Raw): Promise<void> => {
-    if (output === 'json' || output === 'yaml') s.io.out(`${output === 'yaml' ? '---\n' : ''}${await serialize(printable(raw, managed), output)}`);
-    else if (output === 'name') s.io.out(`release.convoy.dev/${raw.metadata?.name ?? ''}`);
+  const print = async (raw: RawObject): Promise<void> => {
+    if (output === 'json' || output === 'yaml') s.io.out(`${output === 'yaml' ? '---\n' : ''}${await serialize(printable(releases, raw, managed), output)}`);
+    else if (output === 'name') s.io.out(nameLine(releases, raw));
     else {
       const lines = table(header, [row(parsed(raw, printableRelease))]);
       if (!headerPrinted) s.io.out(lines[0] ?? '');
@@ -101,6 +54,9 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
       s.io.out(lines[1] ?? '');
     }
   };
+  if ((output === 'json' || output === 'yaml') && named !== undefined) s.io.out(await serialize(document(releases, raws, false, managed), output));
+  else if (output === 'json' || output === 'yaml' || output === 'name') for (const r of raws) await print(r);
+  else if (raws.length > 0) for (const line of rows()) s.io.out(line);
   await watchReleases(cluster, s, {
     path: releasesPath(namespace),
     resourceVersion,
@@ -108,12 +64,9 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
     fieldSelector: named === undefined ? undefined : `metadata.name=${named.name}`,
     print,
     relist: async () => {
-      const list = named !== undefined
-        ? { items: [(await readRaw(cluster, named)) as Raw], metadata: undefined }
-        : await cluster.client.list<Raw>(releasesPath(namespace), { labelSelector: selector });
-      for (const r of list.items) await print(r);
-      const rv = named !== undefined ? list.items[0]?.metadata?.resourceVersion : list.metadata?.resourceVersion;
-      return typeof rv === 'string' ? rv : undefined;
+      const again = await readScope(releases, cluster, scope, selector);
+      for (const r of again.raws) await print(r);
+      return again.resourceVersion;
     },
   });
   return ExitCode.ok;
@@ -149,7 +102,7 @@ async function watchReleases(
     resourceVersion: string | undefined;
     labelSelector: string | undefined;
     fieldSelector: string | undefined;
-    print(raw: Raw): Promise<void>;
+    print(raw: RawObject): Promise<void>;
     relist(): Promise<string | undefined>;
   },
 ): Promise<void> {
@@ -164,7 +117,7 @@ async function watchReleases(
         cluster.config,
         { path: w.path, resourceVersion: version, labelSelector: w.labelSelector, fieldSelector: w.fieldSelector, timeoutSeconds: 300, signal: s.signal },
         (event) => {
-          const raw = event.object as Raw;
+          const raw = event.object as RawObject;
           if (event.type === 'ERROR') {
             const status = event.object as { code?: number; message?: string };
             if (status.code === 410) gone = true;

@@ -8,16 +8,15 @@
  * object instead of waiting). At the timeout: exit 1 and the last verdict. A
  * change of verdict is printed as it happens; an API server that cannot be
  * reached for a moment is waited through, a refusal (403) or a missing Release
- * is not.
+ * is not. The polling is cli/wait-loop.ts, shared with `wait rset/<name>`.
  */
-import { KubeTransportError } from '../adapters/kube/http.ts';
-import { parseDuration } from '../domain/runtime/duration.ts';
-import { combinedVerdict, type Verdict } from '../domain/status/verdict.ts';
-import { releaseKey, verbArgs, type VerbInput } from './args.ts';
+import { combinedVerdict } from '../domain/status/verdict.ts';
+import { releaseKey, type VerbInput } from './args.ts';
 import { readRelease } from './kube.ts';
-import { CliFailure, ExitCode, UsageError } from './output.ts';
+import type { ExitCode } from './output.ts';
 import type { Session } from './session.ts';
 import { verdictLine } from './verdict-line.ts';
+import { waitVerbFor } from './wait-loop.ts';
 
 /** The one line of a suspended Release: why the wait ends, and how to resume it (convoy or kubectl). */
 const suspendedLine = ({ namespace, name }: { namespace: string; name: string }): string =>
@@ -25,47 +24,19 @@ const suspendedLine = ({ namespace, name }: { namespace: string; name: string })
   `resume it with \`convoy resume ${name} -n ${namespace}\` ` +
   `(or kubectl patch releases.convoy.dev ${name} -n ${namespace} --type merge -p '{"spec":{"suspend":false}}') and wait again`;
 
-function durationFlag(name: string, value: string): number {
-  const parsed = parseDuration(value);
-  if (!parsed.ok) throw new UsageError(`wait: --${name}: ${parsed.error}`);
-  return parsed.ms;
-}
-
-export async function waitVerb(input: VerbInput, s: Session): Promise<ExitCode> {
-  const { values, positionals } = verbArgs<{ timeout: string; interval: string }>(input);
-  const timeout = values.timeout ?? '5m';
-  const timeoutMs = durationFlag('timeout', timeout);
-  const intervalMs = Math.max(100, durationFlag('interval', values.interval ?? '1s'));
-  const key = releaseKey('wait', positionals, values.namespace);
-  const cluster = await s.cluster(values);
-  const deadline = Date.now() + timeoutMs;
-  let last: Verdict | undefined;
-  let printed = '';
-  for (;;) {
-    try {
-      last = combinedVerdict(await readRelease(cluster, key));
-    } catch (error) {
-      if (!(error instanceof KubeTransportError) || Date.now() > deadline) throw error;
-    }
-    if (last !== undefined) {
-      const line = verdictLine(last);
-      if (last.ready) {
-        s.io.out(line);
-        return ExitCode.ok;
-      }
-      if (last.kind === 'failure') throw new CliFailure(line);
-      if (last.kind === 'suspended') {
-        s.io.err(`convoy: ${suspendedLine(key)}`);
-        return ExitCode.suspended;
-      }
-      if (line !== printed) s.io.err(line);
-      printed = line;
-    }
-    if (Date.now() > deadline) {
-      throw new CliFailure(
-        `timed out after ${timeout} waiting for ${key.namespace}/${key.name}; last verdict: ${last === undefined ? 'none' : verdictLine(last)}`,
-      );
-    }
-    await s.sleep(Math.min(intervalMs, Math.max(0, deadline - Date.now()) + 10));
-  }
+export function waitVerb(input: VerbInput, s: Session): Promise<ExitCode> {
+  return waitVerbFor(input, s, (positionals, namespaceFlag) => {
+    const key = releaseKey('wait', positionals, namespaceFlag);
+    return {
+      what: `${key.namespace}/${key.name}`,
+      async read(cluster) {
+        const verdict = combinedVerdict(await readRelease(cluster, key));
+        const line = verdictLine(verdict);
+        if (verdict.ready) return { state: 'ready', line };
+        if (verdict.kind === 'failure') return { state: 'failure', line };
+        if (verdict.kind === 'suspended') return { state: 'held', line: suspendedLine(key) };
+        return { state: 'waiting', line };
+      },
+    };
+  });
 }
