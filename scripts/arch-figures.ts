@@ -12,7 +12,17 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { format, resolveConfig } from 'prettier';
-import { checkFileLengths, FILE_LINE_LIMIT, listSourceFiles, type SourceFile } from './lib/source-files.ts';
+import {
+  checkFileLengths,
+  checkFunctionLengths,
+  FILE_LINE_LIMIT,
+  FUNCTION_LINE_LIMIT,
+  listSourceFiles,
+  measureLongFunctions,
+  productFolders,
+  type LongFunction,
+  type SourceFile,
+} from './lib/source-files.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const DOC = join(root, 'docs', 'architecture.md');
@@ -50,6 +60,13 @@ export interface Figures {
   /** Imports between top-level folders: from → to → count (imports inside a folder left out). */
   folderImports: Record<string, Record<string, number>>;
   files: { limit: number; over: SourceFile[]; excepted: SourceFile[]; testsOver: SourceFile[] };
+  /** Functions over the limit of own lines: shipped code (a rule) and bench/, scripts/, test/ (a figure). */
+  functions: {
+    limit: number;
+    over: LongFunction[];
+    excepted: LongFunction[];
+    notShippedOver: LongFunction[];
+  };
 }
 
 function cruise(): CruiseResult {
@@ -143,6 +160,8 @@ export async function measure(): Promise<Figures> {
   for (const v of result.summary.violations) violations[v.rule.name] = (violations[v.rule.name] ?? 0) + 1;
   const groups = importCircles(graph);
   const files = checkFileLengths(await listSourceFiles(root));
+  const shipped = checkFunctionLengths(measureLongFunctions(root, await productFolders(root)));
+  const notShipped = measureLongFunctions(root, ['bench', 'scripts', 'test']);
   return {
     commit: git(['rev-parse', '--short', 'HEAD']),
     uncommittedChanges: git(['status', '--porcelain', '--untracked-files=no']) !== '',
@@ -157,6 +176,12 @@ export async function measure(): Promise<Figures> {
     arrows: Object.fromEntries(WATCHED_ARROWS.map(([a, b]) => [`${a}→${b}`, between[a]?.[b] ?? 0])),
     folderImports: between,
     files: { limit: FILE_LINE_LIMIT, over: files.over, excepted: files.excepted, testsOver: files.testsOver },
+    functions: {
+      limit: FUNCTION_LINE_LIMIT,
+      over: shipped.over,
+      excepted: shipped.excepted,
+      notShippedOver: notShipped,
+    },
   };
 }
 
@@ -198,6 +223,12 @@ const ROWS: readonly (readonly [string, string, (f: Figures) => number])[] = [
   ['shipped code → test/', 'product-not-test', count('product-not-test')],
 ];
 
+function functionList(functions: readonly LongFunction[]): string {
+  return functions.length === 0
+    ? 'none'
+    : functions.map((f) => `\`${f.file}:${f.line}\` ${f.name} (${f.ownLines})`).join(', ');
+}
+
 function fileList(files: readonly SourceFile[]): string {
   return files.length === 0 ? 'none' : files.map((f) => `\`${f.path}\` (${f.lines})`).join(', ');
 }
@@ -212,11 +243,12 @@ export function toMarkdown(f: Figures): string {
         .map(([to, n]) => `${to} ${n}`)
         .join(', ')} |`,
   );
+  const fn = f.functions;
   const at = `${f.commit}${f.uncommittedChanges ? ' with uncommitted changes' : ''}`;
   return [
     BEGIN,
     `Measured at ${at} by \`node scripts/arch-figures.ts --write\` (dependency-cruiser with the rules of`,
-    `\`.dependency-cruiser.js\`, the ones \`npm run lint\` enforces): ${f.modules} modules, ${f.imports} imports.`,
+    `\`.dependency-cruiser.js\`, the ones \`npm run lint\` enforces): ${f.modules} modules, ${f.imports} imports between them.`,
     '',
     '| figure | count | rule |',
     '| --- | --- | --- |',
@@ -225,10 +257,16 @@ export function toMarkdown(f: Figures): string {
     `| source files outside test/ over ${f.files.limit} lines | ${f.files.over.length} | file-lengths |`,
     `| of those, named exceptions | ${f.files.excepted.length} | file-lengths |`,
     `| test files over ${f.files.limit} lines (a figure, not a rule) | ${f.files.testsOver.length} | |`,
+    `| functions of shipped code over ${fn.limit} own lines (nested functions apart) | ${fn.over.length + fn.excepted.length} | function-lengths |`,
+    `| of those, named exceptions | ${fn.excepted.length} | function-lengths |`,
+    `| functions over ${fn.limit} own lines in bench/, scripts/, test/ (a figure) | ${fn.notShippedOver.length} | |`,
     '',
     `Circles: ${f.circles.groups.length === 0 ? 'none' : f.circles.groups.map((g) => g.join(' ↔ ')).join('; ')}.`,
     '',
     `Files over ${f.files.limit} lines: ${fileList([...f.files.over, ...f.files.excepted])}; tests: ${fileList(f.files.testsOver)}.`,
+    '',
+    `Functions over ${fn.limit} own lines: ${functionList(fn.over)}; named exceptions: ${functionList(fn.excepted)}; ` +
+      `in bench/, scripts/, test/: ${functionList(fn.notShippedOver)}.`,
     '',
     'Imports between folders (file-to-file imports, type-only ones included):',
     '',

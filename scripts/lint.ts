@@ -1,6 +1,6 @@
 // `npm run lint`: the habits the project relies on, checked by tools rather than by memory.
 //
-//   node scripts/lint.ts [--only eslint,format,boundaries,file-lengths] [--root DIR]
+//   node scripts/lint.ts [--only eslint,format,boundaries,file-lengths,function-lengths] [--root DIR]
 //
 //   eslint        eslint . (eslint.config.js)
 //   format        prettier --check . (.prettierrc.json; .prettierignore lists generated files)
@@ -9,6 +9,9 @@
 //                 test/, no import circles
 //   file-lengths  no source file outside test/ over FILE_LINE_LIMIT lines, but for the exceptions
 //                 named with their reason in scripts/lib/source-files.ts
+//   function-lengths  no function of shipped code (every folder but test/, bench/, scripts/) over
+//                 FUNCTION_LINE_LIMIT own lines (scripts/function-lengths.ts), but for the
+//                 exceptions named with their reason in scripts/lib/source-files.ts
 //
 // Every check runs even when an earlier one failed, so one run shows everything to fix; the exit
 // code is 1 when any failed. --root runs the checks in another tree with this repository's tools
@@ -18,9 +21,15 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   checkFileLengths,
+  checkFunctionLengths,
   FILE_LINE_LIMIT,
+  FUNCTION_LINE_LIMIT,
+  functionKey,
   LONG_FILE_EXCEPTIONS,
+  LONG_FUNCTION_EXCEPTIONS,
   listSourceFiles,
+  measureLongFunctions,
+  productFolders,
 } from './lib/source-files.ts';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -54,6 +63,24 @@ async function fileLengths(root: string): Promise<boolean> {
   return report.over.length === 0 && report.staleExceptions.length === 0;
 }
 
+async function functionLengths(root: string): Promise<boolean> {
+  const folders = await productFolders(root);
+  const report = checkFunctionLengths(measureLongFunctions(root, folders), LONG_FUNCTION_EXCEPTIONS);
+  for (const f of report.over) {
+    console.log(
+      `${f.file}:${f.line}: ${f.name} has ${f.ownLines} own lines, over the limit of ${FUNCTION_LINE_LIMIT}: ` +
+        `split it into named steps, or name ${functionKey(f)} with the reason in LONG_FUNCTION_EXCEPTIONS ` +
+        '(scripts/lib/source-files.ts)',
+    );
+  }
+  for (const key of report.staleExceptions) {
+    console.log(
+      `${key}: listed in LONG_FUNCTION_EXCEPTIONS but not over ${FUNCTION_LINE_LIMIT} own lines (or gone): drop it`,
+    );
+  }
+  return report.over.length === 0 && report.staleExceptions.length === 0;
+}
+
 const CHECKS: readonly Check[] = [
   { name: 'eslint', run: (root) => tool('eslint', ['.'], root) },
   { name: 'format', run: (root) => tool('prettier', ['--check', '--log-level', 'warn', '.'], root) },
@@ -67,6 +94,7 @@ const CHECKS: readonly Check[] = [
       ),
   },
   { name: 'file-lengths', run: fileLengths },
+  { name: 'function-lengths', run: functionLengths },
 ];
 
 async function main(): Promise<void> {

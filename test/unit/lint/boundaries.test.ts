@@ -6,7 +6,13 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkFileLengths, countLines, type SourceFile } from '../../../scripts/lib/source-files.ts';
+import {
+  checkFileLengths,
+  checkFunctionLengths,
+  countLines,
+  type LongFunction,
+  type SourceFile,
+} from '../../../scripts/lib/source-files.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const fixtures = join(root, 'test', 'fixtures', 'lint');
@@ -32,14 +38,14 @@ function tool(name: string, args: string[]): Run {
 }
 
 describe('npm run lint', () => {
-  it('is scripts/lint.ts, which runs eslint, the format check, the import boundaries and the file lengths', async () => {
+  it('is scripts/lint.ts, which runs eslint, the format check, the import boundaries, the file and the function lengths', async () => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
     expect(pkg.scripts['lint']).toBe('node scripts/lint.ts');
     const run = lint(fixtures, 'none');
     expect(run.status).toBe(2);
-    expect(run.output).toContain('the checks are eslint, format, boundaries, file-lengths');
+    expect(run.output).toContain('the checks are eslint, format, boundaries, file-lengths, function-lengths');
   });
 });
 
@@ -169,5 +175,54 @@ describe('the file lengths', () => {
     expect(countLines('')).toBe(0);
     expect(countLines('a\nb\n')).toBe(2);
     expect(countLines('a\nb')).toBe(2);
+  });
+});
+
+describe('the function lengths', () => {
+  let tree: string;
+  beforeAll(async () => {
+    tree = await mkdtemp(join(tmpdir(), 'convoy-lint-'));
+    // 101 own lines: the body's braces and 99 statements.
+    const body = Array.from({ length: 99 }, (_, i) => `  total += ${i};\n`).join('');
+    const long = `export function plan(): number {\n  let total = 0;\n${body}  return total;\n}\n`;
+    // The same statements split between two named functions: neither is long.
+    const half = Array.from({ length: 50 }, (_, i) => `  total += ${i};\n`).join('');
+    const split = `function first(total: number): number {\n${half}  return total;\n}\nexport function plan(): number {\n  return first(0);\n}\n`;
+    for (const folder of ['domain', 'adapters', 'bench'])
+      await mkdir(join(tree, folder), { recursive: true });
+    await writeFile(join(tree, 'domain', 'long.ts'), long);
+    await writeFile(join(tree, 'adapters', 'split.ts'), split);
+    await writeFile(join(tree, 'bench', 'long.ts'), long);
+  });
+  afterAll(async () => {
+    await rm(tree, { recursive: true, force: true });
+  });
+
+  it(
+    'fail the lint run on a function of shipped code over 100 own lines, naming it; bench/, scripts/ and test/ are figures only',
+    () => {
+      const run = lint(tree, 'function-lengths');
+      expect(run.status).toBe(1);
+      expect(run.output).toMatch(/domain\/long\.ts:1: plan has 10\d own lines, over the limit of 100/);
+      expect(run.output).not.toContain('bench/long.ts');
+      expect(run.output).not.toContain('adapters/split.ts');
+    },
+    SLOW,
+  );
+
+  const long: LongFunction[] = [{ file: 'infra/construct.ts', name: 'constructor', line: 10, ownLines: 140 }];
+
+  it('allow a function named as an exception, keyed file:name', () => {
+    const report = checkFunctionLengths(long, {
+      'infra/construct.ts:constructor': 'one CDK construct wiring',
+    });
+    expect(report.over).toEqual([]);
+    expect(report.excepted).toEqual(long);
+  });
+
+  it('report an exception that is no longer over the limit, so the list stays true', () => {
+    const report = checkFunctionLengths(long, { 'dev/runtime.ts:startConvoyRuntime': 'was long' });
+    expect(report.over).toEqual(long);
+    expect(report.staleExceptions).toEqual(['dev/runtime.ts:startConvoyRuntime']);
   });
 });
