@@ -1,5 +1,5 @@
 // Shared by the target-cluster and observer adapters: where an object lives in
-// the REST API, how apply errors look, and bounded, ordered concurrency.
+// the REST API and how apply errors look (bounded concurrency: domain/runtime/bounded.ts).
 import { cloneJson, isPlainObject, type KubeObject } from '../../domain/render/kube-object.ts';
 import { apiVersionPath, type ServedResource } from './discovery.ts';
 
@@ -35,31 +35,4 @@ export function isSchemaError(response: { status: number; body: unknown }): bool
     typeof body.message === 'string' &&
     /^failed to create typed (patch|live) object/.test(body.message)
   );
-}
-
-/**
- * Runs `work` over `items`, at most `limit` at a time, results in input order. After a failure
- * nothing new starts; the error thrown is the one of the earliest failed item, so the same
- * input reports the same object.
- */
-export async function inOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  const failures: { index: number; error: unknown }[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length && failures.length === 0) {
-      const index = next++;
-      try {
-        results[index] = await work(items[index]);
-      } catch (error) {
-        failures.push({ index, error });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failures.length > 0) {
-    failures.sort((a, b) => a.index - b.index);
-    throw (failures[0] as { error: unknown }).error;
-  }
-  return results;
 }

@@ -35,7 +35,8 @@ import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { TenancySettings } from '../../domain/tenancy/settings.ts';
 import { createManagementReaders } from './cluster-resolver.ts';
 import { resolveTargetAccess, type EksAccess, type ManagementReaders } from './target-access.ts';
-import { inOrder, isSchemaError, locateObject, type Located } from './object-paths.ts';
+import { mapBounded } from '../../domain/runtime/bounded.ts';
+import { isSchemaError, locateObject, type Located } from './object-paths.ts';
 import { createDiscovery, type Discovery, type DiscoveryCache, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
 import { createKubeHttp, KubeTransportError, PATCH_CONTENT_TYPES } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
@@ -274,9 +275,9 @@ export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetO
     identity: `${kc.server} ${kc.impersonate ?? ''}`,
     dryRunApply,
     read,
-    readAll: (objects, readOpts = {}) => inOrder(objects, concurrency, (obj) => read(obj, { metadataOnly: isSecret(obj) || readOpts.metadataOnly?.(obj) === true })),
+    readAll: (objects, readOpts = {}) => mapBounded(objects, concurrency, (obj) => read(obj, { metadataOnly: isSecret(obj) || readOpts.metadataOnly?.(obj) === true })),
     observeDrift,
-    observeDriftAll: (objects, cleanVersionOf) => inOrder(objects, concurrency, (obj) => observeDriftSince(obj, cleanVersionOf?.(obj))),
+    observeDriftAll: (objects, cleanVersionOf) => mapBounded(objects, concurrency, (obj) => observeDriftSince(obj, cleanVersionOf?.(obj))),
   };
 }
 

@@ -28,7 +28,8 @@ import {
 } from '../../domain/render/kube-object.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { describeIdentity, type ActingIdentity } from '../../domain/tenancy/identity.ts';
-import { inOrder, locateObject, type Located } from './object-paths.ts';
+import { mapBounded } from '../../domain/runtime/bounded.ts';
+import { locateObject, type Located } from './object-paths.ts';
 import { mayPrune } from './prune-ownership.ts';
 import {
   createDiscovery,
@@ -169,7 +170,7 @@ export function createTargetCluster(
       // CustomResourceDefinitions and Namespaces first: whether they exist and change decides
       // which of the other objects can be checked now.
       const first = objects.flatMap((obj, i) => (isCreator(obj) ? [i] : []));
-      const firstResults = await inOrder(first, concurrency, async (i) => tell(await dryRunOne(objects[i])));
+      const firstResults = await mapBounded(first, concurrency, async (i) => tell(await dryRunOne(objects[i])));
       const crdVerdicts = new Map<string, { verdict: DryRunVerdict; existed: boolean }>();
       const namespaceExists = new Map<string, boolean>();
       first.forEach((i, n) => {
@@ -181,7 +182,7 @@ export function createTargetCluster(
       });
 
       const rest = objects.flatMap((obj, i) => (isCreator(obj) ? [] : [i]));
-      const restResults = await inOrder(rest, concurrency, async (i): Promise<DryRunVerdict> => {
+      const restResults = await mapBounded(rest, concurrency, async (i): Promise<DryRunVerdict> => {
         const obj = objects[i];
         const why = deferral(obj, creators, crdVerdicts, namespaceExists);
         return tell(why === undefined ? (await dryRunOne(obj)).verdict : { kind: 'deferred', why });
@@ -367,6 +368,3 @@ function comparable(obj: Record<string, unknown>): Record<string, unknown> {
   }
   return copy;
 }
-
-// --- bounded concurrency ---------------------------------------------------------------------
-

@@ -9,6 +9,7 @@ import {
   checkRenderKey,
   compareNewestFirst,
 } from '../../domain/store/render-store.ts';
+import { mapBounded } from '../../domain/runtime/bounded.ts';
 import type { RenderStore, StoredRender, StoredRenderMeta } from '../../domain/store/render-store.ts';
 import { isNotFound, unavailableError } from './s3-errors.ts';
 
@@ -195,7 +196,7 @@ export function createS3RenderStore(options: S3RenderStoreOptions): RenderStore 
         throw unavailable('list', listPrefix, error);
       }
 
-      const metas = await mapWithConcurrency(keys, listConcurrency, async (key) => {
+      const metas = await mapBounded(keys, listConcurrency, async (key) => {
         const metadata = await head('list', key);
         // Deleted between LIST and HEAD (retention running elsewhere): not stored any more.
         if (metadata === undefined) return undefined;
@@ -364,21 +365,4 @@ async function decodeRender(
     );
   }
   return { meta: normalizeMeta(meta), objects: objects as object[] };
-}
-
-async function mapWithConcurrency<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return results;
 }

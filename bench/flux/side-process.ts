@@ -4,6 +4,7 @@
 // every side process gets a flag or argument under that folder).
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mapBounded } from '../../domain/runtime/bounded.ts';
 import { spawnLogged, terminate, type SpawnedProcess } from '../../dev/control-plane/processes.ts';
 
 export interface SideProcess {
@@ -47,14 +48,7 @@ export async function waitUntil(what: string, check: () => Promise<boolean>, pro
   }
 }
 
-/** Runs `work` over `items` with at most `concurrency` at a time. */
+/** Runs `work` over `items` with at most `concurrency` at a time (domain/runtime/bounded.ts). */
 export async function inPool<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      await work(items[i], i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  await mapBounded(items, concurrency, work);
 }

@@ -3,7 +3,7 @@
  * write is tried, failures are collected in the decision's order (withWriteFailures turns them into
  * DeployFailed), never thrown.
  */
-import { inOrder } from '../../adapters/kube/object-paths.ts';
+import { mapBounded } from '../../domain/runtime/bounded.ts';
 import type { FleetKubePort } from '../../adapters/kube/release-set-port.ts';
 import type { ChildWrite } from '../../domain/fleet/writes.ts';
 import { withRollbackPin } from '../../domain/fleet/writes.ts';
@@ -39,8 +39,8 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 export const FLEET_WRITES_IN_FLIGHT = 8;
 
 export async function runFleetWrites(writes: readonly ChildWrite[], setUid: string, namespace: string, deps: FleetWriteDeps, log: Logger): Promise<WritesResult> {
-  // Each write catches its own error, so inOrder never stops early; results come in the decision's order.
-  const outcomes = await inOrder(writes, FLEET_WRITES_IN_FLIGHT, async (write): Promise<{ readonly extra?: EventIntent; readonly failure?: WriteFailure }> => {
+  // Each write catches its own error, so mapBounded never stops early; results come in the decision's order.
+  const outcomes = await mapBounded(writes, FLEET_WRITES_IN_FLIGHT, async (write): Promise<{ readonly extra?: EventIntent; readonly failure?: WriteFailure }> => {
     try {
       const extra = await runOne(write, setUid, namespace, deps);
       log.info('child written', { child: write.name, cluster: write.cluster, action: write.action, ...(write.action === 'apply' ? { why: write.why } : {}) });

@@ -13,6 +13,7 @@
  */
 import { parseRelease } from '../../domain/api/objects.ts';
 import { Annotation } from '../../domain/reconcile/annotations.ts';
+import { mapBounded } from '../../domain/runtime/bounded.ts';
 import { combinedVerdict, type Verdict } from '../../domain/status/verdict.ts';
 import { mayOnReleases } from './api-common.ts';
 import type { Authenticator, Identity } from './auth.ts';
@@ -127,20 +128,6 @@ export function createSummaryCache(
   };
 }
 
-/** Runs `check` over `items` at most `limit` at a time. */
-async function filterConcurrently<T>(items: readonly T[], limit: number, check: (item: T) => Promise<boolean>): Promise<T[]> {
-  const keep = new Array<boolean>(items.length).fill(false);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      keep[index] = await check(items[index]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return items.filter((_, i) => keep[i]);
-}
-
 /** What `id` may see; `namespace` narrows it to one (still only when `list` is allowed there). */
 export async function visibleReleases(
   auth: Authenticator,
@@ -158,5 +145,6 @@ export async function visibleReleases(
     return { scope: 'cluster', namespaces: [...new Set(all.map((s) => s.namespace))], items: all };
   }
   const candidates = [...new Set(all.map((s) => s.namespace))];
-  return inNamespaces(await filterConcurrently(candidates, 8, (ns) => mayOnReleases(auth, id, 'list', ns)));
+  const allowed = await mapBounded(candidates, 8, (ns) => mayOnReleases(auth, id, 'list', ns));
+  return inNamespaces(candidates.filter((_, i) => allowed[i]));
 }
