@@ -26,8 +26,9 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<GetFlags>(input);
   const output = values.output;
   const selector = values.selector;
-  const { readRaw, releasesPath } = await import('./kube.ts');
-  const releases: ListedKind = { kind: 'Release', resource: 'release.convoy.dev', collection: releasesPath, readOne: async (c, key) => (await readRaw(c, key)) as RawObject };
+  const { readRaw } = await import('./kube.ts');
+  const { releasePath } = await import('../adapters/kube/convoy-paths.ts');
+  const releases: ListedKind = { kind: 'Release', resource: 'release.convoy.dev', collection: (ns) => releasePath(ns), readOne: async (c, key) => (await readRaw(c, key)) as RawObject };
   const scope = getScope(releases, values, positionals.length > 0 ? () => releaseKey('get', positionals, values.namespace) : undefined);
   const { named, namespace, all } = scope;
   const cluster = await s.cluster(values);
@@ -58,7 +59,7 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   else if (output === 'json' || output === 'yaml' || output === 'name') for (const r of raws) await print(r);
   else if (raws.length > 0) for (const line of rows()) s.io.out(line);
   await watchReleases(cluster, s, {
-    path: releasesPath(namespace),
+    path: releasePath(namespace),
     resourceVersion,
     labelSelector: selector,
     fieldSelector: named === undefined ? undefined : `metadata.name=${named.name}`,

@@ -6,9 +6,9 @@
  * plugins, certificates, tokens, token files, proxy-url), through
  * @kubernetes/client-node's loader (adapters/kube/user-kubeconfig.ts).
  */
-import { API_GROUP, API_VERSION } from '../domain/api/group-version.ts';
 import type { Release } from '../domain/api/objects.ts';
-import { createKubeClient, isKubeApiError, resourcePath } from '../adapters/kube/http.ts';
+import { releasePath } from '../adapters/kube/convoy-paths.ts';
+import { createKubeClient, isKubeApiError } from '../adapters/kube/http.ts';
 import { inClusterConfig, KubeconfigError, type KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import type { Cluster, ReleaseKey } from '../views/cluster.ts';
 import type { GlobalFlags } from './args.ts';
@@ -36,16 +36,11 @@ export async function connect(flags: GlobalFlags, env: NodeJS.ProcessEnv = proce
   return { client, config, close: () => config.agent.destroy() };
 }
 
-const RELEASES = `${API_GROUP}/${API_VERSION}`;
-export const releasePath = (key: ReleaseKey): string =>
-  resourcePath(RELEASES, 'releases', key.namespace, key.name);
-export const releasesPath = (namespace: string | undefined): string =>
-  resourcePath(RELEASES, 'releases', namespace);
 
 /** The Release as the API server returns it; a clear line when it does not exist. */
 export async function readRaw(cluster: Cluster, key: ReleaseKey): Promise<Record<string, unknown>> {
   try {
-    return await cluster.client.get(releasePath(key));
+    return await cluster.client.get(releasePath(key.namespace, key.name));
   } catch (error) {
     if (isKubeApiError(error, 404)) throw new CliFailure(`Release ${key.namespace}/${key.name} not found`);
     throw error;
@@ -73,7 +68,7 @@ export async function patchRelease(
   patch: Record<string, unknown>,
 ): Promise<Release> {
   try {
-    return await parseOrFail(await cluster.client.patch(releasePath(key), patch, { type: 'merge' }), key);
+    return await parseOrFail(await cluster.client.patch(releasePath(key.namespace, key.name), patch, { type: 'merge' }), key);
   } catch (error) {
     if (isKubeApiError(error, 404)) throw new CliFailure(`Release ${key.namespace}/${key.name} not found`);
     throw error;

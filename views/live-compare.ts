@@ -7,6 +7,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { createHmac, randomBytes } from 'node:crypto';
+import { convoyPath } from '../adapters/kube/convoy-paths.ts';
 import { createDiscovery } from '../adapters/kube/discovery.ts';
 import { createKubeClient, createKubeHttp, isKubeApiError, resourcePath } from '../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
@@ -33,7 +34,7 @@ export async function targetConfig(cluster: Cluster, release: Release): Promise<
   const name = release.spec.cluster.name;
   let obj: { spec?: { inCluster?: boolean; kubeConfig?: { secretRef?: { name: string; key?: string } } } };
   try {
-    obj = await cluster.client.get(resourcePath('convoy.dev/v1alpha1', 'clusters', ns, name));
+    obj = await cluster.client.get(convoyPath('clusters', ns, name));
   } catch (error) {
     if (isKubeApiError(error, 404))
       throw new ViewFailure(`Cluster ${ns}/${name} (spec.cluster.name) does not exist`);

@@ -3,13 +3,13 @@
  * identity (target-access.ts, shared with the observers), and a `/version` probe that both
  * proves the cluster answers and fills the resolved identity.
  */
-import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { createDiscovery, type Discovery } from './discovery.ts';
 import { clusterSchema, describeZodError, type Release } from '../../domain/api/objects.ts';
 import type { ResolvedCluster, TargetCluster } from '../../domain/reconcile/ports.ts';
 import { isPlainObject } from '../../domain/render/kube-object.ts';
 import { createKubeRequest, createTargetCluster, KubeRequestError, type RequestCounter } from './target-cluster.ts';
-import { createKubeClient, isKubeApiError, resourcePath } from './http.ts';
+import { convoyPath } from './convoy-paths.ts';
+import { createKubeClient, isKubeApiError } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 import { createIdentityReads } from './identity-reads.ts';
 import { createManagementReader } from './management-reader.ts';
@@ -138,7 +138,7 @@ export function createManagementReaders(kc: KubeClientConfig): ManagementReaders
     readSecret: (namespace, name, as) => readsAs(as).secretData(namespace, name),
     async readCluster(namespace, name) {
       const raw: unknown = await unlessNotFound(() =>
-        client.get(resourcePath(`${API_GROUP}/${API_VERSION}`, 'clusters', namespace, name)),
+        client.get(convoyPath('clusters', namespace, name)),
       );
       if (raw === undefined) return undefined;
       const parsed = clusterSchema.safeParse(raw);

@@ -1,4 +1,4 @@
-import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { convoyPath } from './convoy-paths.ts';
 import { createKubeClient, isKubeApiError, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -47,8 +47,6 @@ async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
   }
 }
 
-const CONVOY_API = `${API_GROUP}/${API_VERSION}`;
-
 export function createManagementReader(config: KubeClientConfig): ManagementReader {
   const client = createKubeClient(config);
   return {
@@ -66,14 +64,14 @@ export function createManagementReader(config: KubeClientConfig): ManagementRead
       return decoded;
     },
     async getObject(plural, namespace, name) {
-      return orUndefined(() => client.get(resourcePath(CONVOY_API, plural, namespace, name)));
+      return orUndefined(() => client.get(convoyPath(plural, namespace, name)));
     },
     async listObjects(plural, namespace) {
-      const list = await retryThrottled(() => client.list(resourcePath(CONVOY_API, plural, namespace)));
+      const list = await retryThrottled(() => client.list(convoyPath(plural, namespace)));
       return list.items;
     },
     async listAllNamespaces(plural) {
-      const list = await retryThrottled(() => client.list(resourcePath(CONVOY_API, plural)));
+      const list = await retryThrottled(() => client.list(convoyPath(plural)));
       return list.items;
     },
   };

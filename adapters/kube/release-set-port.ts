@@ -7,7 +7,8 @@ import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import type { ReleaseSetStatus } from '../../domain/api/release-set.ts';
 import type { ChildObject } from '../../domain/fleet/generate-child.ts';
 import { RELEASE_SET_FIELD_MANAGER } from '../../domain/fleet/labels.ts';
-import { createKubeClient, isKubeApiError, KubeApiError, resourcePath } from './http.ts';
+import { convoyPath, releasePath, releaseSetPath } from './convoy-paths.ts';
+import { createKubeClient, isKubeApiError, KubeApiError } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 import { retryThrottled } from './management-reader.ts';
 
@@ -35,35 +36,34 @@ interface Owned {
 
 export function createFleetKubePort(config: KubeClientConfig): FleetKubePort {
   const client = createKubeClient(config);
-  const path = (plural: string, namespace: string, name?: string, sub?: string) => resourcePath(CONVOY_API, plural, namespace, name, sub);
   const apply = { type: 'apply', fieldManager: RELEASE_SET_FIELD_MANAGER, force: true } as const;
   return {
     async getSet(namespace, name) {
       try {
-        return await retryThrottled(() => client.get(path('releasesets', namespace, name)));
+        return await retryThrottled(() => client.get(releaseSetPath(namespace, name)));
       } catch (error) {
         if (isKubeApiError(error, 404)) return undefined;
         throw error;
       }
     },
     async listClusters(namespace) {
-      return (await retryThrottled(() => client.list(path('clusters', namespace)))).items;
+      return (await retryThrottled(() => client.list(convoyPath('clusters', namespace)))).items;
     },
     async listReleases(namespace) {
-      return (await retryThrottled(() => client.list(path('releases', namespace)))).items;
+      return (await retryThrottled(() => client.list(releasePath(namespace)))).items;
     },
     async applyChild(release) {
-      await client.patch(path('releases', release.metadata.namespace, release.metadata.name), release, apply);
+      await client.patch(releasePath(release.metadata.namespace, release.metadata.name), release, apply);
     },
     async deleteChild(namespace, name) {
       try {
-        await client.delete(path('releases', namespace, name));
+        await client.delete(releasePath(namespace, name));
       } catch (error) {
         if (!isKubeApiError(error, 404)) throw error;
       }
     },
     async orphanChild(namespace, name, ownerUid) {
-      const childPath = path('releases', namespace, name);
+      const childPath = releasePath(namespace, name);
       let child: Owned;
       try {
         child = await client.get<Owned>(childPath);
@@ -83,7 +83,7 @@ export function createFleetKubePort(config: KubeClientConfig): FleetKubePort {
     },
     async applyStatus(namespace, name, status) {
       const body = { apiVersion: CONVOY_API, kind: 'ReleaseSet', metadata: { name, namespace }, status };
-      await client.patch(path('releasesets', namespace, name, 'status'), body, apply);
+      await client.patch(releaseSetPath(namespace, name, 'status'), body, apply);
     },
   };
 }

@@ -1,6 +1,6 @@
-import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
-import { createKubeClient, resourcePath } from './http.ts';
+import { releasePath } from './convoy-paths.ts';
+import { createKubeClient } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 import { isNotFound } from './management-reader.ts';
 
@@ -19,7 +19,7 @@ export function createReleaseSource(config: KubeClientConfig): ReleaseSource {
   return {
     async get(namespace, name) {
       try {
-        return await client.get<unknown>(resourcePath(`${API_GROUP}/${API_VERSION}`, 'releases', namespace, name));
+        return await client.get<unknown>(releasePath(namespace, name));
       } catch (error) {
         if (isNotFound(error)) return undefined;
         throw error;

@@ -3,7 +3,8 @@ import { releaseStatusSchema } from '../../domain/api/release-status.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
 import { applyPatchText } from './apply-patch-text.ts';
-import { createKubeClient, isKubeApiError, KubeApiError, PATCH_CONTENT_TYPES, resourcePath } from './http.ts';
+import { releasePath } from './convoy-paths.ts';
+import { createKubeClient, isKubeApiError, KubeApiError, PATCH_CONTENT_TYPES } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
 export interface ReleaseKey {
@@ -57,7 +58,7 @@ export function createStatusWriter(config: KubeClientConfig): StatusWriter {
         metadata: { name: key.name, namespace: key.namespace },
         status,
       };
-      const path = resourcePath(`${API_GROUP}/${API_VERSION}`, 'releases', key.namespace, key.name, 'status');
+      const path = releasePath(key.namespace, key.name, 'status');
       try {
         const response = await client.http({
           method: 'PATCH',

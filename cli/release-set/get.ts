@@ -11,10 +11,11 @@ import { verbArgs, type VerbInput } from '../args.ts';
 import { getScope, printListed, readScope, type GetFlags, type ListedKind } from '../get-listing.ts';
 import { age, ExitCode, table, UsageError } from '../output.ts';
 import type { Session } from '../session.ts';
-import { parseSetOrFail, readSetRaw, setsPath } from './kube.ts';
+import { releaseSetPath } from '../../adapters/kube/convoy-paths.ts';
+import { parseSetOrFail, readSetRaw } from './kube.ts';
 import { setKey, setOperands } from './target.ts';
 
-const RELEASE_SETS: ListedKind = { kind: 'ReleaseSet', resource: 'releaseset.convoy.dev', collection: setsPath, readOne: readSetRaw };
+const RELEASE_SETS: ListedKind = { kind: 'ReleaseSet', resource: 'releaseset.convoy.dev', collection: (namespace) => releaseSetPath(namespace), readOne: readSetRaw };
 
 /** One row: the rollout's state (the verdict's word when the set could not be generated), its step, counts and revision. */
 export function setRow(set: ReleaseSet, all: boolean, wide: boolean, now = Date.now()): string[] {

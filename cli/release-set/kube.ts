@@ -2,18 +2,13 @@
  * ReleaseSets through the user's own kubeconfig (their RBAC decides, as for Releases): read,
  * list, merge-patch, and the set's child Releases (label convoy.dev/release-set).
  */
-import { isKubeApiError, resourcePath } from '../../adapters/kube/http.ts';
-import { API_GROUP, API_VERSION } from '../../domain/api/group-version.ts';
+import { releasePath, releaseSetPath } from '../../adapters/kube/convoy-paths.ts';
+import { isKubeApiError } from '../../adapters/kube/http.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetLabel } from '../../domain/fleet/labels.ts';
 import type { Cluster, ReleaseKey } from '../../views/cluster.ts';
-import { releasesPath } from '../kube.ts';
 import { CliFailure } from '../output.ts';
-
-const GV = `${API_GROUP}/${API_VERSION}`;
-export const setPath = (key: ReleaseKey): string => resourcePath(GV, 'releasesets', key.namespace, key.name);
-export const setsPath = (namespace: string | undefined): string => resourcePath(GV, 'releasesets', namespace);
 
 export type RawSet = Record<string, unknown> & { metadata?: { namespace?: string; name?: string; managedFields?: unknown } };
 
@@ -21,7 +16,7 @@ const notFound = (key: ReleaseKey) => new CliFailure(`ReleaseSet ${key.namespace
 
 export async function readSetRaw(cluster: Cluster, key: ReleaseKey): Promise<RawSet> {
   try {
-    return await cluster.client.get<RawSet>(setPath(key));
+    return await cluster.client.get<RawSet>(releaseSetPath(key.namespace, key.name));
   } catch (error) {
     if (isKubeApiError(error, 404)) throw notFound(key);
     throw error;
@@ -42,7 +37,7 @@ export async function readSet(cluster: Cluster, key: ReleaseKey): Promise<Releas
 /** A JSON merge patch on the set (an annotation, spec.rollout.paused) with the user's identity. */
 export async function patchSet(cluster: Cluster, key: ReleaseKey, patch: Record<string, unknown>): Promise<void> {
   try {
-    await cluster.client.patch(setPath(key), patch, { type: 'merge' });
+    await cluster.client.patch(releaseSetPath(key.namespace, key.name), patch, { type: 'merge' });
   } catch (error) {
     if (isKubeApiError(error, 404)) throw notFound(key);
     throw error;
@@ -52,7 +47,7 @@ export async function patchSet(cluster: Cluster, key: ReleaseKey, patch: Record<
 /** The set's children (label convoy.dev/release-set=<name>), parsed; one that does not parse is skipped and counted. */
 export async function setChildren(cluster: Cluster, key: ReleaseKey): Promise<{ children: Release[]; unparsed: string[] }> {
   const { parseRelease } = await import('../../domain/api/objects.ts');
-  const { items } = await cluster.client.list<Record<string, unknown>>(releasesPath(key.namespace), { labelSelector: `${FleetLabel.releaseSet}=${key.name}` });
+  const { items } = await cluster.client.list<Record<string, unknown>>(releasePath(key.namespace), { labelSelector: `${FleetLabel.releaseSet}=${key.name}` });
   const children: Release[] = [];
   const unparsed: string[] = [];
   for (const raw of items) {

@@ -1,5 +1,5 @@
 // The API group and version of every convoy kind, without the schemas (no zod): for code that only
-// builds a path, such as the CLI's `get` (cli/kube.ts), whose start time the schemas would double.
+// builds a path (adapters/kube/convoy-paths.ts), which the CLI's `get` loads: the schemas would double its start time.
 
 /** The API group and version of every convoy kind. */
 export const API_GROUP = 'convoy.dev';

@@ -24,9 +24,9 @@
  * can reach any replica.
  */
 import { z } from 'zod';
+import { convoyPath, type ConvoyPlural } from '../../adapters/kube/convoy-paths.ts';
 import { createKubeClient } from '../../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
-import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { gitRepositorySchema, parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { ReleaseKey } from '../../domain/relay/coalesce.ts';
 import { matchReleases, matchReleaseSets, pushCause, readGitWebhook, type GitRepositoryLike, type ReleaseSetLike } from '../../domain/relay/git-push.ts';
@@ -233,7 +233,7 @@ function parseAll<T>(raws: readonly unknown[], parse: (raw: unknown) => Parsed<T
  */
 export function createKubeWebhookReleaseSource(kube: KubeClientConfig, options: { readonly releaseSets?: boolean } = {}): WebhookReleaseSource {
   const client = createKubeClient(kube, { userAgent: 'convoy-relay', timeoutMs: 30_000 });
-  const list = async (plural: string): Promise<unknown[]> => (await client.list<unknown>(`/apis/${API_GROUP}/${API_VERSION}/${plural}`)).items;
+  const list = async (plural: ConvoyPlural): Promise<unknown[]> => (await client.list<unknown>(convoyPath(plural))).items;
   return {
     async list() {
       const [releases, gitRepositories, releaseSets] = await Promise.all([

@@ -9,9 +9,10 @@
  * verb `update` — what the API's SubjectAccessReview asks the caller for) with its
  * resourceVersion; a conflict with a concurrent writer is retried on a fresh read.
  */
-import { createKubeClient, isKubeApiError, resourcePath, type KubeClient } from '../../adapters/kube/http.ts';
+import { releasePath } from '../../adapters/kube/convoy-paths.ts';
+import { createKubeClient, isKubeApiError, type KubeClient } from '../../adapters/kube/http.ts';
 import { kubeClientConfig, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
-import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { API_GROUP } from '../../domain/api/common.ts';
 
 export interface ReleaseApi {
   /**
@@ -80,9 +81,6 @@ interface StoredRelease {
   [field: string]: unknown;
 }
 
-const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
-const releasePath = (namespace: string | undefined, name?: string) => resourcePath(GROUP_VERSION, 'releases', namespace, name);
-
 /**
  * A client of the relay's cluster (address, CA, TLS server name) with the caller's token and
  * none of the relay's credentials: a connection of its own (the relay's may carry its client
@@ -117,7 +115,7 @@ export function createReleaseApi(kube: KubeClientConfig): ReleaseApi {
     },
     async listAll() {
       try {
-        return (await api.list(releasePath(undefined))).items;
+        return (await api.list(releasePath())).items;
       } catch (err) {
         throw translate('list', '*', '*', err);
       }

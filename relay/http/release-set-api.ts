@@ -17,8 +17,9 @@
  * caller's token and its resourceVersion; a conflict with a concurrent writer is retried.
  */
 import type { Context, Hono } from 'hono';
-import { isKubeApiError, KubeTransportError, resourcePath } from '../../adapters/kube/http.ts';
-import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
+import { releasePath, releaseSetPath } from '../../adapters/kube/convoy-paths.ts';
+import { isKubeApiError, KubeTransportError } from '../../adapters/kube/http.ts';
+import { API_GROUP } from '../../domain/api/common.ts';
 import { parseRelease } from '../../domain/api/objects.ts';
 import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
@@ -59,8 +60,6 @@ export interface ChildSummary {
   verdict: Verdict;
 }
 
-const GV = `${API_GROUP}/${API_VERSION}`;
-const setPath = (namespace: string | undefined, name?: string) => resourcePath(GV, 'releasesets', namespace, name);
 const CONFLICT_ATTEMPTS = 3;
 
 type RawSet = Record<string, unknown> & { metadata?: Record<string, unknown> & { namespace?: string; name?: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
@@ -133,7 +132,7 @@ export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps
   const listIn = (c: Context<ApiEnv>, namespace: string | undefined): Promise<ReleaseSetSummary[]> =>
     asUser(c, async (cluster) => {
       try {
-        const { items } = await cluster.client.list<RawSet>(setPath(namespace));
+        const { items } = await cluster.client.list<RawSet>(releaseSetPath(namespace));
         return items.flatMap((raw) => {
           const parsed = parseReleaseSet(raw);
           return parsed.ok ? [summarizeSet(parsed.value)] : [];
@@ -148,9 +147,9 @@ export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps
     asUser(c, async (cluster) => {
       for (let attempt = 1; ; attempt++) {
         try {
-          const raw = await cluster.client.get<RawSet>(setPath(key.namespace, key.name));
+          const raw = await cluster.client.get<RawSet>(releaseSetPath(key.namespace, key.name));
           change(parsedSet(raw, key), raw);
-          await cluster.client.replace(setPath(key.namespace, key.name), raw, { fieldManager: 'convoy-relay-api' });
+          await cluster.client.replace(releaseSetPath(key.namespace, key.name), raw, { fieldManager: 'convoy-relay-api' });
           return;
         } catch (error) {
           if (isKubeApiError(error, 409) && attempt < CONFLICT_ATTEMPTS) continue;
@@ -195,7 +194,7 @@ export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps
     const body = await asUser(c, async (cluster) => {
       let raw: RawSet;
       try {
-        raw = await cluster.client.get<RawSet>(setPath(key.namespace, key.name));
+        raw = await cluster.client.get<RawSet>(releaseSetPath(key.namespace, key.name));
       } catch (error) {
         throw asCaller(error, key.user, `get releasesets.${API_GROUP} "${key.name}" in namespace "${key.namespace}"`, key);
       }
@@ -203,7 +202,7 @@ export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps
       let children: ChildSummary[] | null = null;
       let childrenMessage: string | undefined;
       try {
-        const { items } = await cluster.client.list<Record<string, unknown>>(resourcePath(GV, 'releases', key.namespace), { labelSelector: `${FleetLabel.releaseSet}=${key.name}` });
+        const { items } = await cluster.client.list<Record<string, unknown>>(releasePath(key.namespace), { labelSelector: `${FleetLabel.releaseSet}=${key.name}` });
         children = items
           .flatMap((r) => {
             const parsed = parseRelease(r);

@@ -8,9 +8,9 @@
  * informer's map and the relay's index then hold the same parsed object, not one copy each
  * (issue 24). One that does not parse is kept slim and reported by `releaseParseError`.
  */
-import { API_GROUP, API_VERSION } from '../../domain/api/group-version.ts';
 import { parseRelease } from '../../domain/api/objects.ts';
 import { WATCH_LABEL_SELECTOR, type DependencyKind } from '../../domain/relay/affected-releases.ts';
+import { convoyPath, releasePath, releaseSetPath, type ConvoyPlural } from '../../adapters/kube/convoy-paths.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -31,7 +31,7 @@ export type Watched = KubeObjectLike & { spec?: unknown };
  */
 export const LIST_PAGE_SIZE = 500;
 
-const CUSTOM_DEPENDENCIES: readonly { kind: DependencyKind; plural: string; slim: (object: Watched) => Watched }[] = [
+const CUSTOM_DEPENDENCIES: readonly { kind: DependencyKind; plural: ConvoyPlural; slim: (object: Watched) => Watched }[] = [
   { kind: 'Cluster', plural: 'clusters', slim: slimCluster },
   { kind: 'Mutation', plural: 'mutations', slim: slimDependency },
   { kind: 'Lifecycle', plural: 'lifecycles', slim: slimDependency },
@@ -110,13 +110,13 @@ export function termInformers(options: TermInformerOptions): TermInformers {
     parseErrors.set(slim, parsed.error);
     return slim;
   });
-  const releasePath = `/apis/${API_GROUP}/${API_VERSION}/releases`;
-  const releases = informer('Release', releasePath, pagedList(kube, releasePath, releaseTransform, { pageSize }), releaseTransform, options.onRelease);
+  const releasesPath = releasePath();
+  const releases = informer('Release', releasesPath, pagedList(kube, releasesPath, releaseTransform, { pageSize }), releaseTransform, options.onRelease);
 
   const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
   for (const { kind, plural, slim: transform } of CUSTOM_DEPENDENCIES) {
     const slim = once<Watched>(transform);
-    const path = `/apis/${API_GROUP}/${API_VERSION}/${plural}`;
+    const path = convoyPath(plural);
     dependencies.set(kind, informer(kind, path, pagedList(kube, path, slim, { pageSize }), slim, (event) => options.onDependency(kind, event)));
   }
   // ConfigMaps and Secrets as metadata only: the relay maps them to Releases by name and
@@ -134,7 +134,7 @@ export function termInformers(options: TermInformerOptions): TermInformers {
   let releaseSets: ResilientInformer<Watched> | undefined;
   if (options.onReleaseSet !== undefined) {
     const slim = once<Watched>(slimReleaseSet);
-    const path = `/apis/${API_GROUP}/${API_VERSION}/releasesets`;
+    const path = releaseSetPath();
     releaseSets = informer('ReleaseSet', path, pagedList(kube, path, slim, { pageSize }), slim, options.onReleaseSet);
   }
   return { releases, dependencies, releaseSets, releaseParseError: (object) => parseErrors.get(object) };
