@@ -9,7 +9,7 @@ import { ManifestError } from '../infra/relay-manifests.ts';
 import { ControlPlaneBinariesNotFoundError, FUNCTIONS_USER, installCrds, startControlPlane } from './control-plane.ts';
 import { chooseCluster, UnusableKubeconfigError } from './dev-cluster.ts';
 import { EXAMPLES_NAMESPACE, grantExampleDeployer, invalidExampleFiles, provideExampleSources } from './dev-examples.ts';
-import { devSettings, devSettingsUsage, type DevSettings } from './dev-settings.ts';
+import { devSettings, devSettingsUsage, withEgressAllow, type DevSettings } from './dev-settings.ts';
 import { assertPortsFree, isAddressInUse, PortInUseError, type NamedPort } from './dev-ports.ts';
 import { buildExampleRepos } from './example-repos.ts';
 import { startGitHttpServer } from './git-http-server.ts';
@@ -46,7 +46,9 @@ export const devUsage = `convoy dev [--embedded | --kubeconfig <file>] [--api-po
   --kubeconfig   use the current context of this kubeconfig (the cluster must answer)
   --api-port     the HTTP API (sync, pin, renders, verdicts, /metrics)
   --git-port     the Git server for examples/repos; convoy dev creates a GitRepository per repo in
-                 the ${EXAMPLES_NAMESPACE} namespace pointing at it, so examples/ work with any port
+                 the ${EXAMPLES_NAMESPACE} namespace pointing at it, so examples/ work with any port.
+                 It and the OCI registry are in the egress allow list (CONVOY_EGRESS_ALLOW adds
+                 more): Releases may not reach any other loopback or private address
   --oci-port     the local OCI registry (distribution's registry, built by scripts/build-oci-registry.sh),
                  plain HTTP, allowed in CONVOY_INSECURE_REGISTRIES; convoy dev pushes examples/oci's
                  chart (helm push) and manifests artifact (flux push artifact's format) to it.
@@ -243,6 +245,9 @@ async function runDev(argv: string[]): Promise<number> {
       stops.push({ what: 'the OCI registry', stop: () => oci.stop() });
       settings = { ...settings, tenancy: { ...settings.tenancy, insecureRegistries: withInsecureRegistry(settings.tenancy.insecureRegistries, oci.host) } };
     }
+    // The egress policy refuses loopback: convoy dev's own Git server and registry are allowed, no other local port.
+    const ownServers = [new URL(git.url).host, ...(oci !== undefined ? [oci.host] : [])];
+    settings = { ...settings, tenancy: { ...settings.tenancy, egressAllow: withEgressAllow(settings.tenancy.egressAllow, ownServers) } };
     // The identities of an install (never admin for a loop), then the examples tenant's own rights.
     const identities = await installShippedIdentities(kc, { namespace: INSTALLATION_NAMESPACE, ...settings, functionsToken });
     const deployer = settings.tenancy.defaultServiceAccount;
@@ -288,7 +293,7 @@ async function runDev(argv: string[]): Promise<number> {
     });
     stops.push({ what: 'the relay and the function pollers', stop: () => runtime.stop() });
 
-    printBanner({ kubeconfigPath, adminToken, apiUrl: runtime.apiUrl, gitUrl: git.url, repos: examples.names, aws: runtime.awsEndpoint, examplesDir, oci });
+    printBanner({ kubeconfigPath, adminToken, apiUrl: runtime.apiUrl, gitUrl: git.url, repos: examples.names, aws: runtime.awsEndpoint, examplesDir, oci, egressAllow: settings.tenancy.egressAllow ?? '' });
     if (!stopped()) await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
   } catch (err) {
@@ -343,6 +348,7 @@ function printBanner(b: {
   aws: string;
   examplesDir: string;
   oci: DevRegistry | undefined;
+  egressAllow: string;
 }): void {
   const examples = relative(process.cwd(), b.examplesDir) || '.';
   console.log(
@@ -354,6 +360,7 @@ function printBanner(b: {
       `  Git server   ${b.gitUrl}   (${b.repos.map((n) => `${n}.git`).join(', ')}; GitRepositories ${b.repos.join(', ')} in ${EXAMPLES_NAMESPACE})`,
       `  SQS/S3       ${b.aws}`,
       ...(b.oci ? [`  OCI registry ${b.oci.host}   (${b.oci.pushed.join(', ') || 'empty'}; plain HTTP allowed)`] : []),
+      `  egress       Releases may reach public addresses and ${b.egressAllow.split(',').join(', ')} (convoy dev's own servers${b.egressAllow.split(',').length > (b.oci ? 2 : 1) ? ' and CONVOY_EGRESS_ALLOW' : ''}); other loopback and private addresses are refused`,
       '',
       `  try:  kubectl --kubeconfig ${b.kubeconfigPath} apply -f ${examples}`,
       `        ${isCheckout(repoRoot) ? 'node bin/convoy.ts' : 'convoy'} wait --kubeconfig ${b.kubeconfigPath} ${EXAMPLES_NAMESPACE}/hello`,

@@ -4,7 +4,9 @@
 // namespace, no cross-namespace references, only the tenant namespaces (the examples' and those of
 // --tenant-namespaces) may act on the cluster. Flags win over the CONVOY_* variables, which win
 // over the defaults; --open-tenancy allows every namespace inCluster and cross-namespace references.
-// CONVOY_INSECURE_REGISTRIES (OCI registries reachable over plain HTTP) is passed on when set.
+// CONVOY_INSECURE_REGISTRIES (OCI registries reachable over plain HTTP), CONVOY_EGRESS_ALLOW and
+// CONVOY_CLUSTER_NETWORKS (the egress policy) are passed on when set; convoy dev adds its own Git
+// server and registry to the egress allow list (withEgressAllow) and says so in its banner.
 import { TenancySettingsError } from '../domain/tenancy/settings.ts';
 import type { TenancyManifestOptions } from '../infra/relay-manifests.ts';
 
@@ -46,7 +48,15 @@ export function devSettings(flags: DevSettingFlags, env: Record<string, string |
       ...(inCluster !== undefined ? { inClusterNamespaces: inCluster } : {}),
       crossNamespaceRefs: cross === 'true',
       ...(env['CONVOY_INSECURE_REGISTRIES'] !== undefined ? { insecureRegistries: env['CONVOY_INSECURE_REGISTRIES'] } : {}),
+      ...(env['CONVOY_EGRESS_ALLOW'] !== undefined ? { egressAllow: env['CONVOY_EGRESS_ALLOW'] } : {}),
+      ...(env['CONVOY_CLUSTER_NETWORKS'] !== undefined ? { clusterNetworks: env['CONVOY_CLUSTER_NETWORKS'] } : {}),
     },
     watchSecrets: flags['watch-secrets'] === true,
   };
+}
+
+/** An egress allow list (CONVOY_EGRESS_ALLOW's form) with `hosts` added: convoy dev's own servers on loopback. */
+export function withEgressAllow(current: string | undefined, hosts: readonly string[]): string {
+  const list = (current ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '');
+  return [...list, ...hosts.filter((h) => !list.includes(h))].join(',');
 }

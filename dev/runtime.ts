@@ -65,7 +65,12 @@ export interface RuntimeOptions {
    * logic that do not claim anything about identity).
    */
   identities?: { readonly relay: KubeConfig; readonly functions: KubeConfig };
-  /** The installation's settings as the relay ConfigMap holds them (tenancy, CONVOY_WATCH_SECRETS); unset: the defaults. */
+  /**
+   * The installation's settings as the relay ConfigMap holds them (tenancy, CONVOY_WATCH_SECRETS).
+   * Unset (a test's or bench's runtime of loop logic, standing for no installation): the defaults,
+   * plus loopback in the egress allow list, where such a runtime's Git and Helm servers listen.
+   * convoy dev and the harness pass their settings, whose allow list names exactly their servers.
+   */
   settings?: Readonly<Record<string, string>>;
   /**
    * Runs the functions instead of the in-process pollers (dev/lambda: the bundles under the Lambda
@@ -133,7 +138,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   });
   const relayKc = options.identities?.relay ?? kc;
   const relayKube = fromClientNodeKubeConfig(relayKc);
-  const settings = options.settings ?? {};
+  const settings = options.settings ?? { CONVOY_EGRESS_ALLOW: '127.0.0.0/8' };
   // The functions read the installation's settings as on AWS: from their environment, here the relay ConfigMap's entries.
   // One hint key for the three loops of this runtime (they seal and check each other's hints).
   const clients: FunctionClients = {

@@ -42,6 +42,17 @@ export interface TenancyManifestOptions {
    * made (`convoy install --insecure-registries`, the chart's settings, the construct's tenancy prop).
    */
   readonly insecureRegistries?: string;
+  /**
+   * CONVOY_EGRESS_ALLOW: what Git, Helm, OCI and ECR requests may reach beyond public addresses —
+   * CIDR, IP[:port], [IPv6]:port, host[:port] or *.domain entries, comma-separated
+   * (domain/egress/policy.ts). Default '' (public addresses only). Written only when set.
+   */
+  readonly egressAllow?: string;
+  /**
+   * CONVOY_CLUSTER_NETWORKS: the management cluster's Service and Pod CIDRs, refused to outbound
+   * requests even inside an allowed CIDR. Default none known. Written only when set.
+   */
+  readonly clusterNetworks?: string;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -77,6 +88,26 @@ export function tenancyEnvironment(tenancy: TenancyManifestOptions | undefined, 
     { name: 'CONVOY_IN_CLUSTER_NAMESPACES', value: tenancy?.inClusterNamespaces ?? tenants.join(',') },
     { name: 'CONVOY_CROSS_NAMESPACE_REFS', value: String(tenancy?.crossNamespaceRefs ?? false) },
     { name: 'CONVOY_INSECURE_REGISTRIES', value: insecureRegistriesOf(tenancy) },
+    ...egressEnvironment(tenancy),
+  ];
+}
+
+/**
+ * CONVOY_EGRESS_ALLOW and CONVOY_CLUSTER_NETWORKS when the install sets them (left out otherwise:
+ * the functions then apply the strict policy), checked as the functions parse them.
+ */
+export function egressEnvironment(tenancy: TenancyManifestOptions | undefined): { name: string; value: string }[] {
+  const allow = tenancy?.egressAllow?.trim() ?? '';
+  const networks = tenancy?.clusterNetworks?.trim() ?? '';
+  try {
+    parseTenancySettings({ egressAllow: allow, clusterNetworks: networks });
+  } catch (error) {
+    if (error instanceof TenancySettingsError) throw new ManifestError(error.message, { cause: error });
+    throw error;
+  }
+  return [
+    ...(allow !== '' ? [{ name: 'CONVOY_EGRESS_ALLOW', value: allow }] : []),
+    ...(networks !== '' ? [{ name: 'CONVOY_CLUSTER_NETWORKS', value: networks }] : []),
   ];
 }
 

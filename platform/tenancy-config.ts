@@ -10,7 +10,10 @@ import { parseTenancySettings, type TenancySettings } from '../domain/tenancy/se
  *   `<namespace>=<role ARN or pattern>[,…];…`, `self` for the functions' own role
  *   (domain/tenancy/eks-roles.ts); unset or empty: none;
  * - CONVOY_INSECURE_REGISTRIES: OCI registries (`host[:port]`, or `*`) a Release may reach over
- *   plain HTTP with `insecure: true`; unset or empty: none.
+ *   plain HTTP with `insecure: true`; unset or empty: none;
+ * - CONVOY_EGRESS_ALLOW: what the outbound clients may reach beyond public addresses (CIDR,
+ *   IP[:port], host[:port], *.domain entries; domain/egress/policy.ts); unset or empty: public only;
+ * - CONVOY_CLUSTER_NETWORKS: the cluster's Service and Pod CIDRs, refused even inside an allowed CIDR.
  * Unset variables keep DEFAULT_TENANCY. A malformed value fails the container's start, naming it.
  */
 export function tenancyFromEnv(env: Record<string, string | undefined>): TenancySettings {
@@ -21,6 +24,8 @@ export function tenancyFromEnv(env: Record<string, string | undefined>): Tenancy
       crossNamespaceRefs: env.CONVOY_CROSS_NAMESPACE_REFS,
       eksRoles: env.CONVOY_EKS_ROLES,
       insecureRegistries: env.CONVOY_INSECURE_REGISTRIES,
+      egressAllow: env.CONVOY_EGRESS_ALLOW,
+      clusterNetworks: env.CONVOY_CLUSTER_NETWORKS,
     },
     {
       defaultServiceAccount: 'CONVOY_DEFAULT_SERVICE_ACCOUNT',
@@ -28,6 +33,8 @@ export function tenancyFromEnv(env: Record<string, string | undefined>): Tenancy
       crossNamespaceRefs: 'CONVOY_CROSS_NAMESPACE_REFS',
       eksRoles: 'CONVOY_EKS_ROLES',
       insecureRegistries: 'CONVOY_INSECURE_REGISTRIES',
+      egressAllow: 'CONVOY_EGRESS_ALLOW',
+      clusterNetworks: 'CONVOY_CLUSTER_NETWORKS',
     },
   );
 }

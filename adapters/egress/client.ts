@@ -87,7 +87,7 @@ export function createEgress(policy: EgressPolicy, options: EgressOptions = {}):
     try {
       if (parseIp(host) !== undefined) checkAddress(policy, target, host);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     return new Promise((resolve, reject) => {
       const agent: Agent = secure ? agents.https : agents.http;

@@ -11,6 +11,7 @@ import { createStatusWriter, type StatusWriter } from '../../adapters/kube/statu
 import { createReconcilePorts } from '../../adapters/reconcile/create-ports.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
 import type { TenancySettings } from '../../domain/tenancy/settings.ts';
+import { parseEgressAllow } from '../../domain/egress/policy.ts';
 import type { LargeReleaseChildInput, LargeReleaseChildResult } from './large-release-input.ts';
 import { createReleaseSource } from '../../adapters/kube/release-source.ts';
 import { createReconcileRecordHandler } from '../../functions/reconcile/reconcile-record.ts';
@@ -25,6 +26,8 @@ function tenancyOf(t: LargeReleaseChildInput['tenancy']): TenancySettings {
     inClusterNamespaces: t.inClusterNamespaces === 'all' ? 'all' : new Set(t.inClusterNamespaces),
     crossNamespaceRefs: t.crossNamespaceRefs,
     eksRoles: [],
+    // The env's egress allow list (its Git server on loopback).
+    ...(t.egressAllow ? { egress: { allow: parseEgressAllow(t.egressAllow, 'egressAllow'), clusterNetworks: [] } } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 // The input and output of bench/lib/large-release-child.ts (the largeRelease section's reconcile process).
 import type { KubeClientSettings } from '../../adapters/kube/kubeconfig.ts';
 import type { TenancySettings } from '../../domain/tenancy/settings.ts';
+import { formatAllowEntry } from '../../domain/egress/policy.ts';
 
 export interface LargeReleaseChildInput {
   kube: KubeClientSettings;
@@ -10,7 +11,7 @@ export interface LargeReleaseChildInput {
   uid: string;
   cacheDir: string;
   /** TenancySettings in JSON: inClusterNamespaces as a list or 'all'. */
-  tenancy: { defaultServiceAccount?: string | undefined; inClusterNamespaces: string[] | 'all'; crossNamespaceRefs: boolean };
+  tenancy: { defaultServiceAccount?: string | undefined; inClusterNamespaces: string[] | 'all'; crossNamespaceRefs: boolean; egressAllow?: string | undefined };
   /** Objects per render this run allows (CONVOY_MAX_RENDER_OBJECTS). */
   maxRenderObjects: number;
   progressIntervalMs: number;
@@ -34,6 +35,8 @@ export function tenancyJson(t: TenancySettings): LargeReleaseChildInput['tenancy
     defaultServiceAccount: t.defaultServiceAccount,
     inClusterNamespaces: t.inClusterNamespaces === 'all' ? 'all' : [...t.inClusterNamespaces],
     crossNamespaceRefs: t.crossNamespaceRefs,
+    // The egress allow list as CONVOY_EGRESS_ALLOW writes it (the env's Git server).
+    egressAllow: t.egress?.allow.map(formatAllowEntry).join(','),
   };
 }
 

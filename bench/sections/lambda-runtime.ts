@@ -101,7 +101,8 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
   await createRepo(gitRoot, 'app', appFiles('app'));
   const git = await startGitHttpServer({ projectRoot: gitRoot });
   const logger = createLogger({ base: { bench: 'lambdaRuntime' }, level: 'error', write: (l) => void process.stderr.write(`${l}\n`) });
-  const tenancy = { tenantNamespaces: [ns], defaultServiceAccount: TENANT_DEPLOYER };
+  // The egress policy refuses loopback: the bench's Git server is the one local server Releases may reach.
+  const tenancy = { tenantNamespaces: [ns], defaultServiceAccount: TENANT_DEPLOYER, egressAllow: new URL(git.url).host };
   const cleanups: (() => Promise<unknown>)[] = [];
   const timed: Timed[] = [];
   const proxies = {} as Record<Loop, CountingAwsProxy>;

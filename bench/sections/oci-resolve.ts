@@ -19,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchOciArtifact, type OciArtifactRef } from '../../adapters/source/oci-artifact.ts';
 import { fetchOciHelmChart } from '../../adapters/source/oci-helm.ts';
+import { createEgress } from '../../adapters/egress/client.ts';
+import { parseEgressAllow } from '../../domain/egress/policy.ts';
 import { pushArtifact, tarGz } from '../../dev/oci-artifact-push.ts';
 import { startOciRegistry, type OciRegistry } from '../../test/harness/oci-registry.ts';
 import { ms, percentile } from '../lib/stats.ts';
@@ -118,16 +120,18 @@ export async function benchOciResolve(options: { n: number }) {
   try {
     log(`ociResolve: registry ${registry.host}; pushing ${VERSIONS.length} chart versions (helm push) and artifacts`);
     const { chartDigest, artifactDigest } = await pushAll(registry);
+    // The registry runs on 127.0.0.1: the egress allow list opens exactly it.
+    const egress = createEgress({ allow: parseEgressAllow(registry.host, 'bench'), clusterNetworks: [] });
 
     log(`ociResolve: ${options.n} Releases of an OCI Helm chart`);
     const helm = await runKinds(options.n, chartDigest, (ref, cache, onRequest) =>
-      fetchOciHelmChart({ repository: registry.url('charts'), chart: 'bench-app', plainHttp: true, ...ref }, cache, { onRequest }), work, 'helm');
+      fetchOciHelmChart({ repository: registry.url('charts'), chart: 'bench-app', plainHttp: true, ...ref }, cache, { onRequest, egress }), work, 'helm');
 
     log(`ociResolve: ${options.n} Releases of an OCI manifests artifact`);
     const artifactRef = (ref: { version?: string; digest?: string }): OciArtifactRef =>
       ref.digest !== undefined ? { digest: ref.digest } : ref.version === RANGE ? { semver: RANGE } : { tag: ref.version };
     const artifact = await runKinds(options.n, artifactDigest, (ref, cache, onRequest) =>
-      fetchOciArtifact({ url: registry.url('manifests/bench-app'), ref: artifactRef(ref), plainHttp: true }, cache, { onRequest }), work, 'artifact');
+      fetchOciArtifact({ url: registry.url('manifests/bench-app'), ref: artifactRef(ref), plainHttp: true }, cache, { onRequest, egress }), work, 'artifact');
 
     const measured = {
       digestTagLists: Math.max(helm.digest.requestsPerReconcile.tagLists, artifact.digest.requestsPerReconcile.tagLists),

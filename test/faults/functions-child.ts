@@ -13,6 +13,7 @@ import { createReconcileHandler } from '../../functions/reconcile/create-handler
 import { functionEnvSchema } from '../../functions/runtime/config.ts';
 import { hintKey } from '../../functions/runtime/applied-hint.ts';
 import { createLogger } from '../../platform/logger.ts';
+import { tenancyFromEnv } from '../../platform/tenancy-config.ts';
 import { duplicating } from './duplicating-sqs.ts';
 
 export interface ChildConfig {
@@ -23,6 +24,8 @@ export interface ChildConfig {
   cacheDir: string;
   queues: Record<Loop, { queueUrl: string; queueArn: string }>;
   duplicate: boolean;
+  /** CONVOY_EGRESS_ALLOW: the world's Git server (the egress policy refuses any other loopback port). */
+  egressAllow: string;
 }
 
 const config = JSON.parse(process.env['FAULT_CHILD'] ?? '{}') as ChildConfig;
@@ -42,7 +45,7 @@ const fnConfig = functionEnvSchema.parse({
 });
 const logger = createLogger({ base: { pid: process.pid }, level: 'info' });
 // The installation's hint key: every child of one world seals and checks hints alike.
-const clients = { kc: fromKubeconfigFile(config.kubeconfigPath), sqs, s3, hintKey: hintKey(fnConfig.CONVOY_HINT_KEY) };
+const clients = { kc: fromKubeconfigFile(config.kubeconfigPath), sqs, s3, hintKey: hintKey(fnConfig.CONVOY_HINT_KEY), tenancy: tenancyFromEnv({ CONVOY_EGRESS_ALLOW: config.egressAllow }) };
 const queueUrlOf = (loop: Loop) => () => config.queues[loop].queueUrl;
 const handlers = {
   reconcile: createReconcileHandler(fnConfig, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),

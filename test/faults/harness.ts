@@ -114,6 +114,7 @@ export async function startFunctions(world: FaultWorld, namespace: string, logs:
     cacheDir,
     queues: world.queues,
     duplicate: options.duplicate === true,
+    egressAllow: new URL(world.git.url).host,
   };
   const child: ChildProcess = spawn(process.execPath, [join(import.meta.dirname, 'functions-child.ts')], {
     env: { ...process.env, FAULT_CHILD: JSON.stringify(config), CONVOY_HINT_KEY: world.hintKey },

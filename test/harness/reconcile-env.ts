@@ -24,6 +24,8 @@ import type { RenderStore } from '../../domain/store/render-store.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
 import { installShippedIdentities } from '../../dev/shipped-identities.ts';
 import type { TenancySettings } from '../../domain/tenancy/settings.ts';
+import { parseEgressAllow, type AllowEntry } from '../../domain/egress/policy.ts';
+import { createEgress, type Egress } from '../../adapters/egress/client.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { tenancyFromEnv } from '../../platform/tenancy-config.ts';
 import { createReleaseSource } from '../../adapters/kube/release-source.ts';
@@ -42,8 +44,18 @@ export interface ReconcileEnv {
   config: KubeClientConfig;
   /** The functions' identity (never admin): what ports() and reconcile() act as. Wire product code with this. */
   functionsConfig: KubeClientConfig;
-  /** The installation's tenancy settings (from its settings ConfigMap), which the default ports use. */
+  /**
+   * The installation's tenancy settings (from its settings ConfigMap), which the default ports use.
+   * Its egress allow list names exactly the servers of this env and those a test adds (allowEgress).
+   */
   tenancy: TenancySettings;
+  /**
+   * Adds `host:port` entries (the servers a test starts on 127.0.0.1) to the egress allow list of
+   * every port of this env, present and future; everything else on loopback stays refused.
+   */
+  allowEgress(...hosts: string[]): void;
+  /** The egress client of this env's policy, for tests that call a source adapter directly. */
+  readonly egress: Egress;
   ns: FreshNamespace;
   /** The installation namespace (the functions' Leases live there: CONVOY_NAMESPACE). */
   installationNamespace: string;
@@ -76,10 +88,13 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
     clusterScopedSuffix: `-${installation.name}`,
   });
   const removeDeployer = await createTenantDeployer(kc, ns.name);
-  const tenancy = tenancyFromEnv(identities.settings);
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-git-'));
   const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-cache-'));
   const git = await startGitHttpServer({ projectRoot: gitRoot });
+  // The egress allow list: this env's Git server, then what tests add. One array, read at each
+  // connection by every port built from `tenancy` (the policy holds it, never copies it).
+  const allowed: AllowEntry[] = parseEgressAllow(new URL(git.url).host, 'the harness allow list');
+  const tenancy: TenancySettings = { ...tenancyFromEnv(identities.settings), egress: { allow: allowed, clusterNetworks: [] } };
   const fauxqs = await startFauxqs({ port: 0, logger: false });
   const s3 = new S3Client({
     endpoint: `http://127.0.0.1:${fauxqs.port}`,
@@ -105,6 +120,10 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
     config,
     functionsConfig,
     tenancy,
+    allowEgress(...hosts) {
+      allowed.push(...parseEgressAllow(hosts.join(','), 'allowEgress'));
+    },
+    egress: createEgress(tenancy.egress!),
     ns,
     installationNamespace: installation.name,
     git,

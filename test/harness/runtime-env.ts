@@ -122,6 +122,12 @@ export async function startRuntimeEnv(
      * The queues then take the template's visibility timeout and maxReceiveCount unless given here.
      */
     lambda?: Omit<LambdaFunctionsOptions, 'installationNamespace' | 'tenancy'>;
+    /**
+     * `host:port` of the test's own servers Releases may reach besides the env's Git server (the
+     * egress policy refuses every other loopback port). Start them first (a proxy in front of the
+     * Git server takes its target lazily).
+     */
+    egressAllow?: readonly string[];
   } = {},
 ): Promise<RuntimeEnv> {
   const ns = await freshNamespace(kc, prefix);
@@ -140,20 +146,22 @@ export async function startRuntimeEnv(
       if (process.env['CONVOY_TEST_LOGS'] === '1') process.stderr.write(`${line}\n`);
     },
   });
+  // The egress policy refuses loopback: this env's Git server is the one local server Releases may reach.
+  const egressAllow = [new URL(git.url).host, ...(options.egressAllow ?? [])].join(',');
   const identities = await installShippedIdentities(kc, {
     namespace: installation.name,
-    tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: TENANT_DEPLOYER },
+    tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: TENANT_DEPLOYER, egressAllow },
     watchSecrets: true,
     clusterScopedSuffix: `-${installation.name}`,
   });
   const removeDeployer = await createTenantDeployer(kc, ns.name);
-  const { lambda: lambdaOptions, ...runtimeOptions } = options;
+  const { lambda: lambdaOptions, egressAllow: _allowed, ...runtimeOptions } = options;
   const lambda =
     lambdaOptions === undefined
       ? undefined
       : await prepareLambdaFunctions({
           installationNamespace: installation.name,
-          tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: TENANT_DEPLOYER },
+          tenancy: { tenantNamespaces: [ns.name], defaultServiceAccount: TENANT_DEPLOYER, egressAllow },
           ...lambdaOptions,
         });
   let lambdaFunctions: LambdaFunctions | undefined;

@@ -35,7 +35,7 @@ interface StallingProxy {
   stop(): Promise<void>;
 }
 
-async function startStallingProxy(targetPort: number): Promise<StallingProxy> {
+async function startStallingProxy(targetPort: () => number): Promise<StallingProxy> {
   const sockets = new Set<Socket>();
   const held: { closedByClient: boolean }[] = [];
   const proxy: { stalled: boolean } = { stalled: true };
@@ -51,7 +51,7 @@ async function startStallingProxy(targetPort: number): Promise<StallingProxy> {
       client.resume();
       return;
     }
-    const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
+    const upstream = createConnection({ host: '127.0.0.1', port: targetPort() });
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => client.destroy());
@@ -93,7 +93,11 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
   const printed: string[] = [];
 
   beforeAll(async () => {
+    // First the proxy (its target, the env's Git server, is read per connection): the egress
+    // allow list of the env names it.
+    proxy = await startStallingProxy(() => env.git.port);
     env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'lambda-to', {
+      egressAllow: [`127.0.0.1:${proxy.port}`],
       relayTickMs: 200,
       lambda: {
         props: { maxConcurrency: 2, functionTimeout: Duration.seconds(TIMEOUT_SECONDS) },
@@ -104,7 +108,6 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
         },
       },
     });
-    proxy = await startStallingProxy(env.git.port);
   }, 180_000);
 
   afterAll(async () => {

@@ -40,6 +40,7 @@ describe('manifests and Kustomize from OCI artifacts (spec.source.oci)', () => {
     registry = await startOciRegistry();
     locked = await startOciRegistry({ users: [{ username: 'puller', password: 'pull-secret-789' }] });
     cacheDir = await mkdtemp(join(tmpdir(), 'convoy-oci-artifact-cache-'));
+    env.allowEgress(registry.host, locked.host); // on 127.0.0.1: the egress allow list opens exactly these
     ports = env.ports({ wiring: { cacheDir, tenancy: { ...env.tenancy, insecureRegistries: new Set([registry.host, locked.host]) } } });
   });
   afterAll(async () => {
@@ -151,6 +152,7 @@ describe('manifests and Kustomize from OCI artifacts (spec.source.oci)', () => {
         const requests: string[] = [];
         const t = performance.now();
         await fetchOciArtifact({ url: registry.url('apps/count'), ref, plainHttp: true }, cache, {
+          egress: env.egress,
           onRequest: (method, path) => requests.push(`${method} ${path.replace(/sha256:[0-9a-f]{64}/, '<digest>')}`),
         });
         timings.push(`${JSON.stringify(ref).replace(/sha256:[0-9a-f]{64}/, '<digest>')} ${requests.length} requests ${(performance.now() - t).toFixed(1)} ms`);
@@ -218,7 +220,7 @@ describe('manifests and Kustomize from OCI artifacts (spec.source.oci)', () => {
     const cache = await mkdtemp(join(tmpdir(), 'convoy-oci-artifact-limit-'));
     try {
       await expect(
-        fetchOciArtifact({ url: registry.url('apps/big'), ref: { tag: '1.0.0' }, plainHttp: true }, cache, { maxArtifactBytes: 100, onRequest: (m, p) => requests.push(`${m} ${p}`) }),
+        fetchOciArtifact({ url: registry.url('apps/big'), ref: { tag: '1.0.0' }, plainHttp: true }, cache, { egress: env.egress, maxArtifactBytes: 100, onRequest: (m, p) => requests.push(`${m} ${p}`) }),
       ).rejects.toThrow(/over convoy's artifact size limit of 100 bytes/);
       expect(requests.filter((r) => r.includes('/blobs/'))).toEqual([]);
     } finally {

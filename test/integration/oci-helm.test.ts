@@ -36,7 +36,11 @@ describe('Helm charts from OCI registries', () => {
     open = await startOciRegistry();
     locked = await startOciRegistry({ users: [{ username: 'puller', password: 'pull-secret-123' }] });
     tokenAuth = await startOciRegistry({ token: { users: [{ username: 'robot', password: 'robot-secret-456' }] } });
-    ports = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set([open.host, locked.host, tokenAuth.host]) } } });
+    // The registries (and the token server) run on 127.0.0.1: the egress allow list opens exactly them;
+    // plain HTTP reaches them, the token realm included, because the installation lists them.
+    const hosts = [...open.egressHosts, ...locked.egressHosts, ...tokenAuth.egressHosts];
+    env.allowEgress(...hosts);
+    ports = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set(hosts) } } });
     for (const version of ['1.2.0', '1.2.3', '1.3.0']) {
       digests[version] = (await open.pushChart('charts', 'demo', version)).digest;
     }
@@ -128,6 +132,7 @@ describe('Helm charts from OCI registries', () => {
       const count = async (input: { version?: string; digest?: string }) => {
         const requests: string[] = [];
         await fetchOciHelmChart({ repository: open.url('charts'), chart: 'demo', plainHttp: true, ...input }, cache, {
+          egress: env.egress,
           onRequest: (method, path) => requests.push(`${method} ${path.replace(/sha256:[0-9a-f]{64}/, '<digest>')}`),
         });
         return requests;
@@ -152,6 +157,7 @@ describe('Helm charts from OCI registries', () => {
     try {
       await expect(
         fetchOciHelmChart({ repository: open.url('charts'), chart: 'demo', version: '1.3.0', plainHttp: true }, cache, {
+          egress: env.egress,
           maxChartBytes: 100,
           onRequest: (method, path) => requests.push(`${method} ${path}`),
         }),
@@ -270,6 +276,7 @@ describe('Helm charts from OCI registries', () => {
     await new Promise<void>((ok) => silent.listen(0, '127.0.0.1', () => ok()));
     const address = silent.address();
     const host = `127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+    env.allowEgress(host);
     try {
       const hanging = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: new Set([host]) }, ociTimeoutMs: 1000 } });
       const name = await release({ repository: `oci://${host}/charts`, version: '1.0.0' });

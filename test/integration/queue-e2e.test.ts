@@ -46,10 +46,10 @@ const measured: Record<string, unknown> = {};
  * `delayMs`: a reconcile through it takes at least that long, so two runs
  * that were not kept apart would overlap.
  */
-async function startSlowProxy(target: string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+async function startSlowProxy(target: () => string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     setTimeout(() => {
-      const upstream = httpRequest(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (answer) => {
+      const upstream = httpRequest(new URL(req.url ?? '/', target()), { method: req.method, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       });
@@ -67,6 +67,8 @@ async function startSlowProxy(target: string, delayMs: number): Promise<{ url: s
 describe('the queue contract through the real runtime', () => {
   let env: RuntimeEnv;
   let appUrl: string;
+  /** A proxy in front of the env's Git server that holds each request 600 ms (the contention row). */
+  let proxy: { url: string; close(): Promise<void> };
   /** Every delivery and visibility change of the reconcile queue, as the runtime's SQS client saw them. */
   let queue: QueueTap;
 
@@ -74,7 +76,11 @@ describe('the queue contract through the real runtime', () => {
     // One batch at a time per queue: the tests below reason about what meets inside one batch
     // (copies handled concurrently) and what arrives in the next; concurrent batches, as on
     // Lambda, are lease-exclusive.test.ts's case.
+    // The slow proxy first (its target, the env's Git server, is read per request): the egress
+    // allow list of the env names it.
+    proxy = await startSlowProxy(() => env.git.url, 600);
     env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'queue-e2e', {
+      egressAllow: [new URL(proxy.url).host],
       relayTickMs: 200,
       visibilityTimeoutSeconds: QUEUE_VISIBILITY_SECONDS,
       pollerConcurrency: 1,
@@ -89,6 +95,7 @@ describe('the queue contract through the real runtime', () => {
     if (errors.length > 0) console.error(`the runtime logged errors:\n${errors.map((l) => JSON.stringify(l)).join('\n')}`);
     console.info(`queue-e2e measurements: ${JSON.stringify(measured)}`);
     await env?.close();
+    await proxy?.close();
   });
 
   /** Runs of the reconcile loop for a Release: one 'reconciled' line per run that got past the Lease. */
@@ -208,7 +215,6 @@ describe('the queue contract through the real runtime', () => {
     //   records itself as the Lease's follow-up. Of the relay's message and the two copies, exactly
     //   one chain survives: the other two are dropped (superseded on a redelivery, or covered by the
     //   run of their twin), and afterwards only the survivor runs and the Lease names it.
-    const proxy = await startSlowProxy(env.git.url, 600);
     const events: { type: string; name: string; holder: string; held: boolean; take: string; followUp: string | undefined; rv: bigint }[] = [];
     const marks: { reconciledAt: string | undefined; rv: bigint }[] = [];
     let watchEnded: unknown;
@@ -303,7 +309,6 @@ describe('the queue contract through the real runtime', () => {
       watch.abort();
       releaseWatch.abort();
       await env.deleteRelease('dup').catch(() => undefined);
-      await proxy.close();
     }
   });
 

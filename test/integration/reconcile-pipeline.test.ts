@@ -161,6 +161,7 @@ describe('reconcile pipeline', () => {
       dirs.push(dir);
     }
     const repo = await startHelmRepo({ charts: dirs.map((dir) => ({ dir })) });
+    env.allowEgress(new URL(repo.url).host); // on 127.0.0.1: the egress allow list opens exactly it
     try {
       await create('from-helm', { source: { helm: { repository: repo.url, chart: 'podinfo', version: '1.x' } }, content: { type: 'Helm' } });
       const result = await env.reconcile('from-helm');

@@ -69,6 +69,7 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
       'deploy/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plans}\ndata: {plan: ${MARKER}}\n`,
     }));
     privateGit = await startGitHttpServer({ projectRoot: privateRoot, auth: { username: 'team-a', password: PASSWORD } });
+    env.allowEgress(new URL(privateGit.url).host); // on 127.0.0.1: the egress allow list opens exactly it
     privateUrl = `${privateGit.url}/plans.git`;
 
     const core = admin.makeApiClient(CoreV1Api);

@@ -123,9 +123,9 @@ describe('egress client: refused addresses are never connected to', () => {
 
   it('a name the resolver maps to 127.0.0.1 is refused; allowed by a host:port entry it connects', async () => {
     const lookups: string[] = [];
-    const resolver: Resolver = async (name) => {
+    const resolver: Resolver = (name) => {
       lookups.push(name);
-      return [{ address: '127.0.0.1', family: 4 }];
+      return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
     };
     const error = await refusal(createEgress(STRICT_EGRESS, { resolver }).fetch(`http://registry.attacker.test:${internal.port}/v2/`));
     expect(error.rule).toBe('loopback');
@@ -140,7 +140,7 @@ describe('egress client: refused addresses are never connected to', () => {
     if (rebound === undefined) throw new Error('cannot listen on 127.0.0.2: the test needs the loopback /8');
     servers.push(rebound.server);
     let calls = 0;
-    const resolver: Resolver = async () => [{ address: calls++ === 0 ? '127.0.0.1' : '127.0.0.2', family: 4 }];
+    const resolver: Resolver = () => Promise.resolve([{ address: calls++ === 0 ? '127.0.0.1' : '127.0.0.2', family: 4 }]);
     const egress = createEgress(allowing(`127.0.0.1:${open.port}`), { resolver });
     expect(await (await egress.fetch(`http://rebind.test:${open.port}/`)).text()).toBe('hello');
     expect(calls).toBe(1);

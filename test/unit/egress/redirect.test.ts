@@ -18,7 +18,7 @@ describe('redirects convoy follows', () => {
       ok: false,
       reason: 'redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only',
     });
-    expect(redirectStep(from, 'file:///etc/passwd', [from.href], from.origin)).toMatchObject({ ok: false, reason: expect.stringContaining('file URL') });
+    expect(redirectStep(from, 'file:///etc/passwd', [from.href], from.origin)).toEqual({ ok: false, reason: 'redirected to a file URL; only http(s) is followed' });
     expect(redirectStep(from, 'gopher://x/', [from.href], from.origin)).toMatchObject({ ok: false });
   });
 
@@ -30,8 +30,10 @@ describe('redirects convoy follows', () => {
   });
 
   it('not to a URL with user info or a host with a trailing dot', () => {
-    expect(redirectStep(from, 'https://user:pw@registry.example.com/', [from.href], from.origin)).toMatchObject({ ok: false, reason: expect.stringContaining('user info') });
-    expect(redirectStep(from, 'https://localhost./', [from.href], from.origin)).toMatchObject({ ok: false, reason: expect.stringContaining('trailing dot') });
+    const userinfo = redirectStep(from, 'https://user:pw@registry.example.com/', [from.href], from.origin);
+    expect(userinfo.ok === false && userinfo.reason).toContain('user info');
+    const dot = redirectStep(from, 'https://localhost./', [from.href], from.origin);
+    expect(dot.ok === false && dot.reason).toContain('trailing dot');
     expect(urlProblem(new URL('oci://registry/x'))).toBe('scheme');
   });
 
