@@ -65,7 +65,9 @@ export async function readScope(
     const raw = await kind.readOne(cluster, scope.named);
     return { raws: [raw], resourceVersion: raw.metadata?.resourceVersion };
   }
-  const list = await cluster.client.list<RawObject>(kind.collection(scope.namespace), { labelSelector: selector });
+  const list = await cluster.client.list<RawObject>(kind.collection(scope.namespace), {
+    labelSelector: selector,
+  });
   const rv = list.metadata?.resourceVersion;
   return { raws: list.items, resourceVersion: typeof rv === 'string' ? rv : undefined };
 }
@@ -79,9 +81,19 @@ export function printable(kind: ListedKind, raw: RawObject, managedFields: boole
 }
 
 /** -o json|yaml's document: the one object, or a `List` of them. */
-export function document(kind: ListedKind, raws: readonly RawObject[], one: boolean, managedFields: boolean): unknown {
+export function document(
+  kind: ListedKind,
+  raws: readonly RawObject[],
+  one: boolean,
+  managedFields: boolean,
+): unknown {
   if (one) return printable(kind, raws[0] ?? {}, managedFields);
-  return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: raws.map((r) => printable(kind, r, managedFields)) };
+  return {
+    apiVersion: 'v1',
+    kind: 'List',
+    metadata: { resourceVersion: '' },
+    items: raws.map((r) => printable(kind, r, managedFields)),
+  };
 }
 
 export async function serialize(value: unknown, format: 'json' | 'yaml'): Promise<string> {
@@ -90,7 +102,8 @@ export async function serialize(value: unknown, format: 'json' | 'yaml'): Promis
   return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false }).replace(/\n$/, '');
 }
 
-export const nameLine = (kind: ListedKind, raw: RawObject): string => `${kind.resource}/${raw.metadata?.name ?? ''}`;
+export const nameLine = (kind: ListedKind, raw: RawObject): string =>
+  `${kind.resource}/${raw.metadata?.name ?? ''}`;
 
 /**
  * Prints the answer of a `get` without -w when it is not a table (-o json|yaml|name, or nothing
@@ -105,7 +118,12 @@ export async function printListed(
 ): Promise<boolean> {
   const output = values.output;
   if (output === 'json' || output === 'yaml') {
-    s.io.out(await serialize(document(kind, raws, scope.named !== undefined, values['show-managed-fields'] === true), output));
+    s.io.out(
+      await serialize(
+        document(kind, raws, scope.named !== undefined, values['show-managed-fields'] === true),
+        output,
+      ),
+    );
     return true;
   }
   if (output === 'name') {
@@ -113,6 +131,10 @@ export async function printListed(
     return true;
   }
   if (raws.length > 0) return false;
-  s.io.err(scope.all ? `No ${kind.kind}s found.` : `No ${kind.kind}s found in namespace ${scope.namespace ?? 'default'}.`);
+  s.io.err(
+    scope.all
+      ? `No ${kind.kind}s found.`
+      : `No ${kind.kind}s found in namespace ${scope.namespace ?? 'default'}.`,
+  );
   return true;
 }

@@ -28,7 +28,7 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const selector = values.selector;
   const { readRaw } = await import('./kube.ts');
   const { releasePath } = await import('../adapters/kube/convoy-paths.ts');
-  const releases: ListedKind = { kind: 'Release', resource: 'release.convoy.dev', collection: (ns) => releasePath(ns), readOne: async (c, key) => (await readRaw(c, key)) as RawObject };
+  const releases: ListedKind = { kind: 'Release', resource: 'release.convoy.dev', collection: (ns) => releasePath(ns), readOne: readRaw };
   const scope = getScope(releases, values, positionals.length > 0 ? () => releaseKey('get', positionals, values.namespace) : undefined);
   const { named, namespace, all } = scope;
   const cluster = await s.cluster(values);

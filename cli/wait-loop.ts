@@ -26,7 +26,7 @@ export interface WaitTarget {
   /** How the timeout line names the object, e.g. `ns/web` or `ReleaseSet ns/web`. */
   readonly what: string;
   /** Reads the object once and judges it. */
-  read(cluster: Cluster): Promise<WaitStep>;
+  readonly read: (cluster: Cluster) => Promise<WaitStep>;
 }
 
 function durationFlag(name: string, value: string): number {
@@ -75,7 +75,9 @@ export async function waitVerbFor(
       printed = step.line;
     }
     if (Date.now() > deadline)
-      throw new CliFailure(`timed out after ${timeout} waiting for ${what}; last verdict: ${last === undefined ? 'none' : last.line}`);
+      throw new CliFailure(
+        `timed out after ${timeout} waiting for ${what}; last verdict: ${last === undefined ? 'none' : last.line}`,
+      );
     await s.sleep(Math.min(intervalMs, Math.max(0, deadline - Date.now()) + 10));
   }
 }

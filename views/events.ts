@@ -30,7 +30,11 @@ export function releaseEvents(cluster: Cluster, key: ReleaseKey): Promise<Listed
 }
 
 /** The Events about one convoy object of `kind` (Release, ReleaseSet), oldest first. */
-export async function objectEvents(cluster: Cluster, key: ReleaseKey, kind: 'Release' | 'ReleaseSet'): Promise<ListedEvent[]> {
+export async function objectEvents(
+  cluster: Cluster,
+  key: ReleaseKey,
+  kind: 'Release' | 'ReleaseSet',
+): Promise<ListedEvent[]> {
   const { items } = await cluster.client.list<RawEvent>(
     resourcePath('events.k8s.io/v1', 'events', key.namespace),
     {

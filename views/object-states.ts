@@ -14,7 +14,11 @@ export interface ObjectState {
   message: string;
 }
 
-export function objectStates(compared: readonly Compared[], release: Release, now = new Date()): ObjectState[] {
+export function objectStates(
+  compared: readonly Compared[],
+  release: Release,
+  now = new Date(),
+): ObjectState[] {
   const checks = compileChecks(release.spec.healthAssessment?.checks ?? []).compiled;
   return compared.map((c) => {
     const sync =
@@ -36,4 +40,3 @@ export function objectStates(compared: readonly Compared[], release: Release, no
     };
   });
 }
-

@@ -3,11 +3,16 @@
 import { GROUP_VERSION } from '../../domain/api/group-version.ts';
 import { resourcePath } from './http.ts';
 
-export type ConvoyPlural = 'releases' | 'releasesets' | 'clusters' | 'gitrepositories' | 'mutations' | 'lifecycles';
+export type ConvoyPlural =
+  'releases' | 'releasesets' | 'clusters' | 'gitrepositories' | 'mutations' | 'lifecycles';
 
 /** An object of a convoy kind; without `name` the collection of `namespace` (every namespace without one). */
-export const convoyPath = (plural: ConvoyPlural, namespace?: string, name?: string, subresource?: 'status'): string =>
-  resourcePath(GROUP_VERSION, plural, namespace, name, subresource);
+export const convoyPath = (
+  plural: ConvoyPlural,
+  namespace?: string,
+  name?: string,
+  subresource?: 'status',
+): string => resourcePath(GROUP_VERSION, plural, namespace, name, subresource);
 
 /** A Release, its status, or the Releases of a namespace (every namespace without one). */
 export const releasePath = (namespace?: string, name?: string, subresource?: 'status'): string =>

@@ -24,7 +24,7 @@ export async function runBounded<T, R>(
     while (next < items.length && !stopped) {
       const index = next++;
       try {
-        const result = await work(items[index] as T, index);
+        const result = await work(items[index], index);
         results[index] = result;
         if (stop(result)) stopped = true;
       } catch (error) {
@@ -42,7 +42,11 @@ export async function runBounded<T, R>(
 }
 
 /** Every item's result in input order, at most `limit` in flight; the earliest failure is thrown. */
-export async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   // Without a stop every item ran when nothing threw, so every result is there.
   return (await runBounded(items, limit, work)) as R[];
 }

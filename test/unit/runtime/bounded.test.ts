@@ -50,27 +50,32 @@ describe('bounded concurrency (domain/runtime/bounded.ts)', () => {
     const finished: number[] = [];
     const run = mapBounded([0, 1, 2, 3], 3, async (n) => {
       started.push(n);
-      const value = await (gates[n] as Gate<number>).promise;
+      const value = await gates[n].promise;
       finished.push(n);
       return value;
     });
     await settle();
-    gates[1]?.fail(new Error('item 1 failed'));
+    gates[1].fail(new Error('item 1 failed'));
     await settle();
-    gates[0]?.fail(new Error('item 0 failed'));
-    gates[2]?.open(2);
+    gates[0].fail(new Error('item 0 failed'));
+    gates[2].open(2);
     await expect(run).rejects.toThrow('item 0 failed');
     expect(started).toEqual([0, 1, 2]);
     expect(finished).toEqual([2]);
   });
 
   it('after a result `stop` accepts starts nothing new and leaves the items never started without a result', async () => {
-    const results = await runBounded([1, 2, -3, 4, 5], 1, async (n) => n, (n) => n < 0);
+    const results = await runBounded(
+      [1, 2, -3, 4, 5],
+      1,
+      (n) => Promise.resolve(n),
+      (n) => n < 0,
+    );
     expect(results).toEqual([1, 2, -3, undefined, undefined]);
   });
 
   it('answers an empty list at once, and a limit below 1 runs one at a time', async () => {
-    expect(await mapBounded([], 4, async () => 1)).toEqual([]);
-    expect(await mapBounded([1, 2], 0, async (n) => n)).toEqual([1, 2]);
+    expect(await mapBounded([], 4, () => Promise.resolve(1))).toEqual([]);
+    expect(await mapBounded([1, 2], 0, (n) => Promise.resolve(n))).toEqual([1, 2]);
   });
 });
