@@ -14,6 +14,8 @@ import { isHalt } from '../domain/reconcile/halt.ts';
 import { prepareRender, type Resolved } from '../domain/reconcile/prepare-render.ts';
 import type { KubeObject } from '../domain/render/kube-object.ts';
 import { createReconcilePorts } from '../adapters/reconcile/create-ports.ts';
+import { USER_MACHINE_EGRESS } from '../domain/egress/policy.ts';
+import { DEFAULT_TENANCY } from '../domain/tenancy/settings.ts';
 import type { Cluster } from '../views/cluster.ts';
 import { CliFailure, UsageError } from './output.ts';
 
@@ -53,7 +55,9 @@ export async function renderLocally(
   const asRendered: Release = { ...release, metadata: { ...release.metadata, annotations }, spec } as Release;
   const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-cli-'));
   try {
-    const ports = createReconcilePorts({ managementKubeConfig: cluster.config, store: undefined, cacheDir });
+    // From the user's machine with the user's network: the functions' egress policy guards their
+    // network position, which this render does not have.
+    const ports = createReconcilePorts({ managementKubeConfig: cluster.config, store: undefined, cacheDir, tenancy: { ...DEFAULT_TENANCY, egress: USER_MACHINE_EGRESS } });
     const resolved: Resolved = {};
     const prepared = await prepareRender(asRendered, ports, resolved, {});
     if (isHalt(prepared))

@@ -39,6 +39,19 @@ export interface EgressPolicy {
 /** Nothing allowed beyond public addresses: what an installation that sets nothing gets. */
 export const STRICT_EGRESS: EgressPolicy = Object.freeze({ allow: Object.freeze([]), clusterNetworks: Object.freeze([]) });
 
+/**
+ * Every address but the unspecified one and multicast: for requests made from a user's own machine
+ * with the user's own network access (the CLI's local render), where convoy's network position is
+ * not what is at stake.
+ */
+export const USER_MACHINE_EGRESS: EgressPolicy = Object.freeze({
+  allow: Object.freeze([
+    { kind: 'cidr', cidr: { ip: { family: 4, bytes: [0, 0, 0, 0] }, bits: 0 } },
+    { kind: 'cidr', cidr: { ip: { family: 6, bytes: Array<number>(16).fill(0) }, bits: 0 } },
+  ] as const),
+  clusterNetworks: Object.freeze([]),
+});
+
 export type EgressDecision = { readonly allowed: true } | { readonly allowed: false; readonly rule: EgressRule };
 
 const RANGES: readonly (readonly [EgressRule, string])[] = [

@@ -8,6 +8,7 @@ import {
   parseClusterNetworks,
   parseEgressAllow,
   STRICT_EGRESS,
+  USER_MACHINE_EGRESS,
   type EgressPolicy,
 } from '../../../domain/egress/policy.ts';
 
@@ -130,5 +131,14 @@ describe('egress policy: the settings', () => {
 
   it('cluster networks are CIDRs only', () => {
     expect(() => parseClusterNetworks('10.96.0.0/12, kube', 'CONVOY_CLUSTER_NETWORKS')).toThrow('CONVOY_CLUSTER_NETWORKS: "kube" is not a CIDR');
+  });
+});
+
+describe('egress policy: the user machine policy (the CLI render)', () => {
+  it('allows loopback and private addresses, never the unspecified address', () => {
+    expect(decideEgress(USER_MACHINE_EGRESS, at('127.0.0.1', 'localhost', 9418)).allowed).toBe(true);
+    expect(decideEgress(USER_MACHINE_EGRESS, at('::1', '::1', 9418)).allowed).toBe(true);
+    expect(decideEgress(USER_MACHINE_EGRESS, at('10.1.1.1')).allowed).toBe(true);
+    expect(decideEgress(USER_MACHINE_EGRESS, at('0.0.0.0'))).toEqual({ allowed: false, rule: 'unspecified' });
   });
 });
