@@ -1,7 +1,7 @@
 /**
  * The parts of charts/convoy that are the chart's own, not objects of relayManifests(): its values
- * (with a comment per key), values.schema.json (unknown keys refused, types checked), the optional
- * ServiceMonitor, NOTES.txt and README.md. infra/install-files.ts writes them next to the templates
+ * (with a comment per key), values.schema.json (chart-values-schema.ts: unknown keys refused, types
+ * checked), the optional ServiceMonitor, NOTES.txt and README.md. infra/install-files.ts writes them next to the templates
  * it derives from relayManifests(); docs/decisions.md "The Helm chart follows Helm's conventions"
  * gives the reasons. Pure: no file system access.
  */
@@ -9,8 +9,8 @@ import { Document, isMap, isScalar } from 'yaml';
 import { RELAY_CONFIG_NAME, RELAY_NAME } from './relay-manifests.ts';
 
 /** A label the chart's selectors use: podLabels and serviceMonitor.labels may not override it. */
-const SELECTOR_LABEL = 'app.kubernetes.io/name';
-const PART_OF_LABEL = 'app.kubernetes.io/part-of';
+export const SELECTOR_LABEL = 'app.kubernetes.io/name';
+export const PART_OF_LABEL = 'app.kubernetes.io/part-of';
 /** The pod annotation that rolls the relay when its ConfigMap changes. */
 export const CONFIG_CHECKSUM_ANNOTATION = 'checksum/config';
 
@@ -46,7 +46,14 @@ export function chartValues(inputs: ChartValueInputs): Record<string, unknown> {
     priorityClassName: '',
     topologySpreadConstraints: inputs.topologySpreadConstraints,
     podDisruptionBudget: { enabled: true, minAvailable: 1 },
-    serviceMonitor: { enabled: false, labels: {}, interval: '', scrapeTimeout: '', relabelings: [], metricRelabelings: [] },
+    serviceMonitor: {
+      enabled: false,
+      labels: {},
+      interval: '',
+      scrapeTimeout: '',
+      relabelings: [],
+      metricRelabelings: [],
+    },
     settings: inputs.settings,
   };
 }
@@ -57,7 +64,8 @@ const COMMENTS: Record<string, string> = {
     ' image.repository: the relay image in your registry (required: convoy publishes no image; build it with\n' +
     ' `npm run image` or `docker build -f image/Dockerfile .` and push it, see the chart README).\n' +
     ' image.tag: default the chart appVersion. image.pullPolicy: Always, IfNotPresent or Never.',
-  imagePullSecrets: ' imagePullSecrets: Secrets (kubernetes.io/dockerconfigjson) of the release namespace to pull the image with, e.g. [{name: regcred}].',
+  imagePullSecrets:
+    ' imagePullSecrets: Secrets (kubernetes.io/dockerconfigjson) of the release namespace to pull the image with, e.g. [{name: regcred}].',
   replicas: ' replicas: relay Pods; one leads (Lease), every one serves the HTTP API.',
   queues:
     ' queues: the SQS queue URLs of the reconcile, drift and health functions (required), and of the fleet function\n' +
@@ -65,173 +73,52 @@ const COMMENTS: Record<string, string> = {
   aws: ' aws.region: region of the queues and the render bucket.',
   renderBucket: ' renderBucket: the render store bucket (renders and pins in the API); empty: none.',
   logLevel: ' logLevel: debug, info, warn or error.',
-  tenantNamespaces: ' tenantNamespaces: namespaces whose Releases may act on this cluster (as their ServiceAccount); never kube-* or the release namespace.',
-  watchSecrets: ' watchSecrets: true lets the relay list and watch Secrets (it then can read their data) to react to labelled Secrets at once.',
+  tenantNamespaces:
+    ' tenantNamespaces: namespaces whose Releases may act on this cluster (as their ServiceAccount); never kube-* or the release namespace.',
+  watchSecrets:
+    ' watchSecrets: true lets the relay list and watch Secrets (it then can read their data) to react to labelled Secrets at once.',
   serviceAccount: ' serviceAccount.annotations: e.g. eks.amazonaws.com/role-arn for IRSA.',
   resources: " resources: the relay container's requests and limits.",
   podAnnotations:
     ` podAnnotations: added to the relay Pods (${CONFIG_CHECKSUM_ANNOTATION} is the chart's: a settings change rolls the Pods).\n` +
-    ' The TLS Secret convoy-relay-tls is not the chart\'s and is read at start: to roll on its rotation, e.g.\n' +
+    " The TLS Secret convoy-relay-tls is not the chart's and is read at start: to roll on its rotation, e.g.\n" +
     ' secret.reloader.stakater.com/reload: convoy-relay-tls (Stakater Reloader).',
   podLabels: ` podLabels: added to the relay Pods; ${SELECTOR_LABEL} and ${PART_OF_LABEL} are the chart's and cannot be set.`,
-  nodeSelector: ' Scheduling of the relay Pods (Kubernetes PodSpec fields): nodeSelector, tolerations, affinity, priorityClassName.',
-  topologySpreadConstraints: ' topologySpreadConstraints: default spreads the Pods over nodes when it can; [] for none.',
+  nodeSelector:
+    ' Scheduling of the relay Pods (Kubernetes PodSpec fields): nodeSelector, tolerations, affinity, priorityClassName.',
+  topologySpreadConstraints:
+    ' topologySpreadConstraints: default spreads the Pods over nodes when it can; [] for none.',
   podDisruptionBudget:
     ' podDisruptionBudget: rendered only when enabled AND replicas > 1 (at one replica it would block every node drain).\n' +
     ' minAvailable (default 1), or maxUnavailable when set (then minAvailable is ignored); a number or a percentage.',
   serviceMonitor:
-    ' serviceMonitor: a prometheus-operator ServiceMonitor scraping the relay\'s /metrics (plain HTTP on the Service port\n' +
+    " serviceMonitor: a prometheus-operator ServiceMonitor scraping the relay's /metrics (plain HTTP on the Service port\n" +
     ' http, open like the probes); needs the monitoring.coreos.com CRDs. labels: e.g. release: kube-prometheus-stack,\n' +
-    ' to match your Prometheus serviceMonitorSelector. interval/scrapeTimeout: empty = Prometheus\' own.',
-  settings: ' settings: installation settings, one environment variable of the relay each (tenancy defaults included);',
+    " to match your Prometheus serviceMonitorSelector. interval/scrapeTimeout: empty = Prometheus' own.",
+  settings:
+    ' settings: installation settings, one environment variable of the relay each (tenancy defaults included);',
 };
 
 /** values.yaml with a comment above each key. `namespaceDependent` names the settings left out (they default to the release namespace). */
-export function valuesYaml(values: Record<string, unknown>, header: string, namespaceDependent: readonly string[]): string {
+export function valuesYaml(
+  values: Record<string, unknown>,
+  header: string,
+  namespaceDependent: readonly string[],
+): string {
   const doc = new Document(values, { aliasDuplicateObjects: false });
   if (!isMap(doc.contents)) throw new Error('chart values: expected a map');
   for (const pair of doc.contents.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : '';
     let comment = COMMENTS[key];
     if (comment === undefined) continue;
-    if (key === 'settings') comment += `\n   left out here, defaulting to the release namespace: ${namespaceDependent.join(', ') || 'none'}.`;
+    if (key === 'settings')
+      comment += `\n   left out here, defaulting to the release namespace: ${namespaceDependent.join(', ') || 'none'}.`;
     if (isScalar(pair.key)) {
       pair.key.commentBefore = comment;
       pair.key.spaceBefore = key !== 'image';
     }
   }
   return `${header}${doc.toString({ lineWidth: 0 })}`;
-}
-
-// --- values.schema.json -------------------------------------------------------------------------
-
-type Schema = Record<string, unknown>;
-
-const str = (description: string, extra: Schema = {}): Schema => ({ type: 'string', description, ...extra });
-const stringMap = (description: string, extra: Schema = {}): Schema => ({ type: 'object', description, additionalProperties: { type: 'string' }, ...extra });
-const object = (description: string, properties: Record<string, Schema>, extra: Schema = {}): Schema => ({
-  type: 'object',
-  description,
-  additionalProperties: false,
-  properties,
-  ...extra,
-});
-const intOrPercent: Schema = { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^[0-9]+%$' }] };
-/** Prometheus durations (1m30s, 15s, 500ms), or empty for Prometheus' own. */
-const duration = (description: string): Schema => str(description, { pattern: '^(|([0-9]+(ms|s|m|h|d|w|y))+)$' });
-const quantities: Schema = { type: 'object', additionalProperties: { type: ['string', 'number'] } };
-
-/**
- * values.schema.json: helm checks the merged values against it at install, upgrade, template and lint,
- * so an unknown key (a typo such as `replica`) or a wrong type (`replicas=two`) fails naming the key.
- * Kubernetes fields the chart passes through (affinity, tolerations…) are checked to their first
- * level here and fully by the API server.
- */
-export function valuesSchema(namespaceDependent: readonly string[]): Schema {
-  return {
-    $schema: 'http://json-schema.org/draft-07/schema#',
-    title: 'convoy chart values',
-    type: 'object',
-    additionalProperties: false,
-    required: ['image', 'queues', 'aws', 'replicas', 'settings'],
-    properties: {
-      image: object('The relay image (convoy publishes none: build and push it, then name it here).', {
-        repository: str('The image in your registry, e.g. 111111111111.dkr.ecr.eu-west-1.amazonaws.com/convoy-relay (required).', { pattern: '^[^\\s:@]*(:[0-9]+/[^\\s:@]+)?$' }),
-        tag: str('Image tag; empty: the chart appVersion.', { pattern: '^[^\\s]*$' }),
-        pullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] },
-      }),
-      imagePullSecrets: {
-        type: 'array',
-        description: 'Secrets of the release namespace to pull the image with.',
-        items: object('A Secret by name.', { name: str('Secret name.', { minLength: 1 }) }, { required: ['name'] }),
-      },
-      replicas: { type: 'integer', minimum: 0, description: 'Relay Pods (one leads, all serve the HTTP API).' },
-      queues: object(
-        'SQS queue URLs of the functions (required; the templates say which is missing).',
-        {
-          reconcile: str('Reconcile queue URL.'),
-          drift: str('Drift queue URL.'),
-          health: str('Health queue URL.'),
-          fleet: str('Fleet queue URL (ReleaseSets); empty: the relay does not watch ReleaseSets.'),
-        },
-      ),
-      aws: object('AWS settings.', { region: str('Region of the queues and the render bucket.', { minLength: 1 }) }),
-      renderBucket: str('Render store bucket; empty: none.'),
-      logLevel: { type: 'string', enum: ['debug', 'info', 'warn', 'error'] },
-      tenantNamespaces: {
-        type: 'array',
-        description: 'Namespaces whose Releases may act on this cluster; never kube-* or the release namespace.',
-        uniqueItems: true,
-        items: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$' },
-      },
-      watchSecrets: { type: 'boolean', description: 'Let the relay list and watch Secrets (it can then read their data).' },
-      serviceAccount: object("The relay's ServiceAccount.", { annotations: stringMap('e.g. eks.amazonaws.com/role-arn for IRSA.') }),
-      resources: object("The relay container's resources.", { requests: quantities, limits: quantities, claims: { type: 'array', items: { type: 'object' } } }),
-      podAnnotations: stringMap(`Added to the relay Pods; ${CONFIG_CHECKSUM_ANNOTATION} is the chart's own.`, {
-        not: { required: [CONFIG_CHECKSUM_ANNOTATION] },
-      }),
-      podLabels: stringMap(`Added to the relay Pods; ${SELECTOR_LABEL} and ${PART_OF_LABEL} are the chart's own.`, {
-        not: { anyOf: [{ required: [SELECTOR_LABEL] }, { required: [PART_OF_LABEL] }] },
-      }),
-      nodeSelector: stringMap('Node labels the relay Pods must run on.'),
-      tolerations: {
-        type: 'array',
-        description: 'Tolerations of the relay Pods (Kubernetes Toleration).',
-        items: object('A Toleration.', {
-          key: { type: 'string' },
-          operator: { type: 'string', enum: ['Exists', 'Equal'] },
-          value: { type: 'string' },
-          effect: { type: 'string', enum: ['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute'] },
-          tolerationSeconds: { type: 'integer' },
-        }),
-      },
-      affinity: object('Affinity of the relay Pods (Kubernetes Affinity).', {
-        nodeAffinity: { type: 'object' },
-        podAffinity: { type: 'object' },
-        podAntiAffinity: { type: 'object' },
-      }),
-      priorityClassName: str('PriorityClass of the relay Pods; empty: none.'),
-      topologySpreadConstraints: {
-        type: 'array',
-        description: 'Topology spread constraints of the relay Pods (Kubernetes TopologySpreadConstraint); [] for none.',
-        items: object(
-          'A TopologySpreadConstraint.',
-          {
-            maxSkew: { type: 'integer', minimum: 1 },
-            topologyKey: { type: 'string', minLength: 1 },
-            whenUnsatisfiable: { type: 'string', enum: ['DoNotSchedule', 'ScheduleAnyway'] },
-            labelSelector: { type: 'object' },
-            matchLabelKeys: { type: 'array', items: { type: 'string' } },
-            minDomains: { type: 'integer', minimum: 1 },
-            nodeAffinityPolicy: { type: 'string', enum: ['Honor', 'Ignore'] },
-            nodeTaintsPolicy: { type: 'string', enum: ['Honor', 'Ignore'] },
-          },
-          { required: ['maxSkew', 'topologyKey', 'whenUnsatisfiable'] },
-        ),
-      },
-      podDisruptionBudget: object('Rendered only when enabled and replicas > 1.', {
-        enabled: { type: 'boolean' },
-        minAvailable: { ...intOrPercent, description: 'Default 1.' },
-        maxUnavailable: { ...intOrPercent, description: 'When set, used instead of minAvailable.' },
-      }),
-      serviceMonitor: object("A prometheus-operator ServiceMonitor for the relay's /metrics; rendered only when enabled.", {
-        enabled: { type: 'boolean' },
-        labels: stringMap('Labels of the ServiceMonitor (to match your Prometheus serviceMonitorSelector).'),
-        interval: duration('Scrape interval; empty: Prometheus\' own.'),
-        scrapeTimeout: duration('Scrape timeout; empty: Prometheus\' own.'),
-        relabelings: { type: 'array', items: { type: 'object' } },
-        metricRelabelings: { type: 'array', items: { type: 'object' } },
-      }),
-      settings: {
-        type: 'object',
-        description:
-          `Installation settings, one environment variable of the relay each (ConfigMap ${RELAY_CONFIG_NAME}); ` +
-          `left out by default, defaulting to the release namespace: ${namespaceDependent.join(', ') || 'none'}.`,
-        propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
-        additionalProperties: { type: ['string', 'number', 'boolean'] },
-      },
-    },
-  };
 }
 
 // --- templates of the chart's own -----------------------------------------------------------------
@@ -249,7 +136,9 @@ export function serviceMonitorTemplate(header: string, labels: Record<string, st
     '  namespace: {{ .Release.Namespace }}',
     '  labels:',
     ...labelLines,
-    `    {{- with omit .Values.serviceMonitor.labels ${Object.keys(labels).map((k) => JSON.stringify(k)).join(' ')} }}`,
+    `    {{- with omit .Values.serviceMonitor.labels ${Object.keys(labels)
+      .map((k) => JSON.stringify(k))
+      .join(' ')} }}`,
     '    {{- toYaml . | nindent 4 }}',
     '    {{- end }}',
     'spec:',
@@ -297,7 +186,11 @@ export function notesTemplate(): string {
     '',
     'Check it: kubectl -n {{ .Release.Namespace }} rollout status deployment/' + RELAY_NAME,
     '{{- if .Values.serviceMonitor.enabled }}',
-    'Metrics: ServiceMonitor {{ .Release.Namespace }}/' + RELAY_NAME + ' scrapes http://' + RELAY_NAME + '.{{ .Release.Namespace }}/metrics.',
+    'Metrics: ServiceMonitor {{ .Release.Namespace }}/' +
+      RELAY_NAME +
+      ' scrapes http://' +
+      RELAY_NAME +
+      '.{{ .Release.Namespace }}/metrics.',
     '{{- end }}',
     '{{- if and .Values.podDisruptionBudget.enabled (le (int .Values.replicas) 1) }}',
     'No PodDisruptionBudget at {{ .Values.replicas }} replica(s): one would block every node drain.',

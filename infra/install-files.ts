@@ -22,7 +22,8 @@ import {
   type KubeManifest,
   type RelayManifestOptions,
 } from './relay-manifests.ts';
-import { CONFIG_CHECKSUM_ANNOTATION, chartReadme, chartValues, notesTemplate, serviceMonitorTemplate, valuesSchema, valuesYaml } from './chart-values.ts';
+import { CONFIG_CHECKSUM_ANNOTATION, chartReadme, chartValues, notesTemplate, serviceMonitorTemplate, valuesYaml } from './chart-values.ts';
+import { valuesSchema } from './chart-values-schema.ts';
 
 export const CHART_NAME = 'convoy';
 
