@@ -1,32 +1,20 @@
 // Starts etcd, kube-apiserver and (by default) the controllers, scheduler and simulated nodes in a
 // fresh temp dir, and hands back a ControlPlane to stop them.
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { locateControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.ts';
 import { ControlPlaneStartError } from './errors.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
-import { generatePki } from './pki.ts';
-import {
-  freePorts,
-  signalQuietly,
-  spawnLogged,
-  spawnReaper,
-  terminate,
-  type SpawnedProcess,
-} from './processes.ts';
+import { ownProcesses } from './owned-processes.ts';
+import { generatePki, type Pki } from './pki.ts';
+import { freePorts } from './processes.ts';
 import { waitForReady, type Watched } from './readiness.ts';
 import { startSimulatedCluster, type SimulatedCluster } from './simulated-cluster.ts';
 
 /** Prefix of the control plane's temp dir; the pid of its owner follows (see removeStaleDirs). */
 export const CONTROL_PLANE_DIR_PREFIX = 'convoy-cp-';
-
-/** SIGTERM, then SIGKILL after this long (kcm, scheduler, kwok and etcd exit within 0.1 s on SIGTERM). */
-const STOP_GRACE_MS = 2_000;
-const APISERVER_STOP_GRACE_MS = 1_500;
 
 export interface ExtraUser {
   /** User name as the apiserver sees it (no commas or quotes). */
@@ -138,152 +126,37 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
 async function startControlPlaneOnce(opts: StartControlPlaneOptions): Promise<ControlPlane> {
   const withControllers = opts.controllers !== false;
   const binaries = opts.binaries ?? locateControlPlaneBinaries(process.env, { controllers: withControllers });
-  const extraUsers = [...(opts.extraUsers ?? []).filter((u) => u.name !== FUNCTIONS_USER.name), FUNCTIONS_USER];
-  for (const u of extraUsers) {
-    if (!/^[A-Za-z0-9@._:-]+$/.test(u.name)) {
-      throw new ControlPlaneStartError(
-        `extraUsers: user name ${JSON.stringify(u.name)} must match [A-Za-z0-9@._:-]+`,
-      );
-    }
-    for (const g of u.groups ?? []) {
-      if (!/^[A-Za-z0-9@._:-]+$/.test(g)) {
-        throw new ControlPlaneStartError(
-          `extraUsers: group ${JSON.stringify(g)} of user ${u.name} must match [A-Za-z0-9@._:-]+`,
-        );
-      }
-    }
-  }
-
+  const extraUsers = tokenUsers(opts.extraUsers);
   const dir = await mkdtemp(join(tmpdir(), `${CONTROL_PLANE_DIR_PREFIX}${process.pid}-`));
   const path = (name: string): string => join(dir, name);
-  const pidsFile = path('pids');
-  /** In start order: etcd, kube-apiserver, then kcm, scheduler and kwok. */
-  const children: SpawnedProcess[] = [];
-  let reaper: ChildProcess | undefined;
-
-  // Synchronous last-resort cleanup for process exit and signals.
-  const killNowSync = (): void => {
-    for (const c of children) signalQuietly(c.proc, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-    if (reaper) signalQuietly(reaper, 'SIGTERM');
-  };
-  const onExit = (): void => killNowSync();
-  const onSignal = (signal: NodeJS.Signals): void => {
-    killNowSync();
-    removeProcessHandlers();
-    // Keep the default behaviour (terminate) unless someone else handles the signal.
-    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-  };
-  const removeProcessHandlers = (): void => {
-    process.off('exit', onExit);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  };
-
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> =>
-    (stopping ??= (async () => {
-      removeProcessHandlers();
-      // The clients of the apiserver first (together: none depends on another), then the
-      // apiserver (it would keep retrying a vanished etcd), then etcd.
-      const [etcd, apiserver, ...clients] = children;
-      await Promise.all(clients.map((c) => terminate(c.proc, c.exited, STOP_GRACE_MS)));
-      // Its graceful shutdown usually takes 1-1.5 s, at times longer; the data is thrown away,
-      // so it gets no more than that.
-      if (apiserver) await terminate(apiserver.proc, apiserver.exited, APISERVER_STOP_GRACE_MS);
-      if (etcd) await terminate(etcd.proc, etcd.exited, STOP_GRACE_MS);
-      await rm(dir, { recursive: true, force: true });
-      // The reaper goes last, so a parent killed in the middle of stop() still gets cleaned up.
-      if (reaper) signalQuietly(reaper, 'SIGTERM');
-    })());
-
-  process.on('exit', onExit);
-  if (opts.stopOnSignals !== false) {
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  }
-
+  const owned = ownProcesses(dir, { stopOnSignals: opts.stopOnSignals !== false });
   try {
-    await writeFile(pidsFile, '');
-    reaper = spawnReaper(dir);
-
+    const reaper = await owned.startReaper();
     const pki = await generatePki();
     // Ports last, to keep the window between "free" and "bound" short.
     const [etcdClientPort, etcdPeerPort, securePort] = await (opts.pickPorts ?? (() => freePorts(3)))();
     const server = `https://127.0.0.1:${securePort}`;
-    const tokens: Record<string, string> = {};
-    const tokenLines: string[] = [];
-    for (const u of extraUsers) {
-      const token = randomBytes(24).toString('hex');
-      tokens[u.name] = token;
-      tokenLines.push(`${token},${u.name},convoy-test-${u.name},"${(u.groups ?? []).join(',')}"`);
-    }
-    await mkdir(path('certs'));
-    await Promise.all([
-      writeFile(path('ca.crt'), pki.caPem),
-      writeFile(path('serving.crt'), pki.servingCertPem),
-      writeFile(path('serving.key'), pki.servingKeyPem, { mode: 0o600 }),
-      writeFile(path('sa.pub'), pki.saPublicPem),
-      writeFile(path('sa.key'), pki.saPrivatePem, { mode: 0o600 }),
-      writeFile(path('tokens.csv'), tokenLines.join('\n') + '\n', { mode: 0o600 }),
-    ]);
-    const kubeconfigYaml = renderKubeconfig(server, pki, tokens);
-    const kubeconfigPath = path('kubeconfig');
-    await writeFile(kubeconfigPath, kubeconfigYaml, { mode: 0o600 });
-
-    const spawnOwned = (name: string, file: string, args: string[], env?: NodeJS.ProcessEnv): SpawnedProcess => {
-      const child = spawnLogged(file, args, path(`${name}.log`), env);
-      children.push(child);
-      appendFileSync(pidsFile, `${child.proc.pid}\n`);
-      return child;
-    };
+    const { tokens, kubeconfigYaml, kubeconfigPath } = await writeClusterFiles(dir, server, pki, extraUsers);
 
     const started = performance.now();
     const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
-    const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
-    const etcd = spawnOwned(
+    const etcd = owned.spawn(
       'etcd',
       binaries.etcd,
-      [
-        '--name=convoy',
-        `--data-dir=${path('etcd')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=${peerUrl}`,
-        `--initial-advertise-peer-urls=${peerUrl}`,
-        `--initial-cluster=convoy=${peerUrl}`,
-        '--unsafe-no-fsync=true',
-        '--log-level=warn',
-      ],
+      etcdArgs(path, etcdUrl, `http://127.0.0.1:${etcdPeerPort}`),
     );
-
-    const apiserver = spawnOwned(
-      'kube-apiserver',
-      binaries.kubeApiserver,
-      [
-        `--etcd-servers=${etcdUrl}`,
-        `--cert-dir=${path('certs')}`,
-        `--tls-cert-file=${path('serving.crt')}`,
-        `--tls-private-key-file=${path('serving.key')}`,
-        `--secure-port=${securePort}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--service-cluster-ip-range=10.0.0.0/16', // room for thousands of Services (bench workloads make one per Release)
-        '--allow-privileged=true',
-        '--disable-admission-plugins=ServiceAccount',
-        '--authorization-mode=RBAC',
-        `--service-account-issuer=${server}/`,
-        `--service-account-key-file=${path('sa.pub')}`,
-        `--service-account-signing-key-file=${path('sa.key')}`,
-        `--client-ca-file=${path('ca.crt')}`,
-        `--token-auth-file=${path('tokens.csv')}`,
-        ...(opts.apiserverArgs ?? []),
-      ],
-    );
-
+    const apiserver = owned.spawn('kube-apiserver', binaries.kubeApiserver, [
+      ...apiserverArgs(path, { etcdUrl, securePort, server }),
+      ...(opts.apiserverArgs ?? []),
+    ]);
     const core: Watched[] = [
       { name: 'etcd', file: binaries.etcd, proc: etcd.proc, log: path('etcd.log') },
-      { name: 'kube-apiserver', file: binaries.kubeApiserver, proc: apiserver.proc, log: path('kube-apiserver.log') },
+      {
+        name: 'kube-apiserver',
+        file: binaries.kubeApiserver,
+        proc: apiserver.proc,
+        log: path('kube-apiserver.log'),
+      },
     ];
     const timeoutMs = opts.readyTimeoutMs ?? 120_000;
     await waitForReady({ server, pki, timeoutMs, watched: core });
@@ -299,7 +172,7 @@ async function startControlPlaneOnce(opts: StartControlPlaneOptions): Promise<Co
         pki,
         nodes: opts.nodes ?? 2,
         timeoutMs,
-        spawn: spawnOwned,
+        spawn: owned.spawn,
         alsoWatched: core,
       });
     }
@@ -312,14 +185,109 @@ async function startControlPlaneOnce(opts: StartControlPlaneOptions): Promise<Co
       tokens,
       caPem: pki.caPem,
       dir,
-      pids: { etcd: etcd.proc.pid ?? -1, apiserver: apiserver.proc.pid ?? -1, reaper: reaper.pid ?? -1, ...simulated?.pids },
+      pids: {
+        etcd: etcd.proc.pid ?? -1,
+        apiserver: apiserver.proc.pid ?? -1,
+        reaper: reaper.pid ?? -1,
+        ...simulated?.pids,
+      },
       nodeNames: simulated?.nodeNames ?? [],
       startupMs,
       clusterReadyMs,
-      stop,
+      stop: owned.stop,
     };
   } catch (err) {
-    await stop();
+    await owned.stop();
     throw err;
   }
+}
+
+/** The extra users with FUNCTIONS_USER last (replacing one of that name); a name or group the token file cannot hold is refused. */
+function tokenUsers(extraUsers: readonly ExtraUser[] | undefined): ExtraUser[] {
+  const users = [...(extraUsers ?? []).filter((u) => u.name !== FUNCTIONS_USER.name), FUNCTIONS_USER];
+  for (const u of users) {
+    if (!/^[A-Za-z0-9@._:-]+$/.test(u.name)) {
+      throw new ControlPlaneStartError(
+        `extraUsers: user name ${JSON.stringify(u.name)} must match [A-Za-z0-9@._:-]+`,
+      );
+    }
+    for (const g of u.groups ?? []) {
+      if (!/^[A-Za-z0-9@._:-]+$/.test(g)) {
+        throw new ControlPlaneStartError(
+          `extraUsers: group ${JSON.stringify(g)} of user ${u.name} must match [A-Za-z0-9@._:-]+`,
+        );
+      }
+    }
+  }
+  return users;
+}
+
+/** The certificates, keys and static tokens kube-apiserver reads, and the admin kubeconfig, written into `dir`. */
+async function writeClusterFiles(
+  dir: string,
+  server: string,
+  pki: Pki,
+  users: readonly ExtraUser[],
+): Promise<{ tokens: Record<string, string>; kubeconfigYaml: string; kubeconfigPath: string }> {
+  const path = (name: string): string => join(dir, name);
+  const tokens: Record<string, string> = {};
+  const tokenLines: string[] = [];
+  for (const u of users) {
+    const token = randomBytes(24).toString('hex');
+    tokens[u.name] = token;
+    tokenLines.push(`${token},${u.name},convoy-test-${u.name},"${(u.groups ?? []).join(',')}"`);
+  }
+  await mkdir(path('certs'));
+  await Promise.all([
+    writeFile(path('ca.crt'), pki.caPem),
+    writeFile(path('serving.crt'), pki.servingCertPem),
+    writeFile(path('serving.key'), pki.servingKeyPem, { mode: 0o600 }),
+    writeFile(path('sa.pub'), pki.saPublicPem),
+    writeFile(path('sa.key'), pki.saPrivatePem, { mode: 0o600 }),
+    writeFile(path('tokens.csv'), tokenLines.join('\n') + '\n', { mode: 0o600 }),
+  ]);
+  const kubeconfigYaml = renderKubeconfig(server, pki, tokens);
+  const kubeconfigPath = path('kubeconfig');
+  await writeFile(kubeconfigPath, kubeconfigYaml, { mode: 0o600 });
+  return { tokens, kubeconfigYaml, kubeconfigPath };
+}
+
+/** A single-member etcd on loopback; its data is thrown away, so no fsync. */
+function etcdArgs(path: (name: string) => string, etcdUrl: string, peerUrl: string): string[] {
+  return [
+    '--name=convoy',
+    `--data-dir=${path('etcd')}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=convoy=${peerUrl}`,
+    '--unsafe-no-fsync=true',
+    '--log-level=warn',
+  ];
+}
+
+/** kube-apiserver on loopback with RBAC, client certificates and the static tokens of writeClusterFiles. */
+function apiserverArgs(
+  path: (name: string) => string,
+  at: { etcdUrl: string; securePort: number | undefined; server: string },
+): string[] {
+  return [
+    `--etcd-servers=${at.etcdUrl}`,
+    `--cert-dir=${path('certs')}`,
+    `--tls-cert-file=${path('serving.crt')}`,
+    `--tls-private-key-file=${path('serving.key')}`,
+    `--secure-port=${at.securePort}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    '--service-cluster-ip-range=10.0.0.0/16', // room for thousands of Services (bench workloads make one per Release)
+    '--allow-privileged=true',
+    '--disable-admission-plugins=ServiceAccount',
+    '--authorization-mode=RBAC',
+    `--service-account-issuer=${at.server}/`,
+    `--service-account-key-file=${path('sa.pub')}`,
+    `--service-account-signing-key-file=${path('sa.key')}`,
+    `--client-ca-file=${path('ca.crt')}`,
+    `--token-auth-file=${path('tokens.csv')}`,
+  ];
 }
