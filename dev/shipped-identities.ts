@@ -1,6 +1,7 @@
 // `convoy dev` (and the integration harness) act as production does: this applies the install
 // manifests' identities — the relay's ServiceAccount, the functions' RBAC for FUNCTIONS_GROUP, the
-// tenant RoleBindings and the installation's settings ConfigMap, all from infra/relay-manifests.ts,
+// tenant RoleBindings, the admission policy on the functions' Release writes and the installation's
+// settings ConfigMap, all from infra/relay-manifests.ts,
 // the generator of deploy/ and the chart — and returns a kubeconfig for each loop:
 // - the relay: a TokenRequest token of its ServiceAccount;
 // - the functions: a user of FUNCTIONS_GROUP (the embedded cluster mints one: FUNCTIONS_USER), or on
@@ -21,7 +22,9 @@ import { RELAY_CONFIG_NAME, RELAY_SERVICE_ACCOUNT, relayManifests, type KubeMani
 import { withSharedConnections } from './kube-connections.ts';
 
 const FIELD_MANAGER = 'convoy-dev';
-const IDENTITY_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap']);
+const IDENTITY_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+/** Cluster-scoped kinds among them: this installation's by name (clusterScopedSuffix), removed by remove(). */
+const CLUSTER_SCOPED_KINDS = new Set(['ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 /** The ServiceAccount the functions use where no user of their group can be minted. */
 export const FUNCTIONS_SERVICE_ACCOUNT = 'convoy-functions';
 const TOKEN_SECONDS = 7 * 24 * 3600;
@@ -69,10 +72,12 @@ export function identityManifests(options: ShippedIdentityOptions): KubeManifest
       const copy = structuredClone(m);
       // Cluster-scoped objects, and the RoleBindings in tenant namespaces (another installation or
       // harness may bind the same namespace), are this installation's by name.
-      const shared = m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding' || (m.kind === 'RoleBinding' && m.metadata['namespace'] !== options.namespace);
+      const shared = CLUSTER_SCOPED_KINDS.has(m.kind) || (m.kind === 'RoleBinding' && m.metadata['namespace'] !== options.namespace);
       if (shared) copy.metadata['name'] = rename(m.metadata['name']);
       const roleRef = copy['roleRef'] as { kind: string; name: string } | undefined;
       if (roleRef?.kind === 'ClusterRole') roleRef.name = rename(roleRef.name);
+      const policyBinding = m.kind === 'ValidatingAdmissionPolicyBinding' ? (copy['spec'] as { policyName: string }) : undefined;
+      if (policyBinding !== undefined) policyBinding.policyName = rename(policyBinding.policyName);
       return copy;
     });
 }
@@ -107,7 +112,7 @@ export async function installShippedIdentities(admin: KubeConfig, options: Shipp
     settings: config.data ?? {},
     async remove() {
       if (options.clusterScopedSuffix === undefined) return;
-      for (const manifest of manifests.filter((m) => m.kind.startsWith('Cluster'))) {
+      for (const manifest of manifests.filter((m) => CLUSTER_SCOPED_KINDS.has(m.kind))) {
         await objects.delete(manifest as KubernetesObject).catch((error: unknown) => {
           if ((error as { code?: number }).code !== 404) throw error;
         });

@@ -13,8 +13,10 @@
  *   GitRepository in every namespace, and — as metadata only
  *   (relay/watch/metadata-only.ts) — ConfigMaps and Secrets labelled
  *   `convoy.dev/watch: "true"`. RBAC can restrict neither by label nor to metadata, so
- *   list/watch on ConfigMaps is granted and `get` is not; Secrets only with `watchSecrets: true`
- *   (off by default: a list of Secrets returns their data, so the relay's identity reads none);
+ *   list/watch on ConfigMaps is granted and `get` is not — the token itself may list every
+ *   ConfigMap with its data; the relay's code never asks for it (docs/security.md, "The
+ *   identities"); Secrets only with `watchSecrets: true` (off by default: a list of Secrets
+ *   returns their data, so the relay's identity reads none);
  * - relay/http/release-api.ts gets and lists Releases; its writes (sync, pin, suspend) go with
  *   the caller's own token, so the relay may not patch or update a Release;
  *   relay/http/git-hooks.ts lists Releases;
@@ -23,7 +25,8 @@
  *   adapters/kube/lease.ts lists the per-Release Leases (the sweep of deleted Releases) and
  *   deletes them with a deletecollection — only in the installation namespace (a Role).
  *
- * The functions' identity: functions-rbac.ts (impersonation only in the tenant namespaces).
+ * The functions' identity: functions-rbac.ts (impersonation only in the tenant namespaces), and
+ * functions-admission.ts (their Release writes: ReleaseSet children only, where a ReleaseSet is).
  * The installation's settings (tenancy, watchSecrets): installation-settings.ts, written to the
  * relay's ConfigMap, which `convoy dev` reads back for its in-process functions.
  */
@@ -31,6 +34,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
+import { functionsReleasePolicy } from './functions-admission.ts';
 import { functionsRbac } from './functions-rbac.ts';
 import { ManifestError, tenancyEnvironment, type TenancyManifestOptions } from './installation-settings.ts';
 import type { KubeManifest } from './kube-manifest.ts';
@@ -137,6 +141,11 @@ export interface RelayManifestOptions {
    * credentials Secret is picked up by the Release's next interval or a sync (docs/decisions.md).
    */
   readonly watchSecrets?: boolean;
+  /**
+   * Serve per-Release and per-ReleaseSet series (their namespaces and names) on the relay's /metrics,
+   * which needs no token. Default false: /metrics carries counts only, no tenant's names.
+   */
+  readonly metricsPerRelease?: boolean;
   /** A ServiceAccount of the installation namespace bound like FUNCTIONS_GROUP (functions-rbac.ts); for `convoy dev` only. */
   readonly functionsServiceAccount?: string;
 }
@@ -180,6 +189,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
     { name: 'CONVOY_TLS_CERT_FILE', value: `${RELAY_TLS_DIR}/tls.crt` },
     { name: 'CONVOY_TLS_KEY_FILE', value: `${RELAY_TLS_DIR}/tls.key` },
     { name: 'CONVOY_WATCH_SECRETS', value: String(options.watchSecrets ?? false) },
+    { name: 'CONVOY_METRICS_PER_RELEASE', value: String(options.metricsPerRelease ?? false) },
     ...tenancyEnvironment(options.tenancy, namespace),
   ];
 
@@ -254,6 +264,8 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
     },
     ...functionsRbac(namespace, labels, options.tenancy, options.functionsServiceAccount),
+    // What RBAC cannot say: the functions write only ReleaseSet children, only where a ReleaseSet is.
+    ...functionsReleasePolicy(namespace, labels, options.functionsServiceAccount),
     config,
     {
       apiVersion: 'apps/v1',
