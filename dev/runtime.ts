@@ -10,6 +10,7 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs } from 'fauxqs';
 import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts';
+import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { ensureQueueWithDlq } from '../adapters/sqs/queues.ts';
 import { FLEET_LOOP, parseQueueMessage, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
@@ -110,21 +111,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
   const { kc, logger } = options;
   const namespace = options.namespace ?? 'convoy-system';
   await ensureNamespace(kc, namespace);
-  const aws = await startFauxqs({ port: options.awsPort ?? 0, logger: false });
-  const endpoint = `http://127.0.0.1:${aws.port}`;
-  const credentials = { accessKeyId: 'convoy-dev', secretAccessKey: 'convoy-dev' };
-  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
-  const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
-  const bucket = 'convoy-renders';
-  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-
-  const queues = {} as ConvoyRuntime['queues'];
-  for (const loop of [...LOOPS, FLEET_LOOP] as const) {
-    queues[loop] = await ensureQueueWithDlq(sqs, `convoy-${loop}`, {
-      maxReceiveCount: options.maxReceiveCount ?? deriveTimings().maxReceiveCount,
-      visibilityTimeout: options.visibilityTimeoutSeconds ?? 60,
-    });
-  }
+  const { aws, endpoint, sqs, s3, bucket, queues } = await startEmbeddedAws(options);
   const cacheDir = await mkdtemp(join(tmpdir(), ownedTempPrefix('convoy-dev-cache-')));
   const config: FunctionConfig = functionEnvSchema.parse({
     CONVOY_NAMESPACE: namespace,
@@ -134,54 +121,24 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
     CONVOY_FLEET_QUEUE_URL: queues.fleet.queueUrl,
     CONVOY_CACHE_DIR: cacheDir,
-    ...(options.maxRenderObjects !== undefined ? { CONVOY_MAX_RENDER_OBJECTS: String(options.maxRenderObjects) } : {}),
+    ...(options.maxRenderObjects !== undefined
+      ? { CONVOY_MAX_RENDER_OBJECTS: String(options.maxRenderObjects) }
+      : {}),
   });
   const relayKc = options.identities?.relay ?? kc;
   const relayKube = fromClientNodeKubeConfig(relayKc);
   const settings = options.settings ?? { CONVOY_EGRESS_ALLOW: '127.0.0.0/8' };
-  // The functions read the installation's settings as on AWS: from their environment, here the relay ConfigMap's entries.
-  // One hint key for the three loops of this runtime (they seal and check each other's hints).
-  const clients: FunctionClients = {
-    kc: fromClientNodeKubeConfig(options.identities?.functions ?? kc),
-    sqs,
-    s3,
-    tenancy: tenancyFromEnv(settings),
-    hintKey: hintKey(config.CONVOY_HINT_KEY),
-  };
-  const queueUrlOf = (loop: QueueLoop) => () => queues[loop].queueUrl;
-  const handlers: Partial<Record<QueueLoop, SqsBatchHandler>> = {
-    reconcile: createReconcileHandler(config, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),
-    ...observerHandlers(config, clients, logger, queueUrlOf),
-    fleet: createFleetHandler(config, clients, logger.child({ fn: 'fleet' }), { queueUrlOf: queueUrlOf('fleet') }),
-  };
-  const pollers: Poller[] = [];
-  if (options.functions !== undefined) {
-    const started = await options.functions({ sqs, endpoint, queues, bucket, functionsKc: options.identities?.functions ?? kc, logger });
-    pollers.push(started);
-  }
-  // The lambda runtime (options.functions) runs the construct's four functions instead, the fleet
-  // bundle fed by the fleet queue's event source mapping (dev/lambda/lambda-functions.ts).
-  for (const loop of [...LOOPS, FLEET_LOOP] as const) {
-    const handler = handlers[loop];
-    if (handler === undefined || options.functions !== undefined) continue;
-    pollers.push(
-      startPoller({
-        sqs,
-        queueUrl: queues[loop].queueUrl,
-        queueArn: queues[loop].queueArn,
-        handler,
-        logger: logger.child({ poller: loop }),
-        waitTimeSeconds: 1,
-        concurrency: options.pollerConcurrency ?? POLLER_CONCURRENCY,
-      }),
-    );
-  }
+  const pollers = await startFunctions(options, config, { sqs, s3, endpoint, queues, bucket, settings });
 
   const relay = startRelay({
     kube: relayKube,
     watchSecrets: settings['CONVOY_WATCH_SECRETS'] !== 'false',
     sqs: options.onlyNamespaces === undefined ? sqs : onlyNamespaces(sqs, options.onlyNamespaces),
-    queueUrls: { reconcile: queues.reconcile.queueUrl, drift: queues.drift.queueUrl, health: queues.health.queueUrl },
+    queueUrls: {
+      reconcile: queues.reconcile.queueUrl,
+      drift: queues.drift.queueUrl,
+      health: queues.health.queueUrl,
+    },
     fleetQueueUrl: queues.fleet.queueUrl,
     installationNamespace: namespace,
     logger: logger.child({ component: 'relay' }),
@@ -200,20 +157,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
 
   let api: { url: string; close(): Promise<void> } | undefined;
   if (options.apiPort !== undefined) {
-    const app = createApiApp({
-      auth: createKubeAuthenticator(relayKube),
-      releases: createReleaseApi(relayKube),
-      userClusters: userClustersOf(relayKube),
-      store: createS3RenderStore({ s3, bucket }),
-      metrics: relay.metrics,
-      ready: () => relay.ready(),
-      gitWebhook: createGitWebhookHandler({
-        secret: options.gitWebhookSecret ?? '',
-        releases: createKubeWebhookReleaseSource(relayKube, { releaseSets: true }),
-        enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
-        logger: logger.child({ component: 'git-webhook' }),
-      }),
-    });
+    const app = runtimeApiApp(options, { relayKube, relay, s3, bucket });
     try {
       api = await serveApi(app, { port: options.apiPort });
     } catch (error) {
@@ -236,6 +180,124 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
       await stopLoops();
     },
   };
+}
+
+/** fauxqs on `awsPort`, its SQS and S3 clients, the render bucket and one queue (and DLQ) per loop. */
+async function startEmbeddedAws(options: RuntimeOptions): Promise<{
+  aws: { stop(): Promise<void> };
+  endpoint: string;
+  sqs: SQSClient;
+  s3: S3Client;
+  bucket: string;
+  queues: ConvoyRuntime['queues'];
+}> {
+  const aws = await startFauxqs({ port: options.awsPort ?? 0, logger: false });
+  const endpoint = `http://127.0.0.1:${aws.port}`;
+  const credentials = { accessKeyId: 'convoy-dev', secretAccessKey: 'convoy-dev' };
+  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
+  const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+  const bucket = 'convoy-renders';
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+
+  const queues = {} as ConvoyRuntime['queues'];
+  for (const loop of [...LOOPS, FLEET_LOOP] as const) {
+    queues[loop] = await ensureQueueWithDlq(sqs, `convoy-${loop}`, {
+      maxReceiveCount: options.maxReceiveCount ?? deriveTimings().maxReceiveCount,
+      visibilityTimeout: options.visibilityTimeoutSeconds ?? 60,
+    });
+  }
+  return { aws, endpoint, sqs, s3, bucket, queues };
+}
+
+/**
+ * The four functions' handlers fed by one poller per queue, or, with `options.functions`, what that
+ * starts instead (the bundles under the Lambda runtime emulator). Returns what stops them.
+ */
+async function startFunctions(
+  options: RuntimeOptions,
+  config: FunctionConfig,
+  aws: {
+    sqs: SQSClient;
+    s3: S3Client;
+    endpoint: string;
+    queues: ConvoyRuntime['queues'];
+    bucket: string;
+    settings: Readonly<Record<string, string>>;
+  },
+): Promise<Poller[]> {
+  const { kc, logger } = options;
+  const { sqs, s3, endpoint, queues, bucket } = aws;
+  // The functions read the installation's settings as on AWS: from their environment, here the relay ConfigMap's entries.
+  // One hint key for the three loops of this runtime (they seal and check each other's hints).
+  const clients: FunctionClients = {
+    kc: fromClientNodeKubeConfig(options.identities?.functions ?? kc),
+    sqs,
+    s3,
+    tenancy: tenancyFromEnv(aws.settings),
+    hintKey: hintKey(config.CONVOY_HINT_KEY),
+  };
+  const queueUrlOf = (loop: QueueLoop) => () => queues[loop].queueUrl;
+  const handlers: Partial<Record<QueueLoop, SqsBatchHandler>> = {
+    reconcile: createReconcileHandler(config, clients, logger.child({ fn: 'reconcile' }), {
+      queueUrlOf: queueUrlOf('reconcile'),
+    }),
+    ...observerHandlers(config, clients, logger, queueUrlOf),
+    fleet: createFleetHandler(config, clients, logger.child({ fn: 'fleet' }), {
+      queueUrlOf: queueUrlOf('fleet'),
+    }),
+  };
+  const pollers: Poller[] = [];
+  if (options.functions !== undefined) {
+    const started = await options.functions({
+      sqs,
+      endpoint,
+      queues,
+      bucket,
+      functionsKc: options.identities?.functions ?? kc,
+      logger,
+    });
+    pollers.push(started);
+  }
+  // The lambda runtime (options.functions) runs the construct's four functions instead, the fleet
+  // bundle fed by the fleet queue's event source mapping (dev/lambda/lambda-functions.ts).
+  for (const loop of [...LOOPS, FLEET_LOOP] as const) {
+    const handler = handlers[loop];
+    if (handler === undefined || options.functions !== undefined) continue;
+    pollers.push(
+      startPoller({
+        sqs,
+        queueUrl: queues[loop].queueUrl,
+        queueArn: queues[loop].queueArn,
+        handler,
+        logger: logger.child({ poller: loop }),
+        waitTimeSeconds: 1,
+        concurrency: options.pollerConcurrency ?? POLLER_CONCURRENCY,
+      }),
+    );
+  }
+  return pollers;
+}
+
+/** The relay's HTTP API, reading with the relay's identity and the runtime's render store. */
+function runtimeApiApp(
+  options: RuntimeOptions,
+  runtime: { relayKube: KubeClientConfig; relay: Relay; s3: S3Client; bucket: string },
+): ReturnType<typeof createApiApp> {
+  const { relayKube, relay } = runtime;
+  return createApiApp({
+    auth: createKubeAuthenticator(relayKube),
+    releases: createReleaseApi(relayKube),
+    userClusters: userClustersOf(relayKube),
+    store: createS3RenderStore({ s3: runtime.s3, bucket: runtime.bucket }),
+    metrics: relay.metrics,
+    ready: () => relay.ready(),
+    gitWebhook: createGitWebhookHandler({
+      secret: options.gitWebhookSecret ?? '',
+      releases: createKubeWebhookReleaseSource(relayKube, { releaseSets: true }),
+      enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
+      logger: options.logger.child({ component: 'git-webhook' }),
+    }),
+  });
 }
 
 /**
