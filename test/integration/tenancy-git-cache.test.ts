@@ -61,7 +61,8 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
     teamB = await freshNamespace(admin, 'gitcache-team-b');
     installation = await freshNamespace(admin, 'gitcache-convoy');
     functions = await asFunctions(admin, installation.name, [teamA, teamB.name]);
-    tenancy = parseTenancySettings({ defaultServiceAccount: 'default', inClusterNamespaces: '*' });
+    // The env's egress allow list (its Git servers and the private one below, on 127.0.0.1).
+    tenancy = { ...parseTenancySettings({ defaultServiceAccount: 'default', inClusterNamespaces: '*' }), egress: env.tenancy.egress };
     for (const ns of [teamA, teamB.name]) await env.api.create('Cluster', ns, 'local', { inCluster: true });
 
     privateRoot = await mkdtemp(join(tmpdir(), 'convoy-private-git-'));
