@@ -163,13 +163,13 @@ describe('three kube-apiservers, two tenants on each', () => {
         const foreign = cluster === 'local' ? envs[other].ns.name : other;
         const repo = await env.repo(`${cluster}-own`, { 'cm.yaml': configMap(`${tenant}-on-${cluster}`, own) });
         await env.api.create('Release', env.ns.name, `${cluster}-own`, { cluster: { name: cluster }, serviceAccountName: 'deployer', source: { git: { url: repo.url, ref: { branch: 'main' } } } });
-        const ok = await env.reconcile(`${cluster}-own`, env.ports({ wiring: { tenancy } }));
+        const ok = await env.reconcile(`${cluster}-own`, env.ports({ wiring: { tenancy: { ...tenancy, egress: env.tenancy.egress } } }));
         expect(applied(ok.release), `${tenant} on ${cluster}`).toMatchObject({ status: 'True', reason: 'Applied' });
         expect(await exists(targets[cluster], own, `${tenant}-on-${cluster}`)).toBe(true);
 
         const intruder = await env.repo(`${cluster}-intrude`, { 'cm.yaml': configMap(`${tenant}-intrudes-${cluster}`, foreign) });
         await env.api.create('Release', env.ns.name, `${cluster}-intrude`, { cluster: { name: cluster }, serviceAccountName: 'deployer', source: { git: { url: intruder.url, ref: { branch: 'main' } } } });
-        const refused = await env.reconcile(`${cluster}-intrude`, env.ports({ wiring: { tenancy } }));
+        const refused = await env.reconcile(`${cluster}-intrude`, env.ports({ wiring: { tenancy: { ...tenancy, egress: env.tenancy.egress } } }));
         const cond = applied(refused.release)!;
         expect(cond, `${tenant} into ${other} on ${cluster}`).toMatchObject({ status: 'False', reason: 'Unappliable' });
         expect(cond.message).toContain(`ConfigMap ${foreign}/${tenant}-intrudes-${cluster}`);

@@ -60,11 +60,15 @@ describe('tenancy: what a Release names is read as its identity, and EKS roles a
     // Not a tenant namespace of this installation: the functions may not impersonate its ServiceAccounts.
     outsider = await freshNamespace(admin, 'reads-outsider');
     functions = await asFunctions(admin, installation.name, [teamA]);
-    tenancy = parseTenancySettings({
-      defaultServiceAccount: 'default',
-      inClusterNamespaces: '*',
-      eksRoles: `${teamA}=arn:aws:iam::111122223333:role/team-a-*;team-b-*=arn:aws:iam::111122223333:role/team-b-*;${installation.name}=self;${outsider.name}=${A_ROLE}`,
-    });
+    tenancy = {
+      ...parseTenancySettings({
+        defaultServiceAccount: 'default',
+        inClusterNamespaces: '*',
+        eksRoles: `${teamA}=arn:aws:iam::111122223333:role/team-a-*;team-b-*=arn:aws:iam::111122223333:role/team-b-*;${installation.name}=self;${outsider.name}=${A_ROLE}`,
+      }),
+      // The env's egress allow list: its Git server on 127.0.0.1.
+      egress: env.tenancy.egress,
+    };
     const core = admin.makeApiClient(CoreV1Api);
     await core.createNamespacedServiceAccount({ namespace: teamA, body: { metadata: { name: 'deployer' } } });
     deployerToken = (await serviceAccountConfig(admin, teamA, 'deployer')).token;
