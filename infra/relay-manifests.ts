@@ -26,7 +26,7 @@
  *   deletes them with a deletecollection — only in the installation namespace (a Role).
  *
  * The functions' identity: functions-rbac.ts (impersonation only in the tenant namespaces), and
- * functions-admission.ts (their Release writes: ReleaseSet children only, where a ReleaseSet is).
+ * functions-admission.ts (their Release writes: ReleaseSet children only).
  * The installation's settings (tenancy, watchSecrets): installation-settings.ts, written to the
  * relay's ConfigMap, which `convoy dev` reads back for its in-process functions.
  */
@@ -264,7 +264,7 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
     },
     ...functionsRbac(namespace, labels, options.tenancy, options.functionsServiceAccount),
-    // What RBAC cannot say: the functions write only ReleaseSet children, only where a ReleaseSet is.
+    // What RBAC cannot say: the functions write only the child Releases of a ReleaseSet.
     ...functionsReleasePolicy(namespace, labels, options.functionsServiceAccount),
     config,
     {

@@ -3,9 +3,9 @@
  * (dev/shipped-identities.ts applies infra/relay-manifests.ts' RBAC and admission policy; never
  * admin, except to set the scene):
  *
- * - the functions write Releases only as ReleaseSet children, only in a namespace that holds a
- *   ReleaseSet (infra/functions-admission.ts) — RBAC grants the writes everywhere and cannot say
- *   more; their status writes are untouched;
+ * - the functions write only ReleaseSet children (infra/functions-admission.ts) — RBAC grants
+ *   the writes everywhere and cannot say more; a "child" planted where its set is not is deleted by
+ *   the garbage collector; their status writes, and everyone else's writes, are untouched;
  * - the relay's token may list every ConfigMap with its data (RBAC has no "metadata only"); the
  *   relay's informer asks for metadata only and gets no data;
  * - `kubectl auth can-i --list` of both identities (the real kubectl of the Lambda layer, each with
@@ -93,7 +93,7 @@ beforeAll(async () => {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const answer = await outcome(functions.create(releasePath('kube-system'), release('kube-system', 'probe'), { dryRun: 'All' }));
-    if (/no params found/.test(answer)) break;
+    if (/write only the child Releases/.test(answer)) break;
     if (Date.now() > deadline) throw new Error(`the admission policy does not answer the functions' Release create in kube-system 30 s after it was applied: ${answer}`);
     await sleep(200);
   }
@@ -106,18 +106,35 @@ afterAll(async () => {
 });
 
 describe("the functions' Release writes (admission policy on their identity)", () => {
-  it('a Release in kube-system, or in a tenant namespace without a ReleaseSet, is refused — even as a ReleaseSet child', async () => {
-    for (const namespace of ['kube-system', withoutSet.name]) {
-      const answer = await outcome(functions.create(releasePath(namespace), release(namespace, 'planted', childOf(set)), { dryRun: 'All' }));
-      expect(answer, namespace).toMatch(/^4\d\d .*no params found for policy binding/);
+  it('a Release that is no ReleaseSet child is refused in kube-system, a namespace without a ReleaseSet and one with: the rule is named', async () => {
+    for (const namespace of ['kube-system', withoutSet.name, withSet.name]) {
+      const answer = await outcome(functions.create(releasePath(namespace), release(namespace, 'planted'), { dryRun: 'All' }));
+      expect(answer, namespace).toMatch(new RegExp(`^403 .*the functions of convoy write only the child Releases of a ReleaseSet: ${namespace}/planted is not one`));
+    }
+    // Labelled but not owned, or owned but not labelled: neither is a child.
+    const { labels, ownerReferences } = childOf(set);
+    for (const metadata of [{ labels }, { ownerReferences }]) {
+      expect(await outcome(functions.create(releasePath(withSet.name), release(withSet.name, 'half', metadata), { dryRun: 'All' }))).toMatch(/^403 .*write only the child Releases/);
+    }
+    expect(await outcome(functions.create(releasePath(withSet.name), release(withSet.name, 'web-c1', childOf(set)), { dryRun: 'All' }))).toBe('allowed');
+  });
+
+  it('a "child" planted where its ReleaseSet is not is admitted, then deleted by the garbage collector (no such owner in its namespace)', async () => {
+    const name = `planted-${randomBytes(3).toString('hex')}`;
+    await functions.create(releasePath(withoutSet.name), release(withoutSet.name, name, childOf(set)));
+    const deadline = Date.now() + 60_000;
+    while ((await outcome(createKubeClient(fromClientNodeKubeConfig(admin)).get(releasePath(withoutSet.name, name)))) === 'allowed') {
+      if (Date.now() > deadline) throw new Error(`the garbage collector did not delete ${withoutSet.name}/${name} in 60 s`);
+      await sleep(250);
     }
   });
 
-  it('in a namespace with a ReleaseSet: a child is created, anything else refused naming the rule', async () => {
-    expect(await outcome(functions.create(releasePath(withSet.name), release(withSet.name, 'web-c1', childOf(set)), { dryRun: 'All' }))).toBe('allowed');
-    expect(await outcome(functions.create(releasePath(withSet.name), release(withSet.name, 'planted'), { dryRun: 'All' }))).toMatch(
-      /^403 .*the functions of convoy write only the child Releases of a ReleaseSet: .*\/planted is not one/,
-    );
+  it("everyone else's Release writes are not the policy's: admin creates, changes and deletes a plain Release where no ReleaseSet is", async () => {
+    const name = `plain-${randomBytes(3).toString('hex')}`;
+    const asAdmin = createKubeClient(fromClientNodeKubeConfig(admin));
+    await asAdmin.create(releasePath(withoutSet.name), release(withoutSet.name, name));
+    await asAdmin.patch(releasePath(withoutSet.name, name), { metadata: { labels: { edited: 'yes' } } }, { type: 'merge' });
+    await asAdmin.delete(releasePath(withoutSet.name, name));
   });
 
   it("a tenant's own Release: no change, no delete; its status (each loop's slice) still written", async () => {

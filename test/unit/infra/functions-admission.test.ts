@@ -8,19 +8,19 @@ import { relayManifests } from '../../../infra/relay-manifests.ts';
 const base = { queueUrls: { reconcile: 'https://q/r', drift: 'https://q/d', health: 'https://q/h' }, region: 'eu-west-1', crds: [] };
 
 describe("the functions' Release-write policy in the install manifests", () => {
-  it('a ValidatingAdmissionPolicy on releases (not releases/status) matched on the group convoy:functions, bound to the ReleaseSets of the Release\'s namespace (none: denied)', () => {
+  it('a ValidatingAdmissionPolicy on releases (not releases/status) matched on the group convoy:functions, with no params (they would be looked up for every identity)', () => {
     const manifests = relayManifests(base);
     const policy = manifests.find((m) => m.kind === 'ValidatingAdmissionPolicy');
     const binding = manifests.find((m) => m.kind === 'ValidatingAdmissionPolicyBinding');
     expect(policy?.metadata['name']).toBe(FUNCTIONS_RELEASE_POLICY);
+    expect(policy?.['spec']).not.toHaveProperty('paramKind');
     expect(policy?.['spec']).toMatchObject({
       failurePolicy: 'Fail',
-      paramKind: { apiVersion: 'convoy.dev/v1alpha1', kind: 'ReleaseSet' },
       matchConstraints: { resourceRules: [{ apiGroups: ['convoy.dev'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['releases'] }] },
       matchConditions: [{ expression: "request.userInfo.groups.exists(g, g == 'convoy:functions')" }],
     });
-    expect(binding?.['spec']).toEqual({ policyName: FUNCTIONS_RELEASE_POLICY, validationActions: ['Deny'], paramRef: { selector: {}, parameterNotFoundAction: 'Deny' } });
-    // After the functions' RBAC, and after the CRDs when they are included (its paramKind is a ReleaseSet).
+    expect(binding?.['spec']).toEqual({ policyName: FUNCTIONS_RELEASE_POLICY, validationActions: ['Deny'] });
+    // After the CRDs when they are included (it matches releases.convoy.dev).
     const kinds = relayManifests({ ...base, crds: undefined }).map((m) => m.kind);
     expect(kinds.lastIndexOf('CustomResourceDefinition')).toBeLessThan(kinds.indexOf('ValidatingAdmissionPolicy'));
   });
@@ -34,6 +34,6 @@ describe("the functions' Release-write policy in the install manifests", () => {
     expect(deployFiles().get('deploy/convoy.yaml')).toContain('kind: ValidatingAdmissionPolicyBinding');
     const chart = chartFiles('0.0.0');
     expect(chart.get('charts/convoy/templates/validatingadmissionpolicy.yaml')).toContain(`name: ${FUNCTIONS_RELEASE_POLICY}`);
-    expect(chart.get('charts/convoy/templates/validatingadmissionpolicybinding.yaml')).toContain('parameterNotFoundAction: Deny');
+    expect(chart.get('charts/convoy/templates/validatingadmissionpolicybinding.yaml')).toContain(`policyName: ${FUNCTIONS_RELEASE_POLICY}`);
   });
 });
