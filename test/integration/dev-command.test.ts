@@ -242,6 +242,8 @@ describe('convoy dev start and stop', () => {
     const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--oci-port', String(ociPort)]));
     await runningBanner(run);
     expect(run.stdout).toContain(`OCI registry 127.0.0.1:${ociPort}   (oci://127.0.0.1:${ociPort}/charts/hello-chart, oci://127.0.0.1:${ociPort}/manifests/hello-oci:1.0.0; plain HTTP allowed)`);
+    // The egress policy refuses loopback: convoy dev allows its own two servers, and says so.
+    expect(run.stdout).toContain(`egress       Releases may reach public addresses and 127.0.0.1:${gitPort}, 127.0.0.1:${ociPort} (convoy dev's own servers); other loopback and private addresses are refused`);
     const kubeconfig = /kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '';
     const kc = kubeConfigFor(kubeconfig);
     const objects = KubernetesObjectApi.makeApiClient(kc);
