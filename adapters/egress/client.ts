@@ -64,123 +64,132 @@ export interface EgressOptions {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-export function createEgress(policy: EgressPolicy, options: EgressOptions = {}): Egress {
-  const resolver = options.resolver ?? systemResolver;
-  // Free sockets close after 4 s (as node's global agent); an active request is not cut by it.
-  const agents = { http: new nodeHttp.Agent({ keepAlive: true, timeout: 4_000 }), https: new https.Agent({ keepAlive: true, timeout: 4_000 }) };
+/** What every request of one client shares. */
+interface Context {
+  readonly policy: EgressPolicy;
+  readonly resolver: Resolver;
+  readonly agents: { readonly http: Agent; readonly https: Agent };
+}
 
-  function once(url: URL, request: EgressRequest, redirected: boolean): Promise<IncomingMessage> {
-    const problem = urlProblem(url);
-    if (problem !== undefined) return Promise.reject(new EgressRefusedError(describeUrlProblem(problem, url.protocol)));
-    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    const secure = url.protocol === 'https:';
-    if (!secure && request.plainHttp !== undefined && !request.plainHttp(url.host)) {
-      return Promise.reject(
-        new EgressRefusedError(
-          redirected
-            ? 'a redirect leads to plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES; not followed'
-            : 'plain HTTP to this host is not allowed by the installation (CONVOY_INSECURE_REGISTRIES)',
-        ),
-      );
-    }
-    const target: Target = { host, port: Number(url.port || (secure ? 443 : 80)), redirected };
-    try {
-      if (parseIp(host) !== undefined) checkAddress(policy, target, host);
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    return new Promise((resolve, reject) => {
-      const agent: Agent = secure ? agents.https : agents.http;
-      const mod = secure ? https : nodeHttp;
-      const req = mod.request(url, {
-        method: request.method ?? 'GET',
-        headers: request.headers ?? {},
-        agent,
-        lookup: guardedLookup(policy, resolver, target),
-        ...(request.signal ? { signal: request.signal } : {}),
-        ...(secure && request.ca !== undefined ? { ca: request.ca } : {}),
-      });
-      let answerTimer: NodeJS.Timeout | undefined;
-      if (request.answerTimeoutMs !== undefined) {
-        const ms = request.answerTimeoutMs;
-        answerTimer = setTimeout(() => req.destroy(new EgressTimeoutError(`no answer within ${Math.round(ms / 1000)} s`)), ms);
-      }
-      if (request.idleTimeoutMs !== undefined) {
-        const ms = request.idleTimeoutMs;
-        req.setTimeout(ms, () => req.destroy(new EgressTimeoutError(`no data for ${Math.round(ms / 1000)} s`)));
-      }
-      req.once('socket', (socket) => checkOnConnect(policy, target, socket));
-      req.once('response', (res) => {
-        clearTimeout(answerTimer);
-        resolve(res);
-      });
-      req.once('error', (error) => {
-        clearTimeout(answerTimer);
-        reject(error);
-      });
-      req.end(request.body);
+/** Refuses before any connection: a URL convoy does not follow, plain HTTP the caller does not allow, a refused IP literal. */
+function refusalBefore(ctx: Context, url: URL, request: EgressRequest, target: Target): Error | undefined {
+  const problem = urlProblem(url);
+  if (problem !== undefined) return new EgressRefusedError(describeUrlProblem(problem, url.protocol));
+  if (url.protocol === 'http:' && request.plainHttp !== undefined && !request.plainHttp(url.host)) {
+    return new EgressRefusedError(
+      target.redirected
+        ? 'a redirect leads to plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES; not followed'
+        : 'plain HTTP to this host is not allowed by the installation (CONVOY_INSECURE_REGISTRIES)',
+    );
+  }
+  try {
+    // net does not resolve a literal: it is checked here, a name in the lookup (guardedLookup).
+    if (parseIp(target.host) !== undefined) checkAddress(ctx.policy, target, target.host);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+  return undefined;
+}
+
+/** One request, no redirect followed: the answer's head, or the error. */
+function once(ctx: Context, url: URL, request: EgressRequest, redirected: boolean): Promise<IncomingMessage> {
+  const secure = url.protocol === 'https:';
+  const target: Target = { host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port: Number(url.port || (secure ? 443 : 80)), redirected };
+  const refused = refusalBefore(ctx, url, request, target);
+  if (refused !== undefined) return Promise.reject(refused);
+  return new Promise((resolve, reject) => {
+    const req = (secure ? https : nodeHttp).request(url, {
+      method: request.method ?? 'GET',
+      headers: request.headers ?? {},
+      agent: secure ? ctx.agents.https : ctx.agents.http,
+      lookup: guardedLookup(ctx.policy, ctx.resolver, target),
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(secure && request.ca !== undefined ? { ca: request.ca } : {}),
     });
-  }
-
-  async function send(url: string, request: EgressRequest = {}): Promise<EgressAnswer> {
-    let current: URL;
-    try {
-      current = new URL(url);
-    } catch {
-      throw new EgressRefusedError(describeUrlProblem('unparseable', url));
+    let answerTimer: NodeJS.Timeout | undefined;
+    if (request.answerTimeoutMs !== undefined) {
+      const ms = request.answerTimeoutMs;
+      answerTimer = setTimeout(() => req.destroy(new EgressTimeoutError(`no answer within ${Math.round(ms / 1000)} s`)), ms);
     }
-    const origin = current.origin;
-    const visited = [current.href];
-    let method = request.method ?? 'GET';
-    let body = request.body;
-    for (;;) {
-      const sameOrigin = current.origin === origin;
-      const redirected = visited.length > 1;
-      const hop: EgressRequest = {
-        ...request,
-        method,
-        body,
-        headers: headersForHop(request.headers ?? {}, sameOrigin),
-        ca: sameOrigin ? request.ca : undefined,
-      };
-      const res = await once(current, hop, redirected);
-      const status = res.statusCode ?? 0;
-      const location = res.headers.location;
-      if (REDIRECTS.has(status) && location !== undefined) {
-        res.resume();
-        const step = redirectStep(current, location, visited, origin);
-        if (!step.ok) throw new EgressRefusedError(`a redirect was not followed: ${step.reason}`);
-        if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
-          method = method === 'HEAD' ? 'HEAD' : 'GET';
-          body = undefined;
-        }
-        visited.push(step.url.href);
-        current = step.url;
-        continue;
+    if (request.idleTimeoutMs !== undefined) {
+      const ms = request.idleTimeoutMs;
+      req.setTimeout(ms, () => req.destroy(new EgressTimeoutError(`no data for ${Math.round(ms / 1000)} s`)));
+    }
+    req.once('socket', (socket) => checkOnConnect(ctx.policy, target, socket));
+    req.once('response', (res) => {
+      clearTimeout(answerTimer);
+      resolve(res);
+    });
+    req.once('error', (error) => {
+      clearTimeout(answerTimer);
+      reject(error);
+    });
+    req.end(request.body);
+  });
+}
+
+/** A request with its redirects followed by domain/egress/redirect.ts's rules, each hop checked again. */
+async function send(ctx: Context, url: string, request: EgressRequest = {}): Promise<EgressAnswer> {
+  let current: URL;
+  try {
+    current = new URL(url);
+  } catch {
+    throw new EgressRefusedError(describeUrlProblem('unparseable', url));
+  }
+  const origin = current.origin;
+  const visited = [current.href];
+  let method = request.method ?? 'GET';
+  let body = request.body;
+  for (;;) {
+    const sameOrigin = current.origin === origin;
+    const hop: EgressRequest = { ...request, method, body, headers: headersForHop(request.headers ?? {}, sameOrigin), ca: sameOrigin ? request.ca : undefined };
+    const res = await once(ctx, current, hop, visited.length > 1);
+    const status = res.statusCode ?? 0;
+    const location = res.headers.location;
+    if (REDIRECTS.has(status) && location !== undefined) {
+      res.resume();
+      const step = redirectStep(current, location, visited, origin);
+      if (!step.ok) throw new EgressRefusedError(`a redirect was not followed: ${step.reason}`);
+      if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+        method = method === 'HEAD' ? 'HEAD' : 'GET';
+        body = undefined;
       }
-      const empty = method === 'HEAD' || status === 204 || status === 304;
-      if (empty) res.resume();
-      return { url: current.href, status, statusText: res.statusMessage ?? '', headers: res.headers, body: empty ? null : res };
+      visited.push(step.url.href);
+      current = step.url;
+      continue;
     }
+    const empty = method === 'HEAD' || status === 204 || status === 304;
+    if (empty) res.resume();
+    return { url: current.href, status, statusText: res.statusMessage ?? '', headers: res.headers, body: empty ? null : res };
   }
+}
 
+/** The answer as a web Response, as fetch gives it. */
+function toResponse(answer: EgressAnswer): Response {
+  if (answer.status < 200 || answer.status > 599) {
+    answer.body?.destroy();
+    throw Object.assign(new Error(`answered with HTTP status ${answer.status}`), { code: 'ERR_EGRESS_BAD_STATUS' });
+  }
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  const body = answer.body === null ? null : (Readable.toWeb(answer.body) as unknown as ReadableStream<Uint8Array>);
+  // No statusText: a server's reason phrase is its own text, and nothing reads it.
+  return new Response(body, { status: answer.status, headers });
+}
+
+export function createEgress(policy: EgressPolicy, options: EgressOptions = {}): Egress {
+  const ctx: Context = {
+    policy,
+    resolver: options.resolver ?? systemResolver,
+    // Free sockets close after 4 s (as node's global agent); an active request is not cut by it.
+    agents: { http: new nodeHttp.Agent({ keepAlive: true, timeout: 4_000 }), https: new https.Agent({ keepAlive: true, timeout: 4_000 }) },
+  };
   return {
     policy,
-    send,
-    async fetch(url, request = {}) {
-      const answer = await send(url, request);
-      if (answer.status < 200 || answer.status > 599) {
-        answer.body?.destroy();
-        throw Object.assign(new Error(`answered with HTTP status ${answer.status}`), { code: 'ERR_EGRESS_BAD_STATUS' });
-      }
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(answer.headers)) {
-        if (value === undefined) continue;
-        for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-      }
-      const body = answer.body === null ? null : (Readable.toWeb(answer.body) as unknown as ReadableStream<Uint8Array>);
-      // No statusText: a server's reason phrase is its own text, and nothing reads it.
-      return new Response(body, { status: answer.status, headers });
-    },
+    send: (url, request) => send(ctx, url, request),
+    fetch: async (url, request) => toResponse(await send(ctx, url, request)),
   };
 }

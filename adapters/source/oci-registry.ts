@@ -31,13 +31,11 @@
  * for this registry's origin only, never the process's trust store.
  */
 import { createHash } from 'node:crypto';
-import type { ReadableStream } from 'node:stream/web';
-import { isTlsFailure } from '../../domain/egress/failure.ts';
 import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
 import { nextLink, parseWwwAuthenticate, type RegistryCredentials } from '../../domain/source/oci.ts';
 import { createEgress, type Egress } from '../egress/client.ts';
-import { egressRefusalOf, failureOf } from '../egress/errors.ts';
 import { SourceNotReadyError } from './errors.ts';
+import { readLimited, refusedAnswer, unanswered, type Answers } from './oci-answers.ts';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';
@@ -103,6 +101,7 @@ export function createOciClient(options: OciClientOptions): OciClient {
   const location = `${options.registry}/${options.repository}`;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const field = options.field;
+  const answers: Answers = { options, location, timeoutMs };
   // Per client (one resolve): how to authorize the next request, learned from the first challenge.
   let authorization: string | undefined;
 
@@ -110,28 +109,6 @@ export function createOciClient(options: OciClientOptions): OciClient {
 
   const egress = options.egress ?? createEgress(STRICT_EGRESS);
   const plainHttpAllowed = options.plainHttpAllowed ?? ((host: string) => options.plainHttp === true && host === options.registry);
-
-  /** A request that failed before an answer: one line naming the registry and the class of failure. */
-  function unanswered(err: unknown, method: string, url: string): SourceNotReadyError {
-    const refusal = egressRefusalOf(err);
-    if (refusal !== undefined) {
-      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry}: ${refusal.message} (will retry)`, { cause: err });
-    }
-    const failure = failureOf(err);
-    if (isTlsFailure(failure)) {
-      return new SourceNotReadyError(
-        `${field}.certSecretRef`,
-        `registry ${options.registry}: ${failure}; ` +
-          (options.caPem !== undefined
-            ? `the CA in ${field}.certSecretRef (ca.crt) did not sign its certificate, or the certificate does not name ${options.registry.replace(/:\d+$/, '')} (will retry)`
-            : `if it uses a private CA, put the CA in a Secret (key ca.crt) and name it in ${field}.certSecretRef (will retry)`),
-        { cause: err },
-      );
-    }
-    const path = new URL(url).pathname;
-    const detail = failure === 'timed out' ? `timed out after at most ${Math.round(timeoutMs / 1000)} s per request` : failure;
-    return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} did not answer ${method} ${path} (${detail}); will retry`, { cause: err });
-  }
 
   async function send(url: string, init: { method: string; accept?: string; authorization?: string | undefined }): Promise<Response> {
     const headers: Record<string, string> = {};
@@ -143,7 +120,7 @@ export function createOciClient(options: OciClientOptions): OciClient {
       try {
         response = await egress.fetch(url, { method: init.method, headers, signal: AbortSignal.timeout(timeoutMs), ca: options.caPem, plainHttp: plainHttpAllowed });
       } catch (err) {
-        throw unanswered(err, init.method, url);
+        throw unanswered(answers, err, init.method, url);
       }
       options.onRequest?.(init.method, new URL(url).pathname, response.status);
       if (!retriedStatus(response.status) || attempt >= retries) return response;
@@ -153,25 +130,6 @@ export function createOciClient(options: OciClientOptions): OciClient {
       const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS) : backoff;
       await new Promise((ok) => setTimeout(ok, wait));
     }
-  }
-
-  function refused(status: number, what: string): SourceNotReadyError {
-    if (status === 401 || status === 403) {
-      return new SourceNotReadyError(
-        `${field}.secretRef`,
-        `registry ${options.registry} refused ${what} of ${location} (HTTP ${status}${status === 401 ? ' Unauthorized' : ' Forbidden'}): ` +
-          (options.credentials
-            ? `the credentials of ${field}.secretRef are wrong or may not pull ${options.repository}; fix them (will retry)`
-            : `the registry needs credentials; set ${field}.secretRef (will retry)`),
-      );
-    }
-    if (status === 429) {
-      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} is rate limiting ${what} of ${location} (HTTP 429, ${(options.retries ?? 2) + 1} attempts); will retry with backoff`);
-    }
-    if (status >= 500) {
-      return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} failed ${what} of ${location} (HTTP ${status}, ${(options.retries ?? 2) + 1} attempts); will retry with backoff`);
-    }
-    return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} answered HTTP ${status} to ${what} of ${location}; check ${field}.repository and ${field}.chart (will retry)`);
   }
 
   /** Fetches a bearer token for pulling this repository from the challenge's realm. */
@@ -196,7 +154,7 @@ export function createOciClient(options: OciClientOptions): OciClient {
     const response = await send(url.toString(), { method: 'GET', authorization: options.credentials ? basic(options.credentials) : undefined });
     if (!response.ok) {
       await response.body?.cancel();
-      throw refused(response.status, `a token for ${what}`);
+      throw refusedAnswer(answers, response.status, `a token for ${what}`);
     }
     let body: unknown;
     try {
@@ -222,41 +180,14 @@ export function createOciClient(options: OciClientOptions): OciClient {
     let next: string | undefined;
     if (bearer !== undefined) next = `Bearer ${await token(bearer.params, what)}`;
     else if (basicChallenge !== undefined && options.credentials) next = basic(options.credentials);
-    if (next === undefined || next === authorization) throw refused(401, what);
+    if (next === undefined || next === authorization) throw refusedAnswer(answers, 401, what);
     authorization = next;
     const second = await send(url, { method, accept, authorization });
     if (second.status === 401) {
       await second.body?.cancel();
-      throw refused(401, what);
+      throw refusedAnswer(answers, 401, what);
     }
     return second;
-  }
-
-  async function readLimited(response: Response, limit: number, what: string): Promise<Buffer> {
-    const declared = Number(response.headers.get('content-length') ?? '0');
-    if (declared > limit) {
-      await response.body?.cancel();
-      throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} is ${declared} bytes, over the limit of ${limit} bytes`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
-      while (reader) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.byteLength;
-        if (size > limit) {
-          await reader.cancel();
-          throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} is over the limit of ${limit} bytes`);
-        }
-        chunks.push(Buffer.from(value));
-      }
-    } catch (err) {
-      if (err instanceof SourceNotReadyError) throw err;
-      throw new SourceNotReadyError(`${field}.repository`, `reading ${what} of ${location} from registry ${options.registry} failed (${failureOf(err)}); will retry`, { cause: err });
-    }
-    return Buffer.concat(chunks);
   }
 
   const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -277,9 +208,9 @@ export function createOciClient(options: OciClientOptions): OciClient {
         }
         if (!response.ok) {
           await response.body?.cancel();
-          throw refused(response.status, 'the tag list');
+          throw refusedAnswer(answers, response.status, 'the tag list');
         }
-        const body = await readLimited(response, 16 * 1024 * 1024, 'the tag list');
+        const body = await readLimited(answers, response, 16 * 1024 * 1024, 'the tag list');
         let parsed: unknown;
         try {
           parsed = JSON.parse(body.toString('utf8'));
@@ -304,16 +235,16 @@ export function createOciClient(options: OciClientOptions): OciClient {
       const response = await request(`${base}/v2/${options.repository}/manifests/${reference}`, 'HEAD', `the manifest ${reference}`, MANIFEST_ACCEPT);
       await response.body?.cancel();
       if (response.status === 404) return undefined;
-      if (!response.ok) throw refused(response.status, `the manifest ${reference}`);
+      if (!response.ok) throw refusedAnswer(answers, response.status, `the manifest ${reference}`);
       const digest = response.headers.get('docker-content-digest') ?? undefined;
       if (digest !== undefined && /^sha256:[0-9a-f]{64}$/.test(digest)) return digest;
       // No usable digest header: read the manifest and hash it.
       const full = await request(`${base}/v2/${options.repository}/manifests/${reference}`, 'GET', `the manifest ${reference}`, MANIFEST_ACCEPT);
       if (!full.ok) {
         await full.body?.cancel();
-        throw refused(full.status, `the manifest ${reference}`);
+        throw refusedAnswer(answers, full.status, `the manifest ${reference}`);
       }
-      return sha256(await readLimited(full, 4 * 1024 * 1024, `the manifest ${reference}`));
+      return sha256(await readLimited(answers, full, 4 * 1024 * 1024, `the manifest ${reference}`));
     },
     async manifest(digest) {
       const response = await request(`${base}/v2/${options.repository}/manifests/${digest}`, 'GET', `the manifest ${digest}`, MANIFEST_ACCEPT);
@@ -323,9 +254,9 @@ export function createOciClient(options: OciClientOptions): OciClient {
       }
       if (!response.ok) {
         await response.body?.cancel();
-        throw refused(response.status, `the manifest ${digest}`);
+        throw refusedAnswer(answers, response.status, `the manifest ${digest}`);
       }
-      const bytes = await readLimited(response, 4 * 1024 * 1024, `the manifest ${digest}`);
+      const bytes = await readLimited(answers, response, 4 * 1024 * 1024, `the manifest ${digest}`);
       const actual = sha256(bytes);
       if (actual !== digest) {
         throw new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} served a manifest for ${location}@${digest} whose digest is ${actual}; refusing it (will retry)`);
@@ -343,9 +274,9 @@ export function createOciClient(options: OciClientOptions): OciClient {
       const response = await request(`${base}/v2/${options.repository}/blobs/${digest}`, 'GET', what);
       if (!response.ok) {
         await response.body?.cancel();
-        throw refused(response.status, what);
+        throw refusedAnswer(answers, response.status, what);
       }
-      const bytes = await readLimited(response, limit, what);
+      const bytes = await readLimited(answers, response, limit, what);
       const actual = sha256(bytes);
       if (actual !== digest) {
         throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} has digest ${actual}, not ${digest} as its manifest says; refusing it (will retry)`);
