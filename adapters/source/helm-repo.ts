@@ -17,16 +17,14 @@
  * `oci://` repositories are read by oci-helm.ts (the source port dispatches on the scheme); given here
  * they are UnsupportedSourceError. Everything that a retry or a new publication can fix → SourceNotReadyError.
  */
-import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { ReadableStream } from 'node:stream/web';
-import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
 import { createEgress, type Egress } from '../egress/client.ts';
 import { describeFailure } from '../egress/errors.ts';
+import { findChartDir, storeChartArchive } from './chart-archive.ts';
 import { redactUrl, SourceNotReadyError, UnsupportedSourceError } from './errors.ts';
 import { pickVersion, type IndexEntry } from './helm-versions.ts';
 import { pathExists } from '../tools/path-exists.ts';
@@ -69,8 +67,6 @@ export interface HelmChartOptions {
   egress?: Egress | undefined;
 }
 
-
-const execFileAsync = promisify(execFile);
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 function parseRepository(
@@ -182,29 +178,6 @@ async function download(
   return Buffer.concat(chunks);
 }
 
-/** Throws when the extracted tree holds a symlink (a chart archive has no business with them). */
-async function refuseSymlinks(dir: string, what: string, field: string): Promise<void> {
-  for (const name of await readdir(dir)) {
-    const path = join(dir, name);
-    const info = await lstat(path);
-    if (info.isSymbolicLink()) {
-      throw new UnsupportedSourceError(
-        `${field}.chart`,
-        `${what} contains a symbolic link (${name}); convoy refuses chart archives with symlinks — repackage the chart with helm package`,
-      );
-    }
-    if (info.isDirectory()) await refuseSymlinks(path, what, field);
-  }
-}
-
-/** The chart folder inside an extracted archive: `<chart>/` or the single top-level folder. */
-export async function findChartDir(extracted: string, chart: string): Promise<string | undefined> {
-  if (await pathExists(join(extracted, chart, 'Chart.yaml'))) return chart;
-  const names = await readdir(extracted);
-  if (names.length === 1 && (await pathExists(join(extracted, names[0], 'Chart.yaml')))) return names[0];
-  return undefined;
-}
-
 export async function fetchHelmChart(
   input: HelmChartInput,
   cacheDir: string,
@@ -219,38 +192,13 @@ export async function fetchHelmChart(
   const requested = (input.version ?? '').trim();
   const indexUrl = `${base}/index.yaml`;
 
-  const indexBytes = await download(
-    egress,
-    indexUrl,
-    authHeader(auth),
-    options.maxIndexBytes ?? 128 * 1024 * 1024,
+  const entries = await chartEntries(egress, indexUrl, input.chart, {
+    headers: authHeader(auth),
+    limit: options.maxIndexBytes ?? 128 * 1024 * 1024,
     timeoutMs,
-    'index.yaml',
     field,
-  );
-  let index: unknown;
-  try {
-    index = parseYaml(indexBytes.toString('utf8'), { maxAliasCount: 16, prettyErrors: false });
-  } catch (err) {
-    throw new SourceNotReadyError(
-      `${field}.repository`,
-      `${redactUrl(indexUrl)} is not a valid helm repository index (YAML parse error); check ${field}.repository`,
-      { cause: err },
-    );
-  }
-  const entriesByChart =
-    typeof index === 'object' && index !== null && 'entries' in index ? index.entries : undefined;
-  const entries =
-    typeof entriesByChart === 'object' && entriesByChart !== null
-      ? (entriesByChart as Record<string, unknown>)[input.chart]
-      : undefined;
-  if (!Array.isArray(entries) || entries.length === 0) {
-    throw new SourceNotReadyError(
-      `${field}.chart`,
-      `chart "${input.chart}" is not in ${redactUrl(indexUrl)}; publish it or fix ${field}.chart`,
-    );
-  }
-  const { entry, version } = pickVersion(entries as IndexEntry[], requested, input.chart, indexUrl, field);
+  });
+  const { entry, version } = pickVersion(entries, requested, input.chart, indexUrl, field);
   const what = `chart ${input.chart} ${version}`;
 
   const indexDigest =
@@ -272,25 +220,7 @@ export async function fetchHelmChart(
     }
   }
 
-  const urls = Array.isArray(entry.urls) ? entry.urls.filter((u): u is string => typeof u === 'string') : [];
-  if (urls.length === 0) {
-    throw new SourceNotReadyError(`${field}.chart`, `${what} has no download URL in ${redactUrl(indexUrl)}`);
-  }
-  let chartUrl: URL;
-  try {
-    chartUrl = new URL(urls[0], `${base}/`);
-  } catch {
-    throw new SourceNotReadyError(
-      `${field}.chart`,
-      `${what} has an invalid download URL in ${redactUrl(indexUrl)}`,
-    );
-  }
-  if (chartUrl.protocol !== 'https:' && chartUrl.protocol !== 'http:') {
-    throw new UnsupportedSourceError(
-      `${field}.chart`,
-      `${what} is published at a ${chartUrl.protocol.replace(/:$/, '')} URL; only http(s) chart downloads are supported`,
-    );
-  }
+  const chartUrl = chartUrlOf(entry, base, { what, field, indexUrl });
   const archive = await download(
     egress,
     chartUrl.toString(),
@@ -323,51 +253,73 @@ export async function fetchHelmChart(
   };
 }
 
-/**
- * Extracts a chart archive (.tgz) into `final` (a cache folder named after its digest) through a
- * private work folder: tar without owners or modes, no symlinks, a Chart.yaml required. Another
- * process extracting the same archive first is fine (theirs is identical). Returns `final`.
- */
-export async function storeChartArchive(
-  archive: Buffer,
-  final: string,
-  cacheDir: string,
-  where: { chart: string; what: string; field: string; from: string },
-): Promise<string> {
-  const work = join(cacheDir, `.tmp-${randomBytes(8).toString('hex')}`);
-  const extracted = join(work, 'chart');
+/** The repository's index.yaml downloaded and parsed, and its entries of `chart` (one at least). */
+async function chartEntries(
+  egress: Egress,
+  indexUrl: string,
+  chart: string,
+  request: { headers: Record<string, string>; limit: number; timeoutMs: number; field: string },
+): Promise<IndexEntry[]> {
+  const { field } = request;
+  const indexBytes = await download(
+    egress,
+    indexUrl,
+    request.headers,
+    request.limit,
+    request.timeoutMs,
+    'index.yaml',
+    field,
+  );
+  let index: unknown;
   try {
-    await mkdir(extracted, { recursive: true });
-    await writeFile(join(work, 'chart.tgz'), archive);
-    try {
-      await execFileAsync('tar', [
-        '-xzf',
-        join(work, 'chart.tgz'),
-        '-C',
-        extracted,
-        '--no-same-owner',
-        '--no-same-permissions',
-      ]);
-    } catch (err) {
-      throw new SourceNotReadyError(
-        `${where.field}.chart`,
-        `${where.what} from ${where.from} is not a valid chart archive (tar failed)`,
-        { cause: err },
-      );
-    }
-    await refuseSymlinks(extracted, where.what, where.field);
-    if ((await findChartDir(extracted, where.chart)) === undefined) {
-      throw new SourceNotReadyError(`${where.field}.chart`, `${where.what} archive holds no Chart.yaml`);
-    }
-    try {
-      await rename(extracted, final);
-    } catch (err) {
-      // Someone else extracted the same archive first: theirs is identical.
-      const code = err instanceof Error && 'code' in err ? String(err.code) : '';
-      if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw err;
-    }
-  } finally {
-    await rm(work, { recursive: true, force: true });
+    index = parseYaml(indexBytes.toString('utf8'), { maxAliasCount: 16, prettyErrors: false });
+  } catch (err) {
+    throw new SourceNotReadyError(
+      `${field}.repository`,
+      `${redactUrl(indexUrl)} is not a valid helm repository index (YAML parse error); check ${field}.repository`,
+      { cause: err },
+    );
   }
-  return final;
+  const entriesByChart =
+    typeof index === 'object' && index !== null && 'entries' in index ? index.entries : undefined;
+  const entries =
+    typeof entriesByChart === 'object' && entriesByChart !== null
+      ? (entriesByChart as Record<string, unknown>)[chart]
+      : undefined;
+  if (!Array.isArray(entries) || entries.length === 0) {
+    throw new SourceNotReadyError(
+      `${field}.chart`,
+      `chart "${chart}" is not in ${redactUrl(indexUrl)}; publish it or fix ${field}.chart`,
+    );
+  }
+  return entries as IndexEntry[];
+}
+
+/** The entry's first download URL (relative to the repository or absolute); http(s) only. */
+function chartUrlOf(
+  entry: IndexEntry,
+  base: string,
+  where: { what: string; field: string; indexUrl: string },
+): URL {
+  const { what, field, indexUrl } = where;
+  const urls = Array.isArray(entry.urls) ? entry.urls.filter((u): u is string => typeof u === 'string') : [];
+  if (urls.length === 0) {
+    throw new SourceNotReadyError(`${field}.chart`, `${what} has no download URL in ${redactUrl(indexUrl)}`);
+  }
+  let chartUrl: URL;
+  try {
+    chartUrl = new URL(urls[0], `${base}/`);
+  } catch {
+    throw new SourceNotReadyError(
+      `${field}.chart`,
+      `${what} has an invalid download URL in ${redactUrl(indexUrl)}`,
+    );
+  }
+  if (chartUrl.protocol !== 'https:' && chartUrl.protocol !== 'http:') {
+    throw new UnsupportedSourceError(
+      `${field}.chart`,
+      `${what} is published at a ${chartUrl.protocol.replace(/:$/, '')} URL; only http(s) chart downloads are supported`,
+    );
+  }
+  return chartUrl;
 }
