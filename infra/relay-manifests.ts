@@ -30,18 +30,29 @@
  * The installation's settings (tenancy, watchSecrets): installation-settings.ts, written to the
  * relay's ConfigMap, which `convoy dev` reads back for its in-process functions.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { loadCrds } from './crd-files.ts';
 import { functionsReleasePolicy } from './functions-admission.ts';
 import { functionsRbac } from './functions-rbac.ts';
-import { ManifestError, tenancyEnvironment, type TenancyManifestOptions } from './installation-settings.ts';
+import { tenancyEnvironment, type TenancyManifestOptions } from './installation-settings.ts';
 import type { KubeManifest } from './kube-manifest.ts';
 
-export { FUNCTIONS_GROUP, FUNCTIONS_IMPERSONATE_ROLE, FUNCTIONS_ROLE_NAME, functionsRbac } from './functions-rbac.ts';
-export { DEFAULT_SERVICE_ACCOUNT, ManifestError, SYSTEM_NAMESPACES, tenancyEnvironment, tenantNamespacesOf, type TenancyManifestOptions } from './installation-settings.ts';
+export {
+  FUNCTIONS_GROUP,
+  FUNCTIONS_IMPERSONATE_ROLE,
+  FUNCTIONS_ROLE_NAME,
+  functionsRbac,
+} from './functions-rbac.ts';
+export {
+  DEFAULT_SERVICE_ACCOUNT,
+  ManifestError,
+  SYSTEM_NAMESPACES,
+  tenancyEnvironment,
+  tenantNamespacesOf,
+  type TenancyManifestOptions,
+} from './installation-settings.ts';
 export type { KubeManifest } from './kube-manifest.ts';
+export { DEFAULT_CRD_DIR, loadCrds } from './crd-files.ts';
 
 export const RELAY_NAME = 'convoy-relay';
 export const RELAY_SERVICE_ACCOUNT = 'convoy-relay';
@@ -68,54 +79,17 @@ export const RELAY_HTTPS_PORT = 8443;
 export const RELAY_TLS_SECRET = 'convoy-relay-tls';
 const RELAY_TLS_DIR = '/etc/convoy/tls';
 
-/** config/crds of this repository. */
-export const DEFAULT_CRD_DIR = fileURLToPath(new URL('../config/crds/', import.meta.url));
-
-
-/** Reads every CustomResourceDefinition in `dir/*.yaml` (sorted by file name). */
-export function loadCrds(dir: string = DEFAULT_CRD_DIR): KubeManifest[] {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
-    .sort();
-  if (files.length === 0) throw new ManifestError(`no CRD files (*.yaml) in ${dir}; run npm run gen:crds`);
-  const crds: KubeManifest[] = [];
-  for (const file of files) {
-    const path = join(dir, file);
-    for (const doc of parseAllDocuments(readFileSync(path, 'utf8'))) {
-      if (doc.errors.length > 0)
-        throw new ManifestError(
-          `${path} is not valid YAML: ${doc.errors[0]?.message ?? ''}; run npm run gen:crds`,
-        );
-      const value: unknown = doc.toJS();
-      if (value === null || value === undefined) continue;
-      if (!isManifest(value) || value.kind !== 'CustomResourceDefinition') {
-        throw new ManifestError(
-          `${path} holds something other than a CustomResourceDefinition; config/crds holds only CRDs`,
-        );
-      }
-      crds.push(value);
-    }
-  }
-  return crds;
-}
-
-function isManifest(value: unknown): value is KubeManifest {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return (
-    typeof v['apiVersion'] === 'string' &&
-    typeof v['kind'] === 'string' &&
-    typeof v['metadata'] === 'object' &&
-    v['metadata'] !== null
-  );
-}
-
 export interface RelayManifestOptions {
   /**
    * Queue URLs the relay sends to (CONVOY_*_QUEUE_URL). `fleet` (issue 26, ReleaseSets) is
    * optional: without it the relay sends no ReleaseSet messages (the Convoy construct always sets it).
    */
-  readonly queueUrls: { readonly reconcile: string; readonly drift: string; readonly health: string; readonly fleet?: string };
+  readonly queueUrls: {
+    readonly reconcile: string;
+    readonly drift: string;
+    readonly health: string;
+    readonly fleet?: string;
+  };
   /** AWS region of the queues and the bucket (AWS_REGION). */
   readonly region: string;
   /** Render-store bucket, for GET …/renders and pin (CONVOY_RENDER_BUCKET); absent: no store. */
@@ -165,40 +139,18 @@ export interface RelayManifestOptions {
 export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
   const namespace = options.namespace ?? DEFAULT_INSTALLATION_NAMESPACE;
   const labels = { 'app.kubernetes.io/name': RELAY_NAME, 'app.kubernetes.io/part-of': 'convoy' };
-  const meta = (name: string, namespaced: boolean) => ({
+  const meta: Meta = (name, namespaced) => ({
     name,
     ...(namespaced ? { namespace } : {}),
     labels,
   });
   const crds = options.crds ?? loadCrds();
-
-  const env: { name: string; value: string }[] = [
-    { name: 'CONVOY_NAMESPACE', value: namespace },
-    { name: 'CONVOY_RECONCILE_QUEUE_URL', value: options.queueUrls.reconcile },
-    { name: 'CONVOY_DRIFT_QUEUE_URL', value: options.queueUrls.drift },
-    { name: 'CONVOY_HEALTH_QUEUE_URL', value: options.queueUrls.health },
-    ...(options.queueUrls.fleet === undefined ? [] : [{ name: 'CONVOY_FLEET_QUEUE_URL', value: options.queueUrls.fleet }]),
-    ...(options.renderBucket === undefined
-      ? []
-      : [{ name: 'CONVOY_RENDER_BUCKET', value: options.renderBucket }]),
-    { name: 'AWS_REGION', value: options.region },
-    { name: 'CONVOY_LOG_LEVEL', value: options.logLevel ?? 'info' },
-    { name: 'CONVOY_HTTP_HOST', value: '0.0.0.0' },
-    { name: 'CONVOY_HTTP_PORT', value: String(RELAY_HTTP_PORT) },
-    { name: 'CONVOY_HTTPS_PORT', value: String(RELAY_HTTPS_PORT) },
-    { name: 'CONVOY_TLS_CERT_FILE', value: `${RELAY_TLS_DIR}/tls.crt` },
-    { name: 'CONVOY_TLS_KEY_FILE', value: `${RELAY_TLS_DIR}/tls.key` },
-    { name: 'CONVOY_WATCH_SECRETS', value: String(options.watchSecrets ?? false) },
-    { name: 'CONVOY_METRICS_PER_RELEASE', value: String(options.metricsPerRelease ?? false) },
-    ...tenancyEnvironment(options.tenancy, namespace),
-  ];
-
   const podLabels = { 'app.kubernetes.io/name': RELAY_NAME };
   const config: KubeManifest = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: meta(RELAY_CONFIG_NAME, true),
-    data: Object.fromEntries(env.map((e) => [e.name, e.value])),
+    data: Object.fromEntries(relayEnvironment(options, namespace).map((e) => [e.name, e.value])),
   };
   return [
     ...crds,
@@ -217,6 +169,54 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
           : { annotations: { 'eks.amazonaws.com/role-arn': options.irsaRoleArn } }),
       },
     },
+    ...relayRbac(options, namespace, meta),
+    ...functionsRbac(namespace, labels, options.tenancy, options.functionsServiceAccount),
+    // What RBAC cannot say: the functions write only the child Releases of a ReleaseSet.
+    ...functionsReleasePolicy(namespace, labels, options.functionsServiceAccount),
+    config,
+    relayDeployment(options, meta, { labels, podLabels }),
+    ...relayNetworking(meta, podLabels),
+  ];
+}
+
+/** The metadata of a relay object: its name, the installation namespace when namespaced, the relay's labels. */
+type Meta = (
+  name: string,
+  namespaced: boolean,
+) => { name: string; namespace?: string; labels: Record<string, string> };
+
+/** The relay's environment, the entries of its ConfigMap: what the functions read too, its HTTP settings, the installation's settings. */
+function relayEnvironment(
+  options: RelayManifestOptions,
+  namespace: string,
+): { name: string; value: string }[] {
+  return [
+    { name: 'CONVOY_NAMESPACE', value: namespace },
+    { name: 'CONVOY_RECONCILE_QUEUE_URL', value: options.queueUrls.reconcile },
+    { name: 'CONVOY_DRIFT_QUEUE_URL', value: options.queueUrls.drift },
+    { name: 'CONVOY_HEALTH_QUEUE_URL', value: options.queueUrls.health },
+    ...(options.queueUrls.fleet === undefined
+      ? []
+      : [{ name: 'CONVOY_FLEET_QUEUE_URL', value: options.queueUrls.fleet }]),
+    ...(options.renderBucket === undefined
+      ? []
+      : [{ name: 'CONVOY_RENDER_BUCKET', value: options.renderBucket }]),
+    { name: 'AWS_REGION', value: options.region },
+    { name: 'CONVOY_LOG_LEVEL', value: options.logLevel ?? 'info' },
+    { name: 'CONVOY_HTTP_HOST', value: '0.0.0.0' },
+    { name: 'CONVOY_HTTP_PORT', value: String(RELAY_HTTP_PORT) },
+    { name: 'CONVOY_HTTPS_PORT', value: String(RELAY_HTTPS_PORT) },
+    { name: 'CONVOY_TLS_CERT_FILE', value: `${RELAY_TLS_DIR}/tls.crt` },
+    { name: 'CONVOY_TLS_KEY_FILE', value: `${RELAY_TLS_DIR}/tls.key` },
+    { name: 'CONVOY_WATCH_SECRETS', value: String(options.watchSecrets ?? false) },
+    { name: 'CONVOY_METRICS_PER_RELEASE', value: String(options.metricsPerRelease ?? false) },
+    ...tenancyEnvironment(options.tenancy, namespace),
+  ];
+}
+
+/** The relay's ClusterRole (what relay/ reads cluster-wide) and its Role on the installation namespace's Leases, each bound to its ServiceAccount. */
+function relayRbac(options: RelayManifestOptions, namespace: string, meta: Meta): KubeManifest[] {
+  return [
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
@@ -232,7 +232,9 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
         },
         // Metadata-only informers; never get. Secrets only when watchSecrets (list returns their data).
         { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
-        ...(options.watchSecrets === true ? [{ apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] }] : []),
+        ...(options.watchSecrets === true
+          ? [{ apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] }]
+          : []),
         { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
         { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       ],
@@ -263,64 +265,83 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELAY_NAME },
       subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
     },
-    ...functionsRbac(namespace, labels, options.tenancy, options.functionsServiceAccount),
-    // What RBAC cannot say: the functions write only the child Releases of a ReleaseSet.
-    ...functionsReleasePolicy(namespace, labels, options.functionsServiceAccount),
-    config,
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: meta(RELAY_NAME, true),
-      spec: {
-        // Two replicas, one leader (relay/leader.ts); the follower serves the HTTP API too.
-        replicas: options.replicas ?? 2,
-        selector: { matchLabels: podLabels },
-        template: {
-          metadata: { labels: { ...labels, ...podLabels } },
-          spec: {
-            serviceAccountName: RELAY_SERVICE_ACCOUNT,
-            securityContext: {
-              runAsNonRoot: true,
-              runAsUser: 1000,
-              runAsGroup: 1000,
-              seccompProfile: { type: 'RuntimeDefault' },
-            },
-            topologySpreadConstraints: [
-              {
-                maxSkew: 1,
-                topologyKey: 'kubernetes.io/hostname',
-                whenUnsatisfiable: 'ScheduleAnyway',
-                labelSelector: { matchLabels: podLabels },
-              },
-            ],
-            containers: [
-              {
-                name: 'relay',
-                image: options.image ?? RELAY_IMAGE_PLACEHOLDER,
-                envFrom: [{ configMapRef: { name: RELAY_CONFIG_NAME } }],
-                // http: probes and metrics (and the API when no TLS Secret is mounted); https: the API and dashboard.
-                ports: [{ name: 'http', containerPort: RELAY_HTTP_PORT, protocol: 'TCP' }, { name: 'https', containerPort: RELAY_HTTPS_PORT, protocol: 'TCP' }],
-                readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5 },
-                livenessProbe: {
-                  httpGet: { path: '/healthz', port: 'http' },
-                  periodSeconds: 10,
-                  failureThreshold: 3,
-                },
-                resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } },
-                securityContext: {
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  capabilities: { drop: ['ALL'] },
-                },
-                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, { name: 'tls', mountPath: RELAY_TLS_DIR, readOnly: true }],
-              },
-            ],
-            // The TLS Secret is optional: without it the relay starts, serves plain HTTP and logs why.
-            volumes: [{ name: 'tmp', emptyDir: {} }, { name: 'tls', secret: { secretName: RELAY_TLS_SECRET, optional: true } }],
+  ];
+}
+
+/** The relay's Deployment: non-root, read-only, spread over nodes, its settings from the ConfigMap, the TLS Secret optional. */
+function relayDeployment(
+  options: RelayManifestOptions,
+  meta: Meta,
+  { labels, podLabels }: { labels: Record<string, string>; podLabels: Record<string, string> },
+): KubeManifest {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: meta(RELAY_NAME, true),
+    spec: {
+      // Two replicas, one leader (relay/leader.ts); the follower serves the HTTP API too.
+      replicas: options.replicas ?? 2,
+      selector: { matchLabels: podLabels },
+      template: {
+        metadata: { labels: { ...labels, ...podLabels } },
+        spec: {
+          serviceAccountName: RELAY_SERVICE_ACCOUNT,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1000,
+            runAsGroup: 1000,
+            seccompProfile: { type: 'RuntimeDefault' },
           },
+          topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: 'kubernetes.io/hostname',
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: podLabels },
+            },
+          ],
+          containers: [
+            {
+              name: 'relay',
+              image: options.image ?? RELAY_IMAGE_PLACEHOLDER,
+              envFrom: [{ configMapRef: { name: RELAY_CONFIG_NAME } }],
+              // http: probes and metrics (and the API when no TLS Secret is mounted); https: the API and dashboard.
+              ports: [
+                { name: 'http', containerPort: RELAY_HTTP_PORT, protocol: 'TCP' },
+                { name: 'https', containerPort: RELAY_HTTPS_PORT, protocol: 'TCP' },
+              ],
+              readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5 },
+              livenessProbe: {
+                httpGet: { path: '/healthz', port: 'http' },
+                periodSeconds: 10,
+                failureThreshold: 3,
+              },
+              resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                { name: 'tls', mountPath: RELAY_TLS_DIR, readOnly: true },
+              ],
+            },
+          ],
+          // The TLS Secret is optional: without it the relay starts, serves plain HTTP and logs why.
+          volumes: [
+            { name: 'tmp', emptyDir: {} },
+            { name: 'tls', secret: { secretName: RELAY_TLS_SECRET, optional: true } },
+          ],
         },
       },
     },
+  };
+}
+
+/** What keeps the relay reachable: its PodDisruptionBudget, its NetworkPolicy (inbound: its two ports only) and its Service. */
+function relayNetworking(meta: Meta, podLabels: Record<string, string>): KubeManifest[] {
+  return [
     {
       // One replica may go during a node drain; the other keeps the HTTP API and takes the lead.
       apiVersion: 'policy/v1',
@@ -337,14 +358,27 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
       spec: {
         podSelector: { matchLabels: podLabels },
         policyTypes: ['Ingress'],
-        ingress: [{ ports: [{ protocol: 'TCP', port: RELAY_HTTP_PORT }, { protocol: 'TCP', port: RELAY_HTTPS_PORT }] }],
+        ingress: [
+          {
+            ports: [
+              { protocol: 'TCP', port: RELAY_HTTP_PORT },
+              { protocol: 'TCP', port: RELAY_HTTPS_PORT },
+            ],
+          },
+        ],
       },
     },
     {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: meta(RELAY_NAME, true),
-      spec: { selector: podLabels, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }, { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
+      spec: {
+        selector: podLabels,
+        ports: [
+          { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+          { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' },
+        ],
+      },
     },
   ];
 }
