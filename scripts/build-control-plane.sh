@@ -31,18 +31,15 @@ if has_all "$DEST"; then
   exit 0
 fi
 
-if ! command -v go >/dev/null 2>&1; then
-  if [ -x /usr/local/go/bin/go ]; then
-    export PATH="/usr/local/go/bin:$PATH"
-  else
-    cat >&2 <<MSG
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go-tool.sh"
+if ! go_tools_need_go build-control-plane "the embedded cluster" 2>/dev/null; then
+  cat >&2 <<MSG
 build-control-plane: neither Go nor KUBEBUILDER_ASSETS is available.
-  Either install Go (>= 1.24) so this script can build kube-apiserver ${K8S_VERSION}
-  and etcd ${ETCD_VERSION} from Go modules, or set KUBEBUILDER_ASSETS to a folder
-  holding 'etcd' and 'kube-apiserver' (for example from setup-envtest).
+  Either install Go (>= 1.26) so this script can build kube-apiserver ${K8S_VERSION}, etcd
+  ${ETCD_VERSION} and KWOK ${KWOK_VERSION} from Go modules, or set KUBEBUILDER_ASSETS to a folder
+  holding etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
 MSG
-    exit 1
-  fi
+  exit 1
 fi
 
 mkdir -p "$DEST"
@@ -56,28 +53,6 @@ fail() {
   log "  go: $(go version)"
   log "  set CONVOY_K8S_VERSION / CONVOY_ETCD_VERSION to try others, or set KUBEBUILDER_ASSETS."
   exit 1
-}
-
-# --- etcd: its own wrapper module so its grpc/otel versions don't mix with kube's
-build_etcd() {
-  local dir="$WORK/etcd"
-  mkdir -p "$dir"
-  cat >"$dir/go.mod" <<MOD
-module local/etcd-build
-
-go 1.24.0
-MOD
-  cat >"$dir/tools.go" <<'SRC'
-//go:build tools
-
-package tools
-
-import _ "go.etcd.io/etcd/server/v3"
-SRC
-  (cd "$dir" && go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" >&2 && go mod tidy >&2 &&
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$DEST/etcd.tmp" go.etcd.io/etcd/server/v3 >&2) ||
-    fail "etcd build (see the go error above)"
-  mv "$DEST/etcd.tmp" "$DEST/etcd"
 }
 
 # --- kube-apiserver: a wrapper module replacing every staging module
@@ -115,24 +90,26 @@ import (
 )
 SRC
   (cd "$dir" && go mod tidy >&2) || fail "go mod tidy of the kube wrapper module"
-  local cmd
-  # Same -trimpath/-ldflags for all three, so the second and third reuse the first's GOCACHE.
+  local cmd missing=() stage
   for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
-    [ -x "$DEST/$cmd" ] && continue
-    log "building $cmd ${K8S_VERSION}"
-    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}" \
-      -o "$DEST/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd" >&2) || fail "$cmd build (see the go error above)"
-    mv "$DEST/$cmd.tmp" "$DEST/$cmd"
+    [ -x "$DEST/$cmd" ] || missing+=("$cmd")
   done
+  log "building ${missing[*]} ${K8S_VERSION}"
+  stage="$WORK/kube-bin"
+  mkdir -p "$stage"
+  # One go build for the three: each package compiles once, and a command links while the next
+  # one's packages still compile. The same -trimpath/-ldflags as the other Go tools (go-tool.sh).
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$GO_TOOLS_LDFLAGS -X k8s.io/component-base/version.gitVersion=${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}" \
+    -o "$stage/" "${missing[@]/#/k8s.io/kubernetes/cmd/}" >&2) || fail "${missing[*]} build (see the go error above)"
+  for cmd in "${missing[@]}"; do mv "$stage/$cmd" "$DEST/$cmd"; done
 }
 
-# --- kwok: outside the kube module (it pins newer k8s.io/* modules); needs Go >= 1.26.
-build_kwok() {
-  local gobin="$WORK/kwok-bin"
-  mkdir -p "$gobin"
-  GOBIN="$gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}" >&2 ||
-    fail "kwok ${KWOK_VERSION} build (needs Go >= 1.26; see the go error above)"
-  mv "$gobin/kwok" "$DEST/kwok"
+# --- etcd and KWOK: from the pinned module graph of the other Go tools (lib/go-tool.sh), not the
+# kube module (KWOK needs newer k8s.io/* modules than kube v1.34; etcd's gRPC and OpenTelemetry are
+# then the versions the other tools share).
+build_etcd_kwok() {
+  go_tools_install build-control-plane "$DEST" "etcd=go.etcd.io/etcd/server/v3@${ETCD_VERSION}" "kwok=sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}" ||
+    fail "etcd ${ETCD_VERSION} / kwok ${KWOK_VERSION} build (KWOK needs Go >= 1.26; see the go error above)"
 }
 
 # A previous cache folder (before the controllers were added) still holds a good etcd and apiserver.
@@ -141,10 +118,20 @@ for old in "$CACHE_ROOT/${K8S_VERSION}-${ETCD_VERSION}"; do
     [ -x "$DEST/$b" ] || { [ -x "$old/$b" ] && cp "$old/$b" "$DEST/$b"; } || true
   done
 done
-[ -x "$DEST/etcd" ] || { log "building etcd ${ETCD_VERSION}"; build_etcd; }
+# The kube binaries and etcd + KWOK share no module graph: built side by side, each fills the other's
+# idle moments (module downloads, links, a long last package).
+pids=()
 if [ ! -x "$DEST/kube-apiserver" ] || [ ! -x "$DEST/kube-controller-manager" ] || [ ! -x "$DEST/kube-scheduler" ]; then
-  build_apiserver
+  build_apiserver &
+  pids+=($!)
 fi
-[ -x "$DEST/kwok" ] || { log "building kwok ${KWOK_VERSION}"; build_kwok; }
+if [ ! -x "$DEST/etcd" ] || [ ! -x "$DEST/kwok" ]; then
+  build_etcd_kwok &
+  pids+=($!)
+fi
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+[ "$failed" = 0 ] || { log "FAILED: see the errors above"; exit 1; }
+has_all "$DEST" || fail "$DEST is incomplete after the build"
 log "built in $(( $(date +%s) - started ))s into $DEST: $(cd "$DEST" && du -sh "${BINARIES[@]}" | awk '{printf "%s %s, ", $2, $1}')"
 echo "$DEST"

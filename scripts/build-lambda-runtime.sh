@@ -30,21 +30,13 @@ fi
 started=$(date +%s)
 mkdir -p "$DEST/bin"
 
-# --- the emulator: Go module (only the pseudo-version is served)
+# --- the emulator: Go module (only the pseudo-version is served), from the pinned module graph of
+# the other Go tools (lib/go-tool.sh)
 if [ ! -x "$RIE" ]; then
-  if ! command -v go >/dev/null 2>&1; then
-    if [ -x /usr/local/go/bin/go ]; then export PATH="/usr/local/go/bin:$PATH"; else
-      log "Go is needed to build the emulator: install Go (>= 1.24), then run this script again"
-      exit 1
-    fi
-  fi
-  log "building aws-lambda-rie ${RIE_VERSION}"
-  gobin="$(mktemp -d)"
-  GOBIN="$gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" \
-    "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@${RIE_VERSION}" >&2 ||
-    { log "FAILED: go install aws-lambda-rie@${RIE_VERSION} (see the go error above)"; rm -rf "$gobin"; exit 1; }
-  mv "$gobin/aws-lambda-rie" "$RIE"
-  rm -rf "$gobin"
+  source "$(dirname "${BASH_SOURCE[0]}")/lib/go-tool.sh"
+  go_tools_install build-lambda-runtime "$DEST/bin" \
+    "aws-lambda-rie=github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@${RIE_VERSION}" ||
+    { log "FAILED: aws-lambda-rie ${RIE_VERSION} (see the error above)"; exit 1; }
 fi
 
 # --- the runtime interface client: npm, with a native addon built at install

@@ -42,8 +42,10 @@ export async function buildPackage(): Promise<{ ms: number; bundles: { fn: strin
     await cp(join(root, 'scripts', script), join(root, 'dist', 'scripts', script));
     await chmod(join(root, 'dist', 'scripts', script), 0o755);
   }
-  // build-oci-registry.sh sources the shared Go-tool builder.
+  // The three source the shared Go-tool builder, which builds etcd, KWOK, the emulator and the
+  // registry from the pinned module graph in lib/go-tools.
   await cp(join(root, 'scripts', 'lib', 'go-tool.sh'), join(root, 'dist', 'scripts', 'lib', 'go-tool.sh'));
+  await cp(join(root, 'scripts', 'lib', 'go-tools'), join(root, 'dist', 'scripts', 'lib', 'go-tools'), { recursive: true });
   await chmod(join(root, 'dist', 'bin', 'convoy.js'), 0o755);
   const bundles = await bundleFunctions({ root, outDir: join('dist', 'lambda') });
   return { ms: Math.round(performance.now() - started), bundles: bundles.map(({ fn, bytes }) => ({ fn, bytes })) };
