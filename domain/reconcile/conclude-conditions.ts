@@ -1,7 +1,7 @@
 import type { Condition, HookStatus } from '../api/index.ts';
 import { nextCondition } from '../status/conditions.ts';
 import { AppliedReason, ConditionType, LifecycleReason, appliedTrueReasons } from '../status/reasons.ts';
-import type { ReconcileEnd } from './conclude.ts';
+import type { ReconcileEnd } from './reconcile-end.ts';
 import type { Rollout } from './rollout.ts';
 import type { StopRow } from './stops.ts';
 

@@ -1,6 +1,6 @@
 import { observersRideOnReconcile } from '../status/observer-ticks.ts';
 import type { ReleaseSlice } from '../status/slices.ts';
-import type { ReconcileEnd } from './conclude.ts';
+import type { ReconcileEnd } from './reconcile-end.ts';
 
 /**
  * Why the run sends the Release to health and drift at once, or undefined when it does not

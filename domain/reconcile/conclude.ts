@@ -1,4 +1,4 @@
-import type { Attempt, Condition, HookStatus, LifecycleHook, Release } from '../api/index.ts';
+import type { Attempt, Condition, Release } from '../api/index.ts';
 import type { RetryBackoffPolicy } from '../runtime/backoff.ts';
 import { requeueAfter, retry, stop, done, type Outcome } from '../runtime/outcome.ts';
 import { toRfc3339 } from '../status/conditions.ts';
@@ -7,34 +7,16 @@ import { Annotation, annotationOf, RENDER_REF } from './annotations.ts';
 import { conditionsOf } from './conclude-conditions.ts';
 import { notifyCauseOf } from './conclude-notify.ts';
 import { durationMs } from './durations.ts';
-import type { Halt } from './halt.ts';
 import type { RetentionPolicy } from './ports.ts';
 import type { ApplyCounts } from './progress.ts';
-import type { PinState, Resolved } from './resolved.ts';
-import type { Rollout, RolloutProgress } from './rollout.ts';
+import type { Resolved } from './resolved.ts';
+import type { Rollout } from './rollout.ts';
 import { sliceAsFound } from './slice-as-found.ts';
 import { ROLLOUT_RECHECK_MS, Stops, type StopRow } from './stops.ts';
 
-/** Everything a reconcile learned, however far it got. */
-export interface ReconcileEnd {
-  release: Release;
-  now: Date;
-  resolved: Resolved;
-  /** undefined: every step ran (a render is applied). */
-  halt?: Halt;
-  /** Set once the sync waves were reached. */
-  progress?: RolloutProgress;
-  pinState?: PinState;
-  /** A manual-mode /sync request this run applied. */
-  handledSyncAt?: string;
-  /** A force-sync request this run handled (success or not). */
-  handledForceSyncAt?: string;
-  retention: RetentionPolicy;
-  /** Hooks of spec.lifecycleRef and their status entries, when the reconcile reached them. */
-  lifecycle?: { hooks: readonly LifecycleHook[]; status: HookStatus[] };
-  /** Applied True without applying: manual mode, render unchanged. */
-  upToDateMessage?: string;
-}
+import type { ReconcileEnd } from './reconcile-end.ts';
+
+export type { ReconcileEnd };
 
 export type NotifyLoop = 'health' | 'drift';
 

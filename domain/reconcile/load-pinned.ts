@@ -3,9 +3,8 @@ import { Annotation, pinProblem } from './annotations.ts';
 import { findCluster } from './find-cluster.ts';
 import { attempt, halt, isHalt, type Halt } from './halt.ts';
 import type { ReconcilePorts } from './ports.ts';
-import type { PreparedRender } from './prepare-render.ts';
 import { DEFAULT_RENDER_LIMITS, renderOverLimit } from './render-limits.ts';
-import type { PinState, Resolved } from './resolved.ts';
+import type { PinState, PreparedRender, Resolved } from './resolved.ts';
 import { errorMessage } from './stops.ts';
 
 /**

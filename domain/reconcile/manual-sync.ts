@@ -1,5 +1,5 @@
 import { Annotation, annotationOf, isNewRequest } from './annotations.ts';
-import type { ReconcileEnd } from './conclude.ts';
+import type { ReconcileEnd } from './reconcile-end.ts';
 import { halt } from './halt.ts';
 import type { SyncRun } from './run.ts';
 

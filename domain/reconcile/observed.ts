@@ -1,13 +1,8 @@
-import type { KubeObject } from '../render/kube-object.ts';
 import type { Reconciled, SyncRun } from './run.ts';
 
-/** The render as the run's applies and dry runs answered it: what the observers check first after an apply. */
-export interface AppliedObservation {
-  renderRef: string;
-  objects: readonly KubeObject[];
-  /** In render order: the live object as answered. */
-  live: readonly Record<string, unknown>[];
-}
+import type { AppliedObservation } from './resolved.ts';
+
+export type { AppliedObservation };
 
 /**
  * The most objects an observation is made for. It travels to drift and health in a queue message

@@ -1,24 +1,17 @@
 import type { Release } from '../api/index.ts';
-import type { KubeObject } from '../render/kube-object.ts';
 import { Annotation, annotationOf } from './annotations.ts';
 import { fetchSource } from './fetch-source.ts';
 import { findCluster } from './find-cluster.ts';
 import { isHalt, type Halt } from './halt.ts';
 import { readHelmValues } from './helm-values.ts';
 import { loadPinnedRender } from './load-pinned.ts';
-import type { ReconcilePorts, TargetCluster } from './ports.ts';
+import type { ReconcilePorts } from './ports.ts';
 import { mutateRender, renderManifests } from './render-manifests.ts';
-import type { PinState, Resolved } from './resolved.ts';
+import type { PinState, PreparedRender, Resolved } from './resolved.ts';
 
 export type { PinState, Resolved };
 
-export interface PreparedRender {
-  target: TargetCluster;
-  objects: KubeObject[];
-  renderRef: string;
-  /** The render came from the store because of a pin; it is not written again. */
-  pinned: boolean;
-}
+export type { PreparedRender };
 
 /**
  * The first steps of the reconcile: fetch the source, find the cluster, read Helm values,

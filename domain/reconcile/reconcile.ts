@@ -2,7 +2,7 @@ import type { Release } from '../api/index.ts';
 import { describeObject } from '../render/kube-object.ts';
 import { applyRender } from './apply-render.ts';
 import { awaitClusterWaves } from './cluster-waves.ts';
-import type { ReconcileEnd } from './conclude.ts';
+import type { ReconcileEnd } from './reconcile-end.ts';
 import { applyCheckedByApply, dryRunRender } from './dry-run.ts';
 import { isHalt } from './halt.ts';
 import { loadHooks, runPreSyncHooks, startPostSyncHooks } from './hook-steps.ts';

@@ -3,11 +3,9 @@ import type { KubeObject } from '../render/kube-object.ts';
 import { resolveRetentionPolicy } from '../store/retention.ts';
 import { Annotation, annotationOf, isNewRequest } from './annotations.ts';
 import { conclude, concludeProgress, type ReconcileDecision, type ReconcileEnd } from './conclude.ts';
-import type { AppliedObservation } from './observed.ts';
 import type { ReconcilePorts, TargetCluster } from './ports.ts';
-import type { PreparedRender } from './prepare-render.ts';
 import { createProgressTracker, type ProgressTracker } from './progress.ts';
-import type { PinState, Resolved } from './resolved.ts';
+import type { AppliedObservation, PinState, PreparedRender, Resolved } from './resolved.ts';
 
 export type ReconcileResult =
   | ({ kind: 'reconciled'; renderRef?: string; warnings: string[]; observed?: AppliedObservation } & ReconcileDecision)
