@@ -37,7 +37,32 @@ import { countClientRequests, type ClientRequestCounter } from './lib/client-req
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
 
-const SECTIONS = ['reconcile200', 'queueLatency', 'queueCadence', 'functions', 'observers', 'perRelease', 'package', 'embeddedCluster', 'flux', 'relayScale', 'slowGit', 'serviceAllocation', 'multiCluster', 'relayMetrics', 'dashboard', 'celRedos', 'celHostile', 'renderDiff', 'cliStart', 'lambdaRuntime', 'largeRelease', 'steadyInterval', 'ociResolve', 'fleet'] as const;
+const SECTIONS = [
+  'reconcile200',
+  'queueLatency',
+  'queueCadence',
+  'functions',
+  'observers',
+  'perRelease',
+  'package',
+  'embeddedCluster',
+  'flux',
+  'relayScale',
+  'slowGit',
+  'serviceAllocation',
+  'multiCluster',
+  'relayMetrics',
+  'dashboard',
+  'celRedos',
+  'celHostile',
+  'renderDiff',
+  'cliStart',
+  'lambdaRuntime',
+  'largeRelease',
+  'steadyInterval',
+  'ociResolve',
+  'fleet',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const root = join(import.meta.dirname, '..');
@@ -70,28 +95,48 @@ async function main(): Promise<number> {
       'fleet-n': { type: 'string', default: '500' },
     },
   });
-  const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
-  for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new BenchUsageError(`--only: unknown section ${s}; sections: ${SECTIONS.join(', ')}`);
+  const only = new Set(
+    (values.only ?? SECTIONS.join(','))
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  for (const s of only)
+    if (!(SECTIONS as readonly string[]).includes(s))
+      throw new BenchUsageError(`--only: unknown section ${s}; sections: ${SECTIONS.join(', ')}`);
   const wanted = (s: Section): boolean => only.has(s);
   const sequential = Number(values.sequential);
   const burst = Number(values.burst);
   const perReleaseN = Number(values['per-release-n']);
-  if (!Number.isInteger(perReleaseN) || perReleaseN < 1) throw new BenchUsageError('--per-release-n must be a positive integer');
+  if (!Number.isInteger(perReleaseN) || perReleaseN < 1)
+    throw new BenchUsageError('--per-release-n must be a positive integer');
   const fluxNs = (values['flux-n'] ?? '').split(',').map((s) => Number(s.trim()));
-  if (fluxNs.some((n) => !Number.isInteger(n) || n < 1)) throw new BenchUsageError('--flux-n must be positive integers separated by commas, e.g. 100,300,1000');
+  if (fluxNs.some((n) => !Number.isInteger(n) || n < 1))
+    throw new BenchUsageError('--flux-n must be positive integers separated by commas, e.g. 100,300,1000');
   const relayScaleN = Number(values['relay-scale-n']);
   const relayScaleChanges = Number(values['relay-scale-changes']);
-  if (!Number.isInteger(relayScaleN) || !Number.isInteger(relayScaleChanges) || relayScaleChanges < 1 || relayScaleN < relayScaleChanges) {
-    throw new BenchUsageError('--relay-scale-n and --relay-scale-changes must be positive integers, changes <= n');
+  if (
+    !Number.isInteger(relayScaleN) ||
+    !Number.isInteger(relayScaleChanges) ||
+    relayScaleChanges < 1 ||
+    relayScaleN < relayScaleChanges
+  ) {
+    throw new BenchUsageError(
+      '--relay-scale-n and --relay-scale-changes must be positive integers, changes <= n',
+    );
   }
   const multiClusterN = Number(values['multi-cluster-n']);
-  if (!Number.isInteger(multiClusterN) || multiClusterN < 1) throw new BenchUsageError('--multi-cluster-n must be a positive integer');
+  if (!Number.isInteger(multiClusterN) || multiClusterN < 1)
+    throw new BenchUsageError('--multi-cluster-n must be a positive integer');
   const lambdaN = Number(values['lambda-n']);
-  if (!Number.isInteger(lambdaN) || lambdaN < 1) throw new BenchUsageError('--lambda-n must be a positive integer');
+  if (!Number.isInteger(lambdaN) || lambdaN < 1)
+    throw new BenchUsageError('--lambda-n must be a positive integer');
   const largeReleaseN = Number(values['large-release-n']);
-  if (!Number.isInteger(largeReleaseN) || largeReleaseN < 2) throw new BenchUsageError('--large-release-n must be an integer of at least 2');
+  if (!Number.isInteger(largeReleaseN) || largeReleaseN < 2)
+    throw new BenchUsageError('--large-release-n must be an integer of at least 2');
   const fleetN = Number(values['fleet-n']);
-  if (!Number.isInteger(fleetN) || fleetN < 4) throw new BenchUsageError('--fleet-n must be an integer of at least 4');
+  if (!Number.isInteger(fleetN) || fleetN < 4)
+    throw new BenchUsageError('--fleet-n must be an integer of at least 4');
   if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
     throw new BenchUsageError('--sequential and --burst must be positive integers');
   }
@@ -104,14 +149,19 @@ async function main(): Promise<number> {
     log(`${section} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   };
   /** Runs a section; its report gets the wall time and the host's 1-minute load average around it (timings are only comparable on a quiet host). */
-  const run = async <T>(section: Section, work: () => Promise<T>, report: (value: T) => Record<string, unknown> | undefined): Promise<T | undefined> => {
+  const run = async <T>(
+    section: Section,
+    work: () => Promise<T>,
+    report: (value: T) => Record<string, unknown> | undefined,
+  ): Promise<T | undefined> => {
     const load = (): number => Math.round((loadavg()[0] ?? 0) * 100) / 100;
     const startLoad = load();
     const t = performance.now();
     try {
       const value = await work();
       const r = report(value);
-      if (r !== undefined) sections[section] = { ...r, sectionMs: since(t), hostLoad1m: { start: startLoad, end: load() } };
+      if (r !== undefined)
+        sections[section] = { ...r, sectionMs: since(t), hostLoad1m: { start: startLoad, end: load() } };
       return value;
     } catch (error) {
       fail(section, error);
@@ -124,7 +174,21 @@ async function main(): Promise<number> {
   let controlPlane: Record<string, unknown> = {};
   let stopClient = (): void => undefined;
   try {
-    const needsCluster = wanted('dashboard') || wanted('reconcile200') || wanted('queueLatency') || wanted('queueCadence') || wanted('observers') || wanted('perRelease') || wanted('relayScale') || wanted('slowGit') || wanted('serviceAllocation') || wanted('multiCluster') || wanted('celHostile') || wanted('lambdaRuntime') || wanted('largeRelease') || wanted('steadyInterval');
+    const needsCluster =
+      wanted('dashboard') ||
+      wanted('reconcile200') ||
+      wanted('queueLatency') ||
+      wanted('queueCadence') ||
+      wanted('observers') ||
+      wanted('perRelease') ||
+      wanted('relayScale') ||
+      wanted('slowGit') ||
+      wanted('serviceAllocation') ||
+      wanted('multiCluster') ||
+      wanted('celHostile') ||
+      wanted('lambdaRuntime') ||
+      wanted('largeRelease') ||
+      wanted('steadyInterval');
     let kc: KubeConfig | undefined;
     let client: ClientRequestCounter | undefined;
     if (needsCluster) {
@@ -143,80 +207,186 @@ async function main(): Promise<number> {
     // and a minute of quiet after its apply, which the functions section fills.
     if (wanted('queueLatency') && kc && client) {
       const [k, c] = [kc, client];
-      await run('queueLatency', () => benchQueueLatency(k, c, { sequential, burst }), (r) => r);
+      await run(
+        'queueLatency',
+        () => benchQueueLatency(k, c, { sequential, burst }),
+        (r) => r,
+      );
     }
     if (wanted('queueCadence') && kc) {
       const k = kc;
-      await run('queueCadence', () => benchQueueCadence(k), (r) => r);
+      await run(
+        'queueCadence',
+        () => benchQueueCadence(k),
+        (r) => r,
+      );
     }
     if ((wanted('reconcile200') || wanted('observers')) && kc && client) {
       const [k, c] = [kc, client];
-      r200 = await run('reconcile200', () => benchReconcile200(k, c), (r) => (wanted('reconcile200') ? r.report : undefined));
+      r200 = await run(
+        'reconcile200',
+        () => benchReconcile200(k, c),
+        (r) => (wanted('reconcile200') ? r.report : undefined),
+      );
     }
     if (wanted('perRelease') && kc && client) {
       const [k, c] = [kc, client];
-      await run('perRelease', () => benchPerRelease(k, c, { n: perReleaseN }), (r) => r);
+      await run(
+        'perRelease',
+        () => benchPerRelease(k, c, { n: perReleaseN }),
+        (r) => r,
+      );
     }
     if (wanted('steadyInterval') && kc && client) {
       const [k, c] = [kc, client];
-      await run('steadyInterval', () => benchSteadyInterval(k, c, { n: Number(values['steady-n']) }), (r) => r);
+      await run(
+        'steadyInterval',
+        () => benchSteadyInterval(k, c, { n: Number(values['steady-n']) }),
+        (r) => r,
+      );
     }
     if (wanted('multiCluster') && kc) {
       const k = kc;
-      await run('multiCluster', () => benchMultiCluster(k, { perCluster: multiClusterN }), (r) => r);
+      await run(
+        'multiCluster',
+        () => benchMultiCluster(k, { perCluster: multiClusterN }),
+        (r) => r,
+      );
     }
     if (wanted('slowGit') && kc) {
       const k = kc;
-      await run('slowGit', () => benchSlowGit(k, { fast: 20, slow: 20 }), (r) => r);
+      await run(
+        'slowGit',
+        () => benchSlowGit(k, { fast: 20, slow: 20 }),
+        (r) => r,
+      );
     }
     if (wanted('serviceAllocation') && kc) {
       const k = kc;
-      await run('serviceAllocation', () => benchServiceAllocation(k, { n: 1000, concurrency: 50 }), (r) => r);
+      await run(
+        'serviceAllocation',
+        () => benchServiceAllocation(k, { n: 1000, concurrency: 50 }),
+        (r) => r,
+      );
     }
     if (wanted('relayScale') && kc && cp) {
       const [k, dir] = [kc, cp.dir];
-      await run('relayScale', () => benchRelayScale(k, root, dir, { releases: relayScaleN, changes: relayScaleChanges }), (r) => r);
+      await run(
+        'relayScale',
+        () => benchRelayScale(k, root, dir, { releases: relayScaleN, changes: relayScaleChanges }),
+        (r) => r,
+      );
     }
     if (wanted('celHostile') && kc) {
       const k = kc;
-      await run('celHostile', () => benchCelHostile(k, { ordinary: 20, hostile: 2, spacingMs: 1_000 }), (r) => r);
+      await run(
+        'celHostile',
+        () => benchCelHostile(k, { ordinary: 20, hostile: 2, spacingMs: 1_000 }),
+        (r) => r,
+      );
     }
     if (wanted('lambdaRuntime') && kc) {
       const k = kc;
-      await run('lambdaRuntime', () => benchLambdaRuntime(k, { n: lambdaN, steadySeconds: 75, slots: 2 }), (r) => r);
+      await run(
+        'lambdaRuntime',
+        () => benchLambdaRuntime(k, { n: lambdaN, steadySeconds: 75, slots: 2 }),
+        (r) => r,
+      );
     }
     if (wanted('largeRelease') && kc && client) {
       const [k, c] = [kc, client];
-      await run('largeRelease', () => benchLargeRelease(k, c, root, { objects: largeReleaseN }), (r) => r);
+      await run(
+        'largeRelease',
+        () => benchLargeRelease(k, c, root, { objects: largeReleaseN }),
+        (r) => r,
+      );
     }
     if (wanted('dashboard') && kc) {
       const k = kc;
-      await run('dashboard', () => benchDashboard(k), (r) => r);
+      await run(
+        'dashboard',
+        () => benchDashboard(k),
+        (r) => r,
+      );
     }
-    if (wanted('embeddedCluster')) await run('embeddedCluster', () => benchEmbeddedCluster(root), (r) => r);
-    if (wanted('flux')) await run('flux', () => benchFlux(root, { ns: fluxNs }), (r) => r);
+    if (wanted('embeddedCluster'))
+      await run(
+        'embeddedCluster',
+        () => benchEmbeddedCluster(root),
+        (r) => r,
+      );
+    if (wanted('flux'))
+      await run(
+        'flux',
+        () => benchFlux(root, { ns: fluxNs }),
+        (r) => r,
+      );
     if (wanted('functions')) {
-      await run('functions', () => benchFunctions(root), (r) => r);
+      await run(
+        'functions',
+        () => benchFunctions(root),
+        (r) => r,
+      );
     }
-    if (wanted('package')) await run('package', () => benchPackage(root), (r) => r);
-    if (wanted('relayMetrics')) await run('relayMetrics', () => benchRelayMetrics(), (r) => r);
-    if (wanted('celRedos')) await run('celRedos', () => benchCelRedos(), (r) => r);
-    if (wanted('ociResolve')) await run('ociResolve', () => benchOciResolve({ n: 50 }), (r) => r);
-    if (wanted('fleet')) await run('fleet', () => benchFleet(root, { clusters: fleetN }), (r) => r);
+    if (wanted('package'))
+      await run(
+        'package',
+        () => benchPackage(root),
+        (r) => r,
+      );
+    if (wanted('relayMetrics'))
+      await run(
+        'relayMetrics',
+        () => benchRelayMetrics(),
+        (r) => r,
+      );
+    if (wanted('celRedos'))
+      await run(
+        'celRedos',
+        () => benchCelRedos(),
+        (r) => r,
+      );
+    if (wanted('ociResolve'))
+      await run(
+        'ociResolve',
+        () => benchOciResolve({ n: 50 }),
+        (r) => r,
+      );
+    if (wanted('fleet'))
+      await run(
+        'fleet',
+        () => benchFleet(root, { clusters: fleetN }),
+        (r) => r,
+      );
     if (wanted('cliStart')) {
       const cluster = cp === undefined ? undefined : { kubeconfigPath: cp.kubeconfigPath };
-      await run('cliStart', () => benchCliStart(root, cluster), (r) => r);
+      await run(
+        'cliStart',
+        () => benchCliStart(root, cluster),
+        (r) => r,
+      );
     }
-    if (wanted('renderDiff')) await run('renderDiff', () => benchRenderDiff(root), (r) => r);
+    if (wanted('renderDiff'))
+      await run(
+        'renderDiff',
+        () => benchRenderDiff(root),
+        (r) => r,
+      );
     if (wanted('observers')) {
       const missing = observersMissing(root);
       if (missing !== undefined) {
-        sections.observers = { skipped: `${missing}: the drift and health functions are not there yet (issue 5)` };
+        sections.observers = {
+          skipped: `${missing}: the drift and health functions are not there yet (issue 5)`,
+        };
       } else if (r200 === undefined || !kc || !client) {
         sections.observers = { skipped: 'needs the applied 200-object render of reconcile200, which failed' };
       } else {
         const [k, c, r] = [kc, client, r200];
-        await run('observers', () => benchObservers(k, c, r), (report) => report);
+        await run(
+          'observers',
+          () => benchObservers(k, c, r),
+          (report) => report,
+        );
       }
     }
   } finally {
@@ -227,7 +397,10 @@ async function main(): Promise<number> {
   }
 
   const met = Object.fromEntries(
-    Object.entries(sections).map(([name, s]) => [name, 'met' in s ? s['met'] : 'skipped' in s ? 'skipped' : 'error']),
+    Object.entries(sections).map(([name, s]) => [
+      name,
+      'met' in s ? s['met'] : 'skipped' in s ? 'skipped' : 'error',
+    ]),
   );
   const document = {
     bench: 'convoy',
@@ -253,7 +426,9 @@ main().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exitCode = 1;
   },
 );

@@ -45,11 +45,7 @@ export async function unpinVerb(input: VerbInput, s: Session): Promise<ExitCode>
   return ExitCode.ok;
 }
 
-async function setSuspend(
-  verb: 'suspend' | 'resume',
-  input: VerbInput,
-  s: Session,
-): Promise<ExitCode> {
+async function setSuspend(verb: 'suspend' | 'resume', input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs(input);
   const key = releaseKey(verb, positionals, values.namespace);
   await patchRelease(await s.cluster(values), key, { spec: { suspend: verb === 'suspend' } });

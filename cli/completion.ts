@@ -54,7 +54,12 @@ function bash(commands: readonly CommandInfo[]): string {
     .flatMap((c) =>
       c.flags
         .filter((f) => f.choices.length > 0)
-        .map((f) => `    ${names([f]).map((n) => `${c.name}:${n}`).join('|')}) COMPREPLY=($(compgen -W ${single(words(f.choices))} -- "$cur")); return ;;`),
+        .map(
+          (f) =>
+            `    ${names([f])
+              .map((n) => `${c.name}:${n}`)
+              .join('|')}) COMPREPLY=($(compgen -W ${single(words(f.choices))} -- "$cur")); return ;;`,
+        ),
     )
     .join('\n');
   const releaseVerbs = commands.filter((c) => c.release).map((c) => c.name);
@@ -101,7 +106,9 @@ complete -F _convoy kubectl-convoy
 }
 
 function zsh(commands: readonly CommandInfo[]): string {
-  const described = commands.map((c) => `    ${single(`${c.name.replace(/:/g, '\\:')}:${c.summary}`)}`).join('\n');
+  const described = commands
+    .map((c) => `    ${single(`${c.name.replace(/:/g, '\\:')}:${c.summary}`)}`)
+    .join('\n');
   const flagCases = commands
     .filter((c) => c.flags.length > 0)
     .map((c) => `    ${c.name}) compadd -- ${words(names(c.flags))} ;;`)
@@ -110,7 +117,12 @@ function zsh(commands: readonly CommandInfo[]): string {
     .flatMap((c) =>
       c.flags
         .filter((f) => f.choices.length > 0)
-        .map((f) => `    ${names([f]).map((n) => `${c.name}:${n}`).join('|')}) compadd -- ${words(f.choices)}; return ;;`),
+        .map(
+          (f) =>
+            `    ${names([f])
+              .map((n) => `${c.name}:${n}`)
+              .join('|')}) compadd -- ${words(f.choices)}; return ;;`,
+        ),
     )
     .join('\n');
   const releaseVerbs = commands.filter((c) => c.release).map((c) => c.name);

@@ -11,7 +11,8 @@ export function describeError(error: unknown, verb?: string): { line: string; co
       line: `convoy: ${error.message} (see convoy ${verb === undefined ? 'help' : `${verb} --help`})`,
       code: ExitCode.usage,
     };
-  if (error instanceof CliFailure || error instanceof ViewFailure) return { line: `convoy: ${error.message}`, code: ExitCode.failure };
+  if (error instanceof CliFailure || error instanceof ViewFailure)
+    return { line: `convoy: ${error.message}`, code: ExitCode.failure };
   if (error instanceof KubeconfigError)
     return { line: `convoy: no cluster: ${error.message}`, code: ExitCode.failure };
   if (error instanceof KubeTransportError) {
@@ -36,4 +37,3 @@ function apiErrorLine(error: KubeApiError): string {
 }
 
 const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();
-

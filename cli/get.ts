@@ -11,14 +11,28 @@ import type { Release } from '../domain/api/objects.ts';
 import { combinedVerdict } from '../domain/status/verdict.ts';
 import type { Cluster } from '../views/cluster.ts';
 import { releaseKey, verbArgs, type VerbInput } from './args.ts';
-import { document, getScope, nameLine, printable, printListed, readScope, serialize, type GetFlags, type ListedKind, type RawObject } from './get-listing.ts';
+import {
+  document,
+  getScope,
+  nameLine,
+  printable,
+  printListed,
+  readScope,
+  serialize,
+  type GetFlags,
+  type ListedKind,
+  type RawObject,
+} from './get-listing.ts';
 import { age, CliFailure, ExitCode, shortRef, table } from './output.ts';
 import { printableRelease } from './release-shape.ts';
 import type { Session } from './session.ts';
 import { verdictWord } from './verdict-line.ts';
 import { revisionOf } from './revision.ts';
 
-function parsed(raw: RawObject, parse: (raw: unknown, key: { namespace: string; name: string }) => Release): Release {
+function parsed(
+  raw: RawObject,
+  parse: (raw: unknown, key: { namespace: string; name: string }) => Release,
+): Release {
   return parse(raw, { namespace: raw.metadata?.namespace ?? '?', name: raw.metadata?.name ?? '?' });
 }
 
@@ -28,16 +42,39 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const selector = values.selector;
   const { readRaw } = await import('./kube.ts');
   const { releasePath } = await import('../adapters/kube/convoy-paths.ts');
-  const releases: ListedKind = { kind: 'Release', resource: 'release.convoy.dev', collection: (ns) => releasePath(ns), readOne: readRaw };
-  const scope = getScope(releases, values, positionals.length > 0 ? () => releaseKey('get', positionals, values.namespace) : undefined);
+  const releases: ListedKind = {
+    kind: 'Release',
+    resource: 'release.convoy.dev',
+    collection: (ns) => releasePath(ns),
+    readOne: readRaw,
+  };
+  const scope = getScope(
+    releases,
+    values,
+    positionals.length > 0 ? () => releaseKey('get', positionals, values.namespace) : undefined,
+  );
   const { named, namespace, all } = scope;
   const cluster = await s.cluster(values);
   const { raws, resourceVersion } = await readScope(releases, cluster, scope, selector);
 
   const managed = values['show-managed-fields'] === true;
   const row = (r: Release) => rowOf(r, all, output === 'wide');
-  const header = [...(all ? ['NAMESPACE'] : []), 'NAME', 'VERDICT', 'APPLIED', 'ROLLOUT', 'RENDER', 'SUSPENDED', 'AGE', ...(output === 'wide' ? ['REVISION', 'SOURCE', 'MESSAGE'] : [])];
-  const rows = () => table(header, raws.map((raw) => row(parsed(raw, printableRelease))));
+  const header = [
+    ...(all ? ['NAMESPACE'] : []),
+    'NAME',
+    'VERDICT',
+    'APPLIED',
+    'ROLLOUT',
+    'RENDER',
+    'SUSPENDED',
+    'AGE',
+    ...(output === 'wide' ? ['REVISION', 'SOURCE', 'MESSAGE'] : []),
+  ];
+  const rows = () =>
+    table(
+      header,
+      raws.map((raw) => row(parsed(raw, printableRelease))),
+    );
   if (values.watch !== true) {
     if (!(await printListed(s, releases, raws, scope, values))) for (const line of rows()) s.io.out(line);
     return ExitCode.ok;
@@ -46,7 +83,10 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   // -w: the list, then one row (or object) per change, as kubectl get -w prints them; columns are sized per row.
   let headerPrinted = raws.length > 0 || (output !== undefined && output !== 'wide');
   const print = async (raw: RawObject): Promise<void> => {
-    if (output === 'json' || output === 'yaml') s.io.out(`${output === 'yaml' ? '---\n' : ''}${await serialize(printable(releases, raw, managed), output)}`);
+    if (output === 'json' || output === 'yaml')
+      s.io.out(
+        `${output === 'yaml' ? '---\n' : ''}${await serialize(printable(releases, raw, managed), output)}`,
+      );
     else if (output === 'name') s.io.out(nameLine(releases, raw));
     else {
       const lines = table(header, [row(parsed(raw, printableRelease))]);
@@ -55,7 +95,8 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
       s.io.out(lines[1] ?? '');
     }
   };
-  if ((output === 'json' || output === 'yaml') && named !== undefined) s.io.out(await serialize(document(releases, raws, false, managed), output));
+  if ((output === 'json' || output === 'yaml') && named !== undefined)
+    s.io.out(await serialize(document(releases, raws, false, managed), output));
   else if (output === 'json' || output === 'yaml' || output === 'name') for (const r of raws) await print(r);
   else if (raws.length > 0) for (const line of rows()) s.io.out(line);
   await watchReleases(cluster, s, {
@@ -76,7 +117,11 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
 function rowOf(r: Release, all: boolean, wide: boolean): string[] {
   const applied = r.status?.conditions?.find((c) => c.type === 'Applied');
   const verdict = combinedVerdict(r);
-  const source = r.spec.source as { git?: { url?: string }; helm?: { chart?: string; repository?: string }; oci?: { url?: string } };
+  const source = r.spec.source as {
+    git?: { url?: string };
+    helm?: { chart?: string; repository?: string };
+    oci?: { url?: string };
+  };
   const revision = revisionOf(r.status?.lastSuccessful?.resolvedSource);
   return [
     ...(all ? [r.metadata.namespace ?? ''] : []),
@@ -87,7 +132,13 @@ function rowOf(r: Release, all: boolean, wide: boolean): string[] {
     shortRef(r.status?.lastSuccessful?.renderRef),
     r.spec.suspend ? 'true' : 'false',
     age(r.metadata.creationTimestamp),
-    ...(wide ? [revision ?? '-', source.git?.url ?? source.helm?.chart ?? source.oci?.url ?? '-', verdict.message.replace(/\s+/g, ' ')] : []),
+    ...(wide
+      ? [
+          revision ?? '-',
+          source.git?.url ?? source.helm?.chart ?? source.oci?.url ?? '-',
+          verdict.message.replace(/\s+/g, ' '),
+        ]
+      : []),
   ];
 }
 
@@ -116,13 +167,23 @@ async function watchReleases(
     try {
       await watchStream(
         cluster.config,
-        { path: w.path, resourceVersion: version, labelSelector: w.labelSelector, fieldSelector: w.fieldSelector, timeoutSeconds: 300, signal: s.signal },
+        {
+          path: w.path,
+          resourceVersion: version,
+          labelSelector: w.labelSelector,
+          fieldSelector: w.fieldSelector,
+          timeoutSeconds: 300,
+          signal: s.signal,
+        },
         (event) => {
           const raw = event.object as RawObject;
           if (event.type === 'ERROR') {
             const status = event.object as { code?: number; message?: string };
             if (status.code === 410) gone = true;
-            else throw new CliFailure(`the watch of Releases failed: ${status.message ?? JSON.stringify(status)}`);
+            else
+              throw new CliFailure(
+                `the watch of Releases failed: ${status.message ?? JSON.stringify(status)}`,
+              );
             return;
           }
           version = raw.metadata?.resourceVersion ?? version;

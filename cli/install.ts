@@ -79,7 +79,9 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
   const queues = [values['reconcile-queue-url'], values['drift-queue-url'], values['health-queue-url']];
   const given = queues.filter((q) => q !== undefined).length;
   if (given !== 0 && given !== 3) {
-    throw new InstallUsageError('--reconcile-queue-url, --drift-queue-url and --health-queue-url go together: give all three or none');
+    throw new InstallUsageError(
+      '--reconcile-queue-url, --drift-queue-url and --health-queue-url go together: give all three or none',
+    );
   }
   for (const [flag, url] of [
     ['--reconcile-queue-url', queues[0]],
@@ -87,12 +89,14 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
     ['--health-queue-url', queues[2]],
     ['--fleet-queue-url', values['fleet-queue-url']],
   ] as const) {
-    if (url !== undefined && !URL.canParse(url)) throw new InstallUsageError(`${flag}: "${url}" is not a URL`);
+    if (url !== undefined && !URL.canParse(url))
+      throw new InstallUsageError(`${flag}: "${url}" is not a URL`);
   }
   let replicas: number | undefined;
   if (values.replicas !== undefined) {
     replicas = Number(values.replicas);
-    if (!Number.isInteger(replicas) || replicas < 1) throw new InstallUsageError(`--replicas: "${values.replicas}" is not a positive integer`);
+    if (!Number.isInteger(replicas) || replicas < 1)
+      throw new InstallUsageError(`--replicas: "${values.replicas}" is not a positive integer`);
   }
   const logLevel = values['log-level'];
   if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -103,13 +107,22 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
   if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
     throw new InstallUsageError(`--namespace: "${namespace}" is not a valid namespace name (RFC 1123 label)`);
   }
-  const tenantNamespaces = values['tenant-namespaces']?.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const tenantNamespaces = values['tenant-namespaces']
+    ?.split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   const tenancy = {
     ...(tenantNamespaces !== undefined ? { tenantNamespaces } : {}),
-    ...(values['default-service-account'] !== undefined ? { defaultServiceAccount: values['default-service-account'] } : {}),
-    ...(values['in-cluster-namespaces'] !== undefined ? { inClusterNamespaces: values['in-cluster-namespaces'] } : {}),
+    ...(values['default-service-account'] !== undefined
+      ? { defaultServiceAccount: values['default-service-account'] }
+      : {}),
+    ...(values['in-cluster-namespaces'] !== undefined
+      ? { inClusterNamespaces: values['in-cluster-namespaces'] }
+      : {}),
     ...(values['cross-namespace-refs'] ? { crossNamespaceRefs: true } : {}),
-    ...(values['insecure-registries'] !== undefined ? { insecureRegistries: values['insecure-registries'] } : {}),
+    ...(values['insecure-registries'] !== undefined
+      ? { insecureRegistries: values['insecure-registries'] }
+      : {}),
   };
   return {
     print: values.print ?? false,
@@ -118,7 +131,9 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
     ...(given === 3 || values['fleet-queue-url'] !== undefined
       ? {
           queueUrls: {
-            ...(given === 3 ? { reconcile: queues[0] ?? '', drift: queues[1] ?? '', health: queues[2] ?? '' } : PLACEHOLDER_QUEUE_URLS),
+            ...(given === 3
+              ? { reconcile: queues[0] ?? '', drift: queues[1] ?? '', health: queues[2] ?? '' }
+              : PLACEHOLDER_QUEUE_URLS),
             ...(values['fleet-queue-url'] !== undefined ? { fleet: values['fleet-queue-url'] } : {}),
           },
         }
@@ -135,7 +150,11 @@ function optionsOf(argv: readonly string[], env: NodeJS.ProcessEnv): DeployOptio
 }
 
 /** Exit code: 0 printed, 2 a usage error (one line on stderr). */
-export function installCommand(argv: readonly string[], io: InstallIo = processIo, env: NodeJS.ProcessEnv = process.env): number {
+export function installCommand(
+  argv: readonly string[],
+  io: InstallIo = processIo,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
   try {
     if (argv.includes('--help') || argv.includes('-h')) {
       io.out(`${installUsage}\n`);
@@ -143,7 +162,9 @@ export function installCommand(argv: readonly string[], io: InstallIo = processI
     }
     const { print, ...options } = optionsOf(argv, env);
     if (!print) {
-      throw new InstallUsageError('convoy install only prints (--print); pipe it to kubectl apply --server-side -f -, or use the Helm chart');
+      throw new InstallUsageError(
+        'convoy install only prints (--print); pipe it to kubectl apply --server-side -f -, or use the Helm chart',
+      );
     }
     if (options.image === undefined) throw new InstallUsageError(MISSING_IMAGE);
     io.out(deployYaml(options));

@@ -36,7 +36,6 @@ export async function connect(flags: GlobalFlags, env: NodeJS.ProcessEnv = proce
   return { client, config, close: () => config.agent.destroy() };
 }
 
-
 /** The Release as the API server returns it; a clear line when it does not exist. */
 export async function readRaw(cluster: Cluster, key: ReleaseKey): Promise<Record<string, unknown>> {
   try {
@@ -68,7 +67,10 @@ export async function patchRelease(
   patch: Record<string, unknown>,
 ): Promise<Release> {
   try {
-    return await parseOrFail(await cluster.client.patch(releasePath(key.namespace, key.name), patch, { type: 'merge' }), key);
+    return await parseOrFail(
+      await cluster.client.patch(releasePath(key.namespace, key.name), patch, { type: 'merge' }),
+      key,
+    );
   } catch (error) {
     if (isKubeApiError(error, 404)) throw new CliFailure(`Release ${key.namespace}/${key.name} not found`);
     throw error;

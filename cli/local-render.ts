@@ -57,7 +57,12 @@ export async function renderLocally(
   try {
     // From the user's machine with the user's network: the functions' egress policy guards their
     // network position, which this render does not have.
-    const ports = createReconcilePorts({ managementKubeConfig: cluster.config, store: undefined, cacheDir, tenancy: { ...DEFAULT_TENANCY, egress: USER_MACHINE_EGRESS } });
+    const ports = createReconcilePorts({
+      managementKubeConfig: cluster.config,
+      store: undefined,
+      cacheDir,
+      tenancy: { ...DEFAULT_TENANCY, egress: USER_MACHINE_EGRESS },
+    });
     const resolved: Resolved = {};
     const prepared = await prepareRender(asRendered, ports, resolved, {});
     if (isHalt(prepared))

@@ -16,8 +16,14 @@ import { convoyVersion } from './version.ts';
 
 /** The commands that are not Release verbs, for help and completion. */
 export const OTHER_COMMANDS = [
-  { name: 'dev', summary: 'run convoy on this machine (relay, functions, SQS/S3, HTTP API): convoy dev --help' },
-  { name: 'install', summary: 'print the install manifests: convoy install --print --image <image> (--help)' },
+  {
+    name: 'dev',
+    summary: 'run convoy on this machine (relay, functions, SQS/S3, HTTP API): convoy dev --help',
+  },
+  {
+    name: 'install',
+    summary: 'print the install manifests: convoy install --print --image <image> (--help)',
+  },
   { name: 'version', summary: 'print the version of convoy and of Node.js' },
   { name: 'completion', summary: 'print the completion script for bash, zsh or fish' },
 ] as const;
@@ -53,7 +59,9 @@ export function buildProgram(
   exit: (code: number) => void,
 ): Command {
   const program = new Command('convoy')
-    .description('convoy: Kubernetes delivery by serverless loops. Release verbs use your kubeconfig and its RBAC.')
+    .description(
+      'convoy: Kubernetes delivery by serverless loops. Release verbs use your kubeconfig and its RBAC.',
+    )
     .usage('<command> [flags]')
     .version(convoyVersion().line, '--version', 'print the version')
     .helpOption('-h, --help', 'show help (convoy <command> --help for a command)')
@@ -70,7 +78,10 @@ export function buildProgram(
     );
   program.commandsGroup('Release commands:');
   for (const spec of VERBS) {
-    const command = program.command(spec.name).description(spec.summary).helpOption('-h, --help', 'show help');
+    const command = program
+      .command(spec.name)
+      .description(spec.summary)
+      .helpOption('-h, --help', 'show help');
     for (const arg of spec.args) command.argument(arg);
     for (const flag of spec.flags) addFlag(command, flag);
     for (const flag of GLOBAL_FLAGS) addFlag(command, flag);
@@ -92,7 +103,9 @@ export function buildProgram(
           'after',
           '\nbash: source <(convoy completion bash)\nzsh:  source <(convoy completion zsh)   (after compinit)\nfish: convoy completion fish | source',
         )
-        .action(async (shell: (typeof COMPLETION_SHELLS)[number]) => exit(await handlers.completion(shell, program)));
+        .action(async (shell: (typeof COMPLETION_SHELLS)[number]) =>
+          exit(await handlers.completion(shell, program)),
+        );
     } else {
       // Listed for help; run by runCli before commander sees them (their own parsers).
       command.helpOption(false).allowUnknownOption().allowExcessArguments().argument('[args...]');
@@ -107,7 +120,10 @@ function parseErrorLine(error: CommanderError, verb: string | undefined): string
     const name = /'([^']*)'/.exec(error.message)?.[1] ?? '';
     return `convoy: unknown command "${name}" (see convoy help)`;
   }
-  const message = error.message.replace(/^error: /, '').replace(/\s+/g, ' ').trim();
+  const message = error.message
+    .replace(/^error: /, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return verb === undefined
     ? `convoy: ${message} (see convoy help)`
     : `convoy: ${verb}: ${message} (see convoy ${verb} --help)`;
@@ -127,7 +143,11 @@ export async function runCli(
   }
   if (first === 'install') {
     const { installCommand } = await import('./install.ts');
-    return installCommand(rest, { out: (text) => io.out(text.replace(/\n$/, '')), err: (line) => io.err(line) }, env);
+    return installCommand(
+      rest,
+      { out: (text) => io.out(text.replace(/\n$/, '')), err: (line) => io.err(line) },
+      env,
+    );
   }
   let code: number = ExitCode.ok;
   const program = buildProgram(
@@ -137,7 +157,9 @@ export async function runCli(
         const { createSession } = await import('./session.ts');
         const session = createSession(io, env, signal);
         try {
-          return await (await spec.load())(input, session);
+          return await (
+            await spec.load()
+          )(input, session);
         } catch (error) {
           const { describeError } = await import('./error-line.ts');
           const { line, code: failed } = describeError(error, spec.name);
@@ -170,7 +192,8 @@ export async function runCli(
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
     if (error.exitCode === 0) return ExitCode.ok; // --help, --version
-    const verb = VERBS.some((v) => v.name === first) || OTHER_COMMANDS.some((o) => o.name === first) ? first : undefined;
+    const verb =
+      VERBS.some((v) => v.name === first) || OTHER_COMMANDS.some((o) => o.name === first) ? first : undefined;
     io.err(parseErrorLine(error, verb));
     return ExitCode.usage;
   }

@@ -9,7 +9,8 @@
 import type { Release } from '../domain/api/objects.ts';
 import { CliFailure } from './output.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What is wrong with the shape, or undefined. */
 export function releaseShapeProblem(raw: unknown): string | undefined {
@@ -23,7 +24,9 @@ export function releaseShapeProblem(raw: unknown): string | undefined {
   const conditions = status.conditions;
   if (conditions !== undefined) {
     if (!Array.isArray(conditions)) return 'status.conditions is not a list';
-    const bad = conditions.findIndex((c) => !isObject(c) || typeof c.type !== 'string' || typeof c.status !== 'string');
+    const bad = conditions.findIndex(
+      (c) => !isObject(c) || typeof c.type !== 'string' || typeof c.status !== 'string',
+    );
     if (bad !== -1) return `status.conditions[${bad}] has no string type and status`;
   }
   for (const field of ['rollout', 'lastAttempted', 'lastSuccessful', 'lastHealthy', 'health', 'pin'] as const)
@@ -34,6 +37,7 @@ export function releaseShapeProblem(raw: unknown): string | undefined {
 /** The Release for printing; one line naming the Release and the field when its shape is wrong. */
 export function printableRelease(raw: unknown, key: { namespace: string; name: string }): Release {
   const problem = releaseShapeProblem(raw);
-  if (problem !== undefined) throw new CliFailure(`Release ${key.namespace}/${key.name} does not parse: ${problem}`);
+  if (problem !== undefined)
+    throw new CliFailure(`Release ${key.namespace}/${key.name} does not parse: ${problem}`);
   return raw as Release;
 }

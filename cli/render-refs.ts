@@ -33,8 +33,7 @@ export function knownRenders(release: Release): KnownRender[] {
     entry.revision ??= revision;
     found.set(ref, entry);
   };
-  const rev = (a: NonNullable<typeof s>['lastAttempted']) =>
-    revisionOf(a?.resolvedSource, 40);
+  const rev = (a: NonNullable<typeof s>['lastAttempted']) => revisionOf(a?.resolvedSource, 40);
   add(s?.lastAttempted?.renderRef, 'attempted', s?.lastAttempted?.attemptedAt, rev(s?.lastAttempted));
   add(s?.lastSuccessful?.renderRef, 'applied', s?.lastSuccessful?.attemptedAt, rev(s?.lastSuccessful));
   add(s?.lastHealthy?.renderRef, 'healthy', s?.lastHealthy?.attemptedAt, rev(s?.lastHealthy));

@@ -39,9 +39,13 @@ export async function rollbackVerb(input: VerbInput, s: Session): Promise<ExitCo
   const key = releaseKey('rollback', positionals, values.namespace, 1);
   const typed = values.to ?? positionals[1];
   if (values.to !== undefined && positionals[1] !== undefined && positionals[1] !== values.to)
-    throw new UsageError(`rollback: --to ${values.to} and the operand ${positionals[1]} name two renders; give one`);
+    throw new UsageError(
+      `rollback: --to ${values.to} and the operand ${positionals[1]} name two renders; give one`,
+    );
   if (typed !== undefined && values['last-healthy'] === true)
-    throw new UsageError('rollback: --to names a render and --last-healthy asks for the last healthy one; give one of them');
+    throw new UsageError(
+      'rollback: --to names a render and --last-healthy asks for the last healthy one; give one of them',
+    );
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const name = `${key.namespace}/${key.name}`;
@@ -53,12 +57,20 @@ export async function rollbackVerb(input: VerbInput, s: Session): Promise<ExitCo
   }
   const target = rollbackTarget(release, { to, lastHealthy: values['last-healthy'] === true }, name);
   if (!target.ok) {
-    const hint = target.reason === 'NoRender' ? '' : `; name one with convoy rollback ${name} --to <renderRef> (convoy history ${name} lists them)`;
+    const hint =
+      target.reason === 'NoRender'
+        ? ''
+        : `; name one with convoy rollback ${name} --to <renderRef> (convoy history ${name} lists them)`;
     throw new CliFailure(`${target.message}${hint}`);
   }
   await patchRelease(cluster, key, { metadata: { annotations: { [Annotation.pin]: target.ref } } });
   const src = release.spec.source as { git?: unknown; gitRepositoryRef?: unknown; helm?: unknown };
-  const source = src.git !== undefined || src.gitRepositoryRef !== undefined ? 'Git' : src.helm !== undefined ? 'its Helm chart' : 'its source';
+  const source =
+    src.git !== undefined || src.gitRepositoryRef !== undefined
+      ? 'Git'
+      : src.helm !== undefined
+        ? 'its Helm chart'
+        : 'its source';
   s.io.out(
     `${name} rolled back: pinned to ${target.ref} (${target.why}${revisionOf(release, target.ref)}); it no longer follows ${source}: convoy unpin ${name} resumes following ${source}`,
   );

@@ -35,7 +35,10 @@ export interface VerbSpec {
 export const GLOBAL_FLAGS: readonly FlagSpec[] = [
   { flags: '-n, --namespace <namespace>', description: 'the Release namespace (default: default)' },
   { flags: '--context <name>', description: 'the kubeconfig context to use' },
-  { flags: '--kubeconfig <file>', description: 'the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)' },
+  {
+    flags: '--kubeconfig <file>',
+    description: 'the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)',
+  },
 ];
 
 const API: FlagSpec = {
@@ -44,7 +47,8 @@ const API: FlagSpec = {
 };
 const RELEASE = '[release]';
 const RELEASE_FORM = '<release> is <name> (with -n <namespace>) or <namespace>/<name>.';
-const SET_FORM = 'A ReleaseSet is rset/<name> (with -n <namespace>) or rset/<namespace>/<name> (issue 26; docs/fleet.md).';
+const SET_FORM =
+  'A ReleaseSet is rset/<name> (with -n <namespace>) or rset/<namespace>/<name> (issue 26; docs/fleet.md).';
 
 /**
  * The verb for a Release, or for a ReleaseSet when the first operand names the kind (`rset/web`,
@@ -60,14 +64,19 @@ const routed =
 export const VERBS: readonly VerbSpec[] = [
   {
     name: 'get',
-    summary: 'list Releases (or ReleaseSets: get rset) with their verdict, or print them whole (-o json|yaml)',
+    summary:
+      'list Releases (or ReleaseSets: get rset) with their verdict, or print them whole (-o json|yaml)',
     args: [RELEASE, '[name]'],
     flags: [
       { flags: '-A, --all-namespaces', description: 'every namespace' },
-      { flags: '-l, --selector <selector>', description: 'only Releases with these labels (e.g. team=a,tier!=canary)' },
+      {
+        flags: '-l, --selector <selector>',
+        description: 'only Releases with these labels (e.g. team=a,tier!=canary)',
+      },
       {
         flags: '-o, --output <format>',
-        description: 'json|yaml: the objects as the API server returns them; wide: more columns; name: release.convoy.dev/<name>',
+        description:
+          'json|yaml: the objects as the API server returns them; wide: more columns; name: release.convoy.dev/<name>',
         choices: ['json', 'yaml', 'wide', 'name'],
       },
       { flags: '-w, --watch', description: 'after the list, print each change as it happens (Ctrl-C stops)' },
@@ -76,27 +85,41 @@ export const VERBS: readonly VerbSpec[] = [
     help:
       `${RELEASE_FORM}\n-o json prints one Release object for a named Release and a List otherwise, as kubectl does;\nthe combined verdict alone is convoy status <release> -o json.\n` +
       `convoy get rset [<name>]: ReleaseSets (NAME, STATE, STEP, UPDATED/SELECTED, READY, FAILED, REVISION, AGE). ${SET_FORM}`,
-    load: routed(async () => (await import('./get.ts')).getVerb, async () => (await import('./release-set/get.ts')).getSetVerb),
+    load: routed(
+      async () => (await import('./get.ts')).getVerb,
+      async () => (await import('./release-set/get.ts')).getSetVerb,
+    ),
   },
   {
     name: 'describe',
-    summary: 'conditions, attempts, rollout, waves, hooks, health and Events of a Release (or of a ReleaseSet: rset/<name>)',
+    summary:
+      'conditions, attempts, rollout, waves, hooks, health and Events of a Release (or of a ReleaseSet: rset/<name>)',
     args: [RELEASE],
     flags: [],
     help: `describe rset/<name>: revision, rollout, steps, counts, failing Clusters, held and child Releases, Events. ${SET_FORM}`,
-    load: routed(async () => (await import('./describe.ts')).describeVerb, async () => (await import('./release-set/describe.ts')).describeSetVerb),
+    load: routed(
+      async () => (await import('./describe.ts')).describeVerb,
+      async () => (await import('./release-set/describe.ts')).describeSetVerb,
+    ),
   },
   {
     name: 'status',
     summary: 'the combined verdict: exit 0 Ready, 1 failed, 3 waiting',
     args: [RELEASE],
-    flags: [{ flags: '-o, --output <format>', description: 'the verdict as json or yaml', choices: ['json', 'yaml'] }],
+    flags: [
+      {
+        flags: '-o, --output <format>',
+        description: 'the verdict as json or yaml',
+        choices: ['json', 'yaml'],
+      },
+    ],
     help: 'Exit codes: 0 Ready, 1 failed (not retried), 3 not Ready yet (waiting, retrying or suspended).',
     load: async () => (await import('./status.ts')).statusVerb,
   },
   {
     name: 'wait',
-    summary: 'wait until Ready (exit 0), a failure not retried or the timeout (exit 1), or suspended (exit 4)',
+    summary:
+      'wait until Ready (exit 0), a failure not retried or the timeout (exit 1), or suspended (exit 4)',
     args: [RELEASE],
     flags: [
       { flags: '--timeout <duration>', description: 'give up after this long', default: '5m' },
@@ -107,7 +130,10 @@ export const VERBS: readonly VerbSpec[] = [
       'become Ready; the line says how to resume it). A retried stop (SourceNotReady, …) is waited through.\n' +
       'wait rset/<name>: 0 the rollout Succeeded for the current generation; 1 Halted, RolledBack, a stop the set does not\n' +
       `retry, or the timeout; 4 Paused or WaitingForApproval (the line names convoy resume / convoy approve). ${SET_FORM}`,
-    load: routed(async () => (await import('./wait.ts')).waitVerb, async () => (await import('./release-set/wait.ts')).waitSetVerb),
+    load: routed(
+      async () => (await import('./wait.ts')).waitVerb,
+      async () => (await import('./release-set/wait.ts')).waitSetVerb,
+    ),
   },
   {
     name: 'sync',
@@ -142,7 +168,10 @@ export const VERBS: readonly VerbSpec[] = [
     summary: 'pin the previous render (--to <ref>: another; --last-healthy: the last healthy one)',
     args: [RELEASE, '[renderRef]'],
     flags: [
-      { flags: '--to <renderRef>', description: 'the render to go back to (full or short ref; convoy history lists them)' },
+      {
+        flags: '--to <renderRef>',
+        description: 'the render to go back to (full or short ref; convoy history lists them)',
+      },
       { flags: '--last-healthy', description: 'the last render that was healthy (status.lastHealthy)' },
       API,
     ],
@@ -152,7 +181,10 @@ export const VERBS: readonly VerbSpec[] = [
       'convoy unpin <release> follows the source again.\n' +
       'rollback rset/<name>: every Cluster the current revision updated goes back to status.lastSucceededRevision\n' +
       `(annotation convoy.dev/rollback=<status.revision.id>); refused when no older revision succeeded. ${SET_FORM}`,
-    load: routed(async () => (await import('./rollback.ts')).rollbackVerb, async () => (await import('./release-set/actions.ts')).rollbackSetVerb),
+    load: routed(
+      async () => (await import('./rollback.ts')).rollbackVerb,
+      async () => (await import('./release-set/actions.ts')).rollbackSetVerb,
+    ),
   },
   {
     name: 'suspend',
@@ -167,7 +199,10 @@ export const VERBS: readonly VerbSpec[] = [
     args: [RELEASE],
     flags: [],
     help: `resume rset/<name> sets spec.rollout.paused to false. ${SET_FORM}`,
-    load: routed(async () => (await import('./annotate.ts')).resumeVerb, async () => (await import('./release-set/actions.ts')).resumeSetVerb),
+    load: routed(
+      async () => (await import('./annotate.ts')).resumeVerb,
+      async () => (await import('./release-set/actions.ts')).resumeSetVerb,
+    ),
   },
   {
     name: 'pause',
@@ -175,21 +210,34 @@ export const VERBS: readonly VerbSpec[] = [
     args: ['[releaseset]'],
     flags: [],
     help: `Nothing of the set is written or deleted until convoy resume rset/<name>; status keeps being reported. ${SET_FORM}`,
-    load: routed(async () => (await import('./release-set/actions.ts')).pauseReleaseVerb, async () => (await import('./release-set/actions.ts')).pauseSetVerb),
+    load: routed(
+      async () => (await import('./release-set/actions.ts')).pauseReleaseVerb,
+      async () => (await import('./release-set/actions.ts')).pauseSetVerb,
+    ),
   },
   {
     name: 'approve',
     summary: 'approve the step of a ReleaseSet that waits: approve rset/<name> [--step <step>]',
     args: ['[releaseset]'],
-    flags: [{ flags: '--step <name>', description: 'the step to approve; refused unless it is the one waiting' }],
+    flags: [
+      { flags: '--step <name>', description: 'the step to approve; refused unless it is the one waiting' },
+    ],
     help: `Writes convoy.dev/approve=<step>@<status.revision.id> for the step that waits; refused when none waits. ${SET_FORM}`,
-    load: routed(async () => (await import('./release-set/actions.ts')).approveReleaseVerb, async () => (await import('./release-set/actions.ts')).approveSetVerb),
+    load: routed(
+      async () => (await import('./release-set/actions.ts')).approveReleaseVerb,
+      async () => (await import('./release-set/actions.ts')).approveSetVerb,
+    ),
   },
   {
     name: 'diff',
     summary: 'live objects vs. a server-side dry run of the render (exit 1: a difference)',
     args: [RELEASE],
-    flags: [{ flags: '--ref <ref>', description: 'render at branch:<b>, tag:<t> or commit:<sha> instead of the current source' }],
+    flags: [
+      {
+        flags: '--ref <ref>',
+        description: 'render at branch:<b>, tag:<t> or commit:<sha> instead of the current source',
+      },
+    ],
     load: async () => (await import('./diff.ts')).diffVerb,
   },
   {
@@ -203,9 +251,18 @@ export const VERBS: readonly VerbSpec[] = [
     name: 'events',
     summary: 'the Events convoy wrote about a Release',
     args: [RELEASE],
-    flags: [{ flags: '-o, --output <format>', description: 'the Events as json or yaml', choices: ['json', 'yaml'] }],
+    flags: [
+      {
+        flags: '-o, --output <format>',
+        description: 'the Events as json or yaml',
+        choices: ['json', 'yaml'],
+      },
+    ],
     help: `events rset/<name>: the Events about a ReleaseSet (its step transitions). ${SET_FORM}`,
-    load: routed(async () => (await import('./events.ts')).eventsVerb, async () => (await import('./release-set/describe.ts')).setEventsVerb),
+    load: routed(
+      async () => (await import('./events.ts')).eventsVerb,
+      async () => (await import('./release-set/describe.ts')).setEventsVerb,
+    ),
   },
 ];
 

@@ -7,7 +7,10 @@ const CANDIDATES = ['../package.json', '../../package.json'];
 function packageVersion(): string {
   for (const candidate of CANDIDATES) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'convoy' && typeof pkg.version === 'string') return pkg.version;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;

@@ -8,7 +8,12 @@
  * It talks to the apiserver through convoy's own small HTTPS client (adapters/kube/http.ts);
  * the credentials are the kubeconfig's (or the Pod's ServiceAccount in a cluster).
  */
-import { fromKubeconfigFile, fromKubeconfigYaml, inClusterConfig, type KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
+import {
+  fromKubeconfigFile,
+  fromKubeconfigYaml,
+  inClusterConfig,
+  type KubeClientConfig,
+} from '../adapters/kube/kubeconfig.ts';
 import { parseRelease } from '../domain/api/objects.ts';
 import type { Release } from '../domain/api/index.ts';
 import { combinedVerdict, type Verdict } from '../domain/status/verdict.ts';
@@ -47,7 +52,8 @@ export function createConvoyClient(options: ConvoyClientOptions = {}): ConvoyCli
     const raw = await source.get(namespace, name);
     if (raw === undefined) return undefined;
     const parsed = parseRelease(raw);
-    if (!parsed.ok) throw new ConvoyClientError(`Release ${namespace}/${name} does not parse: ${parsed.error}`);
+    if (!parsed.ok)
+      throw new ConvoyClientError(`Release ${namespace}/${name} does not parse: ${parsed.error}`);
     return parsed.value;
   };
   return {

@@ -8,7 +8,12 @@ import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 
 export type ClusterChoice =
   | { readonly kind: 'embedded'; readonly why: string }
-  | { readonly kind: 'existing'; readonly kubeconfigPath: string; readonly context: string; readonly server: string };
+  | {
+      readonly kind: 'existing';
+      readonly kubeconfigPath: string;
+      readonly context: string;
+      readonly server: string;
+    };
 
 export class UnusableKubeconfigError extends Error {
   override name = 'UnusableKubeconfigError';
@@ -28,13 +33,23 @@ export async function chooseCluster(opts: {
     if (found.ok) return found.choice;
     throw new UnusableKubeconfigError(`--kubeconfig ${opts.kubeconfig}: ${found.why}`);
   }
-  const path = env['KUBECONFIG']?.split(delimiter).find((p) => p !== '') ?? join(env['HOME'] || homedir(), '.kube', 'config');
-  if (!existsSync(path)) return { kind: 'embedded', why: `no kubeconfig (${env['KUBECONFIG'] ? `KUBECONFIG=${path}` : path} does not exist)` };
+  const path =
+    env['KUBECONFIG']?.split(delimiter).find((p) => p !== '') ??
+    join(env['HOME'] || homedir(), '.kube', 'config');
+  if (!existsSync(path))
+    return {
+      kind: 'embedded',
+      why: `no kubeconfig (${env['KUBECONFIG'] ? `KUBECONFIG=${path}` : path} does not exist)`,
+    };
   const found = await probe(path);
-  return found.ok ? found.choice : { kind: 'embedded', why: `the kubeconfig ${path} is not usable: ${found.why}` };
+  return found.ok
+    ? found.choice
+    : { kind: 'embedded', why: `the kubeconfig ${path} is not usable: ${found.why}` };
 }
 
-async function probe(path: string): Promise<{ ok: true; choice: ClusterChoice } | { ok: false; why: string }> {
+async function probe(
+  path: string,
+): Promise<{ ok: true; choice: ClusterChoice } | { ok: false; why: string }> {
   const kc = new KubeConfig();
   try {
     kc.loadFromFile(path);
@@ -48,14 +63,23 @@ async function probe(path: string): Promise<{ ok: true; choice: ClusterChoice } 
     await Promise.race([
       kc.makeApiClient(VersionApi).getCode(),
       new Promise((_, fail) => {
-        timer = setTimeout(() => fail(new Error(`no answer within ${PROBE_TIMEOUT_MS / 1000} s`)), PROBE_TIMEOUT_MS);
+        timer = setTimeout(
+          () => fail(new Error(`no answer within ${PROBE_TIMEOUT_MS / 1000} s`)),
+          PROBE_TIMEOUT_MS,
+        );
       }),
     ]);
   } catch (err) {
     const text = err instanceof Error ? (err.message.split('\n')[0] ?? err.name) : String(err);
-    return { ok: false, why: `context ${kc.currentContext} (${cluster.server}) does not answer /version: ${text}` };
+    return {
+      ok: false,
+      why: `context ${kc.currentContext} (${cluster.server}) does not answer /version: ${text}`,
+    };
   } finally {
     clearTimeout(timer);
   }
-  return { ok: true, choice: { kind: 'existing', kubeconfigPath: path, context: kc.currentContext, server: cluster.server } };
+  return {
+    ok: true,
+    choice: { kind: 'existing', kubeconfigPath: path, context: kc.currentContext, server: cluster.server },
+  };
 }

@@ -4,7 +4,14 @@
 // `kubectl apply -f examples/` works whatever port that server has.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { API_GROUP, API_VERSION } from '../domain/api/common.ts';
 
@@ -25,7 +32,8 @@ export async function invalidExampleFiles(dir: string): Promise<ExampleProblem[]
     const docs = parseAllDocuments(await readFile(file, 'utf8'));
     const docList = Array.isArray(docs) ? docs : [docs];
     const error = docList.flatMap((d) => d.errors)[0];
-    if (error !== undefined) problems.push({ file: relative(dir, file), message: error.message.split('\n')[0] ?? error.name });
+    if (error !== undefined)
+      problems.push({ file: relative(dir, file), message: error.message.split('\n')[0] ?? error.name });
   }
   return problems;
 }
@@ -40,7 +48,12 @@ export async function provideExampleSources(
   const core = kc.makeApiClient(CoreV1Api);
   const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
   await core.patchNamespace(
-    { name: namespace, fieldManager: FIELD_MANAGER, force: true, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } },
+    {
+      name: namespace,
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+    },
     apply,
   );
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -81,7 +94,11 @@ async function yamlFiles(dir: string): Promise<string[]> {
  * Releases act as (`serviceAccount`, the installation's defaultServiceAccount) may administer the
  * examples namespace (ClusterRole admin, bound there) — and nothing outside it.
  */
-export async function grantExampleDeployer(kc: KubeConfig, serviceAccount: string, namespace: string = EXAMPLES_NAMESPACE): Promise<void> {
+export async function grantExampleDeployer(
+  kc: KubeConfig,
+  serviceAccount: string,
+  namespace: string = EXAMPLES_NAMESPACE,
+): Promise<void> {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const name = 'convoy-examples-deployer';
   await rbac.patchNamespacedRoleBinding(

@@ -7,7 +7,9 @@ export class PortInUseError extends Error {
   readonly port: number;
   readonly flag: string;
   constructor(port: number, flag: string) {
-    super(`port ${port} (${flag}) is already in use; stop what holds it, or pick another port with ${flag} <port>`);
+    super(
+      `port ${port} (${flag}) is already in use; stop what holds it, or pick another port with ${flag} <port>`,
+    );
     this.port = port;
     this.flag = flag;
   }

@@ -33,23 +33,43 @@ export const devSettingsUsage = `  --tenant-namespaces a,b     more namespaces w
   --open-tenancy              --in-cluster-namespaces '*' and --cross-namespace-refs: for trying things out
   --watch-secrets             let the relay list/watch Secrets (it can then read them) to react to labelled ones at once`;
 
-export function devSettings(flags: DevSettingFlags, env: Record<string, string | undefined>, examplesNamespace: string): DevSettings {
-  const extra = (flags['tenant-namespaces'] ?? '').split(',').map((n) => n.trim()).filter((n) => n !== '');
+export function devSettings(
+  flags: DevSettingFlags,
+  env: Record<string, string | undefined>,
+  examplesNamespace: string,
+): DevSettings {
+  const extra = (flags['tenant-namespaces'] ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   const tenantNamespaces = [examplesNamespace, ...extra.filter((n) => n !== examplesNamespace)];
-  const cross = flags['cross-namespace-refs'] === true || flags['open-tenancy'] === true ? 'true' : env['CONVOY_CROSS_NAMESPACE_REFS']?.trim().toLowerCase();
+  const cross =
+    flags['cross-namespace-refs'] === true || flags['open-tenancy'] === true
+      ? 'true'
+      : env['CONVOY_CROSS_NAMESPACE_REFS']?.trim().toLowerCase();
   if (cross !== undefined && cross !== '' && cross !== 'true' && cross !== 'false') {
-    throw new TenancySettingsError(`CONVOY_CROSS_NAMESPACE_REFS: must be true or false, not ${JSON.stringify(cross)}`);
+    throw new TenancySettingsError(
+      `CONVOY_CROSS_NAMESPACE_REFS: must be true or false, not ${JSON.stringify(cross)}`,
+    );
   }
-  const inCluster = flags['open-tenancy'] === true ? '*' : (flags['in-cluster-namespaces'] ?? env['CONVOY_IN_CLUSTER_NAMESPACES']);
+  const inCluster =
+    flags['open-tenancy'] === true
+      ? '*'
+      : (flags['in-cluster-namespaces'] ?? env['CONVOY_IN_CLUSTER_NAMESPACES']);
   return {
     tenancy: {
       tenantNamespaces,
-      defaultServiceAccount: flags['default-service-account'] ?? env['CONVOY_DEFAULT_SERVICE_ACCOUNT'] ?? 'default',
+      defaultServiceAccount:
+        flags['default-service-account'] ?? env['CONVOY_DEFAULT_SERVICE_ACCOUNT'] ?? 'default',
       ...(inCluster !== undefined ? { inClusterNamespaces: inCluster } : {}),
       crossNamespaceRefs: cross === 'true',
-      ...(env['CONVOY_INSECURE_REGISTRIES'] !== undefined ? { insecureRegistries: env['CONVOY_INSECURE_REGISTRIES'] } : {}),
+      ...(env['CONVOY_INSECURE_REGISTRIES'] !== undefined
+        ? { insecureRegistries: env['CONVOY_INSECURE_REGISTRIES'] }
+        : {}),
       ...(env['CONVOY_EGRESS_ALLOW'] !== undefined ? { egressAllow: env['CONVOY_EGRESS_ALLOW'] } : {}),
-      ...(env['CONVOY_CLUSTER_NETWORKS'] !== undefined ? { clusterNetworks: env['CONVOY_CLUSTER_NETWORKS'] } : {}),
+      ...(env['CONVOY_CLUSTER_NETWORKS'] !== undefined
+        ? { clusterNetworks: env['CONVOY_CLUSTER_NETWORKS'] }
+        : {}),
     },
     watchSecrets: flags['watch-secrets'] === true,
   };
@@ -57,6 +77,9 @@ export function devSettings(flags: DevSettingFlags, env: Record<string, string |
 
 /** An egress allow list (CONVOY_EGRESS_ALLOW's form) with `hosts` added: convoy dev's own servers on loopback. */
 export function withEgressAllow(current: string | undefined, hosts: readonly string[]): string {
-  const list = (current ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '');
+  const list = (current ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
   return [...list, ...hosts.filter((h) => !list.includes(h))].join(',');
 }

@@ -19,7 +19,9 @@ const env = {
 };
 
 /** Creates `<root>/<name>.git` for every folder in `examplesDir`; returns the root. */
-export async function buildExampleRepos(examplesDir: string): Promise<{ root: string; names: string[]; remove(): Promise<void> }> {
+export async function buildExampleRepos(
+  examplesDir: string,
+): Promise<{ root: string; names: string[]; remove(): Promise<void> }> {
   const root = await mkdtemp(join(tmpdir(), ownedTempPrefix('convoy-examples-')));
   const names: string[] = [];
   for (const entry of await readdir(examplesDir, { withFileTypes: true })) {

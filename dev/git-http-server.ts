@@ -194,7 +194,12 @@ function classify(
  * `onHeaders` gets the status as the headers go out: the child may still be running when the
  * client has its whole answer (its stdout closed), so the status is known before the child exits.
  */
-function relayCgiResponse(child: ChildProcess, res: ServerResponse, stderr: () => string, onHeaders: (status: number) => void): Promise<number> {
+function relayCgiResponse(
+  child: ChildProcess,
+  res: ServerResponse,
+  stderr: () => string,
+  onHeaders: (status: number) => void,
+): Promise<number> {
   return new Promise((resolve) => {
     const stdout = child.stdout!;
     let buffered = Buffer.alloc(0);
@@ -351,9 +356,14 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
       if (child.exitCode === null && !res.writableFinished) child.kill();
     });
 
-    const status = await relayCgiResponse(child, res, () => Buffer.concat(errors).toString('utf8'), (sent) => {
-      entry.status = sent;
-    });
+    const status = await relayCgiResponse(
+      child,
+      res,
+      () => Buffer.concat(errors).toString('utf8'),
+      (sent) => {
+        entry.status = sent;
+      },
+    );
     if (!req.complete) remember(entry); // the body never ended (the client went away)
     finish(entry, status);
   };

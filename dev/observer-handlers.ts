@@ -17,7 +17,19 @@ export function observerHandlers(
   // One process: drift and health share the Cluster list and discovery (per process, never module-level).
   const caches = createObserverCaches();
   return {
-    drift: createDriftHandler(config, clients, logger.child({ fn: 'drift' }), { queueUrlOf: queueUrlOf('drift') }, caches),
-    health: createHealthHandler(config, clients, logger.child({ fn: 'health' }), { queueUrlOf: queueUrlOf('health') }, caches),
+    drift: createDriftHandler(
+      config,
+      clients,
+      logger.child({ fn: 'drift' }),
+      { queueUrlOf: queueUrlOf('drift') },
+      caches,
+    ),
+    health: createHealthHandler(
+      config,
+      clients,
+      logger.child({ fn: 'health' }),
+      { queueUrlOf: queueUrlOf('health') },
+      caches,
+    ),
   };
 }

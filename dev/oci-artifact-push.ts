@@ -30,7 +30,8 @@ const enc = new TextEncoder();
 
 function putText(block: Uint8Array, offset: number, length: number, text: string): void {
   const bytes = enc.encode(text);
-  if (bytes.length > length) throw new Error(`tar header field too long: ${JSON.stringify(text.slice(0, 60))}`);
+  if (bytes.length > length)
+    throw new Error(`tar header field too long: ${JSON.stringify(text.slice(0, 60))}`);
   block.set(bytes, offset);
 }
 function putOctal(block: Uint8Array, offset: number, length: number, value: number): void {
@@ -43,7 +44,8 @@ function header(name: string, flag: string, size: number, link = ''): Uint8Array
   let short = name;
   if (enc.encode(name).length > 100) {
     const cut = name.lastIndexOf('/', 155);
-    if (cut <= 0 || enc.encode(name.slice(cut + 1)).length > 100) throw new Error(`tar name too long for ustar: ${name.slice(0, 60)}…`);
+    if (cut <= 0 || enc.encode(name.slice(cut + 1)).length > 100)
+      throw new Error(`tar name too long for ustar: ${name.slice(0, 60)}…`);
     prefix = name.slice(0, cut);
     short = name.slice(cut + 1);
   }
@@ -97,7 +99,9 @@ export function tarGz(entries: readonly TarInput[]): Buffer {
 /** The files, folders and links of `dir`, sorted, as tar entries relative to it (what flux push artifact packs). */
 export async function folderEntries(dir: string, prefix = ''): Promise<TarInput[]> {
   const out: TarInput[] = [];
-  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   for (const entry of entries) {
     const name = `${prefix}${entry.name}`;
     const path = join(dir, entry.name);
@@ -136,25 +140,44 @@ const sha256 = (bytes: Uint8Array) => `sha256:${createHash('sha256').update(byte
  * Uploads `layer` and a config blob, then PUTs the manifest under `tag`. Returns the manifest's
  * digest (what `flux push artifact` prints after `@`) and the layer's size.
  */
-export async function pushArtifact(target: PushTarget, layer: Uint8Array, options: PushArtifactOptions = {}): Promise<{ digest: string; layerSize: number }> {
+export async function pushArtifact(
+  target: PushTarget,
+  layer: Uint8Array,
+  options: PushArtifactOptions = {},
+): Promise<{ digest: string; layerSize: number }> {
   const base = `${target.plainHttp === false ? 'https' : 'http'}://${target.registry}`;
   const auth: Record<string, string> = target.credentials
-    ? { authorization: `Basic ${Buffer.from(`${target.credentials.username}:${target.credentials.password}`).toString('base64')}` }
+    ? {
+        authorization: `Basic ${Buffer.from(`${target.credentials.username}:${target.credentials.password}`).toString('base64')}`,
+      }
     : {};
   const upload = async (bytes: Uint8Array): Promise<string> => {
     const digest = sha256(bytes);
-    const start = await fetch(`${base}/v2/${target.repository}/blobs/uploads/`, { method: 'POST', headers: auth });
+    const start = await fetch(`${base}/v2/${target.repository}/blobs/uploads/`, {
+      method: 'POST',
+      headers: auth,
+    });
     await start.body?.cancel();
-    if (start.status !== 202) throw new Error(`registry ${target.registry}: starting a blob upload to ${target.repository} answered HTTP ${start.status}`);
+    if (start.status !== 202)
+      throw new Error(
+        `registry ${target.registry}: starting a blob upload to ${target.repository} answered HTTP ${start.status}`,
+      );
     const location = new URL(start.headers.get('location') ?? '', base);
     location.searchParams.set('digest', digest);
     const put = await fetch(location, {
       method: 'PUT',
-      headers: { ...auth, 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) },
+      headers: {
+        ...auth,
+        'content-type': 'application/octet-stream',
+        'content-length': String(bytes.length),
+      },
       body: bytes,
     });
     await put.body?.cancel();
-    if (put.status !== 201) throw new Error(`registry ${target.registry}: uploading blob ${digest} to ${target.repository} answered HTTP ${put.status}`);
+    if (put.status !== 201)
+      throw new Error(
+        `registry ${target.registry}: uploading blob ${digest} to ${target.repository} answered HTTP ${put.status}`,
+      );
     return digest;
   };
   const config = enc.encode('{}');
@@ -164,7 +187,11 @@ export async function pushArtifact(target: PushTarget, layer: Uint8Array, option
     JSON.stringify({
       schemaVersion: 2,
       mediaType: OCI_MANIFEST,
-      config: { mediaType: options.configMediaType ?? FLUX_CONFIG_MEDIA_TYPE, digest: configDigest, size: config.length },
+      config: {
+        mediaType: options.configMediaType ?? FLUX_CONFIG_MEDIA_TYPE,
+        digest: configDigest,
+        size: config.length,
+      },
       layers: [
         {
           mediaType: options.layerMediaType ?? FLUX_CONTENT_MEDIA_TYPE,
@@ -187,6 +214,9 @@ export async function pushArtifact(target: PushTarget, layer: Uint8Array, option
     body: manifest,
   });
   await put.body?.cancel();
-  if (put.status !== 201) throw new Error(`registry ${target.registry}: putting the manifest ${target.repository}:${target.tag} answered HTTP ${put.status}`);
+  if (put.status !== 201)
+    throw new Error(
+      `registry ${target.registry}: putting the manifest ${target.repository}:${target.tag} answered HTTP ${put.status}`,
+    );
   return { digest: sha256(manifest), layerSize: layer.length };
 }

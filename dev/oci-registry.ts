@@ -25,7 +25,13 @@ const REGISTRY_VERSION = 'v3.1.2';
 /** Where scripts/build-oci-registry.sh puts the binary. */
 export function registryBinaryPath(env: Record<string, string | undefined> = process.env): string {
   const cache = env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache');
-  return join(cache, 'convoy', 'tools', `registry-${env['CONVOY_REGISTRY_VERSION'] ?? REGISTRY_VERSION}`, 'registry');
+  return join(
+    cache,
+    'convoy',
+    'tools',
+    `registry-${env['CONVOY_REGISTRY_VERSION'] ?? REGISTRY_VERSION}`,
+    'registry',
+  );
 }
 
 export class RegistryBinaryMissingError extends Error {
@@ -76,7 +82,13 @@ export interface RunningRegistry {
  * `work` and waits until /v2/ answers. convoy dev's registry and the tests' (test/harness/oci-registry.ts)
  * both start through here. On failure the process is stopped and the error carries its output.
  */
-export async function serveRegistry(input: { binary: string; work: string; host: string; http?: string; extraConfig?: readonly string[] }): Promise<RunningRegistry> {
+export async function serveRegistry(input: {
+  binary: string;
+  work: string;
+  host: string;
+  http?: string;
+  extraConfig?: readonly string[];
+}): Promise<RunningRegistry> {
   const { work, host } = input;
   await writeFile(
     join(work, 'config.yml'),
@@ -110,7 +122,11 @@ export async function serveRegistry(input: { binary: string; work: string; host:
     }
   };
   try {
-    await waitForRegistry(`http://${host}`, () => child.exitCode !== null, () => output);
+    await waitForRegistry(
+      `http://${host}`,
+      () => child.exitCode !== null,
+      () => output,
+    );
   } catch (error) {
     await kill();
     throw error;
@@ -119,20 +135,28 @@ export async function serveRegistry(input: { binary: string; work: string; host:
 }
 
 /** Starts the registry on 127.0.0.1:`port`; throws RegistryBinaryMissingError when it is not built. */
-export async function startDevRegistry(port: number, binary = registryBinaryPath()): Promise<DevRegistry & { pushExamples(examplesDir: string, helm: string): Promise<void> }> {
+export async function startDevRegistry(
+  port: number,
+  binary = registryBinaryPath(),
+): Promise<DevRegistry & { pushExamples(examplesDir: string, helm: string): Promise<void> }> {
   if (!existsSync(binary)) {
-    throw new RegistryBinaryMissingError(`no OCI registry at ${binary}: build it with ${BUILD_SCRIPT} (needs Go); the OCI examples (examples/oci) are skipped`);
+    throw new RegistryBinaryMissingError(
+      `no OCI registry at ${binary}: build it with ${BUILD_SCRIPT} (needs Go); the OCI examples (examples/oci) are skipped`,
+    );
   }
   const host = `127.0.0.1:${port}`;
   // Another server there would answer /v2/ before the registry fails to listen: check first.
-  if (!(await canListen(port))) throw Object.assign(new Error(`listen ${host}: address already in use`), { code: 'EADDRINUSE' });
+  if (!(await canListen(port)))
+    throw Object.assign(new Error(`listen ${host}: address already in use`), { code: 'EADDRINUSE' });
   const work = await mkdtemp(join(tmpdir(), ownedTempPrefix('convoy-oci-')));
   let registry: RunningRegistry;
   try {
     registry = await serveRegistry({ binary, work, host });
   } catch (error) {
     await rm(work, { recursive: true, force: true });
-    throw /address already in use/i.test(String(error)) ? Object.assign(new Error(`listen ${host}: address already in use`), { code: 'EADDRINUSE' }) : error;
+    throw /address already in use/i.test(String(error))
+      ? Object.assign(new Error(`listen ${host}: address already in use`), { code: 'EADDRINUSE' })
+      : error;
   }
   const stop = async () => {
     await registry.kill();
@@ -155,14 +179,21 @@ export async function startDevRegistry(port: number, binary = registryBinaryPath
       };
       const out = join(work, 'packaged');
       await mkdir(out, { recursive: true });
-      const { stdout } = await run(helm, ['package', join(examplesDir, 'oci', 'chart'), '--destination', out], { env: helmEnv });
+      const { stdout } = await run(
+        helm,
+        ['package', join(examplesDir, 'oci', 'chart'), '--destination', out],
+        { env: helmEnv },
+      );
       const archive = /saved it to:\s*(\S+\.tgz)/.exec(stdout)?.[1];
       if (archive === undefined) throw new Error(`helm package printed no archive path: ${stdout}`);
       await run(helm, ['push', archive, `oci://${host}/charts`, '--plain-http'], { env: helmEnv });
       pushed.push(`oci://${host}/charts/hello-chart`);
       // The manifests, as flux push artifact writes them.
       const layer = tarGz(await folderEntries(join(examplesDir, 'oci', 'manifests')));
-      await pushArtifact({ registry: host, repository: 'manifests/hello-oci', tag: '1.0.0', plainHttp: true }, layer);
+      await pushArtifact(
+        { registry: host, repository: 'manifests/hello-oci', tag: '1.0.0', plainHttp: true },
+        layer,
+      );
       pushed.push(`oci://${host}/manifests/hello-oci:1.0.0`);
     },
   };
@@ -170,7 +201,10 @@ export async function startDevRegistry(port: number, binary = registryBinaryPath
 
 /** `CONVOY_INSECURE_REGISTRIES` plus the dev registry (unless every registry already is allowed). */
 export function withInsecureRegistry(current: string | undefined, host: string): string {
-  const list = (current ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '');
+  const list = (current ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
   if (list.includes('*') || list.includes(host)) return list.join(',');
   return [...list, host].join(',');
 }
@@ -195,16 +229,23 @@ export async function startExampleRegistry(input: {
     }
     const code = error instanceof Error && 'code' in error ? String(error.code) : '';
     if (code === 'EADDRINUSE') {
-      input.say(`port ${input.port} (--oci-port) is already in use: no OCI registry, the OCI examples (examples/oci) are skipped`);
+      input.say(
+        `port ${input.port} (--oci-port) is already in use: no OCI registry, the OCI examples (examples/oci) are skipped`,
+      );
       return undefined;
     }
     throw error;
   }
-  if (existsSync(join(input.examplesDir, 'oci', 'chart')) && existsSync(join(input.examplesDir, 'oci', 'manifests'))) {
+  if (
+    existsSync(join(input.examplesDir, 'oci', 'chart')) &&
+    existsSync(join(input.examplesDir, 'oci', 'manifests'))
+  ) {
     try {
       await registry.pushExamples(input.examplesDir, await input.helm());
     } catch (error) {
-      input.say(`pushing the OCI examples to ${registry.host} failed (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); the registry runs without them`);
+      input.say(
+        `pushing the OCI examples to ${registry.host} failed (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); the registry runs without them`,
+      );
     }
   }
   return registry;

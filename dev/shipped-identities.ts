@@ -18,13 +18,33 @@ import {
   type V1ResourceAttributes,
 } from '@kubernetes/client-node';
 import { PLACEHOLDER_QUEUE_URLS, PLACEHOLDER_REGION } from '../infra/install-files.ts';
-import { RELAY_CONFIG_NAME, RELAY_SERVICE_ACCOUNT, relayManifests, type KubeManifest, type TenancyManifestOptions } from '../infra/relay-manifests.ts';
+import {
+  RELAY_CONFIG_NAME,
+  RELAY_SERVICE_ACCOUNT,
+  relayManifests,
+  type KubeManifest,
+  type TenancyManifestOptions,
+} from '../infra/relay-manifests.ts';
 import { withSharedConnections } from './kube-connections.ts';
 
 const FIELD_MANAGER = 'convoy-dev';
-const IDENTITY_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+const IDENTITY_KINDS = new Set([
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ConfigMap',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 /** Cluster-scoped kinds among them: this installation's by name (clusterScopedSuffix), removed by remove(). */
-const CLUSTER_SCOPED_KINDS = new Set(['ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+const CLUSTER_SCOPED_KINDS = new Set([
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 /** The ServiceAccount the functions use where no user of their group can be minted. */
 export const FUNCTIONS_SERVICE_ACCOUNT = 'convoy-functions';
 const TOKEN_SECONDS = 7 * 24 * 3600;
@@ -72,40 +92,81 @@ export function identityManifests(options: ShippedIdentityOptions): KubeManifest
       const copy = structuredClone(m);
       // Cluster-scoped objects, and the RoleBindings in tenant namespaces (another installation or
       // harness may bind the same namespace), are this installation's by name.
-      const shared = CLUSTER_SCOPED_KINDS.has(m.kind) || (m.kind === 'RoleBinding' && m.metadata['namespace'] !== options.namespace);
+      const shared =
+        CLUSTER_SCOPED_KINDS.has(m.kind) ||
+        (m.kind === 'RoleBinding' && m.metadata['namespace'] !== options.namespace);
       if (shared) copy.metadata['name'] = rename(m.metadata['name']);
       const roleRef = copy['roleRef'] as { kind: string; name: string } | undefined;
       if (roleRef?.kind === 'ClusterRole') roleRef.name = rename(roleRef.name);
-      const policyBinding = m.kind === 'ValidatingAdmissionPolicyBinding' ? (copy['spec'] as { policyName: string }) : undefined;
+      const policyBinding =
+        m.kind === 'ValidatingAdmissionPolicyBinding' ? (copy['spec'] as { policyName: string }) : undefined;
       if (policyBinding !== undefined) policyBinding.policyName = rename(policyBinding.policyName);
       return copy;
     });
 }
 
-export async function installShippedIdentities(admin: KubeConfig, options: ShippedIdentityOptions): Promise<ShippedIdentities> {
+export async function installShippedIdentities(
+  admin: KubeConfig,
+  options: ShippedIdentityOptions,
+): Promise<ShippedIdentities> {
   const manifests = identityManifests(options);
   const core = admin.makeApiClient(CoreV1Api);
-  for (const ns of [options.namespace, ...(options.tenancy.tenantNamespaces ?? [])]) await ensureNamespace(core, ns);
+  for (const ns of [options.namespace, ...(options.tenancy.tenantNamespaces ?? [])])
+    await ensureNamespace(core, ns);
   if (options.functionsToken === undefined) {
-    manifests.unshift({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: FUNCTIONS_SERVICE_ACCOUNT, namespace: options.namespace } });
+    manifests.unshift({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: FUNCTIONS_SERVICE_ACCOUNT, namespace: options.namespace },
+    });
   }
   const objects = KubernetesObjectApi.makeApiClient(admin);
   for (const manifest of manifests) {
-    await objects.patch(structuredClone(manifest), undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    await objects.patch(
+      structuredClone(manifest),
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
   }
-  const relay = tokenKubeConfig(admin, 'convoy-relay', await serviceAccountToken(core, options.namespace, RELAY_SERVICE_ACCOUNT));
+  const relay = tokenKubeConfig(
+    admin,
+    'convoy-relay',
+    await serviceAccountToken(core, options.namespace, RELAY_SERVICE_ACCOUNT),
+  );
   const functions = tokenKubeConfig(
     admin,
     'convoy-functions',
     options.functionsToken ?? (await serviceAccountToken(core, options.namespace, FUNCTIONS_SERVICE_ACCOUNT)),
   );
   // RBAC is served from the authorizer's informer cache: wait until each identity has its rights.
-  await untilAllowed(relay, { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: options.namespace });
-  await untilAllowed(functions, { group: 'convoy.dev', resource: 'releases', subresource: 'status', verb: 'patch', namespace: options.namespace });
+  await untilAllowed(relay, {
+    group: 'coordination.k8s.io',
+    resource: 'leases',
+    verb: 'create',
+    namespace: options.namespace,
+  });
+  await untilAllowed(functions, {
+    group: 'convoy.dev',
+    resource: 'releases',
+    subresource: 'status',
+    verb: 'patch',
+    namespace: options.namespace,
+  });
   for (const tenant of options.tenancy.tenantNamespaces ?? []) {
-    await untilAllowed(functions, { resource: 'serviceaccounts', verb: 'impersonate', namespace: tenant, name: 'default' });
+    await untilAllowed(functions, {
+      resource: 'serviceaccounts',
+      verb: 'impersonate',
+      namespace: tenant,
+      name: 'default',
+    });
   }
-  const config = await core.readNamespacedConfigMap({ namespace: options.namespace, name: RELAY_CONFIG_NAME });
+  const config = await core.readNamespacedConfigMap({
+    namespace: options.namespace,
+    name: RELAY_CONFIG_NAME,
+  });
   return {
     relay,
     functions,
@@ -130,9 +191,14 @@ async function ensureNamespace(core: CoreV1Api, name: string): Promise<void> {
 }
 
 async function serviceAccountToken(core: CoreV1Api, namespace: string, name: string): Promise<string> {
-  const requested = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: TOKEN_SECONDS } } });
+  const requested = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: TOKEN_SECONDS } },
+  });
   const token = requested.status?.token;
-  if (token === undefined || token === '') throw new Error(`TokenRequest for ServiceAccount ${namespace}/${name} returned no token`);
+  if (token === undefined || token === '')
+    throw new Error(`TokenRequest for ServiceAccount ${namespace}/${name} returned no token`);
   return token;
 }
 
@@ -154,10 +220,14 @@ async function untilAllowed(kc: KubeConfig, attributes: V1ResourceAttributes): P
   const api = kc.makeApiClient(AuthorizationV1Api);
   const deadline = Date.now() + RBAC_VISIBLE_TIMEOUT_MS;
   for (;;) {
-    const review = await api.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: attributes } } });
+    const review = await api.createSelfSubjectAccessReview({
+      body: { spec: { resourceAttributes: attributes } },
+    });
     if (review.status?.allowed === true) return;
     if (Date.now() > deadline) {
-      throw new Error(`${kc.getCurrentUser()?.name ?? 'identity'} still may not ${attributes.verb} ${attributes.resource} in ${attributes.namespace ?? 'the cluster'} ${RBAC_VISIBLE_TIMEOUT_MS / 1000} s after its RBAC was applied`);
+      throw new Error(
+        `${kc.getCurrentUser()?.name ?? 'identity'} still may not ${attributes.verb} ${attributes.resource} in ${attributes.namespace ?? 'the cluster'} ${RBAC_VISIBLE_TIMEOUT_MS / 1000} s after its RBAC was applied`,
+      );
     }
     await sleep(100);
   }

@@ -13,7 +13,9 @@ export interface ShutdownWatch {
  * one arriving sooner is the same request repeated: a Ctrl-C under npm reaches convoy twice,
  * from the terminal and forwarded by npm.
  */
-export function watchShutdown(opts: { readonly forceAfterMs?: number; readonly parentPollMs?: number } = {}): ShutdownWatch {
+export function watchShutdown(
+  opts: { readonly forceAfterMs?: number; readonly parentPollMs?: number } = {},
+): ShutdownWatch {
   const controller = new AbortController();
   let why: string | undefined;
   let firstAt = 0;

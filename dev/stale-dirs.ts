@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** Prefixes of the per-process temp folders (each followed by `<pid>-`). */
-export const DEV_TEMP_PREFIXES = ['convoy-cp-', 'convoy-dev-cache-', 'convoy-examples-', 'convoy-lambda-', 'convoy-oci-'] as const;
+export const DEV_TEMP_PREFIXES = [
+  'convoy-cp-',
+  'convoy-dev-cache-',
+  'convoy-examples-',
+  'convoy-lambda-',
+  'convoy-oci-',
+] as const;
 
 /** `<prefix><pid>-`, for mkdtemp. */
 export function ownedTempPrefix(prefix: (typeof DEV_TEMP_PREFIXES)[number]): string {

@@ -95,13 +95,20 @@ function checkInputs(nodeBinary: string, appDir: string): void {
     );
   }
   const version = execFileSync(nodeBinary, ['--version'], { encoding: 'utf8' }).trim();
-  if (!version.startsWith('v24.')) throw new OciBuildError(`the Node.js binary ${nodeBinary} is ${version}; the relay image needs Node.js 24`);
+  if (!version.startsWith('v24.'))
+    throw new OciBuildError(
+      `the Node.js binary ${nodeBinary} is ${version}; the relay image needs Node.js 24`,
+    );
   if (!existsSync(appDir) || !statSync(appDir).isDirectory()) {
-    throw new OciBuildError(`the app folder ${appDir} does not exist; stage it with image/stage-app.ts (or pass --app <dir>)`);
+    throw new OciBuildError(
+      `the app folder ${appDir} does not exist; stage it with image/stage-app.ts (or pass --app <dir>)`,
+    );
   }
   for (const needed of ['package.json', join('dist', 'relay', 'main.js'), 'node_modules']) {
     if (!existsSync(join(appDir, needed))) {
-      throw new OciBuildError(`the app folder ${appDir} has no ${needed}; it must hold the built package (npm run build) and its production node_modules`);
+      throw new OciBuildError(
+        `the app folder ${appDir} has no ${needed}; it must hold the built package (npm run build) and its production node_modules`,
+      );
     }
   }
 }
@@ -112,14 +119,17 @@ async function sharedLibraries(binary: string): Promise<[string, string][]> {
   try {
     out = execFileSync('ldd', [binary], { encoding: 'utf8' });
   } catch (error) {
-    throw new OciBuildError(`ldd ${binary} failed (${error instanceof Error ? error.message : String(error)}); the base layer needs the libraries node links`);
+    throw new OciBuildError(
+      `ldd ${binary} failed (${error instanceof Error ? error.message : String(error)}); the base layer needs the libraries node links`,
+    );
   }
   const libs: [string, string][] = [];
   for (const line of out.split('\n')) {
     const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
     if (m?.[1] !== undefined) libs.push([m[1], await realpath(m[1])]);
   }
-  if (!libs.some(([p]) => p.includes('ld-linux'))) throw new OciBuildError(`ldd ${binary} named no dynamic loader; is it a Linux x64 binary?`);
+  if (!libs.some(([p]) => p.includes('ld-linux')))
+    throw new OciBuildError(`ldd ${binary} named no dynamic loader; is it a Linux x64 binary?`);
   return libs;
 }
 
@@ -129,12 +139,22 @@ async function baseEntries(nodeBinary: string): Promise<TarEntry[]> {
     if (!entries.has(e.path)) entries.set(e.path, e);
   };
   add({ type: 'dir', path: 'etc' });
-  add({ type: 'data', path: 'etc/passwd', data: Buffer.from('root:x:0:0:root:/root:/sbin/nologin\nconvoy:x:1000:1000:convoy:/tmp:/sbin/nologin\n') });
+  add({
+    type: 'data',
+    path: 'etc/passwd',
+    data: Buffer.from('root:x:0:0:root:/root:/sbin/nologin\nconvoy:x:1000:1000:convoy:/tmp:/sbin/nologin\n'),
+  });
   add({ type: 'data', path: 'etc/group', data: Buffer.from('root:x:0:\nconvoy:x:1000:\n') });
   add({ type: 'dir', path: 'tmp', mode: 0o1777 });
   for (const [inImage, onHost] of await sharedLibraries(nodeBinary)) {
     for (const dir of parentDirs(inImage)) add(dir);
-    add({ type: 'file', path: inImage.slice(1), source: onHost, size: (await stat(onHost)).size, mode: 0o755 });
+    add({
+      type: 'file',
+      path: inImage.slice(1),
+      source: onHost,
+      size: (await stat(onHost)).size,
+      mode: 0o755,
+    });
   }
   return [...entries.values()];
 }
@@ -159,17 +179,32 @@ async function writeLayer(blobs: string, name: LayerInfo['name'], entries: TarEn
   const raw = new Sha256();
   const gz = new Sha256();
   const tmp = join(blobs, `.${name}.tmp`);
-  await pipeline(Readable.from(tarStream(entries)), raw, createGzip({ level: 6 }), gz, createWriteStream(tmp));
+  await pipeline(
+    Readable.from(tarStream(entries)),
+    raw,
+    createGzip({ level: 6 }),
+    gz,
+    createWriteStream(tmp),
+  );
   const hex = gz.hash.digest('hex');
   await rename(tmp, join(blobs, hex));
-  return { name, digest: `sha256:${hex}`, size: gz.bytes, diffId: `sha256:${raw.hash.digest('hex')}`, uncompressedSize: raw.bytes };
+  return {
+    name,
+    digest: `sha256:${hex}`,
+    size: gz.bytes,
+    diffId: `sha256:${raw.hash.digest('hex')}`,
+    uncompressedSize: raw.bytes,
+  };
 }
 
 export async function buildOciImage(options: OciBuildOptions): Promise<OciBuildResult> {
   const nodeBinary = resolve(options.nodeBinary ?? defaultNodeBinary());
   const appDir = resolve(options.appDir);
   checkInputs(nodeBinary, appDir);
-  const pkg = JSON.parse(await readFile(join(appDir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+  const pkg = JSON.parse(await readFile(join(appDir, 'package.json'), 'utf8')) as {
+    name?: string;
+    version?: string;
+  };
   const tag = options.tag ?? pkg.version ?? 'latest';
   const layoutDir = resolve(options.outDir);
   await rm(layoutDir, { recursive: true, force: true });
@@ -180,7 +215,13 @@ export async function buildOciImage(options: OciBuildOptions): Promise<OciBuildR
     await writeLayer(blobs, 'base', await baseEntries(nodeBinary)),
     await writeLayer(blobs, 'node', [
       ...parentDirs('usr/local/bin/node'),
-      { type: 'file', path: 'usr/local/bin/node', source: nodeBinary, size: (await stat(nodeBinary)).size, mode: 0o755 },
+      {
+        type: 'file',
+        path: 'usr/local/bin/node',
+        source: nodeBinary,
+        size: (await stat(nodeBinary)).size,
+        mode: 0o755,
+      },
     ]),
     await writeLayer(blobs, 'app', await dirEntries(appDir, 'app')),
   ];
@@ -191,7 +232,12 @@ export async function buildOciImage(options: OciBuildOptions): Promise<OciBuildR
     os: 'linux',
     config: {
       User: IMAGE_USER,
-      Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'HOME=/tmp', ...Object.entries(RELAY_MALLOC_ENV).map(([k, v]) => `${k}=${v}`)],
+      Env: [
+        'PATH=/usr/local/bin:/usr/bin:/bin',
+        'NODE_ENV=production',
+        'HOME=/tmp',
+        ...Object.entries(RELAY_MALLOC_ENV).map(([k, v]) => `${k}=${v}`),
+      ],
       Entrypoint: [...ENTRYPOINT],
       WorkingDir: '/app',
       ExposedPorts: { '8080/tcp': {} },

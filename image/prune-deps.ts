@@ -11,7 +11,8 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
-const IMPORT = /(?:^|[\s;}])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|(?:^|[\s;])import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+const IMPORT =
+  /(?:^|[\s;}])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|(?:^|[\s;])import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
 
 export class PruneError extends Error {
   override name = 'PruneError';
@@ -54,31 +55,40 @@ function locate(name: string, fromDir: string, appDir: string): string | undefin
   }
 }
 
-export function pruneDependencies(appDir: string, entry = join(appDir, 'dist', 'relay', 'main.js')): { kept: string[]; removed: string[] } {
+export function pruneDependencies(
+  appDir: string,
+  entry = join(appDir, 'dist', 'relay', 'main.js'),
+): { kept: string[]; removed: string[] } {
   const root = resolve(appDir);
   const modules = join(root, 'node_modules');
-  if (!existsSync(entry)) throw new PruneError(`${entry} does not exist; build the package first (npm run build)`);
+  if (!existsSync(entry))
+    throw new PruneError(`${entry} does not exist; build the package first (npm run build)`);
   const keep = new Set<string>();
   const todo: [string, string][] = [...reachablePackages(entry)].map((name) => [name, root]);
   while (todo.length > 0) {
     const [name, from] = todo.pop() as [string, string];
     const dir = locate(name, from, root);
     if (dir === undefined) {
-      if (from === root) throw new PruneError(`the relay imports ${name}, which is not installed in ${modules}`);
+      if (from === root)
+        throw new PruneError(`the relay imports ${name}, which is not installed in ${modules}`);
       continue; // an optional or uninstalled peer dependency
     }
     if (keep.has(dir)) continue;
     keep.add(dir);
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<
+      string,
+      Record<string, string> | undefined
+    >;
     for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies'] as const) {
       for (const dep of Object.keys(pkg[field] ?? {})) todo.push([dep, dir]);
     }
   }
   const removed: string[] = [];
   for (const entryName of readdirSync(modules)) {
-    const names = entryName.startsWith('@') && statSync(join(modules, entryName)).isDirectory()
-      ? readdirSync(join(modules, entryName)).map((n) => `${entryName}/${n}`)
-      : [entryName];
+    const names =
+      entryName.startsWith('@') && statSync(join(modules, entryName)).isDirectory()
+        ? readdirSync(join(modules, entryName)).map((n) => `${entryName}/${n}`)
+        : [entryName];
     for (const name of names) {
       const dir = join(modules, name);
       if (!keep.has(dir)) {
@@ -86,11 +96,17 @@ export function pruneDependencies(appDir: string, entry = join(appDir, 'dist', '
         removed.push(name);
       }
     }
-    if (entryName.startsWith('@') && existsSync(join(modules, entryName)) && readdirSync(join(modules, entryName)).length === 0) {
+    if (
+      entryName.startsWith('@') &&
+      existsSync(join(modules, entryName)) &&
+      readdirSync(join(modules, entryName)).length === 0
+    ) {
       rmSync(join(modules, entryName), { recursive: true });
     }
   }
-  const kept = [...keep].filter((d) => dirname(d) === modules || dirname(dirname(d)) === modules).map((d) => d.slice(modules.length + 1));
+  const kept = [...keep]
+    .filter((d) => dirname(d) === modules || dirname(dirname(d)) === modules)
+    .map((d) => d.slice(modules.length + 1));
   return { kept: kept.sort(), removed: removed.sort() };
 }
 

@@ -13,7 +13,11 @@
  * - --expose-gc: the relay compacts its heap once after each full list (relay/heap-compaction.ts),
  *   giving back the pages V8 grew by while it parsed the list.
  */
-export const RELAY_NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--max-semi-space-size=1', '--expose-gc'];
+export const RELAY_NODE_FLAGS: readonly string[] = [
+  '--optimize-for-size',
+  '--max-semi-space-size=1',
+  '--expose-gc',
+];
 
 /**
  * The environment the relay image sets for glibc's malloc (issue 24: the relay's memory). What
@@ -25,4 +29,7 @@ export const RELAY_NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--ma
  * with 10,000 Releases, three A/B pairs: RSS settled 138 vs 151 MiB (non-heap memory 77-88 vs
  * 87-102 MiB), V8 heap the same (docs/decisions.md, "The relay's memory").
  */
-export const RELAY_MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_ARENA_MAX: '2' };
+export const RELAY_MALLOC_ENV: Readonly<Record<string, string>> = {
+  MALLOC_MMAP_THRESHOLD_: '65536',
+  MALLOC_ARENA_MAX: '2',
+};

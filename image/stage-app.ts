@@ -29,14 +29,24 @@ export async function stageApp(options: StageOptions): Promise<{ appDir: string;
     execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   let tarball = options.tarball;
   if (tarball === undefined) {
-    const name = npm(['pack', '--pack-destination', workDir, '--loglevel=error'], repoRoot).trim().split('\n').pop() ?? '';
+    const name =
+      npm(['pack', '--pack-destination', workDir, '--loglevel=error'], repoRoot).trim().split('\n').pop() ??
+      '';
     tarball = join(workDir, name);
   }
   execFileSync('tar', ['-xzf', tarball, '-C', workDir]);
   const appDir = join(workDir, 'app');
   await rename(join(workDir, 'package'), appDir);
   const lock = options.lockFile === undefined ? join(repoRoot, 'package-lock.json') : options.lockFile;
-  const common = ['--omit=dev', '--omit=peer', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'];
+  const common = [
+    '--omit=dev',
+    '--omit=peer',
+    '--ignore-scripts',
+    '--no-audit',
+    '--no-fund',
+    '--prefer-offline',
+    '--loglevel=error',
+  ];
   if (lock !== null && existsSync(lock)) {
     await copyFile(lock, join(appDir, 'package-lock.json'));
     npm(['ci', ...common], appDir);

@@ -25,7 +25,10 @@ function octal(value: number, width: number): string {
   return `${value.toString(8).padStart(width - 1, '0')}\0`;
 }
 
-function header(name: string, opts: { size: number; mode: number; typeflag: string; linkname?: string }): Buffer {
+function header(
+  name: string,
+  opts: { size: number; mode: number; typeflag: string; linkname?: string },
+): Buffer {
   const b = Buffer.alloc(BLOCK);
   b.write(name, 0, 100, 'utf8');
   b.write(octal(opts.mode, 8), 100, 8, 'ascii');
@@ -49,7 +52,8 @@ function header(name: string, opts: { size: number; mode: number; typeflag: stri
 function paxRecord(key: string, value: string): string {
   const body = ` ${key}=${value}\n`;
   let length = Buffer.byteLength(body) + 1;
-  while (String(length).length + Buffer.byteLength(body) !== length) length = String(length).length + Buffer.byteLength(body);
+  while (String(length).length + Buffer.byteLength(body) !== length)
+    length = String(length).length + Buffer.byteLength(body);
   return `${length}${body}`;
 }
 
@@ -59,14 +63,22 @@ function padding(size: number): Buffer {
 }
 
 /** Header blocks of one entry: a pax header first when the path or link target does not fit ustar. */
-function headers(name: string, opts: { size: number; mode: number; typeflag: string; linkname?: string }): Buffer[] {
+function headers(
+  name: string,
+  opts: { size: number; mode: number; typeflag: string; linkname?: string },
+): Buffer[] {
   const records: string[] = [];
   if (Buffer.byteLength(name) > 100) records.push(paxRecord('path', name));
-  if (opts.linkname !== undefined && Buffer.byteLength(opts.linkname) > 100) records.push(paxRecord('linkpath', opts.linkname));
+  if (opts.linkname !== undefined && Buffer.byteLength(opts.linkname) > 100)
+    records.push(paxRecord('linkpath', opts.linkname));
   const out: Buffer[] = [];
   if (records.length > 0) {
     const pax = Buffer.from(records.join(''), 'utf8');
-    out.push(header(`PaxHeaders/${name.slice(-80)}`, { size: pax.length, mode: 0o644, typeflag: 'x' }), pax, padding(pax.length));
+    out.push(
+      header(`PaxHeaders/${name.slice(-80)}`, { size: pax.length, mode: 0o644, typeflag: 'x' }),
+      pax,
+      padding(pax.length),
+    );
   }
   out.push(header(name.slice(0, 100), opts));
   return out;
@@ -76,10 +88,15 @@ function headers(name: string, opts: { size: number; mode: number; typeflag: str
 export async function* tarStream(entries: Iterable<TarEntry>): AsyncGenerator<Buffer> {
   for (const entry of entries) {
     const path = entry.path.replace(/^\/+/, '');
-    if (path === '' || path.split('/').includes('..')) throw new TarError(`tar entry path "${entry.path}" is empty or leaves the root`);
+    if (path === '' || path.split('/').includes('..'))
+      throw new TarError(`tar entry path "${entry.path}" is empty or leaves the root`);
     switch (entry.type) {
       case 'dir':
-        yield* headers(path.endsWith('/') ? path : `${path}/`, { size: 0, mode: entry.mode ?? 0o755, typeflag: '5' });
+        yield* headers(path.endsWith('/') ? path : `${path}/`, {
+          size: 0,
+          mode: entry.mode ?? 0o755,
+          typeflag: '5',
+        });
         break;
       case 'symlink':
         yield* headers(path, { size: 0, mode: 0o777, typeflag: '2', linkname: entry.target });
@@ -96,7 +113,10 @@ export async function* tarStream(entries: Iterable<TarEntry>): AsyncGenerator<Bu
           read += (chunk as Buffer).length;
           yield chunk as Buffer;
         }
-        if (read !== entry.size) throw new TarError(`${entry.source} changed size while being archived (${entry.size} → ${read} bytes)`);
+        if (read !== entry.size)
+          throw new TarError(
+            `${entry.source} changed size while being archived (${entry.size} → ${read} bytes)`,
+          );
         yield padding(entry.size);
         break;
       }
@@ -127,8 +147,12 @@ export async function dirEntries(dir: string, prefix: string): Promise<TarEntry[
       else if (st.isDirectory()) {
         out.push({ type: 'dir', path });
         await walk(source, path);
-      } else if (st.isFile()) out.push({ type: 'file', path, source, size: st.size, mode: st.mode & 0o111 ? 0o755 : 0o644 });
-      else throw new TarError(`${source} is neither a file, a directory nor a symlink; an image layer cannot hold it`);
+      } else if (st.isFile())
+        out.push({ type: 'file', path, source, size: st.size, mode: st.mode & 0o111 ? 0o755 : 0o644 });
+      else
+        throw new TarError(
+          `${source} is neither a file, a directory nor a symlink; an image layer cannot hold it`,
+        );
     }
   };
   await walk(dir, prefix);

@@ -20,7 +20,8 @@ export class ConvoyConfigError extends Error {
  * one of its rules fails synth, naming the props and the rule.
  */
 export function timingsOf(id: string, props: ConvoyProps): Timings {
-  const seconds = (d: Duration | undefined) => (d === undefined ? undefined : d.toSeconds({ integral: false }));
+  const seconds = (d: Duration | undefined) =>
+    d === undefined ? undefined : d.toSeconds({ integral: false });
   const timings = deriveTimings({
     functionTimeoutSeconds: seconds(props.functionTimeout),
     visibilityTimeoutSeconds: seconds(props.queueVisibilityTimeout),
@@ -40,8 +41,16 @@ export function timingsOf(id: string, props: ConvoyProps): Timings {
 export function conflictingProps(id: string, props: ConvoyProps): void {
   const pairs: [keyof ConvoyProps, keyof ConvoyProps, string][] = [
     ['cluster', 'managementClusterName', 'cluster names the management cluster already'],
-    ['cluster', 'kubeconfigSecret', 'with cluster, the functions reach the management cluster through EKS access, not a kubeconfig'],
-    ['cluster', 'kubeconfigPath', 'with cluster, the functions reach the management cluster through EKS access, not a kubeconfig'],
+    [
+      'cluster',
+      'kubeconfigSecret',
+      'with cluster, the functions reach the management cluster through EKS access, not a kubeconfig',
+    ],
+    [
+      'cluster',
+      'kubeconfigPath',
+      'with cluster, the functions reach the management cluster through EKS access, not a kubeconfig',
+    ],
   ];
   for (const [a, b, why] of pairs) {
     if (props[a] !== undefined && props[b] !== undefined) {
@@ -50,7 +59,9 @@ export function conflictingProps(id: string, props: ConvoyProps): void {
   }
   for (const needsVpc of ['vpcSubnets', 'securityGroups'] as const) {
     if (props[needsVpc] !== undefined && props.vpc === undefined) {
-      throw new ConvoyConfigError(`Convoy ${id}: ${needsVpc} is given without vpc; pass vpc too (the functions run outside any VPC otherwise)`);
+      throw new ConvoyConfigError(
+        `Convoy ${id}: ${needsVpc} is given without vpc; pass vpc too (the functions run outside any VPC otherwise)`,
+      );
     }
   }
 }

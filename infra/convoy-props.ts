@@ -21,7 +21,12 @@ import type { TenancyManifestOptions } from './relay-manifests.ts';
  * Clusters and its set, resolves the set's template source (a Git fetch or a chart index) and
  * writes Releases, but renders nothing; not measured yet (bench), raise it for very large sets.
  */
-export const DEFAULT_MEMORY_MB: Readonly<Record<QueueLoop, number>> = { reconcile: 1024, drift: 256, health: 256, fleet: 256 };
+export const DEFAULT_MEMORY_MB: Readonly<Record<QueueLoop, number>> = {
+  reconcile: 1024,
+  drift: 256,
+  health: 256,
+  fleet: 256,
+};
 
 /**
  * Records per invocation of the fleet function by default: one ReleaseSet per run, so each set

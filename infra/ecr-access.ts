@@ -12,7 +12,8 @@ export class EcrRepositoriesError extends Error {
   override name = 'EcrRepositoriesError';
 }
 
-const REPOSITORY_ARN = /^arn:aws[a-z-]*:ecr:[a-z0-9-]+:[0-9]{12}:repository\/(?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$/;
+const REPOSITORY_ARN =
+  /^arn:aws[a-z-]*:ecr:[a-z0-9-]+:[0-9]{12}:repository\/(?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$/;
 const REPOSITORY_NAME = /^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*\/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$/;
 
 /**
@@ -24,33 +25,51 @@ export function ecrRepositoryArns(scope: IConstruct, repositories: readonly stri
   for (const entry of repositories) {
     const value = Token.isUnresolved(entry) ? entry : entry.trim();
     if (!Token.isUnresolved(value) && value.includes('*')) {
-      throw new EcrRepositoriesError(`ecrRepositories: ${JSON.stringify(entry)} has a wildcard; list each repository the functions may pull from (a repository name, or its ARN)`);
+      throw new EcrRepositoriesError(
+        `ecrRepositories: ${JSON.stringify(entry)} has a wildcard; list each repository the functions may pull from (a repository name, or its ARN)`,
+      );
     }
     let arn: string;
     if (Token.isUnresolved(value)) {
       // A repository of the same app (repository.repositoryArn): an ARN by construction.
       arn = value;
     } else if (value.startsWith('arn:')) {
-      if (!REPOSITORY_ARN.test(value)) throw new EcrRepositoriesError(`ecrRepositories: ${JSON.stringify(entry)} is not an ECR repository ARN (arn:aws:ecr:<region>:<account>:repository/<name>)`);
+      if (!REPOSITORY_ARN.test(value))
+        throw new EcrRepositoriesError(
+          `ecrRepositories: ${JSON.stringify(entry)} is not an ECR repository ARN (arn:aws:ecr:<region>:<account>:repository/<name>)`,
+        );
       arn = value;
     } else {
       if (!REPOSITORY_NAME.test(value) || value.length > 256) {
-        throw new EcrRepositoriesError(`ecrRepositories: ${JSON.stringify(entry)} is neither an ECR repository name (lower-case path, e.g. charts/podinfo) nor an ARN`);
+        throw new EcrRepositoriesError(
+          `ecrRepositories: ${JSON.stringify(entry)} is neither an ECR repository name (lower-case path, e.g. charts/podinfo) nor an ARN`,
+        );
       }
       arn = Stack.of(scope).formatArn({ service: 'ecr', resource: 'repository', resourceName: value });
     }
-    if (arns.includes(arn)) throw new EcrRepositoriesError(`ecrRepositories: ${JSON.stringify(entry)} is listed twice`);
+    if (arns.includes(arn))
+      throw new EcrRepositoriesError(`ecrRepositories: ${JSON.stringify(entry)} is listed twice`);
     arns.push(arn);
   }
   return arns;
 }
 
 /** Grants a function's role (the reconcile's, the fleet's) the token and pulls from `repositories`; nothing when the list is empty. */
-export function grantEcrPull(role: iam.IRole & IConstruct, repositories: readonly string[] | undefined): void {
+export function grantEcrPull(
+  role: iam.IRole & IConstruct,
+  repositories: readonly string[] | undefined,
+): void {
   if (repositories === undefined || repositories.length === 0) return;
   const arns = ecrRepositoryArns(role, repositories);
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'], resources: arns }));
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
+  );
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
+      resources: arns,
+    }),
+  );
   acknowledge(
     role,
     'AwsSolutions-IAM5[Resource::*]',

@@ -45,7 +45,10 @@ export interface FleetFunctionProps {
   readonly environment: Readonly<Record<string, string>>;
   readonly store: { readonly bucket: s3.IBucket; readonly key: kms.IKey };
   /** Settings shared with the other functions: runtime, architecture, timeout, VPC, environment encryption. */
-  readonly common: Omit<LoopFunctionProps, 'role' | 'logGroup' | 'description' | 'memorySize' | 'environment' | 'layers' | 'ephemeralStorageSize'>;
+  readonly common: Omit<
+    LoopFunctionProps,
+    'role' | 'logGroup' | 'description' | 'memorySize' | 'environment' | 'layers' | 'ephemeralStorageSize'
+  >;
   readonly vpc: boolean;
   readonly memorySize: number;
   readonly entry?: string | undefined;
@@ -69,7 +72,11 @@ export function fleetFunction(scope: Construct, props: FleetFunctionProps): lamb
     retention: logs.RetentionDays.ONE_MONTH,
     removalPolicy: RemovalPolicy.DESTROY,
   });
-  const role = functionRole(scope, 'FleetRole', { logGroup, vpc: props.vpc, description: `convoy ${FLEET_LOOP} function` });
+  const role = functionRole(scope, 'FleetRole', {
+    logGroup,
+    vpc: props.vpc,
+    description: `convoy ${FLEET_LOOP} function`,
+  });
   const fn = loopFunction(scope, 'FleetFunction', FLEET_LOOP, props.entry, {
     ...props.common,
     description: 'convoy fleet loop (ReleaseSets)',

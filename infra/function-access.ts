@@ -45,8 +45,13 @@ export interface EksTargetsProps {
 }
 
 /** The functions' environment for reaching Kubernetes: names and public endpoints only. */
-export function functionAccessEnvironment(props: FunctionAccessProps, namespace: string): Record<string, string> {
-  const env: Record<string, string> = Object.fromEntries(tenancyEnvironment(props.tenancy, namespace).map((e) => [e.name, e.value]));
+export function functionAccessEnvironment(
+  props: FunctionAccessProps,
+  namespace: string,
+): Record<string, string> {
+  const env: Record<string, string> = Object.fromEntries(
+    tenancyEnvironment(props.tenancy, namespace).map((e) => [e.name, e.value]),
+  );
   env.CONVOY_EKS_ROLES = formatEksRoles(props.eksTargets?.namespaceRoles ?? {});
   if (props.cluster !== undefined) {
     env.CONVOY_MANAGEMENT_EKS_NAME = props.cluster.clusterName;
@@ -59,7 +64,11 @@ export function functionAccessEnvironment(props: FunctionAccessProps, namespace:
 }
 
 /** Access entries and secret read for the function roles; EKS target grants for the Release functions. */
-export function grantFunctionAccess(scope: Construct, functions: Readonly<Record<QueueLoop, lambda.IFunction>>, props: FunctionAccessProps): void {
+export function grantFunctionAccess(
+  scope: Construct,
+  functions: Readonly<Record<QueueLoop, lambda.IFunction>>,
+  props: FunctionAccessProps,
+): void {
   for (const loop of QUEUE_LOOPS) {
     const fn = functions[loop];
     const role = fn.role;
@@ -75,8 +84,12 @@ export function grantFunctionAccess(scope: Construct, functions: Readonly<Record
     if (!isReleaseLoop(loop)) continue;
     const clusters = props.eksTargets?.clusterArns ?? [];
     const roles = assumableRoles(props.eksTargets);
-    if (clusters.length > 0) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [...clusters] }));
-    if (roles.length > 0) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole'], resources: [...roles] }));
+    if (clusters.length > 0)
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [...clusters] }),
+      );
+    if (roles.length > 0)
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole'], resources: [...roles] }));
   }
 }
 
@@ -86,6 +99,8 @@ function isReleaseLoop(loop: QueueLoop): loop is Loop {
 
 /** roleArns and every role namespaceRoles names (not `self`: the functions' own role is not assumed). */
 function assumableRoles(targets: EksTargetsProps | undefined): string[] {
-  const named = Object.values(targets?.namespaceRoles ?? {}).flat().filter((role) => role !== FUNCTION_ROLE);
+  const named = Object.values(targets?.namespaceRoles ?? {})
+    .flat()
+    .filter((role) => role !== FUNCTION_ROLE);
   return [...new Set([...(targets?.roleArns ?? []), ...named])];
 }

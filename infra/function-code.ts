@@ -34,10 +34,20 @@ export class FunctionCodeError extends Error {
 export type LoopFunctionProps = Omit<lambda.FunctionProps, 'code' | 'handler'>;
 
 /** A function running `loop`: the prebuilt bundle when there is one and no custom entry, else NodejsFunction. */
-export function loopFunction(scope: Construct, id: string, loop: QueueLoop, entry: string | undefined, props: LoopFunctionProps): lambda.Function {
+export function loopFunction(
+  scope: Construct,
+  id: string,
+  loop: QueueLoop,
+  entry: string | undefined,
+  props: LoopFunctionProps,
+): lambda.Function {
   const prebuilt = entry === undefined ? prebuiltBundleDir(loop) : undefined;
   if (prebuilt !== undefined) {
-    return new lambda.Function(scope, id, { ...props, code: lambda.Code.fromAsset(prebuilt), handler: 'index.handler' });
+    return new lambda.Function(scope, id, {
+      ...props,
+      code: lambda.Code.fromAsset(prebuilt),
+      handler: 'index.handler',
+    });
   }
   const source = entry ?? defaultEntry(loop);
   if (!existsSync(source)) {
@@ -52,7 +62,9 @@ export function loopFunction(scope: Construct, id: string, loop: QueueLoop, entr
     ...props,
     entry: source,
     handler: 'handler',
-    ...(entry === undefined && existsSync(lockFile) ? { projectRoot: PACKAGE_ROOT, depsLockFilePath: lockFile } : {}),
+    ...(entry === undefined && existsSync(lockFile)
+      ? { projectRoot: PACKAGE_ROOT, depsLockFilePath: lockFile }
+      : {}),
     bundling: {
       format: nodejs.OutputFormat.ESM,
       target: 'node24',

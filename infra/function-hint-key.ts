@@ -24,7 +24,10 @@ import { acknowledge } from './function-iam.ts';
 /** The variable the functions read the secret's ARN from (functions/runtime/config.ts). */
 export const HINT_KEY_SECRET_VARIABLE = 'CONVOY_HINT_KEY_SECRET_ARN';
 
-export function hintKeySecret(scope: Construct, props: { key: kms.IKey; removalPolicy: RemovalPolicy }): secretsmanager.Secret {
+export function hintKeySecret(
+  scope: Construct,
+  props: { key: kms.IKey; removalPolicy: RemovalPolicy },
+): secretsmanager.Secret {
   const secret = new secretsmanager.Secret(scope, 'HintKey', {
     description: "convoy: the functions' key for the hints the reconcile sends to drift and health",
     generateSecretString: { passwordLength: 64, excludePunctuation: true },
@@ -40,6 +43,9 @@ export function hintKeySecret(scope: Construct, props: { key: kms.IKey; removalP
 }
 
 /** Each function may read the secret (GetSecretValue, and kms:Decrypt through Secrets Manager). */
-export function grantHintKey(secret: secretsmanager.ISecret, functions: Readonly<Record<Loop, lambda.IFunction>>): void {
+export function grantHintKey(
+  secret: secretsmanager.ISecret,
+  functions: Readonly<Record<Loop, lambda.IFunction>>,
+): void {
   for (const loop of LOOPS) secret.grantRead(functions[loop]);
 }

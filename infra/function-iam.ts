@@ -21,20 +21,40 @@ export function acknowledge(scope: IConstruct, finding: string, reason: string):
  * The role of one function: logs to its own log group only (customer-managed policy); with a VPC,
  * the ENI actions Lambda needs (they take no resource, so `*` with a written reason).
  */
-export function functionRole(scope: Construct, id: string, props: { logGroup: logs.ILogGroup; vpc: boolean; description: string }): iam.Role {
-  const role = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: props.description });
+export function functionRole(
+  scope: Construct,
+  id: string,
+  props: { logGroup: logs.ILogGroup; vpc: boolean; description: string },
+): iam.Role {
+  const role = new iam.Role(scope, id, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: props.description,
+  });
   const statements = [
-    new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [props.logGroup.logGroupArn] }),
+    new iam.PolicyStatement({
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: [props.logGroup.logGroupArn],
+    }),
   ];
   if (props.vpc) {
     statements.push(
       new iam.PolicyStatement({
-        actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+        actions: [
+          'ec2:CreateNetworkInterface',
+          'ec2:DescribeNetworkInterfaces',
+          'ec2:DescribeSubnets',
+          'ec2:DeleteNetworkInterface',
+          'ec2:AssignPrivateIpAddresses',
+          'ec2:UnassignPrivateIpAddresses',
+        ],
         resources: ['*'],
       }),
     );
   }
-  const policy = new iam.ManagedPolicy(scope, `${id}ExecutionPolicy`, { description: `${props.description}: logs${props.vpc ? ' and VPC network interfaces' : ''}`, statements });
+  const policy = new iam.ManagedPolicy(scope, `${id}ExecutionPolicy`, {
+    description: `${props.description}: logs${props.vpc ? ' and VPC network interfaces' : ''}`,
+    statements,
+  });
   role.addManagedPolicy(policy);
   if (props.vpc) {
     acknowledge(
@@ -57,7 +77,10 @@ export function grantRenderStore(
 ): void {
   const objects = store.bucket.arnForObjects(`${RENDER_PREFIX}*`);
   grantee.grantPrincipal.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: mode === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: [objects] }),
+    new iam.PolicyStatement({
+      actions: mode === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+      resources: [objects],
+    }),
   );
   grantee.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
@@ -67,7 +90,10 @@ export function grantRenderStore(
     }),
   );
   grantee.grantPrincipal.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: mode === 'read' ? ['kms:Decrypt'] : ['kms:Decrypt', 'kms:GenerateDataKey'], resources: [store.key.keyArn] }),
+    new iam.PolicyStatement({
+      actions: mode === 'read' ? ['kms:Decrypt'] : ['kms:Decrypt', 'kms:GenerateDataKey'],
+      resources: [store.key.keyArn],
+    }),
   );
   const bucketId = Stack.of(store.bucket).getLogicalId(store.bucket.node.defaultChild as CfnResource);
   // The statements land in the principal's policy (a function's role), so the acknowledgement goes there.

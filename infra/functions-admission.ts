@@ -31,18 +31,26 @@ export const FUNCTIONS_RELEASE_POLICY = 'convoy-functions-release-writes';
 const ADMISSION = 'admissionregistration.k8s.io/v1';
 
 /** A CEL test that Release `o` has a ReleaseSet owner reference. */
-const ownedBySet = (o: string) => `(has(${o}.metadata.ownerReferences) && ${o}.metadata.ownerReferences.exists(r, r.kind == 'ReleaseSet' && r.apiVersion.startsWith('${API_GROUP}/')))`;
+const ownedBySet = (o: string) =>
+  `(has(${o}.metadata.ownerReferences) && ${o}.metadata.ownerReferences.exists(r, r.kind == 'ReleaseSet' && r.apiVersion.startsWith('${API_GROUP}/')))`;
 /** A CEL test that Release `o` carries the child label. */
-const labelledChild = (o: string) => `(has(${o}.metadata.labels) && '${FleetLabel.releaseSet}' in ${o}.metadata.labels)`;
+const labelledChild = (o: string) =>
+  `(has(${o}.metadata.labels) && '${FleetLabel.releaseSet}' in ${o}.metadata.labels)`;
 
 /**
  * The policy and its binding. `serviceAccount`: the installation's ServiceAccount the
  * functions use where no user of FUNCTIONS_GROUP can be minted (functions-rbac.ts, `convoy dev`).
  */
-export function functionsReleasePolicy(namespace: string, labels: Record<string, string>, serviceAccount?: string): KubeManifest[] {
+export function functionsReleasePolicy(
+  namespace: string,
+  labels: Record<string, string>,
+  serviceAccount?: string,
+): KubeManifest[] {
   const identity = [
     `request.userInfo.groups.exists(g, g == '${FUNCTIONS_GROUP}')`,
-    ...(serviceAccount === undefined ? [] : [`request.userInfo.username == 'system:serviceaccount:${namespace}:${serviceAccount}'`]),
+    ...(serviceAccount === undefined
+      ? []
+      : [`request.userInfo.username == 'system:serviceaccount:${namespace}:${serviceAccount}'`]),
   ].join(' || ');
   return [
     {
@@ -52,7 +60,16 @@ export function functionsReleasePolicy(namespace: string, labels: Record<string,
       spec: {
         failurePolicy: 'Fail',
         // releases only: the status subresource (every loop's status slice) is not matched.
-        matchConstraints: { resourceRules: [{ apiGroups: [API_GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['releases'] }] },
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [API_GROUP],
+              apiVersions: ['*'],
+              operations: ['CREATE', 'UPDATE', 'DELETE'],
+              resources: ['releases'],
+            },
+          ],
+        },
         matchConditions: [{ name: 'the-functions-identity', expression: identity }],
         validations: [
           {

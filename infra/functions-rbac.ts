@@ -26,12 +26,21 @@ const RBAC = 'rbac.authorization.k8s.io/v1';
  * `serviceAccount`: also bind a ServiceAccount of the installation namespace, for functions that
  * authenticate as one (`convoy dev` on a cluster where it cannot mint a user of FUNCTIONS_GROUP).
  */
-export function functionsRbac(namespace: string, labels: Record<string, string>, tenancy?: TenancyManifestOptions, serviceAccount?: string): KubeManifest[] {
+export function functionsRbac(
+  namespace: string,
+  labels: Record<string, string>,
+  tenancy?: TenancyManifestOptions,
+  serviceAccount?: string,
+): KubeManifest[] {
   const subjects: Record<string, string>[] = [
     { kind: 'Group', name: FUNCTIONS_GROUP, apiGroup: 'rbac.authorization.k8s.io' },
     ...(serviceAccount === undefined ? [] : [{ kind: 'ServiceAccount', name: serviceAccount, namespace }]),
   ];
-  const clusterRoleRef = (name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
+  const clusterRoleRef = (name: string) => ({
+    apiGroup: 'rbac.authorization.k8s.io',
+    kind: 'ClusterRole',
+    name,
+  });
   return [
     {
       apiVersion: RBAC,
@@ -48,8 +57,16 @@ export function functionsRbac(namespace: string, labels: Record<string, string>,
         { apiGroups: ['convoy.dev'], resources: ['releasesets'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['convoy.dev'], resources: ['releasesets/status'], verbs: ['get', 'patch', 'update'] },
         { apiGroups: ['convoy.dev'], resources: ['releasesets/finalizers'], verbs: ['update'] },
-        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['create', 'patch', 'update', 'delete'] },
-        { apiGroups: ['convoy.dev'], resources: ['clusters', 'gitrepositories', 'mutations', 'lifecycles'], verbs: ['get', 'list'] },
+        {
+          apiGroups: ['convoy.dev'],
+          resources: ['releases'],
+          verbs: ['create', 'patch', 'update', 'delete'],
+        },
+        {
+          apiGroups: ['convoy.dev'],
+          resources: ['clusters', 'gitrepositories', 'mutations', 'lifecycles'],
+          verbs: ['get', 'list'],
+        },
         // No ConfigMap or Secret: values layers, kubeconfig Secrets and Git/Helm credentials are read
         // as the Release's ServiceAccount (adapters/kube/identity-reads.ts).
         // Events about a Release, in the Release's namespace (adapters/kube/events.ts: create, then on a
@@ -71,20 +88,24 @@ export function functionsRbac(namespace: string, labels: Record<string, string>,
       // Granted only through RoleBindings in the tenant namespaces (below): a Release acts as its ServiceAccount.
       rules: [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] }],
     },
-    ...tenantNamespacesOf(tenancy, namespace).map(
-      (tenant): KubeManifest => ({
-        apiVersion: RBAC,
-        kind: 'RoleBinding',
-        metadata: { name: FUNCTIONS_IMPERSONATE_ROLE, namespace: tenant, labels },
-        roleRef: clusterRoleRef(FUNCTIONS_IMPERSONATE_ROLE),
-        subjects,
-      }),
-    ),
+    ...tenantNamespacesOf(tenancy, namespace).map((tenant): KubeManifest => ({
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: { name: FUNCTIONS_IMPERSONATE_ROLE, namespace: tenant, labels },
+      roleRef: clusterRoleRef(FUNCTIONS_IMPERSONATE_ROLE),
+      subjects,
+    })),
     {
       apiVersion: RBAC,
       kind: 'Role',
       metadata: { name: FUNCTIONS_ROLE_NAME, namespace, labels },
-      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection'] }],
+      rules: [
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          verbs: ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection'],
+        },
+      ],
     },
     {
       apiVersion: RBAC,

@@ -58,11 +58,17 @@ export interface TenancyManifestOptions {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** The tenant namespaces, checked: names, no duplicates, none of the system or installation namespaces. */
-export function tenantNamespacesOf(tenancy: TenancyManifestOptions | undefined, installationNamespace: string): string[] {
+export function tenantNamespacesOf(
+  tenancy: TenancyManifestOptions | undefined,
+  installationNamespace: string,
+): string[] {
   const list = [...(tenancy?.tenantNamespaces ?? [])];
   const seen = new Set<string>();
   for (const ns of list) {
-    if (!DNS_LABEL.test(ns)) throw new ManifestError(`tenantNamespaces: ${JSON.stringify(ns)} is not a namespace name (RFC 1123 label)`);
+    if (!DNS_LABEL.test(ns))
+      throw new ManifestError(
+        `tenantNamespaces: ${JSON.stringify(ns)} is not a namespace name (RFC 1123 label)`,
+      );
     if (SYSTEM_NAMESPACES.includes(ns)) {
       throw new ManifestError(
         `tenantNamespaces: ${ns} may not be a tenant namespace: impersonating its ServiceAccounts (e.g. kube-system:clusterrole-aggregation-controller) would make convoy's functions cluster-admin in all but name`,
@@ -80,10 +86,16 @@ export function tenantNamespacesOf(tenancy: TenancyManifestOptions | undefined, 
 }
 
 /** The installation's tenancy settings as entries of the relay's ConfigMap and the functions' environment. */
-export function tenancyEnvironment(tenancy: TenancyManifestOptions | undefined, namespace: string): { name: string; value: string }[] {
+export function tenancyEnvironment(
+  tenancy: TenancyManifestOptions | undefined,
+  namespace: string,
+): { name: string; value: string }[] {
   const tenants = tenantNamespacesOf(tenancy, namespace);
   return [
-    { name: 'CONVOY_DEFAULT_SERVICE_ACCOUNT', value: tenancy?.defaultServiceAccount ?? DEFAULT_SERVICE_ACCOUNT },
+    {
+      name: 'CONVOY_DEFAULT_SERVICE_ACCOUNT',
+      value: tenancy?.defaultServiceAccount ?? DEFAULT_SERVICE_ACCOUNT,
+    },
     { name: 'CONVOY_TENANT_NAMESPACES', value: tenants.join(',') },
     { name: 'CONVOY_IN_CLUSTER_NAMESPACES', value: tenancy?.inClusterNamespaces ?? tenants.join(',') },
     { name: 'CONVOY_CROSS_NAMESPACE_REFS', value: String(tenancy?.crossNamespaceRefs ?? false) },
@@ -96,7 +108,9 @@ export function tenancyEnvironment(tenancy: TenancyManifestOptions | undefined, 
  * CONVOY_EGRESS_ALLOW and CONVOY_CLUSTER_NETWORKS when the install sets them (left out otherwise:
  * the functions then apply the strict policy), checked as the functions parse them.
  */
-export function egressEnvironment(tenancy: TenancyManifestOptions | undefined): { name: string; value: string }[] {
+export function egressEnvironment(
+  tenancy: TenancyManifestOptions | undefined,
+): { name: string; value: string }[] {
   const allow = tenancy?.egressAllow?.trim() ?? '';
   const networks = tenancy?.clusterNetworks?.trim() ?? '';
   try {

@@ -22,7 +22,10 @@ export function queueAlarms(scope: Construct, props: QueueAlarmProps): cloudwatc
     const name = alarmIdPrefix(loop);
     alarms.push(
       props.queues[loop]
-        .metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
+        .metricApproximateAgeOfOldestMessage({
+          period: Duration.minutes(5),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        })
         .createAlarm(scope, `${name}QueueAgeAlarm`, {
           alarmDescription: `convoy ${loop} queue: oldest message older than ${props.ageThreshold.toHumanString()} (functions failing, throttled, or maxConcurrency too low)`,
           threshold: props.ageThreshold.toSeconds(),
@@ -31,7 +34,10 @@ export function queueAlarms(scope: Construct, props: QueueAlarmProps): cloudwatc
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         }),
       props.dlqs[loop]
-        .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
+        .metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        })
         .createAlarm(scope, `${name}DeadLetterAlarm`, {
           alarmDescription: `convoy ${loop} dead-letter queue holds messages: invalid bodies, or Releases (ReleaseSets on the fleet queue) that failed ${props.maxReceiveCount} receives`,
           threshold: 1,

@@ -34,7 +34,9 @@ export abstract class RelayImage {
       bind(scope: Construct): string {
         for (const needed of [join('image', 'Dockerfile'), join('dist', 'relay', 'main.js')]) {
           if (!existsSync(join(directory, needed))) {
-            throw new RelayImageError(`RelayImage.fromDockerfile: ${join(directory, needed)} does not exist; build the package first (npm run build)`);
+            throw new RelayImageError(
+              `RelayImage.fromDockerfile: ${join(directory, needed)} does not exist; build the package first (npm run build)`,
+            );
           }
         }
         return new DockerImageAsset(scope, 'RelayImage', {

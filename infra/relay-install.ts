@@ -33,9 +33,17 @@ function acknowledgeKubectlProvider(provider: IConstruct): void {
   for (const finding of findings) acknowledge(provider, finding, PROVIDER_REASON);
 }
 
-export function installRelayManifests(scope: Construct, cluster: eks.ICluster, manifests: readonly KubeManifest[]): eks.KubernetesManifest {
+export function installRelayManifests(
+  scope: Construct,
+  cluster: eks.ICluster,
+  manifests: readonly KubeManifest[],
+): eks.KubernetesManifest {
   // CRDs first in the list: one `kubectl apply` creates them before the objects that follow.
-  const installed = new eks.KubernetesManifest(scope, 'RelayInstall', { cluster, manifest: [...manifests], overwrite: true });
+  const installed = new eks.KubernetesManifest(scope, 'RelayInstall', {
+    cluster,
+    manifest: [...manifests],
+    overwrite: true,
+  });
   const provider = eks.KubectlProvider.getOrCreate(scope, cluster);
   if (provider instanceof Construct) acknowledgeKubectlProvider(provider);
   return installed;

@@ -23,7 +23,9 @@ export function relayRole(scope: Construct, props: RelayRoleProps): iam.Role {
   };
   const role = new iam.Role(scope, 'RelayRole', {
     description: `convoy relay (${props.namespace}/${props.serviceAccount}) via EKS Pod Identity`,
-    assumedBy: new iam.SessionTagsPrincipal(new iam.ServicePrincipal('pods.eks.amazonaws.com')).withConditions({
+    assumedBy: new iam.SessionTagsPrincipal(
+      new iam.ServicePrincipal('pods.eks.amazonaws.com'),
+    ).withConditions({
       StringEquals: conditions,
     }),
   });

@@ -1,4 +1,8 @@
-import { DEFAULT_MAX_RENDER_BYTES, DEFAULT_MAX_RENDER_OBJECTS, validMaxObjects } from '../domain/reconcile/render-limits.ts';
+import {
+  DEFAULT_MAX_RENDER_BYTES,
+  DEFAULT_MAX_RENDER_OBJECTS,
+  validMaxObjects,
+} from '../domain/reconcile/render-limits.ts';
 
 /** The construct props this file reads. */
 export interface RenderLimitProps {
@@ -32,6 +36,8 @@ export function renderLimitEnvironment(props: RenderLimitProps): Record<string, 
     CONVOY_MAX_RENDER_OBJECTS: String(props.maxRenderObjects ?? DEFAULT_MAX_RENDER_OBJECTS),
     CONVOY_MAX_RENDER_BYTES: String(props.maxRenderBytes ?? DEFAULT_MAX_RENDER_BYTES),
     // Unset = the function's default (64 MiB, functions/runtime/config.ts).
-    ...(props.maxOciArtifactBytes === undefined ? {} : { CONVOY_OCI_MAX_ARTIFACT_BYTES: String(props.maxOciArtifactBytes) }),
+    ...(props.maxOciArtifactBytes === undefined
+      ? {}
+      : { CONVOY_OCI_MAX_ARTIFACT_BYTES: String(props.maxOciArtifactBytes) }),
   };
 }

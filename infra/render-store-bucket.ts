@@ -15,7 +15,10 @@ import { acknowledge } from './function-iam.ts';
 /** The bucket `RenderStore` of `scope`, encrypted with `key`. */
 export function renderStoreBucket(
   scope: Construct,
-  props: Pick<ConvoyProps, 'retention' | 'serverAccessLogsBucket'> & { key: kms.IKey; removalPolicy: RemovalPolicy },
+  props: Pick<ConvoyProps, 'retention' | 'serverAccessLogsBucket'> & {
+    key: kms.IKey;
+    removalPolicy: RemovalPolicy;
+  },
 ): s3.Bucket {
   const lifecycleRules: s3.LifecycleRule[] = [
     {
@@ -44,7 +47,10 @@ export function renderStoreBucket(
     lifecycleRules,
     removalPolicy: props.removalPolicy,
     ...(props.serverAccessLogsBucket !== undefined
-      ? { serverAccessLogsBucket: props.serverAccessLogsBucket, serverAccessLogsPrefix: 'convoy-render-store/' }
+      ? {
+          serverAccessLogsBucket: props.serverAccessLogsBucket,
+          serverAccessLogsPrefix: 'convoy-render-store/',
+        }
       : {}),
   });
   if (props.serverAccessLogsBucket === undefined) {

@@ -14,7 +14,12 @@
  */
 import type { Release } from '../domain/api/objects.ts';
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
-import { childVerdictNotices, clusterChangeCause, releaseSetChangeCause, type WatchedReleaseSet } from '../domain/relay/fleet-triggers.ts';
+import {
+  childVerdictNotices,
+  clusterChangeCause,
+  releaseSetChangeCause,
+  type WatchedReleaseSet,
+} from '../domain/relay/fleet-triggers.ts';
 import { releaseSetTimerDue, SET_TIMER_CAUSE, type TimedReleaseSet } from '../domain/relay/set-timers.ts';
 import { orphanLeaseUids } from '../domain/runtime/lease.ts';
 import { FLEET_LOOP } from '../domain/runtime/queue-message.ts';
@@ -39,7 +44,12 @@ export interface FleetWiring {
   /** The ReleaseSet informer's events (only with a fleet queue). */
   onReleaseSetEvent(sender: QueueSender, event: InformerEvent<Watched>): void;
   /** A Release event, with the Release as indexed before and after it: its set(s)' child notices. */
-  onChildEvent(sender: QueueSender, event: InformerEvent<Watched>, old: Release | undefined, next: Release | undefined): void;
+  onChildEvent(
+    sender: QueueSender,
+    event: InformerEvent<Watched>,
+    old: Release | undefined,
+    next: Release | undefined,
+  ): void;
   /** A Cluster event: every set of its namespace, if the Cluster may start or stop matching or its labels or annotations changed. */
   onClusterEvent(sender: QueueSender, event: InformerEvent<Watched>): void;
   /** The sets' part of the timer tick: sends each set whose interval timer is due at `atMs`. */
@@ -74,7 +84,14 @@ export function createFleetWiring(options: FleetWiringOptions): FleetWiring {
    * Sends the set `name` of `namespace` a fleet message, if the relay knows it (its uid). Every
    * send but the first list's restarts the set's timer (set-timers.ts).
    */
-  const sendFleet = (sender: QueueSender, trigger: Trigger, namespace: string, name: string, cause: string, initial = false) => {
+  const sendFleet = (
+    sender: QueueSender,
+    trigger: Trigger,
+    namespace: string,
+    name: string,
+    cause: string,
+    initial = false,
+  ) => {
     const set = sets.get(namespace)?.get(name);
     const uid = set?.metadata?.uid;
     if (set === undefined || uid === undefined || uid === '') return;
@@ -89,7 +106,12 @@ export function createFleetWiring(options: FleetWiringOptions): FleetWiring {
   const forgetReleaseSet = (namespace: string, name: string, uid: string) => {
     setLastSent.delete(uid);
     fleetLeases.removeAllOfSet(uid).catch((error: unknown) => {
-      log.error('removing the Lease of a deleted ReleaseSet failed', { namespace, releaseSet: name, uid, error });
+      log.error('removing the Lease of a deleted ReleaseSet failed', {
+        namespace,
+        releaseSet: name,
+        uid,
+        error,
+      });
     });
   };
 
@@ -97,7 +119,9 @@ export function createFleetWiring(options: FleetWiringOptions): FleetWiring {
   const sweepOrphanSetLeases = async () => {
     const leased = await fleetLeases.releaseSetUids();
     // The sets known after the list: a Lease listed was created for a set the relay had seen by then.
-    const live = new Set([...sets.values()].flatMap((names) => [...names.values()].map((set) => set.metadata?.uid ?? '')));
+    const live = new Set(
+      [...sets.values()].flatMap((names) => [...names.values()].map((set) => set.metadata?.uid ?? '')),
+    );
     for (const uid of orphanLeaseUids(leased, live)) await fleetLeases.removeAllOfSet(uid);
   };
 
@@ -117,8 +141,10 @@ export function createFleetWiring(options: FleetWiringOptions): FleetWiring {
         names.set(name, next);
       }
       // A set deleted, or recreated under a new uid: the old uid's Lease has no set any more.
-      const oldUid = old?.metadata?.uid ?? (event.type === 'deleted' ? event.object.metadata?.uid : undefined);
-      if (oldUid !== undefined && oldUid !== '' && oldUid !== next?.metadata?.uid) forgetReleaseSet(namespace, name, oldUid);
+      const oldUid =
+        old?.metadata?.uid ?? (event.type === 'deleted' ? event.object.metadata?.uid : undefined);
+      if (oldUid !== undefined && oldUid !== '' && oldUid !== next?.metadata?.uid)
+        forgetReleaseSet(namespace, name, oldUid);
       const cause = releaseSetChangeCause(old, next);
       if (cause === undefined) return;
       metrics.eventsCounted.inc({ kind: 'ReleaseSet' });
@@ -129,15 +155,20 @@ export function createFleetWiring(options: FleetWiringOptions): FleetWiring {
     onChildEvent(sender, event, old, next) {
       if (!fleet || event.initial) return;
       const namespace = event.object.metadata?.namespace ?? '';
-      for (const notice of childVerdictNotices(old, next)) sendFleet(sender, 'child', namespace, notice.set, `watch: ${notice.cause}`);
+      for (const notice of childVerdictNotices(old, next))
+        sendFleet(sender, 'child', namespace, notice.set, `watch: ${notice.cause}`);
     },
 
     onClusterEvent(sender, event) {
       if (!fleet || event.initial) return;
-      const cause = clusterChangeCause(event.type === 'added' ? undefined : event.old, event.type === 'deleted' ? undefined : event.object);
+      const cause = clusterChangeCause(
+        event.type === 'added' ? undefined : event.old,
+        event.type === 'deleted' ? undefined : event.object,
+      );
       if (cause === undefined) return;
       const namespace = event.object.metadata?.namespace ?? '';
-      for (const name of sets.get(namespace)?.keys() ?? []) sendFleet(sender, 'cluster', namespace, name, `watch: ${cause}`);
+      for (const name of sets.get(namespace)?.keys() ?? [])
+        sendFleet(sender, 'cluster', namespace, name, `watch: ${cause}`);
     },
 
     onTick(sender, atMs, termStartedAt) {
@@ -158,13 +189,19 @@ export function createFleetWiring(options: FleetWiringOptions): FleetWiring {
       return () => {
         if (swept || releaseSetInformer?.hasSynced() !== true) return;
         swept = true;
-        sweepOrphanSetLeases().catch((error: unknown) => log.warn('sweeping the Leases of deleted ReleaseSets failed', { error: error as Error }));
+        sweepOrphanSetLeases().catch((error: unknown) =>
+          log.warn('sweeping the Leases of deleted ReleaseSets failed', { error: error as Error }),
+        );
       };
     },
 
     admitsMessage(key, cause) {
       if (fleet) return true;
-      log.warn('no fleet queue: a ReleaseSet message is not sent', { namespace: key.namespace, releaseSet: key.name, cause });
+      log.warn('no fleet queue: a ReleaseSet message is not sent', {
+        namespace: key.namespace,
+        releaseSet: key.name,
+        cause,
+      });
       return false;
     },
 

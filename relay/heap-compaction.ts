@@ -26,7 +26,11 @@ export interface HeapCompactionOptions {
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 
 /** Compacts the heap each time `ready` turns true (after the first list, and after every relist of a new term). */
-export function compactHeapWhenReady(ready: () => boolean, logger: Logger, options: HeapCompactionOptions = {}): HeapCompaction {
+export function compactHeapWhenReady(
+  ready: () => boolean,
+  logger: Logger,
+  options: HeapCompactionOptions = {},
+): HeapCompaction {
   const gc = options.gc ?? globalThis.gc;
   if (gc === undefined) return { stop: () => undefined };
   let wasReady = false;
@@ -36,7 +40,10 @@ export function compactHeapWhenReady(ready: () => boolean, logger: Logger, optio
       const before = process.memoryUsage();
       gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
       const after = process.memoryUsage();
-      logger.info('heap compacted after a list', { rssMiB: [mib(before.rss), mib(after.rss)], heapTotalMiB: [mib(before.heapTotal), mib(after.heapTotal)] });
+      logger.info('heap compacted after a list', {
+        rssMiB: [mib(before.rss), mib(after.rss)],
+        heapTotalMiB: [mib(before.heapTotal), mib(after.heapTotal)],
+      });
     }
     wasReady = now;
   }, options.everyMs ?? 1_000);

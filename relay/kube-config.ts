@@ -5,7 +5,11 @@
  * auth-provider plugin, a proxy-url) goes through client-node as before, loaded only then: the
  * relay in its pod never loads client-node (issue 24: ~87 MiB of the relay's memory).
  */
-import { fromDefaultKubeconfig, KubeconfigError, type KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
+import {
+  fromDefaultKubeconfig,
+  KubeconfigError,
+  type KubeClientConfig,
+} from '../adapters/kube/kubeconfig.ts';
 
 /** What adapters/kube/kubeconfig.ts refuses by name and client-node's loader takes. */
 const CLIENT_NODE_ONLY = /\.(exec|auth-provider|proxy-url) is not supported by convoy/;

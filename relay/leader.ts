@@ -11,7 +11,12 @@
 import { createKubeClient, isKubeApiError, resourcePath } from '../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { microTime } from '../adapters/kube/lease.ts';
-import { leaseDecision, observeLease, type LeaseObservation, type LeaseRecord } from '../domain/relay/leader-lease.ts';
+import {
+  leaseDecision,
+  observeLease,
+  type LeaseObservation,
+  type LeaseRecord,
+} from '../domain/relay/leader-lease.ts';
 import type { Logger } from '../platform/logger.ts';
 
 export const LEADER_LEASE_NAME = 'convoy-relay-leader';
@@ -43,7 +48,8 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
-const isStatus = (error: unknown, ...codes: number[]) => isKubeApiError(error) && codes.includes(error.status);
+const isStatus = (error: unknown, ...codes: number[]) =>
+  isKubeApiError(error) && codes.includes(error.status);
 
 /** A coordination.k8s.io Lease as this elector reads and writes it. */
 interface V1Lease {
@@ -65,15 +71,20 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   const name = options.name ?? LEADER_LEASE_NAME;
   const leaseDurationMs = options.leaseDurationMs ?? 10_000;
   const renewIntervalMs = options.renewIntervalMs ?? 2_000;
-  const renewDeadlineMs = options.renewDeadlineMs ?? Math.max(renewIntervalMs, leaseDurationMs - 2 * renewIntervalMs);
+  const renewDeadlineMs =
+    options.renewDeadlineMs ?? Math.max(renewIntervalMs, leaseDurationMs - 2 * renewIntervalMs);
   const now = options.now ?? (() => new Date());
   // A request still unanswered after a Lease duration cannot keep the lead anyway.
   const client = createKubeClient(options.kube, { userAgent: 'convoy-relay', timeoutMs: leaseDurationMs });
-  const leasePath = (leaseName?: string) => resourcePath('coordination.k8s.io/v1', 'leases', namespace, leaseName);
+  const leasePath = (leaseName?: string) =>
+    resourcePath('coordination.k8s.io/v1', 'leases', namespace, leaseName);
   const api = {
-    replaceNamespacedLease: ({ name: leaseName, body }: { name: string; namespace: string; body: V1Lease }) => client.replace<V1Lease>(leasePath(leaseName), body),
-    readNamespacedLease: ({ name: leaseName }: { name: string; namespace: string }) => client.get<V1Lease>(leasePath(leaseName)),
-    createNamespacedLease: ({ body }: { namespace: string; body: V1Lease }) => client.create<V1Lease>(leasePath(), body),
+    replaceNamespacedLease: ({ name: leaseName, body }: { name: string; namespace: string; body: V1Lease }) =>
+      client.replace<V1Lease>(leasePath(leaseName), body),
+    readNamespacedLease: ({ name: leaseName }: { name: string; namespace: string }) =>
+      client.get<V1Lease>(leasePath(leaseName)),
+    createNamespacedLease: ({ body }: { namespace: string; body: V1Lease }) =>
+      client.create<V1Lease>(leasePath(), body),
   };
   const log = logger.child({ lease: `${namespace}/${name}`, identity });
 
@@ -114,7 +125,15 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
         ours = await api.replaceNamespacedLease({
           name,
           namespace,
-          body: { ...ours, spec: { ...ours.spec, holderIdentity: identity, leaseDurationSeconds, renewTime: microTime(stamp) } },
+          body: {
+            ...ours,
+            spec: {
+              ...ours.spec,
+              holderIdentity: identity,
+              leaseDurationSeconds,
+              renewTime: microTime(stamp),
+            },
+          },
         });
         return 'held';
       } catch (error) {
@@ -166,7 +185,8 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
             ...spec,
             holderIdentity: identity,
             leaseDurationSeconds,
-            acquireTime: decision === 'renew' && spec.acquireTime !== undefined ? spec.acquireTime : microTime(stamp),
+            acquireTime:
+              decision === 'renew' && spec.acquireTime !== undefined ? spec.acquireTime : microTime(stamp),
             renewTime: microTime(stamp),
             leaseTransitions: (spec.leaseTransitions ?? 0) + (decision === 'acquire' ? 1 : 0),
           },
@@ -221,12 +241,18 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
             namespace,
             body: {
               ...ours,
-              spec: { ...ours.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(now()) },
+              spec: {
+                ...ours.spec,
+                holderIdentity: '',
+                leaseDurationSeconds: 1,
+                renewTime: microTime(now()),
+              },
             },
           });
         } catch (error) {
           // Taken over or gone already: nothing to give back.
-          if (!isStatus(error, 404, 409)) log.warn('giving up the leader Lease failed; the next leader waits for it to expire', { error });
+          if (!isStatus(error, 404, 409))
+            log.warn('giving up the leader Lease failed; the next leader waits for it to expire', { error });
         }
       }
       setLeading(false);

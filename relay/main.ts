@@ -26,7 +26,10 @@ const relayEnvSchema = z.object({
   CONVOY_DRIFT_QUEUE_URL: z.string().url(),
   CONVOY_HEALTH_QUEUE_URL: z.string().url(),
   // The fleet function's queue (issue 26); unset or empty: the relay does not watch ReleaseSets.
-  CONVOY_FLEET_QUEUE_URL: z.preprocess((value) => (value === '' ? undefined : value), z.string().url().optional()),
+  CONVOY_FLEET_QUEUE_URL: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.string().url().optional(),
+  ),
   CONVOY_RENDER_BUCKET: z.string().min(1).optional(),
   CONVOY_HTTP_HOST: z.string().default('0.0.0.0'),
   CONVOY_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -52,8 +55,9 @@ async function main(): Promise<void> {
   // malformed one stops the relay at start, naming the variable, rather than only the functions.
   const tenancy = tenancyFromEnv(process.env);
   logger.info('installation settings', {
-    defaultServiceAccount: tenancy.defaultServiceAccount ?? '(the functions\' identity)',
-    inClusterNamespaces: tenancy.inClusterNamespaces === 'all' ? '*' : [...tenancy.inClusterNamespaces].join(','),
+    defaultServiceAccount: tenancy.defaultServiceAccount ?? "(the functions' identity)",
+    inClusterNamespaces:
+      tenancy.inClusterNamespaces === 'all' ? '*' : [...tenancy.inClusterNamespaces].join(','),
     crossNamespaceRefs: tenancy.crossNamespaceRefs,
     tenantNamespaces: process.env['CONVOY_TENANT_NAMESPACES'] ?? '',
     watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
@@ -66,7 +70,11 @@ async function main(): Promise<void> {
   const relay = startRelay({
     kube,
     sqs,
-    queueUrls: { reconcile: env.CONVOY_RECONCILE_QUEUE_URL, drift: env.CONVOY_DRIFT_QUEUE_URL, health: env.CONVOY_HEALTH_QUEUE_URL },
+    queueUrls: {
+      reconcile: env.CONVOY_RECONCILE_QUEUE_URL,
+      drift: env.CONVOY_DRIFT_QUEUE_URL,
+      health: env.CONVOY_HEALTH_QUEUE_URL,
+    },
     installationNamespace: env.CONVOY_NAMESPACE,
     logger,
     watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
@@ -79,7 +87,9 @@ async function main(): Promise<void> {
     const { S3Client } = await import('@aws-sdk/client-s3');
     return new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined });
   });
-  const store = env.CONVOY_RENDER_BUCKET ? createS3RenderStore({ s3, bucket: env.CONVOY_RENDER_BUCKET }) : undefined;
+  const store = env.CONVOY_RENDER_BUCKET
+    ? createS3RenderStore({ s3, bucket: env.CONVOY_RENDER_BUCKET })
+    : undefined;
   const app = createApiApp({
     auth: cachingAuthenticator(createKubeAuthenticator(kube)),
     releases: createReleaseApi(kube),
@@ -90,7 +100,9 @@ async function main(): Promise<void> {
     ready: () => relay.ready(),
     gitWebhook: createGitWebhookHandler({
       secret: env.CONVOY_GIT_WEBHOOK_SECRET ?? '',
-      releases: createKubeWebhookReleaseSource(kube, { releaseSets: env.CONVOY_FLEET_QUEUE_URL !== undefined }),
+      releases: createKubeWebhookReleaseSource(kube, {
+        releaseSets: env.CONVOY_FLEET_QUEUE_URL !== undefined,
+      }),
       enqueue: (loop, key, cause) => relay.enqueue(loop, key, cause),
       logger,
     }),
@@ -103,7 +115,14 @@ async function main(): Promise<void> {
     tls.kind === 'on'
       ? [
           await serveApi(app, { port: env.CONVOY_HTTPS_PORT, hostname, tls }),
-          await serveApi(createProbeApp({ metrics: relay.metrics, metricsPerRelease: env.CONVOY_METRICS_PER_RELEASE === 'true', ready: () => relay.ready() }), { port: env.CONVOY_HTTP_PORT, hostname }),
+          await serveApi(
+            createProbeApp({
+              metrics: relay.metrics,
+              metricsPerRelease: env.CONVOY_METRICS_PER_RELEASE === 'true',
+              ready: () => relay.ready(),
+            }),
+            { port: env.CONVOY_HTTP_PORT, hostname },
+          ),
         ]
       : [await serveApi(app, { port: env.CONVOY_HTTP_PORT, hostname })];
   logger.info('relay started', { api: servers[0]?.url, ...(servers[1] ? { probes: servers[1].url } : {}) });

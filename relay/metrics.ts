@@ -24,7 +24,11 @@ import {
 } from 'prom-client';
 import type { Release } from '../domain/api/index.ts';
 import { renderReleaseCounts, renderReleaseGauges } from './release-gauges.ts';
-import { renderReleaseSetCounts, renderReleaseSetGauges, type GaugedReleaseSet } from './release-set-gauges.ts';
+import {
+  renderReleaseSetCounts,
+  renderReleaseSetGauges,
+  type GaugedReleaseSet,
+} from './release-set-gauges.ts';
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -238,7 +242,9 @@ export function createRelayMetrics(now: () => number = Date.now): RelayMetrics {
         (await registry.metrics()) +
         renderReleaseCounts(releases(), at) +
         (sets === undefined ? '' : renderReleaseSetCounts(sets)) +
-        (perRelease ? renderReleaseGauges(releases(), at) + (sets === undefined ? '' : renderReleaseSetGauges(sets)) : '')
+        (perRelease
+          ? renderReleaseGauges(releases(), at) + (sets === undefined ? '' : renderReleaseSetGauges(sets))
+          : '')
       );
     },
     contentType: registry.contentType,

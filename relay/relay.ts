@@ -18,7 +18,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Release } from '../domain/api/objects.ts';
-import { affectedReleases, dependencyChangeCounts, type DependencyEvent, type DependencyKind } from '../domain/relay/affected-releases.ts';
+import {
+  affectedReleases,
+  dependencyChangeCounts,
+  type DependencyEvent,
+  type DependencyKind,
+} from '../domain/relay/affected-releases.ts';
 import type { ReleaseKey } from '../domain/relay/coalesce.ts';
 import { reconcileUpToDate } from '../domain/relay/up-to-date.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
@@ -125,7 +130,11 @@ export function startRelay(options: RelayOptions): Relay {
     if (indexed !== undefined) nextDue.delete(indexed);
   };
 
-  const onReleaseEvent = (sender: QueueSender, event: InformerEvent<Watched>, parseError: (object: Watched) => string | undefined) => {
+  const onReleaseEvent = (
+    sender: QueueSender,
+    event: InformerEvent<Watched>,
+    parseError: (object: Watched) => string | undefined,
+  ) => {
     metrics.eventsSeen.inc({ kind: 'Release' });
     const namespace = event.object.metadata?.namespace ?? '';
     const name = event.object.metadata?.name ?? '';
@@ -157,7 +166,8 @@ export function startRelay(options: RelayOptions): Relay {
     metrics.eventsCounted.inc({ kind: 'Release' });
     const uid = next?.metadata.uid ?? old?.metadata.uid ?? event.object.metadata?.uid ?? '';
     const key: ReleaseKey = { namespace, name, uid };
-    if (old !== undefined && next !== undefined && old.metadata.uid !== next.metadata.uid) forgetRelease(keyOfRelease(old));
+    if (old !== undefined && next !== undefined && old.metadata.uid !== next.metadata.uid)
+      forgetRelease(keyOfRelease(old));
     send(sender, 'reconcile', key, `watch: ${cause}`);
     if (event.type === 'deleted') forgetRelease(key);
   };
@@ -166,7 +176,12 @@ export function startRelay(options: RelayOptions): Relay {
     lastSent.delete(releaseId(key));
     if (key.uid === '') return;
     leases.removeAll(key.uid).catch((error: unknown) => {
-      log.error('removing the Leases of a deleted Release failed', { namespace: key.namespace, release: key.name, uid: key.uid, error });
+      log.error('removing the Leases of a deleted Release failed', {
+        namespace: key.namespace,
+        release: key.name,
+        uid: key.uid,
+        error,
+      });
     });
   };
 
@@ -193,7 +208,8 @@ export function startRelay(options: RelayOptions): Relay {
       clusters: dependencies.get('Cluster')?.list(namespace) ?? [],
       gitRepositories: dependencies.get('GitRepository')?.list(namespace) ?? [],
     });
-    for (const release of affected) send(sender, 'reconcile', keyOfRelease(release), `watch: ${kind} ${name} ${event.type}`);
+    for (const release of affected)
+      send(sender, 'reconcile', keyOfRelease(release), `watch: ${kind} ${name} ${event.type}`);
   };
 
   const onTick = (sender: QueueSender, termStartedAt: Date) => {
@@ -205,9 +221,13 @@ export function startRelay(options: RelayOptions): Relay {
         if (cached !== undefined && cached > atMs) continue;
         const key = keyOfRelease(release);
         const id = releaseId(key);
-        for (const loop of dueLoops(release, at, lastSent.get(id), termStartedAt)) send(sender, loop, key, `timer: ${loop} interval`);
+        for (const loop of dueLoops(release, at, lastSent.get(id), termStartedAt))
+          send(sender, loop, key, `timer: ${loop} interval`);
         const due = dueTimes(release, at, lastSent.get(id), termStartedAt);
-        nextDue.set(release, Math.min(due.reconcile?.getTime() ?? Infinity, due.drift.getTime(), due.health.getTime()));
+        nextDue.set(
+          release,
+          Math.min(due.reconcile?.getTime() ?? Infinity, due.drift.getTime(), due.health.getTime()),
+        );
       }
     }
     fleetWiring.onTick(sender, atMs, termStartedAt);
@@ -257,7 +277,9 @@ export function startRelay(options: RelayOptions): Relay {
     const sweepOnce = () => {
       if (swept || !releaseInformer.hasSynced()) return;
       swept = true;
-      sweepOrphanLeases().catch((error: unknown) => log.warn('sweeping the Leases of deleted Releases failed', { error: error as Error }));
+      sweepOrphanLeases().catch((error: unknown) =>
+        log.warn('sweeping the Leases of deleted Releases failed', { error: error as Error }),
+      );
     };
     const sweepSetsOnce = fleetWiring.orphanLeaseSweep(releaseSetInformer);
     const tick =
@@ -276,7 +298,9 @@ export function startRelay(options: RelayOptions): Relay {
 
   /** Leases of Releases deleted while no relay led: their delete event was never seen. */
   const sweepOrphanLeases = async () => {
-    const live = new Set([...index.values()].flatMap((names) => [...names.values()].map((r) => r.metadata.uid ?? '')));
+    const live = new Set(
+      [...index.values()].flatMap((names) => [...names.values()].map((r) => r.metadata.uid ?? '')),
+    );
     for (const uid of orphanLeaseUids(await leases.releaseUids(), live)) await leases.removeAll(uid);
   };
 
@@ -302,7 +326,9 @@ export function startRelay(options: RelayOptions): Relay {
   };
 
   const transition = (work: () => void | Promise<void>) => {
-    transitions = transitions.then(work).catch((error: unknown) => log.error('relay leadership transition failed', { error }));
+    transitions = transitions
+      .then(work)
+      .catch((error: unknown) => log.error('relay leadership transition failed', { error }));
   };
 
   const elector = startLeaderElection({

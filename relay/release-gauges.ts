@@ -34,7 +34,8 @@ const FAMILIES = {
   },
 } as const;
 
-const header = (f: { name: string; help: string }): string => `# HELP ${f.name} ${f.help}\n# TYPE ${f.name} gauge\n`;
+const header = (f: { name: string; help: string }): string =>
+  `# HELP ${f.name} ${f.help}\n# TYPE ${f.name} gauge\n`;
 
 /** The three families for `releases` at time `nowMs`, each with its HELP and TYPE lines. */
 export function renderReleaseGauges(releases: Iterable<Release>, nowMs: number): string {
@@ -49,13 +50,19 @@ export function renderReleaseGauges(releases: Iterable<Release>, nowMs: number):
       );
     }
     const state = release.status?.rollout?.state;
-    if (state !== undefined) rollout.push(`${FAMILIES.rollout.name}{${id},state="${escapeLabelValue(state)}"} 1`);
+    if (state !== undefined)
+      rollout.push(`${FAMILIES.rollout.name}{${id},state="${escapeLabelValue(state)}"} 1`);
     const success = Date.parse(release.status?.lastSuccessful?.attemptedAt ?? '');
-    if (!Number.isNaN(success)) since.push(`${FAMILIES.sinceSuccess.name}{${id}} ${Math.max(0, (nowMs - success) / 1000)}`);
+    if (!Number.isNaN(success))
+      since.push(`${FAMILIES.sinceSuccess.name}{${id}} ${Math.max(0, (nowMs - success) / 1000)}`);
   }
   const family = (f: { name: string; help: string }, lines: readonly string[]): string =>
     header(f) + (lines.length > 0 ? `${lines.join('\n')}\n` : '');
-  return family(FAMILIES.condition, condition) + family(FAMILIES.rollout, rollout) + family(FAMILIES.sinceSuccess, since);
+  return (
+    family(FAMILIES.condition, condition) +
+    family(FAMILIES.rollout, rollout) +
+    family(FAMILIES.sinceSuccess, since)
+  );
 }
 
 const COUNT_FAMILIES = {
@@ -92,6 +99,14 @@ export function renderReleaseCounts(releases: Iterable<Release>, nowMs: number):
     if (!Number.isNaN(success)) oldest = Math.max(oldest, (nowMs - success) / 1000);
   }
   const counted = (f: { name: string; help: string }, counts: ReadonlyMap<string, number>): string =>
-    header(f) + [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([labels, n]) => `${f.name}{${labels}} ${n}\n`).join('');
-  return counted(COUNT_FAMILIES.condition, conditions) + counted(COUNT_FAMILIES.rollout, rollouts) + `${header(COUNT_FAMILIES.oldestSuccess)}${COUNT_FAMILIES.oldestSuccess.name} ${oldest}\n`;
+    header(f) +
+    [...counts]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([labels, n]) => `${f.name}{${labels}} ${n}\n`)
+      .join('');
+  return (
+    counted(COUNT_FAMILIES.condition, conditions) +
+    counted(COUNT_FAMILIES.rollout, rollouts) +
+    `${header(COUNT_FAMILIES.oldestSuccess)}${COUNT_FAMILIES.oldestSuccess.name} ${oldest}\n`
+  );
 }

@@ -17,24 +17,51 @@ import { escapeLabelValue } from './release-gauges.ts';
 
 /** What the gauges read of a ReleaseSet (the relay's slim copy, watch/slim.ts). */
 export interface GaugedReleaseSet {
-  readonly metadata?: { readonly name?: string | undefined; readonly namespace?: string | undefined; readonly generation?: number | undefined } | undefined;
-  readonly status?: {
-    readonly observedGeneration?: number | undefined;
-    readonly rollout?: { readonly state?: string | undefined; readonly step?: number | undefined; readonly stepName?: string | undefined } | undefined;
-    readonly clusters?: Readonly<Record<string, number | undefined>> | undefined;
-  } | undefined;
+  readonly metadata?:
+    | {
+        readonly name?: string | undefined;
+        readonly namespace?: string | undefined;
+        readonly generation?: number | undefined;
+      }
+    | undefined;
+  readonly status?:
+    | {
+        readonly observedGeneration?: number | undefined;
+        readonly rollout?:
+          | {
+              readonly state?: string | undefined;
+              readonly step?: number | undefined;
+              readonly stepName?: string | undefined;
+            }
+          | undefined;
+        readonly clusters?: Readonly<Record<string, number | undefined>> | undefined;
+      }
+    | undefined;
 }
 
 const CLUSTER_STATES = ['selected', 'updated', 'ready', 'waiting', 'failed'] as const;
 
 const FAMILIES = {
-  clusters: { name: 'convoy_releaseset_clusters', help: 'Clusters of each ReleaseSet by state (status.clusters: selected, updated, ready, waiting, failed).' },
-  rollout: { name: 'convoy_releaseset_rollout_state', help: 'The rollout state of each ReleaseSet (status.rollout.state): 1 for the current state.' },
-  step: { name: 'convoy_releaseset_rollout_step', help: 'The index of the current step of each ReleaseSet rollout (status.rollout.step), labelled with its name.' },
-  observed: { name: 'convoy_releaseset_observed', help: '1 when the fleet function has handled the current spec of the ReleaseSet (status.observedGeneration = metadata.generation), else 0.' },
+  clusters: {
+    name: 'convoy_releaseset_clusters',
+    help: 'Clusters of each ReleaseSet by state (status.clusters: selected, updated, ready, waiting, failed).',
+  },
+  rollout: {
+    name: 'convoy_releaseset_rollout_state',
+    help: 'The rollout state of each ReleaseSet (status.rollout.state): 1 for the current state.',
+  },
+  step: {
+    name: 'convoy_releaseset_rollout_step',
+    help: 'The index of the current step of each ReleaseSet rollout (status.rollout.step), labelled with its name.',
+  },
+  observed: {
+    name: 'convoy_releaseset_observed',
+    help: '1 when the fleet function has handled the current spec of the ReleaseSet (status.observedGeneration = metadata.generation), else 0.',
+  },
 } as const;
 
-const header = (f: { name: string; help: string }): string => `# HELP ${f.name} ${f.help}\n# TYPE ${f.name} gauge\n`;
+const header = (f: { name: string; help: string }): string =>
+  `# HELP ${f.name} ${f.help}\n# TYPE ${f.name} gauge\n`;
 
 export function renderReleaseSetGauges(sets: Iterable<GaugedReleaseSet>): string {
   const clusters: string[] = [];
@@ -46,21 +73,40 @@ export function renderReleaseSetGauges(sets: Iterable<GaugedReleaseSet>): string
     const status = set.status;
     const counts = status?.clusters;
     if (counts !== undefined) {
-      for (const state of CLUSTER_STATES) clusters.push(`${FAMILIES.clusters.name}{${id},state="${state}"} ${counts[state] ?? 0}`);
+      for (const state of CLUSTER_STATES)
+        clusters.push(`${FAMILIES.clusters.name}{${id},state="${state}"} ${counts[state] ?? 0}`);
     }
     const current = status?.rollout;
-    if (current?.state !== undefined) rollout.push(`${FAMILIES.rollout.name}{${id},state="${escapeLabelValue(current.state)}"} 1`);
-    if (current?.step !== undefined) step.push(`${FAMILIES.step.name}{${id},step="${escapeLabelValue(current.stepName ?? '')}"} ${current.step}`);
+    if (current?.state !== undefined)
+      rollout.push(`${FAMILIES.rollout.name}{${id},state="${escapeLabelValue(current.state)}"} 1`);
+    if (current?.step !== undefined)
+      step.push(
+        `${FAMILIES.step.name}{${id},step="${escapeLabelValue(current.stepName ?? '')}"} ${current.step}`,
+      );
     const generation = set.metadata?.generation;
-    observed.push(`${FAMILIES.observed.name}{${id}} ${generation !== undefined && status?.observedGeneration === generation ? 1 : 0}`);
+    observed.push(
+      `${FAMILIES.observed.name}{${id}} ${generation !== undefined && status?.observedGeneration === generation ? 1 : 0}`,
+    );
   }
-  const family = (f: { name: string; help: string }, lines: readonly string[]): string => header(f) + (lines.length > 0 ? `${lines.join('\n')}\n` : '');
-  return family(FAMILIES.clusters, clusters) + family(FAMILIES.rollout, rollout) + family(FAMILIES.step, step) + family(FAMILIES.observed, observed);
+  const family = (f: { name: string; help: string }, lines: readonly string[]): string =>
+    header(f) + (lines.length > 0 ? `${lines.join('\n')}\n` : '');
+  return (
+    family(FAMILIES.clusters, clusters) +
+    family(FAMILIES.rollout, rollout) +
+    family(FAMILIES.step, step) +
+    family(FAMILIES.observed, observed)
+  );
 }
 
 const COUNT_FAMILIES = {
-  rollout: { name: 'convoy_releasesets_by_rollout_state', help: 'ReleaseSets by rollout state (status.rollout.state). Names no ReleaseSet.' },
-  unobserved: { name: 'convoy_releasesets_unobserved', help: 'ReleaseSets whose current spec the fleet function has not handled yet (status.observedGeneration behind metadata.generation). Names no ReleaseSet.' },
+  rollout: {
+    name: 'convoy_releasesets_by_rollout_state',
+    help: 'ReleaseSets by rollout state (status.rollout.state). Names no ReleaseSet.',
+  },
+  unobserved: {
+    name: 'convoy_releasesets_unobserved',
+    help: 'ReleaseSets whose current spec the fleet function has not handled yet (status.observedGeneration behind metadata.generation). Names no ReleaseSet.',
+  },
 } as const;
 
 /** The families that count ReleaseSets without naming one. */
@@ -73,6 +119,12 @@ export function renderReleaseSetCounts(sets: Iterable<GaugedReleaseSet>): string
     const generation = set.metadata?.generation;
     if (generation === undefined || set.status?.observedGeneration !== generation) unobserved++;
   }
-  const lines = [...rollouts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([state, n]) => `${COUNT_FAMILIES.rollout.name}{state="${escapeLabelValue(state)}"} ${n}\n`);
-  return header(COUNT_FAMILIES.rollout) + lines.join('') + `${header(COUNT_FAMILIES.unobserved)}${COUNT_FAMILIES.unobserved.name} ${unobserved}\n`;
+  const lines = [...rollouts]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([state, n]) => `${COUNT_FAMILIES.rollout.name}{state="${escapeLabelValue(state)}"} ${n}\n`);
+  return (
+    header(COUNT_FAMILIES.rollout) +
+    lines.join('') +
+    `${header(COUNT_FAMILIES.unobserved)}${COUNT_FAMILIES.unobserved.name} ${unobserved}\n`
+  );
 }

@@ -29,7 +29,8 @@ export async function buildPackage(): Promise<{ ms: number; bundles: { fn: strin
     cwd: root,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  if (result.status !== 0) throw new BuildError(`tsc -p tsconfig.build.json failed (exit ${result.status ?? result.signal})`);
+  if (result.status !== 0)
+    throw new BuildError(`tsc -p tsconfig.build.json failed (exit ${result.status ?? result.signal})`);
   await cp(join(root, 'config', 'crds'), join(root, 'dist', 'config', 'crds'), { recursive: true });
   // What `convoy dev` reads at run time next to its compiled code: the KWOK stages, the examples
   // (its --examples default) and the control-plane build script its error messages name.
@@ -45,10 +46,15 @@ export async function buildPackage(): Promise<{ ms: number; bundles: { fn: strin
   // The three source the shared Go-tool builder, which builds etcd, KWOK, the emulator and the
   // registry from the pinned module graph in lib/go-tools.
   await cp(join(root, 'scripts', 'lib', 'go-tool.sh'), join(root, 'dist', 'scripts', 'lib', 'go-tool.sh'));
-  await cp(join(root, 'scripts', 'lib', 'go-tools'), join(root, 'dist', 'scripts', 'lib', 'go-tools'), { recursive: true });
+  await cp(join(root, 'scripts', 'lib', 'go-tools'), join(root, 'dist', 'scripts', 'lib', 'go-tools'), {
+    recursive: true,
+  });
   await chmod(join(root, 'dist', 'bin', 'convoy.js'), 0o755);
   const bundles = await bundleFunctions({ root, outDir: join('dist', 'lambda') });
-  return { ms: Math.round(performance.now() - started), bundles: bundles.map(({ fn, bytes }) => ({ fn, bytes })) };
+  return {
+    ms: Math.round(performance.now() - started),
+    bundles: bundles.map(({ fn, bytes }) => ({ fn, bytes })),
+  };
 }
 
 if (import.meta.main) {

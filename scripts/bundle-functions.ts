@@ -84,8 +84,11 @@ async function isDir(path: string): Promise<boolean> {
 /** Sources when `functions/` exists at root (the repository), otherwise the compiled `dist/functions/` (an installed package). */
 export async function entryLayout(root = packageRoot): Promise<EntryLayout> {
   if (await isDir(join(root, 'functions'))) return { dir: 'functions', handler: 'handler.ts' };
-  if (await isDir(join(root, 'dist', 'functions'))) return { dir: join('dist', 'functions'), handler: 'handler.js' };
-  throw new BundleError(`${root} has neither functions/ (sources) nor dist/functions/ (a built package); run npm run build`);
+  if (await isDir(join(root, 'dist', 'functions')))
+    return { dir: join('dist', 'functions'), handler: 'handler.js' };
+  throw new BundleError(
+    `${root} has neither functions/ (sources) nor dist/functions/ (a built package); run npm run build`,
+  );
 }
 
 /** Functions with an entry point: every `<fn>/handler.{ts,js}` of the layout (runtime/ has none). */
@@ -118,7 +121,9 @@ export async function bundleFunctions(options: BundleOptions = {}): Promise<Bund
   const fns = options.only ?? available;
   for (const fn of fns) {
     if (!available.includes(fn)) {
-      throw new BundleError(`${join(layout.dir, fn, layout.handler)} does not exist; functions with a handler: ${available.join(', ') || 'none'}`);
+      throw new BundleError(
+        `${join(layout.dir, fn, layout.handler)} does not exist; functions with a handler: ${available.join(', ') || 'none'}`,
+      );
     }
   }
   const { build } = await loadEsbuild();
@@ -153,7 +158,9 @@ export async function bundleFunctions(options: BundleOptions = {}): Promise<Bund
       throw new BundleError(`esbuild failed for ${entry}: ${result.errors.map((e) => e.text).join('; ')}`);
     }
     for (const warning of result.warnings) {
-      process.stderr.write(`bundle ${fn}: warning: ${warning.text}${warning.location ? ` (${warning.location.file}:${warning.location.line})` : ''}\n`);
+      process.stderr.write(
+        `bundle ${fn}: warning: ${warning.text}${warning.location ? ` (${warning.location.file}:${warning.location.line})` : ''}\n`,
+      );
     }
     results.push({ fn, bytes: (await stat(outfile)).size, ms, awsSdk, out: relative(root, outfile), entry });
   }

@@ -53,7 +53,11 @@ function nameOf(node: FunctionNode, source: ts.SourceFile): string {
   if (ts.isConstructorDeclaration(node)) return 'constructor';
   if (node.name !== undefined) return node.name.getText(source);
   const parent = node.parent;
-  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) {
+  if (
+    ts.isVariableDeclaration(parent) ||
+    ts.isPropertyAssignment(parent) ||
+    ts.isPropertyDeclaration(parent)
+  ) {
     return parent.name.getText(source);
   }
   return `<anonymous>`;
@@ -96,7 +100,11 @@ async function tsFiles(path: string): Promise<string[]> {
   const nested = await Promise.all(
     entries
       .filter((e) => e.name !== 'node_modules' && !e.name.startsWith('.'))
-      .map((e) => (e.isDirectory() ? tsFiles(join(path, e.name)) : Promise.resolve(e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [join(path, e.name)] : []))),
+      .map((e) =>
+        e.isDirectory()
+          ? tsFiles(join(path, e.name))
+          : Promise.resolve(e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [join(path, e.name)] : []),
+      ),
   );
   return nested.flat();
 }
@@ -104,8 +112,13 @@ async function tsFiles(path: string): Promise<string[]> {
 /** Functions over `max` own lines under the given folders or files, longest first. */
 export async function longFunctions(paths: readonly string[], max: number): Promise<FunctionLength[]> {
   const files = (await Promise.all(paths.map(tsFiles))).flat().sort();
-  const all = await Promise.all(files.map(async (f) => functionLengths(relative(process.cwd(), f), await readFile(f, 'utf8'))));
-  return all.flat().filter((f) => f.ownLines > max).sort((a, b) => b.ownLines - a.ownLines || a.file.localeCompare(b.file));
+  const all = await Promise.all(
+    files.map(async (f) => functionLengths(relative(process.cwd(), f), await readFile(f, 'utf8'))),
+  );
+  return all
+    .flat()
+    .filter((f) => f.ownLines > max)
+    .sort((a, b) => b.ownLines - a.ownLines || a.file.localeCompare(b.file));
 }
 
 function parseArgs(argv: readonly string[]): { max: number; json: boolean; check: boolean; paths: string[] } {
@@ -119,8 +132,10 @@ function parseArgs(argv: readonly string[]): { max: number; json: boolean; check
     else if (arg === '--check') check = true;
     else if (arg === '--max') {
       max = Number(argv[++i]);
-      if (!Number.isSafeInteger(max) || max < 1) throw new Error(`--max takes a whole number of at least 1, not ${argv[i] ?? 'nothing'}`);
-    } else if (arg.startsWith('--')) throw new Error(`unknown option ${arg}; options: --max N, --json, --check`);
+      if (!Number.isSafeInteger(max) || max < 1)
+        throw new Error(`--max takes a whole number of at least 1, not ${argv[i] ?? 'nothing'}`);
+    } else if (arg.startsWith('--'))
+      throw new Error(`unknown option ${arg}; options: --max N, --json, --check`);
     else paths.push(arg);
   }
   return { max, json, check, paths: paths.length > 0 ? paths : ['domain'] };
@@ -133,7 +148,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   else if (offenders.length === 0) console.log(`no function over ${max} own lines in ${paths.join(', ')}`);
   else {
     console.log(`functions over ${max} own lines in ${paths.join(', ')}:`);
-    for (const f of offenders) console.log(`${String(f.ownLines).padStart(5)}  ${f.file}:${f.line}  ${f.name}`);
+    for (const f of offenders)
+      console.log(`${String(f.ownLines).padStart(5)}  ${f.file}:${f.line}  ${f.name}`);
   }
   if (check && offenders.length > 0) process.exit(1);
 }

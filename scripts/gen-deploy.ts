@@ -20,7 +20,10 @@ async function main(): Promise<void> {
   const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
   const files = installFiles(version);
   // Generated folders hold only generated files: drop what the generator no longer makes.
-  for (const stale of [...(await listFiles(join(root, 'deploy'))), ...(await listFiles(join(root, 'charts', 'convoy')))]) {
+  for (const stale of [
+    ...(await listFiles(join(root, 'deploy'))),
+    ...(await listFiles(join(root, 'charts', 'convoy'))),
+  ]) {
     if (!files.has(stale)) await rm(join(root, stale));
   }
   for (const [path, content] of files) {

@@ -44,7 +44,12 @@ interface JsonReport {
     message?: string;
     startTime?: number;
     endTime?: number;
-    assertionResults?: { ancestorTitles?: string[]; title: string; status: string; failureMessages?: string[] }[];
+    assertionResults?: {
+      ancestorTitles?: string[];
+      title: string;
+      status: string;
+      failureMessages?: string[];
+    }[];
   }[];
 }
 
@@ -62,8 +67,12 @@ class SoakUsageError extends Error {
 
 function hogCommand(wanted: boolean): { mode: 'none' | 'stress-ng' | 'node'; label: string } {
   if (!wanted) return { mode: 'none', label: 'none' };
-  if (spawnSync('stress-ng', ['--version'], { stdio: 'ignore' }).status === 0) return { mode: 'stress-ng', label: 'stress-ng --cpu 1' };
-  return { mode: 'node', label: 'a busy-looping node process (stress-ng is not installed: apt-get install -y stress-ng)' };
+  if (spawnSync('stress-ng', ['--version'], { stdio: 'ignore' }).status === 0)
+    return { mode: 'stress-ng', label: 'stress-ng --cpu 1' };
+  return {
+    mode: 'node',
+    label: 'a busy-looping node process (stress-ng is not installed: apt-get install -y stress-ng)',
+  };
 }
 
 /**
@@ -84,7 +93,17 @@ shift 3
 "$@"
 `;
 
-async function runOnce(index: number, opts: { project: string; files: string[]; vitestArgs: string[]; hog: 'none' | 'stress-ng' | 'node'; lock: string | undefined; out: string }): Promise<RunResult> {
+async function runOnce(
+  index: number,
+  opts: {
+    project: string;
+    files: string[];
+    vitestArgs: string[];
+    hog: 'none' | 'stress-ng' | 'node';
+    lock: string | undefined;
+    out: string;
+  },
+): Promise<RunResult> {
   const report = join(opts.out, `run-${index}.json`);
   const vitest = [
     process.execPath,
@@ -106,7 +125,11 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
   const log = createWriteStream(join(opts.out, `run-${index}.log`));
   const exit = await new Promise<number | null>((resolve, reject) => {
     // Its own process group, so that stopping the soak stops flock, the shell, vitest and the hog.
-    const child = spawn(command ?? 'sh', args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command ?? 'sh', args, {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const stop = () => {
       if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
       process.exit(130);
@@ -133,7 +156,8 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
   const fileMs = new Map<string, number>();
   for (const file of parsed.testResults ?? []) {
     const path = relative(root, file.name);
-    if (file.startTime !== undefined && file.endTime !== undefined) fileMs.set(path, file.endTime - file.startTime);
+    if (file.startTime !== undefined && file.endTime !== undefined)
+      fileMs.set(path, file.endTime - file.startTime);
     const assertions = file.assertionResults ?? [];
     // A file can fail outside its tests (import, beforeAll, afterAll): its tests then read as
     // skipped or passed. It is a row of its own, "<file> > (the file)", in every run.
@@ -141,14 +165,18 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
     tests.set(`${path} > (the file)`, {
       passed: !failedOutside,
       skipped: false,
-      message: failedOutside ? firstLine(file.message || `the file failed outside its tests; see run-${index}.log`) : '',
+      message: failedOutside
+        ? firstLine(file.message || `the file failed outside its tests; see run-${index}.log`)
+        : '',
     });
     for (const a of assertions) {
       const name = [path, ...(a.ancestorTitles ?? []), a.title].join(' > ');
       tests.set(name, {
         passed: a.status === 'passed',
         skipped: a.status === 'skipped' || a.status === 'pending' || a.status === 'todo',
-        message: firstLine((a.failureMessages ?? []).join('\n') || (a.status === 'failed' ? file.message ?? '' : '')),
+        message: firstLine(
+          (a.failureMessages ?? []).join('\n') || (a.status === 'failed' ? (file.message ?? '') : ''),
+        ),
       });
     }
   }
@@ -157,7 +185,11 @@ async function runOnce(index: number, opts: { project: string; files: string[]; 
 
 function firstLine(text: string): string {
   // ANSI colours off, and the first line that says something.
-  const line = stripVTControlCharacters(text).split('\n').map((l) => l.trim()).find((l) => l !== '') ?? '';
+  const line =
+    stripVTControlCharacters(text)
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l !== '') ?? '';
   return line.length > 240 ? `${line.slice(0, 239)}…` : line;
 }
 
@@ -175,7 +207,8 @@ async function main(): Promise<number> {
     },
   });
   const runs = Number(values.runs);
-  if (!Number.isInteger(runs) || runs < 1) throw new SoakUsageError(`--runs must be a positive integer, got ${values.runs}`);
+  if (!Number.isInteger(runs) || runs < 1)
+    throw new SoakUsageError(`--runs must be a positive integer, got ${values.runs}`);
   const hog = hogCommand(values.hog);
   const lock = values['no-lock'] ? undefined : values.lock;
   if (lock !== undefined && spawnSync('flock', ['--version'], { stdio: 'ignore' }).status !== 0) {
@@ -186,18 +219,25 @@ async function main(): Promise<number> {
   const files = positionals;
 
   const vitestArgs = values['vitest-arg'];
-  process.stdout.write(`soak: ${runs} runs of vitest --project ${values.project}${vitestArgs.length > 0 ? ` ${vitestArgs.join(' ')}` : ''}, hog: ${hog.label}, files: ${files.length > 0 ? files.join(' ') : '(all of the project)'}\n`);
+  process.stdout.write(
+    `soak: ${runs} runs of vitest --project ${values.project}${vitestArgs.length > 0 ? ` ${vitestArgs.join(' ')}` : ''}, hog: ${hog.label}, files: ${files.length > 0 ? files.join(' ') : '(all of the project)'}\n`,
+  );
   const results: RunResult[] = [];
   for (let i = 1; i <= runs; i++) {
     process.stderr.write(`soak: run ${i}/${runs}${lock !== undefined ? ` (waiting for ${lock})` : ''}…\n`);
     const r = await runOnce(i, { project: values.project, files, vitestArgs, hog: hog.mode, lock, out });
     results.push(r);
     // The per-file rows count only when their file failed outside its tests.
-    const states = [...(r.tests ?? [])].filter(([name, s]) => !name.endsWith(' > (the file)') || !s.passed).map(([, s]) => s);
-    const counts = r.tests === undefined
-      ? 'no JSON report'
-      : `${states.filter((s) => s.passed).length} passed, ${states.filter((s) => !s.passed && !s.skipped).length} failed, ${states.filter((s) => s.skipped).length} skipped`;
-    process.stdout.write(`run ${i}/${runs}: exit ${r.exit ?? 'signal'}, ${counts}, ${(r.ms / 1000).toFixed(1)} s with the lock held (output ${join(out, `run-${i}.log`)})\n`);
+    const states = [...(r.tests ?? [])]
+      .filter(([name, s]) => !name.endsWith(' > (the file)') || !s.passed)
+      .map(([, s]) => s);
+    const counts =
+      r.tests === undefined
+        ? 'no JSON report'
+        : `${states.filter((s) => s.passed).length} passed, ${states.filter((s) => !s.passed && !s.skipped).length} failed, ${states.filter((s) => s.skipped).length} skipped`;
+    process.stdout.write(
+      `run ${i}/${runs}: exit ${r.exit ?? 'signal'}, ${counts}, ${(r.ms / 1000).toFixed(1)} s with the lock held (output ${join(out, `run-${i}.log`)})\n`,
+    );
   }
 
   // Every test any run reported; a test a run did not report failed that run.
@@ -209,12 +249,17 @@ async function main(): Promise<number> {
     results.forEach((r, i) => {
       const state = r.tests?.get(name);
       if (state?.skipped === true) skipped++;
-      else if (state === undefined) failures.push(`run ${i + 1}: ${r.tests === undefined ? 'the run wrote no report' : 'not in the report'}`);
+      else if (state === undefined)
+        failures.push(
+          `run ${i + 1}: ${r.tests === undefined ? 'the run wrote no report' : 'not in the report'}`,
+        );
       else if (!state.passed) failures.push(`run ${i + 1}: ${state.message}`);
     });
     return { name, failures, skipped };
   });
-  const dead = results.flatMap((r, i) => (r.tests === undefined ? [`run ${i + 1}: no JSON report (exit ${r.exit ?? 'signal'})`] : []));
+  const dead = results.flatMap((r, i) =>
+    r.tests === undefined ? [`run ${i + 1}: no JSON report (exit ${r.exit ?? 'signal'})`] : [],
+  );
   if (dead.length > 0) rows.push({ name: '(the run)', failures: dead, skipped: 0 });
   rows.sort((a, b) => b.failures.length - a.failures.length || a.name.localeCompare(b.name));
   // A file's own row is news only when the file failed outside its tests.
@@ -222,16 +267,27 @@ async function main(): Promise<number> {
 
   process.stdout.write(`failures out of ${runs}, per test (worst first):\n`);
   for (const row of shown) {
-    process.stdout.write(`  ${`${row.failures.length}/${runs}`.padStart(5)}  ${row.name}${row.skipped > 0 ? ` (skipped in ${row.skipped})` : ''}\n`);
+    process.stdout.write(
+      `  ${`${row.failures.length}/${runs}`.padStart(5)}  ${row.name}${row.skipped > 0 ? ` (skipped in ${row.skipped})` : ''}\n`,
+    );
     for (const failure of row.failures) process.stdout.write(`         ${failure}\n`);
   }
   const fileMs = new Map<string, number[]>();
-  for (const r of results) for (const [file, ms] of r.fileMs) fileMs.set(file, [...(fileMs.get(file) ?? []), ms]);
-  process.stdout.write("time per file (mean of the runs that reported it; its tests and hooks, from vitest's JSON report):\n");
-  const means = [...fileMs].map(([file, list]) => ({ file, ms: list.reduce((a, b) => a + b, 0) / list.length }));
-  for (const { file, ms } of means.sort((a, b) => b.ms - a.ms)) process.stdout.write(`  ${`${(ms / 1000).toFixed(1)} s`.padStart(8)}  ${file}\n`);
+  for (const r of results)
+    for (const [file, ms] of r.fileMs) fileMs.set(file, [...(fileMs.get(file) ?? []), ms]);
+  process.stdout.write(
+    "time per file (mean of the runs that reported it; its tests and hooks, from vitest's JSON report):\n",
+  );
+  const means = [...fileMs].map(([file, list]) => ({
+    file,
+    ms: list.reduce((a, b) => a + b, 0) / list.length,
+  }));
+  for (const { file, ms } of means.sort((a, b) => b.ms - a.ms))
+    process.stdout.write(`  ${`${(ms / 1000).toFixed(1)} s`.padStart(8)}  ${file}\n`);
   const failing = shown.filter((r) => r.failures.length > 0).length;
-  process.stdout.write(`soak: ${failing} of ${shown.length} tests failed at least once in ${runs} runs (hog: ${hog.label})\n`);
+  process.stdout.write(
+    `soak: ${failing} of ${shown.length} tests failed at least once in ${runs} runs (hog: ${hog.label})\n`,
+  );
   return failing > 0 ? 1 : 0;
 }
 

@@ -57,7 +57,12 @@ export function createEcrTokenSource(opts: {
 
   async function fetchToken(host: string): Promise<EcrToken> {
     const registry = ecrRegistryOf(host)!;
-    const endpoint = new URL(opts.endpoint ?? process.env['AWS_ENDPOINT_URL_ECR'] ?? process.env['AWS_ENDPOINT_URL'] ?? registry.endpoint);
+    const endpoint = new URL(
+      opts.endpoint ??
+        process.env['AWS_ENDPOINT_URL_ECR'] ??
+        process.env['AWS_ENDPOINT_URL'] ??
+        registry.endpoint,
+    );
     const credentials = await opts.credentials();
     let response;
     try {
@@ -73,7 +78,10 @@ export function createEcrTokenSource(opts: {
         timeoutMs: opts.timeoutMs ?? 10_000,
       });
     } catch (error) {
-      throw new EcrTokenError(`ecr:GetAuthorizationToken for registry ${host} got no answer from ${endpoint.host} (${error instanceof Error ? error.name : 'error'})`, { cause: error });
+      throw new EcrTokenError(
+        `ecr:GetAuthorizationToken for registry ${host} got no answer from ${endpoint.host} (${error instanceof Error ? error.name : 'error'})`,
+        { cause: error },
+      );
     }
     const text = await response.text();
     if (response.status !== 200) {
@@ -85,13 +93,18 @@ export function createEcrTokenSource(opts: {
       }
       throw new EcrTokenError(
         `ecr:GetAuthorizationToken for registry ${host} failed: HTTP ${response.status}${type ? ` ${type}` : ''}` +
-          (response.status === 400 || response.status === 403 ? ' (does the function role have ecr:GetAuthorizationToken? the construct grants it with ecrRepositories)' : ''),
+          (response.status === 400 || response.status === 403
+            ? ' (does the function role have ecr:GetAuthorizationToken? the construct grants it with ecrRepositories)'
+            : ''),
       );
     }
     try {
       return parseAuthorizationToken(text);
     } catch (error) {
-      if (error instanceof EcrAnswerError) throw new EcrTokenError(`ecr:GetAuthorizationToken for registry ${host}: ${error.message}`, { cause: error });
+      if (error instanceof EcrAnswerError)
+        throw new EcrTokenError(`ecr:GetAuthorizationToken for registry ${host}: ${error.message}`, {
+          cause: error,
+        });
       throw error;
     }
   }
@@ -100,7 +113,9 @@ export function createEcrTokenSource(opts: {
     async credentialsFor(registryHost) {
       const host = registryHost.toLowerCase();
       if (ecrRegistryOf(host) === undefined) {
-        throw new EcrTokenError(`provider: aws needs an ECR registry (<account>.dkr.ecr.<region>.amazonaws.com), not ${host}`);
+        throw new EcrTokenError(
+          `provider: aws needs an ECR registry (<account>.dkr.ecr.<region>.amazonaws.com), not ${host}`,
+        );
       }
       const cached = tokens.get(host);
       if (cached !== undefined) {

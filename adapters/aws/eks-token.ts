@@ -44,11 +44,20 @@ export class NodeSha256 {
   }
   private fresh() {
     if (this.secret === undefined) return createHash('sha256');
-    const key = typeof this.secret === 'string' ? this.secret : Buffer.from(this.secret instanceof ArrayBuffer ? new Uint8Array(this.secret) : (this.secret as Uint8Array));
+    const key =
+      typeof this.secret === 'string'
+        ? this.secret
+        : Buffer.from(
+            this.secret instanceof ArrayBuffer ? new Uint8Array(this.secret) : (this.secret as Uint8Array),
+          );
     return createHmac('sha256', key);
   }
   update(data: string | Uint8Array | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(typeof data === 'string' ? data : Buffer.from(data instanceof ArrayBuffer ? new Uint8Array(data) : (data as Uint8Array)));
+    this.hash.update(
+      typeof data === 'string'
+        ? data
+        : Buffer.from(data instanceof ArrayBuffer ? new Uint8Array(data) : (data as Uint8Array)),
+    );
   }
   digest(): Promise<Uint8Array> {
     return Promise.resolve(new Uint8Array(this.hash.digest()));
@@ -61,9 +70,21 @@ export class NodeSha256 {
 const stsHost = (region: string) => `sts.${region}.amazonaws.com`;
 
 /** The presigned GetCallerIdentity URL for `clusterName`, signed at `now`. */
-export async function presignedCallerIdentityUrl(clusterName: string, region: string, credentials: AwsCredentials, now: Date): Promise<string> {
+export async function presignedCallerIdentityUrl(
+  clusterName: string,
+  region: string,
+  credentials: AwsCredentials,
+  now: Date,
+): Promise<string> {
   const hostname = stsHost(region);
-  const signer = new SignatureV4({ credentials, region, service: 'sts', sha256: NodeSha256, uriEscapePath: true, applyChecksum: false });
+  const signer = new SignatureV4({
+    credentials,
+    region,
+    service: 'sts',
+    sha256: NodeSha256,
+    uriEscapePath: true,
+    applyChecksum: false,
+  });
   const presigned = await signer.presign(
     {
       method: 'GET',
@@ -83,12 +104,20 @@ export async function presignedCallerIdentityUrl(clusterName: string, region: st
 }
 
 /** The bearer token for `clusterName`: `k8s-aws-v1.` + base64url of the presigned URL, unpadded. */
-export async function eksToken(clusterName: string, region: string, credentials: AwsCredentials, now: Date): Promise<string> {
+export async function eksToken(
+  clusterName: string,
+  region: string,
+  credentials: AwsCredentials,
+  now: Date,
+): Promise<string> {
   const url = await presignedCallerIdentityUrl(clusterName, region, credentials, now);
   return TOKEN_PREFIX + Buffer.from(url, 'utf8').toString('base64url');
 }
 
-export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<{
+export type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal },
+) => Promise<{
   status: number;
   text(): Promise<string>;
 }>;
@@ -121,10 +150,36 @@ export function createEksTokens(opts: EksAccessOptions): EksTokens {
   const roles = new Map<string, AwsCredentials>();
   const clusters = new Map<string, { config: KubeClientConfig; expiresAt: number }>();
 
-  const signedFetch = async (service: 'sts' | 'eks', region: string, credentials: AwsCredentials, request: { method: 'GET' | 'POST'; hostname: string; path: string; body?: string; contentType?: string }) => {
-    const signer = new SignatureV4({ credentials, region, service, sha256: NodeSha256, uriEscapePath: true, applyChecksum: true });
-    const headers: Record<string, string> = { host: request.hostname, accept: 'application/json', ...(request.contentType ? { 'content-type': request.contentType } : {}) };
-    const signed = await signer.sign({ method: request.method, protocol: 'https:', hostname: request.hostname, path: request.path, headers, ...(request.body !== undefined ? { body: request.body } : {}) }, { signingDate: now() });
+  const signedFetch = async (
+    service: 'sts' | 'eks',
+    region: string,
+    credentials: AwsCredentials,
+    request: { method: 'GET' | 'POST'; hostname: string; path: string; body?: string; contentType?: string },
+  ) => {
+    const signer = new SignatureV4({
+      credentials,
+      region,
+      service,
+      sha256: NodeSha256,
+      uriEscapePath: true,
+      applyChecksum: true,
+    });
+    const headers: Record<string, string> = {
+      host: request.hostname,
+      accept: 'application/json',
+      ...(request.contentType ? { 'content-type': request.contentType } : {}),
+    };
+    const signed = await signer.sign(
+      {
+        method: request.method,
+        protocol: 'https:',
+        hostname: request.hostname,
+        path: request.path,
+        headers,
+        ...(request.body !== undefined ? { body: request.body } : {}),
+      },
+      { signingDate: now() },
+    );
     const response = await send(`https://${request.hostname}${request.path}`, {
       method: request.method,
       headers: signed.headers,
@@ -138,17 +193,37 @@ export function createEksTokens(opts: EksAccessOptions): EksTokens {
     const own = await opts.credentials();
     if (eks.roleArn === undefined) return own;
     const cached = roles.get(eks.roleArn);
-    if (cached?.expiration !== undefined && cached.expiration.getTime() - TOKEN_LIFETIME_MS > now().getTime()) return cached;
-    const body = new URLSearchParams({ Action: 'AssumeRole', Version: '2011-06-15', RoleArn: eks.roleArn, RoleSessionName: 'convoy', DurationSeconds: '3600' }).toString();
-    const answer = await signedFetch('sts', eks.region, own, { method: 'POST', hostname: stsHost(eks.region), path: '/', body, contentType: 'application/x-www-form-urlencoded' });
+    if (cached?.expiration !== undefined && cached.expiration.getTime() - TOKEN_LIFETIME_MS > now().getTime())
+      return cached;
+    const body = new URLSearchParams({
+      Action: 'AssumeRole',
+      Version: '2011-06-15',
+      RoleArn: eks.roleArn,
+      RoleSessionName: 'convoy',
+      DurationSeconds: '3600',
+    }).toString();
+    const answer = await signedFetch('sts', eks.region, own, {
+      method: 'POST',
+      hostname: stsHost(eks.region),
+      path: '/',
+      body,
+      contentType: 'application/x-www-form-urlencoded',
+    });
     const field = (name: string) => new RegExp(`<${name}>([^<]+)</${name}>`).exec(answer.text)?.[1];
     const accessKeyId = field('AccessKeyId');
     const secretAccessKey = field('SecretAccessKey');
     if (answer.status !== 200 || accessKeyId === undefined || secretAccessKey === undefined) {
-      throw new ClusterResolutionError(`${where}: assuming spec.eks.roleArn ${eks.roleArn} failed (STS answered HTTP ${answer.status}${field('Code') ? ` ${field('Code')}` : ''}); check the role's trust policy`);
+      throw new ClusterResolutionError(
+        `${where}: assuming spec.eks.roleArn ${eks.roleArn} failed (STS answered HTTP ${answer.status}${field('Code') ? ` ${field('Code')}` : ''}); check the role's trust policy`,
+      );
     }
     const expiration = field('Expiration');
-    const assumed: AwsCredentials = { accessKeyId, secretAccessKey, sessionToken: field('SessionToken'), expiration: expiration ? new Date(expiration) : new Date(now().getTime() + 3600_000) };
+    const assumed: AwsCredentials = {
+      accessKeyId,
+      secretAccessKey,
+      sessionToken: field('SessionToken'),
+      expiration: expiration ? new Date(expiration) : new Date(now().getTime() + 3600_000),
+    };
     roles.set(eks.roleArn, assumed);
     return assumed;
   };
@@ -169,20 +244,34 @@ export function createEksTokens(opts: EksAccessOptions): EksTokens {
     if (hit !== undefined && hit.expiresAt > now().getTime()) return hit.config;
     let answer: { status: number; text: string };
     try {
-      answer = await signedFetch('eks', eks.region, await credentialsFor(eks, where), { method: 'GET', hostname: `eks.${eks.region}.amazonaws.com`, path: `/clusters/${encodeURIComponent(eks.name)}` });
+      answer = await signedFetch('eks', eks.region, await credentialsFor(eks, where), {
+        method: 'GET',
+        hostname: `eks.${eks.region}.amazonaws.com`,
+        path: `/clusters/${encodeURIComponent(eks.name)}`,
+      });
     } catch (error) {
       if (error instanceof ClusterResolutionError) throw error;
-      throw new ClusterResolutionError(`${where}: EKS (DescribeCluster ${eks.name} in ${eks.region}) is unreachable (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+      throw new ClusterResolutionError(
+        `${where}: EKS (DescribeCluster ${eks.name} in ${eks.region}) is unreachable (${error instanceof Error ? error.message : String(error)})`,
+        { cause: error },
+      );
     }
-    let described: { cluster?: { endpoint?: string; certificateAuthority?: { data?: string }; status?: string } } = {};
+    let described: {
+      cluster?: { endpoint?: string; certificateAuthority?: { data?: string }; status?: string };
+    } = {};
     try {
       described = JSON.parse(answer.text) as typeof described;
     } catch {
       // reported below
     }
-    if (answer.status === 404) throw new ClusterResolutionError(`${where}: EKS has no cluster ${eks.name} in ${eks.region} (spec.eks.name)`);
+    if (answer.status === 404)
+      throw new ClusterResolutionError(
+        `${where}: EKS has no cluster ${eks.name} in ${eks.region} (spec.eks.name)`,
+      );
     if (answer.status !== 200 || described.cluster?.endpoint === undefined) {
-      throw new ClusterResolutionError(`${where}: EKS DescribeCluster ${eks.name} in ${eks.region} answered HTTP ${answer.status}; the function role needs eks:DescribeCluster`);
+      throw new ClusterResolutionError(
+        `${where}: EKS DescribeCluster ${eks.name} in ${eks.region} answered HTTP ${answer.status}; the function role needs eks:DescribeCluster`,
+      );
     }
     const ca = described.cluster.certificateAuthority?.data;
     const config = kubeClientConfig({

@@ -35,7 +35,12 @@ export function createSecretStringReader(opts: {
   return {
     async read() {
       if (cached !== undefined && now() - cached.readAt < ttlMs) return cached.value;
-      const endpoint = new URL(opts.endpoint ?? process.env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] ?? process.env['AWS_ENDPOINT_URL'] ?? `https://secretsmanager.${opts.region}.amazonaws.com`);
+      const endpoint = new URL(
+        opts.endpoint ??
+          process.env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] ??
+          process.env['AWS_ENDPOINT_URL'] ??
+          `https://secretsmanager.${opts.region}.amazonaws.com`,
+      );
       const response = await signedJsonPost({
         endpoint,
         region: opts.region,
@@ -55,7 +60,9 @@ export function createSecretStringReader(opts: {
         // reported below
       }
       if (response.status !== 200 || typeof parsed.SecretString !== 'string') {
-        throw new SecretReadError(`reading secret ${opts.secretId} from Secrets Manager failed: HTTP ${response.status}${parsed.__type ? ` ${parsed.__type.split('#').pop() ?? ''}` : ''}`);
+        throw new SecretReadError(
+          `reading secret ${opts.secretId} from Secrets Manager failed: HTTP ${response.status}${parsed.__type ? ` ${parsed.__type.split('#').pop() ?? ''}` : ''}`,
+        );
       }
       cached = { value: parsed.SecretString, readAt: now() };
       return cached.value;

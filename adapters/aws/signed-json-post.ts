@@ -44,5 +44,10 @@ export async function signedJsonPost(request: SignedJsonPost): ReturnType<FetchL
     headers: { host: endpoint.host, 'content-type': request.contentType, 'x-amz-target': request.target },
     body,
   });
-  return request.fetch(`${endpoint.protocol}//${endpoint.host}/`, { method: 'POST', headers: signed.headers, body, signal: AbortSignal.timeout(request.timeoutMs) });
+  return request.fetch(`${endpoint.protocol}//${endpoint.host}/`, {
+    method: 'POST',
+    headers: signed.headers,
+    body,
+    signal: AbortSignal.timeout(request.timeoutMs),
+  });
 }

@@ -16,7 +16,14 @@ import type { EgressPolicy } from '../../domain/egress/policy.ts';
 import { describeUrlProblem, headersForHop, redirectStep, urlProblem } from '../../domain/egress/redirect.ts';
 import { nodeHttp } from '../node-http.ts';
 import { EgressRefusedError, EgressTimeoutError } from './errors.ts';
-import { checkAddress, checkOnConnect, guardedLookup, systemResolver, type Resolver, type Target } from './lookup.ts';
+import {
+  checkAddress,
+  checkOnConnect,
+  guardedLookup,
+  systemResolver,
+  type Resolver,
+  type Target,
+} from './lookup.ts';
 
 // Loaded through require, as adapters/node-http.ts does for node:http (the ESM facade costs cold start).
 const https = createRequire(import.meta.url)('node:https') as typeof import('node:https');
@@ -94,7 +101,11 @@ function refusalBefore(ctx: Context, url: URL, request: EgressRequest, target: T
 /** One request, no redirect followed: the answer's head, or the error. */
 function once(ctx: Context, url: URL, request: EgressRequest, redirected: boolean): Promise<IncomingMessage> {
   const secure = url.protocol === 'https:';
-  const target: Target = { host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port: Number(url.port || (secure ? 443 : 80)), redirected };
+  const target: Target = {
+    host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase(),
+    port: Number(url.port || (secure ? 443 : 80)),
+    redirected,
+  };
   const refused = refusalBefore(ctx, url, request, target);
   if (refused !== undefined) return Promise.reject(refused);
   return new Promise((resolve, reject) => {
@@ -109,7 +120,10 @@ function once(ctx: Context, url: URL, request: EgressRequest, redirected: boolea
     let answerTimer: NodeJS.Timeout | undefined;
     if (request.answerTimeoutMs !== undefined) {
       const ms = request.answerTimeoutMs;
-      answerTimer = setTimeout(() => req.destroy(new EgressTimeoutError(`no answer within ${Math.round(ms / 1000)} s`)), ms);
+      answerTimer = setTimeout(
+        () => req.destroy(new EgressTimeoutError(`no answer within ${Math.round(ms / 1000)} s`)),
+        ms,
+      );
     }
     if (request.idleTimeoutMs !== undefined) {
       const ms = request.idleTimeoutMs;
@@ -142,7 +156,13 @@ async function send(ctx: Context, url: string, request: EgressRequest = {}): Pro
   let body = request.body;
   for (;;) {
     const sameOrigin = current.origin === origin;
-    const hop: EgressRequest = { ...request, method, body, headers: headersForHop(request.headers ?? {}, sameOrigin), ca: sameOrigin ? request.ca : undefined };
+    const hop: EgressRequest = {
+      ...request,
+      method,
+      body,
+      headers: headersForHop(request.headers ?? {}, sameOrigin),
+      ca: sameOrigin ? request.ca : undefined,
+    };
     const res = await once(ctx, current, hop, visited.length > 1);
     const status = res.statusCode ?? 0;
     const location = res.headers.location;
@@ -160,7 +180,13 @@ async function send(ctx: Context, url: string, request: EgressRequest = {}): Pro
     }
     const empty = method === 'HEAD' || status === 204 || status === 304;
     if (empty) res.resume();
-    return { url: current.href, status, statusText: res.statusMessage ?? '', headers: res.headers, body: empty ? null : res };
+    return {
+      url: current.href,
+      status,
+      statusText: res.statusMessage ?? '',
+      headers: res.headers,
+      body: empty ? null : res,
+    };
   }
 }
 
@@ -168,14 +194,17 @@ async function send(ctx: Context, url: string, request: EgressRequest = {}): Pro
 function toResponse(answer: EgressAnswer): Response {
   if (answer.status < 200 || answer.status > 599) {
     answer.body?.destroy();
-    throw Object.assign(new Error(`answered with HTTP status ${answer.status}`), { code: 'ERR_EGRESS_BAD_STATUS' });
+    throw Object.assign(new Error(`answered with HTTP status ${answer.status}`), {
+      code: 'ERR_EGRESS_BAD_STATUS',
+    });
   }
   const headers = new Headers();
   for (const [name, value] of Object.entries(answer.headers)) {
     if (value === undefined) continue;
     for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
   }
-  const body = answer.body === null ? null : (Readable.toWeb(answer.body) as unknown as ReadableStream<Uint8Array>);
+  const body =
+    answer.body === null ? null : (Readable.toWeb(answer.body) as unknown as ReadableStream<Uint8Array>);
   // No statusText: a server's reason phrase is its own text, and nothing reads it.
   return new Response(body, { status: answer.status, headers });
 }
@@ -185,7 +214,10 @@ export function createEgress(policy: EgressPolicy, options: EgressOptions = {}):
     policy,
     resolver: options.resolver ?? systemResolver,
     // Free sockets close after 4 s (as node's global agent); an active request is not cut by it.
-    agents: { http: new nodeHttp.Agent({ keepAlive: true, timeout: 4_000 }), https: new https.Agent({ keepAlive: true, timeout: 4_000 }) },
+    agents: {
+      http: new nodeHttp.Agent({ keepAlive: true, timeout: 4_000 }),
+      https: new https.Agent({ keepAlive: true, timeout: 4_000 }),
+    },
   };
   return {
     policy,

@@ -15,11 +15,21 @@ export type Resolver = (hostname: string) => Promise<readonly LookupAddress[]>;
 
 export const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, order: 'verbatim' }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
+    dnsLookup(hostname, { all: true, order: 'verbatim' }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    );
   });
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-export type LookupFunction = (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback) => void;
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+export type LookupFunction = (
+  hostname: string,
+  options: { family?: number | string; all?: boolean },
+  callback: LookupCallback,
+) => void;
 
 export interface Target {
   /** The host as the URL names it (no brackets), lower case. */
@@ -42,7 +52,8 @@ export function guardedLookup(policy: EgressPolicy, resolver: Resolver, target: 
   return (hostname, options, callback) => {
     resolver(hostname).then(
       (addresses) => {
-        const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+        const family =
+          options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
         const allowed: LookupAddress[] = [];
         let refusal: EgressRefusedError | undefined;
         for (const entry of addresses) {

@@ -9,5 +9,8 @@
  * characters. C0 controls (U+0000–U+001F) JSON already escapes as `\u00XX`, which YAML reads too.
  */
 export function applyPatchText(body: unknown): string {
-  return JSON.stringify(body).replace(/[\u{7f}-\u{9f}\u{feff}\u{fffe}\u{ffff}\u{10000}-\u{10ffff}]/gu, (ch) => `\\U${(ch.codePointAt(0) ?? 0xfffd).toString(16).padStart(8, '0')}`);
+  return JSON.stringify(body).replace(
+    /[\u{7f}-\u{9f}\u{feff}\u{fffe}\u{ffff}\u{10000}-\u{10ffff}]/gu,
+    (ch) => `\\U${(ch.codePointAt(0) ?? 0xfffd).toString(16).padStart(8, '0')}`,
+  );
 }

@@ -19,13 +19,24 @@ import type { RequestOptions } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { KubeConfig, type Cluster, type User } from '@kubernetes/client-node';
 import { execCredentialSource, type ExecCredential } from './exec-credential.ts';
-import { actingAs, kubeClientConfig, KubeconfigError, type KubeClientConfig, type KubeClientSettings } from './kubeconfig.ts';
+import {
+  actingAs,
+  kubeClientConfig,
+  KubeconfigError,
+  type KubeClientConfig,
+  type KubeClientSettings,
+} from './kubeconfig.ts';
 
 /** A loaded config for a kubeconfig whose credentials are known without running anything first. */
-export function fromClientNodeKubeConfig(kc: KubeConfig, env: NodeJS.ProcessEnv = process.env): KubeClientConfig {
+export function fromClientNodeKubeConfig(
+  kc: KubeConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): KubeClientConfig {
   const { cluster, user } = currentOf(kc);
   if (cluster.proxyUrl) {
-    throw new KubeconfigError(`cluster ${cluster.name}: proxy-url is used by the convoy CLI, not here; reach the server directly`);
+    throw new KubeconfigError(
+      `cluster ${cluster.name}: proxy-url is used by the convoy CLI, not here; reach the server directly`,
+    );
   }
   const credential = credentialSource(user, env);
   const tokenSource =
@@ -34,24 +45,34 @@ export function fromClientNodeKubeConfig(kc: KubeConfig, env: NodeJS.ProcessEnv 
       : async (): Promise<string> => {
           const { token } = await credential();
           if (token === undefined) {
-            throw new KubeconfigError(`user ${user?.name ?? ''}: its plugin gave a client certificate, which only the convoy CLI uses; use a token here`);
+            throw new KubeconfigError(
+              `user ${user?.name ?? ''}: its plugin gave a client certificate, which only the convoy CLI uses; use a token here`,
+            );
           }
           return token;
         };
-  return actingAs(kubeClientConfig({ ...settingsOf(cluster, user), tokenSource }), user?.impersonateUser ?? undefined);
+  return actingAs(
+    kubeClientConfig({ ...settingsOf(cluster, user), tokenSource }),
+    user?.impersonateUser ?? undefined,
+  );
 }
 
 /**
  * A loaded config for any kubeconfig kubectl accepts: runs the user's plugin once now (so a failing
  * plugin is one clear error before any request), and builds the proxy agent when proxy-url is set.
  */
-export async function connectClientNodeKubeConfig(kc: KubeConfig, env: NodeJS.ProcessEnv = process.env): Promise<KubeClientConfig> {
+export async function connectClientNodeKubeConfig(
+  kc: KubeConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<KubeClientConfig> {
   const { cluster, user } = currentOf(kc);
   const credential = credentialSource(user, env);
   const first = credential === undefined ? undefined : await credential();
   const settings: KubeClientSettings = {
     ...settingsOf(cluster, user),
-    ...(first?.clientCertificateData !== undefined ? { cert: first.clientCertificateData, key: first.clientKeyData } : {}),
+    ...(first?.clientCertificateData !== undefined
+      ? { cert: first.clientCertificateData, key: first.clientKeyData }
+      : {}),
   };
   if (credential !== undefined && first?.token !== undefined) {
     // The first token for code that needs one now (the relay's HTTP API); requests ask the source.
@@ -64,22 +85,30 @@ export async function connectClientNodeKubeConfig(kc: KubeConfig, env: NodeJS.Pr
 
 function currentOf(kc: KubeConfig): { cluster: Cluster; user: User | null } {
   const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new KubeconfigError('the kubeconfig has no current cluster (check current-context)');
+  if (cluster === null)
+    throw new KubeconfigError('the kubeconfig has no current cluster (check current-context)');
   return { cluster, user: kc.getCurrentUser() };
 }
 
 /** Server, TLS and the credentials that need no plugin. */
 function settingsOf(cluster: Cluster, user: User | null): KubeClientSettings {
-  const pem = (data: string | undefined | null, file: string | undefined | null, what: string): string | undefined => {
+  const pem = (
+    data: string | undefined | null,
+    file: string | undefined | null,
+    what: string,
+  ): string | undefined => {
     if (data) return Buffer.from(data, 'base64').toString('utf8');
     if (!file) return undefined;
     try {
       return readFileSync(file, 'utf8');
     } catch (error) {
-      throw new KubeconfigError(`cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new KubeconfigError(
+        `cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
     }
   };
-  const authProvider = user?.authProvider as { name?: string; config?: { tokenFile?: string } } | undefined | null;
+  const authProvider = user?.authProvider as
+    { name?: string; config?: { tokenFile?: string } } | undefined | null;
   return {
     server: cluster.server,
     ca: pem(cluster.caData, cluster.caFile, `the certificate-authority of cluster ${cluster.name}:`),
@@ -100,7 +129,8 @@ type CredentialSource = () => Promise<ExecCredential>;
 /** The plugin behind the user's credentials, if any: exec, or a client-node auth-provider. */
 function credentialSource(user: User | null, env: NodeJS.ProcessEnv): CredentialSource | undefined {
   if (user === null) return undefined;
-  if (user.exec) return execCredentialSource(user.exec as Parameters<typeof execCredentialSource>[0], user.name, env);
+  if (user.exec)
+    return execCredentialSource(user.exec as Parameters<typeof execCredentialSource>[0], user.name, env);
   const provider = user.authProvider as { name?: string } | undefined | null;
   if (!provider || provider.name === 'tokenFile') return undefined;
   return authProviderSource(user, provider.name ?? '');
@@ -127,11 +157,16 @@ function authProviderSource(user: User, provider: string): CredentialSource {
       try {
         await only.applyToHTTPSOptions(opts);
       } catch (error) {
-        throw new KubeconfigError(`the ${provider} auth-provider of kubeconfig user ${user.name} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        throw new KubeconfigError(
+          `the ${provider} auth-provider of kubeconfig user ${user.name} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+        );
       }
       const header = (opts.headers as Record<string, string | undefined>)['Authorization'] ?? '';
       const token = /^Bearer (.+)$/.exec(header)?.[1];
-      if (token === undefined) throw new KubeconfigError(`the ${provider} auth-provider of kubeconfig user ${user.name} gave no bearer token`);
+      if (token === undefined)
+        throw new KubeconfigError(
+          `the ${provider} auth-provider of kubeconfig user ${user.name} gave no bearer token`,
+        );
       return { token };
     });
     queue = next.catch(() => undefined);
@@ -140,8 +175,12 @@ function authProviderSource(user: User, provider: string): CredentialSource {
 }
 
 /** client-node's proxy agent for `proxy-url` (http, https or socks), with the cluster's TLS settings. */
-async function proxyAgent(cluster: Cluster, settings: KubeClientSettings): Promise<NonNullable<KubeClientSettings['agent']>> {
-  const b64 = (pem: string | undefined) => (pem === undefined ? undefined : Buffer.from(pem).toString('base64'));
+async function proxyAgent(
+  cluster: Cluster,
+  settings: KubeClientSettings,
+): Promise<NonNullable<KubeClientSettings['agent']>> {
+  const b64 = (pem: string | undefined) =>
+    pem === undefined ? undefined : Buffer.from(pem).toString('base64');
   const view = new KubeConfig();
   view.loadFromOptions({
     clusters: [{ ...cluster, caFile: undefined, caData: b64(settings.ca) }],
@@ -154,8 +193,11 @@ async function proxyAgent(cluster: Cluster, settings: KubeClientSettings): Promi
     await view.applyToHTTPSOptions(opts);
   } catch (error) {
     // The proxy URL is not quoted: it may carry a user and password.
-    throw new KubeconfigError(`cluster ${cluster.name}: its proxy-url cannot be used: ${error instanceof Error ? error.message : String(error)}`);
+    throw new KubeconfigError(
+      `cluster ${cluster.name}: its proxy-url cannot be used: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  if (!opts.agent) throw new KubeconfigError(`cluster ${cluster.name}: client-node made no agent for its proxy-url`);
+  if (!opts.agent)
+    throw new KubeconfigError(`cluster ${cluster.name}: client-node made no agent for its proxy-url`);
   return opts.agent as NonNullable<KubeClientSettings['agent']>;
 }

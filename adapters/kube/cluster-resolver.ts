@@ -7,7 +7,12 @@ import { createDiscovery, type Discovery } from './discovery.ts';
 import { clusterSchema, describeZodError, type Release } from '../../domain/api/objects.ts';
 import type { ResolvedCluster, TargetCluster } from '../../domain/reconcile/ports.ts';
 import { isPlainObject } from '../../domain/render/kube-object.ts';
-import { createKubeRequest, createTargetCluster, KubeRequestError, type RequestCounter } from './target-cluster.ts';
+import {
+  createKubeRequest,
+  createTargetCluster,
+  KubeRequestError,
+  type RequestCounter,
+} from './target-cluster.ts';
 import { convoyPath } from './convoy-paths.ts';
 import { createKubeClient, isKubeApiError } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
@@ -58,7 +63,10 @@ export function createClusterResolver(opts: ClusterResolverOptions): ClusterReso
     const now = Date.now();
     const hit = byUser.get(key);
     if (hit !== undefined && hit.expiresAt > now) return hit;
-    const known: Known = { discovery: createDiscovery(createKubeRequest(kc, { requestCounter: opts.requestCounter })), expiresAt: now + DISCOVERY_TTL_MS };
+    const known: Known = {
+      discovery: createDiscovery(createKubeRequest(kc, { requestCounter: opts.requestCounter })),
+      expiresAt: now + DISCOVERY_TTL_MS,
+    };
     byUser.set(key, known);
     return known;
   };
@@ -137,9 +145,7 @@ export function createManagementReaders(kc: KubeClientConfig): ManagementReaders
   return {
     readSecret: (namespace, name, as) => readsAs(as).secretData(namespace, name),
     async readCluster(namespace, name) {
-      const raw: unknown = await unlessNotFound(() =>
-        client.get(convoyPath('clusters', namespace, name)),
-      );
+      const raw: unknown = await unlessNotFound(() => client.get(convoyPath('clusters', namespace, name)));
       if (raw === undefined) return undefined;
       const parsed = clusterSchema.safeParse(raw);
       if (!parsed.success) {
@@ -154,7 +160,11 @@ export function createManagementReaders(kc: KubeClientConfig): ManagementReaders
 
 /** The per-container cache cachedClusterReader answers from (adapters/reconcile/ttl-cache.ts has one). */
 export interface ClusterListCache {
-  get(namespace: string, key: string, load: () => Promise<Record<string, unknown>[]>): Promise<Record<string, unknown>[]>;
+  get(
+    namespace: string,
+    key: string,
+    load: () => Promise<Record<string, unknown>[]>,
+  ): Promise<Record<string, unknown>[]>;
 }
 
 /** The cache key of the cluster-wide Cluster list (port-caches.ts ALL_NAMESPACES, 'clusters'). */
@@ -167,7 +177,11 @@ const CLUSTER_LIST = ['*', 'clusters'] as const;
  * (created since) is read by name. Only the Cluster object is shared: a kubeconfig Secret is
  * still read as each Release's identity (readSecret).
  */
-export function cachedClusterReader(kc: KubeClientConfig, cache: ClusterListCache, readers: ManagementReaders = createManagementReaders(kc)): ManagementReaders {
+export function cachedClusterReader(
+  kc: KubeClientConfig,
+  cache: ClusterListCache,
+  readers: ManagementReaders = createManagementReaders(kc),
+): ManagementReaders {
   const reader = createManagementReader(kc);
   const listAll = (): Promise<Record<string, unknown>[]> => reader.listAllNamespaces('clusters');
   return {
@@ -181,7 +195,9 @@ export function cachedClusterReader(kc: KubeClientConfig, cache: ClusterListCach
       if (raw === undefined) return readers.readCluster(namespace, name);
       const parsed = clusterSchema.safeParse(raw);
       if (!parsed.success) {
-        throw new ClusterResolutionError(`Cluster ${namespace}/${name} is invalid: ${describeZodError(parsed.error)}`);
+        throw new ClusterResolutionError(
+          `Cluster ${namespace}/${name} is invalid: ${describeZodError(parsed.error)}`,
+        );
       }
       return parsed.data;
     },

@@ -114,7 +114,9 @@ export interface DiscoveryCache {
 
 export const DISCOVERY_CACHE_TTL_MS = 30_000;
 
-export function createDiscoveryCache(options: { ttlMs?: number; maxEntries?: number; now?: () => number } = {}): DiscoveryCache {
+export function createDiscoveryCache(
+  options: { ttlMs?: number; maxEntries?: number; now?: () => number } = {},
+): DiscoveryCache {
   const ttlMs = options.ttlMs ?? DISCOVERY_CACHE_TTL_MS;
   const maxEntries = Math.max(1, options.maxEntries ?? 256);
   const now = options.now ?? Date.now;

@@ -59,7 +59,8 @@ export function execCredentialSource(
   let current: ExecCredential | undefined;
   let running: Promise<ExecCredential> | undefined;
   return () => {
-    if (current !== undefined && (current.expiresAt === undefined || current.expiresAt > now())) return Promise.resolve(current);
+    if (current !== undefined && (current.expiresAt === undefined || current.expiresAt > now()))
+      return Promise.resolve(current);
     running ??= runPlugin(exec, command, apiVersion, user, env).then(
       (credential) => {
         current = credential;
@@ -75,21 +76,36 @@ export function execCredentialSource(
   };
 }
 
-function runPlugin(exec: ExecConfig, command: string, apiVersion: string, user: string, env: NodeJS.ProcessEnv): Promise<ExecCredential> {
+function runPlugin(
+  exec: ExecConfig,
+  command: string,
+  apiVersion: string,
+  user: string,
+  env: NodeJS.ProcessEnv,
+): Promise<ExecCredential> {
   const what = `the exec plugin ${command} of kubeconfig user ${user}`;
   const interactive = exec.interactiveMode !== 'Never' && process.stdin.isTTY === true;
   const info = { apiVersion, kind: 'ExecCredential', spec: { interactive } };
   const childEnv: NodeJS.ProcessEnv = { ...env, KUBERNETES_EXEC_INFO: JSON.stringify(info) };
   for (const { name, value } of exec.env ?? []) childEnv[name] = value;
   return new Promise((resolve, reject) => {
-    const child = spawn(command, [...(exec.args ?? [])], { env: childEnv, stdio: [interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, [...(exec.args ?? [])], {
+      env: childEnv,
+      stdio: [interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', (error: NodeJS.ErrnoException) => {
       const hint = exec.installHint ? ` (${oneLine(exec.installHint)})` : '';
-      reject(new ExecCredentialError(error.code === 'ENOENT' ? `${what} was not found${hint}` : `${what} could not start: ${error.code ?? error.message}`));
+      reject(
+        new ExecCredentialError(
+          error.code === 'ENOENT'
+            ? `${what} was not found${hint}`
+            : `${what} could not start: ${error.code ?? error.message}`,
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       if (code !== 0) {
@@ -101,7 +117,9 @@ function runPlugin(exec: ExecConfig, command: string, apiVersion: string, user: 
       try {
         resolve(parseExecCredential(stdout, apiVersion));
       } catch (error) {
-        reject(new ExecCredentialError(`${what} printed no usable ExecCredential: ${(error as Error).message}`));
+        reject(
+          new ExecCredentialError(`${what} printed no usable ExecCredential: ${(error as Error).message}`),
+        );
       }
     });
   });
@@ -116,8 +134,12 @@ export function parseExecCredential(stdout: string, apiVersion: string): ExecCre
     throw new Error('stdout is not JSON');
   }
   const body = parsed as { apiVersion?: unknown; kind?: unknown; status?: Record<string, unknown> } | null;
-  if (body === null || typeof body !== 'object' || body.kind !== 'ExecCredential') throw new Error('kind is not ExecCredential');
-  if (body.apiVersion !== apiVersion) throw new Error(`apiVersion is ${JSON.stringify(body.apiVersion)}, the kubeconfig asks for ${apiVersion}`);
+  if (body === null || typeof body !== 'object' || body.kind !== 'ExecCredential')
+    throw new Error('kind is not ExecCredential');
+  if (body.apiVersion !== apiVersion)
+    throw new Error(
+      `apiVersion is ${JSON.stringify(body.apiVersion)}, the kubeconfig asks for ${apiVersion}`,
+    );
   const status = body.status ?? {};
   const text = (field: string): string | undefined => {
     const value = status[field];
@@ -133,7 +155,8 @@ export function parseExecCredential(stdout: string, apiVersion: string): ExecCre
   }
   const expiration = text('expirationTimestamp');
   const expiresAt = expiration === undefined ? undefined : Date.parse(expiration);
-  if (expiresAt !== undefined && Number.isNaN(expiresAt)) throw new Error('status.expirationTimestamp is not an RFC 3339 time');
+  if (expiresAt !== undefined && Number.isNaN(expiresAt))
+    throw new Error('status.expirationTimestamp is not an RFC 3339 time');
   return { token, clientCertificateData, clientKeyData, expiresAt };
 }
 

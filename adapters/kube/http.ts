@@ -88,10 +88,15 @@ export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions =
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const userAgent = opts.userAgent ?? 'convoy';
 
-  const once = (init: KubeHttpRequest, payload: Buffer | undefined, minted: string | undefined): Promise<KubeHttpResponse & { reused: boolean }> =>
+  const once = (
+    init: KubeHttpRequest,
+    payload: Buffer | undefined,
+    minted: string | undefined,
+  ): Promise<KubeHttpResponse & { reused: boolean }> =>
     new Promise((resolvePromise, rejectPromise) => {
       const search = new URLSearchParams();
-      for (const [name, value] of Object.entries(init.query ?? {})) if (value !== undefined) search.set(name, value);
+      for (const [name, value] of Object.entries(init.query ?? {}))
+        if (value !== undefined) search.set(name, value);
       const query = search.size > 0 ? `?${search.toString()}` : '';
       const headers: Record<string, string> = {
         Accept: init.accept ?? 'application/json',
@@ -122,7 +127,8 @@ export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions =
         timedOut = true;
         req.destroy(new Error('timeout'));
       }, timeoutMs);
-      const onAbort = () => req.destroy(init.signal?.reason instanceof Error ? init.signal.reason : new Error('aborted'));
+      const onAbort = () =>
+        req.destroy(init.signal?.reason instanceof Error ? init.signal.reason : new Error('aborted'));
       init.signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => {
         clearTimeout(timer);
@@ -130,8 +136,16 @@ export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions =
       };
       req.on('error', (error: NodeJS.ErrnoException) => {
         done();
-        const reason = timedOut ? `no answer within ${timeoutMs / 1000} s` : init.signal?.aborted ? 'aborted' : (error.code ?? error.message);
-        const failure = new KubeTransportError(`${init.method} ${init.path} on ${config.server} failed: ${reason}`, reason, { cause: error });
+        const reason = timedOut
+          ? `no answer within ${timeoutMs / 1000} s`
+          : init.signal?.aborted
+            ? 'aborted'
+            : (error.code ?? error.message);
+        const failure = new KubeTransportError(
+          `${init.method} ${init.path} on ${config.server} failed: ${reason}`,
+          reason,
+          { cause: error },
+        );
         rejectPromise(Object.assign(failure, { reused: req.reusedSocket, code: error.code }));
       });
       req.on('response', (res) => {
@@ -153,7 +167,9 @@ export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions =
 
   return async (init) => {
     const payload =
-      init.body === undefined ? undefined : Buffer.from(typeof init.body === 'string' ? init.body : JSON.stringify(init.body), 'utf8');
+      init.body === undefined
+        ? undefined
+        : Buffer.from(typeof init.body === 'string' ? init.body : JSON.stringify(init.body), 'utf8');
     if (opts.requestCounter) opts.requestCounter.count++;
     const minted = config.tokenSource === undefined ? undefined : await config.tokenSource();
     try {
@@ -182,7 +198,8 @@ function parseBody(text: string): unknown {
 }
 
 type Mapping = Record<string, unknown>;
-const isMapping = (value: unknown): value is Mapping => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isMapping = (value: unknown): value is Mapping =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 // --- typed helpers -----------------------------------------------------------------------------
 
@@ -198,9 +215,20 @@ export interface PatchOptions {
 export interface KubeClient {
   readonly http: KubeHttp;
   get<T = Record<string, unknown>>(path: string, query?: Record<string, string | undefined>): Promise<T>;
-  list<T = Record<string, unknown>>(path: string, query?: Record<string, string | undefined>): Promise<{ items: T[]; metadata?: Record<string, unknown> }>;
-  create<T = Record<string, unknown>>(path: string, body: unknown, query?: Record<string, string | undefined>): Promise<T>;
-  replace<T = Record<string, unknown>>(path: string, body: unknown, query?: Record<string, string | undefined>): Promise<T>;
+  list<T = Record<string, unknown>>(
+    path: string,
+    query?: Record<string, string | undefined>,
+  ): Promise<{ items: T[]; metadata?: Record<string, unknown> }>;
+  create<T = Record<string, unknown>>(
+    path: string,
+    body: unknown,
+    query?: Record<string, string | undefined>,
+  ): Promise<T>;
+  replace<T = Record<string, unknown>>(
+    path: string,
+    body: unknown,
+    query?: Record<string, string | undefined>,
+  ): Promise<T>;
   patch<T = Record<string, unknown>>(path: string, body: unknown, opts: PatchOptions): Promise<T>;
   /** DELETE with an optional DeleteOptions body (preconditions, propagationPolicy). */
   delete(path: string, body?: unknown, query?: Record<string, string | undefined>): Promise<unknown>;
@@ -221,10 +249,15 @@ export function createKubeClient(config: KubeClientConfig, opts: KubeHttpOptions
   };
   return {
     http,
-    get: async <T>(path: string, query?: Record<string, string | undefined>) => (await call({ method: 'GET', path, query })) as T,
+    get: async <T>(path: string, query?: Record<string, string | undefined>) =>
+      (await call({ method: 'GET', path, query })) as T,
     list: async <T>(path: string, query?: Record<string, string | undefined>) => {
-      const body = (await call({ method: 'GET', path, query })) as { items?: T[] | null; metadata?: Record<string, unknown> } | undefined;
-      return { items: body?.items ?? [], ...(body?.metadata !== undefined ? { metadata: body.metadata } : {}) };
+      const body = (await call({ method: 'GET', path, query })) as
+        { items?: T[] | null; metadata?: Record<string, unknown> } | undefined;
+      return {
+        items: body?.items ?? [],
+        ...(body?.metadata !== undefined ? { metadata: body.metadata } : {}),
+      };
     },
     create: async <T>(path: string, body: unknown, query?: Record<string, string | undefined>) =>
       (await call({ method: 'POST', path, body, query })) as T,
@@ -253,15 +286,28 @@ const MAX_SERVER_MESSAGE = 1000;
 /** `HTTP 404 NotFound: <Status.message>`; for Secrets only the reason (a message may quote values). */
 function describeFailure(path: string, response: KubeHttpResponse): string {
   const body = response.body;
-  const reason = isMapping(body) && typeof body.reason === 'string' && body.reason !== '' ? ` ${body.reason}` : '';
+  const reason =
+    isMapping(body) && typeof body.reason === 'string' && body.reason !== '' ? ` ${body.reason}` : '';
   if (/\/secrets(\/|$)/.test(path)) return `HTTP ${response.status}${reason}`;
-  const message = isMapping(body) && typeof body.message === 'string' ? body.message : typeof body === 'string' ? body.trim() : '';
-  const shortened = message.length > MAX_SERVER_MESSAGE ? `${message.slice(0, MAX_SERVER_MESSAGE)}…` : message;
+  const message =
+    isMapping(body) && typeof body.message === 'string'
+      ? body.message
+      : typeof body === 'string'
+        ? body.trim()
+        : '';
+  const shortened =
+    message.length > MAX_SERVER_MESSAGE ? `${message.slice(0, MAX_SERVER_MESSAGE)}…` : message;
   return `HTTP ${response.status}${reason}${shortened === '' ? '' : `: ${shortened}`}`;
 }
 
 /** `/api/v1` or `/apis/<group>/<version>`, plus `/namespaces/<ns>` when namespaced. */
-export function resourcePath(apiVersion: string, plural: string, namespace?: string, name?: string, subresource?: string): string {
+export function resourcePath(
+  apiVersion: string,
+  plural: string,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
   const root = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
   const ns = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
   const item = name === undefined ? '' : `/${encodeURIComponent(name)}`;

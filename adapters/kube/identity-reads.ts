@@ -5,7 +5,13 @@
  * What that identity may not read is a ReadRefusedError naming the object and the identity;
  * nothing is cached here, so one identity's read never serves another's.
  */
-import { impersonatedUser, ReadRefusedError, type ActingIdentity, type NamedObject, type ReadRefusedBy } from '../../domain/tenancy/index.ts';
+import {
+  impersonatedUser,
+  ReadRefusedError,
+  type ActingIdentity,
+  type NamedObject,
+  type ReadRefusedBy,
+} from '../../domain/tenancy/index.ts';
 import { isKubeApiError, type KubeApiError } from './http.ts';
 import { actingAs, type KubeClientConfig } from './kubeconfig.ts';
 import { createManagementReader } from './management-reader.ts';
@@ -28,18 +34,27 @@ export function createIdentityReads(managementKubeConfig: KubeClientConfig): Dat
       try {
         return await read();
       } catch (error) {
-        if (isKubeApiError(error, 403)) throw new ReadRefusedError(identity, object, refusedBy(error), { cause: error });
+        if (isKubeApiError(error, 403))
+          throw new ReadRefusedError(identity, object, refusedBy(error), { cause: error });
         throw error;
       }
     };
     return {
-      configMapData: (namespace, name) => refusedAs({ kind: 'ConfigMap', namespace, name }, () => reader.configMapData(namespace, name)),
-      secretData: (namespace, name) => refusedAs({ kind: 'Secret', namespace, name }, () => reader.secretData(namespace, name)),
+      configMapData: (namespace, name) =>
+        refusedAs({ kind: 'ConfigMap', namespace, name }, () => reader.configMapData(namespace, name)),
+      secretData: (namespace, name) =>
+        refusedAs({ kind: 'Secret', namespace, name }, () => reader.secretData(namespace, name)),
     };
   };
 }
 
-const IMPERSONATED_KINDS: ReadonlySet<string> = new Set(['serviceaccounts', 'users', 'groups', 'uids', 'userextras']);
+const IMPERSONATED_KINDS: ReadonlySet<string> = new Set([
+  'serviceaccounts',
+  'users',
+  'groups',
+  'uids',
+  'userextras',
+]);
 
 /** The apiserver's impersonation filter names the impersonated kind in the Status details. */
 function refusedBy(error: KubeApiError): ReadRefusedBy {

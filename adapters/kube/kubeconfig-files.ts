@@ -24,13 +24,15 @@ export interface UserKubeconfigOptions {
 export function userKubeconfigFiles(opts: UserKubeconfigOptions = {}): string[] {
   const env = opts.env ?? process.env;
   if (opts.kubeconfig !== undefined) {
-    if (!existsSync(opts.kubeconfig)) throw new KubeconfigError(`--kubeconfig ${opts.kubeconfig} does not exist`);
+    if (!existsSync(opts.kubeconfig))
+      throw new KubeconfigError(`--kubeconfig ${opts.kubeconfig} does not exist`);
     return [opts.kubeconfig];
   }
   const listed = (env.KUBECONFIG ?? '').split(delimiter).filter((p) => p !== '');
   if (listed.length > 0) {
     const present = listed.filter((p) => existsSync(p));
-    if (present.length === 0) throw new KubeconfigError(`KUBECONFIG names ${listed.join(delimiter)}, which does not exist`);
+    if (present.length === 0)
+      throw new KubeconfigError(`KUBECONFIG names ${listed.join(delimiter)}, which does not exist`);
     return present;
   }
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
@@ -38,7 +40,8 @@ export function userKubeconfigFiles(opts: UserKubeconfigOptions = {}): string[] 
 }
 
 type Mapping = Record<string, unknown>;
-const isMapping = (value: unknown): value is Mapping => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isMapping = (value: unknown): value is Mapping =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const entry = (list: unknown, name: unknown, field: string): Mapping | undefined => {
   if (!Array.isArray(list) || typeof name !== 'string') return undefined;
   const found = (list as unknown[]).find((e) => isMapping(e) && e.name === name);
@@ -48,7 +51,10 @@ const entry = (list: unknown, name: unknown, field: string): Mapping | undefined
 const PLUGIN_USER_FIELDS = ['exec', 'auth-provider', 'as', 'as-uid', 'as-groups', 'as-user-extra'];
 
 /** The config of `file` without client-node when its chosen context is plain; undefined otherwise. */
-export function plainKubeconfig(files: readonly string[], context: string | undefined): KubeClientConfig | undefined {
+export function plainKubeconfig(
+  files: readonly string[],
+  context: string | undefined,
+): KubeClientConfig | undefined {
   if (files.length !== 1) return undefined;
   const [file = ''] = files;
   let raw: unknown;
@@ -62,7 +68,8 @@ export function plainKubeconfig(files: readonly string[], context: string | unde
   const ctx = entry(raw.contexts, chosen, 'context');
   if (ctx === undefined) return undefined;
   const cluster = entry(raw.clusters, ctx.cluster, 'cluster');
-  if (cluster === undefined || (cluster['proxy-url'] !== undefined && cluster['proxy-url'] !== null)) return undefined;
+  if (cluster === undefined || (cluster['proxy-url'] !== undefined && cluster['proxy-url'] !== null))
+    return undefined;
   let user: Mapping = {};
   if (ctx.user !== undefined && ctx.user !== null) {
     const found = entry(raw.users, ctx.user, 'user');

@@ -91,14 +91,16 @@ export function kubeClientConfig(settings: KubeClientSettings): KubeClientConfig
     throw new KubeconfigError(`the cluster server ${url.origin} must be an https:// URL`);
   }
   const server = settings.server.replace(/\/+$/, '');
-  const agent = settings.agent ?? new Agent({
-    keepAlive: true,
-    ...(settings.ca !== undefined ? { ca: settings.ca } : {}),
-    ...(settings.cert !== undefined ? { cert: settings.cert } : {}),
-    ...(settings.key !== undefined ? { key: settings.key } : {}),
-    ...(settings.tlsServerName !== undefined ? { servername: settings.tlsServerName } : {}),
-    rejectUnauthorized: settings.insecureSkipTlsVerify !== true,
-  });
+  const agent =
+    settings.agent ??
+    new Agent({
+      keepAlive: true,
+      ...(settings.ca !== undefined ? { ca: settings.ca } : {}),
+      ...(settings.cert !== undefined ? { cert: settings.cert } : {}),
+      ...(settings.key !== undefined ? { key: settings.key } : {}),
+      ...(settings.tlsServerName !== undefined ? { servername: settings.tlsServerName } : {}),
+      rejectUnauthorized: settings.insecureSkipTlsVerify !== true,
+    });
   const tokenFile = settings.tokenFile;
   let cached: { token: string; readAt: number } | undefined;
   const bearerToken = (): string | undefined => {
@@ -110,7 +112,9 @@ export function kubeClientConfig(settings: KubeClientSettings): KubeClientConfig
       try {
         token = readFileSync(tokenFile, 'utf8').trim();
       } catch (error) {
-        throw new KubeconfigError(`cannot read the token file ${tokenFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+        throw new KubeconfigError(
+          `cannot read the token file ${tokenFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+        );
       }
       cached = { token, readAt: now };
     }
@@ -137,7 +141,10 @@ export function fromKubeconfigYaml(text: string, opts: KubeconfigLoadOptions = {
 }
 
 /** Reads and parses a kubeconfig file; its file paths are relative to the file's folder. */
-export function fromKubeconfigFile(path: string, opts: Pick<KubeconfigLoadOptions, 'context'> = {}): KubeClientConfig {
+export function fromKubeconfigFile(
+  path: string,
+  opts: Pick<KubeconfigLoadOptions, 'context'> = {},
+): KubeClientConfig {
   const what = `the kubeconfig ${path}`;
   return loadKubeconfigText(readText(path, what), { ...opts, baseDir: dirname(resolve(path)), what });
 }
@@ -146,19 +153,31 @@ export function fromKubeconfigFile(path: string, opts: Pick<KubeconfigLoadOption
  * The service account config of a pod: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
  * its CA, and its (rotating) token.
  */
-export function inClusterConfig(env: Record<string, string | undefined> = process.env, dir = SERVICE_ACCOUNT_DIR): KubeClientConfig {
+export function inClusterConfig(
+  env: Record<string, string | undefined> = process.env,
+  dir = SERVICE_ACCOUNT_DIR,
+): KubeClientConfig {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
-  if (!host || !port) throw new KubeconfigError('not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set');
+  if (!host || !port)
+    throw new KubeconfigError(
+      'not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set',
+    );
   const server = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return kubeClientConfig({ server, ca: readText(join(dir, 'ca.crt'), 'the service account CA'), tokenFile: join(dir, 'token') });
+  return kubeClientConfig({
+    server,
+    ca: readText(join(dir, 'ca.crt'), 'the service account CA'),
+    tokenFile: join(dir, 'token'),
+  });
 }
 
 /**
  * What client-node's `loadFromDefault` loads: $KUBECONFIG (the first file of the list that
  * exists), else ~/.kube/config, else the in-cluster service account.
  */
-export function fromDefaultKubeconfig(env: Record<string, string | undefined> = process.env): KubeClientConfig {
+export function fromDefaultKubeconfig(
+  env: Record<string, string | undefined> = process.env,
+): KubeClientConfig {
   const listed = (env.KUBECONFIG ?? '').split(delimiter).filter((p) => p !== '');
   for (const path of listed) if (existsSync(path)) return fromKubeconfigFile(path);
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
@@ -175,12 +194,15 @@ function readText(path: string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new KubeconfigError(`cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new KubeconfigError(
+      `cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
 }
 
 type Mapping = Record<string, unknown>;
-const isMapping = (value: unknown): value is Mapping => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isMapping = (value: unknown): value is Mapping =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `named[]` entries of a kubeconfig list (clusters, users, contexts) by name. */
 function named(list: unknown, field: string, what: string): Map<string, Mapping> {
@@ -213,17 +235,21 @@ function loadKubeconfigText(text: string, opts: KubeconfigLoadOptions): KubeClie
     // The parser quotes the text, which holds credentials.
     throw new KubeconfigError(`${what} is not valid YAML`);
   }
-  if (!isMapping(raw)) throw new KubeconfigError(`${what} is not a kubeconfig (a mapping with clusters, users and contexts)`);
+  if (!isMapping(raw))
+    throw new KubeconfigError(`${what} is not a kubeconfig (a mapping with clusters, users and contexts)`);
   const clusters = named(raw.clusters, 'cluster', what);
   const users = named(raw.users, 'user', what);
   const contexts = named(raw.contexts, 'context', what);
-  const contextName = opts.context ?? (typeof raw['current-context'] === 'string' ? raw['current-context'] : undefined);
-  if (contextName === undefined || contextName === '') throw new NoCurrentClusterError(`${what} has no current-context`);
+  const contextName =
+    opts.context ?? (typeof raw['current-context'] === 'string' ? raw['current-context'] : undefined);
+  if (contextName === undefined || contextName === '')
+    throw new NoCurrentClusterError(`${what} has no current-context`);
   const context = contexts.get(contextName);
   if (context === undefined) throw new NoCurrentClusterError(`${what} has no context ${contextName}`);
   const clusterName = optionalString(context, 'cluster', `contexts[${contextName}].context`);
   const cluster = clusterName === undefined ? undefined : clusters.get(clusterName);
-  if (cluster === undefined) throw new NoCurrentClusterError(`${what}: context ${contextName} names no cluster that exists`);
+  if (cluster === undefined)
+    throw new NoCurrentClusterError(`${what}: context ${contextName} names no cluster that exists`);
   const userName = optionalString(context, 'user', `contexts[${contextName}].context`);
   const user = userName === undefined ? {} : (users.get(userName) ?? {});
 
@@ -231,12 +257,16 @@ function loadKubeconfigText(text: string, opts: KubeconfigLoadOptions): KubeClie
   const userWhere = `${what}: users[${userName ?? ''}].user`;
   for (const plugin of ['exec', 'auth-provider'] as const) {
     if (user[plugin] !== undefined && user[plugin] !== null) {
-      throw new KubeconfigError(`${userWhere}.${plugin} is not supported by convoy; use a token or a client certificate`);
+      throw new KubeconfigError(
+        `${userWhere}.${plugin} is not supported by convoy; use a token or a client certificate`,
+      );
     }
   }
 
   if (cluster['proxy-url'] !== undefined && cluster['proxy-url'] !== null) {
-    throw new KubeconfigError(`${clusterWhere}.proxy-url is not supported by convoy; reach the server directly`);
+    throw new KubeconfigError(
+      `${clusterWhere}.proxy-url is not supported by convoy; reach the server directly`,
+    );
   }
   const server = optionalString(cluster, 'server', clusterWhere);
   if (server === undefined || server === '') throw new KubeconfigError(`${clusterWhere} has no server`);
@@ -247,13 +277,19 @@ function loadKubeconfigText(text: string, opts: KubeconfigLoadOptions): KubeClie
     if (data !== undefined && data !== '') return Buffer.from(data, 'base64').toString('utf8');
     const file = optionalString(map, field, where);
     if (file === undefined || file === '') return undefined;
-    if (opts.baseDir === undefined) throw new KubeconfigError(`${where}.${field} (a file path) is not allowed here; embed ${field}-data instead`);
+    if (opts.baseDir === undefined)
+      throw new KubeconfigError(
+        `${where}.${field} (a file path) is not allowed here; embed ${field}-data instead`,
+      );
     return readText(isAbsolute(file) ? file : join(opts.baseDir, file), `${where}.${field}`);
   };
 
-  const tokenFile = optionalString(user, 'tokenFile', userWhere) ?? optionalString(user, 'token-file', userWhere);
+  const tokenFile =
+    optionalString(user, 'tokenFile', userWhere) ?? optionalString(user, 'token-file', userWhere);
   if (tokenFile !== undefined && opts.baseDir === undefined) {
-    throw new KubeconfigError(`${userWhere}.tokenFile (a file path) is not allowed here; embed the token instead`);
+    throw new KubeconfigError(
+      `${userWhere}.tokenFile (a file path) is not allowed here; embed the token instead`,
+    );
   }
   const insecure = cluster['insecure-skip-tls-verify'];
   return kubeClientConfig({
@@ -264,7 +300,12 @@ function loadKubeconfigText(text: string, opts: KubeconfigLoadOptions): KubeClie
     cert: pem(user, 'client-certificate', userWhere),
     key: pem(user, 'client-key', userWhere),
     token: optionalString(user, 'token', userWhere),
-    tokenFile: tokenFile === undefined || opts.baseDir === undefined ? undefined : isAbsolute(tokenFile) ? tokenFile : join(opts.baseDir, tokenFile),
+    tokenFile:
+      tokenFile === undefined || opts.baseDir === undefined
+        ? undefined
+        : isAbsolute(tokenFile)
+          ? tokenFile
+          : join(opts.baseDir, tokenFile),
     username: optionalString(user, 'username', userWhere),
     password: optionalString(user, 'password', userWhere),
   });

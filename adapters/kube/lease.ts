@@ -1,4 +1,14 @@
-import { leaseName, newerSentAt, type AcquireResult, type BusyLease, type FollowUp, type HeldLease, type LeasePeek, type LeasePort, type LeaseRecord } from '../../domain/runtime/lease.ts';
+import {
+  leaseName,
+  newerSentAt,
+  type AcquireResult,
+  type BusyLease,
+  type FollowUp,
+  type HeldLease,
+  type LeasePeek,
+  type LeasePort,
+  type LeaseRecord,
+} from '../../domain/runtime/lease.ts';
 import { createKubeClient, isKubeApiError, KubeApiError, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -87,7 +97,11 @@ function takeTime(date: Date): string {
  * ONE request; it is created on first use (first, without a patch, when the
  * caller expects a Release's first run) and read only when the patch fails.
  */
-export function createLeasePort(config: KubeClientConfig, namespace: string, now: () => Date = () => new Date()): LeasePort {
+export function createLeasePort(
+  config: KubeClientConfig,
+  namespace: string,
+  now: () => Date = () => new Date(),
+): LeasePort {
   const client = createKubeClient(config);
   const LEASES = 'coordination.k8s.io/v1';
   const pathOf = (name?: string) => resourcePath(LEASES, 'leases', namespace, name);
@@ -95,7 +109,12 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
   const heldBy = new WeakMap<HeldLease, V1Lease>();
 
   const jsonPatch = async (name: string, ops: unknown[]): Promise<V1Lease> => {
-    const response = await client.http({ method: 'PATCH', path: pathOf(name), body: ops, contentType: JSON_PATCH });
+    const response = await client.http({
+      method: 'PATCH',
+      path: pathOf(name),
+      body: ops,
+      contentType: JSON_PATCH,
+    });
     if (response.status >= 200 && response.status <= 299) return response.body as V1Lease;
     throw new KubeApiError(`PATCH ${pathOf(name)}: HTTP ${response.status}`, response);
   };
@@ -114,13 +133,24 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
     renewedAt: current.spec?.renewTime ?? current.spec?.acquireTime,
     durationSeconds: current.spec?.leaseDurationSeconds,
   });
-  const holding = (name: string, holder: string, stored: V1Lease, closedByRun = false): HeldLease => ({ name, holder, ...recordOf(stored, closedByRun) });
+  const holding = (name: string, holder: string, stored: V1Lease, closedByRun = false): HeldLease => ({
+    name,
+    holder,
+    ...recordOf(stored, closedByRun),
+  });
   /** Tests that the Lease is still this take's: its holder and the take's unique acquireTime. */
   const ours = (lease: HeldLease, held: V1Lease) => [
     { op: 'test', path: '/spec/holderIdentity', value: lease.holder },
-    ...(held.spec?.acquireTime ? [{ op: 'test', path: '/spec/acquireTime', value: held.spec.acquireTime }] : []),
+    ...(held.spec?.acquireTime
+      ? [{ op: 'test', path: '/spec/acquireTime', value: held.spec.acquireTime }]
+      : []),
   ];
-  const track = (lease: HeldLease, stored: V1Lease, how: 'created' | 'free' | 'takenOver', freeAs?: string): AcquireResult => {
+  const track = (
+    lease: HeldLease,
+    stored: V1Lease,
+    how: 'created' | 'free' | 'takenOver',
+    freeAs?: string,
+  ): AcquireResult => {
     heldBy.set(lease, stored);
     return { kind: 'acquired', lease, how, ...(freeAs === undefined ? {} : { freeAs }) };
   };
@@ -130,7 +160,12 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       const name = leaseName(loop, releaseUid);
       const at = now();
       const stamp = microTime(at);
-      const specOf = (who: string) => ({ holderIdentity: who, leaseDurationSeconds: durationSeconds, acquireTime: takeTime(at), renewTime: stamp });
+      const specOf = (who: string) => ({
+        holderIdentity: who,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: takeTime(at),
+        renewTime: stamp,
+      });
       const spec = specOf(holder);
       const closedAs = options.closedAs ?? '';
       /** The common case: the Lease exists and is free as `free` (taken by `who`); else whether it is missing or held. */
@@ -138,8 +173,16 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
         try {
           const taken = await jsonPatch(name, [
             { op: 'test', path: '/spec/holderIdentity', value: free },
-            { op: 'copy', from: `/metadata/annotations/${escapeKey(HOLDER_SENT_AT)}`, path: `/metadata/annotations/${escapeKey(PREVIOUS_SENT_AT)}` },
-            ...Object.entries(specOf(who)).map(([field, value]) => ({ op: 'add', path: `/spec/${field}`, value })),
+            {
+              op: 'copy',
+              from: `/metadata/annotations/${escapeKey(HOLDER_SENT_AT)}`,
+              path: `/metadata/annotations/${escapeKey(PREVIOUS_SENT_AT)}`,
+            },
+            ...Object.entries(specOf(who)).map(([field, value]) => ({
+              op: 'add',
+              path: `/spec/${field}`,
+              value,
+            })),
             { op: 'add', path: `/metadata/annotations/${escapeKey(HOLDER_SENT_AT)}`, value: sentAt ?? '' },
           ]);
           return { taken, missing: false };
@@ -150,7 +193,11 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
         }
       };
       /** Moves a held take to a later holder when its own repeats one that already ran (options.unique). */
-      const uniqueHolder = async (taken: V1Lease, who: string, earlier: string | undefined): Promise<{ stored: V1Lease; who: string }> => {
+      const uniqueHolder = async (
+        taken: V1Lease,
+        who: string,
+        earlier: string | undefined,
+      ): Promise<{ stored: V1Lease; who: string }> => {
         const later = earlier === undefined || earlier === '' ? undefined : options.unique?.(who, earlier);
         if (later === undefined) return { stored: taken, who };
         const moved = await jsonPatch(name, [
@@ -175,13 +222,22 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       const create = async (): Promise<V1Lease | undefined> => {
         const first = options.followUpOnCreate;
         const followUp = first
-          ? { [FOLLOW_UP_ID]: first.messageId, ...(first.dueAt ? { [FOLLOW_UP_DUE]: first.dueAt } : {}), ...(first.since ? { [FOLLOW_UP_SINCE]: first.since } : {}) }
+          ? {
+              [FOLLOW_UP_ID]: first.messageId,
+              ...(first.dueAt ? { [FOLLOW_UP_DUE]: first.dueAt } : {}),
+              ...(first.since ? { [FOLLOW_UP_SINCE]: first.since } : {}),
+            }
           : {};
         try {
           return await client.create<V1Lease>(pathOf(), {
             apiVersion: LEASES,
             kind: 'Lease',
-            metadata: { name, namespace, labels: { [ownerLabelOf(loop)]: releaseUid }, annotations: { [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '', ...followUp } },
+            metadata: {
+              name,
+              namespace,
+              labels: { [ownerLabelOf(loop)]: releaseUid },
+              annotations: { [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '', ...followUp },
+            },
             spec,
           });
         } catch (createError) {
@@ -214,9 +270,12 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       const seen = current.spec?.holderIdentity ?? '';
       const again = async (free: string): Promise<AcquireResult> => {
         // Free as another value than the caller expected: a run closed it since; take it with a holder after that one.
-        const who = free !== closedAs && options.holderAfter !== undefined ? options.holderAfter(free) : holder;
+        const who =
+          free !== closedAs && options.holderAfter !== undefined ? options.holderAfter(free) : holder;
         const retried = await takeFree(free, who);
-        return retried.taken !== undefined ? tookFree(free, retried.taken, who) : { kind: 'busy', holder: '(raced)' };
+        return retried.taken !== undefined
+          ? tookFree(free, retried.taken, who)
+          : { kind: 'busy', holder: '(raced)' };
       };
       if (seen === '' || seen === closedAs) return again(seen);
       if (options.reread !== undefined && !expired(current)) {
@@ -226,9 +285,16 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       }
       if (!expired(current)) return busyOf(current);
       try {
-        const annotations: Record<string, string> = { ...(current.metadata?.annotations ?? {}), [FORMAT]: '2', [HOLDER_SENT_AT]: sentAt ?? '' };
+        const annotations: Record<string, string> = {
+          ...(current.metadata?.annotations ?? {}),
+          [FORMAT]: '2',
+          [HOLDER_SENT_AT]: sentAt ?? '',
+        };
         // Neither the crashed holder nor the last one given back may repeat.
-        const who = [seen, annotations[LAST_HOLDER]].reduce<string>((planned, earlier) => (earlier ? (options.unique?.(planned, earlier) ?? planned) : planned), holder);
+        const who = [seen, annotations[LAST_HOLDER]].reduce<string>(
+          (planned, earlier) => (earlier ? (options.unique?.(planned, earlier) ?? planned) : planned),
+          holder,
+        );
         const updated = await client.replace<V1Lease>(pathOf(name), {
           ...current,
           metadata: { ...current.metadata, annotations },
@@ -258,7 +324,10 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       const held = heldBy.get(lease);
       if (held === undefined) return false;
       try {
-        const renewed = await jsonPatch(lease.name, [...ours(lease, held), { op: 'add', path: '/spec/renewTime', value: microTime(now()) }]);
+        const renewed = await jsonPatch(lease.name, [
+          ...ours(lease, held),
+          { op: 'add', path: '/spec/renewTime', value: microTime(now()) },
+        ]);
         heldBy.set(lease, renewed);
         return true;
       } catch (error) {
@@ -271,7 +340,12 @@ export function createLeasePort(config: KubeClientConfig, namespace: string, now
       const held = heldBy.get(lease);
       if (held === undefined) return;
       heldBy.delete(lease);
-      const annotations: Record<string, string> = { ...(held.metadata?.annotations ?? {}), [FORMAT]: '2', [HOLDER_SENT_AT]: '', [LAST_HOLDER]: lease.holder };
+      const annotations: Record<string, string> = {
+        ...(held.metadata?.annotations ?? {}),
+        [FORMAT]: '2',
+        [HOLDER_SENT_AT]: '',
+        [LAST_HOLDER]: lease.holder,
+      };
       delete annotations[FOLLOW_UP_ID];
       delete annotations[FOLLOW_UP_DUE];
       delete annotations[FOLLOW_UP_SINCE];

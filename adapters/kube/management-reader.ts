@@ -9,7 +9,11 @@ export interface ManagementReader {
   configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /** Secret data, base64-decoded. Callers must never log or echo it. */
   secretData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
-  getObject(plural: ConvoyPlural, namespace: string, name: string): Promise<Record<string, unknown> | undefined>;
+  getObject(
+    plural: ConvoyPlural,
+    namespace: string,
+    name: string,
+  ): Promise<Record<string, unknown> | undefined>;
   listObjects(plural: ConvoyPlural, namespace: string): Promise<Record<string, unknown>[]>;
   /** Every object of a kind in every namespace (one LIST; the per-container caches use it). */
   listAllNamespaces(plural: ConvoyPlural): Promise<Record<string, unknown>[]>;
@@ -51,16 +55,21 @@ export function createManagementReader(config: KubeClientConfig): ManagementRead
   const client = createKubeClient(config);
   return {
     async configMapData(namespace, name) {
-      const cm = await orUndefined(() => client.get<{ data?: Record<string, string> }>(resourcePath('v1', 'configmaps', namespace, name)));
+      const cm = await orUndefined(() =>
+        client.get<{ data?: Record<string, string> }>(resourcePath('v1', 'configmaps', namespace, name)),
+      );
       return cm === undefined ? undefined : { ...(cm.data ?? {}) };
     },
     async secretData(namespace, name) {
       const secret = await orUndefined(() =>
-        client.get<{ data?: Record<string, string>; stringData?: Record<string, string> }>(resourcePath('v1', 'secrets', namespace, name)),
+        client.get<{ data?: Record<string, string>; stringData?: Record<string, string> }>(
+          resourcePath('v1', 'secrets', namespace, name),
+        ),
       );
       if (secret === undefined) return undefined;
       const decoded: Record<string, string> = { ...(secret.stringData ?? {}) };
-      for (const [key, value] of Object.entries(secret.data ?? {})) decoded[key] = Buffer.from(value, 'base64').toString('utf8');
+      for (const [key, value] of Object.entries(secret.data ?? {}))
+        decoded[key] = Buffer.from(value, 'base64').toString('utf8');
       return decoded;
     },
     async getObject(plural, namespace, name) {

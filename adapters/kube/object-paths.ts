@@ -19,7 +19,10 @@ export function locateObject(obj: KubeObject, resource: ServedResource): Located
   }
   const ns = obj.metadata.namespace;
   if (ns === undefined || ns === '') return undefined;
-  return { path: `${apiVersionPath(obj.apiVersion)}/namespaces/${encodeURIComponent(ns)}/${resource.name}/${name}`, body };
+  return {
+    path: `${apiVersionPath(obj.apiVersion)}/namespaces/${encodeURIComponent(ns)}/${resource.name}/${name}`,
+    body,
+  };
 }
 
 /**

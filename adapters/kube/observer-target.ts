@@ -37,7 +37,14 @@ import { createManagementReaders } from './cluster-resolver.ts';
 import { resolveTargetAccess, type EksAccess, type ManagementReaders } from './target-access.ts';
 import { mapBounded } from '../../domain/runtime/bounded.ts';
 import { isSchemaError, locateObject, type Located } from './object-paths.ts';
-import { createDiscovery, type Discovery, type DiscoveryCache, type KubeRequestInit, type KubeResponse, type ServedResource } from './discovery.ts';
+import {
+  createDiscovery,
+  type Discovery,
+  type DiscoveryCache,
+  type KubeRequestInit,
+  type KubeResponse,
+  type ServedResource,
+} from './discovery.ts';
 import { createKubeHttp, KubeTransportError, PATCH_CONTENT_TYPES } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
 
@@ -73,7 +80,12 @@ const DEFAULT_TARGET_CACHE_MAX_ENTRIES = 1_000;
 
 export type DryRunApplyResult =
   /** `created`: the object does not exist (the dry run would create it). `unchanged`: proven a no-op (see the header). */
-  | { readonly kind: 'merged'; readonly merged: Record<string, unknown>; readonly created: boolean; readonly unchanged: boolean }
+  | {
+      readonly kind: 'merged';
+      readonly merged: Record<string, unknown>;
+      readonly created: boolean;
+      readonly unchanged: boolean;
+    }
   /** The kind is not served, or the namespace does not exist. */
   | { readonly kind: 'absent' }
   /** The server refused the object; the message names it and holds no Secret data. */
@@ -89,7 +101,10 @@ export interface ObserverTarget {
    * read() for every object, Secrets metadata-only (for health: a Secret's data is never needed),
    * and metadata-only too each object `metadataOnly` names (health: kinds whose health is their existence).
    */
-  readAll(objects: readonly KubeObject[], opts?: { metadataOnly?: (obj: KubeObject) => boolean }): Promise<(Record<string, unknown> | undefined)[]>;
+  readAll(
+    objects: readonly KubeObject[],
+    opts?: { metadataOnly?: (obj: KubeObject) => boolean },
+  ): Promise<(Record<string, unknown> | undefined)[]>;
   /** A dry run, and a read only when the dry run may have changed the object. */
   observeDrift(obj: KubeObject): Promise<DriftObservation>;
   /**
@@ -97,7 +112,10 @@ export interface ObserverTarget {
    * clean check, if remembered — such an object is read metadata-only first, and is `unchanged`
    * without a dry run when its resourceVersion is still that one.
    */
-  observeDriftAll(objects: readonly KubeObject[], cleanVersionOf?: (obj: KubeObject) => string | undefined): Promise<DriftObservation[]>;
+  observeDriftAll(
+    objects: readonly KubeObject[],
+    cleanVersionOf?: (obj: KubeObject) => string | undefined,
+  ): Promise<DriftObservation[]>;
 }
 
 export interface ObserverTargetResolver {
@@ -147,7 +165,12 @@ export function createObserverTargetResolver(
   const now = opts.now ?? Date.now;
   const resolveUncached = async (release: Release): Promise<ObserverTarget> => {
     // The same Cluster, policy and acting identity as the reconcile (target-access.ts).
-    const access = await resolveTargetAccess(release, { ...readers, managementKubeConfig: opts.managementKubeConfig, tenancy: opts.tenancy, eks: opts.eks });
+    const access = await resolveTargetAccess(release, {
+      ...readers,
+      managementKubeConfig: opts.managementKubeConfig,
+      tenancy: opts.tenancy,
+      eks: opts.eks,
+    });
     return createObserverTarget(access.kubeConfig, opts);
   };
   return {
@@ -190,9 +213,14 @@ function createObserverRequest(kc: KubeClientConfig, opts: ObserverTargetOptions
       const response = await http(init);
       const dateHeader = response.headers.date;
       const date = dateHeader === undefined ? undefined : Date.parse(dateHeader);
-      return { status: response.status, body: response.body, date: date === undefined || Number.isNaN(date) ? undefined : date };
+      return {
+        status: response.status,
+        body: response.body,
+        date: date === undefined || Number.isNaN(date) ? undefined : date,
+      };
     } catch (error) {
-      if (error instanceof KubeTransportError) throw new ObserverRequestError(error.message, undefined, { cause: error });
+      if (error instanceof KubeTransportError)
+        throw new ObserverRequestError(error.message, undefined, { cause: error });
       throw error;
     }
   };
@@ -201,7 +229,9 @@ function createObserverRequest(kc: KubeClientConfig, opts: ObserverTargetOptions
 export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetOptions = {}): ObserverTarget {
   const request = createObserverRequest(kc, opts);
   const discovery: Discovery =
-    opts.discovery === undefined ? createDiscovery(request) : opts.discovery.discoveryFor(kc, () => createDiscovery(request));
+    opts.discovery === undefined
+      ? createDiscovery(request)
+      : opts.discovery.discoveryFor(kc, () => createDiscovery(request));
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
   const windowMs = opts.recentWriteWindowMs ?? DEFAULT_RECENT_WRITE_WINDOW_MS;
 
@@ -211,9 +241,13 @@ export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetO
       resource = await discovery.resourceFor(obj.apiVersion, obj.kind);
     } catch (error) {
       if (error instanceof ObserverRequestError) throw error;
-      throw new ObserverRequestError(`${describeObject(obj)}: ${error instanceof Error ? error.message : String(error)}`, undefined, {
-        cause: error,
-      });
+      throw new ObserverRequestError(
+        `${describeObject(obj)}: ${error instanceof Error ? error.message : String(error)}`,
+        undefined,
+        {
+          cause: error,
+        },
+      );
     }
     return resource === undefined ? undefined : locateObject(obj, resource);
   };
@@ -221,11 +255,17 @@ export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetO
   const read: ObserverTarget['read'] = async (obj, readOpts = {}) => {
     const at = await locate(obj);
     if (at === undefined) return undefined;
-    const response = await request({ method: 'GET', path: at.path, ...(readOpts.metadataOnly ? { accept: METADATA_ONLY } : {}) });
+    const response = await request({
+      method: 'GET',
+      path: at.path,
+      ...(readOpts.metadataOnly ? { accept: METADATA_ONLY } : {}),
+    });
     if (response.status === 404) return undefined;
     const body = expectObject(obj, 'read', response);
     // PartialObjectMetadata carries meta.k8s.io's apiVersion and kind; give the object its own back.
-    return readOpts.metadataOnly ? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: body.metadata } : body;
+    return readOpts.metadataOnly
+      ? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: body.metadata }
+      : body;
   };
 
   const dryRunApply: ObserverTarget['dryRunApply'] = async (obj) => {
@@ -241,14 +281,18 @@ export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetO
     // Not served after all (discovery was stale), or the namespace does not exist.
     if (response.status === 404) return { kind: 'absent' };
     if (REFUSED_STATUSES.has(response.status) || isSchemaError(response)) {
-      return { kind: 'refused', message: `the server refused the dry run (HTTP ${response.status})${serverMessage(obj, response.body)}` };
+      return {
+        kind: 'refused',
+        message: `the server refused the dry run (HTTP ${response.status})${serverMessage(obj, response.body)}`,
+      };
     }
     const merged = expectObject(obj, 'dry run', response);
     const metadata = isPlainObject(merged.metadata) ? merged.metadata : {};
     // A dry-run create is never stored, so it has no resourceVersion.
     const created = typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '';
     const stamped = convoyApplyTime(metadata.managedFields);
-    const unchanged = !created && stamped !== undefined && response.date !== undefined && stamped < response.date - windowMs;
+    const unchanged =
+      !created && stamped !== undefined && response.date !== undefined && stamped < response.date - windowMs;
     return { kind: 'merged', merged, created, unchanged };
   };
 
@@ -258,16 +302,22 @@ export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetO
     if (dry.created) return { kind: 'absent' };
     if (dry.unchanged) return { kind: 'unchanged', resourceVersion: resourceVersionOf(dry.merged) };
     const live = await read(obj);
-    return live === undefined ? { kind: 'absent' } : { kind: 'compared', merged: dry.merged, live, resourceVersion: resourceVersionOf(live) };
+    return live === undefined
+      ? { kind: 'absent' }
+      : { kind: 'compared', merged: dry.merged, live, resourceVersion: resourceVersionOf(live) };
   };
 
   /** A metadata-only read first: the remembered resourceVersion proves the object unchanged (drift-memory.ts). */
-  const observeDriftSince = async (obj: KubeObject, cleanVersion: string | undefined): Promise<DriftObservation> => {
+  const observeDriftSince = async (
+    obj: KubeObject,
+    cleanVersion: string | undefined,
+  ): Promise<DriftObservation> => {
     if (cleanVersion === undefined) return observeDrift(obj);
     const meta = await read(obj, { metadataOnly: true });
     if (meta === undefined) return { kind: 'absent' };
     const resourceVersion = resourceVersionOf(meta);
-    if (resourceVersion !== undefined && resourceVersion === cleanVersion) return { kind: 'unchanged', resourceVersion };
+    if (resourceVersion !== undefined && resourceVersion === cleanVersion)
+      return { kind: 'unchanged', resourceVersion };
     return observeDrift(obj);
   };
 
@@ -275,9 +325,13 @@ export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetO
     identity: `${kc.server} ${kc.impersonate ?? ''}`,
     dryRunApply,
     read,
-    readAll: (objects, readOpts = {}) => mapBounded(objects, concurrency, (obj) => read(obj, { metadataOnly: isSecret(obj) || readOpts.metadataOnly?.(obj) === true })),
+    readAll: (objects, readOpts = {}) =>
+      mapBounded(objects, concurrency, (obj) =>
+        read(obj, { metadataOnly: isSecret(obj) || readOpts.metadataOnly?.(obj) === true }),
+      ),
     observeDrift,
-    observeDriftAll: (objects, cleanVersionOf) => mapBounded(objects, concurrency, (obj) => observeDriftSince(obj, cleanVersionOf?.(obj))),
+    observeDriftAll: (objects, cleanVersionOf) =>
+      mapBounded(objects, concurrency, (obj) => observeDriftSince(obj, cleanVersionOf?.(obj))),
   };
 }
 
@@ -285,7 +339,8 @@ export function createObserverTarget(kc: KubeClientConfig, opts: ObserverTargetO
 function convoyApplyTime(managedFields: unknown): number | undefined {
   if (!Array.isArray(managedFields)) return undefined;
   for (const entry of managedFields as unknown[]) {
-    if (!isPlainObject(entry) || entry.manager !== FieldManager.apply || entry.operation !== 'Apply') continue;
+    if (!isPlainObject(entry) || entry.manager !== FieldManager.apply || entry.operation !== 'Apply')
+      continue;
     if (entry.subresource !== undefined && entry.subresource !== '') continue;
     const ms = typeof entry.time === 'string' ? Date.parse(entry.time) : Number.NaN;
     return Number.isNaN(ms) ? undefined : ms;
@@ -295,7 +350,9 @@ function convoyApplyTime(managedFields: unknown): number | undefined {
 
 function resourceVersionOf(obj: Record<string, unknown>): string | undefined {
   const metadata = isPlainObject(obj.metadata) ? obj.metadata : {};
-  return typeof metadata.resourceVersion === 'string' && metadata.resourceVersion !== '' ? metadata.resourceVersion : undefined;
+  return typeof metadata.resourceVersion === 'string' && metadata.resourceVersion !== ''
+    ? metadata.resourceVersion
+    : undefined;
 }
 
 const isSecret = (obj: KubeObject): boolean => obj.kind === 'Secret' && apiGroup(obj.apiVersion) === '';
@@ -303,15 +360,24 @@ const isSecret = (obj: KubeObject): boolean => obj.kind === 'Secret' && apiGroup
 function expectObject(obj: KubeObject, action: string, response: KubeResponse): Record<string, unknown> {
   if (response.status >= 200 && response.status <= 299 && isPlainObject(response.body)) return response.body;
   const detail =
-    response.status >= 200 && response.status <= 299 ? ' without a JSON object' : ` with HTTP ${response.status}${serverMessage(obj, response.body)}`;
-  throw new ObserverRequestError(`${describeObject(obj)}: the ${action} was answered${detail}`, response.status);
+    response.status >= 200 && response.status <= 299
+      ? ' without a JSON object'
+      : ` with HTTP ${response.status}${serverMessage(obj, response.body)}`;
+  throw new ObserverRequestError(
+    `${describeObject(obj)}: the ${action} was answered${detail}`,
+    response.status,
+  );
 }
 
 /** `: <the server's message>`, shortened; nothing for a Secret, whose values a message may quote. */
 function serverMessage(obj: KubeObject, body: unknown): string {
   if (isSecret(obj)) return '';
-  const message = isPlainObject(body) && typeof body.message === 'string' ? body.message : typeof body === 'string' ? body.trim() : '';
+  const message =
+    isPlainObject(body) && typeof body.message === 'string'
+      ? body.message
+      : typeof body === 'string'
+        ? body.trim()
+        : '';
   if (message === '') return '';
   return `: ${message.length > MAX_SERVER_MESSAGE ? `${message.slice(0, MAX_SERVER_MESSAGE)}…` : message}`;
 }
-

@@ -78,8 +78,14 @@ export function createFleetKubePort(config: KubeClientConfig): FleetKubePort {
         { op: 'test', path: `/metadata/ownerReferences/${index}/uid`, value: ownerUid },
         { op: 'remove', path: `/metadata/ownerReferences/${index}` },
       ];
-      const response = await client.http({ method: 'PATCH', path: childPath, body: ops, contentType: JSON_PATCH });
-      if (response.status < 200 || response.status > 299) throw new KubeApiError(`PATCH ${childPath}: HTTP ${response.status}`, response);
+      const response = await client.http({
+        method: 'PATCH',
+        path: childPath,
+        body: ops,
+        contentType: JSON_PATCH,
+      });
+      if (response.status < 200 || response.status > 299)
+        throw new KubeApiError(`PATCH ${childPath}: HTTP ${response.status}`, response);
     },
     async applyStatus(namespace, name, status) {
       const body = { apiVersion: CONVOY_API, kind: 'ReleaseSet', metadata: { name, namespace }, status };

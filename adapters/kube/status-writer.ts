@@ -50,7 +50,9 @@ export function createStatusWriter(config: KubeClientConfig): StatusWriter {
       const status = statusPatchBody(write.manager, write.slice);
       const problems = statusProblems(status);
       if (problems !== undefined) {
-        throw new StatusRefusedError(`the ${write.manager} status is not valid for the Release CRD, so it was not sent: ${problems}`);
+        throw new StatusRefusedError(
+          `the ${write.manager} status is not valid for the Release CRD, so it was not sent: ${problems}`,
+        );
       }
       const body = {
         apiVersion: `${API_GROUP}/${API_VERSION}`,
@@ -67,12 +69,22 @@ export function createStatusWriter(config: KubeClientConfig): StatusWriter {
           contentType: PATCH_CONTENT_TYPES.apply,
           query: { fieldManager: write.manager, force: 'true' },
         });
-        if (response.status < 200 || response.status > 299) throw new KubeApiError(`PATCH ${path}: HTTP ${response.status}${serverMessage(response.body)}`, response);
-        return { resourceVersion: (response.body as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion };
+        if (response.status < 200 || response.status > 299)
+          throw new KubeApiError(
+            `PATCH ${path}: HTTP ${response.status}${serverMessage(response.body)}`,
+            response,
+          );
+        return {
+          resourceVersion: (response.body as { metadata?: { resourceVersion?: string } } | undefined)
+            ?.metadata?.resourceVersion,
+        };
       } catch (error) {
         if (isKubeApiError(error, 422) || isKubeApiError(error, 400)) {
-          const detail = error.message.length > MAX_DETAIL ? `${error.message.slice(0, MAX_DETAIL)}…` : error.message;
-          throw new StatusRefusedError(`the API server refused the ${write.manager} status: ${detail}`, { cause: error });
+          const detail =
+            error.message.length > MAX_DETAIL ? `${error.message.slice(0, MAX_DETAIL)}…` : error.message;
+          throw new StatusRefusedError(`the API server refused the ${write.manager} status: ${detail}`, {
+            cause: error,
+          });
         }
         throw error;
       }
@@ -81,7 +93,10 @@ export function createStatusWriter(config: KubeClientConfig): StatusWriter {
 }
 
 function serverMessage(body: unknown): string {
-  const message = typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : '';
+  const message =
+    typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string'
+      ? (body as { message: string }).message
+      : '';
   return message === '' ? '' : `: ${message}`;
 }
 

@@ -24,14 +24,20 @@ import {
   type ActingIdentity,
   type TenancySettings,
 } from '../../domain/tenancy/index.ts';
-import { actingAs, fromStoredKubeconfigYaml, NoCurrentClusterError, type KubeClientConfig } from './kubeconfig.ts';
+import {
+  actingAs,
+  fromStoredKubeconfigYaml,
+  NoCurrentClusterError,
+  type KubeClientConfig,
+} from './kubeconfig.ts';
 
 /** The parts of a Cluster the resolvers read. */
 export interface ClusterObject {
   metadata: { name: string; namespace?: string | undefined; uid?: string | undefined };
   spec: {
     inCluster?: boolean | undefined;
-    kubeConfig?: { secretRef: { name: string; namespace?: string | undefined; key?: string | undefined } } | undefined;
+    kubeConfig?:
+      { secretRef: { name: string; namespace?: string | undefined; key?: string | undefined } } | undefined;
     eks?: EksClusterRef | undefined;
   };
 }
@@ -48,7 +54,11 @@ export interface ManagementReaders {
    * base64-decoded; undefined when the Secret does not exist; ReadRefusedError when `as` may not
    * read it. Never log it.
    */
-  readSecret(namespace: string, name: string, as: ActingIdentity): Promise<Record<string, string> | undefined>;
+  readSecret(
+    namespace: string,
+    name: string,
+    as: ActingIdentity,
+  ): Promise<Record<string, string> | undefined>;
   /** The Cluster, or undefined when it does not exist. */
   readCluster(namespace: string, name: string): Promise<ClusterObject | undefined>;
 }
@@ -81,17 +91,30 @@ export class ClusterResolutionError extends Error {
 const DEFAULT_KUBECONFIG_KEY = 'value';
 
 /** The Cluster of a Release, its kubeconfig and the identity requests act as. */
-export async function resolveTargetAccess(release: Release, opts: TargetAccessOptions): Promise<TargetAccess> {
+export async function resolveTargetAccess(
+  release: Release,
+  opts: TargetAccessOptions,
+): Promise<TargetAccess> {
   const tenancy = opts.tenancy ?? DEFAULT_TENANCY;
   const releaseNamespace = release.metadata.namespace;
   const ref = release.spec.cluster;
   if (releaseNamespace === undefined || releaseNamespace === '') {
-    throw new ClusterResolutionError(`Release ${release.metadata.name} has no namespace, so its Cluster ${ref.name} cannot be found`);
+    throw new ClusterResolutionError(
+      `Release ${release.metadata.name} has no namespace, so its Cluster ${ref.name} cannot be found`,
+    );
   }
-  const namespace = policy(() => referencedNamespace(
-    { field: `spec.cluster of Release ${releaseNamespace}/${release.metadata.name}`, fromNamespace: releaseNamespace, kind: 'Cluster', name: ref.name, namespace: ref.namespace },
-    tenancy,
-  ));
+  const namespace = policy(() =>
+    referencedNamespace(
+      {
+        field: `spec.cluster of Release ${releaseNamespace}/${release.metadata.name}`,
+        fromNamespace: releaseNamespace,
+        kind: 'Cluster',
+        name: ref.name,
+        namespace: ref.namespace,
+      },
+      tenancy,
+    ),
+  );
   const where = `Cluster ${namespace}/${ref.name}`;
   const cluster = await opts.readCluster(namespace, ref.name);
   if (cluster === undefined) throw new ClusterResolutionError(`${where} does not exist`);
@@ -99,33 +122,67 @@ export async function resolveTargetAccess(release: Release, opts: TargetAccessOp
   if (cluster.spec.inCluster === true) {
     policy(() => assertInClusterAllowed(releaseNamespace, `${namespace}/${ref.name}`, tenancy));
     const identity = inClusterIdentity(release, tenancy);
-    return { where, cluster, identity, kubeConfig: actingAs(opts.managementKubeConfig, impersonatedUser(identity)) };
+    return {
+      where,
+      cluster,
+      identity,
+      kubeConfig: actingAs(opts.managementKubeConfig, impersonatedUser(identity)),
+    };
   }
   const identity = remoteIdentity(namespace, ref.name);
   const eks = cluster.spec.eks;
   if (eks !== undefined) {
     if (opts.eks === undefined) {
-      throw new ClusterResolutionError(`${where}: spec.eks needs AWS credentials, and this installation runs without them; use spec.kubeConfig`);
+      throw new ClusterResolutionError(
+        `${where}: spec.eks needs AWS credentials, and this installation runs without them; use spec.kubeConfig`,
+      );
     }
     // Before any AWS call: no token is minted and no role assumed for a role the namespace may not use.
-    policy(() => assertEksRoleAllowed({ clusterNamespace: namespace, cluster: ref.name, roleArn: eks.roleArn, releaseNamespace }, tenancy));
+    policy(() =>
+      assertEksRoleAllowed(
+        { clusterNamespace: namespace, cluster: ref.name, roleArn: eks.roleArn, releaseNamespace },
+        tenancy,
+      ),
+    );
     return { where, cluster, identity, kubeConfig: await opts.eks(eks, where) };
   }
   const secretRef = cluster.spec.kubeConfig?.secretRef;
-  if (secretRef === undefined) throw new ClusterResolutionError(`${where}: set spec.inCluster: true, spec.kubeConfig.secretRef or spec.eks`);
-  const secretNamespace = policy(() => referencedNamespace(
-    { field: `spec.kubeConfig.secretRef of ${where}`, fromNamespace: namespace, kind: 'Secret', name: secretRef.name, namespace: secretRef.namespace },
-    tenancy,
-  ));
+  if (secretRef === undefined)
+    throw new ClusterResolutionError(
+      `${where}: set spec.inCluster: true, spec.kubeConfig.secretRef or spec.eks`,
+    );
+  const secretNamespace = policy(() =>
+    referencedNamespace(
+      {
+        field: `spec.kubeConfig.secretRef of ${where}`,
+        fromNamespace: namespace,
+        kind: 'Secret',
+        name: secretRef.name,
+        namespace: secretRef.namespace,
+      },
+      tenancy,
+    ),
+  );
   const key = secretRef.key ?? DEFAULT_KUBECONFIG_KEY;
   const secretName = `Secret ${secretNamespace}/${secretRef.name}`;
-  const data = await readAsRelease(() => opts.readSecret(secretNamespace, secretRef.name, inClusterIdentity(release, tenancy)), where);
-  if (data === undefined) throw new ClusterResolutionError(`${where}: its kubeconfig ${secretName} does not exist`);
+  const data = await readAsRelease(
+    () => opts.readSecret(secretNamespace, secretRef.name, inClusterIdentity(release, tenancy)),
+    where,
+  );
+  if (data === undefined)
+    throw new ClusterResolutionError(`${where}: its kubeconfig ${secretName} does not exist`);
   const text = data[key];
   if (text === undefined || text.trim() === '') {
-    throw new ClusterResolutionError(`${where}: ${secretName} has no key "${key}" holding a kubeconfig (spec.kubeConfig.secretRef.key)`);
+    throw new ClusterResolutionError(
+      `${where}: ${secretName} has no key "${key}" holding a kubeconfig (spec.kubeConfig.secretRef.key)`,
+    );
   }
-  return { where, cluster, identity, kubeConfig: loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`) };
+  return {
+    where,
+    cluster,
+    identity,
+    kubeConfig: loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`),
+  };
 }
 
 /** A kubeconfig the Release's identity may not read: ClusterNotReady naming the Secret and the identity. */
@@ -133,7 +190,8 @@ async function readAsRelease<T>(read: () => Promise<T>, where: string): Promise<
   try {
     return await read();
   } catch (error) {
-    if (error instanceof ReadRefusedError) throw new ClusterResolutionError(`${where}: its kubeconfig ${error.message}`, { cause: error });
+    if (error instanceof ReadRefusedError)
+      throw new ClusterResolutionError(`${where}: its kubeconfig ${error.message}`, { cause: error });
     throw error;
   }
 }
@@ -143,7 +201,8 @@ function policy<T>(check: () => T): T {
   try {
     return check();
   } catch (error) {
-    if (error instanceof PolicyRefusedError) throw new ClusterResolutionError(error.message, { cause: error });
+    if (error instanceof PolicyRefusedError)
+      throw new ClusterResolutionError(error.message, { cause: error });
     throw error;
   }
 }
@@ -161,7 +220,10 @@ export function loadStoredKubeConfig(text: string, what: string): KubeClientConf
   } catch {
     throw new ClusterResolutionError(`${what} is not valid YAML`);
   }
-  if (!isPlainObject(raw)) throw new ClusterResolutionError(`${what} is not a kubeconfig (a mapping with clusters, users and contexts)`);
+  if (!isPlainObject(raw))
+    throw new ClusterResolutionError(
+      `${what} is not a kubeconfig (a mapping with clusters, users and contexts)`,
+    );
   const refused = refusedKubeConfigField(raw);
   if (refused !== undefined) {
     throw new ClusterResolutionError(
@@ -172,17 +234,32 @@ export function loadStoredKubeConfig(text: string, what: string): KubeClientConf
     return fromStoredKubeconfigYaml(text, what);
   } catch (error) {
     // Not the loader's message: a valid kubeconfig's details stay out of status and logs.
-    if (error instanceof NoCurrentClusterError) throw new ClusterResolutionError(`${what} has no current cluster (check current-context)`);
+    if (error instanceof NoCurrentClusterError)
+      throw new ClusterResolutionError(`${what} has no current cluster (check current-context)`);
     throw new ClusterResolutionError(`${what} is not a valid kubeconfig`);
   }
 }
 
-const REFUSED_USER_FIELDS = ['exec', 'auth-provider', 'token-file', 'tokenFile', 'client-certificate', 'client-key', 'as', 'as-groups', 'as-user-extra'] as const;
+const REFUSED_USER_FIELDS = [
+  'exec',
+  'auth-provider',
+  'token-file',
+  'tokenFile',
+  'client-certificate',
+  'client-key',
+  'as',
+  'as-groups',
+  'as-user-extra',
+] as const;
 const REFUSED_CLUSTER_FIELDS = ['certificate-authority'] as const;
 
 function refusedKubeConfigField(raw: Record<string, unknown>): string | undefined {
   const entries = (list: unknown, field: string): Record<string, unknown>[] =>
-    Array.isArray(list) ? list.flatMap((item: unknown) => (isPlainObject(item) && isPlainObject(item[field]) ? [item[field]] : [])) : [];
+    Array.isArray(list)
+      ? list.flatMap((item: unknown) =>
+          isPlainObject(item) && isPlainObject(item[field]) ? [item[field]] : [],
+        )
+      : [];
   for (const user of entries(raw.users, 'user')) {
     const found = REFUSED_USER_FIELDS.find((f) => user[f] !== undefined && user[f] !== null);
     if (found !== undefined) return `users[].user.${found}`;

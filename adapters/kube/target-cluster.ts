@@ -31,12 +31,7 @@ import { describeIdentity, type ActingIdentity } from '../../domain/tenancy/iden
 import { mapBounded } from '../../domain/runtime/bounded.ts';
 import { locateObject, type Located } from './object-paths.ts';
 import { mayPrune } from './prune-ownership.ts';
-import {
-  createDiscovery,
-  type Discovery,
-  type KubeRequestInit,
-  type ServedResource,
-} from './discovery.ts';
+import { createDiscovery, type Discovery, type KubeRequestInit, type ServedResource } from './discovery.ts';
 import { applyPatchText } from './apply-patch-text.ts';
 import { expectObjectAs, expectSuccessAs, KubeRequestError } from './target-responses.ts';
 
@@ -141,7 +136,8 @@ export function createTargetCluster(
     const at = await locateOrReject(obj);
     const { object: result, date } = await serverSideApply(obj, at, true);
     const metadata = isPlainObject(result.metadata) ? result.metadata : {};
-    if (typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '') return { verdict: { kind: 'changed' }, existed: false };
+    if (typeof metadata.resourceVersion !== 'string' || metadata.resourceVersion === '')
+      return { verdict: { kind: 'changed' }, existed: false };
     const stamped = convoyApplyTime(metadata.managedFields);
     if (stamped !== undefined && date !== undefined && stamped < date - RECENT_WRITE_WINDOW_MS) {
       answered.set(at.path, result);
@@ -170,7 +166,9 @@ export function createTargetCluster(
       // CustomResourceDefinitions and Namespaces first: whether they exist and change decides
       // which of the other objects can be checked now.
       const first = objects.flatMap((obj, i) => (isCreator(obj) ? [i] : []));
-      const firstResults = await mapBounded(first, concurrency, async (i) => tell(await dryRunOne(objects[i])));
+      const firstResults = await mapBounded(first, concurrency, async (i) =>
+        tell(await dryRunOne(objects[i])),
+      );
       const crdVerdicts = new Map<string, { verdict: DryRunVerdict; existed: boolean }>();
       const namespaceExists = new Map<string, boolean>();
       first.forEach((i, n) => {
@@ -246,7 +244,9 @@ export function createTargetCluster(
 // --- transport -------------------------------------------------------------------------------
 
 /** A KubeRequest that also returns the server's Date header (ms), undefined when absent. */
-export type DatedKubeRequest = (init: KubeRequestInit) => Promise<{ status: number; body: unknown; date: number | undefined }>;
+export type DatedKubeRequest = (
+  init: KubeRequestInit,
+) => Promise<{ status: number; body: unknown; date: number | undefined }>;
 
 /**
  * A `convoy` managedFields time this close to the server's Date header may be the dry run's own
@@ -291,11 +291,12 @@ export function createKubeRequest(kc: KubeClientConfig, opts: TargetClusterOptio
 function pathOrReject(obj: KubeObject, resource: ServedResource): Located {
   const located = locateObject(obj, resource);
   if (located === undefined) {
-    throw new ApplyRejectedError(`${describeObject(obj)}: kind ${obj.kind} is namespaced, but the object has no metadata.namespace`);
+    throw new ApplyRejectedError(
+      `${describeObject(obj)}: kind ${obj.kind} is namespaced, but the object has no metadata.namespace`,
+    );
   }
   return located;
 }
-
 
 interface Creators {
   /** `group/Kind` → the name of the CustomResourceDefinition in the render that defines it. */

@@ -28,11 +28,17 @@ const MAX_SERVER_MESSAGE = 4000;
 /** 4xx answers that no retry will change: the object (or the RBAC for it) must be fixed. */
 const REJECTED_STATUSES: ReadonlySet<number> = new Set([400, 403, 404, 405, 409, 410, 413, 415, 422]);
 
-export function expectSuccessAs(obj: KubeObject, action: string, response: { status: number; body: unknown }, actor: string | undefined): void {
+export function expectSuccessAs(
+  obj: KubeObject,
+  action: string,
+  response: { status: number; body: unknown },
+  actor: string | undefined,
+): void {
   if (response.status >= 200 && response.status <= 299) return;
   // A refusal by RBAC names who was refused: the Release's ServiceAccount, or the Cluster's credentials.
   const who = (response.status === 401 || response.status === 403) && actor !== undefined ? ` ${actor}` : '';
-  if (isSchemaError(response)) throw new ApplyRejectedError(schemaRefusal(obj, action, serverMessage(obj, response.body)));
+  if (isSchemaError(response))
+    throw new ApplyRejectedError(schemaRefusal(obj, action, serverMessage(obj, response.body)));
   const message = `${describeObject(obj)}: ${action} refused by the server${who} (HTTP ${response.status}): ${serverMessage(obj, response.body)}`;
   if (REJECTED_STATUSES.has(response.status)) throw new ApplyRejectedError(message);
   throw new KubeRequestError(message, response.status);

@@ -33,17 +33,28 @@ export function loadUserKubeConfig(files: readonly string[], context?: string): 
     const named = one.getCurrentContext() as string | undefined;
     if (currentContext === undefined && named !== undefined && named !== '') currentContext = named;
   }
-  const what = files.length === 1 ? `the kubeconfig ${files[0] ?? ''}` : `the kubeconfigs ${files.join(delimiter)}`;
+  const what =
+    files.length === 1 ? `the kubeconfig ${files[0] ?? ''}` : `the kubeconfigs ${files.join(delimiter)}`;
   const chosen = context ?? currentContext;
   if (chosen === undefined) throw new NoCurrentClusterError(`${what} set no current-context; pass --context`);
   const ctx = contexts.get(chosen);
   if (ctx === undefined) throw new NoCurrentClusterError(`${what} has no context ${chosen}`);
-  if (!clusters.has(ctx.cluster)) throw new NoCurrentClusterError(`${what}: context ${chosen} names the cluster ${ctx.cluster}, which is not defined`);
+  if (!clusters.has(ctx.cluster))
+    throw new NoCurrentClusterError(
+      `${what}: context ${chosen} names the cluster ${ctx.cluster}, which is not defined`,
+    );
   if (ctx.user !== undefined && !users.has(ctx.user)) {
-    throw new NoCurrentClusterError(`${what}: context ${chosen} names the user ${ctx.user}, which is not defined`);
+    throw new NoCurrentClusterError(
+      `${what}: context ${chosen} names the user ${ctx.user}, which is not defined`,
+    );
   }
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [...clusters.values()], users: [...users.values()], contexts: [...contexts.values()], currentContext: chosen });
+  kc.loadFromOptions({
+    clusters: [...clusters.values()],
+    users: [...users.values()],
+    contexts: [...contexts.values()],
+    currentContext: chosen,
+  });
   return kc;
 }
 
@@ -54,7 +65,9 @@ function loadOne(file: string): KubeConfig {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new KubeconfigError(`cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new KubeconfigError(
+      `cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
   const kc = new KubeConfig();
   let raw: unknown;
@@ -64,13 +77,20 @@ function loadOne(file: string): KubeConfig {
   } catch (error) {
     // Parser messages quote the text, which holds credentials: only client-node's own field messages pass.
     const message = (error as Error).message;
-    throw new KubeconfigError(`${what} is not a valid kubeconfig${/^(clusters|users|contexts)\[\d+\]\.[\w.]+ is missing$/.test(message) ? `: ${message}` : ''}`);
+    throw new KubeconfigError(
+      `${what} is not a valid kubeconfig${/^(clusters|users|contexts)\[\d+\]\.[\w.]+ is missing$/.test(message) ? `: ${message}` : ''}`,
+    );
   }
   const folder = dirname(resolve(file));
   kc.makePathsAbsolute(folder);
   const tokenFiles = tokenFilesOf(raw);
   const users = kc.getUsers().map((user) => withLocalPaths(user, folder, tokenFiles.get(user.name)));
-  kc.loadFromOptions({ clusters: kc.getClusters(), users, contexts: kc.getContexts(), currentContext: kc.getCurrentContext() });
+  kc.loadFromOptions({
+    clusters: kc.getClusters(),
+    users,
+    contexts: kc.getContexts(),
+    currentContext: kc.getCurrentContext(),
+  });
   return kc;
 }
 
@@ -80,7 +100,11 @@ function tokenFilesOf(raw: unknown): Map<string, string> {
   const list = (raw as { users?: unknown } | null)?.users;
   if (!Array.isArray(list)) return found;
   for (const entry of list as { name?: unknown; user?: { tokenFile?: unknown } }[]) {
-    if (typeof entry?.name === 'string' && typeof entry.user?.tokenFile === 'string' && entry.user.tokenFile !== '') {
+    if (
+      typeof entry?.name === 'string' &&
+      typeof entry.user?.tokenFile === 'string' &&
+      entry.user.tokenFile !== ''
+    ) {
       found.set(entry.name, entry.user.tokenFile);
     }
   }
@@ -98,7 +122,13 @@ function withLocalPaths(user: User, folder: string, tokenFile: string | undefine
     return { ...user, exec: { ...exec, command: join(folder, exec.command) } };
   }
   if (tokenFile !== undefined && !user.token && !user.exec && !user.authProvider) {
-    return { ...user, authProvider: { name: 'tokenFile', config: { tokenFile: isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile) } } };
+    return {
+      ...user,
+      authProvider: {
+        name: 'tokenFile',
+        config: { tokenFile: isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile) },
+      },
+    };
   }
   return user;
 }

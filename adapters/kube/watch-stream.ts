@@ -42,7 +42,10 @@ export async function watchStream(
   if (req.labelSelector !== undefined) query.set('labelSelector', req.labelSelector);
   if (req.fieldSelector !== undefined) query.set('fieldSelector', req.fieldSelector);
   if (req.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(req.timeoutSeconds));
-  const headers: Record<string, string> = { Accept: req.accept ?? 'application/json', 'User-Agent': req.userAgent ?? 'convoy-cli' };
+  const headers: Record<string, string> = {
+    Accept: req.accept ?? 'application/json',
+    'User-Agent': req.userAgent ?? 'convoy-cli',
+  };
   const token = config.tokenSource !== undefined ? await config.tokenSource() : config.bearerToken();
   if (token !== undefined && token !== '') headers.Authorization = `Bearer ${token}`;
   else if (config.username !== undefined && config.password !== undefined) {
@@ -74,7 +77,13 @@ export async function watchStream(
       else reject(error);
     };
     request.on('error', (error: NodeJS.ErrnoException) =>
-      finish(new KubeTransportError(`GET ${req.path} (watch) on ${config.server} failed: ${error.code ?? error.message}`, error.code ?? error.message, { cause: error })),
+      finish(
+        new KubeTransportError(
+          `GET ${req.path} (watch) on ${config.server} failed: ${error.code ?? error.message}`,
+          error.code ?? error.message,
+          { cause: error },
+        ),
+      ),
     );
     request.on('response', (res) => {
       const status = res.statusCode ?? 0;
@@ -90,7 +99,12 @@ export async function watchStream(
             // not JSON: the text is the message
           }
           const message = (body as { message?: unknown } | undefined)?.message;
-          finish(new KubeApiError(`GET ${req.path} (watch): HTTP ${status}${typeof message === 'string' ? `: ${message}` : ''}`, { status, headers: res.headers, body }));
+          finish(
+            new KubeApiError(
+              `GET ${req.path} (watch): HTTP ${status}${typeof message === 'string' ? `: ${message}` : ''}`,
+              { status, headers: res.headers, body },
+            ),
+          );
         });
         return;
       }
@@ -113,7 +127,15 @@ export async function watchStream(
         }
       });
       res.on('end', () => finish());
-      res.on('error', (error) => finish(new KubeTransportError(`GET ${req.path} (watch) on ${config.server} broke off: ${error.message}`, error.message, { cause: error })));
+      res.on('error', (error) =>
+        finish(
+          new KubeTransportError(
+            `GET ${req.path} (watch) on ${config.server} broke off: ${error.message}`,
+            error.message,
+            { cause: error },
+          ),
+        ),
+      );
     });
     request.end();
   });

@@ -67,8 +67,12 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
     readSecret: (ns, name, as) => readsAs(as).secretData(ns, name),
     readCluster: async (ns, name) => {
       const caches = wiring.caches;
-      const listed = caches && (await caches.clusters.get(ALL_NAMESPACES, 'clusters', () => reader.listAllNamespaces('clusters')));
-      const hit = listed && inNamespace(listed, ns).find((c) => (c['metadata'] as { name?: string } | undefined)?.name === name);
+      const listed =
+        caches &&
+        (await caches.clusters.get(ALL_NAMESPACES, 'clusters', () => reader.listAllNamespaces('clusters')));
+      const hit =
+        listed &&
+        inNamespace(listed, ns).find((c) => (c['metadata'] as { name?: string } | undefined)?.name === name);
       // Not in the cached list (created since): read it by name.
       return (hit ?? (await reader.getObject('clusters', ns, name))) as ClusterObject | undefined;
     },
@@ -82,7 +86,18 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
   const renderLimits: RenderLimits = { ...DEFAULT_RENDER_LIMITS, ...wiring.renderLimits };
   return {
     now,
-    source: createSourcePort({ reader, readsAs, gitCache, helmCacheDir: join(wiring.cacheDir, 'charts'), tenancy, refCache: wiring.caches?.refs, ociTimeoutMs: wiring.ociTimeoutMs, ociMaxArtifactBytes: wiring.ociMaxArtifactBytes, ecr: wiring.ecr, egress }),
+    source: createSourcePort({
+      reader,
+      readsAs,
+      gitCache,
+      helmCacheDir: join(wiring.cacheDir, 'charts'),
+      tenancy,
+      refCache: wiring.caches?.refs,
+      ociTimeoutMs: wiring.ociTimeoutMs,
+      ociMaxArtifactBytes: wiring.ociMaxArtifactBytes,
+      ecr: wiring.ecr,
+      egress,
+    }),
     cluster: clusters,
     values: createValuesPort({ reader, readsAs, gitCache, tenancy, egress }),
     renderer: createRendererPort(() => tools.locate(), { maxOutputBytes: renderLimits.maxBytes }),
@@ -95,7 +110,8 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
         const raw = await reader.getObject('lifecycles', ns, ref.name);
         if (raw === undefined) throw new Error(`Lifecycle ${ns}/${ref.name} does not exist`);
         const parsed = lifecycleSchema.safeParse(raw);
-        if (!parsed.success) throw new Error(`Lifecycle ${ns}/${ref.name} does not parse: ${describeZodError(parsed.error)}`);
+        if (!parsed.success)
+          throw new Error(`Lifecycle ${ns}/${ref.name} does not parse: ${describeZodError(parsed.error)}`);
         return parsed.data.spec.hooks;
       },
     },

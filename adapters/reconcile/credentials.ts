@@ -20,7 +20,9 @@ export async function credentialsFrom(
   if (data['username'] !== undefined && data['password'] !== undefined) {
     return { username: data['username'], password: data['password'] };
   }
-  throw new Error(`${field}: Secret ${namespace}/${secretName} has neither bearerToken nor username and password keys`);
+  throw new Error(
+    `${field}: Secret ${namespace}/${secretName} has neither bearerToken nor username and password keys`,
+  );
 }
 
 /**
@@ -42,11 +44,16 @@ export async function registryCredentialsFrom(
   const dockerConfig = data['.dockerconfigjson'];
   if (dockerConfig !== undefined) {
     const found = dockerConfigCredentials(dockerConfig, registry, what);
-    if (found === undefined) throw new Error(`${what} has no .dockerconfigjson entry for registry ${registry}; add one (kubectl create secret docker-registry --docker-server=${registry})`);
+    if (found === undefined)
+      throw new Error(
+        `${what} has no .dockerconfigjson entry for registry ${registry}; add one (kubectl create secret docker-registry --docker-server=${registry})`,
+      );
     return found;
   }
   if (data['username'] !== undefined && data['password'] !== undefined) {
     return { username: data['username'], password: data['password'] };
   }
-  throw new Error(`${what} has neither a .dockerconfigjson key (type kubernetes.io/dockerconfigjson) nor username and password keys`);
+  throw new Error(
+    `${what} has neither a .dockerconfigjson key (type kubernetes.io/dockerconfigjson) nor username and password keys`,
+  );
 }

@@ -10,11 +10,17 @@ import { ALL_NAMESPACES, inNamespace } from './port-caches.ts';
  * The Mutations in the Release's namespace whose releaseSelector matches the Release's labels.
  * With `cache`, a namespace's list is reused for the cache's TTL (port-caches.ts says when it is dropped).
  */
-export function createMutationsPort(reader: ManagementReader, cache?: TtlCache<Record<string, unknown>[]>): ReconcilePorts['mutations'] {
+export function createMutationsPort(
+  reader: ManagementReader,
+  cache?: TtlCache<Record<string, unknown>[]>,
+): ReconcilePorts['mutations'] {
   const list = async (ns: string) =>
     cache === undefined
       ? reader.listObjects('mutations', ns)
-      : inNamespace(await cache.get(ALL_NAMESPACES, 'mutations', () => reader.listAllNamespaces('mutations')), ns);
+      : inNamespace(
+          await cache.get(ALL_NAMESPACES, 'mutations', () => reader.listAllNamespaces('mutations')),
+          ns,
+        );
   return {
     async forRelease(release: Release): Promise<MutationInput[]> {
       const ns = release.metadata.namespace ?? 'default';
@@ -24,7 +30,9 @@ export function createMutationsPort(reader: ManagementReader, cache?: TtlCache<R
         const parsed = mutationSchema.safeParse(raw);
         if (!parsed.success) {
           const name = (raw['metadata'] as { name?: string } | undefined)?.name ?? '?';
-          throw new Error(`Mutation ${ns}/${name} does not parse: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+          throw new Error(
+            `Mutation ${ns}/${name} does not parse: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+          );
         }
         const mutation = parsed.data;
         if (!selectorMatches(mutation.spec.releaseSelector, labels)) continue;

@@ -29,17 +29,26 @@ export interface OciAccess {
   cosignKey: KeyObject | undefined;
 }
 
-async function secretKey(secrets: Pick<DataReader, 'secretData'>, namespace: string, name: string, key: string, field: string): Promise<string> {
+async function secretKey(
+  secrets: Pick<DataReader, 'secretData'>,
+  namespace: string,
+  name: string,
+  key: string,
+  field: string,
+): Promise<string> {
   let data;
   try {
     data = await secrets.secretData(namespace, name);
   } catch (error) {
-    if (error instanceof ReadRefusedError) throw new SourceNotReadyError(field, `${field}: ${error.message}`, { cause: error });
+    if (error instanceof ReadRefusedError)
+      throw new SourceNotReadyError(field, `${field}: ${error.message}`, { cause: error });
     throw error;
   }
-  if (data === undefined) throw new SourceNotReadyError(field, `${field}: Secret ${namespace}/${name} does not exist`);
+  if (data === undefined)
+    throw new SourceNotReadyError(field, `${field}: Secret ${namespace}/${name} does not exist`);
   const value = data[key];
-  if (value === undefined || value.trim() === '') throw new SourceNotReadyError(field, `${field}: Secret ${namespace}/${name} has no key ${key}`);
+  if (value === undefined || value.trim() === '')
+    throw new SourceNotReadyError(field, `${field}: Secret ${namespace}/${name} has no key ${key}`);
   return value;
 }
 
@@ -56,31 +65,53 @@ export async function ociRegistryAccess(input: {
   let credentials: RegistryCredentials | undefined;
   if (spec.provider === 'aws') {
     if (input.ecr === undefined) {
-      throw new SourceNotReadyError(`${field}.provider`, `${field}.provider: aws needs the functions' AWS identity (convoy on Lambda); this installation has none. Use secretRef with a token instead`);
+      throw new SourceNotReadyError(
+        `${field}.provider`,
+        `${field}.provider: aws needs the functions' AWS identity (convoy on Lambda); this installation has none. Use secretRef with a token instead`,
+      );
     }
     try {
       credentials = await input.ecr.credentialsFor(registry);
     } catch (error) {
-      if (error instanceof EcrTokenError) throw new SourceNotReadyError(`${field}.provider`, `${field}.provider: ${error.message}`, { cause: error });
+      if (error instanceof EcrTokenError)
+        throw new SourceNotReadyError(`${field}.provider`, `${field}.provider: ${error.message}`, {
+          cause: error,
+        });
       throw error;
     }
   } else {
     try {
-      credentials = await registryCredentialsFrom(secrets, namespace, spec.secretRef?.name, registry, `${field}.secretRef`);
+      credentials = await registryCredentialsFrom(
+        secrets,
+        namespace,
+        spec.secretRef?.name,
+        registry,
+        `${field}.secretRef`,
+      );
     } catch (error) {
-      if (error instanceof ReadRefusedError) throw new SourceNotReadyError(`${field}.secretRef`, `${field}.secretRef: ${error.message}`, { cause: error });
+      if (error instanceof ReadRefusedError)
+        throw new SourceNotReadyError(`${field}.secretRef`, `${field}.secretRef: ${error.message}`, {
+          cause: error,
+        });
       throw error;
     }
   }
-  const caPem = spec.certSecretRef === undefined ? undefined : await secretKey(secrets, namespace, spec.certSecretRef.name, 'ca.crt', `${field}.certSecretRef`);
+  const caPem =
+    spec.certSecretRef === undefined
+      ? undefined
+      : await secretKey(secrets, namespace, spec.certSecretRef.name, 'ca.crt', `${field}.certSecretRef`);
   let cosignKey: KeyObject | undefined;
   if (spec.verify !== undefined) {
     const verifyField = `${field}.verify.secretRef`;
     const pem = await secretKey(secrets, namespace, spec.verify.secretRef.name, 'cosign.pub', verifyField);
     try {
-      cosignKey = cosignPublicKey(pem, `${verifyField}: key cosign.pub of Secret ${namespace}/${spec.verify.secretRef.name}`);
+      cosignKey = cosignPublicKey(
+        pem,
+        `${verifyField}: key cosign.pub of Secret ${namespace}/${spec.verify.secretRef.name}`,
+      );
     } catch (error) {
-      if (error instanceof CosignKeyError) throw new SourceNotReadyError(verifyField, error.message, { cause: error });
+      if (error instanceof CosignKeyError)
+        throw new SourceNotReadyError(verifyField, error.message, { cause: error });
       throw error;
     }
   }

@@ -30,10 +30,15 @@ export const PORT_CACHE_TTL_MS = 30_000;
 /** The cache's one key: a cluster-wide LIST serves every namespace. */
 export const ALL_NAMESPACES = '*';
 
-export function createPortCaches(options: { ttlMs?: number; refTtlMs?: number; now?: () => number } = {}): PortCaches {
+export function createPortCaches(
+  options: { ttlMs?: number; refTtlMs?: number; now?: () => number } = {},
+): PortCaches {
   const ttlMs = options.ttlMs ?? PORT_CACHE_TTL_MS;
   return {
-    refs: createRefCache({ ...(options.refTtlMs !== undefined ? { ttlMs: options.refTtlMs } : {}), ...(options.now ? { now: options.now } : {}) }),
+    refs: createRefCache({
+      ...(options.refTtlMs !== undefined ? { ttlMs: options.refTtlMs } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    }),
     mutations: createTtlCache({ ttlMs, ...(options.now ? { now: options.now } : {}) }),
     clusters: createTtlCache({ ttlMs, ...(options.now ? { now: options.now } : {}) }),
   };
@@ -49,8 +54,13 @@ export function invalidateFor(caches: PortCaches, message: Pick<QueueMessage, 'n
 }
 
 /** The objects of `namespace` in a cluster-wide list. */
-export function inNamespace(items: readonly Record<string, unknown>[], namespace: string): Record<string, unknown>[] {
-  return items.filter((item) => (item['metadata'] as { namespace?: string } | undefined)?.namespace === namespace);
+export function inNamespace(
+  items: readonly Record<string, unknown>[],
+  namespace: string,
+): Record<string, unknown>[] {
+  return items.filter(
+    (item) => (item['metadata'] as { namespace?: string } | undefined)?.namespace === namespace,
+  );
 }
 
 /**
@@ -72,7 +82,9 @@ export interface ObserverCaches {
   drift: DriftMemory;
 }
 
-export function createObserverCaches(options: { ttlMs?: number; now?: () => number; driftMemory?: { maxEntries?: number; ttlMs?: number } } = {}): ObserverCaches {
+export function createObserverCaches(
+  options: { ttlMs?: number; now?: () => number; driftMemory?: { maxEntries?: number; ttlMs?: number } } = {},
+): ObserverCaches {
   const ttlMs = options.ttlMs ?? PORT_CACHE_TTL_MS;
   const now = options.now ? { now: options.now } : {};
   return {

@@ -4,7 +4,10 @@ import { mergeValues } from '../../domain/render/helm-values.ts';
 import { render, type RenderTools } from '../render/index.ts';
 
 /** Runs the content's renderer (manifests, kustomize, helm) on the fetched source; `maxOutputBytes`: the render byte limit. */
-export function createRendererPort(tools: () => Promise<RenderTools>, limits: { maxOutputBytes?: number | undefined } = {}): ReconcilePorts['renderer'] {
+export function createRendererPort(
+  tools: () => Promise<RenderTools>,
+  limits: { maxOutputBytes?: number | undefined } = {},
+): ReconcilePorts['renderer'] {
   return {
     async render({ release, tree, valuesLayers }: RenderInput) {
       const content = release.spec.content;

@@ -19,7 +19,11 @@ import { PolicyRefusedError, referencedNamespace } from '../../domain/tenancy/po
 import { inClusterIdentity } from '../../domain/tenancy/identity.ts';
 import { ReadRefusedError } from '../../domain/tenancy/read-refusal.ts';
 import { hasUnansweredSyncRequest } from '../../domain/reconcile/annotations.ts';
-import { DEFAULT_TENANCY, insecureRegistryAllowed, type TenancySettings } from '../../domain/tenancy/settings.ts';
+import {
+  DEFAULT_TENANCY,
+  insecureRegistryAllowed,
+  type TenancySettings,
+} from '../../domain/tenancy/settings.ts';
 import type { EcrTokenSource } from '../aws/ecr-token.ts';
 import { ociRegistryAccess, type OciAccess, type OciAccessSpec } from './oci-access.ts';
 import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
@@ -35,7 +39,9 @@ export interface SourcePortDeps {
   /** Shares ls-remote answers between Releases for a few seconds (adapters/source/ref-cache.ts). */
   refCache?: RefCache | undefined;
   /** Whether spec.source.gitRepositoryRef may name another namespace (default no), and who a Release reads as. */
-  tenancy?: Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount' | 'insecureRegistries' | 'egress'> | undefined;
+  tenancy?:
+    | Pick<TenancySettings, 'crossNamespaceRefs' | 'defaultServiceAccount' | 'insecureRegistries' | 'egress'>
+    | undefined;
   /** Per-request timeout of OCI registry requests; default 30 s (adapters/source/oci-registry.ts). */
   ociTimeoutMs?: number | undefined;
   /** Largest content layer of a spec.source.oci artifact, in bytes; default 64 MiB (adapters/source/oci-artifact.ts). */
@@ -69,14 +75,27 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
       // A sync request sees the newest commit: it skips the shared ls-remote answers.
       const fresh = hasUnansweredSyncRequest(release);
       if (git !== undefined) {
-        return fetchGit(deps, egress, secrets, ns, { url: git.url, ref: git.ref, secret: git.secretRef?.name, path: git.path, fresh }, 'spec.source.git');
+        return fetchGit(
+          deps,
+          egress,
+          secrets,
+          ns,
+          { url: git.url, ref: git.ref, secret: git.secretRef?.name, path: git.path, fresh },
+          'spec.source.git',
+        );
       }
       if (gitRepositoryRef !== undefined) {
         const field = 'spec.source.gitRepositoryRef';
         let repoNs: string;
         try {
           repoNs = referencedNamespace(
-            { field, fromNamespace: ns, kind: 'GitRepository', name: gitRepositoryRef.name, namespace: gitRepositoryRef.namespace },
+            {
+              field,
+              fromNamespace: ns,
+              kind: 'GitRepository',
+              name: gitRepositoryRef.name,
+              namespace: gitRepositoryRef.namespace,
+            },
             deps.tenancy ?? DEFAULT_TENANCY,
           );
         } catch (error) {
@@ -86,7 +105,10 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
         }
         const raw = await deps.reader.getObject('gitrepositories', repoNs, gitRepositoryRef.name);
         if (raw === undefined) {
-          throw new SourceNotReadyError('spec.source.gitRepositoryRef.name', `GitRepository ${repoNs}/${gitRepositoryRef.name} does not exist`);
+          throw new SourceNotReadyError(
+            'spec.source.gitRepositoryRef.name',
+            `GitRepository ${repoNs}/${gitRepositoryRef.name} does not exist`,
+          );
         }
         const repo = gitRepositorySchema.parse(raw).spec;
         // The repository's own secretRef is local to the repository's namespace.
@@ -99,12 +121,18 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
           `GitRepository ${repoNs}/${gitRepositoryRef.name}`,
         );
       }
-      if (helm !== undefined && isOciUrl(helm.repository)) return fetchOciHelm(deps, egress, secrets, ns, helm);
+      if (helm !== undefined && isOciUrl(helm.repository))
+        return fetchOciHelm(deps, egress, secrets, ns, helm);
       if (oci !== undefined) return fetchOci(deps, egress, secrets, ns, oci);
       if (helm !== undefined) {
         const auth = await credentialsAs(secrets, ns, helm.secretRef?.name, 'spec.source.helm.secretRef');
         const chart = await fetchHelmChart(
-          { repository: helm.repository, chart: helm.chart, version: helm.version ?? '', ...(auth ? { auth } : {}) },
+          {
+            repository: helm.repository,
+            chart: helm.chart,
+            version: helm.version ?? '',
+            ...(auth ? { auth } : {}),
+          },
           deps.helmCacheDir,
           { egress },
         );
@@ -116,11 +144,17 @@ export function createSourcePort(deps: SourcePortDeps): ReconcilePorts['source']
 }
 
 /** Credentials read as the Release's identity; a refused read is SourceNotReady naming the Secret and the identity. */
-async function credentialsAs(secrets: DataReader, namespace: string, secretName: string | undefined, field: string): Promise<GitAuth | undefined> {
+async function credentialsAs(
+  secrets: DataReader,
+  namespace: string,
+  secretName: string | undefined,
+  field: string,
+): Promise<GitAuth | undefined> {
   try {
     return await credentialsFrom(secrets, namespace, secretName, field);
   } catch (error) {
-    if (error instanceof ReadRefusedError) throw new SourceNotReadyError(field, `${field}: ${error.message}`, { cause: error });
+    if (error instanceof ReadRefusedError)
+      throw new SourceNotReadyError(field, `${field}: ${error.message}`, { cause: error });
     throw error;
   }
 }
@@ -143,14 +177,21 @@ async function ociSetup(
   egress: Egress,
   secrets: DataReader,
   namespace: string,
-  source: { field: string; urlField: string; registry: () => string; insecure: boolean | undefined; spec: OciAccessSpec },
+  source: {
+    field: string;
+    urlField: string;
+    registry: () => string;
+    insecure: boolean | undefined;
+    spec: OciAccessSpec;
+  },
 ): Promise<OciSetup> {
   const { field, urlField } = source;
   let registry: string;
   try {
     registry = source.registry();
   } catch (error) {
-    if (error instanceof OciReferenceError || error instanceof OciArtifactError) throw new UnsupportedSourceError(urlField, error.message, { cause: error });
+    if (error instanceof OciReferenceError || error instanceof OciArtifactError)
+      throw new UnsupportedSourceError(urlField, error.message, { cause: error });
     throw error;
   }
   const tenancy = deps.tenancy ?? DEFAULT_TENANCY;
@@ -160,16 +201,33 @@ async function ociSetup(
       `${field}.insecure: the installation does not allow plain HTTP to registry ${registry}; serve the registry over HTTPS, or ask the installation's operator to list it in CONVOY_INSECURE_REGISTRIES`,
     );
   }
-  const access = await ociRegistryAccess({ secrets, namespace, registry, field, spec: source.spec, ecr: deps.ecr });
+  const access = await ociRegistryAccess({
+    secrets,
+    namespace,
+    registry,
+    field,
+    spec: source.spec,
+    ecr: deps.ecr,
+  });
   return {
     plainHttp: source.insecure === true,
     access,
-    options: { egress, plainHttpAllowed: (host) => insecureRegistryAllowed(tenancy, host), timeoutMs: deps.ociTimeoutMs },
+    options: {
+      egress,
+      plainHttpAllowed: (host) => insecureRegistryAllowed(tenancy, host),
+      timeoutMs: deps.ociTimeoutMs,
+    },
   };
 }
 
 /** spec.source.helm with an oci:// repository. */
-async function fetchOciHelm(deps: SourcePortDeps, egress: Egress, secrets: DataReader, namespace: string, helm: HelmSource): Promise<SourceTree> {
+async function fetchOciHelm(
+  deps: SourcePortDeps,
+  egress: Egress,
+  secrets: DataReader,
+  namespace: string,
+  helm: HelmSource,
+): Promise<SourceTree> {
   const field = 'spec.source.helm';
   const setup = await ociSetup(deps, egress, secrets, namespace, {
     field,
@@ -180,7 +238,17 @@ async function fetchOciHelm(deps: SourcePortDeps, egress: Egress, secrets: DataR
   });
   const { credentials, caPem, cosignKey } = setup.access;
   const chart = await fetchOciHelmChart(
-    { repository: helm.repository, chart: helm.chart, version: helm.version, digest: helm.digest, credentials, plainHttp: setup.plainHttp, caPem, cosignKey, field },
+    {
+      repository: helm.repository,
+      chart: helm.chart,
+      version: helm.version,
+      digest: helm.digest,
+      credentials,
+      plainHttp: setup.plainHttp,
+      caPem,
+      cosignKey,
+      field,
+    },
     deps.helmCacheDir,
     setup.options,
   );
@@ -188,7 +256,13 @@ async function fetchOciHelm(deps: SourcePortDeps, egress: Egress, secrets: DataR
 }
 
 /** spec.source.oci: an artifact of manifests or a Kustomize folder. */
-async function fetchOci(deps: SourcePortDeps, egress: Egress, secrets: DataReader, namespace: string, oci: OciSource): Promise<SourceTree> {
+async function fetchOci(
+  deps: SourcePortDeps,
+  egress: Egress,
+  secrets: DataReader,
+  namespace: string,
+  oci: OciSource,
+): Promise<SourceTree> {
   const field = 'spec.source.oci';
   const setup = await ociSetup(deps, egress, secrets, namespace, {
     field,
@@ -199,7 +273,17 @@ async function fetchOci(deps: SourcePortDeps, egress: Egress, secrets: DataReade
   });
   const { credentials, caPem, cosignKey } = setup.access;
   const artifact = await fetchOciArtifact(
-    { url: oci.url, ref: oci.ref, path: oci.path, layerSelector: oci.layerSelector, credentials, caPem, cosignKey, plainHttp: setup.plainHttp, field },
+    {
+      url: oci.url,
+      ref: oci.ref,
+      path: oci.path,
+      layerSelector: oci.layerSelector,
+      credentials,
+      caPem,
+      cosignKey,
+      plainHttp: setup.plainHttp,
+      field,
+    },
     join(deps.helmCacheDir, '..', 'oci-artifacts'),
     { ...setup.options, maxArtifactBytes: deps.ociMaxArtifactBytes },
   );
@@ -220,6 +304,9 @@ async function fetchGit(
     deps.gitCache,
     { refCache: deps.refCache, freshRef: spec.fresh, egress },
   );
-  return { dir: fetched.dir, root: fetched.root, resolved: { git: { url: fetched.resolved.url, ref: refName(spec.ref), commit: fetched.resolved.commit } } };
+  return {
+    dir: fetched.dir,
+    root: fetched.root,
+    resolved: { git: { url: fetched.resolved.url, ref: refName(spec.ref), commit: fetched.resolved.commit } },
+  };
 }
-

@@ -5,7 +5,10 @@ import type { RenderStore } from '../../domain/store/render-store.ts';
 import { toRfc3339 } from '../../domain/status/conditions.ts';
 import { applyRetention } from '../store/apply-retention.ts';
 
-const keyOf = (release: Release) => ({ namespace: release.metadata.namespace ?? 'default', name: release.metadata.name });
+const keyOf = (release: Release) => ({
+  namespace: release.metadata.namespace ?? 'default',
+  name: release.metadata.name,
+});
 
 /** The render store as the reconcile loop uses it. */
 export function createStorePort(store: RenderStore, now: () => Date): RenderStorePort {

@@ -15,7 +15,11 @@ export interface TtlCache<V> {
   invalidate(namespace: string): void;
 }
 
-export function createTtlCache<V>(options: { ttlMs: number; now?: () => number; maxEntries?: number }): TtlCache<V> {
+export function createTtlCache<V>(options: {
+  ttlMs: number;
+  now?: () => number;
+  maxEntries?: number;
+}): TtlCache<V> {
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 1000;
   const entries = new Map<string, { namespace: string; value: Promise<V>; expiresAt: number }>();

@@ -51,7 +51,16 @@ export function createValuesPort(deps: ValuesPortDeps): ReconcilePorts['values']
         const field = `spec.content.helm.valuesFrom[${index}]`;
         let ns: string;
         try {
-          ns = referencedNamespace({ field, fromNamespace: releaseNs, kind: layer.kind, name: layer.name, namespace: layer.namespace }, deps.tenancy ?? DEFAULT_TENANCY);
+          ns = referencedNamespace(
+            {
+              field,
+              fromNamespace: releaseNs,
+              kind: layer.kind,
+              name: layer.name,
+              namespace: layer.namespace,
+            },
+            deps.tenancy ?? DEFAULT_TENANCY,
+          );
         } catch (error) {
           // ValuesNotReady, naming the policy; nothing of the other namespace is read.
           if (error instanceof PolicyRefusedError) throw new ValuesNotReadyError(error.message);
@@ -80,22 +89,36 @@ async function readLayer(
   { field, where }: { field: string; where: string },
 ): Promise<string | undefined> {
   try {
-    if (layer.kind === 'ConfigMap') return (await data.configMapData(ns, layer.name))?.[layer.key ?? DEFAULT_KEY];
+    if (layer.kind === 'ConfigMap')
+      return (await data.configMapData(ns, layer.name))?.[layer.key ?? DEFAULT_KEY];
     if (layer.kind === 'Secret') return (await data.secretData(ns, layer.name))?.[layer.key ?? DEFAULT_KEY];
     const raw = await deps.reader.getObject('gitrepositories', ns, layer.name);
     if (raw === undefined) return undefined;
     const repo = gitRepositorySchema.parse(raw).spec;
-    const auth = await credentialsFrom(data, ns, repo.secretRef?.name, `GitRepository ${ns}/${layer.name} secretRef`);
-    const tree = await fetchGitSource({ url: repo.url, ref: repo.ref, path: '.', ...(auth ? { auth } : {}) }, deps.gitCache, { egress: deps.egress });
+    const auth = await credentialsFrom(
+      data,
+      ns,
+      repo.secretRef?.name,
+      `GitRepository ${ns}/${layer.name} secretRef`,
+    );
+    const tree = await fetchGitSource(
+      { url: repo.url, ref: repo.ref, path: '.', ...(auth ? { auth } : {}) },
+      deps.gitCache,
+      { egress: deps.egress },
+    );
     // The render sandbox's rule: no link out of the checkout, no hard link (adapters/render/content-check.ts).
     return await readCheckoutFile(tree.root, layer.path ?? DEFAULT_KEY);
   } catch (error) {
     if (error instanceof ValuesNotReadyError) throw error;
     // The layer (or the credentials of its GitRepository) and the identity, never the data.
     if (error instanceof ReadRefusedError) {
-      throw new ValuesNotReadyError(`${layer.kind === 'GitRepository' ? where : field}: ${error.message}`, { cause: error });
+      throw new ValuesNotReadyError(`${layer.kind === 'GitRepository' ? where : field}: ${error.message}`, {
+        cause: error,
+      });
     }
-    throw new ValuesNotReadyError(`${where} could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ValuesNotReadyError(
+      `${where} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -106,12 +129,18 @@ function parseLayer(text: string, where: string, secret: boolean): Record<string
   } catch (error) {
     // yaml's messages quote the offending source; for a Secret that would leak its data.
     const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-    const detail = secret ? `line ${line ?? '?'}` : error instanceof Error ? error.message.split('\n')[0] : String(error);
+    const detail = secret
+      ? `line ${line ?? '?'}`
+      : error instanceof Error
+        ? error.message.split('\n')[0]
+        : String(error);
     throw new ValuesNotReadyError(`${where} is not valid YAML: ${detail}`);
   }
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new ValuesNotReadyError(`${where} must be a YAML mapping of values, not ${Array.isArray(value) ? 'a list' : typeof value}`);
+    throw new ValuesNotReadyError(
+      `${where} must be a YAML mapping of values, not ${Array.isArray(value) ? 'a list' : typeof value}`,
+    );
   }
   return value as Record<string, unknown>;
 }

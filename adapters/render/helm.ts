@@ -172,7 +172,12 @@ export async function renderHelmChart(chartDir: string, options: HelmChartOption
     args.push('--', options.releaseName, dir);
     const what = `helm template ${options.releaseName}`;
     const maxBytes = options.maxOutputBytes ?? MAX_TOOL_OUTPUT_BYTES;
-    const output = await runTool(options.helm, args, { what, home, timeoutMs: options.timeoutMs, maxOutputBytes: maxBytes });
+    const output = await runTool(options.helm, args, {
+      what,
+      home,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: maxBytes,
+    });
     // Helm itself accepts a mapping key given twice (the last wins); so does this parse.
     return parseManifests(output, {
       file: what,

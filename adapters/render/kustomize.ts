@@ -114,7 +114,12 @@ export async function renderKustomize(dir: string, options: KustomizeOptions): P
   const what = `kubectl kustomize ${dir}`;
   const maxBytes = options.maxOutputBytes ?? MAX_TOOL_OUTPUT_BYTES;
   const output = await withToolHome({ tempDir: options.tempDir, path: true }, (home) =>
-    runTool(options.kubectl, ['kustomize', '--', real], { what, home, timeoutMs: options.timeoutMs, maxOutputBytes: maxBytes }),
+    runTool(options.kubectl, ['kustomize', '--', real], {
+      what,
+      home,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: maxBytes,
+    }),
   );
   return parseManifests(output, { file: what, format: 'yaml', maxBytes });
 }

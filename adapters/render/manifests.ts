@@ -15,7 +15,11 @@ import { assertNoDuplicates } from '../../domain/render/identity.ts';
 import type { KubeObject } from '../../domain/render/kube-object.ts';
 import { fileTooLargeError, MAX_MANIFEST_BYTES, parseManifests } from '../../domain/render/manifest-parse.ts';
 import { entryProblem, refusalMessage } from '../../domain/render/path-safety.ts';
-import { DEFAULT_MAX_RENDER_BYTES, describeBytes, MAX_RENDER_BYTES_SETTING } from '../../domain/reconcile/render-limits.ts';
+import {
+  DEFAULT_MAX_RENDER_BYTES,
+  describeBytes,
+  MAX_RENDER_BYTES_SETTING,
+} from '../../domain/reconcile/render-limits.ts';
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
@@ -77,7 +81,10 @@ async function followLink(state: Walk, path: string, name: string): Promise<void
  * together may hold at most `maxBytes` (the installation's render byte limit, render-limits.ts),
  * checked from their sizes before any is parsed.
  */
-export async function renderManifestsDir(dir: string, options: { maxBytes?: number | undefined } = {}): Promise<KubeObject[]> {
+export async function renderManifestsDir(
+  dir: string,
+  options: { maxBytes?: number | undefined } = {},
+): Promise<KubeObject[]> {
   const maxTotal = options.maxBytes ?? DEFAULT_MAX_RENDER_BYTES;
   const root = await realpath(dir);
   const state: Walk = { root, files: [], visited: new Set() };
@@ -96,7 +103,7 @@ export async function renderManifestsDir(dir: string, options: { maxBytes?: numb
     if (total > maxTotal) {
       throw new RenderError(
         `the manifest files take more than this installation's render limit of ${describeBytes(maxTotal)} together (${MAX_RENDER_BYTES_SETTING}; reached at ${shown}); ` +
-          'nothing was stored or applied. Split the content into smaller Releases, or raise the limit together with the reconcile function\'s memory',
+          "nothing was stored or applied. Split the content into smaller Releases, or raise the limit together with the reconcile function's memory",
         { file: shown },
       );
     }

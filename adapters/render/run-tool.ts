@@ -6,7 +6,11 @@
  */
 import { execFile } from 'node:child_process';
 import { RenderError } from '../../domain/render/errors.ts';
-import { DEFAULT_MAX_RENDER_BYTES, describeBytes, MAX_RENDER_BYTES_SETTING } from '../../domain/reconcile/render-limits.ts';
+import {
+  DEFAULT_MAX_RENDER_BYTES,
+  describeBytes,
+  MAX_RENDER_BYTES_SETTING,
+} from '../../domain/reconcile/render-limits.ts';
 import type { ToolHome } from './tool-sandbox.ts';
 
 /**

@@ -19,6 +19,9 @@ const PURPOSE = 'convoy.dev/git-credentials/v1';
 export function credentialsKey(auth: GitAuth | undefined): CredentialsKey {
   if (auth === undefined) return 'anonymous';
   // JSON of an array: no value can be confused with another split differently (`a:b` + `c` vs `a` + `b:c`).
-  const canonical = 'bearerToken' in auth ? [PURPOSE, 'bearer', auth.bearerToken] : [PURPOSE, 'basic', auth.username, auth.password];
+  const canonical =
+    'bearerToken' in auth
+      ? [PURPOSE, 'bearer', auth.bearerToken]
+      : [PURPOSE, 'basic', auth.username, auth.password];
   return `sha256:${createHash('sha256').update(JSON.stringify(canonical)).digest('hex')}`;
 }

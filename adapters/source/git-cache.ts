@@ -52,7 +52,10 @@ export interface GitCache {
    * The cached tree of the key; on a miss `fill` writes it (concurrent calls for the same key
    * share one fill). A failed fill leaves nothing behind.
    */
-  getOrFill(key: GitCacheKey, fill: (target: GitCacheFill) => Promise<void>): Promise<{ root: string; hit: boolean }>;
+  getOrFill(
+    key: GitCacheKey,
+    fill: (target: GitCacheFill) => Promise<void>,
+  ): Promise<{ root: string; hit: boolean }>;
   stats(): GitCacheStats;
 }
 

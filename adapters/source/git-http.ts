@@ -14,7 +14,9 @@ import type { Egress } from '../egress/client.ts';
 
 export const GIT_ANSWER_TIMEOUT_MS = 60_000;
 
-async function collect(body: GitHttpRequest['body'] | Uint8Array | Iterable<Uint8Array>): Promise<Buffer | undefined> {
+async function collect(
+  body: GitHttpRequest['body'] | Uint8Array | Iterable<Uint8Array>,
+): Promise<Buffer | undefined> {
   if (body === undefined) return undefined;
   if (body instanceof Uint8Array) return Buffer.from(body);
   const chunks: Uint8Array[] = [];
@@ -42,7 +44,9 @@ export function gitHttpClient(egress: Egress, answerTimeoutMs: number = GIT_ANSW
         url: answer.url,
         method,
         headers,
-        ...(answer.body !== null ? { body: answer.body as unknown as AsyncIterableIterator<Uint8Array> } : {}),
+        ...(answer.body !== null
+          ? { body: answer.body as unknown as AsyncIterableIterator<Uint8Array> }
+          : {}),
         statusCode: answer.status,
         statusMessage: answer.statusText,
       };

@@ -37,8 +37,6 @@ import { checkPathSyntax, describeRef, parseRef, parseUrl, type GitAuth, type Gi
 
 export type { GitAuth, GitRef };
 
-
-
 export interface GitSourceInput {
   url: string;
   ref: GitRef;
@@ -75,7 +73,6 @@ export interface GitSourceOptions {
   /** Resolve the ref on the server even when refCache has a fresh answer (a sync request). */
   freshRef?: boolean | undefined;
 }
-
 
 /** Resolves `path` inside `root`, refusing symlinks that lead outside. */
 async function resolvePath(root: string, path: string, field: string, where: string): Promise<string> {
@@ -156,7 +153,13 @@ function timedOut(err: unknown): boolean {
  * Maps an isomorphic-git / network error to SourceNotReadyError: one line naming the server and the
  * class of failure, free of credentials and of the server's own words.
  */
-function notReady(err: unknown, field: string, t: Pick<Transport, 'url' | 'presented'>, refText: string, answerTimeoutMs: number): Error {
+function notReady(
+  err: unknown,
+  field: string,
+  t: Pick<Transport, 'url' | 'presented'>,
+  refText: string,
+  answerTimeoutMs: number,
+): Error {
   const { url } = t;
   if (err instanceof SourceNotReadyError || err instanceof UnsupportedSourceError) return err;
   const shown = redactUrl(url);
@@ -167,7 +170,10 @@ function notReady(err: unknown, field: string, t: Pick<Transport, 'url' | 'prese
   let errField = `${field}.url`;
   if (status === 401 || status === 403 || code === 'UserCanceledError') {
     errField = `${field}.secretRef`;
-    const answer = status === 403 ? `refused access to ${refText} (HTTP 403)` : `requires authentication for ${refText} (HTTP 401)`;
+    const answer =
+      status === 403
+        ? `refused access to ${refText} (HTTP 403)`
+        : `requires authentication for ${refText} (HTTP 401)`;
     message = t.presented
       ? `git server ${shown} ${answer} and did not accept the credentials presented; ` +
         `check the username+password or bearerToken of ${field}.secretRef`
@@ -261,7 +267,11 @@ export async function fetchGitSource(
   const { kind, name } = parseRef(input.ref, field);
   const path = checkPathSyntax(input.path, field);
   const answerTimeoutMs = options.answerTimeoutMs ?? GIT_ANSWER_TIMEOUT_MS;
-  const t = transport(parsed.url, input.auth ?? parsed.embedded, gitHttpClient(options.egress ?? createEgress(STRICT_EGRESS), answerTimeoutMs));
+  const t = transport(
+    parsed.url,
+    input.auth ?? parsed.embedded,
+    gitHttpClient(options.egress ?? createEgress(STRICT_EGRESS), answerTimeoutMs),
+  );
   const refText = `${describeRef(kind, name)} of ${redactUrl(parsed.url)}`;
 
   // Which credentials this fetch presents: every cache below answers only the same credentials.
@@ -296,7 +306,11 @@ export async function fetchGitSource(
         } catch (err) {
           // Unreachable server or rejected credentials: a full fetch would fail the same way.
           const code = errorCode(err);
-          if (code === 'HttpError' || code === 'UserCanceledError' || (code && /^E[A-Z]+$|^ERR_EGRESS_/.test(code)))
+          if (
+            code === 'HttpError' ||
+            code === 'UserCanceledError' ||
+            (code && /^E[A-Z]+$|^ERR_EGRESS_/.test(code))
+          )
             throw err;
         }
         if (!direct) {

@@ -12,7 +12,10 @@ import type { OciClientOptions } from './oci-registry.ts';
 
 /** What the messages of one client name. */
 export interface Answers {
-  readonly options: Pick<OciClientOptions, 'registry' | 'repository' | 'field' | 'caPem' | 'credentials' | 'retries'>;
+  readonly options: Pick<
+    OciClientOptions,
+    'registry' | 'repository' | 'field' | 'caPem' | 'credentials' | 'retries'
+  >;
   /** `host[:port]/repository`. */
   readonly location: string;
   readonly timeoutMs: number;
@@ -24,7 +27,11 @@ export function unanswered(a: Answers, err: unknown, method: string, url: string
   const field = options.field;
   const refusal = egressRefusalOf(err);
   if (refusal !== undefined) {
-    return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry}: ${refusal.message} (will retry)`, { cause: err });
+    return new SourceNotReadyError(
+      `${field}.repository`,
+      `registry ${options.registry}: ${refusal.message} (will retry)`,
+      { cause: err },
+    );
   }
   const failure = failureOf(err);
   if (isTlsFailure(failure)) {
@@ -38,8 +45,15 @@ export function unanswered(a: Answers, err: unknown, method: string, url: string
     );
   }
   const path = new URL(url).pathname;
-  const detail = failure === 'timed out' ? `timed out after at most ${Math.round(timeoutMs / 1000)} s per request` : failure;
-  return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} did not answer ${method} ${path} (${detail}); will retry`, { cause: err });
+  const detail =
+    failure === 'timed out'
+      ? `timed out after at most ${Math.round(timeoutMs / 1000)} s per request`
+      : failure;
+  return new SourceNotReadyError(
+    `${field}.repository`,
+    `registry ${options.registry} did not answer ${method} ${path} (${detail}); will retry`,
+    { cause: err },
+  );
 }
 
 /** An answer that is not what was asked for: the status, and what to do about it. */
@@ -56,22 +70,39 @@ export function refusedAnswer(a: Answers, status: number, what: string): SourceN
     );
   }
   if (status === 429) {
-    return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} is rate limiting ${what} of ${location} (HTTP 429, ${(options.retries ?? 2) + 1} attempts); will retry with backoff`);
+    return new SourceNotReadyError(
+      `${field}.repository`,
+      `registry ${options.registry} is rate limiting ${what} of ${location} (HTTP 429, ${(options.retries ?? 2) + 1} attempts); will retry with backoff`,
+    );
   }
   if (status >= 500) {
-    return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} failed ${what} of ${location} (HTTP ${status}, ${(options.retries ?? 2) + 1} attempts); will retry with backoff`);
+    return new SourceNotReadyError(
+      `${field}.repository`,
+      `registry ${options.registry} failed ${what} of ${location} (HTTP ${status}, ${(options.retries ?? 2) + 1} attempts); will retry with backoff`,
+    );
   }
-  return new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} answered HTTP ${status} to ${what} of ${location}; check ${field}.repository and ${field}.chart (will retry)`);
+  return new SourceNotReadyError(
+    `${field}.repository`,
+    `registry ${options.registry} answered HTTP ${status} to ${what} of ${location}; check ${field}.repository and ${field}.chart (will retry)`,
+  );
 }
 
 /** The body, bounded before (Content-Length) and while it is read. */
-export async function readLimited(a: Answers, response: Response, limit: number, what: string): Promise<Buffer> {
+export async function readLimited(
+  a: Answers,
+  response: Response,
+  limit: number,
+  what: string,
+): Promise<Buffer> {
   const { options, location } = a;
   const field = options.field;
   const declared = Number(response.headers.get('content-length') ?? '0');
   if (declared > limit) {
     await response.body?.cancel();
-    throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} is ${declared} bytes, over the limit of ${limit} bytes`);
+    throw new SourceNotReadyError(
+      `${field}.repository`,
+      `${what} of ${location} is ${declared} bytes, over the limit of ${limit} bytes`,
+    );
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -83,13 +114,20 @@ export async function readLimited(a: Answers, response: Response, limit: number,
       size += value.byteLength;
       if (size > limit) {
         await reader.cancel();
-        throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} is over the limit of ${limit} bytes`);
+        throw new SourceNotReadyError(
+          `${field}.repository`,
+          `${what} of ${location} is over the limit of ${limit} bytes`,
+        );
       }
       chunks.push(Buffer.from(value));
     }
   } catch (err) {
     if (err instanceof SourceNotReadyError) throw err;
-    throw new SourceNotReadyError(`${field}.repository`, `reading ${what} of ${location} from registry ${options.registry} failed (${failureOf(err)}); will retry`, { cause: err });
+    throw new SourceNotReadyError(
+      `${field}.repository`,
+      `reading ${what} of ${location} from registry ${options.registry} failed (${failureOf(err)}); will retry`,
+      { cause: err },
+    );
   }
   return Buffer.concat(chunks);
 }

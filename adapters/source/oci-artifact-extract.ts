@@ -27,21 +27,27 @@ const MAX_ENTRIES = 20_000;
 /** The steps of unpacking `layer` (gzip-compressed tar), unpacked size at most `maxBytes`; throws ArtifactContentError. */
 export function planLayer(layer: Uint8Array, maxBytes: number): ExtractStep[] {
   if (layer.length < 2 || layer[0] !== 0x1f || layer[1] !== 0x8b) {
-    throw new ArtifactContentError('the layer is not gzip-compressed (a tar+gzip layer was expected; for a plain file use layerSelector.operation copy)');
+    throw new ArtifactContentError(
+      'the layer is not gzip-compressed (a tar+gzip layer was expected; for a plain file use layerSelector.operation copy)',
+    );
   }
   let tar: Buffer;
   try {
     // The tar headers add to the files' bytes: room for them, still bounded.
     tar = gunzipSync(layer, { maxOutputLength: maxBytes + 512 * (MAX_ENTRIES + 2) });
   } catch (error) {
-    if (error instanceof RangeError) throw new ArtifactContentError(`the layer unpacks to more than convoy's limit of ${maxBytes} bytes`);
-    throw new ArtifactContentError(`the layer is not valid gzip (${error instanceof Error ? error.message : String(error)})`);
+    if (error instanceof RangeError)
+      throw new ArtifactContentError(`the layer unpacks to more than convoy's limit of ${maxBytes} bytes`);
+    throw new ArtifactContentError(
+      `the layer is not valid gzip (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   let entries;
   try {
     entries = readTarEntries(tar, MAX_ENTRIES);
   } catch (error) {
-    if (error instanceof TarFormatError) throw new ArtifactContentError(`the layer is not a tar archive convoy can read (${error.message})`);
+    if (error instanceof TarFormatError)
+      throw new ArtifactContentError(`the layer is not a tar archive convoy can read (${error.message})`);
     throw error;
   }
   const plan = planExtraction(entries, maxBytes);

@@ -34,7 +34,14 @@ import type { RegistryCredentials } from '../../domain/source/oci.ts';
 import { ArtifactContentError, planLayer, writeSteps } from './oci-artifact-extract.ts';
 import { SourceNotReadyError, SourcePathError, UnsupportedSourceError } from './errors.ts';
 import type { Egress } from '../egress/client.ts';
-import { createOciClient, DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, OCI_INDEX, OCI_MANIFEST, type OciClient } from './oci-registry.ts';
+import {
+  createOciClient,
+  DOCKER_MANIFEST,
+  DOCKER_MANIFEST_LIST,
+  OCI_INDEX,
+  OCI_MANIFEST,
+  type OciClient,
+} from './oci-registry.ts';
 import { verifyCosignSignature } from './oci-cosign.ts';
 import { pathExists } from '../tools/path-exists.ts';
 
@@ -118,26 +125,41 @@ async function asArtifact<T>(field: string, call: () => Promise<T>): Promise<T> 
 }
 
 /** The digest the ref names now, and the tag it came from (none for a digest). */
-async function resolveRef(client: OciClient, input: OciArtifactInput, field: string): Promise<{ digest: string; tag?: string }> {
+async function resolveRef(
+  client: OciClient,
+  input: OciArtifactInput,
+  field: string,
+): Promise<{ digest: string; tag?: string }> {
   const { tag, semver, digest } = input.ref;
   if (digest !== undefined && digest !== '') {
     // One HEAD even for a digest: the registry decides, with this Release's credentials, whether
     // it may have the artifact (the unpacked content may be cached from another Release's pull).
     const named = await asArtifact(field, () => client.resolveDigest(digest));
     if (named === undefined) {
-      throw new SourceNotReadyError(`${field}.ref.digest`, `${client.location} has no manifest ${digest} (HTTP 404); push it or fix ${field}.ref.digest (will retry)`);
+      throw new SourceNotReadyError(
+        `${field}.ref.digest`,
+        `${client.location} has no manifest ${digest} (HTTP 404); push it or fix ${field}.ref.digest (will retry)`,
+      );
     }
     return { digest };
   }
   let chosen: string;
   if (semver !== undefined && semver !== '') {
-    const pick = pickSemverTag(await asArtifact(field, () => client.tags()), semver, `artifact ${client.location}`, `${field}.ref.semver`);
+    const pick = pickSemverTag(
+      await asArtifact(field, () => client.tags()),
+      semver,
+      `artifact ${client.location}`,
+      `${field}.ref.semver`,
+    );
     if (!pick.ok) throw new SourceNotReadyError(`${field}.ref.semver`, pick.message);
     chosen = pick.tag;
   } else if (tag !== undefined && tag !== '') {
     chosen = tag;
   } else {
-    throw new UnsupportedSourceError(`${field}.ref`, `${field}.ref names none of tag, semver or digest; set exactly one`);
+    throw new UnsupportedSourceError(
+      `${field}.ref`,
+      `${field}.ref names none of tag, semver or digest; set exactly one`,
+    );
   }
   const named = await asArtifact(field, () => client.resolveDigest(chosen));
   if (named === undefined) {
@@ -155,14 +177,24 @@ async function folderInside(root: string, path: string, field: string, where: st
   try {
     real = await realpath(join(root, path));
   } catch (error) {
-    throw new SourceNotReadyError(`${field}.path`, `${field}.path "${path}" does not exist in ${where}; push an artifact that has it or fix ${field}.path`, { cause: error });
+    throw new SourceNotReadyError(
+      `${field}.path`,
+      `${field}.path "${path}" does not exist in ${where}; push an artifact that has it or fix ${field}.path`,
+      { cause: error },
+    );
   }
   const rel = relative(root, real);
   if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-    throw new SourcePathError(`${field}.path`, `${field}.path "${path}" resolves through a symbolic link to a location outside the artifact (${where})`);
+    throw new SourcePathError(
+      `${field}.path`,
+      `${field}.path "${path}" resolves through a symbolic link to a location outside the artifact (${where})`,
+    );
   }
   if (!(await stat(real)).isDirectory()) {
-    throw new SourceNotReadyError(`${field}.path`, `${field}.path "${path}" is not a folder in ${where}; point ${field}.path at a folder`);
+    throw new SourceNotReadyError(
+      `${field}.path`,
+      `${field}.path "${path}" is not a folder in ${where}; point ${field}.path at a folder`,
+    );
   }
   return real;
 }
@@ -170,16 +202,24 @@ async function folderInside(root: string, path: string, field: string, where: st
 /** A short, stable name for the layer selection (part of the cache key: another selection is another content). */
 function selectionKey(selector: LayerSelector | undefined): string {
   if (selector?.mediaType === undefined && (selector?.operation ?? 'extract') === 'extract') return 'default';
-  return createHash('sha256').update(`${selector?.mediaType ?? ''}\n${selector?.operation ?? 'extract'}`).digest('hex').slice(0, 12);
+  return createHash('sha256')
+    .update(`${selector?.mediaType ?? ''}\n${selector?.operation ?? 'extract'}`)
+    .digest('hex')
+    .slice(0, 12);
 }
 
-export async function fetchOciArtifact(input: OciArtifactInput, cacheDir: string, options: OciArtifactOptions = {}): Promise<OciArtifactResult> {
+export async function fetchOciArtifact(
+  input: OciArtifactInput,
+  cacheDir: string,
+  options: OciArtifactOptions = {},
+): Promise<OciArtifactResult> {
   const field = input.field ?? 'spec.source.oci';
   let reference;
   try {
     reference = parseOciArtifactUrl(input.url, field);
   } catch (error) {
-    if (error instanceof OciArtifactError) throw new UnsupportedSourceError(`${field}.url`, error.message, { cause: error });
+    if (error instanceof OciArtifactError)
+      throw new UnsupportedSourceError(`${field}.url`, error.message, { cause: error });
     throw error;
   }
   const client = createOciClient({
@@ -200,10 +240,16 @@ export async function fetchOciArtifact(input: OciArtifactInput, cacheDir: string
   const where = `${client.location}@${digest}`;
   // Before the cache: content unpacked for another Release is served only once the signature verifies.
   if (input.cosignKey !== undefined) {
-    await verifyCosignSignature(client, digest, input.cosignKey, { artifact: `artifact ${client.location}`, field });
+    await verifyCosignSignature(client, digest, input.cosignKey, {
+      artifact: `artifact ${client.location}`,
+      field,
+    });
   }
 
-  const final = join(cacheDir, `artifact-${digest.slice('sha256:'.length)}-${selectionKey(input.layerSelector)}`);
+  const final = join(
+    cacheDir,
+    `artifact-${digest.slice('sha256:'.length)}-${selectionKey(input.layerSelector)}`,
+  );
   if (await pathExists(final)) {
     const root = await realpath(final);
     return { dir: await folderInside(root, path, field, where), root, resolved, cacheHit: true };
@@ -222,7 +268,12 @@ export async function fetchOciArtifact(input: OciArtifactInput, cacheDir: string
       `${where} is a manifest of media type ${mediaType || '(none)'}; convoy reads ${OCI_MANIFEST} (flux push artifact, oras push)`,
     );
   }
-  const pick = selectLayer(Array.isArray(manifest.layers) ? manifest.layers : [], input.layerSelector, where, field);
+  const pick = selectLayer(
+    Array.isArray(manifest.layers) ? manifest.layers : [],
+    input.layerSelector,
+    where,
+    field,
+  );
   if (!pick.ok) throw new UnsupportedSourceError(`${field}.layerSelector`, pick.message);
   const limit = options.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
   if (typeof pick.layer.size === 'number' && pick.layer.size > limit) {
@@ -234,15 +285,26 @@ export async function fetchOciArtifact(input: OciArtifactInput, cacheDir: string
   let steps: ExtractStep[];
   if (pick.operation === 'copy') {
     const name = copiedLayerName(pick.layer);
-    if (!name.ok) throw new UnsupportedSourceError(`${field}.layerSelector`, `${where} layer ${pick.index}: ${name.message}`);
-    const bytes = await asArtifact(field, () => client.blob(pick.layer.digest, limit, `the content layer of ${tag ?? digest}`));
+    if (!name.ok)
+      throw new UnsupportedSourceError(
+        `${field}.layerSelector`,
+        `${where} layer ${pick.index}: ${name.message}`,
+      );
+    const bytes = await asArtifact(field, () =>
+      client.blob(pick.layer.digest, limit, `the content layer of ${tag ?? digest}`),
+    );
     steps = [{ op: 'file', path: name.name, data: bytes }];
   } else {
-    const bytes = await asArtifact(field, () => client.blob(pick.layer.digest, limit, `the content layer of ${tag ?? digest}`));
+    const bytes = await asArtifact(field, () =>
+      client.blob(pick.layer.digest, limit, `the content layer of ${tag ?? digest}`),
+    );
     try {
       steps = planLayer(bytes, limit * UNPACKED_FACTOR);
     } catch (error) {
-      if (error instanceof ArtifactContentError) throw new UnsupportedSourceError(`${field}.url`, `artifact ${where}: ${error.message}`, { cause: error });
+      if (error instanceof ArtifactContentError)
+        throw new UnsupportedSourceError(`${field}.url`, `artifact ${where}: ${error.message}`, {
+          cause: error,
+        });
       throw error;
     }
   }
@@ -254,7 +316,12 @@ export async function fetchOciArtifact(input: OciArtifactInput, cacheDir: string
     try {
       await writeSteps(steps, content);
     } catch (error) {
-      if (error instanceof ArtifactContentError) throw new UnsupportedSourceError(`${field}.url`, `artifact ${where}: ${error.message}; nothing was kept`, { cause: error });
+      if (error instanceof ArtifactContentError)
+        throw new UnsupportedSourceError(
+          `${field}.url`,
+          `artifact ${where}: ${error.message}; nothing was kept`,
+          { cause: error },
+        );
       throw error;
     }
     try {

@@ -10,7 +10,12 @@
  * client (credentials, CA, timeouts, retries, size limits) as the artifact.
  */
 import type { KeyObject } from 'node:crypto';
-import { checkCosignSignature, COSIGN_SIGNATURE_ANNOTATION, COSIGN_SIMPLE_SIGNING, cosignSignatureTag } from '../../domain/source/cosign.ts';
+import {
+  checkCosignSignature,
+  COSIGN_SIGNATURE_ANNOTATION,
+  COSIGN_SIMPLE_SIGNING,
+  cosignSignatureTag,
+} from '../../domain/source/cosign.ts';
 import { SourceVerificationError } from './errors.ts';
 import type { OciClient } from './oci-registry.ts';
 
@@ -44,15 +49,26 @@ export async function verifyCosignSignature(
     );
   }
   const { manifest } = await client.manifest(signatureDigest);
-  const layers = (Array.isArray(manifest.layers) ? manifest.layers : []).filter((l) => l.mediaType === COSIGN_SIMPLE_SIGNING).slice(0, MAX_SIGNATURES);
+  const layers = (Array.isArray(manifest.layers) ? manifest.layers : [])
+    .filter((l) => l.mediaType === COSIGN_SIMPLE_SIGNING)
+    .slice(0, MAX_SIGNATURES);
   const reasons: string[] = [];
   for (const layer of layers) {
     if (typeof layer.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(layer.digest)) {
       reasons.push('a signature layer has no sha256 digest');
       continue;
     }
-    const payload = await client.blob(layer.digest, MAX_PAYLOAD_BYTES, `the signature payload ${layer.digest}`);
-    const check = checkCosignSignature({ payload, signatureBase64: layer.annotations?.[COSIGN_SIGNATURE_ANNOTATION], digest, key });
+    const payload = await client.blob(
+      layer.digest,
+      MAX_PAYLOAD_BYTES,
+      `the signature payload ${layer.digest}`,
+    );
+    const check = checkCosignSignature({
+      payload,
+      signatureBase64: layer.annotations?.[COSIGN_SIGNATURE_ANNOTATION],
+      digest,
+      key,
+    });
     if (check.ok) return { signatureDigest };
     reasons.push(check.why);
   }

@@ -105,12 +105,17 @@ export function createOciClient(options: OciClientOptions): OciClient {
   // Per client (one resolve): how to authorize the next request, learned from the first challenge.
   let authorization: string | undefined;
 
-  const basic = (c: RegistryCredentials) => `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}`;
+  const basic = (c: RegistryCredentials) =>
+    `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}`;
 
   const egress = options.egress ?? createEgress(STRICT_EGRESS);
-  const plainHttpAllowed = options.plainHttpAllowed ?? ((host: string) => options.plainHttp === true && host === options.registry);
+  const plainHttpAllowed =
+    options.plainHttpAllowed ?? ((host: string) => options.plainHttp === true && host === options.registry);
 
-  async function send(url: string, init: { method: string; accept?: string; authorization?: string | undefined }): Promise<Response> {
+  async function send(
+    url: string,
+    init: { method: string; accept?: string; authorization?: string | undefined },
+  ): Promise<Response> {
     const headers: Record<string, string> = {};
     if (init.accept) headers['accept'] = init.accept;
     if (init.authorization) headers['authorization'] = init.authorization;
@@ -118,7 +123,13 @@ export function createOciClient(options: OciClientOptions): OciClient {
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
-        response = await egress.fetch(url, { method: init.method, headers, signal: AbortSignal.timeout(timeoutMs), ca: options.caPem, plainHttp: plainHttpAllowed });
+        response = await egress.fetch(url, {
+          method: init.method,
+          headers,
+          signal: AbortSignal.timeout(timeoutMs),
+          ca: options.caPem,
+          plainHttp: plainHttpAllowed,
+        });
       } catch (err) {
         throw unanswered(answers, err, init.method, url);
       }
@@ -127,7 +138,10 @@ export function createOciClient(options: OciClientOptions): OciClient {
       await response.body?.cancel();
       const retryAfter = Number(response.headers.get('retry-after') ?? '');
       const backoff = (options.retryDelayMs ?? 500) * 2 ** attempt;
-      const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS) : backoff;
+      const wait =
+        Number.isFinite(retryAfter) && retryAfter > 0
+          ? Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS)
+          : backoff;
       await new Promise((ok) => setTimeout(ok, wait));
     }
   }
@@ -139,7 +153,10 @@ export function createOciClient(options: OciClientOptions): OciClient {
     try {
       url = new URL(realm ?? '');
     } catch {
-      throw new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} asked for a bearer token without a usable realm; cannot authenticate ${what}`);
+      throw new SourceNotReadyError(
+        `${field}.repository`,
+        `registry ${options.registry} asked for a bearer token without a usable realm; cannot authenticate ${what}`,
+      );
     }
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && plainHttpAllowed(url.host))) {
       throw new SourceNotReadyError(
@@ -151,7 +168,10 @@ export function createOciClient(options: OciClientOptions): OciClient {
     }
     if (params['service']) url.searchParams.set('service', params['service']);
     url.searchParams.set('scope', params['scope'] ?? `repository:${options.repository}:pull`);
-    const response = await send(url.toString(), { method: 'GET', authorization: options.credentials ? basic(options.credentials) : undefined });
+    const response = await send(url.toString(), {
+      method: 'GET',
+      authorization: options.credentials ? basic(options.credentials) : undefined,
+    });
     if (!response.ok) {
       await response.body?.cancel();
       throw refusedAnswer(answers, response.status, `a token for ${what}`);
@@ -160,11 +180,21 @@ export function createOciClient(options: OciClientOptions): OciClient {
     try {
       body = await response.json();
     } catch (err) {
-      throw new SourceNotReadyError(`${field}.repository`, `the token service of registry ${options.registry} answered something that is not JSON`, { cause: err });
+      throw new SourceNotReadyError(
+        `${field}.repository`,
+        `the token service of registry ${options.registry} answered something that is not JSON`,
+        { cause: err },
+      );
     }
-    const value = typeof body === 'object' && body !== null ? ((body as { token?: unknown }).token ?? (body as { access_token?: unknown }).access_token) : undefined;
+    const value =
+      typeof body === 'object' && body !== null
+        ? ((body as { token?: unknown }).token ?? (body as { access_token?: unknown }).access_token)
+        : undefined;
     if (typeof value !== 'string' || value === '') {
-      throw new SourceNotReadyError(`${field}.repository`, `the token service of registry ${options.registry} answered without a token`);
+      throw new SourceNotReadyError(
+        `${field}.repository`,
+        `the token service of registry ${options.registry} answered without a token`,
+      );
     }
     return value;
   }
@@ -199,12 +229,18 @@ export function createOciClient(options: OciClientOptions): OciClient {
       let url: string | undefined = `${base}/v2/${options.repository}/tags/list?n=1000`;
       for (let page = 0; url !== undefined; page++) {
         if (page >= 100) {
-          throw new SourceNotReadyError(`${field}.repository`, `${location} lists more than 100 pages of tags; pin ${field}.version to an exact version or use ${field}.digest`);
+          throw new SourceNotReadyError(
+            `${field}.repository`,
+            `${location} lists more than 100 pages of tags; pin ${field}.version to an exact version or use ${field}.digest`,
+          );
         }
         const response = await request(url, 'GET', 'the tag list');
         if (response.status === 404) {
           await response.body?.cancel();
-          throw new SourceNotReadyError(`${field}.chart`, `registry ${options.registry} has no repository ${options.repository} (HTTP 404 on its tag list); push the chart or fix ${field}.repository and ${field}.chart (will retry)`);
+          throw new SourceNotReadyError(
+            `${field}.chart`,
+            `registry ${options.registry} has no repository ${options.repository} (HTTP 404 on its tag list); push the chart or fix ${field}.repository and ${field}.chart (will retry)`,
+          );
         }
         if (!response.ok) {
           await response.body?.cancel();
@@ -215,9 +251,12 @@ export function createOciClient(options: OciClientOptions): OciClient {
         try {
           parsed = JSON.parse(body.toString('utf8'));
         } catch (err) {
-          throw new SourceNotReadyError(`${field}.repository`, `the tag list of ${location} is not JSON`, { cause: err });
+          throw new SourceNotReadyError(`${field}.repository`, `the tag list of ${location} is not JSON`, {
+            cause: err,
+          });
         }
-        const list = typeof parsed === 'object' && parsed !== null ? (parsed as { tags?: unknown }).tags : undefined;
+        const list =
+          typeof parsed === 'object' && parsed !== null ? (parsed as { tags?: unknown }).tags : undefined;
         if (Array.isArray(list)) for (const t of list) if (typeof t === 'string') tags.push(t);
         url = nextLink(response.headers.get('link'), url);
         if (url !== undefined && new URL(url).origin !== new URL(base).origin) {
@@ -232,14 +271,24 @@ export function createOciClient(options: OciClientOptions): OciClient {
       return tags;
     },
     async resolveDigest(reference) {
-      const response = await request(`${base}/v2/${options.repository}/manifests/${reference}`, 'HEAD', `the manifest ${reference}`, MANIFEST_ACCEPT);
+      const response = await request(
+        `${base}/v2/${options.repository}/manifests/${reference}`,
+        'HEAD',
+        `the manifest ${reference}`,
+        MANIFEST_ACCEPT,
+      );
       await response.body?.cancel();
       if (response.status === 404) return undefined;
       if (!response.ok) throw refusedAnswer(answers, response.status, `the manifest ${reference}`);
       const digest = response.headers.get('docker-content-digest') ?? undefined;
       if (digest !== undefined && /^sha256:[0-9a-f]{64}$/.test(digest)) return digest;
       // No usable digest header: read the manifest and hash it.
-      const full = await request(`${base}/v2/${options.repository}/manifests/${reference}`, 'GET', `the manifest ${reference}`, MANIFEST_ACCEPT);
+      const full = await request(
+        `${base}/v2/${options.repository}/manifests/${reference}`,
+        'GET',
+        `the manifest ${reference}`,
+        MANIFEST_ACCEPT,
+      );
       if (!full.ok) {
         await full.body?.cancel();
         throw refusedAnswer(answers, full.status, `the manifest ${reference}`);
@@ -247,10 +296,18 @@ export function createOciClient(options: OciClientOptions): OciClient {
       return sha256(await readLimited(answers, full, 4 * 1024 * 1024, `the manifest ${reference}`));
     },
     async manifest(digest) {
-      const response = await request(`${base}/v2/${options.repository}/manifests/${digest}`, 'GET', `the manifest ${digest}`, MANIFEST_ACCEPT);
+      const response = await request(
+        `${base}/v2/${options.repository}/manifests/${digest}`,
+        'GET',
+        `the manifest ${digest}`,
+        MANIFEST_ACCEPT,
+      );
       if (response.status === 404) {
         await response.body?.cancel();
-        throw new SourceNotReadyError(`${field}.digest`, `${location} has no manifest ${digest} (HTTP 404); push it or fix the digest (will retry)`);
+        throw new SourceNotReadyError(
+          `${field}.digest`,
+          `${location} has no manifest ${digest} (HTTP 404); push it or fix the digest (will retry)`,
+        );
       }
       if (!response.ok) {
         await response.body?.cancel();
@@ -259,15 +316,23 @@ export function createOciClient(options: OciClientOptions): OciClient {
       const bytes = await readLimited(answers, response, 4 * 1024 * 1024, `the manifest ${digest}`);
       const actual = sha256(bytes);
       if (actual !== digest) {
-        throw new SourceNotReadyError(`${field}.repository`, `registry ${options.registry} served a manifest for ${location}@${digest} whose digest is ${actual}; refusing it (will retry)`);
+        throw new SourceNotReadyError(
+          `${field}.repository`,
+          `registry ${options.registry} served a manifest for ${location}@${digest} whose digest is ${actual}; refusing it (will retry)`,
+        );
       }
       let manifest: OciManifest;
       try {
         manifest = JSON.parse(bytes.toString('utf8')) as OciManifest;
       } catch (err) {
-        throw new SourceNotReadyError(`${field}.repository`, `the manifest ${location}@${digest} is not JSON`, { cause: err });
+        throw new SourceNotReadyError(
+          `${field}.repository`,
+          `the manifest ${location}@${digest} is not JSON`,
+          { cause: err },
+        );
       }
-      const mediaType = manifest.mediaType ?? (response.headers.get('content-type') ?? '').split(';')[0].trim();
+      const mediaType =
+        manifest.mediaType ?? (response.headers.get('content-type') ?? '').split(';')[0].trim();
       return { manifest, mediaType };
     },
     async blob(digest, limit, what) {
@@ -279,7 +344,10 @@ export function createOciClient(options: OciClientOptions): OciClient {
       const bytes = await readLimited(answers, response, limit, what);
       const actual = sha256(bytes);
       if (actual !== digest) {
-        throw new SourceNotReadyError(`${field}.repository`, `${what} of ${location} has digest ${actual}, not ${digest} as its manifest says; refusing it (will retry)`);
+        throw new SourceNotReadyError(
+          `${field}.repository`,
+          `${what} of ${location} has digest ${actual}, not ${digest} as its manifest says; refusing it (will retry)`,
+        );
       }
       return bytes;
     },

@@ -37,7 +37,9 @@ export interface RefCacheKey {
 
 export const DEFAULT_REF_CACHE_TTL_MS = 15_000;
 
-export function createRefCache(options: { ttlMs?: number; now?: () => number; maxEntries?: number } = {}): RefCache {
+export function createRefCache(
+  options: { ttlMs?: number; now?: () => number; maxEntries?: number } = {},
+): RefCache {
   const ttlMs = options.ttlMs ?? DEFAULT_REF_CACHE_TTL_MS;
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 512;

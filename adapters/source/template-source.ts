@@ -30,12 +30,37 @@ export function createTemplateSourceResolver(source: ReconcilePorts['source']): 
       const tree = await source.resolve(asRelease);
       const { git, helm } = tree.resolved;
       if (git !== undefined) return { ok: true, resolved: { git: { url: git.url, commit: git.commit } } };
-      if (helm !== undefined) return { ok: true, resolved: { helm: { repository: helm.repository, chart: helm.chart, version: helm.version, digest: helm.digest } } };
-      return { ok: false, reason: 'Unsupported', message: 'spec.template.spec.source: a ReleaseSet pins git and helm sources; this source resolved to neither' };
+      if (helm !== undefined)
+        return {
+          ok: true,
+          resolved: {
+            helm: {
+              repository: helm.repository,
+              chart: helm.chart,
+              version: helm.version,
+              digest: helm.digest,
+            },
+          },
+        };
+      return {
+        ok: false,
+        reason: 'Unsupported',
+        message:
+          'spec.template.spec.source: a ReleaseSet pins git and helm sources; this source resolved to neither',
+      };
     } catch (error) {
-      if (error instanceof UnsupportedSourceError) return { ok: false, reason: 'Unsupported', message: `spec.template (as a Release): ${error.message}` };
+      if (error instanceof UnsupportedSourceError)
+        return {
+          ok: false,
+          reason: 'Unsupported',
+          message: `spec.template (as a Release): ${error.message}`,
+        };
       if (error instanceof SourceNotReadyError || error instanceof SourceVerificationError)
-        return { ok: false, reason: 'SourceNotReady', message: `spec.template (as a Release): ${error.message}` };
+        return {
+          ok: false,
+          reason: 'SourceNotReady',
+          message: `spec.template (as a Release): ${error.message}`,
+        };
       throw error;
     }
   };

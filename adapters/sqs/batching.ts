@@ -53,7 +53,10 @@ function gatherer<E extends { Id: string | undefined }>(
 
   const send = async (queueUrl: string, items: Pending<E>[]): Promise<void> => {
     try {
-      const { failed } = await flush(queueUrl, items.map((i) => i.entry));
+      const { failed } = await flush(
+        queueUrl,
+        items.map((i) => i.entry),
+      );
       const byId = new Map(failed.map((f) => [f.Id, f]));
       for (const item of items) {
         const failure = byId.get(item.entry.Id);
@@ -118,8 +121,16 @@ export function createBatchingSqs(sqs: SQSClient, lingerMs = DEFAULT_LINGER_MS):
   );
   return {
     sendMessage: (queueUrl, body, delaySeconds) =>
-      send(queueUrl, (Id) => ({ Id, MessageBody: body, ...(delaySeconds !== undefined ? { DelaySeconds: delaySeconds } : {}) })),
+      send(queueUrl, (Id) => ({
+        Id,
+        MessageBody: body,
+        ...(delaySeconds !== undefined ? { DelaySeconds: delaySeconds } : {}),
+      })),
     changeVisibility: (queueUrl, receiptHandle, visibilitySeconds) =>
-      visibility(queueUrl, (Id) => ({ Id, ReceiptHandle: receiptHandle, VisibilityTimeout: visibilitySeconds })),
+      visibility(queueUrl, (Id) => ({
+        Id,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: visibilitySeconds,
+      })),
   };
 }

@@ -60,9 +60,15 @@ export function sqsDeadLetters(sqs: SQSClient): DeadLetterPort {
           QueueUrl: target,
           MessageBody: copy.body,
           MessageAttributes: {
-            [DeadLetterAttribute.reason]: { DataType: 'String', StringValue: copy.reason.slice(0, MAX_REASON_CHARS) || 'invalid' },
+            [DeadLetterAttribute.reason]: {
+              DataType: 'String',
+              StringValue: copy.reason.slice(0, MAX_REASON_CHARS) || 'invalid',
+            },
             [DeadLetterAttribute.sourceQueue]: { DataType: 'String', StringValue: queueUrl },
-            [DeadLetterAttribute.sourceMessageId]: { DataType: 'String', StringValue: copy.messageId || 'unknown' },
+            [DeadLetterAttribute.sourceMessageId]: {
+              DataType: 'String',
+              StringValue: copy.messageId || 'unknown',
+            },
           },
         }),
       );
@@ -72,10 +78,14 @@ export function sqsDeadLetters(sqs: SQSClient): DeadLetterPort {
 
 /** The URL of the queue `queueUrl`'s RedrivePolicy sends to. */
 async function deadLetterUrlOf(sqs: SQSClient, queueUrl: string): Promise<string> {
-  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
+  );
   const policy = Attributes?.RedrivePolicy;
   if (policy === undefined || policy === '') {
-    throw new DeadLetterQueueError(`queue ${queueUrl} has no RedrivePolicy, so it has no dead-letter queue; give it one (the Convoy construct and convoy dev do)`);
+    throw new DeadLetterQueueError(
+      `queue ${queueUrl} has no RedrivePolicy, so it has no dead-letter queue; give it one (the Convoy construct and convoy dev do)`,
+    );
   }
   let arn: unknown;
   try {
@@ -87,9 +97,16 @@ async function deadLetterUrlOf(sqs: SQSClient, queueUrl: string): Promise<string
   const parts = typeof arn === 'string' ? arn.split(':') : [];
   const [, , service, , account, name] = parts;
   if (parts.length !== 6 || service !== 'sqs' || !account || !name) {
-    throw new DeadLetterQueueError(`queue ${queueUrl}: its RedrivePolicy's deadLetterTargetArn ${JSON.stringify(arn)} is not an SQS queue ARN`);
+    throw new DeadLetterQueueError(
+      `queue ${queueUrl}: its RedrivePolicy's deadLetterTargetArn ${JSON.stringify(arn)} is not an SQS queue ARN`,
+    );
   }
-  const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }));
-  if (QueueUrl === undefined) throw new DeadLetterQueueError(`SQS returned no URL for the dead-letter queue ${String(arn)} of ${queueUrl}`);
+  const { QueueUrl } = await sqs.send(
+    new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }),
+  );
+  if (QueueUrl === undefined)
+    throw new DeadLetterQueueError(
+      `SQS returned no URL for the dead-letter queue ${String(arn)} of ${queueUrl}`,
+    );
   return QueueUrl;
 }

@@ -39,7 +39,10 @@ const MAX_MESSAGE_DELAY_SECONDS = 900;
  * until maxReceiveCount moves it there. Valid work is never sent there by convoy: its retries
  * follow toSqsAction.
  */
-export const INVALID_MESSAGE_ACTION = { deadLetter: true, otherwiseRedeliverAfterSeconds: MIN_REDELIVERY_SECONDS } as const;
+export const INVALID_MESSAGE_ACTION = {
+  deadLetter: true,
+  otherwiseRedeliverAfterSeconds: MIN_REDELIVERY_SECONDS,
+} as const;
 
 export function toSqsAction(outcome: Outcome, context: SqsActionContext): SqsAction {
   switch (outcome.kind) {
@@ -49,12 +52,22 @@ export function toSqsAction(outcome: Outcome, context: SqsActionContext): SqsAct
       return { ack: true };
     case 'requeueAfter':
       if (outcome.asNewMessage === true) {
-        return { ack: true, resendAfterSeconds: Math.min(Math.max(delayMsToSeconds(outcome.delayMs), MIN_REDELIVERY_SECONDS), MAX_MESSAGE_DELAY_SECONDS) };
+        return {
+          ack: true,
+          resendAfterSeconds: Math.min(
+            Math.max(delayMsToSeconds(outcome.delayMs), MIN_REDELIVERY_SECONDS),
+            MAX_MESSAGE_DELAY_SECONDS,
+          ),
+        };
       }
       return redeliverAfter(delayMsToSeconds(outcome.delayMs));
     case 'retry':
       return redeliverAfter(
-        retryDelaySeconds(Math.max(context.receiveCount, outcome.attempt ?? 0), outcome.policy ?? context.retryPolicy, context.jitterKey),
+        retryDelaySeconds(
+          Math.max(context.receiveCount, outcome.attempt ?? 0),
+          outcome.policy ?? context.retryPolicy,
+          context.jitterKey,
+        ),
       );
     default: {
       const unknown: never = outcome;

@@ -16,14 +16,21 @@ export interface QueueBacklogOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-export function createQueueBacklog(sqs: Pick<SQSClient, 'send'>, queueUrl: string, options: QueueBacklogOptions = {}): QueueBacklog {
+export function createQueueBacklog(
+  sqs: Pick<SQSClient, 'send'>,
+  queueUrl: string,
+  options: QueueBacklogOptions = {},
+): QueueBacklog {
   const maxAgeMs = options.maxAgeMs ?? 3_000;
   const now = options.now ?? Date.now;
   let reading: { at: number; value: Promise<number | undefined> } | undefined;
   const read = async (): Promise<number | undefined> => {
     try {
       const { Attributes } = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages'],
+        }),
       );
       const count = Number(Attributes?.ApproximateNumberOfMessages);
       return Number.isFinite(count) && count >= 0 ? count : undefined;
@@ -34,7 +41,8 @@ export function createQueueBacklog(sqs: Pick<SQSClient, 'send'>, queueUrl: strin
   };
   return () => {
     const at = now();
-    if (reading === undefined || at - reading.at >= maxAgeMs || at < reading.at) reading = { at, value: read() };
+    if (reading === undefined || at - reading.at >= maxAgeMs || at < reading.at)
+      reading = { at, value: read() };
     return reading.value;
   };
 }

@@ -76,7 +76,10 @@ export async function ensureQueueWithDlq(
  * visibility changes of a batch's records go out together (batching.ts). A message that can never
  * succeed is copied to the queue's dead-letter queue (dead-letter.ts).
  */
-export function sqsVisibilityPort(sqs: SQSClient, batching?: BatchingSqs): {
+export function sqsVisibilityPort(
+  sqs: SQSClient,
+  batching?: BatchingSqs,
+): {
   changeVisibility(queueUrl: string, receiptHandle: string, visibilitySeconds: number): Promise<void>;
   resend(queueUrl: string, body: string, delaySeconds: number): Promise<void>;
   deadLetter(queueUrl: string, copy: DeadLetterCopy): Promise<void>;
@@ -86,10 +89,13 @@ export function sqsVisibilityPort(sqs: SQSClient, batching?: BatchingSqs): {
     deadLetter: (queueUrl, copy) => deadLetters.deadLetter(queueUrl, copy),
     async resend(queueUrl, body, delaySeconds) {
       if (batching !== undefined) return batching.sendMessage(queueUrl, body, delaySeconds);
-      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, DelaySeconds: delaySeconds }));
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, DelaySeconds: delaySeconds }),
+      );
     },
     async changeVisibility(queueUrl, receiptHandle, visibilitySeconds) {
-      if (batching !== undefined) return batching.changeVisibility(queueUrl, receiptHandle, visibilitySeconds);
+      if (batching !== undefined)
+        return batching.changeVisibility(queueUrl, receiptHandle, visibilitySeconds);
       await sqs.send(
         new ChangeMessageVisibilityCommand({
           QueueUrl: queueUrl,

@@ -9,8 +9,18 @@ import { createLogger } from '../../platform/logger.ts';
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
-const logger = createLogger({ base: { bench: 'flux/convoy-side' }, level: (process.env['CONVOY_BENCH_LOG_LEVEL'] as 'warn' | undefined) ?? 'warn', write: (line) => void process.stderr.write(`${line}\n`) });
-const runtime = await startConvoyRuntime({ kc, logger, ...(process.env['CONVOY_BENCH_POLLER_CONCURRENCY'] ? { pollerConcurrency: Number(process.env['CONVOY_BENCH_POLLER_CONCURRENCY']) } : {}) });
+const logger = createLogger({
+  base: { bench: 'flux/convoy-side' },
+  level: (process.env['CONVOY_BENCH_LOG_LEVEL'] as 'warn' | undefined) ?? 'warn',
+  write: (line) => void process.stderr.write(`${line}\n`),
+});
+const runtime = await startConvoyRuntime({
+  kc,
+  logger,
+  ...(process.env['CONVOY_BENCH_POLLER_CONCURRENCY']
+    ? { pollerConcurrency: Number(process.env['CONVOY_BENCH_POLLER_CONCURRENCY']) }
+    : {}),
+});
 const started = Date.now();
 while (!runtime.relay.ready()) {
   if (Date.now() - started > 60_000) throw new Error('the relay was not ready within 60 s');

@@ -9,7 +9,14 @@
 // that reports can: it creates a Release per app (as the sides' clocks include creating theirs) and,
 // after the applies, writes its status once (Applied True) — one status apply, where convoy's
 // spec has three loops each writing its own slice.
-import { CustomObjectsApi, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import { toRfc3339 } from '../../domain/status/conditions.ts';
 import { parseAllDocuments } from 'yaml';
@@ -35,7 +42,9 @@ const FIELD_MANAGER = 'bench-floor';
 
 /** The app's objects (bench/sections/per-release.ts appFiles), without a namespace. */
 function appObjects(files: Record<string, string>): KubernetesObject[] {
-  return Object.values(files).flatMap((text) => parseAllDocuments(text).map((doc) => doc.toJS() as KubernetesObject));
+  return Object.values(files).flatMap((text) =>
+    parseAllDocuments(text).map((doc) => doc.toJS() as KubernetesObject),
+  );
 }
 
 /** Applies every app's objects once (the namespaces exist); resolves when the last apply was answered. */
@@ -48,7 +57,12 @@ export async function runFloorSide(
   const { concurrency, dryRunFirst, reportOnce } = options;
   const client = KubernetesObjectApi.makeApiClient(kc);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const release = (namespace: string) => ({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases' });
+  const release = (namespace: string) => ({
+    group: API_GROUP,
+    version: API_VERSION,
+    namespace,
+    plural: 'releases',
+  });
   const latencies = new Map<string, number[]>();
   const app = appObjects(files);
   const t0 = performance.now();
@@ -66,7 +80,8 @@ export async function runFloorSide(
       });
     }
     if (dryRunFirst) {
-      for (const obj of objects) await client.patch(obj, undefined, 'All', FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+      for (const obj of objects)
+        await client.patch(obj, undefined, 'All', FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
     }
     for (const obj of objects) {
       const t = performance.now();
@@ -78,12 +93,24 @@ export async function runFloorSide(
     }
     if (reportOnce !== undefined) {
       const at = toRfc3339(new Date());
-      const applied = { type: 'Applied', status: 'True', reason: 'Applied', message: 'applied', observedGeneration: 1, lastTransitionTime: at };
+      const applied = {
+        type: 'Applied',
+        status: 'True',
+        reason: 'Applied',
+        message: 'applied',
+        observedGeneration: 1,
+        lastTransitionTime: at,
+      };
       await custom.patchNamespacedCustomObjectStatus(
         {
           ...release(namespace),
           name: 'app',
-          body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind: 'Release', metadata: { name: 'app', namespace }, status: { observedGeneration: 1, conditions: [applied] } },
+          body: {
+            apiVersion: `${API_GROUP}/${API_VERSION}`,
+            kind: 'Release',
+            metadata: { name: 'app', namespace },
+            status: { observedGeneration: 1, conditions: [applied] },
+          },
           fieldManager: 'convoy-release',
           force: true,
         },
@@ -99,7 +126,10 @@ export async function runFloorSide(
     wallS: Math.round(seconds * 10) / 10,
     appsPerSecond: Math.round((namespaces.length / seconds) * 10) / 10,
     applyLatencyMs: Object.fromEntries(
-      [...latencies].map(([kind, ms]) => [kind, { p50: Math.round(percentile(ms, 50) ?? 0), max: Math.round(percentile(ms, 100) ?? 0) }]),
+      [...latencies].map(([kind, ms]) => [
+        kind,
+        { p50: Math.round(percentile(ms, 50) ?? 0), max: Math.round(percentile(ms, 100) ?? 0) },
+      ]),
     ),
   };
 }

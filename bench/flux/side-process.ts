@@ -21,7 +21,14 @@ export class SideProcessError extends Error {
   override name = 'SideProcessError';
 }
 
-export function startSideProcess(o: { name: string; file: string; args: string[]; env: NodeJS.ProcessEnv; log: string; pidsFile: string }): SideProcess {
+export function startSideProcess(o: {
+  name: string;
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  log: string;
+  pidsFile: string;
+}): SideProcess {
   const spawned: SpawnedProcess = spawnLogged(o.file, o.args, o.log, o.env);
   const pid = spawned.proc.pid ?? -1;
   appendFileSync(o.pidsFile, `${pid}\n`);
@@ -37,18 +44,30 @@ export function startSideProcess(o: { name: string; file: string; args: string[]
 }
 
 /** Polls `check` every 200 ms until it returns true; fails when a process exits first or after `timeoutMs`. */
-export async function waitUntil(what: string, check: () => Promise<boolean>, processes: readonly SideProcess[], timeoutMs: number): Promise<void> {
+export async function waitUntil(
+  what: string,
+  check: () => Promise<boolean>,
+  processes: readonly SideProcess[],
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const dead = processes.find((p) => p.exited());
     if (dead) throw new SideProcessError(`${dead.name} exited before ${what}; its log is ${dead.log}`);
     if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new SideProcessError(`${what} did not happen within ${timeoutMs} ms (logs: ${processes.map((p) => p.log).join(', ')})`);
+    if (Date.now() > deadline)
+      throw new SideProcessError(
+        `${what} did not happen within ${timeoutMs} ms (logs: ${processes.map((p) => p.log).join(', ')})`,
+      );
     await sleep(200);
   }
 }
 
 /** Runs `work` over `items` with at most `concurrency` at a time (domain/runtime/bounded.ts). */
-export async function inPool<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function inPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   await mapBounded(items, concurrency, work);
 }

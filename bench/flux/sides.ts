@@ -73,13 +73,19 @@ export interface SideResult {
 /** A kubeconfig whose current context is `user` (a token user of the control plane). */
 async function kubeconfigFor(cp: ControlPlane, user: string): Promise<string> {
   const path = join(cp.dir, `kubeconfig-${user}`);
-  await writeFile(path, cp.kubeconfigYaml.replace(/^current-context: .*$/m, `current-context: ${user}`), { mode: 0o600 });
+  await writeFile(path, cp.kubeconfigYaml.replace(/^current-context: .*$/m, `current-context: ${user}`), {
+    mode: 0o600,
+  });
   return path;
 }
 
 /** The spec of the one Release per namespace both the convoy side and the reportOnce floor create. */
 export function benchReleaseSpec(repoUrl: string): Record<string, unknown> {
-  return { cluster: { name: 'local' }, source: { git: { url: repoUrl, ref: { branch: 'main' }, path: 'app' } }, syncPolicy: { interval: '1h' } };
+  return {
+    cluster: { name: 'local' },
+    source: { git: { url: repoUrl, ref: { branch: 'main' }, path: 'app' } },
+    syncPolicy: { interval: '1h' },
+  };
 }
 
 export async function createNamespaces(kc: KubeConfig, names: readonly string[]): Promise<void> {
@@ -98,7 +104,13 @@ async function measure(
   settle: (latest: ReadonlyMap<string, WatchedObject>) => Promise<boolean>,
   firstDeployDone?: (o: WatchedObject) => boolean,
 ): Promise<SideResult> {
-  const watch = await watchCondition(ctx.kc, watchPath, predicate, (e) => log(`flux bench: watch ${watchPath}: ${String(e)}`), firstDeployDone);
+  const watch = await watchCondition(
+    ctx.kc,
+    watchPath,
+    predicate,
+    (e) => log(`flux bench: watch ${watchPath}: ${String(e)}`),
+    firstDeployDone,
+  );
   try {
     const pids = processes.map((p) => p.pid);
     const cpu0 = cpuSnapshot(pids);
@@ -119,10 +131,21 @@ async function measure(
       settled,
       cpuS: { toReady: atReady.total.cpuS, toSettled: atSettled.total.cpuS },
       peakRssMiB: atSettled.total.peakRssMiB,
-      processes: Object.fromEntries(processes.map((p) => [p.name, atSettled.byPid[String(p.pid)] ?? { cpuS: 0, peakRssMiB: 0 }])),
+      processes: Object.fromEntries(
+        processes.map((p) => [p.name, atSettled.byPid[String(p.pid)] ?? { cpuS: 0, peakRssMiB: 0 }]),
+      ),
       readyAfterMs: { p50: after[Math.floor(after.length / 2)] ?? 0, max: after[after.length - 1] ?? 0 },
-      firstDeployDoneAt: new Map([...watch.reachedAt].map(([key, at]) => [key, firstDeployDone === undefined ? at : (watch.alsoReachedAt.get(key) ?? at)])),
-      keyOfUid: new Map([...watch.latest].flatMap(([key, o]) => (o.metadata?.uid === undefined ? [] : [[o.metadata.uid, key] as const]))),
+      firstDeployDoneAt: new Map(
+        [...watch.reachedAt].map(([key, at]) => [
+          key,
+          firstDeployDone === undefined ? at : (watch.alsoReachedAt.get(key) ?? at),
+        ]),
+      ),
+      keyOfUid: new Map(
+        [...watch.latest].flatMap(([key, o]) =>
+          o.metadata?.uid === undefined ? [] : [[o.metadata.uid, key] as const],
+        ),
+      ),
     };
   } finally {
     watch.stop();
@@ -140,11 +163,19 @@ export async function runFluxSide(ctx: SideContext, binDir: string, crdNote: str
   const env = { ...process.env, KUBECONFIG: kubeconfig, RUNTIME_NAMESPACE: 'flux-system' };
   const pidsFile = join(cp.dir, 'pids');
   // Started through links in the control plane's folder: the reaper kills only processes whose command line names it.
-  for (const bin of ['source-controller', 'kustomize-controller']) await symlink(join(binDir, bin), join(cp.dir, bin));
+  for (const bin of ['source-controller', 'kustomize-controller'])
+    await symlink(join(binDir, bin), join(cp.dir, bin));
   const source = startSideProcess({
     name: 'source-controller',
     file: join(cp.dir, 'source-controller'),
-    args: [...MANIFEST_ARGS, `--storage-path=${storage}`, `--storage-addr=127.0.0.1:${storagePort}`, `--storage-adv-addr=127.0.0.1:${storagePort}`, `--metrics-addr=127.0.0.1:${scMetrics}`, `--health-addr=127.0.0.1:${scHealth}`],
+    args: [
+      ...MANIFEST_ARGS,
+      `--storage-path=${storage}`,
+      `--storage-addr=127.0.0.1:${storagePort}`,
+      `--storage-adv-addr=127.0.0.1:${storagePort}`,
+      `--metrics-addr=127.0.0.1:${scMetrics}`,
+      `--health-addr=127.0.0.1:${scHealth}`,
+    ],
     env,
     log: join(cp.dir, 'source-controller.log'),
     pidsFile,
@@ -159,7 +190,8 @@ export async function runFluxSide(ctx: SideContext, binDir: string, crdNote: str
   });
   const processes = [source, kustomize];
   try {
-    const ready = (port: number | undefined) => async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok;
+    const ready = (port: number | undefined) => async () =>
+      (await fetch(`http://127.0.0.1:${port}/readyz`)).ok;
     await waitUntil('source-controller /readyz', ready(scHealth), processes, 60_000);
     await waitUntil('kustomize-controller /readyz', ready(kcHealth), processes, 60_000);
     await sleep(2_000); // informers listed
@@ -214,7 +246,11 @@ export async function runFluxSide(ctx: SideContext, binDir: string, crdNote: str
 
 /** Condition `type` is present (any status) for the object's current generation. */
 function reported(o: WatchedObject, type: string): boolean {
-  return o.status?.conditions?.some((c) => c.type === type && (c.observedGeneration ?? 0) >= (o.metadata?.generation ?? 1)) ?? false;
+  return (
+    o.status?.conditions?.some(
+      (c) => c.type === type && (c.observedGeneration ?? 0) >= (o.metadata?.generation ?? 1),
+    ) ?? false
+  );
 }
 
 /** Applied, and both observers have reported on the current generation: the three loops' first runs are over. */
@@ -240,7 +276,12 @@ export async function runConvoySide(ctx: SideContext, root: string): Promise<Sid
     version: API_VERSION,
     namespace,
     plural: `${kind.toLowerCase()}s`,
-    body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind, metadata: { name: kind === 'Cluster' ? 'local' : 'app', namespace }, spec },
+    body: {
+      apiVersion: `${API_GROUP}/${API_VERSION}`,
+      kind,
+      metadata: { name: kind === 'Cluster' ? 'local' : 'app', namespace },
+      spec,
+    },
   });
   await inPool(names, CREATE_CONCURRENCY, async (namespace) => {
     await custom.createNamespacedCustomObject(convoyObject('Cluster', namespace, { inCluster: true }));
@@ -255,7 +296,12 @@ export async function runConvoySide(ctx: SideContext, root: string): Promise<Sid
   });
   try {
     // The child writes `ready` once its relay has listed everything; its stdout goes to its log.
-    await waitUntil('the convoy runtime ready', async () => /^ready$/m.test(await readFile(side.log, 'utf8')), [side], 90_000);
+    await waitUntil(
+      'the convoy runtime ready',
+      async () => /^ready$/m.test(await readFile(side.log, 'utf8')),
+      [side],
+      90_000,
+    );
     await sleep(1_000);
     return await measure(
       ctx,
@@ -275,7 +321,9 @@ export async function runConvoySide(ctx: SideContext, root: string): Promise<Sid
           if (settled >= n) return true;
           await sleep(500);
         }
-        log(`flux bench: not every convoy Release settled (rollout over, InSync and Healthy) within ${CONVOY_SETTLE_MAX_MS} ms of the last Applied`);
+        log(
+          `flux bench: not every convoy Release settled (rollout over, InSync and Healthy) within ${CONVOY_SETTLE_MAX_MS} ms of the last Applied`,
+        );
         return false;
       },
       convoyFirstDeployDone,

@@ -30,7 +30,8 @@ const LABEL = /(\w+)="((?:[^"\\]|\\.)*)"/g;
 /** The API server's /metrics text. */
 export async function fetchMetrics(kc: KubeConfig): Promise<string> {
   const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new MetricsReadError('the kubeconfig has no current cluster; cannot read /metrics');
+  if (cluster === null)
+    throw new MetricsReadError('the kubeconfig has no current cluster; cannot read /metrics');
   const url = new URL('/metrics', cluster.server);
   const options: RequestOptions = { method: 'GET', agent: false, timeout: 10_000 };
   await kc.applyToHTTPSOptions(options);
@@ -40,7 +41,12 @@ export async function fetchMetrics(kc: KubeConfig): Promise<string> {
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) reject(new MetricsReadError(`GET ${url.href} answered HTTP ${res.statusCode ?? '?'}: ${text.slice(0, 300)}`));
+        if (res.statusCode !== 200)
+          reject(
+            new MetricsReadError(
+              `GET ${url.href} answered HTTP ${res.statusCode ?? '?'}: ${text.slice(0, 300)}`,
+            ),
+          );
         else resolve(text);
       });
       res.on('error', reject);
@@ -55,7 +61,10 @@ export async function fetchMetrics(kc: KubeConfig): Promise<string> {
  * The series of a per-request metric family: `apiserver_request_total` (count = requests) or
  * `apiserver_request_duration_seconds_sum` (count = seconds spent).
  */
-export function parseSeries(text: string, metric: 'apiserver_request_total' | 'apiserver_request_duration_seconds_sum'): RequestSnapshot {
+export function parseSeries(
+  text: string,
+  metric: 'apiserver_request_total' | 'apiserver_request_duration_seconds_sum',
+): RequestSnapshot {
   const prefix = `${metric}{`;
   const snapshot = new Map<string, RequestSample>();
   for (const line of text.split('\n')) {
@@ -71,7 +80,12 @@ export function parseSeries(text: string, metric: 'apiserver_request_total' | 'a
       subresource: labels['subresource'] ?? '',
       dryRun: labels['dry_run'] ?? '',
       code: labels['code'] ?? '',
-      count: Number(line.slice(close + 1).trim().split(/\s+/)[0]),
+      count: Number(
+        line
+          .slice(close + 1)
+          .trim()
+          .split(/\s+/)[0],
+      ),
     });
   }
   return snapshot;
@@ -92,7 +106,14 @@ export function diffRequests(before: RequestSnapshot, after: RequestSnapshot): R
 }
 
 /** The metric's verbs that write; a server-side apply (PATCH with application/apply-patch+yaml) is counted as APPLY. */
-const WRITE_VERBS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION']);
+const WRITE_VERBS: ReadonlySet<string> = new Set([
+  'POST',
+  'PUT',
+  'PATCH',
+  'APPLY',
+  'DELETE',
+  'DELETECOLLECTION',
+]);
 
 export interface RequestSummary {
   total: number;
@@ -124,7 +145,14 @@ export function summarize(samples: readonly RequestSample[]): RequestSummary {
       else objectWrites += s.count;
     }
   }
-  return { total, byVerb: sortKeys(byVerb), byResource: sortKeys(byResource), objectWrites, statusWrites, dryRuns };
+  return {
+    total,
+    byVerb: sortKeys(byVerb),
+    byResource: sortKeys(byResource),
+    objectWrites,
+    statusWrites,
+    dryRuns,
+  };
 }
 
 function sortKeys(record: Record<string, number>): Record<string, number> {
@@ -138,7 +166,14 @@ function sortKeys(record: Record<string, number>): Record<string, number> {
  * Events it records. The measured code touches none of these resources (the
  * Leases of the runtime are not measured: queueLatency counts no requests).
  */
-const APISERVER_OWN: ReadonlySet<string> = new Set(['leases', 'endpoints', 'endpointslices', 'ipaddresses', 'servicecidrs', 'events']);
+const APISERVER_OWN: ReadonlySet<string> = new Set([
+  'leases',
+  'endpoints',
+  'endpointslices',
+  'ipaddresses',
+  'servicecidrs',
+  'events',
+]);
 
 export function isApiserverOwn(s: RequestSample): boolean {
   return APISERVER_OWN.has(s.resource);
@@ -156,7 +191,11 @@ export interface Measured<T> {
 }
 
 /** Counts the requests `work` causes, on both sides. */
-export async function measureRequests<T>(kc: KubeConfig, client: ClientRequestCounter, work: () => Promise<T>): Promise<Measured<T>> {
+export async function measureRequests<T>(
+  kc: KubeConfig,
+  client: ClientRequestCounter,
+  work: () => Promise<T>,
+): Promise<Measured<T>> {
   const before = await readRequestTotals(kc);
   const started = performance.now();
   const { value, count } = await client.during(work);

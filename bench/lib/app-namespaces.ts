@@ -13,7 +13,12 @@ export function convoyObject(kind: 'Cluster' | 'Release', namespace: string, spe
     version: API_VERSION,
     namespace,
     plural: `${kind.toLowerCase()}s`,
-    body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind, metadata: { name: kind === 'Cluster' ? 'local' : 'app', namespace }, spec },
+    body: {
+      apiVersion: `${API_GROUP}/${API_VERSION}`,
+      kind,
+      metadata: { name: kind === 'Cluster' ? 'local' : 'app', namespace },
+      spec,
+    },
   };
 }
 

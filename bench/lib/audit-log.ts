@@ -12,7 +12,10 @@ export class AuditLogError extends Error {
 }
 
 /** Writes the policy file and returns the kube-apiserver flags that turn the audit log on. */
-export async function auditLogArgs(dir: string, users: readonly string[]): Promise<{ args: string[]; logPath: string }> {
+export async function auditLogArgs(
+  dir: string,
+  users: readonly string[],
+): Promise<{ args: string[]; logPath: string }> {
   const policyPath = join(dir, 'bench-audit-policy.yaml');
   const logPath = join(dir, 'bench-audit.log');
   const policy = [
@@ -28,7 +31,13 @@ export async function auditLogArgs(dir: string, users: readonly string[]): Promi
   await writeFile(policyPath, policy);
   return {
     // Blocking mode: an event is in the file when its response has been sent.
-    args: [`--audit-policy-file=${policyPath}`, `--audit-log-path=${logPath}`, '--audit-log-format=json', '--audit-log-mode=blocking', '--audit-log-maxsize=0'],
+    args: [
+      `--audit-policy-file=${policyPath}`,
+      `--audit-log-path=${logPath}`,
+      '--audit-log-format=json',
+      '--audit-log-mode=blocking',
+      '--audit-log-maxsize=0',
+    ],
     logPath,
   };
 }
@@ -79,7 +88,9 @@ export async function readAuditLog(logPath: string): Promise<AuditRequest[]> {
       user: event.user?.username ?? '',
       userAgent: event.userAgent ?? '',
       verb: event.verb ?? '',
-      resource: ref?.resource ? `${ref.resource}${ref.subresource ? `/${ref.subresource}` : ''}` : (uri.split('?')[0] ?? uri),
+      resource: ref?.resource
+        ? `${ref.resource}${ref.subresource ? `/${ref.subresource}` : ''}`
+        : (uri.split('?')[0] ?? uri),
       namespace: ref?.namespace ?? '',
       name: ref?.name ?? '',
       dryRun: /[?&]dryRun=All/.test(uri),
@@ -100,7 +111,12 @@ export interface AuditSummary {
 }
 
 /** Counts the requests of `user` received in [from, to] (ms since the epoch). */
-export function summarizeAudit(requests: readonly AuditRequest[], user: string, from: number, to: number): AuditSummary {
+export function summarizeAudit(
+  requests: readonly AuditRequest[],
+  user: string,
+  from: number,
+  to: number,
+): AuditSummary {
   const byVerb: Record<string, number> = {};
   const byResource: Record<string, number> = {};
   const byAgent: Record<string, number> = {};
@@ -145,8 +161,14 @@ export function firstDeployPerRelease(
 
 /** The same counts divided by `n` (per Release), rounded to 0.01. */
 export function perRelease(summary: AuditSummary, n: number): AuditSummary {
-  const div = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, round(v / n)]));
-  return { total: round(summary.total / n), byVerb: div(summary.byVerb), byResource: div(summary.byResource), byAgent: div(summary.byAgent) };
+  const div = (r: Record<string, number>) =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, round(v / n)]));
+  return {
+    total: round(summary.total / n),
+    byVerb: div(summary.byVerb),
+    byResource: div(summary.byResource),
+    byAgent: div(summary.byAgent),
+  };
 }
 
 const round = (x: number): number => Math.round(x * 100) / 100;

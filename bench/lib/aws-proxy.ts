@@ -27,7 +27,13 @@ export async function startCountingAwsProxy(upstream: string): Promise<CountingA
     const name = awsRequestName(req);
     counts.set(name, (counts.get(name) ?? 0) + 1);
     const forward = httpRequest(
-      { hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      {
+        hostname: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);

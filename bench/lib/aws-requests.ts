@@ -22,7 +22,8 @@ export function countAwsRequests(endpoint: string): AwsRequestCounter {
   const onRequest = (message: unknown): void => {
     if (current === undefined) return;
     const request = (message as { request?: NodeHttpRequest }).request;
-    if (request === undefined || `${request.protocol}//${String(request.getHeader('host'))}` !== origin) return;
+    if (request === undefined || `${request.protocol}//${String(request.getHeader('host'))}` !== origin)
+      return;
     const target = request.getHeader('x-amz-target');
     let key: string;
     if (typeof target === 'string') key = `SQS ${target.split('.').pop() ?? target}`;

@@ -45,7 +45,8 @@ export function countClientRequests(server: string): ClientRequestCounter {
   const onNodeHttp = (message: unknown): void => {
     if (current === undefined) return;
     const request = (message as { request?: NodeHttpRequest }).request;
-    if (request === undefined || `${request.protocol}//${String(request.getHeader('host'))}` !== origin) return;
+    if (request === undefined || `${request.protocol}//${String(request.getHeader('host'))}` !== origin)
+      return;
     const key = describeRequest(request.method, request.path);
     current.set(key, (current.get(key) ?? 0) + 1);
   };
@@ -82,6 +83,7 @@ export function describeRequest(method: string, pathAndQuery: string): string {
   const [resource, name, subresource] = rest;
   const dryRun = /(^|&)dryRun=/.test(query);
   // Named like the API server's metric: a GET of a collection is a LIST, a GET with watch=true a WATCH.
-  const verb = method === 'GET' && name === undefined ? (/(^|&)watch=(true|1)/.test(query) ? 'WATCH' : 'LIST') : method;
+  const verb =
+    method === 'GET' && name === undefined ? (/(^|&)watch=(true|1)/.test(query) ? 'WATCH' : 'LIST') : method;
   return `${verb} ${resource ?? ''}${subresource ? `/${subresource}` : ''}${dryRun ? ' (dry run)' : ''}`;
 }

@@ -62,7 +62,8 @@ export async function watchCondition(
       return;
     }
     latest.set(key, obj);
-    if (alsoTrack !== undefined && !alsoReachedAt.has(key) && alsoTrack(obj)) alsoReachedAt.set(key, Date.now());
+    if (alsoTrack !== undefined && !alsoReachedAt.has(key) && alsoTrack(obj))
+      alsoReachedAt.set(key, Date.now());
     if (reachedAt.has(key) || !predicate(obj)) return;
     reachedAt.set(key, Date.now());
     for (const wake of wakers) wake();
@@ -90,7 +91,11 @@ export async function watchCondition(
         };
         const timer = setTimeout(() => {
           wakers.delete(check);
-          reject(new ConditionWaitTimeoutError(`${reachedAt.size} of ${count} objects at ${path} reached the condition within ${timeoutMs} ms`));
+          reject(
+            new ConditionWaitTimeoutError(
+              `${reachedAt.size} of ${count} objects at ${path} reached the condition within ${timeoutMs} ms`,
+            ),
+          );
         }, timeoutMs);
         wakers.add(check);
       });

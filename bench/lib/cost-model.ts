@@ -40,7 +40,12 @@ export interface CostOptions {
   readonly invocationsPerMessage?: Readonly<Record<Loop, number>>;
 }
 
-export function costModel(releases: number, intervalMinutes: number, loops: Record<Loop, LoopFigures>, options: CostOptions = {}): Record<string, unknown> {
+export function costModel(
+  releases: number,
+  intervalMinutes: number,
+  loops: Record<Loop, LoopFigures>,
+  options: CostOptions = {},
+): Record<string, unknown> {
   const memoryOf = (loop: Loop): number => options.memoryMb?.[loop] ?? DEFAULT_MEMORY_MB[loop];
   const counted = Object.values(loops).every((f) => f.apiserverRequests !== undefined);
   const runsPerDay = (24 * 60) / intervalMinutes;
@@ -68,7 +73,9 @@ export function costModel(releases: number, intervalMinutes: number, loops: Reco
     s3Other += m * f.s3Other;
     perLoop[loop] = {
       messages: m,
-      ...(options.invocationsPerMessage !== undefined ? { invocations: round(m * (options.invocationsPerMessage[loop] ?? 1), 0) } : {}),
+      ...(options.invocationsPerMessage !== undefined
+        ? { invocations: round(m * (options.invocationsPerMessage[loop] ?? 1), 0) }
+        : {}),
       gbSeconds: round(gbs),
       ...(f.apiserverRequests !== undefined ? { apiserverRequests: round(m * f.apiserverRequests, 0) } : {}),
       msPerMessage: f.msPerMessage,
@@ -76,7 +83,10 @@ export function costModel(releases: number, intervalMinutes: number, loops: Reco
     };
   }
   const usd = {
-    lambdaRequests: round(((options.invocationsPerMessage !== undefined ? invocations : messages) / 1e6) * PRICES.lambdaPerMillionRequests),
+    lambdaRequests: round(
+      ((options.invocationsPerMessage !== undefined ? invocations : messages) / 1e6) *
+        PRICES.lambdaPerMillionRequests,
+    ),
     lambdaCompute: round(gbSeconds * PRICES.lambdaPerGbSecond),
     sqs: round((sqs / 1e6) * PRICES.sqsPerMillionRequests),
     s3: round((s3Get / 1000) * PRICES.s3PerThousandGet + (s3Other / 1000) * PRICES.s3PerThousandPutListHead),
@@ -85,11 +95,17 @@ export function costModel(releases: number, intervalMinutes: number, loops: Reco
     releases,
     intervalMinutes,
     perDay: {
-      lambdaInvocations: { batchOf1: messages, batchOf10: Math.ceil(messages / 10), ...(options.invocationsPerMessage !== undefined ? { measuredBatches: round(invocations, 0) } : {}) },
+      lambdaInvocations: {
+        batchOf1: messages,
+        batchOf10: Math.ceil(messages / 10),
+        ...(options.invocationsPerMessage !== undefined ? { measuredBatches: round(invocations, 0) } : {}),
+      },
       lambdaGbSeconds: round(gbSeconds),
       sqsRequests: round(sqs, 0),
       s3Requests: { get: round(s3Get, 0), putListHead: round(s3Other, 0) },
-      ...(counted ? { apiserverRequests: round(apiserver, 0), apiserverRequestsPerSecond: round(apiserver / 86_400) } : { apiserverRequests: 'not counted by this section' }),
+      ...(counted
+        ? { apiserverRequests: round(apiserver, 0), apiserverRequestsPerSecond: round(apiserver / 86_400) }
+        : { apiserverRequests: 'not counted by this section' }),
       usd: { ...usd, total: round(usd.lambdaRequests + usd.lambdaCompute + usd.sqs + usd.s3) },
     },
     perLoop,

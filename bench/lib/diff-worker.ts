@@ -16,11 +16,13 @@ const lines = Number(linesArg);
 /** A ConfigMap whose canonical YAML is about `n` lines. */
 function configMap(n: number, changed: (i: number) => boolean, pad: string): KubeObject {
   const data: Record<string, string> = {};
-  for (let i = 0; i < n; i++) data[`key-${String(i).padStart(6, '0')}`] = changed(i) ? `changed ${i}${pad}` : `value ${i}${pad}`;
+  for (let i = 0; i < n; i++)
+    data[`key-${String(i).padStart(6, '0')}`] = changed(i) ? `changed ${i}${pad}` : `value ${i}${pad}`;
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'large', namespace: 'bench' }, data };
 }
 
-const peakMiB = (): number => Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 'NaN') / 1024);
+const peakMiB = (): number =>
+  Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 'NaN') / 1024);
 const rssMiB = (): number => Math.round(process.memoryUsage().rss / (1024 * 1024));
 
 const pad = edit === 'oversize' ? ' '.repeat(Math.ceil((1.25 * 1024 * 1024) / lines)) : '';
@@ -31,4 +33,6 @@ const t = performance.now();
 const diff = diffRenders(byObjectKey([before]), byObjectKey([after]));
 const result = { lines: diff.objects[0]?.lines.length ?? 0, skipped: diff.objects[0]?.skipped };
 const ms = Math.round(performance.now() - t);
-process.stdout.write(`${JSON.stringify({ objectLines: lines, edit, ms, rssBeforeMiB, peakRssMiB: peakMiB(), ...result })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ objectLines: lines, edit, ms, rssBeforeMiB, peakRssMiB: peakMiB(), ...result })}\n`,
+);

@@ -58,7 +58,11 @@ export interface AppliedWatch {
 }
 
 /** Watches the Releases of `namespace` and notes when each first reaches Applied True. */
-export async function watchApplied(kc: KubeConfig, namespace: string, onError: (error: unknown) => void): Promise<AppliedWatch> {
+export async function watchApplied(
+  kc: KubeConfig,
+  namespace: string,
+  onError: (error: unknown) => void,
+): Promise<AppliedWatch> {
   const appliedAt = new Map<string, number>();
   const waiters = new Set<() => void>();
   const path = `/apis/${API_GROUP}/${API_VERSION}/namespaces/${namespace}/releases`;
@@ -101,14 +105,19 @@ export async function watchApplied(kc: KubeConfig, namespace: string, onError: (
   return {
     appliedAt,
     async waitFor(name, timeoutMs) {
-      await until(() => appliedAt.has(name), timeoutMs, () => `Release ${namespace}/${name} did not reach Applied True`);
+      await until(
+        () => appliedAt.has(name),
+        timeoutMs,
+        () => `Release ${namespace}/${name} did not reach Applied True`,
+      );
       return appliedAt.get(name) ?? Number.NaN;
     },
     waitForAll(names, timeoutMs) {
       return until(
         () => names.every((n) => appliedAt.has(n)),
         timeoutMs,
-        () => `${names.filter((n) => !appliedAt.has(n)).length} of ${names.length} Releases in ${namespace} did not reach Applied True`,
+        () =>
+          `${names.filter((n) => !appliedAt.has(n)).length} of ${names.length} Releases in ${namespace} did not reach Applied True`,
       );
     },
     stop() {

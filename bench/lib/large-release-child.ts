@@ -27,7 +27,9 @@ function tenancyOf(t: LargeReleaseChildInput['tenancy']): TenancySettings {
     crossNamespaceRefs: t.crossNamespaceRefs,
     eksRoles: [],
     // The env's egress allow list (its Git server on loopback).
-    ...(t.egressAllow ? { egress: { allow: parseEgressAllow(t.egressAllow, 'egressAllow'), clusterNetworks: [] } } : {}),
+    ...(t.egressAllow
+      ? { egress: { allow: parseEgressAllow(t.egressAllow, 'egressAllow'), clusterNetworks: [] } }
+      : {}),
   };
 }
 
@@ -71,7 +73,15 @@ async function main(): Promise<void> {
     progress: { intervalMs: input.progressIntervalMs },
   });
   const outcome = await handler(
-    { v: 1, loop: 'reconcile', namespace: input.namespace, name: input.name, uid: input.uid, cause: 'bench largeRelease', sentAt: new Date().toISOString() },
+    {
+      v: 1,
+      loop: 'reconcile',
+      namespace: input.namespace,
+      name: input.name,
+      uid: input.uid,
+      cause: 'bench largeRelease',
+      sentAt: new Date().toISOString(),
+    },
     { logger, receiveCount: 1, messageId: 'bench', record: {} as never },
   );
   const wallMs = Math.round(performance.now() - started);
@@ -92,7 +102,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`large-release-child: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `large-release-child: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -11,7 +11,12 @@ export interface LargeReleaseChildInput {
   uid: string;
   cacheDir: string;
   /** TenancySettings in JSON: inClusterNamespaces as a list or 'all'. */
-  tenancy: { defaultServiceAccount?: string | undefined; inClusterNamespaces: string[] | 'all'; crossNamespaceRefs: boolean; egressAllow?: string | undefined };
+  tenancy: {
+    defaultServiceAccount?: string | undefined;
+    inClusterNamespaces: string[] | 'all';
+    crossNamespaceRefs: boolean;
+    egressAllow?: string | undefined;
+  };
   /** Objects per render this run allows (CONVOY_MAX_RENDER_OBJECTS). */
   maxRenderObjects: number;
   progressIntervalMs: number;
@@ -39,4 +44,3 @@ export function tenancyJson(t: TenancySettings): LargeReleaseChildInput['tenancy
     egressAllow: t.egress?.allow.map(formatAllowEntry).join(','),
   };
 }
-

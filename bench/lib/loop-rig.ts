@@ -7,7 +7,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
@@ -38,18 +44,28 @@ export interface LoopRig {
    * Sends one message per Release to a loop's queue, as the relay does (with the Release itself
    * on a reconcile message for a Release just added, `watch: Release added`).
    */
-  send(loop: Loop, releases: readonly { namespace: string; name: string; uid: string; release?: Record<string, unknown> }[], cause: string): Promise<void>;
+  send(
+    loop: Loop,
+    releases: readonly { namespace: string; name: string; uid: string; release?: Record<string, unknown> }[],
+    cause: string,
+  ): Promise<void>;
   /**
    * Hands `expect` messages of `loop`'s queue to its function, waiting up to `timeoutMs`
    * for them to become visible. `delivery: 'first'` takes first deliveries only (a
    * redelivery is put back for 30 s and not counted); `'any'` takes every message (a
    * recheck comes back as a redelivery or, after a busy Lease, as a new message).
    */
-  drain(loop: Loop, options: { expect: number; delivery: 'first' | 'any'; timeoutMs?: number }): Promise<Drained>;
+  drain(
+    loop: Loop,
+    options: { expect: number; delivery: 'first' | 'any'; timeoutMs?: number },
+  ): Promise<Drained>;
   close(): Promise<void>;
 }
 
-export async function startLoopRig(kc: KubeConfig, options: { leaseNamespace: string; batchSize?: number }): Promise<LoopRig> {
+export async function startLoopRig(
+  kc: KubeConfig,
+  options: { leaseNamespace: string; batchSize?: number },
+): Promise<LoopRig> {
   const aws = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://127.0.0.1:${aws.port}`;
   const credentials = { accessKeyId: 'bench', secretAccessKey: 'bench' };
@@ -58,7 +74,11 @@ export async function startLoopRig(kc: KubeConfig, options: { leaseNamespace: st
   const bucket = 'convoy-renders';
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   const queues = {} as Record<Loop, QueueWithDlq>;
-  for (const loop of LOOPS) queues[loop] = await ensureQueueWithDlq(sqs, `bench-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 });
+  for (const loop of LOOPS)
+    queues[loop] = await ensureQueueWithDlq(sqs, `bench-${loop}`, {
+      maxReceiveCount: 100,
+      visibilityTimeout: 60,
+    });
   const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-bench-cache-'));
   const config = functionEnvSchema.parse({
     CONVOY_NAMESPACE: options.leaseNamespace,
@@ -70,7 +90,12 @@ export async function startLoopRig(kc: KubeConfig, options: { leaseNamespace: st
     CONVOY_LOG_LEVEL: 'error',
   });
   // One hint key for the rig's three loops, as a Lambda installation shares one.
-  const clients: FunctionClients = { kc: fromClientNodeKubeConfig(kc), sqs, s3, hintKey: hintKey(config.CONVOY_HINT_KEY) };
+  const clients: FunctionClients = {
+    kc: fromClientNodeKubeConfig(kc),
+    sqs,
+    s3,
+    hintKey: hintKey(config.CONVOY_HINT_KEY),
+  };
   const logger = createLogger({ base: { bench: 'loop-rig' }, level: 'error' });
   const opts = (loop: Loop) => ({ queueUrlOf: () => queues[loop].queueUrl });
   const handlers: Record<Loop, SqsBatchHandler> = {
@@ -96,7 +121,9 @@ export async function startLoopRig(kc: KubeConfig, options: { leaseNamespace: st
                 ...r,
                 cause,
                 sentAt: new Date().toISOString(),
-                ...(loop === 'reconcile' && cause.startsWith('watch: Release added') && release !== undefined ? { release } : {}),
+                ...(loop === 'reconcile' && cause.startsWith('watch: Release added') && release !== undefined
+                  ? { release }
+                  : {}),
               }),
             })),
           }),
@@ -118,14 +145,19 @@ export async function startLoopRig(kc: KubeConfig, options: { leaseNamespace: st
             MessageAttributeNames: ['All'],
           }),
         );
-        const first = (m: (typeof Messages)[number]): boolean => Number(m.Attributes?.ApproximateReceiveCount ?? '1') <= 1;
+        const first = (m: (typeof Messages)[number]): boolean =>
+          Number(m.Attributes?.ApproximateReceiveCount ?? '1') <= 1;
         const wanted = Messages.filter((m) => delivery === 'any' || first(m));
         const other = Messages.filter((m) => delivery === 'first' && !first(m));
         if (other.length > 0) {
           await sqs.send(
             new ChangeMessageVisibilityBatchCommand({
               QueueUrl: queues[loop].queueUrl,
-              Entries: other.map((m, i) => ({ Id: `v${i}`, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 30 })),
+              Entries: other.map((m, i) => ({
+                Id: `v${i}`,
+                ReceiptHandle: m.ReceiptHandle ?? '',
+                VisibilityTimeout: 30,
+              })),
             }),
           );
         }

@@ -43,7 +43,10 @@ export interface ProcessUsage {
 }
 
 /** CPU used since `startCpu` and the peak RSS, summed over the processes. */
-export function usageOf(pids: readonly number[], startCpu: ReadonlyMap<number, number>): { total: ProcessUsage; byPid: Record<string, ProcessUsage> } {
+export function usageOf(
+  pids: readonly number[],
+  startCpu: ReadonlyMap<number, number>,
+): { total: ProcessUsage; byPid: Record<string, ProcessUsage> } {
   const byPid: Record<string, ProcessUsage> = {};
   let cpu = 0;
   let peak = 0;

@@ -1,6 +1,15 @@
 // Groups the client-side request keys (lib/client-requests.ts describeRequest) by what a
 // loop needed them for, as issue 13 breaks a Release's requests down.
-export const PURPOSES = ['lease', 'release', 'config', 'dryRun', 'read', 'apply', 'status', 'events'] as const;
+export const PURPOSES = [
+  'lease',
+  'release',
+  'config',
+  'dryRun',
+  'read',
+  'apply',
+  'status',
+  'events',
+] as const;
 export type Purpose = (typeof PURPOSES)[number];
 
 /**
@@ -16,12 +25,16 @@ export function purposeOf(key: string): Purpose {
   if (resource === 'releases/status') return 'status';
   if (resource === 'releases') return 'release';
   if (key.includes('(dry run)')) return 'dryRun';
-  if (['clusters', 'mutations', 'gitrepositories', 'lifecycles', 'discovery', '/version'].includes(resource)) return 'config';
+  if (['clusters', 'mutations', 'gitrepositories', 'lifecycles', 'discovery', '/version'].includes(resource))
+    return 'config';
   if (verb === 'GET' || verb === 'LIST') return 'read';
   return 'apply';
 }
 
-export function byPurpose(byRequest: Record<string, number>, per = 1): Record<Purpose, number> & { total: number } {
+export function byPurpose(
+  byRequest: Record<string, number>,
+  per = 1,
+): Record<Purpose, number> & { total: number } {
   const out = Object.fromEntries(PURPOSES.map((p) => [p, 0])) as Record<Purpose, number>;
   let total = 0;
   for (const [key, n] of Object.entries(byRequest)) {
@@ -29,5 +42,8 @@ export function byPurpose(byRequest: Record<string, number>, per = 1): Record<Pu
     total += n;
   }
   const round = (n: number): number => Math.round((n / per) * 100) / 100;
-  return { ...(Object.fromEntries(PURPOSES.map((p) => [p, round(out[p])])) as Record<Purpose, number>), total: round(total) };
+  return {
+    ...(Object.fromEntries(PURPOSES.map((p) => [p, round(out[p])])) as Record<Purpose, number>),
+    total: round(total),
+  };
 }

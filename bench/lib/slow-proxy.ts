@@ -11,13 +11,22 @@ export interface SlowProxy {
   stop(): Promise<void>;
 }
 
-export async function startSlowProxy(target: string, o: { slowPrefixes: readonly string[]; delayMs: number }): Promise<SlowProxy> {
+export async function startSlowProxy(
+  target: string,
+  o: { slowPrefixes: readonly string[]; delayMs: number },
+): Promise<SlowProxy> {
   const upstream = new URL(target);
   let delayed = 0;
   const timers = new Set<NodeJS.Timeout>();
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const out = request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);

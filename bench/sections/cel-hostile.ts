@@ -27,11 +27,17 @@ import { appFiles } from './per-release.ts';
 
 const HOSTILE_OBJECTS = 20;
 const TEN = '[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]';
-const NESTED6 = Array.from({ length: 6 }, (_, i) => `v${i}`).reduceRight((inner, v) => `${TEN}.all(${v}, ${inner})`, 'v0 + v5 > 0');
+const NESTED6 = Array.from({ length: 6 }, (_, i) => `v${i}`).reduceRight(
+  (inner, v) => `${TEN}.all(${v}, ${inner})`,
+  'v0 + v5 > 0',
+);
 
 function hostileFiles(): Record<string, string> {
   const value = `${'a'.repeat(5_000)}!`;
-  const docs = Array.from({ length: HOSTILE_OBJECTS }, (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: attack-${i}}\ndata: {value: "${value}"}\n`);
+  const docs = Array.from(
+    { length: HOSTILE_OBJECTS },
+    (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: attack-${i}}\ndata: {value: "${value}"}\n`,
+  );
   return { 'app/attack.yaml': docs.join('---\n') };
 }
 
@@ -48,9 +54,13 @@ interface Times {
   p99Ms: number;
 }
 
-const healthAssessed = (o: WatchedObject): boolean => o.status?.conditions?.some((c) => c.type === 'Healthy' && c.reason !== 'Pending') === true;
+const healthAssessed = (o: WatchedObject): boolean =>
+  o.status?.conditions?.some((c) => c.type === 'Healthy' && c.reason !== 'Pending') === true;
 
-export async function benchCelHostile(kc: KubeConfig, options: { ordinary: number; hostile: number; spacingMs: number }): Promise<Record<string, unknown>> {
+export async function benchCelHostile(
+  kc: KubeConfig,
+  options: { ordinary: number; hostile: number; spacingMs: number },
+): Promise<Record<string, unknown>> {
   const run = Date.now().toString(36);
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-bench-celhostile-'));
   for (const repo of ['fast-a', 'fast-b']) await createRepo(gitRoot, repo, appFiles('app'));
@@ -58,15 +68,35 @@ export async function benchCelHostile(kc: KubeConfig, options: { ordinary: numbe
   const git = await startGitHttpServer({ projectRoot: gitRoot });
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const namespaces = (label: string, n: number) => Array.from({ length: n }, (_, i) => `celhostile-${run}-${label}-${i}`);
-  const groups = { alone: namespaces('a', options.ordinary), hostile: namespaces('h', options.hostile), withHostile: namespaces('b', options.ordinary) };
+  const namespaces = (label: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `celhostile-${run}-${label}-${i}`);
+  const groups = {
+    alone: namespaces('a', options.ordinary),
+    hostile: namespaces('h', options.hostile),
+    withHostile: namespaces('b', options.ordinary),
+  };
   const all = [...groups.alone, ...groups.hostile, ...groups.withHostile];
   const object = convoyObject;
   await createAppNamespaces(kc, all);
-  const logger = createLogger({ base: { bench: 'celHostile' }, level: 'error', write: (l) => void process.stderr.write(`${l}\n`) });
-  const runtime = await startConvoyRuntime({ kc, logger, namespace: `celhostile-${run}-system`, onlyNamespaces: all });
+  const logger = createLogger({
+    base: { bench: 'celHostile' },
+    level: 'error',
+    write: (l) => void process.stderr.write(`${l}\n`),
+  });
+  const runtime = await startConvoyRuntime({
+    kc,
+    logger,
+    namespace: `celhostile-${run}-system`,
+    onlyNamespaces: all,
+  });
   const path = `/apis/${API_GROUP}/${API_VERSION}/releases`;
-  const applied = await watchCondition(kc, path, (o) => conditionTrue(o, 'Applied'), (e) => log(`celHostile: watch: ${String(e)}`), healthAssessed);
+  const applied = await watchCondition(
+    kc,
+    path,
+    (o) => conditionTrue(o, 'Applied'),
+    (e) => log(`celHostile: watch: ${String(e)}`),
+    healthAssessed,
+  );
   const createdAt = new Map<string, number>();
   const create = (list: readonly string[], spec: (namespace: string) => Record<string, unknown>) =>
     inPool(list, 8, async (namespace) => {
@@ -75,16 +105,24 @@ export async function benchCelHostile(kc: KubeConfig, options: { ordinary: numbe
     });
   // Ordinary Releases arrive one every spacingMs, so their reconciles overlap several of the
   // hostile Releases' 5-s health assessments rather than the few seconds after the first.
-  const createSpaced = async (list: readonly string[], spec: (namespace: string) => Record<string, unknown>) => {
+  const createSpaced = async (
+    list: readonly string[],
+    spec: (namespace: string) => Record<string, unknown>,
+  ) => {
     for (const namespace of list) {
       createdAt.set(namespace, Date.now());
       await custom.createNamespacedCustomObject(object('Release', namespace, spec(namespace)));
       await new Promise((r) => setTimeout(r, options.spacingMs));
     }
   };
-  const ordinary = (repo: string) => () => ({ cluster: { name: 'local' }, source: { git: { url: `${git.url}/${repo}.git`, ref: { branch: 'main' }, path: 'app' } } });
+  const ordinary = (repo: string) => () => ({
+    cluster: { name: 'local' },
+    source: { git: { url: `${git.url}/${repo}.git`, ref: { branch: 'main' }, path: 'app' } },
+  });
   const timesOf = (list: readonly string[]): Times => {
-    const ms = list.map((ns) => (applied.reachedAt.get(`${ns}/app`) ?? Number.NaN) - (createdAt.get(ns) ?? Number.NaN));
+    const ms = list.map(
+      (ns) => (applied.reachedAt.get(`${ns}/app`) ?? Number.NaN) - (createdAt.get(ns) ?? Number.NaN),
+    );
     return { p50Ms: percentile(ms, 50) ?? Number.NaN, p99Ms: percentile(ms, 99) ?? Number.NaN };
   };
   const waitFor = async (done: () => boolean, timeoutMs: number) => {
@@ -116,12 +154,17 @@ export async function benchCelHostile(kc: KubeConfig, options: { ordinary: numbe
       ordinaryCreatedEveryMs: options.spacingMs,
       hostileReleases: options.hostile,
       hostileObjectsEach: HOSTILE_OBJECTS,
-      hostileChecks: HOSTILE_HEALTH.checks.map((c) => (c.healthy.length > 60 ? `${c.healthy.slice(0, 60)}…` : c.healthy)),
+      hostileChecks: HOSTILE_HEALTH.checks.map((c) =>
+        c.healthy.length > 60 ? `${c.healthy.slice(0, 60)}…` : c.healthy,
+      ),
       ordinaryAlone: alone,
       ordinaryWithHostile: withHostile,
-      hostileAssessedBeforeOrdinary: groups.hostile.every((ns) => (applied.alsoReachedAt.get(`${ns}/app`) ?? Infinity) <= hostileAssessedAt),
+      hostileAssessedBeforeOrdinary: groups.hostile.every(
+        (ns) => (applied.alsoReachedAt.get(`${ns}/app`) ?? Infinity) <= hostileAssessedAt,
+      ),
       hostileHealthy,
-      target: 'ordinary Releases with hostile health checks running: p50 and p99 create → Applied within 1.5× + 1 s of alone',
+      target:
+        'ordinary Releases with hostile health checks running: p50 and p99 create → Applied within 1.5× + 1 s of alone',
       met: within(withHostile.p50Ms, alone.p50Ms) && within(withHostile.p99Ms, alone.p99Ms),
     };
   } finally {

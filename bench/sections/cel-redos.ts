@@ -7,7 +7,13 @@
 //   long one hostile Release's assessment can hold the loop (50 objects, every check over budget):
 //   the longest block any one Release's checks cause, whatever the others do.
 // - The cost of a runtime and of a compile, cached and not.
-import { compileChecks, createCelRuntime, evaluateChecks, type CelRuntime, type HealthCheck } from '../../domain/health/index.ts';
+import {
+  compileChecks,
+  createCelRuntime,
+  evaluateChecks,
+  type CelRuntime,
+  type HealthCheck,
+} from '../../domain/health/index.ts';
 import { REDOS_CASES } from '../../test/unit/health/cel-redos-patterns.ts';
 import { median, ms, percentile } from '../lib/stats.ts';
 
@@ -18,7 +24,12 @@ const cpuMs = (): number => {
   return (usage.user + usage.system) / 1000;
 };
 
-const configMap = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench', namespace: 'bench' }, data });
+const configMap = (data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'bench', namespace: 'bench' },
+  data,
+});
 const check = (healthy: string): HealthCheck => ({ apiVersion: 'v1', kind: 'ConfigMap', healthy });
 
 function timed<T>(work: () => T): { value: T; wallMs: number; cpuMs: number } {
@@ -54,24 +65,41 @@ function redosPatterns() {
   const maxRow = rows.reduce((a, b) => (b.firstCpuMs > a.firstCpuMs ? b : a));
   return {
     rows,
-    cpuMs: { max: ms(Math.max(...firsts)), p50: ms(median(firsts) ?? Number.NaN), p99: ms(percentile(firsts, 99) ?? Number.NaN), maxPattern: maxRow.pattern },
+    cpuMs: {
+      max: ms(Math.max(...firsts)),
+      p50: ms(median(firsts) ?? Number.NaN),
+      p99: ms(percentile(firsts, 99) ?? Number.NaN),
+      maxPattern: maxRow.pattern,
+    },
     allEvaluated: rows.every((r) => r.state === 'Healthy' || r.state === 'Progressing'),
   };
 }
 
 const TEN = '[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]';
-const NESTED6 = Array.from({ length: 6 }, (_, i) => `v${i}`).reduceRight((inner, v) => `${TEN}.all(${v}, ${inner})`, 'v0 + v5 > 0');
+const NESTED6 = Array.from({ length: 6 }, (_, i) => `v${i}`).reduceRight(
+  (inner, v) => `${TEN}.all(${v}, ${inner})`,
+  'v0 + v5 > 0',
+);
 
 const OVER_BUDGET: { name: string; expression: string; data: Record<string, string> }[] = [
   { name: '10^6 iterations of nested all()', expression: NESTED6, data: {} },
   { name: 'the same, error absorbed by || true', expression: `${NESTED6} || true`, data: {} },
   {
     name: 'a 100k-character string doubled six times',
-    expression: 'cel.bind(a, object.data.v + object.data.v, cel.bind(b, a + a, cel.bind(c, b + b, cel.bind(d, c + c, cel.bind(e, d + d, e.size() > 0)))))',
+    expression:
+      'cel.bind(a, object.data.v + object.data.v, cel.bind(b, a + a, cel.bind(c, b + b, cel.bind(d, c + c, cel.bind(e, d + d, e.size() > 0)))))',
     data: { v: 'x'.repeat(100_000) },
   },
-  { name: 'split("") of 3000 characters, compared pairwise', expression: "object.data.v.split('').all(a, object.data.v.split('').all(b, a == b))", data: { v: 'x'.repeat(3_000) } },
-  { name: 'RE2 \\pL{1000} over 100k characters', expression: "object.data.v.matches('\\\\pL{1000}')", data: { v: 'a'.repeat(100_000) } },
+  {
+    name: 'split("") of 3000 characters, compared pairwise',
+    expression: "object.data.v.split('').all(a, object.data.v.split('').all(b, a == b))",
+    data: { v: 'x'.repeat(3_000) },
+  },
+  {
+    name: 'RE2 \\pL{1000} over 100k characters',
+    expression: "object.data.v.matches('\\\\pL{1000}')",
+    data: { v: 'a'.repeat(100_000) },
+  },
 ];
 
 function overBudget() {
@@ -113,12 +141,19 @@ function hostileAssessment() {
 function compileCosts() {
   const runtimes = Array.from({ length: 20 }, () => timed(() => createCelRuntime()).wallMs);
   const runtime = createCelRuntime();
-  const sources = Array.from({ length: 200 }, (_, i) => `has(object.status) && object.status.replicas == ${i} && object.metadata.name.matches('^web-[a-z0-9]+$')`);
+  const sources = Array.from(
+    { length: 200 },
+    (_, i) =>
+      `has(object.status) && object.status.replicas == ${i} && object.metadata.name.matches('^web-[a-z0-9]+$')`,
+  );
   const cold = sources.map((s) => timed(() => runtime.compile(s)).wallMs);
   const cached = sources.map((s) => timed(() => runtime.compile(s)).wallMs);
   return {
     createRuntimeMsP50: Math.round((median(runtimes) ?? Number.NaN) * 1000) / 1000,
-    compileMsP50: { uncached: Math.round((median(cold) ?? Number.NaN) * 1000) / 1000, cached: Math.round((median(cached) ?? Number.NaN) * 1000) / 1000 },
+    compileMsP50: {
+      uncached: Math.round((median(cold) ?? Number.NaN) * 1000) / 1000,
+      cached: Math.round((median(cached) ?? Number.NaN) * 1000) / 1000,
+    },
   };
 }
 
@@ -128,7 +163,12 @@ export function benchCelRedos(): Promise<Record<string, unknown>> {
     how: "health checks `object.data.value.matches(object.data.pattern)` on ConfigMaps, through compileChecks + evaluateChecks in this process; CPU is this thread's (process.threadCpuUsage) around one evaluation in a fresh runtime (RE2 compilation included), then the median of 5 repeats",
     target: { perPatternCpuMs: TARGET_CPU_MS },
     met: patterns.allEvaluated && patterns.cpuMs.max <= TARGET_CPU_MS,
-    patterns: { count: patterns.rows.length, cpuMs: patterns.cpuMs, allEvaluated: patterns.allEvaluated, rows: patterns.rows },
+    patterns: {
+      count: patterns.rows.length,
+      cpuMs: patterns.cpuMs,
+      allEvaluated: patterns.allEvaluated,
+      rows: patterns.rows,
+    },
     overBudget: overBudget(),
     hostileReleaseAssessment: hostileAssessment(),
     compile: compileCosts(),

@@ -17,7 +17,11 @@ const run = promisify(execFile);
 const TARGET_MS = 300;
 const RUNS = 11;
 
-function timeOnce(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; code: number | null; stderr: string }> {
+function timeOnce(
+  bin: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ ms: number; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -28,23 +32,42 @@ function timeOnce(bin: string, args: readonly string[], env: NodeJS.ProcessEnv):
   });
 }
 
-async function measure(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ args: string; p50Ms: number; p90Ms: number; minMs: number; runs: number; met: boolean }> {
+async function measure(
+  bin: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ args: string; p50Ms: number; p90Ms: number; minMs: number; runs: number; met: boolean }> {
   await timeOnce(bin, args, env); // warms the file cache, as a user's second call is
   const times: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const r = await timeOnce(bin, args, env);
-    if (r.code !== 0) throw new Error(`convoy ${args.join(' ')} exited ${r.code}: ${r.stderr.trim().split('\n')[0] ?? ''}`);
+    if (r.code !== 0)
+      throw new Error(`convoy ${args.join(' ')} exited ${r.code}: ${r.stderr.trim().split('\n')[0] ?? ''}`);
     times.push(r.ms);
   }
   const p50 = median(times) ?? 0;
-  return { args: args.join(' '), p50Ms: p50, p90Ms: percentile(times, 90) ?? 0, minMs: Math.min(...times), runs: RUNS, met: p50 < TARGET_MS };
+  return {
+    args: args.join(' '),
+    p50Ms: p50,
+    p90Ms: percentile(times, 90) ?? 0,
+    minMs: Math.min(...times),
+    runs: RUNS,
+    met: p50 < TARGET_MS,
+  };
 }
 
 /** An API server stand-in that answers every Release list with an empty list. */
 async function stubApiServer(): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ apiVersion: 'convoy.dev/v1alpha1', kind: 'ReleaseList', metadata: { resourceVersion: '1' }, items: [] }));
+    res.end(
+      JSON.stringify({
+        apiVersion: 'convoy.dev/v1alpha1',
+        kind: 'ReleaseList',
+        metadata: { resourceVersion: '1' },
+        items: [],
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -52,7 +75,10 @@ async function stubApiServer(): Promise<{ server: Server; url: string }> {
   return { server, url: `http://127.0.0.1:${address.port}` };
 }
 
-export async function benchCliStart(root: string, cluster?: { kubeconfigPath: string }): Promise<Record<string, unknown>> {
+export async function benchCliStart(
+  root: string,
+  cluster?: { kubeconfigPath: string },
+): Promise<Record<string, unknown>> {
   const work = join(root, '.convoy', 'bench-cli');
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
@@ -61,7 +87,11 @@ export async function benchCliStart(root: string, cluster?: { kubeconfigPath: st
     log('cliStart: compiling the package (tsc -p tsconfig.build.json)');
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     let t = performance.now();
-    await run(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(work, 'dist')], { cwd: root, maxBuffer: 64 << 20 });
+    await run(
+      process.execPath,
+      [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(work, 'dist')],
+      { cwd: root, maxBuffer: 64 << 20 },
+    );
     const compileMs = since(t);
     await cp(join(root, 'package.json'), join(work, 'package.json'));
     const bin = join(work, 'dist', 'bin', 'convoy.js');
@@ -100,7 +130,10 @@ export async function benchCliStart(root: string, cluster?: { kubeconfigPath: st
       help,
       version,
       getAllNamespaces: getAll,
-      nodeBaseline: { p50Ms: nodeBaseline.p50Ms, note: '`node -e 0`: what any Node CLI pays before its first line; a loaded host inflates every number alike' },
+      nodeBaseline: {
+        p50Ms: nodeBaseline.p50Ms,
+        note: '`node -e 0`: what any Node CLI pays before its first line; a loaded host inflates every number alike',
+      },
       compileMs,
       measureMs: since(t),
     };

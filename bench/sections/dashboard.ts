@@ -21,21 +21,37 @@ const summary = (values: readonly number[]) => ({
   max: ms(Math.max(...values)),
 });
 
-async function timedFetch(url: string, headers: Record<string, string>): Promise<{ ms: number; status: number; bytes: number; etag: string | null }> {
+async function timedFetch(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ ms: number; status: number; bytes: number; etag: string | null }> {
   const started = performance.now();
   const res = await fetch(url, { headers });
   const body = await res.arrayBuffer();
-  return { ms: performance.now() - started, status: res.status, bytes: body.byteLength, etag: res.headers.get('ETag') };
+  return {
+    ms: performance.now() - started,
+    status: res.status,
+    bytes: body.byteLength,
+    etag: res.headers.get('ETag'),
+  };
 }
 
-export async function benchDashboard(kc: KubeConfig, options: { releases: number; runs: number } = { releases: 1000, runs: 7 }): Promise<Record<string, unknown>> {
+export async function benchDashboard(
+  kc: KubeConfig,
+  options: { releases: number; runs: number } = { releases: 1000, runs: 7 },
+): Promise<Record<string, unknown>> {
   const ns = await freshNamespace(kc, 'bench-dashboard');
   const api = await serveDashboard(kc);
   const browser = await launchChromium();
   try {
     log(`dashboard: creating ${options.releases} Releases`);
     await createManyReleases(kc, ns.name, options.releases);
-    const user = await serviceAccountUser(kc, ns.name, 'viewer', [{ namespace: ns.name, rules: [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list'] }] }]);
+    const user = await serviceAccountUser(kc, ns.name, 'viewer', [
+      {
+        namespace: ns.name,
+        rules: [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list'] }],
+      },
+    ]);
     const auth = { Authorization: `Bearer ${user.token}` };
     const listUrl = `${api.url}/v1/releases`;
     // RBAC is served from an informer cache: wait until the Role binding is visible.
@@ -49,14 +65,23 @@ export async function benchDashboard(kc: KubeConfig, options: { releases: number
     const fcp: number[] = [];
     const drawn: number[] = [];
     const listFetch: number[] = [];
-    const phases = { scriptLoaded: [] as number[], listRequested: [] as number[], listReceived: [] as number[] };
+    const phases = {
+      scriptLoaded: [] as number[],
+      listRequested: [] as number[],
+      listReceived: [] as number[],
+    };
     let bodyBytes = 0;
     for (let run = 0; run <= options.runs; run++) {
       const context = await browser.createBrowserContext();
       const page = await context.newPage();
-      await page.evaluateOnNewDocument(`sessionStorage.setItem('convoy.token', ${JSON.stringify(user.token)}); sessionStorage.setItem('convoy.user', ${JSON.stringify(user.user)});`);
+      await page.evaluateOnNewDocument(
+        `sessionStorage.setItem('convoy.token', ${JSON.stringify(user.token)}); sessionStorage.setItem('convoy.user', ${JSON.stringify(user.user)});`,
+      );
       await page.goto(`${api.url}/dashboard`, { waitUntil: 'domcontentloaded' });
-      await page.waitForFunction(`document.querySelectorAll('#rows tr[data-release]').length === 50`, { polling: 'raf', timeout: 30_000 });
+      await page.waitForFunction(`document.querySelectorAll('#rows tr[data-release]').length === 50`, {
+        polling: 'raf',
+        timeout: 30_000,
+      });
       const at = (await page.evaluate(`(() => {
         const paint = performance.getEntriesByName('first-contentful-paint')[0];
         const resources = performance.getEntriesByType('resource');
@@ -64,7 +89,14 @@ export async function benchDashboard(kc: KubeConfig, options: { releases: number
         const script = resources.find((e) => e.name.endsWith('/app.js'));
         return { drawn: performance.now(), fcp: paint ? paint.startTime : NaN, scriptLoaded: script ? script.responseEnd : NaN,
           listStart: list ? list.startTime : NaN, listEnd: list ? list.responseEnd : NaN, bytes: list ? list.encodedBodySize : 0 };
-      })()`)) as { drawn: number; fcp: number; scriptLoaded: number; listStart: number; listEnd: number; bytes: number };
+      })()`)) as {
+        drawn: number;
+        fcp: number;
+        scriptLoaded: number;
+        listStart: number;
+        listEnd: number;
+        bytes: number;
+      };
       if (run > 0) {
         drawn.push(at.drawn);
         fcp.push(at.fcp);
@@ -97,7 +129,11 @@ export async function benchDashboard(kc: KubeConfig, options: { releases: number
       listDrawnMs: summary(drawn),
       firstContentfulPaintMs: summary(fcp),
       listRequestInPageMs: summary(listFetch),
-      phasesFromNavigationMs: { scriptLoaded: summary(phases.scriptLoaded), listRequested: summary(phases.listRequested), listReceived: summary(phases.listReceived) },
+      phasesFromNavigationMs: {
+        scriptLoaded: summary(phases.scriptLoaded),
+        listRequested: summary(phases.listRequested),
+        listReceived: summary(phases.listReceived),
+      },
       listBodyBytes: bodyBytes,
       refresh: {
         every: '2 s',

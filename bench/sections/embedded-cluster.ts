@@ -10,8 +10,20 @@ import { readFileSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CustomObjectsApi, KubeConfig, KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
-import { installCrds, locateControlPlaneBinaries, startControlPlane, type ControlPlane } from '../../dev/control-plane.ts';
+import {
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  loadAllYaml,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import {
+  installCrds,
+  locateControlPlaneBinaries,
+  startControlPlane,
+  type ControlPlane,
+} from '../../dev/control-plane.ts';
 import { EXAMPLES_NAMESPACE, provideExampleSources } from '../../dev/dev-examples.ts';
 import { buildExampleRepos } from '../../dev/example-repos.ts';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
@@ -24,7 +36,10 @@ import { log } from '../lib/stdout.ts';
 
 const EXAMPLES_TIMEOUT_MS = 120_000;
 
-export async function benchEmbeddedCluster(root: string, opts: { buildLog?: string; buildTimeLog?: string } = {}): Promise<Record<string, unknown>> {
+export async function benchEmbeddedCluster(
+  root: string,
+  opts: { buildLog?: string; buildTimeLog?: string } = {},
+): Promise<Record<string, unknown>> {
   log('embeddedCluster: starting a second, separate embedded cluster');
   const cp = await startControlPlane({ extraUsers: [{ name: 'convoy-admin', groups: ['system:masters'] }] });
   const cleanups: (() => Promise<void>)[] = [() => cp.stop()];
@@ -39,7 +54,14 @@ export async function benchEmbeddedCluster(root: string, opts: { buildLog?: stri
     const git = await startGitHttpServer({ projectRoot: repos.root });
     cleanups.push(() => git.stop());
     await provideExampleSources(kc, git.url, repos.names);
-    const runtime = await startConvoyRuntime({ kc, logger: createLogger({ base: { bench: 'embeddedCluster' }, level: 'warn', write: (l) => void process.stderr.write(`${l}\n`) }) });
+    const runtime = await startConvoyRuntime({
+      kc,
+      logger: createLogger({
+        base: { bench: 'embeddedCluster' },
+        level: 'warn',
+        write: (l) => void process.stderr.write(`${l}\n`),
+      }),
+    });
     cleanups.push(() => runtime.stop());
 
     const examples = await applyExamplesUntilReady(kc, join(root, 'examples'));
@@ -64,7 +86,8 @@ export async function benchEmbeddedCluster(root: string, opts: { buildLog?: stri
       coldBuild: coldBuild(opts.buildLog ?? '/tmp/cp-build.log', opts.buildTimeLog ?? '/tmp/cp-time.log'),
     };
   } finally {
-    for (const c of cleanups.reverse()) await c().catch((e: unknown) => log(`embeddedCluster cleanup failed: ${String(e)}`));
+    for (const c of cleanups.reverse())
+      await c().catch((e: unknown) => log(`embeddedCluster cleanup failed: ${String(e)}`));
   }
 }
 
@@ -85,14 +108,26 @@ async function applyExamplesUntilReady(kc: KubeConfig, dir: string): Promise<Rec
   while (Object.keys(readyAfterMs).length < releases.length) {
     for (const name of releases.filter((n) => readyAfterMs[n] === undefined)) {
       // The plain JSON (KubernetesObjectApi would turn timestamps into Dates).
-      const raw: unknown = await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: EXAMPLES_NAMESPACE, plural: 'releases', name });
+      const raw: unknown = await custom.getNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: EXAMPLES_NAMESPACE,
+        plural: 'releases',
+        name,
+      });
       const parsed = parseRelease(raw);
-      if (parsed.ok && combinedVerdict(parsed.value).ready) readyAfterMs[name] = Math.round(performance.now() - applied);
+      if (parsed.ok && combinedVerdict(parsed.value).ready)
+        readyAfterMs[name] = Math.round(performance.now() - applied);
     }
-    if (performance.now() > deadline) throw new Error(`examples not Ready within ${EXAMPLES_TIMEOUT_MS} ms: ${JSON.stringify(readyAfterMs)}`);
+    if (performance.now() > deadline)
+      throw new Error(`examples not Ready within ${EXAMPLES_TIMEOUT_MS} ms: ${JSON.stringify(readyAfterMs)}`);
     await sleep(200);
   }
-  return { releases: releases.length, applyToAllReadyMs: Math.max(...Object.values(readyAfterMs)), readyAfterMs };
+  return {
+    releases: releases.length,
+    applyToAllReadyMs: Math.max(...Object.values(readyAfterMs)),
+    readyAfterMs,
+  };
 }
 
 function rssOf(cp: ControlPlane): Record<string, number> {
@@ -126,7 +161,8 @@ function coldBuild(buildLog: string, timeLog: string): Record<string, unknown> {
   ] as const;
   const mtimes = order.map(([name, file]) => [name, statSync(file).mtimeMs] as const);
   const gapS: Record<string, number> = {};
-  for (let i = 1; i < mtimes.length; i++) gapS[mtimes[i][0]] = Math.round((mtimes[i][1] - mtimes[i - 1][1]) / 1000);
+  for (let i = 1; i < mtimes.length; i++)
+    gapS[mtimes[i][0]] = Math.round((mtimes[i][1] - mtimes[i - 1][1]) / 1000);
   const text = (file: string): string | undefined => {
     try {
       return readFileSync(file, 'utf8');
@@ -142,7 +178,8 @@ function coldBuild(buildLog: string, timeLog: string): Record<string, unknown> {
     wallS: real ? Math.round(Number(real[1]) * 60 + Number(real[2])) : undefined,
     /** Seconds between each binary and the previous one: kcm, scheduler and kwok are the extra binaries. */
     perBinaryS: gapS,
-    extraBinariesS: (gapS['kube-controller-manager'] ?? 0) + (gapS['kube-scheduler'] ?? 0) + (gapS['kwok'] ?? 0),
+    extraBinariesS:
+      (gapS['kube-controller-manager'] ?? 0) + (gapS['kube-scheduler'] ?? 0) + (gapS['kwok'] ?? 0),
     note: 'meaningful only when the binaries were built in one run of scripts/build-control-plane.sh on this machine',
   };
 }

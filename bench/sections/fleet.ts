@@ -24,7 +24,14 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { ensureQueueWithDlq } from '../../adapters/sqs/queues.ts';
@@ -76,7 +83,15 @@ function kubeconfigYaml(cp: ControlPlane, user: string): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 't', cluster: { server: cp.server, 'certificate-authority-data': Buffer.from(cp.caPem).toString('base64') } }],
+    clusters: [
+      {
+        name: 't',
+        cluster: {
+          server: cp.server,
+          'certificate-authority-data': Buffer.from(cp.caPem).toString('base64'),
+        },
+      },
+    ],
     users: [{ name: 'u', user: { token: cp.tokens[user] } }],
     contexts: [{ name: 't', context: { cluster: 't', user: 'u' } }],
     'current-context': 't',
@@ -89,8 +104,13 @@ function countRequestsWithToken(server: string, token: string) {
   const counts = new Map<string, number>();
   const bearer = `Bearer ${token}`;
   const onNodeHttp = (message: unknown): void => {
-    const request = (message as { request?: { protocol: string; method: string; path: string; getHeader(name: string): unknown } }).request;
-    if (request === undefined || `${request.protocol}//${String(request.getHeader('host'))}` !== origin) return;
+    const request = (
+      message as {
+        request?: { protocol: string; method: string; path: string; getHeader(name: string): unknown };
+      }
+    ).request;
+    if (request === undefined || `${request.protocol}//${String(request.getHeader('host'))}` !== origin)
+      return;
     if (request.getHeader('authorization') !== bearer) return;
     const key = describeRequest(request.method, request.path);
     counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -130,7 +150,10 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
 
     // The fleet: the management namespace, one kubeconfig Secret, n Clusters and their target namespaces.
     await core.createNamespace({ body: { metadata: { name: NS } } });
-    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'target' }, stringData: { value: kubeconfigYaml(cp, TARGET_USER) } } });
+    await core.createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: 'target' }, stringData: { value: kubeconfigYaml(cp, TARGET_USER) } },
+    });
     const indexes = Array.from({ length: n }, (_, i) => i);
     log(`fleet: creating ${n} namespaces and Clusters`);
     await inPool(indexes, 25, async (i) => {
@@ -140,7 +163,12 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
         version: API_VERSION,
         namespace: NS,
         plural: 'clusters',
-        body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind: 'Cluster', metadata: { name: clusterName(i), namespace: NS, labels: { ring: ringOf(i, n) } }, spec: { kubeConfig: { secretRef: { name: 'target' } } } },
+        body: {
+          apiVersion: `${API_GROUP}/${API_VERSION}`,
+          kind: 'Cluster',
+          metadata: { name: clusterName(i), namespace: NS, labels: { ring: ringOf(i, n) } },
+          spec: { kubeConfig: { secretRef: { name: 'target' } } },
+        },
       });
     });
 
@@ -150,11 +178,17 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
       await git.stop();
       await rm(gitRoot, { recursive: true, force: true });
     });
-    await createRepo(gitRoot, 'app', { 'app.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {GREETING: hello}\n' });
+    await createRepo(gitRoot, 'app', {
+      'app.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {GREETING: hello}\n',
+    });
 
     // The runtime: the Release loops on dev/runtime.ts' pollers; its in-process relay sends nothing
     // (onlyNamespaces names no namespace): the relay process below is the one that drives the rollout.
-    const logger = createLogger({ base: { app: 'convoy-bench' }, level: 'info', write: (line) => onLogLine(line) });
+    const logger = createLogger({
+      base: { app: 'convoy-bench' },
+      level: 'info',
+      write: (line) => onLogLine(line),
+    });
     let fleetRuns = 0;
     const fleetMessages = new Set<string>();
     /** What became of each fleet record (the runtime's outcome line), by outcome and reason class; and each run's duration. */
@@ -162,25 +196,42 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
     let fleetRunMs: number[] = [];
     function onLogLine(line: string): void {
       if (!line.includes('"loop":"fleet"')) {
-        if (line.includes('"level":"error"') || line.includes('"level":"warn"')) process.stderr.write(`${line}\n`);
+        if (line.includes('"level":"error"') || line.includes('"level":"warn"'))
+          process.stderr.write(`${line}\n`);
         return;
       }
-      const parsed = JSON.parse(line) as { msg?: string; messageId?: string; level?: string; outcome?: string; reason?: string; durationMs?: number };
+      const parsed = JSON.parse(line) as {
+        msg?: string;
+        messageId?: string;
+        level?: string;
+        outcome?: string;
+        reason?: string;
+        durationMs?: number;
+      };
       if (parsed.msg === 'fleet decided') fleetRuns++;
       if (parsed.outcome !== undefined && parsed.durationMs !== undefined) {
         const why = parsed.reason === undefined ? '' : `: ${parsed.reason.replace(/[(:,].*$/, '').trim()}`;
         const key = `${parsed.outcome}${why}`;
         fleetOutcomes.set(key, (fleetOutcomes.get(key) ?? 0) + 1);
-        if (parsed.msg !== 'dropped' && !(parsed.reason ?? '').startsWith('lease held')) fleetRunMs.push(parsed.durationMs);
+        if (parsed.msg !== 'dropped' && !(parsed.reason ?? '').startsWith('lease held'))
+          fleetRunMs.push(parsed.durationMs);
       }
       if (parsed.messageId !== undefined) fleetMessages.add(parsed.messageId);
       if (parsed.level === 'error' || parsed.level === 'warn') process.stderr.write(`${line}\n`);
     }
-    const runtime = await startConvoyRuntime({ kc, logger, namespace: 'convoy-bench-fleet', onlyNamespaces: ['convoy-bench-no-namespace'] });
+    const runtime = await startConvoyRuntime({
+      kc,
+      logger,
+      namespace: 'convoy-bench-fleet',
+      onlyNamespaces: ['convoy-bench-no-namespace'],
+    });
     cleanups.push(() => runtime.stop());
 
     // The fleet function on its own queue, as its own user.
-    const fleetQueue = await ensureQueueWithDlq(runtime.sqs, 'convoy-bench-fleet', { maxReceiveCount: 10, visibilityTimeout: 60 });
+    const fleetQueue = await ensureQueueWithDlq(runtime.sqs, 'convoy-bench-fleet', {
+      maxReceiveCount: 10,
+      visibilityTimeout: 60,
+    });
     const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-bench-fleet-cache-'));
     cleanups.push(() => rm(cacheDir, { recursive: true, force: true }));
     const config = functionEnvSchema.parse({
@@ -196,11 +247,24 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
     fleetKc.loadFromString(kubeconfigYaml(cp, FLEET_USER));
     const fleetHandler = createFleetHandler(
       config,
-      { kc: fromClientNodeKubeConfig(fleetKc), sqs: runtime.sqs, s3: runtime.s3, hintKey: hintKey(config.CONVOY_HINT_KEY) },
+      {
+        kc: fromClientNodeKubeConfig(fleetKc),
+        sqs: runtime.sqs,
+        s3: runtime.s3,
+        hintKey: hintKey(config.CONVOY_HINT_KEY),
+      },
       logger.child({ fn: 'fleet' }),
       { queueUrlOf: () => fleetQueue.queueUrl },
     );
-    const fleetPoller = startPoller({ sqs: runtime.sqs, queueUrl: fleetQueue.queueUrl, queueArn: fleetQueue.queueArn, handler: fleetHandler, logger: logger.child({ poller: 'fleet' }), waitTimeSeconds: 1, concurrency: 5 });
+    const fleetPoller = startPoller({
+      sqs: runtime.sqs,
+      queueUrl: fleetQueue.queueUrl,
+      queueArn: fleetQueue.queueArn,
+      handler: fleetHandler,
+      logger: logger.child({ poller: 'fleet' }),
+      waitTimeSeconds: 1,
+      concurrency: 5,
+    });
     cleanups.push(() => fleetPoller.stop());
 
     // The relay, as production runs it: its own process (from its sources), with the fleet queue.
@@ -231,8 +295,16 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
       pidsFile: join(cp.dir, 'pids'),
     });
     cleanups.push(() => relay.stop());
-    const leading = async () => /^convoy_relay_leader(\{[^}]*\})? 1$/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
-    await waitUntil('the relay ready and leading', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok && (await leading()), [relay], 120_000);
+    const leading = async () =>
+      /^convoy_relay_leader(\{[^}]*\})? 1$/m.test(
+        await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
+      );
+    await waitUntil(
+      'the relay ready and leading',
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok && (await leading()),
+      [relay],
+      120_000,
+    );
     const relayAtReady = rssMiB(relay.pid);
 
     const counter = countRequestsWithToken(cp.server, cp.tokens[FLEET_USER] ?? '');
@@ -241,7 +313,15 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
       return Promise.resolve();
     });
     const readSet = async (): Promise<ReleaseSet> => {
-      const parsed = parseReleaseSet(await objects.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NS, plural: 'releasesets', name: SET }));
+      const parsed = parseReleaseSet(
+        await objects.getNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: NS,
+          plural: 'releasesets',
+          name: SET,
+        }),
+      );
       if (!parsed.ok) throw new Error(`the ReleaseSet does not parse: ${parsed.error}`);
       return parsed.value;
     };
@@ -257,7 +337,8 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
       let lastState = '';
       let lastStatus = '';
       let lastChange = performance.now();
-      let stalled: { state: string; message: string | undefined; noChangeForMs: number; atMs: number } | undefined;
+      let stalled:
+        { state: string; message: string | undefined; noChangeForMs: number; atMs: number } | undefined;
       const started = performance.now();
       await start();
       const deadline = Date.now() + ROLLOUT_TIMEOUT_MS;
@@ -270,15 +351,28 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
         if (statusText !== lastStatus) lastChange = performance.now();
         lastStatus = statusText;
         const state = `${status?.rollout?.state ?? '-'} ${status?.rollout?.stepName ?? '-'} ready ${status?.clusters?.ready ?? 0}/${status?.clusters?.selected ?? 0}`;
-        if (state !== lastState) log(`fleet ${label}: ${state} after ${Math.round(performance.now() - started)} ms`);
+        if (state !== lastState)
+          log(`fleet ${label}: ${state} after ${Math.round(performance.now() - started)} ms`);
         lastState = state;
         const succeeded = status?.conditions?.find((c) => c.type === 'RolloutSucceeded');
-        if (succeeded?.status === 'True' && succeeded.observedGeneration === set.metadata.generation && status?.rollout?.state === 'Succeeded') break;
-        if (status?.rollout?.state === 'Halted' || status?.rollout?.state === 'RolledBack') throw new Error(`rollout ${label} stopped: ${JSON.stringify(succeeded)}`);
-        if (Date.now() > deadline) throw new Error(`rollout ${label} did not succeed within ${ROLLOUT_TIMEOUT_MS} ms; last: ${state}`);
+        if (
+          succeeded?.status === 'True' &&
+          succeeded.observedGeneration === set.metadata.generation &&
+          status?.rollout?.state === 'Succeeded'
+        )
+          break;
+        if (status?.rollout?.state === 'Halted' || status?.rollout?.state === 'RolledBack')
+          throw new Error(`rollout ${label} stopped: ${JSON.stringify(succeeded)}`);
+        if (Date.now() > deadline)
+          throw new Error(`rollout ${label} did not succeed within ${ROLLOUT_TIMEOUT_MS} ms; last: ${state}`);
         // A rollout whose status stopped changing waits for a run nothing will send: report it, do not hang.
         if (performance.now() - lastChange > STALL_MS) {
-          stalled = { state, message: succeeded?.message, noChangeForMs: Math.round(performance.now() - lastChange), atMs: Math.round(lastChange - started) };
+          stalled = {
+            state,
+            message: succeeded?.message,
+            noChangeForMs: Math.round(performance.now() - lastChange),
+            atMs: Math.round(lastChange - started),
+          };
           log(`fleet ${label}: stalled at ${state} (${succeeded?.message ?? ''})`);
           break;
         }
@@ -309,7 +403,10 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
       clusters: { selector: { matchExpressions: [{ key: 'ring', operator: 'Exists' }] } },
       template: {
         metadata: { annotations: { 'bench.convoy.dev/greeting': greeting } },
-        spec: { targetNamespace: '${cluster.name}', source: { git: { url: `${git.url}/app.git`, ref: { branch: 'main' } } } },
+        spec: {
+          targetNamespace: '${cluster.name}',
+          source: { git: { url: `${git.url}/app.git`, ref: { branch: 'main' } } },
+        },
       },
       rollout: {
         minHealthyTime: `${SOAK_SECONDS}s`,
@@ -328,38 +425,71 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
         version: API_VERSION,
         namespace: NS,
         plural: 'releasesets',
-        body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind: 'ReleaseSet', metadata: { name: SET, namespace: NS }, spec: spec('hello') },
+        body: {
+          apiVersion: `${API_GROUP}/${API_VERSION}`,
+          kind: 'ReleaseSet',
+          metadata: { name: SET, namespace: NS },
+          spec: spec('hello'),
+        },
       });
     });
     log(`fleet: rollout 2 (template change) over ${n} Clusters`);
     if (!first.complete) throw new Error(`rollout 1 stalled: ${JSON.stringify(first.stalled)}`);
     const second = await rollout('update', async () => {
       await objects.patchNamespacedCustomObject(
-        { group: API_GROUP, version: API_VERSION, namespace: NS, plural: 'releasesets', name: SET, body: { spec: { template: { metadata: { annotations: { 'bench.convoy.dev/greeting': 'bonjour' } } } } } },
+        {
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: NS,
+          plural: 'releasesets',
+          name: SET,
+          body: {
+            spec: { template: { metadata: { annotations: { 'bench.convoy.dev/greeting': 'bonjour' } } } },
+          },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
     });
     const relayEnd = rssMiB(relay.pid);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const fleetNotices = Object.fromEntries(
-      [...metrics.matchAll(/^convoy_relay_fleet_notices_total\{trigger="([^"]+)"\} ([0-9.e+]+)$/gm)].map((m) => [m[1] ?? '', Number(m[2])]),
+      [...metrics.matchAll(/^convoy_relay_fleet_notices_total\{trigger="([^"]+)"\} ([0-9.e+]+)$/gm)].map(
+        (m) => [m[1] ?? '', Number(m[2])],
+      ),
     );
     const worstRequests = Math.max(first.setSideRequestsPerCluster, second.setSideRequestsPerCluster);
     const peakStatusBytes = Math.max(first.peakStatusBytes, second.peakStatusBytes);
     return {
-      how:
-        `${n} Clusters (kubeConfig Secret to this section's own bare kube-apiserver), a namespace per Cluster (targetNamespace \${cluster.name}), one ConfigMap app from Git; 4 steps (canary 1% maxConcurrent 1, early 9%, main 30%, the implicit rest 60%), minHealthyTime ${SOAK_SECONDS}s each. The relay runs as its own process (relay/main.ts) with the fleet queue; the fleet function (createFleetHandler) on its own poller as its own token user, whose requests are the set's side (counted client-side by bearer token); the children's loops on dev/runtime.ts' pollers. Rollout 1 creates the set; rollout 2 changes the template (an annotation). wall = the write to RolloutSucceeded True at the new generation.`,
+      how: `${n} Clusters (kubeConfig Secret to this section's own bare kube-apiserver), a namespace per Cluster (targetNamespace \${cluster.name}), one ConfigMap app from Git; 4 steps (canary 1% maxConcurrent 1, early 9%, main 30%, the implicit rest 60%), minHealthyTime ${SOAK_SECONDS}s each. The relay runs as its own process (relay/main.ts) with the fleet queue; the fleet function (createFleetHandler) on its own poller as its own token user, whose requests are the set's side (counted client-side by bearer token); the children's loops on dev/runtime.ts' pollers. Rollout 1 creates the set; rollout 2 changes the template (an annotation). wall = the write to RolloutSucceeded True at the new generation.`,
       clusters: n,
       soakSecondsPerStep: SOAK_SECONDS,
       rollouts: { create: first, update: second },
-      relay: { rssAtReadyMiB: relayAtReady.rss, rssEndMiB: relayEnd.rss, peakRssMiB: relayEnd.peak, fleetNotices },
-      targets: {
-        setSideRequestsPerClusterPerRollout: { target: `<= ${FLEET_TARGETS.requestsPerClusterPerRollout}`, value: worstRequests, met: worstRequests <= FLEET_TARGETS.requestsPerClusterPerRollout },
-        peakStatusBytes: { target: `<= ${FLEET_TARGETS.statusBytes}`, value: peakStatusBytes, met: peakStatusBytes <= FLEET_TARGETS.statusBytes },
+      relay: {
+        rssAtReadyMiB: relayAtReady.rss,
+        rssEndMiB: relayEnd.rss,
+        peakRssMiB: relayEnd.peak,
+        fleetNotices,
       },
-      met: first.complete && second.complete && worstRequests <= FLEET_TARGETS.requestsPerClusterPerRollout && peakStatusBytes <= FLEET_TARGETS.statusBytes,
+      targets: {
+        setSideRequestsPerClusterPerRollout: {
+          target: `<= ${FLEET_TARGETS.requestsPerClusterPerRollout}`,
+          value: worstRequests,
+          met: worstRequests <= FLEET_TARGETS.requestsPerClusterPerRollout,
+        },
+        peakStatusBytes: {
+          target: `<= ${FLEET_TARGETS.statusBytes}`,
+          value: peakStatusBytes,
+          met: peakStatusBytes <= FLEET_TARGETS.statusBytes,
+        },
+      },
+      met:
+        first.complete &&
+        second.complete &&
+        worstRequests <= FLEET_TARGETS.requestsPerClusterPerRollout &&
+        peakStatusBytes <= FLEET_TARGETS.statusBytes,
     };
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((e: unknown) => log(`fleet cleanup failed: ${String(e)}`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((e: unknown) => log(`fleet cleanup failed: ${String(e)}`));
   }
 }

@@ -15,10 +15,30 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane } from '../../dev/control-plane.ts';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
-import { auditLogArgs, firstDeployPerRelease, perRelease, readAuditLog, summarizeAudit, type AuditRequest } from '../lib/audit-log.ts';
-import { readRequestTotals, diffRequests, summarize, isApiserverOwn, type RequestSnapshot } from '../lib/apiserver-metrics.ts';
+import {
+  auditLogArgs,
+  firstDeployPerRelease,
+  perRelease,
+  readAuditLog,
+  summarizeAudit,
+  type AuditRequest,
+} from '../lib/audit-log.ts';
+import {
+  readRequestTotals,
+  diffRequests,
+  summarize,
+  isApiserverOwn,
+  type RequestSnapshot,
+} from '../lib/apiserver-metrics.ts';
 import { log } from '../lib/stdout.ts';
-import { CONVOY_USER, createNamespaces, FLUX_USER, runConvoySide, runFluxSide, type SideResult } from '../flux/sides.ts';
+import {
+  CONVOY_USER,
+  createNamespaces,
+  FLUX_USER,
+  runConvoySide,
+  runFluxSide,
+  type SideResult,
+} from '../flux/sides.ts';
 import { runFloorSide, type FloorResult } from '../flux/floor-side.ts';
 import { appFiles } from './per-release.ts';
 
@@ -34,17 +54,30 @@ const FLOOR_CONCURRENCY = 32;
 /** Runs bench/flux/build-flux.sh (cached after the first build); the folder holding both binaries. */
 async function buildFlux(root: string): Promise<{ binDir: string; buildMs: number }> {
   const t = performance.now();
-  const { stdout, stderr } = await execFileAsync('bash', [join(root, 'bench', 'flux', 'build-flux.sh')], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout, stderr } = await execFileAsync('bash', [join(root, 'bench', 'flux', 'build-flux.sh')], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (stderr.trim() !== '') log(stderr.trim().split('\n').slice(-5).join('\n'));
   return { binDir: stdout.trim().split('\n').pop() ?? '', buildMs: Math.round(performance.now() - t) };
 }
 
-const fluxSourceDir = (name: string, tag: string): string => join(process.env['XDG_CACHE_HOME'] ?? join(process.env['HOME'] ?? '/root', '.cache'), 'convoy', 'flux', 'src', `${name}-${tag}`);
+const fluxSourceDir = (name: string, tag: string): string =>
+  join(
+    process.env['XDG_CACHE_HOME'] ?? join(process.env['HOME'] ?? '/root', '.cache'),
+    'convoy',
+    'flux',
+    'src',
+    `${name}-${tag}`,
+  );
 
 interface SideReport {
   wallS: number;
   readyAfterMs: SideResult['readyAfterMs'];
-  requestsPerRelease: { toReady: ReturnType<typeof perRelease>; toSettled: ReturnType<typeof perRelease>; firstDeploy: ReturnType<typeof perRelease> };
+  requestsPerRelease: {
+    toReady: ReturnType<typeof perRelease>;
+    toSettled: ReturnType<typeof perRelease>;
+    firstDeploy: ReturnType<typeof perRelease>;
+  };
   cpuS: SideResult['cpuS'];
   peakRssMiB: number;
   processes: SideResult['processes'];
@@ -65,18 +98,33 @@ function releaseOfRequest(side: SideResult, prefix: string): (r: AuditRequest) =
       const uid = /^convoy-(?:reconcile|drift|health)-(.+)$/.exec(r.name)?.[1];
       if (uid !== undefined) return side.keyOfUid.get(uid);
     }
-    return r.namespace.startsWith(prefix) && /^\d+$/.test(r.namespace.slice(prefix.length)) ? `${r.namespace}/app` : undefined;
+    return r.namespace.startsWith(prefix) && /^\d+$/.test(r.namespace.slice(prefix.length))
+      ? `${r.namespace}/app`
+      : undefined;
   };
 }
 
-function sideReport(side: SideResult, audit: readonly AuditRequest[], user: string, n: number, allClients: number, prefix: string): SideReport {
+function sideReport(
+  side: SideResult,
+  audit: readonly AuditRequest[],
+  user: string,
+  n: number,
+  allClients: number,
+  prefix: string,
+): SideReport {
   return {
     wallS: Math.round(side.wallMs / 100) / 10,
     readyAfterMs: side.readyAfterMs,
     requestsPerRelease: {
       toReady: perRelease(summarizeAudit(audit, user, side.t0, side.readyAt), n),
       toSettled: perRelease(summarizeAudit(audit, user, side.t0, side.settledAt), n),
-      firstDeploy: firstDeployPerRelease(audit, user, side.t0, side.firstDeployDoneAt, releaseOfRequest(side, prefix)),
+      firstDeploy: firstDeployPerRelease(
+        audit,
+        user,
+        side.t0,
+        side.firstDeployDoneAt,
+        releaseOfRequest(side, prefix),
+      ),
     },
     cpuS: side.cpuS,
     peakRssMiB: side.peakRssMiB,
@@ -104,7 +152,9 @@ const FLOOR_VARIANTS: Record<FloorVariant, { dryRunFirst: boolean; what: string 
  */
 async function floorAt(root: string, n: number, variant: FloorVariant): Promise<FloorResult> {
   const { dryRunFirst, what } = FLOOR_VARIANTS[variant];
-  log(`flux bench: N=${n}: the floor (the bench applies the apps itself${what}, ${FLOOR_CONCURRENCY} in flight) on a cluster of its own`);
+  log(
+    `flux bench: N=${n}: the floor (the bench applies the apps itself${what}, ${FLOOR_CONCURRENCY} in flight) on a cluster of its own`,
+  );
   const cp = await startControlPlane({ nodes: nodesFor(2 * n), readyTimeoutMs: 120_000 });
   try {
     const kc = new KubeConfig();
@@ -113,8 +163,13 @@ async function floorAt(root: string, n: number, variant: FloorVariant): Promise<
     await createNamespaces(kc, namespaces);
     // No controller runs here: the Releases only carry what the bench writes.
     if (variant === 'reportOnce') await installCrds(cp.kubeconfigPath, join(root, 'config', 'crds'));
-    const reportOnce = variant === 'reportOnce' ? { reportOnce: { repoUrl: 'http://127.0.0.1:9/app.git' } } : {};
-    return await runFloorSide(kc, appFiles('app'), namespaces, { concurrency: FLOOR_CONCURRENCY, dryRunFirst, ...reportOnce });
+    const reportOnce =
+      variant === 'reportOnce' ? { reportOnce: { repoUrl: 'http://127.0.0.1:9/app.git' } } : {};
+    return await runFloorSide(kc, appFiles('app'), namespaces, {
+      concurrency: FLOOR_CONCURRENCY,
+      dryRunFirst,
+      ...reportOnce,
+    });
   } finally {
     await cp.stop();
   }
@@ -122,8 +177,12 @@ async function floorAt(root: string, n: number, variant: FloorVariant): Promise<
 
 const ratio = (a: number, b: number): number => (b === 0 ? Number.NaN : Math.round((a / b) * 1000) / 1000);
 
-
-async function sideBySide(root: string, binDir: string, n: number, floors: Partial<Record<FloorVariant, FloorResult>>): Promise<Record<string, unknown>> {
+async function sideBySide(
+  root: string,
+  binDir: string,
+  n: number,
+  floors: Partial<Record<FloorVariant, FloorResult>>,
+): Promise<Record<string, unknown>> {
   const auditDir = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-audit-'));
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-bench-flux-git-'));
   const audit = await auditLogArgs(auditDir, [FLUX_USER, CONVOY_USER]);
@@ -142,7 +201,10 @@ async function sideBySide(root: string, binDir: string, n: number, floors: Parti
   const git = await startGitHttpServer({ projectRoot: gitRoot });
   try {
     await installCrds(cp.kubeconfigPath, join(root, 'config', 'crds'));
-    for (const [name, tag] of [['source-controller', FLUX_VERSIONS.sourceController], ['kustomize-controller', FLUX_VERSIONS.kustomizeController]] as const) {
+    for (const [name, tag] of [
+      ['source-controller', FLUX_VERSIONS.sourceController],
+      ['kustomize-controller', FLUX_VERSIONS.kustomizeController],
+    ] as const) {
       await installCrds(cp.kubeconfigPath, join(fluxSourceDir(name, tag), 'config', 'crd', 'bases'));
     }
     const kc = new KubeConfig();
@@ -150,10 +212,15 @@ async function sideBySide(root: string, binDir: string, n: number, floors: Parti
     await createRepo(gitRoot, 'app', appFiles('app'));
     const ctx = { cp, kc, repoUrl: `${git.url}/app.git`, n, timeoutMs: Math.max(180_000, n * 600) };
     const totals = async (): Promise<RequestSnapshot> => readRequestTotals(kc);
-    const allClients = (a: RequestSnapshot, b: RequestSnapshot): number => summarize(diffRequests(a, b).filter((s) => !isApiserverOwn(s))).total;
+    const allClients = (a: RequestSnapshot, b: RequestSnapshot): number =>
+      summarize(diffRequests(a, b).filter((s) => !isApiserverOwn(s))).total;
 
     const fluxBefore = await totals();
-    const flux = await runFluxSide(ctx, binDir, `Flux CRDs from ${fluxSourceDir('source-controller', FLUX_VERSIONS.sourceController)}`);
+    const flux = await runFluxSide(
+      ctx,
+      binDir,
+      `Flux CRDs from ${fluxSourceDir('source-controller', FLUX_VERSIONS.sourceController)}`,
+    );
     const fluxAfter = await totals();
     const fluxGit = git.requests.length;
     const convoy = await runConvoySide(ctx, root);
@@ -169,13 +236,32 @@ async function sideBySide(root: string, binDir: string, n: number, floors: Parti
       flux: { ...f, gitServerRequests: fluxGit },
       convoy: { ...c, gitServerRequests: convoyGit },
       floor: Object.fromEntries(
-        Object.entries(floors).flatMap(([variant, floor]) => (floor === undefined ? [] : [[variant, { ...floor, overFlux: ratio(floor.wallS, f.wallS), convoyOverFloor: ratio(c.wallS, floor.wallS) }]])),
+        Object.entries(floors).flatMap(([variant, floor]) =>
+          floor === undefined
+            ? []
+            : [
+                [
+                  variant,
+                  {
+                    ...floor,
+                    overFlux: ratio(floor.wallS, f.wallS),
+                    convoyOverFloor: ratio(c.wallS, floor.wallS),
+                  },
+                ],
+              ],
+        ),
       ),
       ratiosConvoyOverFlux: {
         wall: ratio(c.wallS, f.wallS),
         requestsPerRelease: ratio(c.requestsPerRelease.toReady.total, f.requestsPerRelease.toReady.total),
-        requestsPerReleaseToSettled: ratio(c.requestsPerRelease.toSettled.total, f.requestsPerRelease.toSettled.total),
-        requestsPerReleaseFirstDeploy: ratio(c.requestsPerRelease.firstDeploy.total, f.requestsPerRelease.firstDeploy.total),
+        requestsPerReleaseToSettled: ratio(
+          c.requestsPerRelease.toSettled.total,
+          f.requestsPerRelease.toSettled.total,
+        ),
+        requestsPerReleaseFirstDeploy: ratio(
+          c.requestsPerRelease.firstDeploy.total,
+          f.requestsPerRelease.firstDeploy.total,
+        ),
         cpuToReady: ratio(c.cpuS.toReady, f.cpuS.toReady),
         cpuToSettled: ratio(c.cpuS.toSettled, f.cpuS.toSettled),
         peakRss: ratio(c.peakRssMiB, f.peakRssMiB),
@@ -185,7 +271,10 @@ async function sideBySide(root: string, binDir: string, n: number, floors: Parti
     // The controllers' logs outlive the cluster's folder, for a run that went wrong.
     const logs = join(tmpdir(), `convoy-bench-flux-logs-n${n}`);
     await mkdir(logs, { recursive: true });
-    for (const f of (await readdir(cp.dir)).filter((name) => name.endsWith('.log') && !name.startsWith('bench-audit'))) await copyFile(join(cp.dir, f), join(logs, f));
+    for (const f of (await readdir(cp.dir)).filter(
+      (name) => name.endsWith('.log') && !name.startsWith('bench-audit'),
+    ))
+      await copyFile(join(cp.dir, f), join(logs, f));
     log(`flux bench: N=${n}: controller logs kept in ${logs}`);
     await git.stop();
     await cp.stop();
@@ -193,14 +282,19 @@ async function sideBySide(root: string, binDir: string, n: number, floors: Parti
     const keep = process.env['CONVOY_BENCH_KEEP_AUDIT'];
     if (keep !== undefined && keep !== '') {
       await mkdir(keep, { recursive: true });
-      await copyFile(join(auditDir, 'bench-audit.log'), join(keep, `bench-audit-n${n}.log`)).catch((e: unknown) => log(`flux bench: keeping the audit log failed: ${String(e)}`));
+      await copyFile(join(auditDir, 'bench-audit.log'), join(keep, `bench-audit-n${n}.log`)).catch(
+        (e: unknown) => log(`flux bench: keeping the audit log failed: ${String(e)}`),
+      );
     }
     await rm(auditDir, { recursive: true, force: true });
     await rm(gitRoot, { recursive: true, force: true });
   }
 }
 
-export async function benchFlux(root: string, options: { ns: readonly number[] }): Promise<Record<string, unknown>> {
+export async function benchFlux(
+  root: string,
+  options: { ns: readonly number[] },
+): Promise<Record<string, unknown>> {
   const build = await buildFlux(root);
   log(`flux bench: binaries in ${build.binDir} (${build.buildMs} ms)`);
   const runs: Record<string, unknown>[] = [];
@@ -209,25 +303,36 @@ export async function benchFlux(root: string, options: { ns: readonly number[] }
     const floors: Partial<Record<FloorVariant, FloorResult>> =
       process.env['CONVOY_BENCH_FLUX_FLOORS'] === 'none'
         ? {}
-        : { applyOnly: await floorAt(root, n, 'applyOnly'), dryRunFirst: await floorAt(root, n, 'dryRunFirst'), reportOnce: await floorAt(root, n, 'reportOnce') };
+        : {
+            applyOnly: await floorAt(root, n, 'applyOnly'),
+            dryRunFirst: await floorAt(root, n, 'dryRunFirst'),
+            reportOnce: await floorAt(root, n, 'reportOnce'),
+          };
     runs.push(await sideBySide(root, build.binDir, n, floors));
   }
-  const atTarget = runs.find((r) => r['n'] === FLUX_TARGETS.n)?.['ratiosConvoyOverFlux'] as { wall: number; requestsPerRelease: number } | undefined;
+  const atTarget = runs.find((r) => r['n'] === FLUX_TARGETS.n)?.['ratiosConvoyOverFlux'] as
+    { wall: number; requestsPerRelease: number } | undefined;
   return {
     flux: FLUX_VERSIONS,
     buildMs: build.buildMs,
     config: {
-      flux: 'the flags of Flux\'s own Deployment manifests (--watch-all-namespaces --log-level=info --log-encoding=json; not --enable-leader-election, which needs an in-cluster namespace), otherwise defaults (outside a cluster: KUBECONFIG, RUNTIME_NAMESPACE=flux-system, loopback --storage-addr/--storage-adv-addr, --metrics-addr, --health-addr); one GitRepository (interval 1h); one Kustomization per namespace (interval 1h, prune true, wait false, no healthChecks, targetNamespace its own)',
-      convoy: 'the convoy dev runtime (relay, pollers calling the real function handlers, fauxqs) in its own process; one Release per namespace (syncPolicy.interval 1h, no healthAssessment), one Cluster (inCluster) per namespace created before the clock starts',
-      health: 'off on both sides: Flux Ready = applied (wait false); convoy Applied = applied. Both clusters run the real Deployment controller with KWOK nodes; convoy still follows its rollout (10-s recheck) and runs drift and health once, which count in toSettled, not in the wall time',
-      requests: 'kube-apiserver audit log (Metadata, one event per request at ResponseComplete) of each side\'s own static-token identity; bench-flux = both Flux controllers, bench-convoy = relay + functions; toReady = requests received between the first create and the last Ready/Applied (the target\'s measure; at large N it holds the follow-ups of the Releases done early: convoy\'s rollout recheck ≥ 10 s after an apply), toSettled = until Flux + 10 s, convoy: until every rollout is over and InSync and Healthy are reported, firstDeploy = each Release\'s own requests (its namespace; convoy\'s Leases by the Release uid in their name) until its own first deploy was over (Flux: Ready; convoy: Applied with InSync and Healthy reported, all three loops\' first runs) plus the shared ones (discovery, lists, watches, the GitRepository) until the last, per Release',
-      cpu: 'utime + stime of /proc/<pid>/stat of the side\'s processes from the first create (convoy: one Node process holding relay, pollers, function handlers and fauxqs)',
+      flux: "the flags of Flux's own Deployment manifests (--watch-all-namespaces --log-level=info --log-encoding=json; not --enable-leader-election, which needs an in-cluster namespace), otherwise defaults (outside a cluster: KUBECONFIG, RUNTIME_NAMESPACE=flux-system, loopback --storage-addr/--storage-adv-addr, --metrics-addr, --health-addr); one GitRepository (interval 1h); one Kustomization per namespace (interval 1h, prune true, wait false, no healthChecks, targetNamespace its own)",
+      convoy:
+        'the convoy dev runtime (relay, pollers calling the real function handlers, fauxqs) in its own process; one Release per namespace (syncPolicy.interval 1h, no healthAssessment), one Cluster (inCluster) per namespace created before the clock starts',
+      health:
+        'off on both sides: Flux Ready = applied (wait false); convoy Applied = applied. Both clusters run the real Deployment controller with KWOK nodes; convoy still follows its rollout (10-s recheck) and runs drift and health once, which count in toSettled, not in the wall time',
+      requests:
+        "kube-apiserver audit log (Metadata, one event per request at ResponseComplete) of each side's own static-token identity; bench-flux = both Flux controllers, bench-convoy = relay + functions; toReady = requests received between the first create and the last Ready/Applied (the target's measure; at large N it holds the follow-ups of the Releases done early: convoy's rollout recheck ≥ 10 s after an apply), toSettled = until Flux + 10 s, convoy: until every rollout is over and InSync and Healthy are reported, firstDeploy = each Release's own requests (its namespace; convoy's Leases by the Release uid in their name) until its own first deploy was over (Flux: Ready; convoy: Applied with InSync and Healthy reported, all three loops' first runs) plus the shared ones (discovery, lists, watches, the GitRepository) until the last, per Release",
+      cpu: "utime + stime of /proc/<pid>/stat of the side's processes from the first create (convoy: one Node process holding relay, pollers, function handlers and fauxqs)",
       order: 'per N one embedded cluster; Flux first, then convoy (the Flux objects stay, idle)',
       floor: `per N first three embedded clusters of their own (the same controllers and Node count) on which the bench applies the N apps itself, no controller: applyOnly — one server-side apply per object, ConfigMap → Deployment → Service; dryRunFirst — a server-side dry run of each first, as Flux and convoy both do (convoy's spec: a rejection applies nothing); reportOnce — dryRunFirst, and per app a Release created first and its status written once (Applied True) after the applies: the least a controller that reports can do (convoy's spec: three loops, each writing its own slice); ${FLOOR_CONCURRENCY} apps in flight; its wall time is what no controller can beat on this cluster (floor.*.overFlux: the lowest wall ratio any controller could reach)`,
     },
     targets: FLUX_TARGETS,
     atN1000: atTarget ?? 'not run (use --flux-n 1000)',
-    met: atTarget !== undefined && atTarget.wall <= FLUX_TARGETS.wallRatio && atTarget.requestsPerRelease <= FLUX_TARGETS.requestsRatio,
+    met:
+      atTarget !== undefined &&
+      atTarget.wall <= FLUX_TARGETS.wallRatio &&
+      atTarget.requestsPerRelease <= FLUX_TARGETS.requestsRatio,
     runs,
   };
 }

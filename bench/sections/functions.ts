@@ -44,7 +44,10 @@ export async function coldImport(root: string, file: string, runs = IMPORTS): Pr
   const wall: number[] = [];
   const cpu: number[] = [];
   for (let i = 0; i < runs; i++) {
-    const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', code], { cwd: root, env: { PATH: process.env.PATH ?? '' } });
+    const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '' },
+    });
     let parsed: { wall?: unknown; cpu?: unknown } = {};
     try {
       parsed = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as typeof parsed;
@@ -64,14 +67,23 @@ export async function benchFunctions(root: string): Promise<Record<string, unkno
   log('functions: bundling (AWS SDK external, as shipped)');
   const shipped = await bundleFunctions({ root });
   log('functions: bundling (AWS SDK bundled, for comparison)');
-  const full = await bundleFunctions({ root, awsSdk: 'bundled', outDir: join('dist', 'functions-aws-sdk-bundled') });
+  const full = await bundleFunctions({
+    root,
+    awsSdk: 'bundled',
+    outDir: join('dist', 'functions-aws-sdk-bundled'),
+  });
 
   const measure = async (bundles: BundleResult[]) => {
     const out: Record<string, unknown>[] = [];
     for (const b of bundles) {
       log(`functions: cold import of ${b.out}`);
       const imported = await coldImport(root, b.out);
-      out.push({ ...b, importMedianMs: imported.medianMs, importRunsMs: imported.runsMs, importMedianCpuMs: imported.medianCpuMs });
+      out.push({
+        ...b,
+        importMedianMs: imported.medianMs,
+        importRunsMs: imported.runsMs,
+        importMedianCpuMs: imported.medianCpuMs,
+      });
     }
     return out;
   };
@@ -94,7 +106,11 @@ export async function benchFunctions(root: string): Promise<Record<string, unkno
     how: `esbuild: platform node, target node24, ESM, minified, external source map, createRequire banner; import timed inside a fresh node process around import() (wall time, and CPU time for reference), median of ${IMPORTS}`,
     targets: { maxBytes: MAX_BYTES, maxBytesNote: '2 MiB', maxImportMs: MAX_IMPORT_MS },
     met: perFunction.every((f) => f.bytesMet && f.importMet),
-    shipped: { awsSdk: 'external (provided by the nodejs24.x runtime; resolved from node_modules here)', perFunction, bundles: shippedMeasured },
+    shipped: {
+      awsSdk: 'external (provided by the nodejs24.x runtime; resolved from node_modules here)',
+      perFunction,
+      bundles: shippedMeasured,
+    },
     awsSdkBundled: { bundles: fullMeasured },
   };
 }

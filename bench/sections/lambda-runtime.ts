@@ -60,7 +60,13 @@ interface Timed {
   readonly record: InvocationRecord;
 }
 
-function distribution(values: readonly number[]): { count: number; p50: number | null; p99: number | null; mean: number | null; max: number | null } {
+function distribution(values: readonly number[]): {
+  count: number;
+  p50: number | null;
+  p99: number | null;
+  mean: number | null;
+  max: number | null;
+} {
   if (values.length === 0) return { count: 0, p50: null, p99: null, mean: null, max: null };
   return {
     count: values.length,
@@ -89,7 +95,10 @@ export function rightSize(maxRssMb: number): number {
   return Math.max(256, Math.ceil((maxRssMb * 1.5) / 64) * 64);
 }
 
-export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeOptions): Promise<Record<string, unknown>> {
+export async function benchLambdaRuntime(
+  kc: KubeConfig,
+  options: LambdaRuntimeOptions,
+): Promise<Record<string, unknown>> {
   const run = Date.now().toString(36);
   const ns = `lrt-${run}`;
   const installation = `lrt-${run}-system`;
@@ -100,20 +109,33 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-bench-lambda-'));
   await createRepo(gitRoot, 'app', appFiles('app'));
   const git = await startGitHttpServer({ projectRoot: gitRoot });
-  const logger = createLogger({ base: { bench: 'lambdaRuntime' }, level: 'error', write: (l) => void process.stderr.write(`${l}\n`) });
+  const logger = createLogger({
+    base: { bench: 'lambdaRuntime' },
+    level: 'error',
+    write: (l) => void process.stderr.write(`${l}\n`),
+  });
   // The egress policy refuses loopback: the bench's Git server is the one local server Releases may reach.
-  const tenancy = { tenantNamespaces: [ns], defaultServiceAccount: TENANT_DEPLOYER, egressAllow: new URL(git.url).host };
+  const tenancy = {
+    tenantNamespaces: [ns],
+    defaultServiceAccount: TENANT_DEPLOYER,
+    egressAllow: new URL(git.url).host,
+  };
   const cleanups: (() => Promise<unknown>)[] = [];
   const timed: Timed[] = [];
   const proxies = {} as Record<Loop, CountingAwsProxy>;
   try {
-    const identities = await installShippedIdentities(kc, { namespace: installation, tenancy, watchSecrets: true, clusterScopedSuffix: `-${installation}` });
+    const identities = await installShippedIdentities(kc, {
+      namespace: installation,
+      tenancy,
+      watchSecrets: true,
+      clusterScopedSuffix: `-${installation}`,
+    });
     cleanups.push(() => identities.remove());
     cleanups.push(await createTenantDeployer(kc, ns));
     await api.create('Cluster', ns, 'local', { inCluster: true });
     for (const target of targets) await core.createNamespace({ body: { metadata: { name: target } } });
 
-    log('lambdaRuntime: synthesizing the construct\'s template (bundles, settings)');
+    log("lambdaRuntime: synthesizing the construct's template (bundles, settings)");
     const synthStarted = performance.now();
     const prepared = await prepareLambdaFunctions({
       installationNamespace: installation,
@@ -123,10 +145,12 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
       waitTimeSeconds: 1,
       // Each function's own SQS and S3 calls through a counting proxy of its own.
       // (The fleet function is not measured here: no ReleaseSet in this section; its SQS calls go straight to fauxqs.)
-      environmentOverride: (loop, env) => (loop === 'fleet' ? env : { ...env, AWS_ENDPOINT_URL: proxies[loop].url }),
+      environmentOverride: (loop, env) =>
+        loop === 'fleet' ? env : { ...env, AWS_ENDPOINT_URL: proxies[loop].url },
       onInvocation: (record) => void timed.push({ at: Date.now(), record }),
       onLine: (loop, slot, line) => {
-        if (line.includes('"level":"error"') || /^(INIT_REPORT|Task timed out)/.test(line)) process.stderr.write(`lambdaRuntime ${loop}[${slot}] ${line}\n`);
+        if (line.includes('"level":"error"') || /^(INIT_REPORT|Task timed out)/.test(line))
+          process.stderr.write(`lambdaRuntime ${loop}[${slot}] ${line}\n`);
       },
     });
     cleanups.push(() => prepared.dispose());
@@ -142,7 +166,9 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
       identities,
       settings: identities.settings,
       visibilityTimeoutSeconds: prepared.queue.visibilityTimeoutSeconds,
-      ...(prepared.queue.maxReceiveCount !== undefined ? { maxReceiveCount: prepared.queue.maxReceiveCount } : {}),
+      ...(prepared.queue.maxReceiveCount !== undefined
+        ? { maxReceiveCount: prepared.queue.maxReceiveCount }
+        : {}),
       functions: async (context) => {
         for (const loop of LOOPS) proxies[loop] = await startCountingAwsProxy(context.endpoint);
         return prepared.start(context);
@@ -171,22 +197,50 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
       await Promise.all(targets.map((target, i) => api.create('Release', ns, `app-${i}`, spec(target))));
       const deadline = Date.now() + 300_000;
       for (;;) {
-        const list = (await custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: 'releases' })) as { items: Release[] };
-        const done = list.items.filter((r) => ['Applied', 'InSync', 'Healthy'].every((type) => r.status?.conditions?.find((c) => c.type === type)?.status === 'True'));
+        const list = (await custom.listNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: ns,
+          plural: 'releases',
+        })) as { items: Release[] };
+        const done = list.items.filter((r) =>
+          ['Applied', 'InSync', 'Healthy'].every(
+            (type) => r.status?.conditions?.find((c) => c.type === type)?.status === 'True',
+          ),
+        );
         if (done.length === options.n) break;
         if (Date.now() > deadline) {
-          const why = list.items.filter((r) => !done.includes(r)).slice(0, 3).map((r) => JSON.stringify(r.status?.conditions?.map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message ?? ''}`.slice(0, 200))));
-          throw new Error(`lambdaRuntime: ${done.length} of ${options.n} Releases Applied, InSync and Healthy after 300 s; e.g. ${why.join(' | ')}`);
+          const why = list.items
+            .filter((r) => !done.includes(r))
+            .slice(0, 3)
+            .map((r) =>
+              JSON.stringify(
+                r.status?.conditions?.map((c) =>
+                  `${c.type}=${c.status} ${c.reason}: ${c.message ?? ''}`.slice(0, 200),
+                ),
+              ),
+            );
+          throw new Error(
+            `lambdaRuntime: ${done.length} of ${options.n} Releases Applied, InSync and Healthy after 300 s; e.g. ${why.join(' | ')}`,
+          );
         }
         await sleep(1000);
       }
     });
     const firstDeployMs = Date.now() - created;
     const steadyFrom = Date.now();
-    const firstDeployCalls = Object.fromEntries(LOOPS.map((loop) => [loop, proxies[loop].take()])) as Record<Loop, Record<string, number>>;
-    log(`lambdaRuntime: all ${options.n} Ready in ${Math.round(firstDeployMs / 1000)} s; ${options.steadySeconds} s of steady state (30-s intervals)`);
+    const firstDeployCalls = Object.fromEntries(LOOPS.map((loop) => [loop, proxies[loop].take()])) as Record<
+      Loop,
+      Record<string, number>
+    >;
+    log(
+      `lambdaRuntime: all ${options.n} Ready in ${Math.round(firstDeployMs / 1000)} s; ${options.steadySeconds} s of steady state (30-s intervals)`,
+    );
     const steady = await here.during(() => sleep(options.steadySeconds * 1000));
-    const functionCalls = Object.fromEntries(LOOPS.map((loop) => [loop, proxies[loop].take()])) as Record<Loop, Record<string, number>>;
+    const functionCalls = Object.fromEntries(LOOPS.map((loop) => [loop, proxies[loop].take()])) as Record<
+      Loop,
+      Record<string, number>
+    >;
     const until = Date.now();
 
     const perFunction: Record<string, unknown> = {};
@@ -205,7 +259,8 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
       proposedMemory[loop] = Math.min(memorySize, rightSize(rssMb));
       const steadyDurations = durations(steadyMine);
       const calls = functionCalls[loop];
-      const perMessage = (keys: readonly string[]): number => round(keys.reduce((a, k) => a + (calls[k] ?? 0), 0) / Math.max(1, steadyDurations.messages), 3);
+      const perMessage = (keys: readonly string[]): number =>
+        round(keys.reduce((a, k) => a + (calls[k] ?? 0), 0) / Math.max(1, steadyDurations.messages), 3);
       const msPerMessage = steadyDurations.perMessageMs.mean ?? durations(mine).perMessageMs.mean ?? 0;
       figures[loop] = {
         msPerMessage,
@@ -215,22 +270,46 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
       };
       invocationsPerMessage[loop] = steadyDurations.invocations / Math.max(1, steadyDurations.messages);
       perFunction[loop] = {
-        template: { handler: settings[loop].handler, memorySizeMb: memorySize, timeoutSeconds: settings[loop].timeoutSeconds, batchSize: settings[loop].eventSource.batchSize, maximumBatchingWindowSeconds: settings[loop].eventSource.maximumBatchingWindowInSeconds, maximumConcurrency: settings[loop].eventSource.maximumConcurrency ?? null, slotsHere: Math.min(settings[loop].eventSource.maximumConcurrency ?? 1000, options.slots) },
+        template: {
+          handler: settings[loop].handler,
+          memorySizeMb: memorySize,
+          timeoutSeconds: settings[loop].timeoutSeconds,
+          batchSize: settings[loop].eventSource.batchSize,
+          maximumBatchingWindowSeconds: settings[loop].eventSource.maximumBatchingWindowInSeconds,
+          maximumConcurrency: settings[loop].eventSource.maximumConcurrency ?? null,
+          slotsHere: Math.min(settings[loop].eventSource.maximumConcurrency ?? 1000, options.slots),
+        },
         coldStart: { count: cold.length, initMs: distribution(cold) },
         all: durations(mine),
         steady: steadyDurations,
-        maxMemory: { maxRssMb: rssMb, memorySizeMb: memorySize, usedFraction: round(rssMb / memorySize, 3), proposedMb: proposedMemory[loop] },
+        maxMemory: {
+          maxRssMb: rssMb,
+          memorySizeMb: memorySize,
+          usedFraction: round(rssMb / memorySize, 3),
+          proposedMb: proposedMemory[loop],
+        },
         functionAwsCalls: { firstDeploy: firstDeployCalls[loop], steady: calls },
       };
     }
     const initGbSeconds = Object.fromEntries(
       LOOPS.map((loop) => {
-        const p50 = (perFunction[loop] as { coldStart: { initMs: { p50: number | null } } }).coldStart.initMs.p50 ?? 0;
+        const p50 =
+          (perFunction[loop] as { coldStart: { initMs: { p50: number | null } } }).coldStart.initMs.p50 ?? 0;
         const gbSeconds = ((p50 / 1000) * DEFAULT_MEMORY_MB[loop]) / 1024;
-        return [loop, { memoryMb: DEFAULT_MEMORY_MB[loop], atDefaultMemory: round(gbSeconds, 4), usdPerMillionColdStarts: round(gbSeconds * PRICES.lambdaPerGbSecond * 1e6, 2) }];
+        return [
+          loop,
+          {
+            memoryMb: DEFAULT_MEMORY_MB[loop],
+            atDefaultMemory: round(gbSeconds, 4),
+            usdPerMillionColdStarts: round(gbSeconds * PRICES.lambdaPerGbSecond * 1e6, 2),
+          },
+        ];
       }),
     );
-    const templateMemory = Object.fromEntries(LOOPS.map((l) => [l, settings[l].memorySize])) as Record<Loop, number>;
+    const templateMemory = Object.fromEntries(LOOPS.map((l) => [l, settings[l].memorySize])) as Record<
+      Loop,
+      number
+    >;
     // The section passes no memorySize, so the template carries the construct's defaults; priced at those, per function.
     const templateIsDefault = LOOPS.every((l) => templateMemory[l] === DEFAULT_MEMORY_MB[l]);
     const priced = (memoryMb: Readonly<Record<Loop, number>>) => ({
@@ -250,26 +329,45 @@ export async function benchLambdaRuntime(kc: KubeConfig, options: LambdaRuntimeO
         templateMemorySizeMb: templateMemory,
         constructDefaultMb: { ...DEFAULT_MEMORY_MB },
         proposedMemorySizeMb: proposedMemory,
-        rule: 'proposed = max(256, ceil(1.5 × measured max RSS / 64) × 64), never above the template\'s; Lambda gives CPU in proportion to memory (1,769 MB = 1 vCPU), so a smaller size also slows CPU-bound work: the durations here ran on a full core',
-        measuredOf: 'VmHWM of the runtime\'s node process only: helm and kubectl run as child processes of reconcile for Helm and Kustomize sources (not in this app) and count toward Lambda\'s memory too',
+        rule: "proposed = max(256, ceil(1.5 × measured max RSS / 64) × 64), never above the template's; Lambda gives CPU in proportion to memory (1,769 MB = 1 vCPU), so a smaller size also slows CPU-bound work: the durations here ran on a full core",
+        measuredOf:
+          "VmHWM of the runtime's node process only: helm and kubectl run as child processes of reconcile for Helm and Kustomize sources (not in this app) and count toward Lambda's memory too",
       },
       awsFromThisProcess: { firstDeploy: firstDeploy.byRequest, steady: steady.byRequest },
       costModel: {
-        fromEmulator: 'msPerMessage = the steady phase\'s mean emulator duration per message (INVOKE RTDONE / records of the invocation); invocations per message = the steady phase\'s batches; sqsRequests, s3Get, s3Other = the functions\' own calls per message (counting proxy)',
-        fromConstants: 'prices (bench/lib/cost-model.ts PRICES: us-east-1 list, x86); the relay\'s send + one receive + one delete per message (an upper bound); 5-minute interval',
-        notCounted: 'management-apiserver requests (perRelease counts them); the init phase (billed since 2025-08: initGbSecondsPerColdStart, cold starts per day depend on how long AWS keeps environments)',
+        fromEmulator:
+          "msPerMessage = the steady phase's mean emulator duration per message (INVOKE RTDONE / records of the invocation); invocations per message = the steady phase's batches; sqsRequests, s3Get, s3Other = the functions' own calls per message (counting proxy)",
+        fromConstants:
+          "prices (bench/lib/cost-model.ts PRICES: us-east-1 list, x86); the relay's send + one receive + one delete per message (an upper bound); 5-minute interval",
+        notCounted:
+          'management-apiserver requests (perRelease counts them); the init phase (billed since 2025-08: initGbSecondsPerColdStart, cold starts per day depend on how long AWS keeps environments)',
         initGbSecondsPerColdStart: initGbSeconds,
-        atDefaultMemory: { note: 'the construct\'s default memory per function (DEFAULT_MEMORY_MB, infra/convoy-props.ts)', ...priced(DEFAULT_MEMORY_MB) },
-        ...(templateIsDefault ? {} : { atTemplateMemory: { note: 'the synthesized template\'s MemorySize, which differs from the defaults', ...priced(templateMemory) } }),
-        atProposedMemory: { note: 'the same durations at the proposed memory: a lower bound (less memory is less CPU on Lambda)', ...priced(proposedMemory) },
+        atDefaultMemory: {
+          note: "the construct's default memory per function (DEFAULT_MEMORY_MB, infra/convoy-props.ts)",
+          ...priced(DEFAULT_MEMORY_MB),
+        },
+        ...(templateIsDefault
+          ? {}
+          : {
+              atTemplateMemory: {
+                note: "the synthesized template's MemorySize, which differs from the defaults",
+                ...priced(templateMemory),
+              },
+            }),
+        atProposedMemory: {
+          note: 'the same durations at the proposed memory: a lower bound (less memory is less CPU on Lambda)',
+          ...priced(proposedMemory),
+        },
       },
       met: LOOPS.every((loop) => measuredMemory[loop] > 0 && measuredMemory[loop] < templateMemory[loop]),
       metMeans: 'every function ran under the emulator and its max RSS stayed below its MemorySize',
     };
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((e: unknown) => log(`lambdaRuntime: cleanup failed: ${String(e)}`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((e: unknown) => log(`lambdaRuntime: cleanup failed: ${String(e)}`));
     await git.stop();
     await rm(gitRoot, { recursive: true, force: true });
-    for (const namespace of [ns, installation, ...targets]) await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    for (const namespace of [ns, installation, ...targets])
+      await core.deleteNamespace({ name: namespace }).catch(() => undefined);
   }
 }

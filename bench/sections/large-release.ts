@@ -19,7 +19,11 @@ import type { FixtureFiles } from '../../test/harness/git-fixtures.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../../test/harness/reconcile-env.ts';
 import { measureRequests, type RequestSummary } from '../lib/apiserver-metrics.ts';
 import type { ClientRequestCounter } from '../lib/client-requests.ts';
-import { tenancyJson, type LargeReleaseChildInput, type LargeReleaseChildResult } from '../lib/large-release-input.ts';
+import {
+  tenancyJson,
+  type LargeReleaseChildInput,
+  type LargeReleaseChildResult,
+} from '../lib/large-release-input.ts';
 import { log } from '../lib/stdout.ts';
 
 const run = promisify(execFile);
@@ -69,7 +73,12 @@ data:
   return files;
 }
 
-export async function benchLargeRelease(kc: KubeConfig, client: ClientRequestCounter, root: string, options: LargeReleaseOptions): Promise<Record<string, unknown>> {
+export async function benchLargeRelease(
+  kc: KubeConfig,
+  client: ClientRequestCounter,
+  root: string,
+  options: LargeReleaseOptions,
+): Promise<Record<string, unknown>> {
   const env = await startReconcileEnv(kc, 'bench-large');
   const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-large-cache-'));
   try {
@@ -86,7 +95,15 @@ export async function benchLargeRelease(kc: KubeConfig, client: ClientRequestCou
     const s3Endpoint = `${endpoint.protocol}//${endpoint.hostname}${endpoint.port !== undefined ? `:${endpoint.port}` : ''}`;
     const f = env.functionsConfig;
     const base: Omit<LargeReleaseChildInput, 'uid' | 'maxRenderObjects'> = {
-      kube: { server: f.server, ca: f.ca, cert: f.cert, key: f.key, token: f.bearerToken(), insecureSkipTlsVerify: f.insecureSkipTlsVerify, tlsServerName: f.tlsServerName },
+      kube: {
+        server: f.server,
+        ca: f.ca,
+        cert: f.cert,
+        key: f.key,
+        token: f.bearerToken(),
+        insecureSkipTlsVerify: f.insecureSkipTlsVerify,
+        tlsServerName: f.tlsServerName,
+      },
       s3: { endpoint: s3Endpoint, bucket: env.bucket },
       namespace: env.ns.name,
       name: RELEASE,
@@ -100,12 +117,18 @@ export async function benchLargeRelease(kc: KubeConfig, client: ClientRequestCou
       const uid = (await env.api.getRelease(env.ns.name, RELEASE)).metadata.uid ?? '';
       const seen = await watchStatus(kc, env);
       try {
-        const measured = await measureRequests(kc, client, () => runChild(root, { ...base, uid, maxRenderObjects }));
+        const measured = await measureRequests(kc, client, () =>
+          runChild(root, { ...base, uid, maxRenderObjects }),
+        );
         const release = await env.api.getRelease(env.ns.name, RELEASE);
         const applied = release.status?.conditions?.find((c) => c.type === 'Applied');
         return {
           ...measured.value,
-          applied: { status: applied?.status, reason: applied?.reason, message: applied?.message?.slice(0, 300) },
+          applied: {
+            status: applied?.status,
+            reason: applied?.reason,
+            message: applied?.message?.slice(0, 300),
+          },
           phase: release.status?.lastAttempted?.phase,
           apiserver: measured.apiserver,
           progressSeen: seen.all().filter((s) => s.phase === 'Syncing'),
@@ -133,7 +156,11 @@ export async function benchLargeRelease(kc: KubeConfig, client: ClientRequestCou
     return {
       objects: n,
       targets: {
-        eachRun: { wallMs: timeoutMs / 2, maxRssMiB: memoryMiB / 2, note: `half the reconcile function's defaults (timeout ${DEFAULT_FUNCTION_TIMEOUT_SECONDS} s, memory ${memoryMiB} MB): the margin for a slower Lambda CPU (1024 MB is ~0.6 vCPU) and helm/kubectl children` },
+        eachRun: {
+          wallMs: timeoutMs / 2,
+          maxRssMiB: memoryMiB / 2,
+          note: `half the reconcile function's defaults (timeout ${DEFAULT_FUNCTION_TIMEOUT_SECONDS} s, memory ${memoryMiB} MB): the margin for a slower Lambda CPU (1024 MB is ~0.6 vCPU) and helm/kubectl children`,
+        },
         progress: `phase Syncing with counts in status at least once during the first deploy (interval ${PROGRESS_INTERVAL_MS / 1000} s)`,
         overLimit: 'Applied False/DeployFailed at Rendering naming the limit, no object written',
       },
@@ -143,7 +170,7 @@ export async function benchLargeRelease(kc: KubeConfig, client: ClientRequestCou
       overLimit,
       notes: [
         'the reconcile runs in a child process: maxRssMiB is its peak resident set (VmHWM), what the function memory limits; the bench host runs the API server, etcd and the bench on the same CPUs',
-        'apiserver: apiserver_request_total growth during the run (the bench\'s own status watch included, as WATCH)',
+        "apiserver: apiserver_request_total growth during the run (the bench's own status watch included, as WATCH)",
       ],
     };
   } finally {
@@ -163,14 +190,25 @@ async function runChild(root: string, input: LargeReleaseChildInput): Promise<La
 }
 
 /** Every status update of the Release from now on, with the time since the watch started. */
-async function watchStatus(kc: KubeConfig, env: ReconcileEnv): Promise<{ all(): StatusSeen[]; stop(): void }> {
+async function watchStatus(
+  kc: KubeConfig,
+  env: ReconcileEnv,
+): Promise<{ all(): StatusSeen[]; stop(): void }> {
   const seen: StatusSeen[] = [];
   const started = performance.now();
   const watch = new Watch(kc);
   const controller = await watch.watch(
     `/apis/${API_GROUP}/${API_VERSION}/namespaces/${env.ns.name}/releases`,
     { fieldSelector: `metadata.name=${RELEASE}` },
-    (_type: string, obj: { status?: { lastAttempted?: { phase?: string; progress?: unknown }; conditions?: { type: string; reason?: string }[] } }) => {
+    (
+      _type: string,
+      obj: {
+        status?: {
+          lastAttempted?: { phase?: string; progress?: unknown };
+          conditions?: { type: string; reason?: string }[];
+        };
+      },
+    ) => {
       seen.push({
         atMs: Math.round(performance.now() - started),
         phase: obj.status?.lastAttempted?.phase,

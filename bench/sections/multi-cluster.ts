@@ -16,7 +16,14 @@ import { startControlPlane, type ControlPlane } from '../../dev/control-plane.ts
 import { startConvoyRuntime } from '../../dev/runtime.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../../test/harness/reconcile-env.ts';
-import { diffRequests, isApiserverOwn, readRequestTotals, summarize, type RequestSnapshot, type RequestSummary } from '../lib/apiserver-metrics.ts';
+import {
+  diffRequests,
+  isApiserverOwn,
+  readRequestTotals,
+  summarize,
+  type RequestSnapshot,
+  type RequestSummary,
+} from '../lib/apiserver-metrics.ts';
 import { watchApplied } from '../lib/kube.ts';
 import { ms, percentile } from '../lib/stats.ts';
 import { log } from '../lib/stdout.ts';
@@ -41,7 +48,15 @@ function kubeconfigYaml(cp: ControlPlane): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 't', cluster: { server: cp.server, 'certificate-authority-data': Buffer.from(cp.caPem).toString('base64') } }],
+    clusters: [
+      {
+        name: 't',
+        cluster: {
+          server: cp.server,
+          'certificate-authority-data': Buffer.from(cp.caPem).toString('base64'),
+        },
+      },
+    ],
     users: [{ name: 'u', user: { token: cp.tokens[DEPLOYER] } }],
     contexts: [{ name: 't', context: { cluster: 't', user: 'u' } }],
     'current-context': 't',
@@ -86,36 +101,67 @@ async function totals(kcs: readonly KubeConfig[]): Promise<RequestSnapshot[]> {
 }
 
 function grown(before: readonly RequestSnapshot[], after: readonly RequestSnapshot[]): RequestSummary {
-  return summarize(before.flatMap((b, i) => diffRequests(b, after[i] ?? new Map())).filter((s) => !isApiserverOwn(s)));
+  return summarize(
+    before.flatMap((b, i) => diffRequests(b, after[i] ?? new Map())).filter((s) => !isApiserverOwn(s)),
+  );
 }
 
 /** One layout: `releasesPerTarget` Releases on each of `targets`, all created at once. */
-async function runLayout(label: string, mgmt: KubeConfig, env: ReconcileEnv, targets: readonly Target[], releasesPerTarget: number) {
+async function runLayout(
+  label: string,
+  mgmt: KubeConfig,
+  env: ReconcileEnv,
+  targets: readonly Target[],
+  releasesPerTarget: number,
+) {
   const ns = env.ns.name;
   const core = mgmt.makeApiClient(CoreV1Api);
   for (const t of targets) {
-    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: `kubeconfig-${t.name}` }, stringData: { value: kubeconfigYaml(t.cp) } } });
-    await env.api.create('Cluster', ns, t.name, { kubeConfig: { secretRef: { name: `kubeconfig-${t.name}` } } });
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: `kubeconfig-${t.name}` }, stringData: { value: kubeconfigYaml(t.cp) } },
+    });
+    await env.api.create('Cluster', ns, t.name, {
+      kubeConfig: { secretRef: { name: `kubeconfig-${t.name}` } },
+    });
   }
   const names: { name: string; target: Target; targetNamespace: string }[] = [];
   for (const t of targets) {
-    for (let i = 0; i < releasesPerTarget; i++) names.push({ name: `${t.name}-${String(i).padStart(4, '0')}`, target: t, targetNamespace: `${label}-${i}` });
+    for (let i = 0; i < releasesPerTarget; i++)
+      names.push({
+        name: `${t.name}-${String(i).padStart(4, '0')}`,
+        target: t,
+        targetNamespace: `${label}-${i}`,
+      });
   }
   // Target namespaces exist beforehand (the Releases do not create namespaces).
   for (const t of targets) {
     const tcore = t.kc.makeApiClient(CoreV1Api);
     for (let i = 0; i < releasesPerTarget; i += 50) {
       await Promise.all(
-        Array.from({ length: Math.min(50, releasesPerTarget - i) }, (_, j) => tcore.createNamespace({ body: { metadata: { name: `${label}-${i + j}` } } })),
+        Array.from({ length: Math.min(50, releasesPerTarget - i) }, (_, j) =>
+          tcore.createNamespace({ body: { metadata: { name: `${label}-${i + j}` } } }),
+        ),
       );
     }
   }
   const repo = await env.repo(`app-${label}`, { 'app.yaml': appYaml('app') });
 
-  const logger = createLogger({ base: { app: 'convoy-bench' }, level: 'warn', write: (line) => process.stderr.write(`${line}\n`) });
-  const runtime = await startConvoyRuntime({ kc: mgmt, logger, namespace: `convoy-bench-${label}`, onlyNamespaces: [ns] });
+  const logger = createLogger({
+    base: { app: 'convoy-bench' },
+    level: 'warn',
+    write: (line) => process.stderr.write(`${line}\n`),
+  });
+  const runtime = await startConvoyRuntime({
+    kc: mgmt,
+    logger,
+    namespace: `convoy-bench-${label}`,
+    onlyNamespaces: [ns],
+  });
   const watchErrors: string[] = [];
-  const applied = await watchApplied(mgmt, ns, (e) => watchErrors.push(e instanceof Error ? e.message : String(e)));
+  const applied = await watchApplied(mgmt, ns, (e) =>
+    watchErrors.push(e instanceof Error ? e.message : String(e)),
+  );
   try {
     const kcs = [mgmt, ...targets.map((t) => t.kc)];
     const before = await totals(kcs);
@@ -142,7 +188,9 @@ async function runLayout(label: string, mgmt: KubeConfig, env: ReconcileEnv, tar
     } catch {
       complete = false;
     }
-    const appliedTimes = names.map((n) => applied.appliedAt.get(n.name)).filter((t): t is number => t !== undefined);
+    const appliedTimes = names
+      .map((n) => applied.appliedAt.get(n.name))
+      .filter((t): t is number => t !== undefined);
     const allAppliedMs = complete ? ms(Math.max(...appliedTimes) - started) : undefined;
     const atApplied = await totals(kcs);
     await sleep(SETTLE_MS);
@@ -159,9 +207,16 @@ async function runLayout(label: string, mgmt: KubeConfig, env: ReconcileEnv, tar
       applied: appliedTimes.length,
       createsMs,
       allAppliedMs,
-      appliedP50Ms: percentile(appliedTimes.map((t) => ms(t - started)), 50),
+      appliedP50Ms: percentile(
+        appliedTimes.map((t) => ms(t - started)),
+        50,
+      ),
       requestsPerRelease: {
-        untilAllApplied: { management: perRelease(mgmtUntilApplied, n), targets: perRelease(targetUntilApplied, n), total: ms((mgmtUntilApplied.total + targetUntilApplied.total) / n) },
+        untilAllApplied: {
+          management: perRelease(mgmtUntilApplied, n),
+          targets: perRelease(targetUntilApplied, n),
+          total: ms((mgmtUntilApplied.total + targetUntilApplied.total) / n),
+        },
         afterSettle: {
           settleMs: SETTLE_MS,
           management: perRelease(mgmtSettled, n),
@@ -169,7 +224,10 @@ async function runLayout(label: string, mgmt: KubeConfig, env: ReconcileEnv, tar
           total: ms((mgmtSettled.total + targetSettled.total) / n),
         },
       },
-      perTargetObjectWrites: targets.map((t, i) => ({ target: t.name, ...summarizeOne(before[i + 1], settled[i + 1]) })),
+      perTargetObjectWrites: targets.map((t, i) => ({
+        target: t.name,
+        ...summarizeOne(before[i + 1], settled[i + 1]),
+      })),
       watchErrors,
     };
   } finally {
@@ -179,11 +237,16 @@ async function runLayout(label: string, mgmt: KubeConfig, env: ReconcileEnv, tar
 }
 
 function summarizeOne(before: RequestSnapshot | undefined, after: RequestSnapshot | undefined) {
-  const s = summarize(diffRequests(before ?? new Map(), after ?? new Map()).filter((x) => !isApiserverOwn(x)));
+  const s = summarize(
+    diffRequests(before ?? new Map(), after ?? new Map()).filter((x) => !isApiserverOwn(x)),
+  );
   return { requests: s.total, objectWrites: s.objectWrites, dryRuns: s.dryRuns };
 }
 
-export async function benchMultiCluster(mgmt: KubeConfig, options: MultiClusterOptions): Promise<Record<string, unknown>> {
+export async function benchMultiCluster(
+  mgmt: KubeConfig,
+  options: MultiClusterOptions,
+): Promise<Record<string, unknown>> {
   const { perCluster } = options;
   log(`multiCluster: starting ${TARGET_COUNT} target kube-apiservers`);
   const targets = await Promise.all(Array.from({ length: TARGET_COUNT }, (_, i) => startTarget(`t${i}`)));
@@ -195,21 +258,25 @@ export async function benchMultiCluster(mgmt: KubeConfig, options: MultiClusterO
     const threeEnv = await startReconcileEnv(mgmt, 'bench-mc-three');
     envs.push(threeEnv);
     const three = await runLayout('three', mgmt, threeEnv, targets, perCluster);
-    const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b > 0 ? Math.round((a / b) * 100) / 100 : undefined);
+    const ratio = (a: number | undefined, b: number | undefined) =>
+      a !== undefined && b !== undefined && b > 0 ? Math.round((a / b) * 100) / 100 : undefined;
     return {
-      how:
-        'dev/runtime.ts composition (relay, fauxqs SQS, one poller per queue, the real handlers) on the bench control plane as the management cluster; each target a bare kube-apiserver + etcd reached through a kubeconfig Secret with a token user (no impersonation on remote Clusters). Both layouts create all Releases at once (50 concurrent creates), one Git repository. allAppliedMs = first create → the watch has seen every Release Applied True.',
+      how: 'dev/runtime.ts composition (relay, fauxqs SQS, one poller per queue, the real handlers) on the bench control plane as the management cluster; each target a bare kube-apiserver + etcd reached through a kubeconfig Secret with a token user (no impersonation on remote Clusters). Both layouts create all Releases at once (50 concurrent creates), one Git repository. allAppliedMs = first create → the watch has seen every Release Applied True.',
       app: 'ConfigMap + Service per Release, own target namespace',
       oneCluster: one,
       threeClusters: three,
       ratios: {
         wallThreeOverOne: ratio(three.allAppliedMs, one.allAppliedMs),
-        requestsPerReleaseThreeOverOne: ratio(three.requestsPerRelease.untilAllApplied.total, one.requestsPerRelease.untilAllApplied.total),
+        requestsPerReleaseThreeOverOne: ratio(
+          three.requestsPerRelease.untilAllApplied.total,
+          one.requestsPerRelease.untilAllApplied.total,
+        ),
       },
       met: one.complete && three.complete,
     };
   } finally {
-    for (const env of envs.reverse()) await env.close().catch((e: unknown) => log(`multiCluster cleanup failed: ${String(e)}`));
+    for (const env of envs.reverse())
+      await env.close().catch((e: unknown) => log(`multiCluster cleanup failed: ${String(e)}`));
     await Promise.all(targets.map((t) => t.cp.stop()));
   }
 }

@@ -25,31 +25,49 @@ const RECENT_WRITE_WINDOW_MS = 60_000 + 3_000;
 
 export function observersMissing(root: string): string | undefined {
   const missing = ['drift', 'health'].filter((fn) => !existsSync(join(root, 'functions', fn, 'handler.ts')));
-  return missing.length === 0 ? undefined : `functions/${missing.join(' and functions/')}/handler.ts not present`;
+  return missing.length === 0
+    ? undefined
+    : `functions/${missing.join(' and functions/')}/handler.ts not present`;
 }
 
-export async function benchObservers(kc: KubeConfig, client: ClientRequestCounter, r200: Reconcile200): Promise<Record<string, unknown>> {
+export async function benchObservers(
+  kc: KubeConfig,
+  client: ClientRequestCounter,
+  r200: Reconcile200,
+): Promise<Record<string, unknown>> {
   // Loaded here, not at the top: the section is skipped when these functions do not exist yet.
-  const [{ createDriftRecordHandler }, { createHealthRecordHandler }, { createObserverTargetResolver }, { createManagementReaders }, { createStatusWriter }, { createReleaseSource }] =
-    await Promise.all([
-      import('../../functions/drift/drift-record.ts'),
-      import('../../functions/health/health-record.ts'),
-      import('../../adapters/kube/observer-target.ts'),
-      import('../../adapters/kube/cluster-resolver.ts'),
-      import('../../adapters/kube/status-writer.ts'),
-      import('../../adapters/kube/release-source.ts'),
-    ]);
+  const [
+    { createDriftRecordHandler },
+    { createHealthRecordHandler },
+    { createObserverTargetResolver },
+    { createManagementReaders },
+    { createStatusWriter },
+    { createReleaseSource },
+  ] = await Promise.all([
+    import('../../functions/drift/drift-record.ts'),
+    import('../../functions/health/health-record.ts'),
+    import('../../adapters/kube/observer-target.ts'),
+    import('../../adapters/kube/cluster-resolver.ts'),
+    import('../../adapters/kube/status-writer.ts'),
+    import('../../adapters/kube/release-source.ts'),
+  ]);
   const { env, objects } = r200;
   const waitMs = r200.lastObjectWriteAt + RECENT_WRITE_WINDOW_MS - Date.now();
   if (waitMs > 0) {
-    log(`observers: waiting ${Math.round(waitMs / 1000)} s so the last apply is outside the observer's 60 s recent-write window`);
+    log(
+      `observers: waiting ${Math.round(waitMs / 1000)} s so the last apply is outside the observer's 60 s recent-write window`,
+    );
     await sleep(waitMs);
   }
 
   const counter = { count: 0 };
   // As functions/{drift,health}/create-handler.ts wire them, plus a request counter.
   const config = fromClientNodeKubeConfig(kc);
-  const targets = createObserverTargetResolver({ managementKubeConfig: config, readers: createManagementReaders(config), requestCounter: counter });
+  const targets = createObserverTargetResolver({
+    managementKubeConfig: config,
+    readers: createManagementReaders(config),
+    requestCounter: counter,
+  });
   const statusWriter = createStatusWriter(config);
   const releases = createReleaseSource(config);
   const notified: string[] = [];
@@ -64,14 +82,34 @@ export async function benchObservers(kc: KubeConfig, client: ClientRequestCounte
     },
   });
   const health = createHealthRecordHandler({ releases, statusWriter, targets, renders: env.store });
-  const logger = createLogger({ base: { app: 'convoy-bench' }, level: 'warn', write: (line) => void process.stderr.write(`${line}\n`) });
+  const logger = createLogger({
+    base: { app: 'convoy-bench' },
+    level: 'warn',
+    write: (line) => void process.stderr.write(`${line}\n`),
+  });
   const uid = (await env.api.getRelease(env.ns.name, RELEASE_200)).metadata.uid ?? '';
 
-  const check = async (loop: 'drift' | 'health', handler: (m: QueueMessage, c: RecordContext) => Promise<Outcome>) => {
+  const check = async (
+    loop: 'drift' | 'health',
+    handler: (m: QueueMessage, c: RecordContext) => Promise<Outcome>,
+  ) => {
     log(`observers: ${loop} check of ${objects} objects`);
     counter.count = 0;
-    const message: QueueMessage = { v: 1, loop, namespace: env.ns.name, name: RELEASE_200, uid, cause: 'bench', sentAt: new Date().toISOString() };
-    const ctx: RecordContext = { logger: logger.child({ loop }), receiveCount: 1, messageId: `bench-${loop}`, record: {} as RecordContext['record'] };
+    const message: QueueMessage = {
+      v: 1,
+      loop,
+      namespace: env.ns.name,
+      name: RELEASE_200,
+      uid,
+      cause: 'bench',
+      sentAt: new Date().toISOString(),
+    };
+    const ctx: RecordContext = {
+      logger: logger.child({ loop }),
+      receiveCount: 1,
+      messageId: `bench-${loop}`,
+      record: {} as RecordContext['record'],
+    };
     const measured = await measureRequests(kc, client, () => handler(message, ctx));
     const release = await env.api.getRelease(env.ns.name, RELEASE_200);
     const type = loop === 'drift' ? 'InSync' : 'Healthy';
@@ -80,7 +118,12 @@ export async function benchObservers(kc: KubeConfig, client: ClientRequestCounte
     return {
       wallMs: measured.wallMs,
       outcome: describeOutcome(measured.value),
-      condition: { type, status: condition?.status, reason: condition?.reason, message: condition?.message?.slice(0, 300) },
+      condition: {
+        type,
+        status: condition?.status,
+        reason: condition?.reason,
+        message: condition?.message?.slice(0, 300),
+      },
       requests: measured.client.total,
       target: { maxRequests: limit },
       met: measured.client.total <= limit,

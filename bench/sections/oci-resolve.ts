@@ -61,7 +61,9 @@ function classify(calls: readonly { method: string; path: string }[]): Requests 
 }
 
 /** Runs one resolve, timing it and counting its registry requests. */
-async function measure(resolve: (onRequest: (method: string, path: string) => void) => Promise<unknown>): Promise<Sample> {
+async function measure(
+  resolve: (onRequest: (method: string, path: string) => void) => Promise<unknown>,
+): Promise<Sample> {
   const calls: { method: string; path: string }[] = [];
   const t = performance.now();
   await resolve((method, path) => calls.push({ method, path }));
@@ -74,16 +76,35 @@ function summarize(samples: readonly Sample[]) {
   const first = samples[0]?.requests;
   return {
     releases: samples.length,
-    resolveMs: { p50: ms(percentile(times, 50) ?? Number.NaN), p95: ms(percentile(times, 95) ?? Number.NaN), max: ms(Math.max(...times)) },
-    requestsPerReconcile: { tagLists: max('tagLists'), manifestHeads: max('manifestHeads'), manifestGets: max('manifestGets'), blobGets: max('blobGets'), total: max('total') },
+    resolveMs: {
+      p50: ms(percentile(times, 50) ?? Number.NaN),
+      p95: ms(percentile(times, 95) ?? Number.NaN),
+      max: ms(Math.max(...times)),
+    },
+    requestsPerReconcile: {
+      tagLists: max('tagLists'),
+      manifestHeads: max('manifestHeads'),
+      manifestGets: max('manifestGets'),
+      blobGets: max('blobGets'),
+      total: max('total'),
+    },
     sameForEveryRelease: samples.every((s) => JSON.stringify(s.requests) === JSON.stringify(first)),
   };
 }
 
-type Resolver = (ref: { version?: string; digest?: string }, cache: string, onRequest: (method: string, path: string) => void) => Promise<unknown>;
+type Resolver = (
+  ref: { version?: string; digest?: string },
+  cache: string,
+  onRequest: (method: string, path: string) => void,
+) => Promise<unknown>;
 
 async function runKinds(n: number, digest: string, resolver: Resolver, work: string, label: string) {
-  const samples: Record<Kind, Sample[]> = { exactTagFirstPull: [], exactTagUnchanged: [], semverRange: [], digest: [] };
+  const samples: Record<Kind, Sample[]> = {
+    exactTagFirstPull: [],
+    exactTagUnchanged: [],
+    semverRange: [],
+    digest: [],
+  };
   for (let i = 0; i < n; i++) {
     const cache = await mkdtemp(join(work, `${label}-${i}-`));
     samples.exactTagFirstPull.push(await measure((on) => resolver({ version: PINNED }, cache, on)));
@@ -91,7 +112,10 @@ async function runKinds(n: number, digest: string, resolver: Resolver, work: str
     samples.semverRange.push(await measure((on) => resolver({ version: RANGE }, cache, on)));
     samples.digest.push(await measure((on) => resolver({ digest }, cache, on)));
   }
-  return Object.fromEntries(KINDS.map((k) => [k, summarize(samples[k])])) as Record<Kind, ReturnType<typeof summarize>>;
+  return Object.fromEntries(KINDS.map((k) => [k, summarize(samples[k])])) as Record<
+    Kind,
+    ReturnType<typeof summarize>
+  >;
 }
 
 const configMap = (version: string) =>
@@ -118,24 +142,56 @@ export async function benchOciResolve(options: { n: number }) {
   const registry = await startOciRegistry();
   const work = await mkdtemp(join(tmpdir(), 'convoy-bench-oci-'));
   try {
-    log(`ociResolve: registry ${registry.host}; pushing ${VERSIONS.length} chart versions (helm push) and artifacts`);
+    log(
+      `ociResolve: registry ${registry.host}; pushing ${VERSIONS.length} chart versions (helm push) and artifacts`,
+    );
     const { chartDigest, artifactDigest } = await pushAll(registry);
     // The registry runs on 127.0.0.1: the egress allow list opens exactly it.
     const egress = createEgress({ allow: parseEgressAllow(registry.host, 'bench'), clusterNetworks: [] });
 
     log(`ociResolve: ${options.n} Releases of an OCI Helm chart`);
-    const helm = await runKinds(options.n, chartDigest, (ref, cache, onRequest) =>
-      fetchOciHelmChart({ repository: registry.url('charts'), chart: 'bench-app', plainHttp: true, ...ref }, cache, { onRequest, egress }), work, 'helm');
+    const helm = await runKinds(
+      options.n,
+      chartDigest,
+      (ref, cache, onRequest) =>
+        fetchOciHelmChart(
+          { repository: registry.url('charts'), chart: 'bench-app', plainHttp: true, ...ref },
+          cache,
+          { onRequest, egress },
+        ),
+      work,
+      'helm',
+    );
 
     log(`ociResolve: ${options.n} Releases of an OCI manifests artifact`);
     const artifactRef = (ref: { version?: string; digest?: string }): OciArtifactRef =>
-      ref.digest !== undefined ? { digest: ref.digest } : ref.version === RANGE ? { semver: RANGE } : { tag: ref.version };
-    const artifact = await runKinds(options.n, artifactDigest, (ref, cache, onRequest) =>
-      fetchOciArtifact({ url: registry.url('manifests/bench-app'), ref: artifactRef(ref), plainHttp: true }, cache, { onRequest, egress }), work, 'artifact');
+      ref.digest !== undefined
+        ? { digest: ref.digest }
+        : ref.version === RANGE
+          ? { semver: RANGE }
+          : { tag: ref.version };
+    const artifact = await runKinds(
+      options.n,
+      artifactDigest,
+      (ref, cache, onRequest) =>
+        fetchOciArtifact(
+          { url: registry.url('manifests/bench-app'), ref: artifactRef(ref), plainHttp: true },
+          cache,
+          { onRequest, egress },
+        ),
+      work,
+      'artifact',
+    );
 
     const measured = {
-      digestTagLists: Math.max(helm.digest.requestsPerReconcile.tagLists, artifact.digest.requestsPerReconcile.tagLists),
-      unchangedTagRequests: Math.max(helm.exactTagUnchanged.requestsPerReconcile.total, artifact.exactTagUnchanged.requestsPerReconcile.total),
+      digestTagLists: Math.max(
+        helm.digest.requestsPerReconcile.tagLists,
+        artifact.digest.requestsPerReconcile.tagLists,
+      ),
+      unchangedTagRequests: Math.max(
+        helm.exactTagUnchanged.requestsPerReconcile.total,
+        artifact.exactTagUnchanged.requestsPerReconcile.total,
+      ),
     };
     const targets = { digestTagLists: 0, unchangedTagRequests: 1 };
     return {
@@ -147,7 +203,9 @@ export async function benchOciResolve(options: { n: number }) {
       artifact,
       targets,
       measured,
-      met: measured.digestTagLists <= targets.digestTagLists && measured.unchangedTagRequests <= targets.unchangedTagRequests,
+      met:
+        measured.digestTagLists <= targets.digestTagLists &&
+        measured.unchangedTagRequests <= targets.unchangedTagRequests,
     };
   } finally {
     await registry.stop();

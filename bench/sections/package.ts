@@ -28,8 +28,17 @@ export async function benchPackage(root: string): Promise<Record<string, unknown
     let t = performance.now();
     const built = await buildPackage();
     const buildMs = since(t);
-    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work, '--loglevel=error'], { cwd: root, maxBuffer: 64 << 20 });
-    const [packed] = JSON.parse(stdout) as { filename: string; size: number; unpackedSize: number; entryCount: number }[];
+    const { stdout } = await run(
+      'npm',
+      ['pack', '--ignore-scripts', '--json', '--pack-destination', work, '--loglevel=error'],
+      { cwd: root, maxBuffer: 64 << 20 },
+    );
+    const [packed] = JSON.parse(stdout) as {
+      filename: string;
+      size: number;
+      unpackedSize: number;
+      entryCount: number;
+    }[];
     if (packed === undefined) throw new Error(`npm pack --json printed no package: ${stdout.slice(0, 200)}`);
     const tarball = join(work, packed.filename);
 
@@ -38,11 +47,18 @@ export async function benchPackage(root: string): Promise<Record<string, unknown
     await mkdir(app);
     await run('npm', ['init', '-y'], { cwd: app });
     t = performance.now();
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: app, maxBuffer: 64 << 20 });
+    await run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball],
+      { cwd: app, maxBuffer: 64 << 20 },
+    );
     const installMs = since(t);
 
     log('package: bundling the functions from the installed package');
-    const bundles = await bundleFunctions({ root: join(app, 'node_modules', 'convoy'), outDir: join(app, 'bundles') });
+    const bundles = await bundleFunctions({
+      root: join(app, 'node_modules', 'convoy'),
+      outDir: join(app, 'bundles'),
+    });
     const fromInstalled = [];
     for (const b of bundles) {
       const imported = await coldImport(app, join('bundles', b.fn, 'index.mjs'));
@@ -58,7 +74,10 @@ export async function benchPackage(root: string): Promise<Record<string, unknown
     }
     const shipped = [];
     for (const b of built.bundles) {
-      shipped.push({ fn: b.fn, bytes: (await stat(join(app, 'node_modules', 'convoy', 'dist', 'lambda', b.fn, 'index.mjs'))).size });
+      shipped.push({
+        fn: b.fn,
+        bytes: (await stat(join(app, 'node_modules', 'convoy', 'dist', 'lambda', b.fn, 'index.mjs'))).size,
+      });
     }
 
     log('package: the relay image (OCI layout, no Docker)');
@@ -68,16 +87,26 @@ export async function benchPackage(root: string): Promise<Record<string, unknown
     const imageMs = since(t);
 
     return {
-      how: 'npm run build; npm pack; npm install <tarball> in a fresh folder; esbuild of dist/functions/<fn>/handler.js inside node_modules/convoy (AWS SDK external); cold import median of 5 fresh node processes; image: stage (npm ci --omit=dev, pruned to the relay\'s imports) + image/build-oci.ts',
+      how: "npm run build; npm pack; npm install <tarball> in a fresh folder; esbuild of dist/functions/<fn>/handler.js inside node_modules/convoy (AWS SDK external); cold import median of 5 fresh node processes; image: stage (npm ci --omit=dev, pruned to the relay's imports) + image/build-oci.ts",
       targets: { maxBundleBytes: MAX_BYTES, maxImportMs: MAX_IMPORT_MS },
       met: fromInstalled.every((f) => f.bytesMet && f.importMet),
-      npmPackage: { packedBytes: packed.size, unpackedBytes: packed.unpackedSize, files: packed.entryCount, buildMs, installMs },
+      npmPackage: {
+        packedBytes: packed.size,
+        unpackedBytes: packed.unpackedSize,
+        files: packed.entryCount,
+        buildMs,
+        installMs,
+      },
       bundlesFromInstalledPackage: fromInstalled,
       shippedBundles: shipped,
       relayImage: {
         compressedBytes: image.compressedBytes,
         uncompressedBytes: image.uncompressedBytes,
-        layers: image.layers.map((l) => ({ name: l.name, compressedBytes: l.size, uncompressedBytes: l.uncompressedSize })),
+        layers: image.layers.map((l) => ({
+          name: l.name,
+          compressedBytes: l.size,
+          uncompressedBytes: l.uncompressedSize,
+        })),
         buildMs: imageMs,
       },
     };

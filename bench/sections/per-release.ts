@@ -13,7 +13,13 @@
 // Targets: firstDeploy <= 15 requests per Release over all three loops, Leases included;
 // steadyState (reconcile) <= 8; progressingRecheck <= 1 + objects of the waves waited on.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
@@ -35,19 +41,30 @@ export const APP_OBJECTS = 3;
 async function labelOneNode(core: CoreV1Api, label: string, value: string): Promise<void> {
   const nodes = await core.listNode({ labelSelector: 'type=kwok' });
   const name = nodes.items[0]?.metadata?.name;
-  if (name === undefined) throw new Error('perRelease: the control plane has no simulated Node (type=kwok) to run the Pods on');
-  await core.patchNode({ name, body: { metadata: { labels: { [label]: value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  if (name === undefined)
+    throw new Error('perRelease: the control plane has no simulated Node (type=kwok) to run the Pods on');
+  await core.patchNode(
+    { name, body: { metadata: { labels: { [label]: value } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
 }
 
 /** Waits until every Deployment in `namespaces` has an available replica (the real Deployment controller's status). */
-async function waitForAvailable(kc: KubeConfig, namespaces: readonly string[], timeoutMs: number): Promise<void> {
+async function waitForAvailable(
+  kc: KubeConfig,
+  namespaces: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
   const apps = kc.makeApiClient(AppsV1Api);
   const deadline = Date.now() + timeoutMs;
   for (const namespace of namespaces) {
     for (;;) {
       const list = await apps.listNamespacedDeployment({ namespace });
       if (list.items.length > 0 && list.items.every((d) => (d.status?.availableReplicas ?? 0) >= 1)) break;
-      if (Date.now() > deadline) throw new Error(`perRelease: the Deployments of ${namespace} did not become available within ${timeoutMs / 1000} s`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `perRelease: the Deployments of ${namespace} did not become available within ${timeoutMs / 1000} s`,
+        );
       await sleep(500);
     }
   }
@@ -99,7 +116,10 @@ export const BEFORE = {
     drift: { lease: 3, release: 1, config: 3, dryRun: 3, read: 3, apply: 0, status: 1, total: 14 },
     health: { lease: 3, release: 1, config: 3, dryRun: 0, read: 3, apply: 0, status: 1, total: 11 },
   },
-  progressingRecheck: { total: 19, reconcile: { lease: 3, release: 1, config: 5, dryRun: 3, read: 6, apply: 0, status: 1, total: 19 } },
+  progressingRecheck: {
+    total: 19,
+    reconcile: { lease: 3, release: 1, config: 5, dryRun: 3, read: 6, apply: 0, status: 1, total: 19 },
+  },
   steadyState: {
     total: 16,
     reconcile: { lease: 3, release: 1, config: 5, dryRun: 3, read: 3, apply: 0, status: 1, total: 16 },
@@ -109,14 +129,28 @@ export const BEFORE = {
 };
 
 interface Phase {
-  loops: Partial<Record<Loop, { messages: number; perRelease: ReturnType<typeof byPurpose>; byRequest: Record<string, number>; msPerMessage: { p50: number; mean: number } }>>;
+  loops: Partial<
+    Record<
+      Loop,
+      {
+        messages: number;
+        perRelease: ReturnType<typeof byPurpose>;
+        byRequest: Record<string, number>;
+        msPerMessage: { p50: number; mean: number };
+      }
+    >
+  >;
   perRelease: ReturnType<typeof byPurpose>;
   aws: Record<string, number>;
 }
 
 const round = (n: number): number => Math.round(n * 100) / 100;
 
-export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCounter, options: { n: number }): Promise<Record<string, unknown>> {
+export async function benchPerRelease(
+  kc: KubeConfig,
+  client: ClientRequestCounter,
+  options: { n: number },
+): Promise<Record<string, unknown>> {
   const n = options.n;
   const core = kc.makeApiClient(CoreV1Api);
   const api = convoyApi(kc);
@@ -146,7 +180,12 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
         source: { git: { url, ref: { branch: 'main' }, path: 'app' } },
         healthAssessment: {},
       });
-      releases.push({ namespace, name: 'app', uid: String((created.metadata as { uid?: string }).uid ?? ''), release: created });
+      releases.push({
+        namespace,
+        name: 'app',
+        uid: String((created.metadata as { uid?: string }).uid ?? ''),
+        release: created,
+      });
     }
 
     const phase = async (
@@ -161,7 +200,9 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
       const all: Record<string, number> = {};
       const awsCount = await aws.during(async () => {
         for (const loop of loops) {
-          const { value, count } = await client.during(() => rig.drain(loop, { expect: n, delivery, timeoutMs: delivery === 'any' ? 40_000 : 20_000 }));
+          const { value, count } = await client.during(() =>
+            rig.drain(loop, { expect: n, delivery, timeoutMs: delivery === 'any' ? 40_000 : 20_000 }),
+          );
           const drained: Drained = value;
           for (const [k, v] of Object.entries(count.byRequest)) all[k] = (all[k] ?? 0) + v;
           out.loops[loop] = {
@@ -170,7 +211,9 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
             byRequest: count.byRequest,
             msPerMessage: {
               p50: round(percentile(drained.perMessageMs, 50) ?? 0),
-              mean: round(drained.perMessageMs.reduce((a, b) => a + b, 0) / Math.max(1, drained.perMessageMs.length)),
+              mean: round(
+                drained.perMessageMs.reduce((a, b) => a + b, 0) / Math.max(1, drained.perMessageMs.length),
+              ),
             },
           };
         }
@@ -180,7 +223,9 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
       return out;
     };
 
-    const firstDeploy = await phase('first deploy', ['reconcile', 'drift', 'health'], 'first', () => rig.send('reconcile', releases, 'watch: Release added'));
+    const firstDeploy = await phase('first deploy', ['reconcile', 'drift', 'health'], 'first', () =>
+      rig.send('reconcile', releases, 'watch: Release added'),
+    );
     const lastApplyAt = Date.now();
     const reasonsAfterFirstDeploy: Record<string, number> = {};
     for (const r of releases) {
@@ -195,19 +240,32 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
     await labelOneNode(core, readyLabel, run);
     await waitForAvailable(kc, namespaces, 90_000);
     // The next reconcile finds the rollout finished (a fresh message: the recheck may already have ended).
-    const finish = await phase('reconcile after the Deployments became available', ['reconcile'], 'first', () =>
-      rig.send('reconcile', releases, 'bench: recheck'),
+    const finish = await phase(
+      'reconcile after the Deployments became available',
+      ['reconcile'],
+      'first',
+      () => rig.send('reconcile', releases, 'bench: recheck'),
     );
     const wait = lastApplyAt + 63_000 - Date.now();
     if (wait > 0) {
       log(`perRelease: waiting ${Math.round(wait / 1000)} s until the last apply is more than a minute old`);
       await sleep(wait);
     }
-    const steadyState = await phase('steady state (interval tick, nothing changed)', ['reconcile'], 'first', () => rig.send('reconcile', releases, 'bench: interval'));
-    const observersTick = await phase('steady state drift and health ticks', ['drift', 'health'], 'first', async () => {
-      await rig.send('drift', releases, 'bench: interval');
-      await rig.send('health', releases, 'bench: interval');
-    });
+    const steadyState = await phase(
+      'steady state (interval tick, nothing changed)',
+      ['reconcile'],
+      'first',
+      () => rig.send('reconcile', releases, 'bench: interval'),
+    );
+    const observersTick = await phase(
+      'steady state drift and health ticks',
+      ['drift', 'health'],
+      'first',
+      async () => {
+        await rig.send('drift', releases, 'bench: interval');
+        await rig.send('health', releases, 'bench: interval');
+      },
+    );
 
     const recheckTarget = 1 + APP_OBJECTS;
     const figures = (p: Phase, loop: Loop): LoopFigures => {
@@ -222,7 +280,11 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
         s3Other: share('S3 PUT') + share('S3 HEAD') + share('S3 LIST'),
       };
     };
-    const steadyLoops = { reconcile: figures(steadyState, 'reconcile'), drift: figures(observersTick, 'drift'), health: figures(observersTick, 'health') };
+    const steadyLoops = {
+      reconcile: figures(steadyState, 'reconcile'),
+      drift: figures(observersTick, 'drift'),
+      health: figures(observersTick, 'health'),
+    };
     const measured = {
       firstDeploy: firstDeploy.perRelease.total,
       steadyState: steadyState.perRelease.total,
@@ -234,7 +296,10 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
       app: 'ConfigMap + Deployment + Service per Release, each in its own namespace, one Git repository',
       targets,
       measured,
-      met: measured.firstDeploy <= targets.firstDeploy && measured.steadyState <= targets.steadyState && measured.progressingRecheck <= targets.progressingRecheck,
+      met:
+        measured.firstDeploy <= targets.firstDeploy &&
+        measured.steadyState <= targets.steadyState &&
+        measured.progressingRecheck <= targets.progressingRecheck,
       appliedAfterFirstDeploy: reasonsAfterFirstDeploy,
       costModel: {
         note: 'steady state: every Release runs reconcile, drift and health once per 5-minute interval; per-message figures measured above (handler mean time, apiserver, SQS and S3 requests per Release); Lambda GB-s at the default memory (reconcile 1024 MB, drift/health 512 MB) with one record per invocation (an upper bound: a batch runs its records concurrently)',
@@ -246,7 +311,7 @@ export async function benchPerRelease(kc: KubeConfig, client: ClientRequestCount
       notes: [
         'requests per Release counted on the client side (every request of this process to the apiserver, discovery and /version included), divided by N',
         'purposes: lease = coordination Leases; release = reading the Release; config = Cluster, Mutations, discovery, /version; dryRun; read = GETs of rendered objects; apply = object writes; status = status applies',
-        'aws: SQS and S3 requests per Release to fauxqs meanwhile, by kind (for the cost model); the bench itself sends the relay\'s messages and receives/deletes them as Lambda\'s event source mapping would',
+        "aws: SQS and S3 requests per Release to fauxqs meanwhile, by kind (for the cost model); the bench itself sends the relay's messages and receives/deletes them as Lambda's event source mapping would",
       ],
     };
   } finally {

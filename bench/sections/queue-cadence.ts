@@ -16,7 +16,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { startGitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime, type ConvoyRuntime } from '../../dev/runtime.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
@@ -29,7 +35,12 @@ import { convoyApi } from '../../test/harness/releases.ts';
 import { percentile } from '../lib/stats.ts';
 import { log } from '../lib/stdout.ts';
 
-const TARGETS = { overshootMaxMs: 1_000, jobCompleteToAppliedMs: 12_000, burstMessagesOverSeconds: 2, burstMessagesBelow: 20 };
+const TARGETS = {
+  overshootMaxMs: 1_000,
+  jobCompleteToAppliedMs: 12_000,
+  burstMessagesOverSeconds: 2,
+  burstMessagesBelow: 20,
+};
 
 const configMap = (name: string, annotations: Record<string, string> = {}) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: ${JSON.stringify(annotations)}\ndata: {k: v}\n`;
@@ -64,9 +75,20 @@ async function startEnv(kc: KubeConfig): Promise<Env> {
   const api = convoyApi(kc);
   await api.create('Cluster', ns.name, 'local', { inCluster: true });
   const logs: LogLine[] = [];
-  const logger = createLogger({ level: 'info', write: (line) => void logs.push(JSON.parse(line) as LogLine) });
+  const logger = createLogger({
+    level: 'info',
+    write: (line) => void logs.push(JSON.parse(line) as LogLine),
+  });
   // As the integration test runs it: one batch at a time, a 5-s queue visibility timeout.
-  const runtime = await startConvoyRuntime({ kc, logger, namespace: installation.name, onlyNamespaces: [ns.name], relayTickMs: 200, visibilityTimeoutSeconds: 5, pollerConcurrency: 1 });
+  const runtime = await startConvoyRuntime({
+    kc,
+    logger,
+    namespace: installation.name,
+    onlyNamespaces: [ns.name],
+    relayTickMs: 200,
+    visibilityTimeoutSeconds: 5,
+    pollerConcurrency: 1,
+  });
   await waitFor('the relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading());
   return {
     kc,
@@ -77,17 +99,34 @@ async function startEnv(kc: KubeConfig): Promise<Env> {
       return { url: `${git.url}/${name}.git` };
     },
     async createRelease(name, spec) {
-      await api.create('Release', ns.name, name, { cluster: { name: 'local' }, targetNamespace: ns.name, ...spec });
+      await api.create('Release', ns.name, name, {
+        cluster: { name: 'local' },
+        targetNamespace: ns.name,
+        ...spec,
+      });
     },
     getRelease: (name) => api.getRelease(ns.name, name),
     async patchLabels(name, labels) {
       await api.patchMerge('Release', ns.name, name, { metadata: { labels } });
     },
     async deleteRelease(name) {
-      await api.raw.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns.name, plural: 'releases', name });
+      await api.raw.deleteNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: ns.name,
+        plural: 'releases',
+        name,
+      });
     },
     recordLines: (name, msg) =>
-      logs.filter((l) => l['namespace'] === ns.name && l['name'] === name && l['messageId'] !== undefined && l['loop'] === 'reconcile' && (msg === undefined || l['msg'] === msg)),
+      logs.filter(
+        (l) =>
+          l['namespace'] === ns.name &&
+          l['name'] === name &&
+          l['messageId'] !== undefined &&
+          l['loop'] === 'reconcile' &&
+          (msg === undefined || l['msg'] === msg),
+      ),
     async close() {
       await runtime.stop();
       await git.stop();
@@ -99,17 +138,23 @@ async function startEnv(kc: KubeConfig): Promise<Env> {
 }
 
 /** Polls `check` until it returns something other than undefined/false; throws after timeoutMs. */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 120_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 120_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`queueCadence: timed out after ${timeoutMs} ms waiting until ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`queueCadence: timed out after ${timeoutMs} ms waiting until ${what}`);
     await sleep(100);
   }
 }
 
-const appliedTrue = (r: Release) => r.status?.conditions?.some((c) => c.type === 'Applied' && c.status === 'True') === true;
+const appliedTrue = (r: Release) =>
+  r.status?.conditions?.some((c) => c.type === 'Applied' && c.status === 'True') === true;
 
 interface Holds {
   askedS: number[];
@@ -127,9 +172,16 @@ function holdsOf(queue: QueueTap, lines: readonly LogLine[], count: number): Hol
   return { askedS, heldMs, overshootMs: { p50: percentile(over, 50), max: percentile(over, 100) } };
 }
 
-async function waveRecheck(env: Env, queue: QueueTap, node: string): Promise<Holds & { jobCompleteToAppliedMs: number }> {
+async function waveRecheck(
+  env: Env,
+  queue: QueueTap,
+  node: string,
+): Promise<Holds & { jobCompleteToAppliedMs: number }> {
   const nodeLabel = `convoy.bench/${env.ns.name}`;
-  const repo = await env.repo('waves', { 'job.yaml': job('migrate', nodeLabel), 'cm.yaml': configMap('after-migrate', { 'convoy.dev/sync-wave': '1' }) });
+  const repo = await env.repo('waves', {
+    'job.yaml': job('migrate', nodeLabel),
+    'cm.yaml': configMap('after-migrate', { 'convoy.dev/sync-wave': '1' }),
+  });
   await env.createRelease('waves', { source: { git: { url: repo.url, ref: { branch: 'main' } } } });
   // Three redeliveries held by the visibility the rechecks asked.
   const requeued = () => env.recordLines('waves', 'requeued');
@@ -138,11 +190,16 @@ async function waveRecheck(env: Env, queue: QueueTap, node: string): Promise<Hol
 
   const core = env.kc.makeApiClient(CoreV1Api);
   const labelNode = (value: string | null) =>
-    core.patchNode({ name: node, body: { metadata: { labels: { [nodeLabel]: value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    core.patchNode(
+      { name: node, body: { metadata: { labels: { [nodeLabel]: value } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   await labelNode('true');
   try {
     await waitFor('the Job is Complete', async () =>
-      (await env.kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: 'migrate', namespace: env.ns.name })).status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'),
+      (
+        await env.kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: 'migrate', namespace: env.ns.name })
+      ).status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'),
     );
   } finally {
     await labelNode(null);
@@ -163,29 +220,44 @@ async function retryBackoff(env: Env, queue: QueueTap, appUrl: string): Promise<
   return holdsOf(queue, retried(), 3);
 }
 
-async function relayBurst(env: Env, appUrl: string): Promise<{ updates: number; burstMs: number; messages: number }> {
-  await env.createRelease('burst', { source: { git: { url: appUrl, ref: { branch: 'main' }, path: 'app' } } });
+async function relayBurst(
+  env: Env,
+  appUrl: string,
+): Promise<{ updates: number; burstMs: number; messages: number }> {
+  await env.createRelease('burst', {
+    source: { git: { url: appUrl, ref: { branch: 'main' }, path: 'app' } },
+  });
   await waitFor('the burst Release is Applied', async () => appliedTrue(await env.getRelease('burst')));
   const started = Date.now();
   for (let batch = 0; batch < 10; batch++) {
-    await Promise.all(Array.from({ length: 20 }, (_, i) => env.patchLabels('burst', { n: String(batch * 20 + i) })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => env.patchLabels('burst', { n: String(batch * 20 + i) })),
+    );
   }
   const burstMs = Date.now() - started;
   // A coalesced message names how many events it stands for: "<cause> (and N more events)".
   const burstMessages = () => {
     const ids = new Map<string, string>();
-    for (const l of env.recordLines('burst')) if (String(l['cause']).startsWith('watch: labels changed')) ids.set(String(l['messageId']), String(l['cause']));
+    for (const l of env.recordLines('burst'))
+      if (String(l['cause']).startsWith('watch: labels changed'))
+        ids.set(String(l['messageId']), String(l['cause']));
     return [...ids.values()];
   };
-  const events = (causes: string[]) => causes.reduce((sum, c) => sum + 1 + Number(/\(and (\d+) more events\)$/.exec(c)?.[1] ?? 0), 0);
-  const messages = await waitFor('every update is in a message', () => (events(burstMessages()) >= 200 ? burstMessages() : undefined));
+  const events = (causes: string[]) =>
+    causes.reduce((sum, c) => sum + 1 + Number(/\(and (\d+) more events\)$/.exec(c)?.[1] ?? 0), 0);
+  const messages = await waitFor('every update is in a message', () =>
+    events(burstMessages()) >= 200 ? burstMessages() : undefined,
+  );
   return { updates: 200, burstMs, messages: messages.length };
 }
 
 export async function benchQueueCadence(kc: KubeConfig): Promise<Record<string, unknown>> {
   const nodes = await kc.makeApiClient(CoreV1Api).listNode();
   const node = nodes.items[0]?.metadata?.name;
-  if (node === undefined) throw new Error('queueCadence: the bench cluster has no Node for the wave Job; it needs the embedded control plane with KWOK nodes');
+  if (node === undefined)
+    throw new Error(
+      'queueCadence: the bench cluster has no Node for the wave Job; it needs the embedded control plane with KWOK nodes',
+    );
   const env = await startEnv(kc);
   const queue = tapQueue(env.runtime.sqs, env.runtime.queues.reconcile.queueUrl);
   try {
@@ -196,7 +268,10 @@ export async function benchQueueCadence(kc: KubeConfig): Promise<Record<string, 
     const backoff = await retryBackoff(env, queue, appUrl);
     log('queueCadence: 200 label updates');
     const burst = await relayBurst(env, appUrl);
-    const burstBound = Math.min(Math.ceil(burst.burstMs / 1000) + TARGETS.burstMessagesOverSeconds, TARGETS.burstMessagesBelow - 1);
+    const burstBound = Math.min(
+      Math.ceil(burst.burstMs / 1000) + TARGETS.burstMessagesOverSeconds,
+      TARGETS.burstMessagesBelow - 1,
+    );
     const met =
       (wave.overshootMs.max ?? Infinity) <= TARGETS.overshootMaxMs &&
       (backoff.overshootMs.max ?? Infinity) <= TARGETS.overshootMaxMs &&

@@ -6,7 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startConvoyRuntime } from '../../dev/runtime.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { startReconcileEnv } from '../../test/harness/reconcile-env.ts';
-import { diffRequests, fetchMetrics, isApiserverOwn, parseSeries, summarize, timeByResource } from '../lib/apiserver-metrics.ts';
+import {
+  diffRequests,
+  fetchMetrics,
+  isApiserverOwn,
+  parseSeries,
+  summarize,
+  timeByResource,
+} from '../lib/apiserver-metrics.ts';
 import type { ClientRequestCounter } from '../lib/client-requests.ts';
 import { smallRenderFiles } from '../lib/fixtures.ts';
 import { watchApplied } from '../lib/kube.ts';
@@ -33,13 +40,27 @@ function handlerLog(namespace: string) {
   /** phase (name prefix) → `fn outcome[: reason]` → runs. */
   const outcomes = new Map<string, Map<string, number>>();
   const write = (line: string): void => {
-    let entry: { level?: unknown; fn?: unknown; namespace?: unknown; name?: unknown; durationMs?: unknown; outcome?: unknown; reason?: unknown } | undefined;
+    let entry:
+      | {
+          level?: unknown;
+          fn?: unknown;
+          namespace?: unknown;
+          name?: unknown;
+          durationMs?: unknown;
+          outcome?: unknown;
+          reason?: unknown;
+        }
+      | undefined;
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
       entry = undefined;
     }
-    if (entry?.namespace === namespace && typeof entry.name === 'string' && typeof entry.durationMs === 'number') {
+    if (
+      entry?.namespace === namespace &&
+      typeof entry.name === 'string' &&
+      typeof entry.durationMs === 'number'
+    ) {
       const fn = String(entry.fn);
       if (fn === 'reconcile' && !firstMs.has(entry.name)) firstMs.set(entry.name, entry.durationMs);
       const phase = entry.name.split('-')[0] ?? '';
@@ -48,20 +69,28 @@ function handlerLog(namespace: string) {
       counts.set(key, (counts.get(key) ?? 0) + 1);
       outcomes.set(phase, counts);
     }
-    if (entry === undefined || entry.level === 'warn' || entry.level === 'error') process.stderr.write(`${line}\n`);
+    if (entry === undefined || entry.level === 'warn' || entry.level === 'error')
+      process.stderr.write(`${line}\n`);
   };
   const outcomesOf = (phase: string): Record<string, number> =>
     Object.fromEntries([...(outcomes.get(phase) ?? [])].sort(([a], [b]) => a.localeCompare(b)));
   return { firstMs, write, outcomesOf };
 }
 
-export async function benchQueueLatency(kc: KubeConfig, client: ClientRequestCounter, opts: QueueLatencyOptions): Promise<Record<string, unknown>> {
+export async function benchQueueLatency(
+  kc: KubeConfig,
+  client: ClientRequestCounter,
+  opts: QueueLatencyOptions,
+): Promise<Record<string, unknown>> {
   const env = await startReconcileEnv(kc, 'bench-queue');
   const cleanups: (() => Promise<void>)[] = [() => env.close()];
   try {
     const seqNames = Array.from({ length: opts.sequential }, (_, i) => `seq-${String(i).padStart(3, '0')}`);
     const burstNames = Array.from({ length: opts.burst }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
-    const repo = await env.repo('small', smallRenderFiles('releases', ['warmup', ...seqNames, ...burstNames]));
+    const repo = await env.repo(
+      'small',
+      smallRenderFiles('releases', ['warmup', ...seqNames, ...burstNames]),
+    );
     const spec = (name: string) => ({
       cluster: { name: 'local' },
       source: { git: { url: repo.url, ref: { branch: 'main' }, path: `releases/${name}` } },
@@ -72,7 +101,9 @@ export async function benchQueueLatency(kc: KubeConfig, client: ClientRequestCou
     const runtime = await startConvoyRuntime({ kc, logger, namespace: 'convoy-bench-system' });
     cleanups.push(() => runtime.stop());
     const watchErrors: string[] = [];
-    const applied = await watchApplied(kc, env.ns.name, (e) => watchErrors.push(e instanceof Error ? e.message : String(e)));
+    const applied = await watchApplied(kc, env.ns.name, (e) =>
+      watchErrors.push(e instanceof Error ? e.message : String(e)),
+    );
     cleanups.push(() => Promise.resolve(applied.stop()));
 
     // Not measured: relay leadership and first list, git clone, tool lookup, first Lease.
@@ -118,20 +149,32 @@ export async function benchQueueLatency(kc: KubeConfig, client: ClientRequestCou
     const metricsAfter = await fetchMetrics(kc);
     // Applied is seen when the status is written; the handler logs its outcome a moment later.
     await sleep(1_000);
-    const grownCounts = diffRequests(parseSeries(metricsBefore, 'apiserver_request_total'), parseSeries(metricsAfter, 'apiserver_request_total'));
+    const grownCounts = diffRequests(
+      parseSeries(metricsBefore, 'apiserver_request_total'),
+      parseSeries(metricsAfter, 'apiserver_request_total'),
+    );
     const grownSeconds = diffRequests(
       parseSeries(metricsBefore, 'apiserver_request_duration_seconds_sum'),
       parseSeries(metricsAfter, 'apiserver_request_duration_seconds_sum'),
     ).filter((x) => !isApiserverOwn(x));
     const burstApplied = burstNames.filter((n) => applied.appliedAt.has(n));
     const lastApplied = Math.max(...burstApplied.map((n) => applied.appliedAt.get(n) ?? 0));
-    const burstLatencies = burstApplied.map((n) => ms((applied.appliedAt.get(n) ?? 0) - (createdAt.get(n) ?? 0)));
+    const burstLatencies = burstApplied.map((n) =>
+      ms((applied.appliedAt.get(n) ?? 0) - (createdAt.get(n) ?? 0)),
+    );
 
     const seqHandler = seqNames.flatMap((n) => (handler.firstMs.has(n) ? [handler.firstMs.get(n) ?? 0] : []));
-    const burstHandler = burstNames.flatMap((n) => (handler.firstMs.has(n) ? [handler.firstMs.get(n) ?? 0] : []));
+    const burstHandler = burstNames.flatMap((n) =>
+      handler.firstMs.has(n) ? [handler.firstMs.get(n) ?? 0] : [],
+    );
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
-    const met = timedOut.length === 0 && p50 !== undefined && p99 !== undefined && p50 < TARGETS.p50Ms && p99 < TARGETS.p99Ms;
+    const met =
+      timedOut.length === 0 &&
+      p50 !== undefined &&
+      p99 !== undefined &&
+      p50 < TARGETS.p50Ms &&
+      p99 < TARGETS.p99Ms;
     return {
       how: 'convoy dev --embedded composition (dev/runtime.ts: relay, fauxqs SQS, one poller per queue with 1 s long polls, batches of 10, the real function handlers); latency = create request sent → the watch sees Applied True. handlerRuns counts every loop that ran for these Releases (drift and health run too when convoy dev wires them); clientRequests and apiserver* cover everything this process asked the API server during the burst',
       targets: { sequential: TARGETS, burst: 'none given (issue 4 asks for the time only)' },
@@ -144,7 +187,8 @@ export async function benchQueueLatency(kc: KubeConfig, client: ClientRequestCou
         p99Ms: p99,
         minMs: percentile(latencies, 0),
         maxMs: percentile(latencies, 100),
-        meanMs: latencies.length > 0 ? ms(latencies.reduce((a, b) => a + b, 0) / latencies.length) : undefined,
+        meanMs:
+          latencies.length > 0 ? ms(latencies.reduce((a, b) => a + b, 0) / latencies.length) : undefined,
         timedOut,
         handlerRuns: handler.outcomesOf('seq'),
         handlerMs: {
@@ -162,14 +206,23 @@ export async function benchQueueLatency(kc: KubeConfig, client: ClientRequestCou
         p99Ms: percentile(burstLatencies, 99),
         complete: burstComplete,
         handlerRuns: handler.outcomesOf('burst'),
-        handlerMs: { p50: percentile(burstHandler, 50), p99: percentile(burstHandler, 99), note: 'first run of each Release' },
-        clientRequests: { total: burstRequests.total, perRelease: ms(burstRequests.total / opts.burst), byRequest: burstRequests.byRequest },
+        handlerMs: {
+          p50: percentile(burstHandler, 50),
+          p99: percentile(burstHandler, 99),
+          note: 'first run of each Release',
+        },
+        clientRequests: {
+          total: burstRequests.total,
+          perRelease: ms(burstRequests.total / opts.burst),
+          byRequest: burstRequests.byRequest,
+        },
         apiserverRequests: summarize(grownCounts.filter((x) => !isApiserverOwn(x))).byResource,
         apiserverSecondsTop: timeByResource(grownSeconds),
       },
       watchErrors,
     };
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((e: unknown) => log(`queueLatency cleanup failed: ${String(e)}`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((e: unknown) => log(`queueLatency cleanup failed: ${String(e)}`));
   }
 }

@@ -64,7 +64,9 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
       const { outcome, release } = measured.value;
       if (measured.apiserver.objectWrites > 0) lastObjectWriteAt = Date.now();
       // Server-side apply is counted as verb APPLY (a PATCH with the apply-patch content type).
-      const statusApplies = (measured.apiserver.byResource['APPLY releases/status'] ?? 0) + (measured.apiserver.byResource['PATCH releases/status'] ?? 0);
+      const statusApplies =
+        (measured.apiserver.byResource['APPLY releases/status'] ?? 0) +
+        (measured.apiserver.byResource['PATCH releases/status'] ?? 0);
       return {
         wallMs: measured.wallMs,
         outcome: describeOutcome(outcome),
@@ -73,7 +75,11 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
         rollout: release.status?.rollout?.state,
         targetClusterRequests: counter.count,
         client: { ...measured.client, withoutHarness: measured.client.total - HARNESS_GETS },
-        apiserver: { ...measured.apiserver, withoutHarness: measured.apiserver.total - HARNESS_GETS, statusApplies },
+        apiserver: {
+          ...measured.apiserver,
+          withoutHarness: measured.apiserver.total - HARNESS_GETS,
+          statusApplies,
+        },
         apiserverOwn: measured.apiserverOwn,
       };
     };
@@ -87,7 +93,11 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
     const asServiceAccount = await steadyStateAsServiceAccount(kc, env, (label, p) => run(label, p), counter);
 
     const firstApplied = first.applied.status === 'True';
-    const met = firstApplied && second.apiserver.objectWrites === 0 && second.apiserver.statusWrites === 1 && second.apiserver.statusApplies === 1;
+    const met =
+      firstApplied &&
+      second.apiserver.objectWrites === 0 &&
+      second.apiserver.statusWrites === 1 &&
+      second.apiserver.statusApplies === 1;
     return {
       env,
       objects,
@@ -103,7 +113,11 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
           },
         },
         measured: {
-          unchangedRun: { objectWrites: second.apiserver.objectWrites, statusApplies: second.apiserver.statusApplies, statusWrites: second.apiserver.statusWrites },
+          unchangedRun: {
+            objectWrites: second.apiserver.objectWrites,
+            statusApplies: second.apiserver.statusApplies,
+            statusWrites: second.apiserver.statusWrites,
+          },
         },
         met,
         notes: [
@@ -113,8 +127,15 @@ export async function benchReconcile200(kc: KubeConfig, client: ClientRequestCou
         ],
         impersonation: {
           note: 'steady state (nothing changed) without and with spec.serviceAccountName (impersonated on the management cluster, installation defaultServiceAccount set); target-cluster requests counted by the client',
-          withoutServiceAccount: { targetClusterRequests: third.targetClusterRequests, apiserver: third.apiserver.withoutHarness },
-          withServiceAccount: { targetClusterRequests: asServiceAccount.targetClusterRequests, apiserver: asServiceAccount.apiserver.withoutHarness, applied: asServiceAccount.applied },
+          withoutServiceAccount: {
+            targetClusterRequests: third.targetClusterRequests,
+            apiserver: third.apiserver.withoutHarness,
+          },
+          withServiceAccount: {
+            targetClusterRequests: asServiceAccount.targetClusterRequests,
+            apiserver: asServiceAccount.apiserver.withoutHarness,
+            applied: asServiceAccount.applied,
+          },
           addedRequests: asServiceAccount.targetClusterRequests - third.targetClusterRequests,
         },
         firstRun: first,
@@ -136,13 +157,21 @@ async function steadyStateAsServiceAccount(
   counter: { count: number },
 ): Promise<RunReport> {
   const ns = env.ns.name;
-  await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'deployer' } } });
+  await kc
+    .makeApiClient(CoreV1Api)
+    .createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'deployer' } } });
   await kc.makeApiClient(RbacAuthorizationV1Api).createNamespacedRoleBinding({
     namespace: ns,
-    body: { metadata: { name: 'deployer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }] },
+    body: {
+      metadata: { name: 'deployer' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }],
+    },
   });
   await env.api.patchMerge('Release', ns, RELEASE_200, { spec: { serviceAccountName: 'deployer' } });
-  const ports = env.ports({ wiring: { requestCounter: counter, tenancy: { ...DEFAULT_TENANCY, defaultServiceAccount: 'default' } } });
+  const ports = env.ports({
+    wiring: { requestCounter: counter, tenancy: { ...DEFAULT_TENANCY, defaultServiceAccount: 'default' } },
+  });
   await run('as ServiceAccount: warm-up (new ports)', ports);
   return run('as ServiceAccount: steady state', ports);
 }

@@ -10,7 +10,14 @@ const TARGET_MS = 50;
 
 function syntheticReleases(n: number): Release[] {
   const at = '2026-12-01T09:00:00Z';
-  const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: `${reason} at render sha256:…`, lastTransitionTime: at, observedGeneration: 1 });
+  const cond = (type: string, reason: string) => ({
+    type,
+    status: 'True',
+    reason,
+    message: `${reason} at render sha256:…`,
+    lastTransitionTime: at,
+    observedGeneration: 1,
+  });
   return Array.from(
     { length: n },
     (_, i) =>
@@ -28,7 +35,9 @@ function syntheticReleases(n: number): Release[] {
   );
 }
 
-export async function benchRelayMetrics(options: { releases: number } = { releases: 1000 }): Promise<Record<string, unknown>> {
+export async function benchRelayMetrics(
+  options: { releases: number } = { releases: 1000 },
+): Promise<Record<string, unknown>> {
   const metrics = createRelayMetrics();
   const releases = syntheticReleases(options.releases);
   metrics.observeReleases(() => releases);

@@ -20,8 +20,21 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GetQueueAttributesCommand, PurgeQueueCommand, ReceiveMessageCommand, DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, Watch, type KubeConfig } from '@kubernetes/client-node';
+import {
+  GetQueueAttributesCommand,
+  PurgeQueueCommand,
+  ReceiveMessageCommand,
+  DeleteMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  Watch,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { startFauxqs } from 'fauxqs';
 import { freePorts } from '../../dev/control-plane/processes.ts';
 import { ensureQueueWithDlq } from '../../adapters/sqs/queues.ts';
@@ -49,7 +62,8 @@ interface MemoryPoint {
   settled: { rssMiB: number; heapUsedMiB: number };
 }
 
-const metricValue = (text: string, name: string): number => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? 'NaN');
+const metricValue = (text: string, name: string): number =>
+  Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? 'NaN');
 const mib = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
 /** MiB as MB (10^6 bytes), one decimal: the issue's unit. */
 const mbOf = (mebibytes: number): number => Math.round(mebibytes * 1.048576 * 10) / 10;
@@ -70,35 +84,77 @@ async function compileRelay(root: string): Promise<RelayCommand> {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const main = join(work, 'dist', 'relay', 'main.js');
   // tsc emits even when a file elsewhere in the checkout does not typecheck; the relay's own JavaScript is what counts here.
-  const compiled = await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(work, 'dist'), '--declaration', 'false'], { cwd: root, maxBuffer: 64 << 20 }).catch((error: unknown) => error as { stdout?: string });
-  if (!existsSync(main)) throw new Error(`tsc -p tsconfig.build.json emitted no relay/main.js: ${compiled.stdout?.slice(0, 2000) ?? ''}`);
+  const compiled = await promisify(execFile)(
+    process.execPath,
+    [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(work, 'dist'), '--declaration', 'false'],
+    { cwd: root, maxBuffer: 64 << 20 },
+  ).catch((error: unknown) => error as { stdout?: string });
+  if (!existsSync(main))
+    throw new Error(
+      `tsc -p tsconfig.build.json emitted no relay/main.js: ${compiled.stdout?.slice(0, 2000) ?? ''}`,
+    );
   await cp(join(root, 'package.json'), join(work, 'package.json'));
-  const env = Object.entries(RELAY_MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ');
-  return { label: `compiled, ${env} node ${RELAY_NODE_FLAGS.join(' ')}`, args: [...RELAY_NODE_FLAGS, main], env: RELAY_MALLOC_ENV };
+  const env = Object.entries(RELAY_MALLOC_ENV)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  return {
+    label: `compiled, ${env} node ${RELAY_NODE_FLAGS.join(' ')}`,
+    args: [...RELAY_NODE_FLAGS, main],
+    env: RELAY_MALLOC_ENV,
+  };
 }
 
-export async function benchRelayScale(kc: KubeConfig, root: string, dir: string, options: { releases: number; changes: number }): Promise<Record<string, unknown>> {
+export async function benchRelayScale(
+  kc: KubeConfig,
+  root: string,
+  dir: string,
+  options: { releases: number; changes: number },
+): Promise<Record<string, unknown>> {
   const aws = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://127.0.0.1:${aws.port}`;
-  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
+  const sqs = new SQSClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+  });
   const core = kc.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NAMESPACE } } }).catch(() => undefined);
   const queues = {} as Record<Loop, string>;
-  for (const loop of LOOPS) queues[loop] = (await ensureQueueWithDlq(sqs, `scale-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 })).queueUrl;
+  for (const loop of LOOPS)
+    queues[loop] = (
+      await ensureQueueWithDlq(sqs, `scale-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 })
+    ).queueUrl;
   let relay: SideProcess | undefined;
   const run = Date.now().toString(36);
   log('relayScale: compiling the relay as the image ships it (tsc -p tsconfig.build.json)');
   const compiled = await compileRelay(root);
-  const fromSources: RelayCommand = { label: 'relay/main.ts from its sources, no flags', args: [join(root, 'relay', 'main.ts')] };
+  const fromSources: RelayCommand = {
+    label: 'relay/main.ts from its sources, no flags',
+    args: [join(root, 'relay', 'main.ts')],
+  };
   try {
     const half = Math.floor(options.releases / 2);
-    const fleetOf = (part: string, count: number) => createFleet(kc, { prefix: `scale-${run}-${part}`, count, perNamespace: 100, concurrency: 16, repoUrl: 'http://127.0.0.1:9/app.git' });
+    const fleetOf = (part: string, count: number) =>
+      createFleet(kc, {
+        prefix: `scale-${run}-${part}`,
+        count,
+        perNamespace: 100,
+        concurrency: 16,
+        repoUrl: 'http://127.0.0.1:9/app.git',
+      });
 
     const depth = async (): Promise<Record<Loop, number>> => {
       const out = {} as Record<Loop, number>;
       for (const loop of LOOPS) {
-        const a = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queues[loop], AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
-        out[loop] = Number(a.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+        const a = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: queues[loop],
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        out[loop] =
+          Number(a.Attributes?.ApproximateNumberOfMessages ?? 0) +
+          Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
       }
       return out;
     };
@@ -112,7 +168,11 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
       const { pid } = await startRelayProcess(label, false, command);
       const read = async () => {
         const text = await scrape();
-        return { releases: metricValue(text, 'convoy_relay_releases'), rssMiB: rssMiB(pid).rss, heapUsedMiB: mib(metricValue(text, 'convoy_relay_nodejs_heap_size_used_bytes')) };
+        return {
+          releases: metricValue(text, 'convoy_relay_releases'),
+          rssMiB: rssMiB(pid).rss,
+          heapUsedMiB: mib(metricValue(text, 'convoy_relay_nodejs_heap_size_used_bytes')),
+        };
       };
       const first = await read();
       await sleep(5_000);
@@ -120,7 +180,16 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
       await stopRelay();
       return { ...first, settled: { rssMiB: later.rssMiB, heapUsedMiB: later.heapUsedMiB } };
     };
-    const startRelayProcess = async (label: string, windows = true, command: RelayCommand = compiled): Promise<{ pid: number; readyMs: number; burst: Record<string, Record<Loop, number>>; rssAfterListMiB: number }> => {
+    const startRelayProcess = async (
+      label: string,
+      windows = true,
+      command: RelayCommand = compiled,
+    ): Promise<{
+      pid: number;
+      readyMs: number;
+      burst: Record<string, Record<Loop, number>>;
+      rssAfterListMiB: number;
+    }> => {
       await purge();
       const t = performance.now();
       const proc = startSideProcess({
@@ -148,8 +217,16 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
       });
       relay = proc;
       // Ready and leading: a replica that is not (yet) the leader answers /readyz too, as a follower.
-      const leading = async () => /^convoy_relay_leader(\{[^}]*\})? 1$/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
-      await waitUntil(`the relay (${label}) ready and leading`, async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok && (await leading()), [proc], 120_000);
+      const leading = async () =>
+        /^convoy_relay_leader(\{[^}]*\})? 1$/m.test(
+          await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
+        );
+      await waitUntil(
+        `the relay (${label}) ready and leading`,
+        async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok && (await leading()),
+        [proc],
+        120_000,
+      );
       const readyAt = performance.now();
       const rssAfterListMiB = rssMiB(proc.pid).rss;
       const burst: Record<string, Record<Loop, number>> = {};
@@ -167,7 +244,9 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
     log('relayScale: the relay with no Release of this section');
     const memory: MemoryPoint[] = [await memoryPoint('empty')];
     const sourceMemory: MemoryPoint[] = [await memoryPoint('empty-sources', fromSources)];
-    log(`relayScale: creating ${options.releases} Releases with an up-to-date status (${half}, a relay started on them, then the rest)`);
+    log(
+      `relayScale: creating ${options.releases} Releases with an up-to-date status (${half}, a relay started on them, then the rest)`,
+    );
     const created = performance.now();
     const firstHalf = await fleetOf('a', half);
     let createMs = Math.round(performance.now() - created);
@@ -191,27 +270,53 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
     await stopRelay();
     log('relayScale: bringing the changed Releases up to date');
     const now = Date.now();
-    await inPool(fleet.slice(0, options.changes), 16, (r, i) => writeStatus(kc, r, upToDateStatus(2, { now, reconciledAgoMs: ((i * 7919) % 300) * 1000, checkedAgoMs: ((i * 104_729) % 600) * 1000, stableForMs: 2 * 3_600_000 })));
+    await inPool(fleet.slice(0, options.changes), 16, (r, i) =>
+      writeStatus(
+        kc,
+        r,
+        upToDateStatus(2, {
+          now,
+          reconciledAgoMs: ((i * 7919) % 300) * 1000,
+          checkedAgoMs: ((i * 104_729) % 600) * 1000,
+          stableForMs: 2 * 3_600_000,
+        }),
+      ),
+    );
     log('relayScale: restart with every Release up to date');
     const restartAllUpToDate = await startRelayProcess('restart-all-up-to-date');
     const rssEnd = rssMiB(relay?.pid ?? -1);
     await stopRelay();
     const full = memory[2];
-    const perThousand = (a: MemoryPoint | undefined, b: MemoryPoint | undefined, field: 'rssMiB' | 'heapUsedMiB') =>
-      a === undefined || b === undefined || b.releases === a.releases ? undefined : Math.round(((b.settled[field] - a.settled[field]) / ((b.releases - a.releases) / 1000)) * 100) / 100;
+    const perThousand = (
+      a: MemoryPoint | undefined,
+      b: MemoryPoint | undefined,
+      field: 'rssMiB' | 'heapUsedMiB',
+    ) =>
+      a === undefined || b === undefined || b.releases === a.releases
+        ? undefined
+        : Math.round(((b.settled[field] - a.settled[field]) / ((b.releases - a.releases) / 1000)) * 100) /
+          100;
     const growth = (points: MemoryPoint[]) => ({
       rss: perThousand(points[0], points[2], 'rssMiB'),
       heapUsed: perThousand(points[0], points[2], 'heapUsedMiB'),
       rssFirstHalf: perThousand(points[0], points[1], 'rssMiB'),
       rssSecondHalf: perThousand(points[1], points[2], 'rssMiB'),
     });
-    log(`relayScale: RSS settled ${memory.map((m) => `${m.settled.rssMiB} MiB at ${m.releases}`).join(', ')}; ${JSON.stringify(growth(memory))} MiB per 1,000 Releases`);
+    log(
+      `relayScale: RSS settled ${memory.map((m) => `${m.settled.rssMiB} MiB at ${m.releases}`).join(', ')}; ${JSON.stringify(growth(memory))} MiB per 1,000 Releases`,
+    );
     const fullRss = full?.settled.rssMiB ?? Infinity;
     // Issue 24: MB per 1,000 Releases = (RSS with n - RSS with 0) / (n / 1,000), settled readings.
     const perThousandMiB = growth(memory).rss;
-    const rssPer1000Releases = { mib: perThousandMiB, mb: perThousandMiB === undefined ? undefined : Math.round(perThousandMiB * 1.048576 * 100) / 100 };
-    log(`relayScale: RSS ${memory[0]?.settled.rssMiB} MiB with 0 Releases, ${fullRss} MiB (${mbOf(fullRss)} MB) with ${full?.releases}: ${rssPer1000Releases.mib} MiB = ${rssPer1000Releases.mb} MB per 1,000 Releases`);
-    const lagMet = lag.p99Ms !== undefined && lag.p99Ms <= TARGET_LAG_P99_MS && lag.received === options.changes;
+    const rssPer1000Releases = {
+      mib: perThousandMiB,
+      mb: perThousandMiB === undefined ? undefined : Math.round(perThousandMiB * 1.048576 * 100) / 100,
+    };
+    log(
+      `relayScale: RSS ${memory[0]?.settled.rssMiB} MiB with 0 Releases, ${fullRss} MiB (${mbOf(fullRss)} MB) with ${full?.releases}: ${rssPer1000Releases.mib} MiB = ${rssPer1000Releases.mb} MB per 1,000 Releases`,
+    );
+    const lagMet =
+      lag.p99Ms !== undefined && lag.p99Ms <= TARGET_LAG_P99_MS && lag.received === options.changes;
     return {
       releases: options.releases,
       createWithStatusMs: createMs,
@@ -221,19 +326,35 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
         mibPer1000Releases: growth(memory),
         rssPer1000Releases,
         rssMBSettled: memory.map((m) => ({ releases: m.releases, mb: mbOf(m.settled.rssMiB) })),
-        fromSources: { relay: fromSources.label, points: sourceMemory, mibPer1000Releases: growth(sourceMemory) },
+        fromSources: {
+          relay: fromSources.label,
+          points: sourceMemory,
+          mibPer1000Releases: growth(sourceMemory),
+        },
         target: { rssMBAt10000: TARGET_RSS_MB_AT_10K, growth: 'linear: the two halves grow alike' },
         met: options.releases >= 10_000 ? mbOf(fullRss) <= TARGET_RSS_MB_AT_10K : 'not measured at 10,000',
       },
-      relayRssMiB: { afterFirstList: firstStart.rssAfterListMiB, afterSpecBurst: rss.rss, peak: Math.max(rss.peak, rssEnd.peak) },
+      relayRssMiB: {
+        afterFirstList: firstStart.rssAfterListMiB,
+        afterSpecBurst: rss.rss,
+        peak: Math.max(rss.peak, rssEnd.peak),
+      },
       specChangeBurst: { ...lag, target: { p99Ms: TARGET_LAG_P99_MS }, met: lagMet },
-      messagesAfterReady: { firstStart: firstStart.burst, restartSomeNotUpToDate: restartSomeStale.burst, restartAllUpToDate: restartAllUpToDate.burst },
-      readyMs: { firstStart: firstStart.readyMs, restartSomeNotUpToDate: restartSomeStale.readyMs, restartAllUpToDate: restartAllUpToDate.readyMs },
+      messagesAfterReady: {
+        firstStart: firstStart.burst,
+        restartSomeNotUpToDate: restartSomeStale.burst,
+        restartAllUpToDate: restartAllUpToDate.burst,
+      },
+      readyMs: {
+        firstStart: firstStart.readyMs,
+        restartSomeNotUpToDate: restartSomeStale.readyMs,
+        restartAllUpToDate: restartAllUpToDate.readyMs,
+      },
       notes: [
         `fleet: ${options.releases} Releases, 100 per namespace, no healthAssessment (health every 10 min), default intervals (reconcile and drift 5 min); status: reconciled within the last 5 min, health checked within the last 10 min, InSync/Healthy unchanged for 2 h`,
         'messagesAfterReady: messages in each queue that many seconds after /readyz answered and the relay led (convoy_relay_leader 1) (queues purged before each start; nothing consumes them)',
         `restartSomeNotUpToDate: the ${options.changes} Releases of the spec-change burst have a newer generation than their status`,
-        'memory.points: a relay started on 0 (of this section), n/2 and n Releases; rssMiB once /readyz answers and it leads, settled 5 s later; heapUsedMiB its convoy_relay_nodejs_heap_size_used_bytes; mibPer1000Releases from the settled readings. The relay runs compiled with the image\'s Node.js flags, as the image runs it (every start of this section); memory.fromSources: the same points from its .ts sources (Node strips the types; ~40 MiB more) without the flags',
+        "memory.points: a relay started on 0 (of this section), n/2 and n Releases; rssMiB once /readyz answers and it leads, settled 5 s later; heapUsedMiB its convoy_relay_nodejs_heap_size_used_bytes; mibPer1000Releases from the settled readings. The relay runs compiled with the image's Node.js flags, as the image runs it (every start of this section); memory.fromSources: the same points from its .ts sources (Node strips the types; ~40 MiB more) without the flags",
       ],
       met: lagMet && (options.releases < 10_000 || mbOf(fullRss) <= TARGET_RSS_MB_AT_10K),
     };
@@ -245,13 +366,32 @@ export async function benchRelayScale(kc: KubeConfig, root: string, dir: string,
 }
 
 /** Changes the spec of each Release; the lag runs from the bench's watch seeing the change to the message's sentAt. */
-export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: string, releases: readonly FleetRelease[]): Promise<{ changes: number; received: number; relaySent: number; notSeenByBenchWatch: number; p50Ms?: number; p99Ms?: number; maxMs?: number; burstMs: number }> {
+export async function specChangeBurst(
+  kc: KubeConfig,
+  sqs: SQSClient,
+  queueUrl: string,
+  releases: readonly FleetRelease[],
+): Promise<{
+  changes: number;
+  received: number;
+  relaySent: number;
+  notSeenByBenchWatch: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  maxMs?: number;
+  burstMs: number;
+}> {
   const key = (ns: string, name: string) => `${ns}/${name}`;
   const wanted = new Set(releases.map((r) => key(r.namespace, r.name)));
   const seenAt = new Map<string, number>();
   const custom = kc.makeApiClient(CustomObjectsApi);
   const path = `/apis/${API_GROUP}/${API_VERSION}/releases`;
-  const list = (await custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: 'releases', limit: 1 })) as { metadata?: { resourceVersion?: string } };
+  const list = (await custom.listClusterCustomObject({
+    group: API_GROUP,
+    version: API_VERSION,
+    plural: 'releases',
+    limit: 1,
+  })) as { metadata?: { resourceVersion?: string } };
   const watch = new Watch(kc);
   // Restarted from the last resourceVersion it saw when the server or the client ends it, so a
   // watch that times out mid-burst loses no change.
@@ -262,14 +402,23 @@ export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: 
     controller = await watch.watch(
       path,
       { resourceVersion, allowWatchBookmarks: true },
-      (_phase: string, obj: { metadata?: { namespace?: string; name?: string; generation?: number; resourceVersion?: string } }) => {
+      (
+        _phase: string,
+        obj: {
+          metadata?: { namespace?: string; name?: string; generation?: number; resourceVersion?: string };
+        },
+      ) => {
         if (obj.metadata?.resourceVersion !== undefined) resourceVersion = obj.metadata.resourceVersion;
         const k = key(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
-        if ((obj.metadata?.generation ?? 1) >= 2 && wanted.has(k) && !seenAt.has(k)) seenAt.set(k, Date.now());
+        if ((obj.metadata?.generation ?? 1) >= 2 && wanted.has(k) && !seenAt.has(k))
+          seenAt.set(k, Date.now());
       },
       (error: unknown) => {
         if (stopped) return;
-        if (error) log(`relayScale: watch ended (restarted from ${resourceVersion}): ${error instanceof Error ? error.message : JSON.stringify(error)}`);
+        if (error)
+          log(
+            `relayScale: watch ended (restarted from ${resourceVersion}): ${error instanceof Error ? error.message : JSON.stringify(error)}`,
+          );
         void start().catch((e: unknown) => log(`relayScale: watch restart failed: ${String(e)}`));
       },
     );
@@ -280,7 +429,14 @@ export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: 
   try {
     await inPool(releases, 16, async (r) => {
       await custom.patchNamespacedCustomObject(
-        { group: API_GROUP, version: API_VERSION, namespace: r.namespace, plural: 'releases', name: r.name, body: { spec: { syncPolicy: { interval: '6m' } } } },
+        {
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: r.namespace,
+          plural: 'releases',
+          name: r.name,
+          body: { spec: { syncPolicy: { interval: '6m' } } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
     });
@@ -290,7 +446,9 @@ export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: 
     // Releases the relay sent a 'spec changed' message for, whether or not the bench's own watch saw the change.
     const relaySent = new Set<string>();
     while (done.size < releases.length && Date.now() < deadline) {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
       for (const m of Messages) {
         const parsed = parseQueueMessage(m.Body ?? '');
         if (!parsed.ok || !parsed.message.cause.includes('spec changed')) continue;
@@ -302,10 +460,24 @@ export async function specChangeBurst(kc: KubeConfig, sqs: SQSClient, queueUrl: 
         lags.push(Date.parse(parsed.message.sentAt) - seen);
       }
       if (Messages.length > 0) {
-        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+        await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })),
+          }),
+        );
       }
     }
-    return { changes: releases.length, received: lags.length, relaySent: relaySent.size, notSeenByBenchWatch: [...relaySent].filter((k) => !seenAt.has(k)).length, p50Ms: percentile(lags, 50), p99Ms: percentile(lags, 99), maxMs: percentile(lags, 100), burstMs };
+    return {
+      changes: releases.length,
+      received: lags.length,
+      relaySent: relaySent.size,
+      notSeenByBenchWatch: [...relaySent].filter((k) => !seenAt.has(k)).length,
+      p50Ms: percentile(lags, 50),
+      p99Ms: percentile(lags, 99),
+      maxMs: percentile(lags, 100),
+      burstMs,
+    };
   } finally {
     stopped = true;
     controller?.abort();

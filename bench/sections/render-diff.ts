@@ -34,7 +34,13 @@ const CASES: readonly Case[] = [
   { lines: 20_000, edit: 'sparse', maxMs: 2_000, maxGrowthMiB: 200 },
   { lines: 10_000, edit: 'rewrite', maxMs: 3_000, maxGrowthMiB: 200, cap: /cap per object/ },
   { lines: 20_000, edit: 'rewrite', maxMs: 3_000, maxGrowthMiB: 200, cap: /cap per object/ },
-  { lines: 20_000, edit: 'oversize', maxMs: 1_000, maxGrowthMiB: 200, cap: /object over 1 MiB \(cap per object\)/ },
+  {
+    lines: 20_000,
+    edit: 'oversize',
+    maxMs: 1_000,
+    maxGrowthMiB: 200,
+    cap: /object over 1 MiB \(cap per object\)/,
+  },
 ];
 
 interface WorkerResult {
@@ -49,7 +55,11 @@ export async function benchRenderDiff(root: string): Promise<Record<string, unkn
   const results: Record<string, unknown>[] = [];
   let met = true;
   for (const c of CASES) {
-    const { stdout } = await run(process.execPath, [join(root, 'bench', 'lib', 'diff-worker.ts'), String(c.lines), c.edit], { maxBuffer: 1024 * 1024 });
+    const { stdout } = await run(
+      process.execPath,
+      [join(root, 'bench', 'lib', 'diff-worker.ts'), String(c.lines), c.edit],
+      { maxBuffer: 1024 * 1024 },
+    );
     const r = JSON.parse(stdout) as WorkerResult;
     const growthMiB = r.peakRssMiB - r.rssBeforeMiB;
     const capOk = c.cap === undefined ? r.skipped === undefined : c.cap.test(r.skipped ?? '');
@@ -62,13 +72,22 @@ export async function benchRenderDiff(root: string): Promise<Record<string, unkn
       growthMiB,
       diffLines: r.lines,
       ...(r.skipped === undefined ? {} : { skipped: r.skipped }),
-      target: { maxMs: c.maxMs, maxGrowthMiB: c.maxGrowthMiB, peakBelowChartLimitMiB: CHART_LIMIT_MIB, ...(c.cap === undefined ? { diffed: true } : { capNamed: c.cap.source }) },
+      target: {
+        maxMs: c.maxMs,
+        maxGrowthMiB: c.maxGrowthMiB,
+        peakBelowChartLimitMiB: CHART_LIMIT_MIB,
+        ...(c.cap === undefined ? { diffed: true } : { capNamed: c.cap.source }),
+      },
       met: caseMet,
     });
   }
   return {
     cases: results,
-    before: { note: 'the CLI\'s hand-written LCS diff (deleted), issue 23, quiet machine', sparse10kLines: { ms: 2_100, peakMB: 478 }, sparse20kLines: { ms: 6_600, peakMB: 1_600 } },
+    before: {
+      note: "the CLI's hand-written LCS diff (deleted), issue 23, quiet machine",
+      sparse10kLines: { ms: 2_100, peakMB: 478 },
+      sparse20kLines: { ms: 6_600, peakMB: 1_600 },
+    },
     notes: [
       'each case in its own process: peakRssMiB is its VmHWM, growthMiB that minus its RSS before the diff (the process with its modules and the two objects)',
       'ms: comparable() + sorted-key JSON + canonical YAML of both sides + the Myers diff (or the cap), as the route does it; timings grow with the host load (hostLoad1m)',

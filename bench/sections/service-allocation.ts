@@ -9,7 +9,10 @@ import { percentile } from '../lib/stats.ts';
 
 const NAMESPACE = 'bench-service-allocation';
 
-export async function benchServiceAllocation(kc: KubeConfig, options: { n: number; concurrency: number }): Promise<Record<string, unknown>> {
+export async function benchServiceAllocation(
+  kc: KubeConfig,
+  options: { n: number; concurrency: number },
+): Promise<Record<string, unknown>> {
   const core = kc.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
   const service = (i: number) => ({
@@ -21,19 +24,34 @@ export async function benchServiceAllocation(kc: KubeConfig, options: { n: numbe
   const phase = async (dryRun: boolean) => {
     const latencies: number[] = [];
     const t = performance.now();
-    await inPool(Array.from({ length: options.n }, (_, i) => i), options.concurrency, async (i) => {
-      const t1 = performance.now();
-      await core.patchNamespacedService(
-        { name: `s${i}`, namespace: NAMESPACE, body: service(i), fieldManager: 'bench', force: true, ...(dryRun ? { dryRun: 'All' } : {}) },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      );
-      latencies.push(performance.now() - t1);
-    });
+    await inPool(
+      Array.from({ length: options.n }, (_, i) => i),
+      options.concurrency,
+      async (i) => {
+        const t1 = performance.now();
+        await core.patchNamespacedService(
+          {
+            name: `s${i}`,
+            namespace: NAMESPACE,
+            body: service(i),
+            fieldManager: 'bench',
+            force: true,
+            ...(dryRun ? { dryRun: 'All' } : {}),
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+        );
+        latencies.push(performance.now() - t1);
+      },
+    );
     const seconds = (performance.now() - t) / 1000;
     return {
       seconds: Math.round(seconds * 10) / 10,
       perSecond: Math.round(options.n / seconds),
-      latencyMs: { p50: Math.round(percentile(latencies, 50) ?? 0), p90: Math.round(percentile(latencies, 90) ?? 0), max: Math.round(percentile(latencies, 100) ?? 0) },
+      latencyMs: {
+        p50: Math.round(percentile(latencies, 50) ?? 0),
+        p90: Math.round(percentile(latencies, 90) ?? 0),
+        max: Math.round(percentile(latencies, 100) ?? 0),
+      },
     };
   };
   try {

@@ -30,7 +30,10 @@ interface Times {
   maxMs: number;
 }
 
-export async function benchSlowGit(kc: KubeConfig, options: { fast: number; slow: number }): Promise<Record<string, unknown>> {
+export async function benchSlowGit(
+  kc: KubeConfig,
+  options: { fast: number; slow: number },
+): Promise<Record<string, unknown>> {
   const run = Date.now().toString(36);
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-bench-slowgit-'));
   for (const repo of ['fast-a', 'fast-b', 'slow']) await createRepo(gitRoot, repo, appFiles('app'));
@@ -38,24 +41,48 @@ export async function benchSlowGit(kc: KubeConfig, options: { fast: number; slow
   const proxy = await startSlowProxy(git.url, { slowPrefixes: ['/slow.git'], delayMs: SLOW_GIT_DELAY_MS });
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const namespaces = (label: string, n: number) => Array.from({ length: n }, (_, i) => `slowgit-${run}-${label}-${i}`);
-  const groups = { alone: namespaces('a', options.fast), slow: namespaces('s', options.slow), withSlow: namespaces('b', options.fast) };
+  const namespaces = (label: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `slowgit-${run}-${label}-${i}`);
+  const groups = {
+    alone: namespaces('a', options.fast),
+    slow: namespaces('s', options.slow),
+    withSlow: namespaces('b', options.fast),
+  };
   const all = [...groups.alone, ...groups.slow, ...groups.withSlow];
   const object = convoyObject;
   await createAppNamespaces(kc, all);
-  const logger = createLogger({ base: { bench: 'slowGit' }, level: 'error', write: (l) => void process.stderr.write(`${l}\n`) });
-  const runtime = await startConvoyRuntime({ kc, logger, namespace: `slowgit-${run}-system`, onlyNamespaces: all });
-  const watch = await watchCondition(kc, `/apis/${API_GROUP}/${API_VERSION}/releases`, (o) => conditionTrue(o, 'Applied'), (e) => log(`slowGit: watch: ${String(e)}`));
+  const logger = createLogger({
+    base: { bench: 'slowGit' },
+    level: 'error',
+    write: (l) => void process.stderr.write(`${l}\n`),
+  });
+  const runtime = await startConvoyRuntime({
+    kc,
+    logger,
+    namespace: `slowgit-${run}-system`,
+    onlyNamespaces: all,
+  });
+  const watch = await watchCondition(
+    kc,
+    `/apis/${API_GROUP}/${API_VERSION}/releases`,
+    (o) => conditionTrue(o, 'Applied'),
+    (e) => log(`slowGit: watch: ${String(e)}`),
+  );
   const createdAt = new Map<string, number>();
   const create = (repo: string, list: readonly string[]) =>
     inPool(list, 8, async (namespace) => {
       createdAt.set(namespace, Date.now());
       await custom.createNamespacedCustomObject(
-        object('Release', namespace, { cluster: { name: 'local' }, source: { git: { url: `${proxy.url}/${repo}.git`, ref: { branch: 'main' }, path: 'app' } } }),
+        object('Release', namespace, {
+          cluster: { name: 'local' },
+          source: { git: { url: `${proxy.url}/${repo}.git`, ref: { branch: 'main' }, path: 'app' } },
+        }),
       );
     });
   const timesOf = (list: readonly string[]): Times => {
-    const ms = list.map((ns) => (watch.reachedAt.get(`${ns}/app`) ?? Number.NaN) - (createdAt.get(ns) ?? Number.NaN));
+    const ms = list.map(
+      (ns) => (watch.reachedAt.get(`${ns}/app`) ?? Number.NaN) - (createdAt.get(ns) ?? Number.NaN),
+    );
     return { p50Ms: percentile(ms, 50) ?? Number.NaN, maxMs: percentile(ms, 100) ?? Number.NaN };
   };
   try {
@@ -71,7 +98,8 @@ export async function benchSlowGit(kc: KubeConfig, options: { fast: number; slow
     await create('slow', groups.slow);
     await create('fast-b', groups.withSlow);
     const deadline = Date.now() + 180_000;
-    while (!(reached(groups.withSlow) && reached(groups.slow)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (!(reached(groups.withSlow) && reached(groups.slow)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
     const withSlow = timesOf(groups.withSlow);
     const slow = timesOf(groups.slow);
     // What the slow ones say when they did not make it.

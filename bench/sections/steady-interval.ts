@@ -51,7 +51,7 @@ export const STEADY_BEFORE = {
   n: 10,
   perLoop: { reconcile: 6.5, drift: 9, health: 9 },
   total: 24.5,
-  note: 'measured 2026-12-02 (load 7-15), the first steady interval 63 s after the first deploy (the 30-s caches expired); the issue\'s audit log gave 25.25 (reconcile 6.25, drift 9, health 10)',
+  note: "measured 2026-12-02 (load 7-15), the first steady interval 63 s after the first deploy (the 30-s caches expired); the issue's audit log gave 25.25 (reconcile 6.25, drift 9, health 10)",
 };
 
 /** Recorded with this section on 2bad14d (issue 24 item 1's first round: shared caches, drift memory), each loop ticking on its own. */
@@ -75,20 +75,31 @@ interface Interval {
 
 const round = (n: number): number => Math.round(n * 100) / 100;
 
-async function waitForAvailable(kc: KubeConfig, namespaces: readonly string[], timeoutMs: number): Promise<void> {
+async function waitForAvailable(
+  kc: KubeConfig,
+  namespaces: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
   const apps = kc.makeApiClient(AppsV1Api);
   const deadline = Date.now() + timeoutMs;
   for (const namespace of namespaces) {
     for (;;) {
       const list = await apps.listNamespacedDeployment({ namespace });
       if (list.items.length > 0 && list.items.every((d) => (d.status?.availableReplicas ?? 0) >= 1)) break;
-      if (Date.now() > deadline) throw new Error(`steadyInterval: the Deployments of ${namespace} did not become available within ${timeoutMs / 1000} s`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `steadyInterval: the Deployments of ${namespace} did not become available within ${timeoutMs / 1000} s`,
+        );
       await sleep(500);
     }
   }
 }
 
-export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestCounter, options: { n: number; ticks?: number }): Promise<Record<string, unknown>> {
+export async function benchSteadyInterval(
+  kc: KubeConfig,
+  client: ClientRequestCounter,
+  options: { n: number; ticks?: number },
+): Promise<Record<string, unknown>> {
   const n = options.n;
   const ticks = Math.max(2, options.ticks ?? 2);
   const core = kc.makeApiClient(CoreV1Api);
@@ -114,7 +125,12 @@ export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestC
         source: { git: { url, ref: { branch: 'main' }, path: 'app' } },
         healthAssessment: {},
       });
-      releases.push({ namespace, name: 'app', uid: String((created.metadata as { uid?: string }).uid ?? ''), release: created });
+      releases.push({
+        namespace,
+        name: 'app',
+        uid: String((created.metadata as { uid?: string }).uid ?? ''),
+        release: created,
+      });
     }
 
     log('steadyInterval: first deploy');
@@ -128,34 +144,51 @@ export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestC
     await rig.drain('reconcile', { expect: n, delivery: 'first', timeoutMs: 60_000 });
     await rig.send('health', releases, 'bench: recheck');
     // What is queued now: the recheck's messages to the observers (a settled Release) and the one above.
-    for (const loop of ['drift', 'health'] as const) await rig.drain(loop, { expect: 3 * n, delivery: 'any', timeoutMs: 4_000 });
+    for (const loop of ['drift', 'health'] as const)
+      await rig.drain(loop, { expect: 3 * n, delivery: 'any', timeoutMs: 4_000 });
     const lastApplyAt = Date.now();
     const notSettled: string[] = [];
     for (const r of releases) {
       const got = await api.getRelease(r.namespace, r.name);
       const reason = (type: string) => got.status?.conditions?.find((c) => c.type === type)?.reason ?? 'none';
-      if (reason('Applied') !== 'Applied' || reason('Healthy') !== 'Healthy' || reason('InSync') !== 'InSync' || got.status?.rollout?.state === 'Progressing') {
-        notSettled.push(`${r.namespace}: Applied ${reason('Applied')}, InSync ${reason('InSync')}, Healthy ${reason('Healthy')}, rollout ${got.status?.rollout?.state ?? '-'}`);
+      if (
+        reason('Applied') !== 'Applied' ||
+        reason('Healthy') !== 'Healthy' ||
+        reason('InSync') !== 'InSync' ||
+        got.status?.rollout?.state === 'Progressing'
+      ) {
+        notSettled.push(
+          `${r.namespace}: Applied ${reason('Applied')}, InSync ${reason('InSync')}, Healthy ${reason('Healthy')}, rollout ${got.status?.rollout?.state ?? '-'}`,
+        );
       }
     }
-    if (notSettled.length > 0) log(`steadyInterval: not settled after the first deploy: ${notSettled.slice(0, 5).join('; ')}`);
+    if (notSettled.length > 0)
+      log(`steadyInterval: not settled after the first deploy: ${notSettled.slice(0, 5).join('; ')}`);
     const wait = lastApplyAt + 63_000 - Date.now();
     if (wait > 0) {
-      log(`steadyInterval: waiting ${Math.round(wait / 1000)} s until the last apply is more than a minute old`);
+      log(
+        `steadyInterval: waiting ${Math.round(wait / 1000)} s until the last apply is more than a minute old`,
+      );
       await sleep(wait);
     }
 
-    const readAll = (): Promise<Release[]> => Promise.all(releases.map((r) => api.getRelease(r.namespace, r.name)));
+    const readAll = (): Promise<Release[]> =>
+      Promise.all(releases.map((r) => api.getRelease(r.namespace, r.name)));
     /** One tick per Release of each of `loops`: the relay's timer message for each loop of `sent`, the others as the reconcile sent them. */
     const measure = async (loops: readonly Loop[], sent: readonly Loop[]) => {
       const perLoop = {} as Record<Loop, Figures>;
       const byRequest = {} as Record<Loop, Record<string, number>>;
       for (const loop of loops) {
         if (sent.includes(loop)) await rig.send(loop, releases, `timer: ${loop} interval`);
-        const { value, count } = await client.during(() => rig.drain(loop, { expect: n, delivery: 'first', timeoutMs: 30_000 }));
-        if (value.messages < n) throw new Error(`steadyInterval: ${loop} handled ${value.messages} of ${n} interval messages`);
+        const { value, count } = await client.during(() =>
+          rig.drain(loop, { expect: n, delivery: 'first', timeoutMs: 30_000 }),
+        );
+        if (value.messages < n)
+          throw new Error(`steadyInterval: ${loop} handled ${value.messages} of ${n} interval messages`);
         perLoop[loop] = byPurpose(count.byRequest, n);
-        byRequest[loop] = Object.fromEntries(Object.entries(count.byRequest).map(([k, v]) => [k, round(v / n)]));
+        byRequest[loop] = Object.fromEntries(
+          Object.entries(count.byRequest).map(([k, v]) => [k, round(v / n)]),
+        );
       }
       return { perLoop, byRequest, total: round(loops.reduce((sum, loop) => sum + perLoop[loop].total, 0)) };
     };
@@ -187,9 +220,11 @@ export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestC
     const probe = releases[0];
     let driftSeen: string | undefined;
     if (probe !== undefined) {
-      await apps.patchNamespacedDeployment(
-        { namespace: probe.namespace, name: 'app', body: [{ op: 'replace', path: '/metadata/labels/app', value: `touched-${run}` }] },
-      );
+      await apps.patchNamespacedDeployment({
+        namespace: probe.namespace,
+        name: 'app',
+        body: [{ op: 'replace', path: '/metadata/labels/app', value: `touched-${run}` }],
+      });
       await rig.send('drift', [probe], 'timer: drift interval');
       await rig.drain('drift', { expect: 1, delivery: 'first', timeoutMs: 30_000 });
       const got = await api.getRelease(probe.namespace, probe.name);
@@ -209,21 +244,30 @@ export async function benchSteadyInterval(kc: KubeConfig, client: ClientRequestC
       ticks,
       app: 'ConfigMap + Deployment + Service per Release, each in its own namespace, one Git repository; inCluster Cluster per namespace',
       steadyIntervalRequestsPerRelease,
-      firstInterval: { reconcile: first.perLoop.reconcile.total, drift: first.perLoop.drift.total, health: first.perLoop.health.total, total: first.total },
+      firstInterval: {
+        reconcile: first.perLoop.reconcile.total,
+        drift: first.perLoop.drift.total,
+        health: first.perLoop.health.total,
+        total: first.total,
+      },
       met: warm.total <= STEADY_INTERVAL_TARGET && warm.ridesCounted === n,
       ridesCounted: { first: first.ridesCounted, last: warm.ridesCounted, of: n },
       byPurpose: warm.perLoop,
       byRequest: warm.byRequest,
       firstIntervalByRequest: first.byRequest,
-      ownTicks: { drift: ownTicks.perLoop.drift, health: ownTicks.perLoop.health, byRequest: ownTicks.byRequest },
+      ownTicks: {
+        drift: ownTicks.perLoop.drift,
+        health: ownTicks.perLoop.health,
+        byRequest: ownTicks.byRequest,
+      },
       notSettledAfterFirstDeploy: notSettled.length,
       driftAfterALabelChange: driftSeen,
       before: STEADY_BEFORE,
       beforeRides: STEADY_BEFORE_RIDES,
       notes: [
         'requests per Release counted on the client side (every request of this process to the apiserver, discovery and /version included), divided by N',
-        'one interval = the relay\'s reconcile interval message per Release, then the messages the settled reconcile sent drift and health (their interval checks ride on it: the relay counts the reconcile\'s status write as their sends, `ridesCounted`), drained loop by loop by warm function containers, 31 s after the previous interval (the 30-s caches expired, as between real ticks); steadyIntervalRequestsPerRelease is the last of `ticks` intervals, `firstInterval` the first after the first deploy; `met` also needs every Release\'s ride counted',
-        'ownTicks: an observer tick on its own timer (timer: drift/health interval), as between two reconciles when the observer\'s interval is shorter (health\'s default 1 m)',
+        "one interval = the relay's reconcile interval message per Release, then the messages the settled reconcile sent drift and health (their interval checks ride on it: the relay counts the reconcile's status write as their sends, `ridesCounted`), drained loop by loop by warm function containers, 31 s after the previous interval (the 30-s caches expired, as between real ticks); steadyIntervalRequestsPerRelease is the last of `ticks` intervals, `firstInterval` the first after the first deploy; `met` also needs every Release's ride counted",
+        "ownTicks: an observer tick on its own timer (timer: drift/health interval), as between two reconciles when the observer's interval is shorter (health's default 1 m)",
         'driftAfterALabelChange: InSync after the label app (applied by convoy) of one Deployment was changed by another client, and one drift tick (expected False/Drifted)',
       ],
     };

@@ -19,9 +19,14 @@ export async function approveSetVerb(input: VerbInput, s: Session): Promise<Exit
   const key = setKey('approve', positionals, values.namespace);
   const cluster = await s.cluster(values);
   const approval = approvalFor(await readSet(cluster, key), values.step);
-  if (!approval.ok) throw new CliFailure(`${approval.message}${values.step === undefined ? '' : ' (convoy describe rset/<name> shows the rollout)'}`);
+  if (!approval.ok)
+    throw new CliFailure(
+      `${approval.message}${values.step === undefined ? '' : ' (convoy describe rset/<name> shows the rollout)'}`,
+    );
   await patchSet(cluster, key, { metadata: { annotations: { [FleetAnnotation.approve]: approval.value } } });
-  s.io.out(`${key.namespace}/${key.name}: step ${approval.step} approved (${FleetAnnotation.approve}=${approval.value})`);
+  s.io.out(
+    `${key.namespace}/${key.name}: step ${approval.step} approved (${FleetAnnotation.approve}=${approval.value})`,
+  );
   return ExitCode.ok;
 }
 
@@ -43,7 +48,9 @@ export const resumeSetVerb = (input: VerbInput, s: Session) => setPaused('resume
 export async function rollbackSetVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ to: string; 'last-healthy': boolean; api: string }>(input);
   if (values.to !== undefined || values['last-healthy'] === true)
-    throw new UsageError('rollback: --to and --last-healthy pick a render of a Release; a ReleaseSet rolls back to status.lastSucceededRevision');
+    throw new UsageError(
+      'rollback: --to and --last-healthy pick a render of a Release; a ReleaseSet rolls back to status.lastSucceededRevision',
+    );
   const key = setKey('rollback', positionals, values.namespace);
   const cluster = await s.cluster(values);
   const rollback = rollbackFor(await readSet(cluster, key));
@@ -57,10 +64,18 @@ export async function rollbackSetVerb(input: VerbInput, s: Session): Promise<Exi
 
 /** `convoy pause <release>`: pause is for ReleaseSets; a Release is suspended. */
 export function pauseReleaseVerb(): Promise<ExitCode> {
-  return Promise.reject(new UsageError('pause: pauses a ReleaseSet (convoy pause rset/<name>); a Release is suspended with convoy suspend <release>'));
+  return Promise.reject(
+    new UsageError(
+      'pause: pauses a ReleaseSet (convoy pause rset/<name>); a Release is suspended with convoy suspend <release>',
+    ),
+  );
 }
 
 /** `convoy approve <release>`: only ReleaseSet steps are approved. */
 export function approveReleaseVerb(): Promise<ExitCode> {
-  return Promise.reject(new UsageError('approve: approves the waiting step of a ReleaseSet (convoy approve rset/<name> [--step <step>]); a Release has no approvals'));
+  return Promise.reject(
+    new UsageError(
+      'approve: approves the waiting step of a ReleaseSet (convoy approve rset/<name> [--step <step>]); a Release has no approvals',
+    ),
+  );
 }

@@ -23,7 +23,12 @@ const oneLine = (text: string): string => text.replace(/\s+/g, ' ');
 
 export function revisionText(r: Revision | undefined): string {
   if (r === undefined) return '-';
-  const src = r.source.git !== undefined ? `git ${r.source.git.url}@${r.source.git.commit.slice(0, 12)}` : r.source.helm !== undefined ? `helm ${r.source.helm.chart} ${r.source.helm.version}` : '';
+  const src =
+    r.source.git !== undefined
+      ? `git ${r.source.git.url}@${r.source.git.commit.slice(0, 12)}`
+      : r.source.helm !== undefined
+        ? `helm ${r.source.helm.chart} ${r.source.helm.version}`
+        : '';
   return `${r.id}${src === '' ? '' : ` (${src})`}`;
 }
 
@@ -32,14 +37,26 @@ function hints(set: ReleaseSet): string[] {
   const s = set.status;
   const ref = `rset/${set.metadata.name} -n ${set.metadata.namespace ?? 'default'}`;
   const out: string[] = [];
-  if (s?.rollout?.state === 'WaitingForApproval') out.push(`Approve:     convoy approve ${ref} --step ${s.rollout.stepName}`);
+  if (s?.rollout?.state === 'WaitingForApproval')
+    out.push(`Approve:     convoy approve ${ref} --step ${s.rollout.stepName}`);
   if (set.spec.rollout.paused) out.push(`Resume:      convoy resume ${ref}`);
   const last = s?.lastSucceededRevision;
-  if (last !== undefined && s?.revision !== undefined && last.id !== s.revision.id && s.rollout?.state !== 'RolledBack') out.push(`Roll back:   convoy rollback ${ref} (to ${last.id})`);
+  if (
+    last !== undefined &&
+    s?.revision !== undefined &&
+    last.id !== s.revision.id &&
+    s.rollout?.state !== 'RolledBack'
+  )
+    out.push(`Roll back:   convoy rollback ${ref} (to ${last.id})`);
   return out;
 }
 
-export function describeSet(set: ReleaseSet, children: readonly Release[], unparsed: readonly string[], events: readonly string[]): string[] {
+export function describeSet(
+  set: ReleaseSet,
+  children: readonly Release[],
+  unparsed: readonly string[],
+  events: readonly string[],
+): string[] {
   const s = set.status;
   const verdict = setVerdict(set);
   const rollout = s?.rollout;
@@ -56,29 +73,70 @@ export function describeSet(set: ReleaseSet, children: readonly Release[], unpar
     `Clusters:    ${counts === undefined ? '-' : `${counts.selected} selected, ${counts.updated} updated, ${counts.ready} ready, ${counts.failed} failed, ${counts.waiting} waiting`}`,
     ...hints(set),
     'Conditions:',
-    ...indent(table(['TYPE', 'STATUS', 'REASON', 'AGE', 'MESSAGE'], (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, age(c.lastTransitionTime), oneLine(c.message)]))),
+    ...indent(
+      table(
+        ['TYPE', 'STATUS', 'REASON', 'AGE', 'MESSAGE'],
+        (s?.conditions ?? []).map((c) => [
+          c.type,
+          c.status,
+          c.reason,
+          age(c.lastTransitionTime),
+          oneLine(c.message),
+        ]),
+      ),
+    ),
     'Steps:',
     ...indent(
       table(
         ['NAME', 'CLUSTERS', 'UPDATED', 'READY', 'FAILED', 'STATE', 'FINISHED'],
-        (s?.steps ?? []).map((st) => [st.name, String(st.clusters), String(st.updated), String(st.ready), String(st.failed), st.state, st.finishedAt ?? '-']),
+        (s?.steps ?? []).map((st) => [
+          st.name,
+          String(st.clusters),
+          String(st.updated),
+          String(st.ready),
+          String(st.failed),
+          st.state,
+          st.finishedAt ?? '-',
+        ]),
       ),
     ),
   ];
   const rc = s?.releaseConditions;
   if (rc !== undefined) {
-    out.push('Release conditions:', ...indent(table(['CONDITION', 'TRUE', 'FALSE', 'UNKNOWN'], Object.entries(rc).map(([type, n]) => [type, String(n.True), String(n.False), String(n.Unknown)]))));
+    out.push(
+      'Release conditions:',
+      ...indent(
+        table(
+          ['CONDITION', 'TRUE', 'FALSE', 'UNKNOWN'],
+          Object.entries(rc).map(([type, n]) => [type, String(n.True), String(n.False), String(n.Unknown)]),
+        ),
+      ),
+    );
   }
   const failing = s?.failing ?? [];
   out.push(`Failing clusters:${failing.length === 0 ? ' <none>' : ''}`);
   if (failing.length > 0) {
-    out.push(...indent(table(['CLUSTER', 'RELEASE', 'SIGNAL', 'REASON', 'SINCE', 'MESSAGE'], failing.map((f) => [f.cluster, f.release, f.signal, f.reason, f.since ?? '-', oneLine(f.message)]))));
+    out.push(
+      ...indent(
+        table(
+          ['CLUSTER', 'RELEASE', 'SIGNAL', 'REASON', 'SINCE', 'MESSAGE'],
+          failing.map((f) => [f.cluster, f.release, f.signal, f.reason, f.since ?? '-', oneLine(f.message)]),
+        ),
+      ),
+    );
     if ((s?.failingOmitted ?? 0) > 0) out.push(`  …and ${s?.failingOmitted} more`);
   }
   const held = s?.held ?? [];
   out.push(`Held:${held.length === 0 ? ' <none>' : ''}`);
   if (held.length > 0) {
-    out.push(...indent(table(['CLUSTER', 'RELEASE', 'REASON'], held.map((h) => [h.cluster, h.release, h.reason]))));
+    out.push(
+      ...indent(
+        table(
+          ['CLUSTER', 'RELEASE', 'REASON'],
+          held.map((h) => [h.cluster, h.release, h.reason]),
+        ),
+      ),
+    );
     if ((s?.heldOmitted ?? 0) > 0) out.push(`  …and ${s?.heldOmitted} more`);
   }
   out.push(`Children:${children.length === 0 ? ' <none>' : ''}`);
@@ -120,12 +178,18 @@ export async function describeSetVerb(input: VerbInput, s: Session): Promise<Exi
   // A user who may read the set but not list Releases or Events there still gets the set; the section says why it is empty.
   const [childList, events] = await Promise.all([
     orForbidden(setChildren(cluster, key), `may not list releases.convoy.dev in namespace ${key.namespace}`),
-    orForbidden(objectEvents(cluster, key, 'ReleaseSet'), `may not list events.events.k8s.io in namespace ${key.namespace}`),
+    orForbidden(
+      objectEvents(cluster, key, 'ReleaseSet'),
+      `may not list events.events.k8s.io in namespace ${key.namespace}`,
+    ),
   ]);
   const children = typeof childList === 'string' ? { children: [], unparsed: [] } : childList;
   const eventLines = typeof events === 'string' ? [events] : events.length === 0 ? [] : eventTable(events);
   const lines = describeSet(set, children.children, children.unparsed, eventLines);
-  for (const line of typeof childList === 'string' ? lines.map((l) => (l === 'Children: <none>' ? `Children:    (${childList})` : l)) : lines) s.io.out(line);
+  for (const line of typeof childList === 'string'
+    ? lines.map((l) => (l === 'Children: <none>' ? `Children:    (${childList})` : l))
+    : lines)
+    s.io.out(line);
   return ExitCode.ok;
 }
 

@@ -15,7 +15,12 @@ import { releaseSetPath } from '../../adapters/kube/convoy-paths.ts';
 import { parseSetOrFail, readSetRaw } from './kube.ts';
 import { setKey, setOperands } from './target.ts';
 
-const RELEASE_SETS: ListedKind = { kind: 'ReleaseSet', resource: 'releaseset.convoy.dev', collection: (namespace) => releaseSetPath(namespace), readOne: readSetRaw };
+const RELEASE_SETS: ListedKind = {
+  kind: 'ReleaseSet',
+  resource: 'releaseset.convoy.dev',
+  collection: (namespace) => releaseSetPath(namespace),
+  readOne: readSetRaw,
+};
 
 /** One row: the rollout's state (the verdict's word when the set could not be generated), its step, counts and revision. */
 export function setRow(set: ReleaseSet, all: boolean, wide: boolean, now = Date.now()): string[] {
@@ -23,12 +28,17 @@ export function setRow(set: ReleaseSet, all: boolean, wide: boolean, now = Date.
   const verdict = setVerdict(set);
   const rollout = s?.rollout;
   const steps = s?.steps?.length ?? 0;
-  const state = verdict.kind === 'failure' && rollout?.state !== 'Halted' && rollout?.state !== 'RolledBack' ? verdict.word : (rollout?.state ?? verdict.word);
+  const state =
+    verdict.kind === 'failure' && rollout?.state !== 'Halted' && rollout?.state !== 'RolledBack'
+      ? verdict.word
+      : (rollout?.state ?? verdict.word);
   return [
     ...(all ? [set.metadata.namespace ?? ''] : []),
     set.metadata.name,
     state,
-    rollout === undefined ? '-' : `${rollout.stepName} (${rollout.step + 1}/${Math.max(steps, rollout.step + 1)})`,
+    rollout === undefined
+      ? '-'
+      : `${rollout.stepName} (${rollout.step + 1}/${Math.max(steps, rollout.step + 1)})`,
     s?.clusters === undefined ? '-' : `${s.clusters.updated}/${s.clusters.selected}`,
     s?.clusters === undefined ? '-' : String(s.clusters.ready),
     s?.clusters === undefined ? '-' : String(s.clusters.failed),
@@ -41,14 +51,40 @@ export function setRow(set: ReleaseSet, all: boolean, wide: boolean, now = Date.
 export async function getSetVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<GetFlags>(input);
   const operands = setOperands(positionals);
-  if (values.watch === true) throw new UsageError('get: -w watches Releases; for a ReleaseSet use convoy wait rset/<name> or kubectl get rset -w');
-  const scope = getScope(RELEASE_SETS, values, operands?.name === undefined ? undefined : () => setKey('get', positionals, values.namespace));
+  if (values.watch === true)
+    throw new UsageError(
+      'get: -w watches Releases; for a ReleaseSet use convoy wait rset/<name> or kubectl get rset -w',
+    );
+  const scope = getScope(
+    RELEASE_SETS,
+    values,
+    operands?.name === undefined ? undefined : () => setKey('get', positionals, values.namespace),
+  );
   const cluster = await s.cluster(values);
   const { raws } = await readScope(RELEASE_SETS, cluster, scope, values.selector);
   if (await printListed(s, RELEASE_SETS, raws, scope, values)) return ExitCode.ok;
-  const sets = await Promise.all(raws.map((raw) => parseSetOrFail(raw, { namespace: raw.metadata?.namespace ?? '?', name: raw.metadata?.name ?? '?' })));
+  const sets = await Promise.all(
+    raws.map((raw) =>
+      parseSetOrFail(raw, { namespace: raw.metadata?.namespace ?? '?', name: raw.metadata?.name ?? '?' }),
+    ),
+  );
   const wide = values.output === 'wide';
-  const header = [...(scope.all ? ['NAMESPACE'] : []), 'NAME', 'STATE', 'STEP', 'UPDATED/SELECTED', 'READY', 'FAILED', 'REVISION', 'AGE', ...(wide ? ['MESSAGE'] : [])];
-  for (const line of table(header, sets.map((set) => setRow(set, scope.all, wide)))) s.io.out(line);
+  const header = [
+    ...(scope.all ? ['NAMESPACE'] : []),
+    'NAME',
+    'STATE',
+    'STEP',
+    'UPDATED/SELECTED',
+    'READY',
+    'FAILED',
+    'REVISION',
+    'AGE',
+    ...(wide ? ['MESSAGE'] : []),
+  ];
+  for (const line of table(
+    header,
+    sets.map((set) => setRow(set, scope.all, wide)),
+  ))
+    s.io.out(line);
   return ExitCode.ok;
 }

@@ -10,9 +10,14 @@ import { FleetLabel } from '../../domain/fleet/labels.ts';
 import type { Cluster, ReleaseKey } from '../../views/cluster.ts';
 import { CliFailure } from '../output.ts';
 
-export type RawSet = Record<string, unknown> & { metadata?: { namespace?: string; name?: string; managedFields?: unknown } };
+export type RawSet = Record<string, unknown> & {
+  metadata?: { namespace?: string; name?: string; managedFields?: unknown };
+};
 
-const notFound = (key: ReleaseKey) => new CliFailure(`ReleaseSet ${key.namespace}/${key.name} not found (convoy get rset -n ${key.namespace} lists them)`);
+const notFound = (key: ReleaseKey) =>
+  new CliFailure(
+    `ReleaseSet ${key.namespace}/${key.name} not found (convoy get rset -n ${key.namespace} lists them)`,
+  );
 
 export async function readSetRaw(cluster: Cluster, key: ReleaseKey): Promise<RawSet> {
   try {
@@ -26,7 +31,8 @@ export async function readSetRaw(cluster: Cluster, key: ReleaseKey): Promise<Raw
 export async function parseSetOrFail(raw: unknown, key: ReleaseKey): Promise<ReleaseSet> {
   const { parseReleaseSet } = await import('../../domain/api/release-set.ts');
   const parsed = parseReleaseSet(raw);
-  if (!parsed.ok) throw new CliFailure(`ReleaseSet ${key.namespace}/${key.name} does not parse: ${parsed.error}`);
+  if (!parsed.ok)
+    throw new CliFailure(`ReleaseSet ${key.namespace}/${key.name} does not parse: ${parsed.error}`);
   return parsed.value;
 }
 
@@ -35,7 +41,11 @@ export async function readSet(cluster: Cluster, key: ReleaseKey): Promise<Releas
 }
 
 /** A JSON merge patch on the set (an annotation, spec.rollout.paused) with the user's identity. */
-export async function patchSet(cluster: Cluster, key: ReleaseKey, patch: Record<string, unknown>): Promise<void> {
+export async function patchSet(
+  cluster: Cluster,
+  key: ReleaseKey,
+  patch: Record<string, unknown>,
+): Promise<void> {
   try {
     await cluster.client.patch(releaseSetPath(key.namespace, key.name), patch, { type: 'merge' });
   } catch (error) {
@@ -45,9 +55,14 @@ export async function patchSet(cluster: Cluster, key: ReleaseKey, patch: Record<
 }
 
 /** The set's children (label convoy.dev/release-set=<name>), parsed; one that does not parse is skipped and counted. */
-export async function setChildren(cluster: Cluster, key: ReleaseKey): Promise<{ children: Release[]; unparsed: string[] }> {
+export async function setChildren(
+  cluster: Cluster,
+  key: ReleaseKey,
+): Promise<{ children: Release[]; unparsed: string[] }> {
   const { parseRelease } = await import('../../domain/api/objects.ts');
-  const { items } = await cluster.client.list<Record<string, unknown>>(releasePath(key.namespace), { labelSelector: `${FleetLabel.releaseSet}=${key.name}` });
+  const { items } = await cluster.client.list<Record<string, unknown>>(releasePath(key.namespace), {
+    labelSelector: `${FleetLabel.releaseSet}=${key.name}`,
+  });
   const children: Release[] = [];
   const unparsed: string[] = [];
   for (const raw of items) {

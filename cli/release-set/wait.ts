@@ -39,7 +39,8 @@ export function waitSetVerb(input: VerbInput, s: Session): Promise<ExitCode> {
         const set = await readSet(cluster, key);
         const verdict = setVerdict(set);
         if (verdict.kind === 'ready') return { state: 'ready', line: line(verdict) };
-        if (verdict.kind === 'failure') return { state: 'failure', line: `${key.namespace}/${key.name}: ${line(verdict)}` };
+        if (verdict.kind === 'failure')
+          return { state: 'failure', line: `${key.namespace}/${key.name}: ${line(verdict)}` };
         if (verdict.kind === 'held') return { state: 'held', line: heldLine(key, set, verdict) };
         return { state: 'waiting', line: line(verdict) };
       },

@@ -18,7 +18,8 @@ export function parsePortRange(text: string): [number, number] | undefined {
   const parts = text.trim().split(/\s+/).map(Number);
   const [low, high] = parts;
   if (parts.length !== 2 || low === undefined || high === undefined) return undefined;
-  if (!Number.isInteger(low) || !Number.isInteger(high) || low < 1 || high > 65535 || low > high) return undefined;
+  if (!Number.isInteger(low) || !Number.isInteger(high) || low < 1 || high > 65535 || low > high)
+    return undefined;
   return [low, high];
 }
 
@@ -54,7 +55,9 @@ async function ephemeralRange(): Promise<readonly [number, number]> {
 function probe(port: number): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' || error.code === 'EACCES' ? resolve(undefined) : reject(error)));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EADDRINUSE' || error.code === 'EACCES' ? resolve(undefined) : reject(error),
+    );
     server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       const got = typeof address === 'object' && address !== null ? address.port : undefined;

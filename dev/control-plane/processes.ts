@@ -18,7 +18,12 @@ export { freePorts } from './free-ports.ts';
  * SIGTERM to convoy's process group then reaches only convoy, which stops these in order (its
  * reaper kills them when convoy itself dies).
  */
-export function spawnLogged(bin: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv): SpawnedProcess {
+export function spawnLogged(
+  bin: string,
+  args: string[],
+  logFile: string,
+  env?: NodeJS.ProcessEnv,
+): SpawnedProcess {
   const fd = openSync(logFile, 'a');
   try {
     const proc = spawn(bin, args, { stdio: ['ignore', fd, fd], detached: true, ...(env ? { env } : {}) });
@@ -28,7 +33,9 @@ export function spawnLogged(bin: string, args: string[], logFile: string, env?: 
       proc.once('error', () => ok()); // reported below (no pid) or by the readiness checks (exit before ready)
     });
     if (proc.pid === undefined) {
-      throw new ControlPlaneStartError(corruptBinaryMessage(bin, 'it could not be started; is it a binary for this machine?'));
+      throw new ControlPlaneStartError(
+        corruptBinaryMessage(bin, 'it could not be started; is it a binary for this machine?'),
+      );
     }
     return { proc, exited };
   } finally {

@@ -74,7 +74,12 @@ export async function startSimulatedCluster(o: SimulatedClusterOptions): Promise
     '--concurrent-replicaset-syncs=20',
   ]);
   // --secure-port=0: no health endpoint, and no requestheader-CA warnings every few seconds.
-  const scheduler = o.spawn('kube-scheduler', o.binaries.kubeScheduler, [kubeconfig, '--leader-elect=false', '--secure-port=0', ...CONTROLLER_CLIENT_LIMITS]);
+  const scheduler = o.spawn('kube-scheduler', o.binaries.kubeScheduler, [
+    kubeconfig,
+    '--leader-elect=false',
+    '--secure-port=0',
+    ...CONTROLLER_CLIENT_LIMITS,
+  ]);
   const kwok = o.spawn(
     'kwok',
     o.binaries.kwok,
@@ -92,8 +97,18 @@ export async function startSimulatedCluster(o: SimulatedClusterOptions): Promise
   );
   const watched: Watched[] = [
     ...o.alsoWatched,
-    { name: 'kube-controller-manager', file: o.binaries.kubeControllerManager, proc: kcm.proc, log: path('kube-controller-manager.log') },
-    { name: 'kube-scheduler', file: o.binaries.kubeScheduler, proc: scheduler.proc, log: path('kube-scheduler.log') },
+    {
+      name: 'kube-controller-manager',
+      file: o.binaries.kubeControllerManager,
+      proc: kcm.proc,
+      log: path('kube-controller-manager.log'),
+    },
+    {
+      name: 'kube-scheduler',
+      file: o.binaries.kubeScheduler,
+      proc: scheduler.proc,
+      log: path('kube-scheduler.log'),
+    },
     { name: 'kwok', file: o.binaries.kwok, proc: kwok.proc, log: path('kwok.log') },
   ];
 
@@ -118,7 +133,11 @@ export async function startSimulatedCluster(o: SimulatedClusterOptions): Promise
     await sleep(50);
   }
   return {
-    pids: { controllerManager: kcm.proc.pid ?? -1, scheduler: scheduler.proc.pid ?? -1, kwok: kwok.proc.pid ?? -1 },
+    pids: {
+      controllerManager: kcm.proc.pid ?? -1,
+      scheduler: scheduler.proc.pid ?? -1,
+      kwok: kwok.proc.pid ?? -1,
+    },
     nodeNames,
   };
 }
@@ -131,16 +150,31 @@ const NODE_CREATE_TIMEOUT_MS = 15_000;
  * startup deadline (an earlier one that did land answers 409, which is fine): on a loaded machine a
  * single 2-s request was not enough (a fresh-clone CI beside two others, load 16).
  */
-export async function createSimulatedNode(o: SimulatedClusterOptions, name: string, deadline: number): Promise<void> {
+export async function createSimulatedNode(
+  o: SimulatedClusterOptions,
+  name: string,
+  deadline: number,
+): Promise<void> {
   for (;;) {
     try {
-      const res = await adminRequest(o.server, o.pki, 'POST', '/api/v1/nodes', simulatedNode(name), NODE_CREATE_TIMEOUT_MS);
+      const res = await adminRequest(
+        o.server,
+        o.pki,
+        'POST',
+        '/api/v1/nodes',
+        simulatedNode(name),
+        NODE_CREATE_TIMEOUT_MS,
+      );
       if (res.status === 201 || res.status === 409) return;
-      throw new ControlPlaneStartError(`creating the simulated Node ${name} failed: HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+      throw new ControlPlaneStartError(
+        `creating the simulated Node ${name} failed: HTTP ${res.status}: ${res.body.slice(0, 300)}`,
+      );
     } catch (err) {
       if (err instanceof ControlPlaneStartError) throw err;
       if (Date.now() > deadline) {
-        throw new ControlPlaneStartError(`creating the simulated Node ${name} failed within ${o.timeoutMs} ms: ${errorText(err)}; logs are in ${o.dir}`);
+        throw new ControlPlaneStartError(
+          `creating the simulated Node ${name} failed within ${o.timeoutMs} ms: ${errorText(err)}; logs are in ${o.dir}`,
+        );
       }
       await sleep(200);
     }
@@ -153,7 +187,9 @@ async function notReadyYet(o: SimulatedClusterOptions, nodeNames: readonly strin
   if (nodes.status !== 200) return `listing Nodes: HTTP ${nodes.status}`;
   const items = (JSON.parse(nodes.body) as { items: NodeLike[] }).items;
   const ready = new Set(
-    items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).map((n) => n.metadata.name),
+    items
+      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .map((n) => n.metadata.name),
   );
   const notReady = nodeNames.filter((n) => !ready.has(n));
   if (notReady.length > 0) return `Nodes not Ready yet (kwok): ${notReady.join(', ')}`;
@@ -176,7 +212,12 @@ function simulatedNode(name: string): Record<string, unknown> {
       name,
       // No taint: only simulated Pods exist here, so nothing needs keeping off these Nodes.
       annotations: { [NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-      labels: { type: 'kwok', 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' },
+      labels: {
+        type: 'kwok',
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+      },
     },
     status: { allocatable: resources, capacity: resources },
   };

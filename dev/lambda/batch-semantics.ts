@@ -23,8 +23,13 @@ export interface InvocationAnswer {
   readonly error?: { readonly type: string; readonly message: string } | undefined;
 }
 
-export function settleInvocation(event: SQSEvent, answer: InvocationAnswer, reportBatchItemFailures: boolean): Settlement {
-  if (answer.error !== undefined) return { kind: 'batchFailed', reason: `${answer.error.type}: ${answer.error.message}` };
+export function settleInvocation(
+  event: SQSEvent,
+  answer: InvocationAnswer,
+  reportBatchItemFailures: boolean,
+): Settlement {
+  if (answer.error !== undefined)
+    return { kind: 'batchFailed', reason: `${answer.error.type}: ${answer.error.message}` };
   if (!reportBatchItemFailures) return { kind: 'succeeded', deleted: event.Records, failedItems: 0 };
   let response: unknown;
   const text = answer.body.trim();
@@ -39,7 +44,11 @@ export function settleInvocation(event: SQSEvent, answer: InvocationAnswer, repo
   }
   const verdict = recordsToDelete(event, response);
   if (!verdict.ok) return { kind: 'batchFailed', reason: `invalid batch response: ${verdict.reason}` };
-  return { kind: 'succeeded', deleted: verdict.records, failedItems: event.Records.length - verdict.records.length };
+  return {
+    kind: 'succeeded',
+    deleted: verdict.records,
+    failedItems: event.Records.length - verdict.records.length,
+  };
 }
 
 /**
@@ -48,7 +57,10 @@ export function settleInvocation(event: SQSEvent, answer: InvocationAnswer, repo
  * returned in `undeliverable` and left on the queue, so it fails by its receives into the DLQ
  * (SQS's own message size limit, 1 MiB, keeps this from happening on AWS).
  */
-export function splitByPayload(event: SQSEvent, limitBytes = INVOKE_PAYLOAD_LIMIT_BYTES): { parts: SQSEvent[]; undeliverable: SQSRecord[] } {
+export function splitByPayload(
+  event: SQSEvent,
+  limitBytes = INVOKE_PAYLOAD_LIMIT_BYTES,
+): { parts: SQSEvent[]; undeliverable: SQSRecord[] } {
   const parts: SQSEvent[] = [];
   const undeliverable: SQSRecord[] = [];
   const overhead = Buffer.byteLength(JSON.stringify({ Records: [] }));

@@ -68,7 +68,15 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   };
   const proc = spawn(
     options.runtime.rie,
-    ['--runtime-interface-emulator-address', `127.0.0.1:${port}`, '--runtime-api-address', `127.0.0.1:${apiPort}`, node, options.runtime.ric, options.handler],
+    [
+      '--runtime-interface-emulator-address',
+      `127.0.0.1:${port}`,
+      '--runtime-api-address',
+      `127.0.0.1:${apiPort}`,
+      node,
+      options.runtime.ric,
+      options.handler,
+    ],
     { cwd: options.taskRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
@@ -78,7 +86,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     if (lines.length > 2000) lines.splice(0, 1000);
     options.onLine?.(line);
   };
-  for (const stream of [proc.stdout, proc.stderr]) if (stream) createInterface({ input: stream }).on('line', onLine);
+  for (const stream of [proc.stdout, proc.stderr])
+    if (stream) createInterface({ input: stream }).on('line', onLine);
   await untilListening(port, proc);
 
   let busy = false;
@@ -86,18 +95,28 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   return {
     port,
     async invoke(payload) {
-      if (busy) throw new EmulatorError('one invoke at a time per emulator (a concurrent invoke crashes aws-lambda-rie)');
-      if (proc.exitCode !== null || proc.signalCode !== null) throw new EmulatorError(`the emulator of ${options.functionName} has exited: ${lines.slice(-5).join(' | ')}`);
+      if (busy)
+        throw new EmulatorError(
+          'one invoke at a time per emulator (a concurrent invoke crashes aws-lambda-rie)',
+        );
+      if (proc.exitCode !== null || proc.signalCode !== null)
+        throw new EmulatorError(
+          `the emulator of ${options.functionName} has exited: ${lines.slice(-5).join(' | ')}`,
+        );
       busy = true;
       const from = lines.length;
       const started = performance.now();
       try {
-        const response = await fetch(`http://127.0.0.1:${port}/2015-03-31/functions/function/invocations`, { method: 'POST', body: payload });
+        const response = await fetch(`http://127.0.0.1:${port}/2015-03-31/functions/function/invocations`, {
+          method: 'POST',
+          body: payload,
+        });
         const body = await response.text();
         const wallMs = performance.now() - started;
         // The REPORT line follows the answer by a moment.
         const deadline = Date.now() + 1000;
-        while (!lines.slice(from).some((l) => l.startsWith('REPORT RequestId')) && Date.now() < deadline) await sleep(5);
+        while (!lines.slice(from).some((l) => l.startsWith('REPORT RequestId')) && Date.now() < deadline)
+          await sleep(5);
         const report = lines.slice(from);
         const rss = await runtimeMaxRss(proc.pid);
         if (rss !== undefined) maxRssKb = Math.max(maxRssKb ?? 0, rss);
@@ -131,7 +150,12 @@ function errorOf(body: string, timedOut: boolean): { error?: { type: string; mes
   if (timedOut) return { error: { type: 'Sandbox.Timedout', message: body.trim() } };
   try {
     const parsed = JSON.parse(body) as { errorType?: unknown; errorMessage?: unknown } | null;
-    if (parsed !== null && typeof parsed === 'object' && typeof parsed.errorType === 'string' && 'errorMessage' in parsed) {
+    if (
+      parsed !== null &&
+      typeof parsed === 'object' &&
+      typeof parsed.errorType === 'string' &&
+      'errorMessage' in parsed
+    ) {
       return { error: { type: parsed.errorType, message: String(parsed.errorMessage) } };
     }
   } catch {
@@ -173,14 +197,16 @@ async function childrenOf(pid: number): Promise<number[]> {
 async function untilListening(port: number, proc: ChildProcess): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new EmulatorError(`aws-lambda-rie exited at start (code ${proc.exitCode ?? proc.signalCode})`);
+    if (proc.exitCode !== null || proc.signalCode !== null)
+      throw new EmulatorError(`aws-lambda-rie exited at start (code ${proc.exitCode ?? proc.signalCode})`);
     // Any HTTP answer means it listens (GET on the invoke route is refused with 404/405).
     const up = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(500) }).then(
       () => true,
       () => false,
     );
     if (up) return;
-    if (Date.now() > deadline) throw new EmulatorError(`aws-lambda-rie did not listen on 127.0.0.1:${port} within 10 s`);
+    if (Date.now() > deadline)
+      throw new EmulatorError(`aws-lambda-rie did not listen on 127.0.0.1:${port} within 10 s`);
     await sleep(20);
   }
 }

@@ -6,12 +6,22 @@
 // timeout, batchItemFailures honoured. Receives count toward the queue's maxReceiveCount and move
 // a message to the DLQ exactly as the queue server does it (fauxqs implements SQS's redrive).
 // Test and dev infrastructure, not product code.
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { Logger } from '../../platform/logger.ts';
 import type { SQSEvent } from '../../functions/runtime/sqs-event.ts';
 import type { QueueLoop } from '../../domain/runtime/queue-message.ts';
 import { toSqsEvent } from '../sqs-poller.ts';
-import { settleInvocation, splitByPayload, INVOKE_PAYLOAD_LIMIT_BYTES, type Settlement } from './batch-semantics.ts';
+import {
+  settleInvocation,
+  splitByPayload,
+  INVOKE_PAYLOAD_LIMIT_BYTES,
+  type Settlement,
+} from './batch-semantics.ts';
 import type { Emulator, InvokeResult } from './emulator.ts';
 import type { EventSourceSettings } from './template.ts';
 
@@ -106,10 +116,19 @@ export function startEventSourceDriver(options: DriverOptions): EventSourceDrive
     if (settlement.kind === 'succeeded') {
       for (let i = 0; i < settlement.deleted.length; i += 10) {
         const chunk = settlement.deleted.slice(i, i + 10);
-        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk.map((r, n) => ({ Id: String(n), ReceiptHandle: r.receiptHandle })) }));
+        await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: chunk.map((r, n) => ({ Id: String(n), ReceiptHandle: r.receiptHandle })),
+          }),
+        );
       }
     } else {
-      log.warn('the invocation failed: the whole batch returns after its visibility timeout', { reason: settlement.reason, records: event.Records.length, timedOut: result.timedOut });
+      log.warn('the invocation failed: the whole batch returns after its visibility timeout', {
+        reason: settlement.reason,
+        records: event.Records.length,
+        timedOut: result.timedOut,
+      });
     }
     const record = {
       loop,
@@ -133,15 +152,27 @@ export function startEventSourceDriver(options: DriverOptions): EventSourceDrive
         const messages = await gather();
         if (messages.length === 0) continue;
         const receivedAt = Date.now();
-        const { parts, undeliverable } = splitByPayload(toSqsEvent(messages, { queueArn }), options.payloadLimitBytes ?? INVOKE_PAYLOAD_LIMIT_BYTES);
+        const { parts, undeliverable } = splitByPayload(
+          toSqsEvent(messages, { queueArn }),
+          options.payloadLimitBytes ?? INVOKE_PAYLOAD_LIMIT_BYTES,
+        );
         for (const record of undeliverable) {
-          log.error('a message is larger than the invocation payload limit: it is never delivered and goes to the DLQ by its receives', { messageId: record.messageId, bytes: record.body.length, limit: options.payloadLimitBytes ?? INVOKE_PAYLOAD_LIMIT_BYTES });
+          log.error(
+            'a message is larger than the invocation payload limit: it is never delivered and goes to the DLQ by its receives',
+            {
+              messageId: record.messageId,
+              bytes: record.body.length,
+              limit: options.payloadLimitBytes ?? INVOKE_PAYLOAD_LIMIT_BYTES,
+            },
+          );
         }
         for (const part of parts) await invoke(slot, part, receivedAt);
         pauseMs = 250;
       } catch (error) {
         if (abort.signal.aborted) break;
-        log.error('polling or invoking failed; retrying', { error: error instanceof Error ? error : new Error(String(error)) });
+        log.error('polling or invoking failed; retrying', {
+          error: error instanceof Error ? error : new Error(String(error)),
+        });
         await new Promise((resolve) => setTimeout(resolve, pauseMs));
         pauseMs = Math.min(pauseMs * 2, 5000);
       }

@@ -84,13 +84,18 @@ export interface LambdaFunctions {
    * input): the template's settings, this runtime's stand-ins, `environment` changing the result
    * (return the variables to run with). The caller invokes and stops it.
    */
-  startEmulator(loop: QueueLoop, environment?: (env: Record<string, string>) => Record<string, string>): Promise<Emulator>;
+  startEmulator(
+    loop: QueueLoop,
+    environment?: (env: Record<string, string>) => Record<string, string>,
+  ): Promise<Emulator>;
   readonly secrets: SecretsEndpoint;
   readonly invocations: () => InvocationRecord[];
   stop(): Promise<void>;
 }
 
-export async function prepareLambdaFunctions(options: LambdaFunctionsOptions): Promise<PreparedLambdaFunctions> {
+export async function prepareLambdaFunctions(
+  options: LambdaFunctionsOptions,
+): Promise<PreparedLambdaFunctions> {
   const runtime = findLambdaRuntime();
   const dir = await mkdtemp(join(tmpdir(), ownedTempPrefix('convoy-lambda-')));
   const kubeconfigPath = join(dir, 'functions-kubeconfig.yaml');
@@ -108,9 +113,13 @@ export async function prepareLambdaFunctions(options: LambdaFunctionsOptions): P
   return {
     functions,
     template: synthesized.template,
-    queue: { visibilityTimeoutSeconds: queue.visibilityTimeoutSeconds, maxReceiveCount: queue.redrive?.maxReceiveCount },
+    queue: {
+      visibilityTimeoutSeconds: queue.visibilityTimeoutSeconds,
+      maxReceiveCount: queue.redrive?.maxReceiveCount,
+    },
     dir,
-    start: (context) => startLambdaFunctions({ options, runtime, dir, kubeconfigPath, synthesized, functions, context }),
+    start: (context) =>
+      startLambdaFunctions({ options, runtime, dir, kubeconfigPath, synthesized, functions, context }),
     dispose: async () => {
       await makeWritable(dir).catch(() => undefined);
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
@@ -138,7 +147,11 @@ async function startLambdaFunctions(args: {
   const templateEnvs = {} as Record<QueueLoop, Record<string, string>>;
   const extra: Emulator[] = [];
   /** An execution environment of `loop`: its task root, layers, a private /tmp, the template's environment. */
-  const emulatorFor = async (loop: QueueLoop, slot: string, change?: (env: Record<string, string>) => Record<string, string>): Promise<Emulator> => {
+  const emulatorFor = async (
+    loop: QueueLoop,
+    slot: string,
+    change?: (env: Record<string, string>) => Record<string, string>,
+  ): Promise<Emulator> => {
     const fn = functions[loop];
     const fnDir = join(dir, loop);
     const slotTmp = join(fnDir, `tmp-${slot}`);
@@ -159,7 +172,12 @@ async function startLambdaFunctions(args: {
       memorySize: fn.memorySize,
       timeoutSeconds: fn.timeoutSeconds,
       environment: env,
-      ...(options.onLine ? { onLine: (line: string) => options.onLine?.(loop, Number.isNaN(Number(slot)) ? -1 : Number(slot), line) } : {}),
+      ...(options.onLine
+        ? {
+            onLine: (line: string) =>
+              options.onLine?.(loop, Number.isNaN(Number(slot)) ? -1 : Number(slot), line),
+          }
+        : {}),
     });
   };
   try {
@@ -175,7 +193,10 @@ async function startLambdaFunctions(args: {
       const opt = join(fnDir, 'opt');
       for (const layer of fn.layerAssets) await extractZip(join(synthesized.outdir, layer), opt);
       templateEnvs[loop] = resolveEnvironment(fn.environment, resources);
-      const slots = Math.max(1, Math.min(fn.eventSource.maximumConcurrency ?? 1000, options.maxSlots ?? Number.POSITIVE_INFINITY));
+      const slots = Math.max(
+        1,
+        Math.min(fn.eventSource.maximumConcurrency ?? 1000, options.maxSlots ?? Number.POSITIVE_INFINITY),
+      );
       drivers[loop] = startEventSourceDriver({
         loop,
         sqs: context.sqs,
@@ -216,16 +237,25 @@ async function startLambdaFunctions(args: {
 }
 
 /** Logical id → local stand-in: the queues and DLQs, the render bucket, the hint-key secret. */
-function localResources(template: CfnTemplate, functions: Readonly<Record<QueueLoop, FunctionSettings>>, context: FunctionsContext, secrets: SecretsEndpoint): Record<string, LocalResource> {
+function localResources(
+  template: CfnTemplate,
+  functions: Readonly<Record<QueueLoop, FunctionSettings>>,
+  context: FunctionsContext,
+  secrets: SecretsEndpoint,
+): Record<string, LocalResource> {
   const map: Record<string, LocalResource> = {};
   for (const loop of LOOPS) {
     const queue = functions[loop].eventSource.queue;
     const local = context.queues[loop];
-    map[queue.logicalId] = { ref: local.queueUrl, attributes: { Arn: local.queueArn, QueueUrl: local.queueUrl } };
+    map[queue.logicalId] = {
+      ref: local.queueUrl,
+      attributes: { Arn: local.queueArn, QueueUrl: local.queueUrl },
+    };
     if (queue.redrive) map[queue.redrive.deadLetterLogicalId] = { ref: local.dlqUrl };
   }
   for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type === 'AWS::S3::Bucket') map[id] = { ref: context.bucket, attributes: { Arn: `arn:aws:s3:::${context.bucket}` } };
+    if (resource.Type === 'AWS::S3::Bucket')
+      map[id] = { ref: context.bucket, attributes: { Arn: `arn:aws:s3:::${context.bucket}` } };
     if (resource.Type === 'AWS::SecretsManager::Secret') {
       // A fresh value per start, as Secrets Manager generates one per installation.
       const arn = secrets.put(id, randomBytes(32).toString('hex'));
@@ -236,7 +266,13 @@ function localResources(template: CfnTemplate, functions: Readonly<Record<QueueL
 }
 
 /** What Lambda (or the SDK's configuration, for the endpoints) sets beside the function's own environment. */
-function lambdaEnvironment(a: { loop: QueueLoop; fn: FunctionSettings; slotTmp: string; endpoint: string; secrets: string }): Record<string, string> {
+function lambdaEnvironment(a: {
+  loop: QueueLoop;
+  fn: FunctionSettings;
+  slotTmp: string;
+  endpoint: string;
+  secrets: string;
+}): Record<string, string> {
   return {
     AWS_REGION: REGION,
     AWS_DEFAULT_REGION: REGION,
@@ -257,16 +293,27 @@ function lambdaEnvironment(a: { loop: QueueLoop; fn: FunctionSettings; slotTmp: 
 
 /** A value naming Lambda's /tmp names this slot's private folder instead (not one already inside this runtime's folder, e.g. the kubeconfig). */
 function mapTmp(env: Record<string, string>, slotTmp: string, own: string): Record<string, string> {
-  const mapped = (v: string) => (v === '/tmp' || v.startsWith('/tmp/')) && v !== own && !v.startsWith(`${own}/`);
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, mapped(v) ? slotTmp + v.slice('/tmp'.length) : v]));
+  const mapped = (v: string) =>
+    (v === '/tmp' || v.startsWith('/tmp/')) && v !== own && !v.startsWith(`${own}/`);
+  return Object.fromEntries(
+    Object.entries(env).map(([k, v]) => [k, mapped(v) ? slotTmp + v.slice('/tmp'.length) : v]),
+  );
 }
 
 /** The layer's helm and kubectl at their /opt places, when the function has them. */
 async function layerTools(opt: string): Promise<Record<string, string>> {
   const found: Record<string, string> = {};
-  for (const [name, variable] of [['helm', 'CONVOY_HELM'], ['kubectl', 'CONVOY_KUBECTL']] as const) {
+  for (const [name, variable] of [
+    ['helm', 'CONVOY_HELM'],
+    ['kubectl', 'CONVOY_KUBECTL'],
+  ] as const) {
     const path = join(opt, name, name);
-    if (await stat(path).then((s) => s.isFile(), () => false)) {
+    if (
+      await stat(path).then(
+        (s) => s.isFile(),
+        () => false,
+      )
+    ) {
       // The zip reader keeps no mode bits; Lambda's layer binaries are executable.
       await chmod(path, 0o755);
       found[variable] = path;
@@ -292,5 +339,6 @@ async function makeWritable(path: string): Promise<void> {
   const info = await lstat(path);
   if (info.isSymbolicLink()) return;
   await chmod(path, info.mode | 0o200);
-  if (info.isDirectory()) for (const entry of await readdir(path)) await makeWritable(join(path, entry)).catch(() => undefined);
+  if (info.isDirectory())
+    for (const entry of await readdir(path)) await makeWritable(join(path, entry)).catch(() => undefined);
 }

@@ -13,7 +13,11 @@ export class ResolveError extends Error {
   override name = 'ResolveError';
 }
 
-export function resolveValue(value: unknown, resources: Readonly<Record<string, LocalResource>>, what: string): string {
+export function resolveValue(
+  value: unknown,
+  resources: Readonly<Record<string, LocalResource>>,
+  what: string,
+): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   const object = value as Record<string, unknown> | null;
@@ -27,7 +31,9 @@ export function resolveValue(value: unknown, resources: Readonly<Record<string, 
     if (Array.isArray(getAtt) && typeof getAtt[0] === 'string' && typeof getAtt[1] === 'string') {
       const attribute = resources[getAtt[0]]?.attributes?.[getAtt[1]];
       if (attribute !== undefined) return attribute;
-      throw new ResolveError(`${what}: { Fn::GetAtt: [${getAtt[0]}, ${getAtt[1]}] } names a resource with no local stand-in`);
+      throw new ResolveError(
+        `${what}: { Fn::GetAtt: [${getAtt[0]}, ${getAtt[1]}] } names a resource with no local stand-in`,
+      );
     }
     const join = object['Fn::Join'];
     if (Array.isArray(join) && typeof join[0] === 'string' && Array.isArray(join[1])) {
@@ -38,6 +44,11 @@ export function resolveValue(value: unknown, resources: Readonly<Record<string, 
 }
 
 /** Environment.Variables with every value resolved. */
-export function resolveEnvironment(environment: Readonly<Record<string, unknown>>, resources: Readonly<Record<string, LocalResource>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(environment).map(([name, value]) => [name, resolveValue(value, resources, name)]));
+export function resolveEnvironment(
+  environment: Readonly<Record<string, unknown>>,
+  resources: Readonly<Record<string, LocalResource>>,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(environment).map(([name, value]) => [name, resolveValue(value, resources, name)]),
+  );
 }

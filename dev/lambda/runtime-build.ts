@@ -26,7 +26,12 @@ export function buildScriptPath(): string {
 
 export function lambdaRuntimeDir(env: NodeJS.ProcessEnv = process.env): string {
   const cacheRoot = env['XDG_CACHE_HOME'] || join(env['HOME'] || homedir(), '.cache');
-  return join(cacheRoot, 'convoy', 'lambda-runtime', `rie-${env['CONVOY_RIE_VERSION'] || RIE_VERSION}-ric-${env['CONVOY_RIC_VERSION'] || RIC_VERSION}`);
+  return join(
+    cacheRoot,
+    'convoy',
+    'lambda-runtime',
+    `rie-${env['CONVOY_RIE_VERSION'] || RIE_VERSION}-ric-${env['CONVOY_RIC_VERSION'] || RIC_VERSION}`,
+  );
 }
 
 /** The built runtime, or a LambdaRuntimeMissingError whose message is the one line to act on. */

@@ -14,7 +14,9 @@ export interface SecretsEndpoint {
   stop(): Promise<void>;
 }
 
-export async function startSecretsEndpoint(options: { region?: string; account?: string } = {}): Promise<SecretsEndpoint> {
+export async function startSecretsEndpoint(
+  options: { region?: string; account?: string } = {},
+): Promise<SecretsEndpoint> {
   const region = options.region ?? 'us-east-1';
   const account = options.account ?? '000000000000';
   const secrets = new Map<string, { arn: string; name: string; value: string; version: string }>();
@@ -29,10 +31,16 @@ export async function startSecretsEndpoint(options: { region?: string; account?:
     req.on('end', () => {
       const target = req.headers['x-amz-target'];
       if (req.method !== 'POST' || target !== 'secretsmanager.GetSecretValue') {
-        return answer(res, 400, { __type: 'UnknownOperationException', message: `this stand-in answers only secretsmanager.GetSecretValue, not ${String(target)}` });
+        return answer(res, 400, {
+          __type: 'UnknownOperationException',
+          message: `this stand-in answers only secretsmanager.GetSecretValue, not ${String(target)}`,
+        });
       }
       if (!String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 ')) {
-        return answer(res, 400, { __type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' });
+        return answer(res, 400, {
+          __type: 'MissingAuthenticationTokenException',
+          message: 'Missing Authentication Token',
+        });
       }
       let id: unknown;
       try {
@@ -42,7 +50,10 @@ export async function startSecretsEndpoint(options: { region?: string; account?:
       }
       const secret = [...secrets.values()].find((s) => s.arn === id || s.name === id);
       if (typeof id !== 'string' || secret === undefined) {
-        return answer(res, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+        return answer(res, 400, {
+          __type: 'ResourceNotFoundException',
+          message: "Secrets Manager can't find the specified secret.",
+        });
       }
       reads.push(id);
       answer(res, 200, {

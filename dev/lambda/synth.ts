@@ -36,15 +36,21 @@ export async function synthEmulatorStack(options: SynthOptions): Promise<Synthes
   try {
     cdk = await import('aws-cdk-lib');
   } catch {
-    throw new SynthError('the Lambda runtime reads the functions\' settings from the Convoy construct\'s template, which needs aws-cdk-lib and constructs beside convoy: npm install aws-cdk-lib constructs');
+    throw new SynthError(
+      "the Lambda runtime reads the functions' settings from the Convoy construct's template, which needs aws-cdk-lib and constructs beside convoy: npm install aws-cdk-lib constructs",
+    );
   }
   const { Convoy } = await import('../../infra/convoy-construct.ts');
   const outdir = options.outdir ?? (await mkdtemp(join(tmpdir(), 'convoy-lambda-cdk-')));
   const app = new cdk.App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
-  const stack = new cdk.Stack(app, 'ConvoyEmulator', { env: { account: '000000000000', region: 'us-east-1' } });
+  const stack = new cdk.Stack(app, 'ConvoyEmulator', {
+    env: { account: '000000000000', region: 'us-east-1' },
+  });
   new Convoy(stack, 'Convoy', {
     kubeconfigPath: options.kubeconfigPath,
-    ...(options.installationNamespace !== undefined ? { installationNamespace: options.installationNamespace } : {}),
+    ...(options.installationNamespace !== undefined
+      ? { installationNamespace: options.installationNamespace }
+      : {}),
     ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}),
     ...(options.props ?? {}),
   });

@@ -74,12 +74,22 @@ export function readFunctionSettings(template: CfnTemplate): Record<QueueLoop, F
     const fn = resources[functionId];
     if (queue?.Type !== 'AWS::SQS::Queue' || fn?.Type !== 'AWS::Lambda::Function') continue;
     const fnProps = fn.Properties ?? {};
-    const environment = (fnProps['Environment'] as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+    const environment =
+      (fnProps['Environment'] as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
     const loop = LOOPS.find((l) => refId(environment[`CONVOY_${l.toUpperCase()}_QUEUE_URL`]) === queueId);
-    if (loop === undefined) throw new TemplateError(`${mappingId}: the function ${functionId} reads queue ${queueId}, which none of its CONVOY_<LOOP>_QUEUE_URL variables names`);
-    if (found[loop] !== undefined) throw new TemplateError(`two functions read the ${loop} queue (${found[loop].logicalId}, ${functionId})`);
+    if (loop === undefined)
+      throw new TemplateError(
+        `${mappingId}: the function ${functionId} reads queue ${queueId}, which none of its CONVOY_<LOOP>_QUEUE_URL variables names`,
+      );
+    if (found[loop] !== undefined)
+      throw new TemplateError(
+        `two functions read the ${loop} queue (${found[loop].logicalId}, ${functionId})`,
+      );
     const codeAsset = fn.Metadata?.['aws:asset:path'];
-    if (typeof codeAsset !== 'string') throw new TemplateError(`${functionId} has no aws:asset:path metadata (synthesize with asset metadata on)`);
+    if (typeof codeAsset !== 'string')
+      throw new TemplateError(
+        `${functionId} has no aws:asset:path metadata (synthesize with asset metadata on)`,
+      );
     const handler = fnProps['Handler'];
     if (typeof handler !== 'string') throw new TemplateError(`${functionId} has no Handler`);
     const scaling = props['ScalingConfig'] as { MaximumConcurrency?: unknown } | undefined;
@@ -92,36 +102,51 @@ export function readFunctionSettings(template: CfnTemplate): Record<QueueLoop, F
       timeoutSeconds: numberOr(fnProps['Timeout'], 3),
       environment,
       codeAsset,
-      layerAssets: ((fnProps['Layers'] as unknown[] | undefined) ?? []).map((layer) => layerAsset(resources, layer, functionId)),
+      layerAssets: ((fnProps['Layers'] as unknown[] | undefined) ?? []).map((layer) =>
+        layerAsset(resources, layer, functionId),
+      ),
       eventSource: {
         queue: queueSettings(resources, queueId),
         batchSize: numberOr(props['BatchSize'], 10),
         maximumBatchingWindowInSeconds: numberOr(props['MaximumBatchingWindowInSeconds'], 0),
-        maximumConcurrency: scaling?.MaximumConcurrency === undefined ? undefined : Number(scaling.MaximumConcurrency),
-        reportBatchItemFailures: ((props['FunctionResponseTypes'] as unknown[] | undefined) ?? []).includes('ReportBatchItemFailures'),
+        maximumConcurrency:
+          scaling?.MaximumConcurrency === undefined ? undefined : Number(scaling.MaximumConcurrency),
+        reportBatchItemFailures: ((props['FunctionResponseTypes'] as unknown[] | undefined) ?? []).includes(
+          'ReportBatchItemFailures',
+        ),
       },
     };
   }
   const missing = LOOPS.filter((l) => found[l] === undefined);
-  if (missing.length > 0) throw new TemplateError(`the template has no function fed by the ${missing.join(', ')} queue (an AWS::Lambda::EventSourceMapping from its AWS::SQS::Queue)`);
+  if (missing.length > 0)
+    throw new TemplateError(
+      `the template has no function fed by the ${missing.join(', ')} queue (an AWS::Lambda::EventSourceMapping from its AWS::SQS::Queue)`,
+    );
   return found as Record<QueueLoop, FunctionSettings>;
 }
 
 export function queueSettings(resources: CfnTemplate['Resources'], logicalId: string): QueueSettings {
   const props = resources[logicalId]?.Properties ?? {};
-  const redrive = props['RedrivePolicy'] as { deadLetterTargetArn?: unknown; maxReceiveCount?: unknown } | undefined;
-  const deadLetterLogicalId = redrive === undefined ? undefined : getAttId(redrive.deadLetterTargetArn, 'Arn');
+  const redrive = props['RedrivePolicy'] as
+    { deadLetterTargetArn?: unknown; maxReceiveCount?: unknown } | undefined;
+  const deadLetterLogicalId =
+    redrive === undefined ? undefined : getAttId(redrive.deadLetterTargetArn, 'Arn');
   return {
     logicalId,
     visibilityTimeoutSeconds: numberOr(props['VisibilityTimeout'], 30),
-    ...(deadLetterLogicalId !== undefined ? { redrive: { deadLetterLogicalId, maxReceiveCount: numberOr(redrive?.maxReceiveCount, 10) } } : {}),
+    ...(deadLetterLogicalId !== undefined
+      ? { redrive: { deadLetterLogicalId, maxReceiveCount: numberOr(redrive?.maxReceiveCount, 10) } }
+      : {}),
   };
 }
 
 function layerAsset(resources: CfnTemplate['Resources'], layer: unknown, functionId: string): string {
   const id = refId(layer);
   const asset = id === undefined ? undefined : resources[id]?.Metadata?.['aws:asset:path'];
-  if (typeof asset !== 'string') throw new TemplateError(`${functionId}: layer ${JSON.stringify(layer)} is not a layer asset of this template`);
+  if (typeof asset !== 'string')
+    throw new TemplateError(
+      `${functionId}: layer ${JSON.stringify(layer)} is not a layer asset of this template`,
+    );
   return asset;
 }
 
@@ -132,7 +157,9 @@ export function refId(value: unknown): string | undefined {
 
 export function getAttId(value: unknown, attribute: string): string | undefined {
   const getAtt = (value as { 'Fn::GetAtt'?: unknown } | null | undefined)?.['Fn::GetAtt'];
-  return Array.isArray(getAtt) && getAtt[1] === attribute && typeof getAtt[0] === 'string' ? getAtt[0] : undefined;
+  return Array.isArray(getAtt) && getAtt[1] === attribute && typeof getAtt[0] === 'string'
+    ? getAtt[0]
+    : undefined;
 }
 
 function numberOr(value: unknown, fallback: number): number {

@@ -75,9 +75,7 @@ export const conditionSchema = z
       .max(1024)
       .describe('A CamelCase reason for the last transition; see the status specification.'),
     message: z.string().max(32768).describe('A human-readable message about the transition.'),
-    lastTransitionTime: z.iso
-      .datetime()
-      .describe('When status, reason or message last changed.'),
+    lastTransitionTime: z.iso.datetime().describe('When status, reason or message last changed.'),
     observedGeneration: z
       .number()
       .int()

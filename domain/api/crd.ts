@@ -35,7 +35,9 @@ export function toStructural(node: unknown): unknown {
       }
     }
     if (key === 'properties') {
-      out[key] = Object.fromEntries(Object.entries(value as JsonSchema).map(([k, v]) => [k, toStructural(v)]));
+      out[key] = Object.fromEntries(
+        Object.entries(value as JsonSchema).map(([k, v]) => [k, toStructural(v)]),
+      );
       continue;
     }
     out[key] = SCHEMA_KEYS.has(key) ? toStructural(value) : value;

@@ -15,7 +15,9 @@ export const gitRefSchema = z
       .min(1)
       .max(255)
       .optional()
-      .describe('A semver range over tags. Not implemented: a Release using it gets Applied=False/Unsupported.'),
+      .describe(
+        'A semver range over tags. Not implemented: a Release using it gets Applied=False/Unsupported.',
+      ),
   })
   .meta(celRules(exactlyOneOf(['branch', 'tag', 'commit', 'semver'])))
   .describe('The Git reference to check out: exactly one of branch, tag, commit or semver.');

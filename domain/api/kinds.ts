@@ -107,9 +107,24 @@ export const kinds: readonly KindDefinition[] = [
     status: releaseSetStatusSchema,
     printerColumns: [
       { name: 'State', type: 'string', jsonPath: '.status.rollout.state', description: 'The rollout state.' },
-      { name: 'Step', type: 'string', jsonPath: '.status.rollout.stepName', description: 'The current step.' },
-      { name: 'Clusters', type: 'integer', jsonPath: '.status.clusters.selected', description: 'Clusters selected.' },
-      { name: 'Ready', type: 'integer', jsonPath: '.status.clusters.ready', description: 'Children at the revision and ready.' },
+      {
+        name: 'Step',
+        type: 'string',
+        jsonPath: '.status.rollout.stepName',
+        description: 'The current step.',
+      },
+      {
+        name: 'Clusters',
+        type: 'integer',
+        jsonPath: '.status.clusters.selected',
+        description: 'Clusters selected.',
+      },
+      {
+        name: 'Ready',
+        type: 'integer',
+        jsonPath: '.status.clusters.ready',
+        description: 'Children at the revision and ready.',
+      },
       conditionColumn('Generated'),
       conditionColumn('RolloutSucceeded'),
       ageColumn,

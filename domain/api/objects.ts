@@ -55,7 +55,9 @@ export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string
 /** Parses a Release read from the API server, naming the field on failure. */
 export function parseRelease(raw: unknown): ParseResult<Release> {
   const parsed = releaseSchema.safeParse(raw);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: describeZodError(parsed.error) };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, error: describeZodError(parsed.error) };
 }
 
 /** The namespace a Release's namespaced objects land in when they name none: spec.targetNamespace, else its own. */

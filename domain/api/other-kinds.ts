@@ -53,15 +53,19 @@ export const clusterSpecSchema = z
   })
   .meta(
     celRules({
-      rule: "[has(self.inCluster) && self.inCluster, has(self.kubeConfig), has(self.eks)].exists_one(x, x)",
+      rule: '[has(self.inCluster) && self.inCluster, has(self.kubeConfig), has(self.eks)].exists_one(x, x)',
       message: 'exactly one of inCluster: true, kubeConfig or eks must be set',
     }),
   )
   .describe('A target cluster.');
 
-export const clusterStatusSchema = z.object({ conditions: conditionsList.optional() }).describe('Cluster status.');
+export const clusterStatusSchema = z
+  .object({ conditions: conditionsList.optional() })
+  .describe('Cluster status.');
 
-export const gitRepositorySpecSchema = gitSourceSchema.describe('A named Git location shared by Releases and values layers.');
+export const gitRepositorySpecSchema = gitSourceSchema.describe(
+  'A named Git location shared by Releases and values layers.',
+);
 
 const labelSelectorSchema = z
   .object({
@@ -93,7 +97,13 @@ const patchTargetSchema = z
 export const mutationSpecSchema = z
   .object({
     releaseSelector: labelSelectorSchema.prefault({}),
-    order: z.number().int().min(-100000).max(100000).default(100).describe('Mutations apply in ascending order, then name.'),
+    order: z
+      .number()
+      .int()
+      .min(-100000)
+      .max(100000)
+      .default(100)
+      .describe('Mutations apply in ascending order, then name.'),
     commonLabels: stringMap('Labels added to every rendered object.').optional(),
     commonAnnotations: stringMap('Annotations added to every rendered object.').optional(),
     images: z
@@ -114,7 +124,10 @@ export const mutationSpecSchema = z
           type: z
             .enum(['JSON6902', 'Merge', 'StrategicMerge'])
             .describe('StrategicMerge is not implemented (Unsupported).'),
-          patch: z.unknown().meta(PRESERVE_UNKNOWN).describe('A JSON6902 operation list, or a merge patch object.'),
+          patch: z
+            .unknown()
+            .meta(PRESERVE_UNKNOWN)
+            .describe('A JSON6902 operation list, or a merge patch object.'),
         }),
       )
       .max(64)

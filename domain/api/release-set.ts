@@ -3,10 +3,19 @@
  * The pure logic that reads it lives in domain/fleet/; docs/fleet.md explains the model.
  */
 import { z } from 'zod';
-import { GROUP_VERSION, PRESERVE_UNKNOWN, celRules, conditionsList, duration, objectName, stringMap } from './common.ts';
+import {
+  GROUP_VERSION,
+  PRESERVE_UNKNOWN,
+  celRules,
+  conditionsList,
+  duration,
+  objectName,
+  stringMap,
+} from './common.ts';
 import { describeZodError, objectMetaSchema, type ParseResult } from './objects.ts';
 
-export const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+export const LABEL_KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 export const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 const PERCENT = /^(100|[1-9][0-9]?)%$/;
 
@@ -20,22 +29,28 @@ export const labelKey = z
 export const labelValue = z
   .string()
   .max(63)
-  .regex(LABEL_VALUE, { message: 'must be a label value: at most 63 letters, digits, -, _ or ., starting and ending alphanumeric' })
+  .regex(LABEL_VALUE, {
+    message: 'must be a label value: at most 63 letters, digits, -, _ or ., starting and ending alphanumeric',
+  })
   .describe('A label value.');
 
 const matchExpressionSchema = z
   .object({
     key: labelKey,
-    operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']).describe('How the key and values are matched.'),
-    values: z.array(labelValue).max(64).optional().describe('Required and non-empty for In and NotIn; absent for Exists and DoesNotExist.'),
+    operator: z
+      .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
+      .describe('How the key and values are matched.'),
+    values: z
+      .array(labelValue)
+      .max(64)
+      .optional()
+      .describe('Required and non-empty for In and NotIn; absent for Exists and DoesNotExist.'),
   })
   .meta(
-    celRules(
-      {
-        rule: "(self.operator == 'In' || self.operator == 'NotIn') == (has(self.values) && size(self.values) > 0)",
-        message: 'values must be non-empty for In and NotIn, and absent for Exists and DoesNotExist',
-      },
-    ),
+    celRules({
+      rule: "(self.operator == 'In' || self.operator == 'NotIn') == (has(self.values) && size(self.values) > 0)",
+      message: 'values must be non-empty for In and NotIn, and absent for Exists and DoesNotExist',
+    }),
   )
   .describe('A label requirement, as in Kubernetes label selectors.');
 
@@ -43,13 +58,21 @@ const matchExpressionSchema = z
 export const clusterSelectorSchema = z
   .object({
     matchLabels: z.record(z.string(), labelValue).optional().describe('Labels the Cluster must have.'),
-    matchExpressions: z.array(matchExpressionSchema).max(16).optional().describe('Requirements, all of which must hold.'),
+    matchExpressions: z
+      .array(matchExpressionSchema)
+      .max(16)
+      .optional()
+      .describe('Requirements, all of which must hold.'),
   })
   .describe('Selects Clusters by label, as a Kubernetes label selector; {} selects all.');
 
 export type ClusterSelector = z.infer<typeof clusterSelectorSchema>;
 
-const clusterNames = (description: string) => z.array(objectName('Name of a Cluster in the namespace of the ReleaseSet.')).max(5000).describe(description);
+const clusterNames = (description: string) =>
+  z
+    .array(objectName('Name of a Cluster in the namespace of the ReleaseSet.'))
+    .max(5000)
+    .describe(description);
 
 /**
  * A count of Clusters or a percentage such as 25% (1%–100%). In the CRD an int-or-string whose
@@ -60,17 +83,33 @@ const clusterNames = (description: string) => z.array(objectName('Name of a Clus
 const countOrPercent = (min: 0 | 1, description: string) =>
   z
     .custom<number | string>(
-      (v) => (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= 100000) || (typeof v === 'string' && PERCENT.test(v)),
+      (v) =>
+        (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= 100000) ||
+        (typeof v === 'string' && PERCENT.test(v)),
       { message: `must be a count of at least ${min} or a percentage from 1% to 100%` },
     )
-    .meta({ 'x-kubernetes-int-or-string': true, minimum: min, maximum: 100000, maxLength: 4, pattern: PERCENT.source })
+    .meta({
+      'x-kubernetes-int-or-string': true,
+      minimum: min,
+      maximum: 100000,
+      maxLength: 4,
+      pattern: PERCENT.source,
+    })
     .describe(`${description} An integer of at least ${min}, or a percentage from 1% to 100%.`);
 
-const maxConcurrent = countOrPercent(1, 'How many Clusters of a step may be updating (written but not yet ready) at once: a count ≥ 1 or a percentage of the step, rounded up.');
-const maxFailures = countOrPercent(0, 'How many failed Clusters a step tolerates: a count ≥ 0 or a percentage of the step, rounded down. One more fails the step.');
+const maxConcurrent = countOrPercent(
+  1,
+  'How many Clusters of a step may be updating (written but not yet ready) at once: a count ≥ 1 or a percentage of the step, rounded up.',
+);
+const maxFailures = countOrPercent(
+  0,
+  'How many failed Clusters a step tolerates: a count ≥ 0 or a percentage of the step, rounded down. One more fails the step.',
+);
 const onFailure = z
   .enum(['Halt', 'RollbackFleet'])
-  .describe('Halt: stop where the rollout is. RollbackFleet: return every Cluster the rollout updated to lastSucceededRevision at once.');
+  .describe(
+    'Halt: stop where the rollout is. RollbackFleet: return every Cluster the rollout updated to lastSucceededRevision at once.',
+  );
 
 const stepSchema = z
   .object({
@@ -80,26 +119,41 @@ const stepSchema = z
       .max(63)
       .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: 'must be a DNS label' })
       .describe('Name of the step, unique in the set.'),
-    clusters: clusterSelectorSchema.describe('The Clusters of the step; a Cluster belongs to the first step that selects it.'),
+    clusters: clusterSelectorSchema.describe(
+      'The Clusters of the step; a Cluster belongs to the first step that selects it.',
+    ),
     maxConcurrent: maxConcurrent.optional(),
     maxFailures: maxFailures.optional(),
-    minHealthyTime: duration('How long every Cluster of the step stays ready before the next step starts.').optional(),
-    stepTimeout: duration('Longest time from the start of the step until all its Clusters are ready.').optional(),
+    minHealthyTime: duration(
+      'How long every Cluster of the step stays ready before the next step starts.',
+    ).optional(),
+    stepTimeout: duration(
+      'Longest time from the start of the step until all its Clusters are ready.',
+    ).optional(),
     onFailure: onFailure.optional(),
     approval: z
       .enum(['Required'])
       .optional()
-      .describe('Required: the step starts only after the annotation convoy.dev/approve is <step name>@<status.revision.id>.'),
+      .describe(
+        'Required: the step starts only after the annotation convoy.dev/approve is <step name>@<status.revision.id>.',
+      ),
   })
   .describe('One step of the rollout; knobs left out come from spec.rollout.');
 
 export const rolloutSpecSchema = z
   .object({
-    paused: z.boolean().default(false).describe('true: no child is written or deleted until unpaused; status keeps being reported.'),
+    paused: z
+      .boolean()
+      .default(false)
+      .describe('true: no child is written or deleted until unpaused; status keeps being reported.'),
     maxConcurrent: maxConcurrent.default('100%'),
     maxFailures: maxFailures.default(0),
-    minHealthyTime: duration('How long every Cluster of a step stays ready before the next step starts.').default('0s'),
-    stepTimeout: duration('Longest time from the start of a step until all its Clusters are ready.').default('30m'),
+    minHealthyTime: duration(
+      'How long every Cluster of a step stays ready before the next step starts.',
+    ).default('0s'),
+    stepTimeout: duration('Longest time from the start of a step until all its Clusters are ready.').default(
+      '30m',
+    ),
     onFailure: onFailure.default('Halt'),
     steps: z
       .array(stepSchema)
@@ -120,10 +174,19 @@ export type RolloutStepSpec = z.infer<typeof stepSchema>;
  */
 const releaseSpecFragment = <S extends z.core.$ZodLooseShape>(description: string, shape: S) =>
   z
-    .looseObject({ ...shape, cluster: z.record(z.string(), z.unknown()).optional().describe('Not allowed: each child targets the Cluster it is generated for.') })
+    .looseObject({
+      ...shape,
+      cluster: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe('Not allowed: each child targets the Cluster it is generated for.'),
+    })
     .meta({
       ...PRESERVE_UNKNOWN,
-      ...celRules({ rule: '!has(self.cluster)', message: 'cluster is not allowed: each child Release targets the Cluster it is generated for' }),
+      ...celRules({
+        rule: '!has(self.cluster)',
+        message: 'cluster is not allowed: each child Release targets the Cluster it is generated for',
+      }),
     })
     .describe(description);
 
@@ -133,14 +196,22 @@ export const releaseSetSpecSchema = z
       .object({
         selector: clusterSelectorSchema.optional(),
         names: clusterNames('Clusters selected by name.').optional(),
-        exclude: clusterNames('Clusters never selected, even when the selector or names select them.').optional(),
+        exclude: clusterNames(
+          'Clusters never selected, even when the selector or names select them.',
+        ).optional(),
         onRemoval: z
           .enum(['Delete', 'Orphan'])
           .default('Delete')
-          .describe('What happens to the child Release of a Cluster that stops matching: Delete it, or Orphan it (it stays, no longer owned).'),
+          .describe(
+            'What happens to the child Release of a Cluster that stops matching: Delete it, or Orphan it (it stays, no longer owned).',
+          ),
       })
-      .meta(celRules({ rule: 'has(self.selector) || has(self.names)', message: 'set selector, names or both' }))
-      .describe('The Clusters in the namespace of the set: those the selector or names select, minus exclude.'),
+      .meta(
+        celRules({ rule: 'has(self.selector) || has(self.names)', message: 'set selector, names or both' }),
+      )
+      .describe(
+        'The Clusters in the namespace of the set: those the selector or names select, minus exclude.',
+      ),
     template: z
       .object({
         metadata: z
@@ -152,7 +223,12 @@ export const releaseSetSpecSchema = z
           .describe('Labels and annotations of each child Release; ${cluster.…} is substituted in values.'),
         spec: releaseSpecFragment(
           'A Release spec without cluster. In every string ${cluster.name}, ${cluster.labels.<key>} and ${cluster.annotations.<key>} are substituted; $${ is a literal ${.',
-          { source: z.record(z.string(), z.unknown()).meta(PRESERVE_UNKNOWN).describe('The source of every child: git or helm.') },
+          {
+            source: z
+              .record(z.string(), z.unknown())
+              .meta(PRESERVE_UNKNOWN)
+              .describe('The source of every child: git or helm.'),
+          },
         ),
       })
       .describe('The child Release generated for each Cluster.'),
@@ -161,7 +237,10 @@ export const releaseSetSpecSchema = z
         z
           .object({
             clusters: clusterSelectorSchema.describe('The Clusters this override applies to.'),
-            spec: releaseSpecFragment('Merged over the template as a JSON merge patch (RFC 7386): objects merge, lists and values replace, null removes.', {}),
+            spec: releaseSpecFragment(
+              'Merged over the template as a JSON merge patch (RFC 7386): objects merge, lists and values replace, null removes.',
+              {},
+            ),
           })
           .describe('A partial Release spec for the Clusters it selects.'),
       )
@@ -170,7 +249,9 @@ export const releaseSetSpecSchema = z
       .describe('Applied in order over the template; later wins.'),
     rollout: rolloutSpecSchema.prefault({}),
   })
-  .describe('A declaration rolled out to many Clusters: one child Release <set>-<cluster> per selected Cluster.');
+  .describe(
+    'A declaration rolled out to many Clusters: one child Release <set>-<cluster> per selected Cluster.',
+  );
 
 export type ReleaseSetSpec = z.infer<typeof releaseSetSpecSchema>;
 
@@ -178,9 +259,17 @@ const timestamp = (description: string) => z.iso.datetime().describe(description
 
 const resolvedSetSourceSchema = z
   .object({
-    git: z.object({ url: z.string(), commit: z.string() }).optional().describe('The commit every child is pinned to.'),
+    git: z
+      .object({ url: z.string(), commit: z.string() })
+      .optional()
+      .describe('The commit every child is pinned to.'),
     helm: z
-      .object({ repository: z.string(), chart: z.string(), version: z.string(), digest: z.string().optional() })
+      .object({
+        repository: z.string(),
+        chart: z.string(),
+        version: z.string(),
+        digest: z.string().optional(),
+      })
       .optional()
       .describe('The exact chart version every child is pinned to.'),
   })
@@ -188,7 +277,11 @@ const resolvedSetSourceSchema = z
 
 export const revisionSchema = z
   .object({
-    id: z.string().describe('First 16 hex digits of sha256(templateHash, source): the value children carry in convoy.dev/release-set-revision.'),
+    id: z
+      .string()
+      .describe(
+        'First 16 hex digits of sha256(templateHash, source): the value children carry in convoy.dev/release-set-revision.',
+      ),
     templateHash: z.string().describe('sha256 of spec.template and spec.overrides.'),
     source: resolvedSetSourceSchema,
   })
@@ -196,17 +289,35 @@ export const revisionSchema = z
 
 export type Revision = z.infer<typeof revisionSchema>;
 
-export const rolloutStates = ['Progressing', 'Paused', 'WaitingForApproval', 'Succeeded', 'Halted', 'RolledBack'] as const;
-export const stepStates = ['Pending', 'WaitingForApproval', 'Progressing', 'Soaking', 'Succeeded', 'Failed'] as const;
+export const rolloutStates = [
+  'Progressing',
+  'Paused',
+  'WaitingForApproval',
+  'Succeeded',
+  'Halted',
+  'RolledBack',
+] as const;
+export const stepStates = [
+  'Pending',
+  'WaitingForApproval',
+  'Progressing',
+  'Soaking',
+  'Succeeded',
+  'Failed',
+] as const;
 
 const count = z.number().int().min(0);
-const statusCounts = z.object({ True: count, False: count, Unknown: count }).describe('Children with the condition True, False or Unknown.');
+const statusCounts = z
+  .object({ True: count, False: count, Unknown: count })
+  .describe('Children with the condition True, False or Unknown.');
 
 export const failingClusterSchema = z
   .object({
     cluster: z.string(),
     release: z.string(),
-    signal: z.string().describe('The signal the combined verdict of the child names first (Applied, InSync, Healthy, …).'),
+    signal: z
+      .string()
+      .describe('The signal the combined verdict of the child names first (Applied, InSync, Healthy, …).'),
     reason: z.string(),
     message: z.string().max(256),
     since: timestamp('When the condition named last changed, or when the failure was seen.').optional(),
@@ -226,17 +337,28 @@ export const releaseSetStatusSchema = z
         step: z.number().int().min(0).describe('Index of the current step in status.steps.'),
         stepName: z.string(),
         stepStartedAt: timestamp('When the current step started (after its approval).').optional(),
-        healthySince: timestamp('Since when every Cluster of the current step has been ready (the soak).').optional(),
+        healthySince: timestamp(
+          'Since when every Cluster of the current step has been ready (the soak).',
+        ).optional(),
       })
       .optional(),
     clusters: z
       .object({ selected: count, updated: count, ready: count, waiting: count, failed: count })
       .optional()
-      .describe('updated: children at status.revision; ready: updated and Ready; failed: updated and failing; waiting: the rest.'),
+      .describe(
+        'updated: children at status.revision; ready: updated and Ready; failed: updated and failing; waiting: the rest.',
+      ),
     releaseConditions: z
-      .object({ Applied: statusCounts, InSync: statusCounts, Healthy: statusCounts, RolloutSucceeded: statusCounts })
+      .object({
+        Applied: statusCounts,
+        InSync: statusCounts,
+        Healthy: statusCounts,
+        RolloutSucceeded: statusCounts,
+      })
       .optional()
-      .describe('Per condition of the child Releases, how many are True, False and Unknown (a child without the condition is not counted).'),
+      .describe(
+        'Per condition of the child Releases, how many are True, False and Unknown (a child without the condition is not counted).',
+      ),
     steps: z
       .array(
         z.object({
@@ -254,10 +376,14 @@ export const releaseSetStatusSchema = z
     failing: z.array(failingClusterSchema).max(20).optional().describe('The first 20 failing Clusters.'),
     failingOmitted: count.optional().describe('How many more Clusters fail than failing lists.'),
     held: z
-      .array(z.object({ cluster: z.string(), release: z.string(), reason: z.enum(['PinnedByUser', 'Suspended']) }))
+      .array(
+        z.object({ cluster: z.string(), release: z.string(), reason: z.enum(['PinnedByUser', 'Suspended']) }),
+      )
       .max(20)
       .optional()
-      .describe('The first 20 Clusters whose child its user holds (convoy.dev/pin, spec.suspend): counted as waiting, not updated by the set, not blocking their step.'),
+      .describe(
+        'The first 20 Clusters whose child its user holds (convoy.dev/pin, spec.suspend): counted as waiting, not updated by the set, not blocking their step.',
+      ),
     heldOmitted: count.optional().describe('How many more Clusters are held than held lists.'),
     conditions: conditionsList.optional(),
   })
@@ -278,5 +404,7 @@ export type ReleaseSet = z.infer<typeof releaseSetSchema>;
 /** Parses a ReleaseSet read from the API server, naming the field on failure. */
 export function parseReleaseSet(raw: unknown): ParseResult<ReleaseSet> {
   const parsed = releaseSetSchema.safeParse(raw);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: describeZodError(parsed.error) };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, error: describeZodError(parsed.error) };
 }

@@ -43,11 +43,15 @@ const helmSourceSchema = z
       .string()
       .regex(new RegExp(OCI_DIGEST_PATTERN), { message: 'must be sha256:<64 lower-case hex digits>' })
       .optional()
-      .describe('OCI only, instead of version: the sha256 digest of the chart manifest (what helm push prints as Digest).'),
+      .describe(
+        'OCI only, instead of version: the sha256 digest of the chart manifest (what helm push prints as Digest).',
+      ),
     insecure: z
       .boolean()
       .optional()
-      .describe('OCI only: reach the registry over plain HTTP. Refused unless the installation allows the registry (CONVOY_INSECURE_REGISTRIES).'),
+      .describe(
+        'OCI only: reach the registry over plain HTTP. Refused unless the installation allows the registry (CONVOY_INSECURE_REGISTRIES).',
+      ),
     secretRef: localObjectReference(
       'A Secret with username and password (or bearerToken for index.yaml repositories), or of type kubernetes.io/dockerconfigjson for an OCI registry.',
     ).optional(),
@@ -57,14 +61,21 @@ const helmSourceSchema = z
     celRules(
       {
         rule: `!self.repository.startsWith('oci://') || self.repository.matches('${OCI_URL_PATTERN.replace(/\\/g, '\\\\')}')`,
-        message: 'an oci:// repository must be oci://<host[:port]>/<lower-case path>, without credentials, query, tag or digest',
+        message:
+          'an oci:// repository must be oci://<host[:port]>/<lower-case path>, without credentials, query, tag or digest',
       },
       {
         rule: `!self.repository.startsWith('oci://') || self.chart.matches('^${OCI_NAME_COMPONENT}$')`,
         message: 'an OCI chart name must be lower-case letters, digits and . _ - separators',
       },
-      { rule: "!has(self.digest) || self.repository.startsWith('oci://')", message: 'digest is only allowed with an oci:// repository' },
-      { rule: "!has(self.insecure) || self.repository.startsWith('oci://')", message: 'insecure is only allowed with an oci:// repository' },
+      {
+        rule: "!has(self.digest) || self.repository.startsWith('oci://')",
+        message: 'digest is only allowed with an oci:// repository',
+      },
+      {
+        rule: "!has(self.insecure) || self.repository.startsWith('oci://')",
+        message: 'insecure is only allowed with an oci:// repository',
+      },
       { rule: '!(has(self.digest) && has(self.version))', message: 'set version or digest, not both' },
       ...ociRegistryRules('repository', { ociOnly: true }),
     ),
@@ -77,7 +88,9 @@ const ociSourceSchema = z
       .string()
       .min(1)
       .max(2048)
-      .describe('The artifact repository: oci://<registry host[:port]>/<repository> (what flux push artifact and oras push were given, without the tag).'),
+      .describe(
+        'The artifact repository: oci://<registry host[:port]>/<repository> (what flux push artifact and oras push were given, without the tag).',
+      ),
     ref: z
       .object({
         tag: z
@@ -85,7 +98,14 @@ const ociSourceSchema = z
           .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/, { message: 'must be an OCI tag' })
           .optional()
           .describe('Follow this tag: the digest it names is read at every reconcile (one manifest HEAD).'),
-        semver: z.string().min(1).max(255).optional().describe('A semver range over the tags; the highest match is used (tags that are not semver are ignored).'),
+        semver: z
+          .string()
+          .min(1)
+          .max(255)
+          .optional()
+          .describe(
+            'A semver range over the tags; the highest match is used (tags that are not semver are ignored).',
+          ),
         digest: z
           .string()
           .regex(new RegExp(OCI_DIGEST_PATTERN), { message: 'must be sha256:<64 lower-case hex digits>' })
@@ -108,22 +128,29 @@ const ociSourceSchema = z
         operation: z
           .enum(['extract', 'copy'])
           .default('extract')
-          .describe('extract: the layer is a tar+gzip unpacked into the folder. copy: the layer is one file, written under its org.opencontainers.image.title annotation.'),
+          .describe(
+            'extract: the layer is a tar+gzip unpacked into the folder. copy: the layer is one file, written under its org.opencontainers.image.title annotation.',
+          ),
       })
       .optional()
       .describe('Which layer of the artifact is the content, and how it becomes files.'),
     insecure: z
       .boolean()
       .optional()
-      .describe('Reach the registry over plain HTTP. Refused unless the installation allows the registry (CONVOY_INSECURE_REGISTRIES).'),
-    secretRef: localObjectReference('A Secret with username and password, or of type kubernetes.io/dockerconfigjson.').optional(),
+      .describe(
+        'Reach the registry over plain HTTP. Refused unless the installation allows the registry (CONVOY_INSECURE_REGISTRIES).',
+      ),
+    secretRef: localObjectReference(
+      'A Secret with username and password, or of type kubernetes.io/dockerconfigjson.',
+    ).optional(),
     ...ociRegistryFields,
   })
   .meta(
     celRules(
       {
         rule: `self.url.matches('${OCI_ARTIFACT_URL_PATTERN.replace(/\\/g, '\\\\')}')`,
-        message: 'url must be oci://<host[:port]>/<lower-case repository path>, without credentials, query, tag or digest',
+        message:
+          'url must be oci://<host[:port]>/<lower-case repository path>, without credentials, query, tag or digest',
       },
       ...ociRegistryRules('url', { ociOnly: false }),
     ),
@@ -171,7 +198,11 @@ const helmContentSchema = z
       .enum(['Vendored', 'Resolve'])
       .default('Vendored')
       .describe('Vendored: charts/ must hold the dependencies. Resolve is not implemented (Unsupported).'),
-    values: z.record(z.string(), z.unknown()).optional().meta(PRESERVE_UNKNOWN).describe('Inline values, applied last.'),
+    values: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta(PRESERVE_UNKNOWN)
+      .describe('Inline values, applied last.'),
     valuesFrom: z.array(valuesLayerSchema).max(32).optional().describe('Values layers in order; later wins.'),
   })
   .describe('Helm rendering options.');
@@ -185,7 +216,10 @@ export const contentSchema = z
     helm: helmContentSchema.optional(),
   })
   .meta(
-    celRules({ rule: "!has(self.helm) || self.type == 'Helm'", message: 'helm is only allowed with type Helm' }),
+    celRules({
+      rule: "!has(self.helm) || self.type == 'Helm'",
+      message: 'helm is only allowed with type Helm',
+    }),
   )
   .describe('How the source is turned into Kubernetes objects.');
 
@@ -243,7 +277,12 @@ const ignoreRuleSchema = z
     name: z.string().max(253).optional().describe('Name of the object; empty matches any.'),
     namespace: z.string().max(63).optional().describe('Namespace of the object; empty matches any.'),
     jsonPointers: z
-      .array(z.string().max(1024).regex(/^(\/.*)?$/, { message: 'must be a JSON pointer starting with /' }))
+      .array(
+        z
+          .string()
+          .max(1024)
+          .regex(/^(\/.*)?$/, { message: 'must be a JSON pointer starting with /' }),
+      )
       .min(1)
       .max(64)
       .describe('JSON pointers (RFC 6901) of fields that may differ.'),
@@ -280,7 +319,9 @@ export const releaseSpecSchema = z
     suspend: z.boolean().default(false).describe('true: no reconcile; the observers keep observing.'),
     source: sourceSchema,
     content: contentSchema.prefault({}),
-    lifecycleRef: localObjectReference('A Lifecycle in the same namespace whose hooks run around syncs.').optional(),
+    lifecycleRef: localObjectReference(
+      'A Lifecycle in the same namespace whose hooks run around syncs.',
+    ).optional(),
     syncPolicy: syncPolicySchema.prefault({}),
     failurePolicy: z
       .object({

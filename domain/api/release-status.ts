@@ -30,7 +30,9 @@ const resolvedSourceSchema = z
     oci: z
       .object({ url: z.string(), digest: z.string(), tag: z.string().optional() })
       .optional()
-      .describe('The OCI artifact as resolved: its repository, the sha256 digest of its manifest, and the tag it was found by (none for a digest).'),
+      .describe(
+        'The OCI artifact as resolved: its repository, the sha256 digest of its manifest, and the tag it was found by (none for a digest).',
+      ),
   })
   .describe('The source the reconcile resolved.');
 
@@ -39,7 +41,9 @@ export const attemptSchema = z
     attemptedAt: timestamp('When the reconcile ran.'),
     phase: z
       .enum(['', 'Rendering', 'Syncing', 'Succeeded', 'Failed'])
-      .describe('Succeeded: a render was applied. Failed: a step failed. Empty: the reconcile waits. Syncing: a long apply is under way (see progress).'),
+      .describe(
+        'Succeeded: a render was applied. Failed: a step failed. Empty: the reconcile waits. Syncing: a long apply is under way (see progress).',
+      ),
     resolvedSource: resolvedSourceSchema.optional(),
     resolvedCluster: z
       .object({
@@ -60,18 +64,27 @@ export const attemptSchema = z
       .object({
         total: z.number().int().min(0).describe('Objects of the render.'),
         checked: z.number().int().min(0).describe('Objects the pre-apply dry run has checked so far.'),
-        applied: z.number().int().min(0).describe('Objects the apply has handled so far (written, or unchanged).'),
+        applied: z
+          .number()
+          .int()
+          .min(0)
+          .describe('Objects the apply has handled so far (written, or unchanged).'),
         updatedAt: timestamp('When these counts were written.'),
       })
       .optional()
-      .describe('Only while phase is Syncing: how far a reconcile that runs longer than the progress interval has come.'),
+      .describe(
+        'Only while phase is Syncing: how far a reconcile that runs longer than the progress interval has come.',
+      ),
     failure: z
       .object({
         stage: z.enum(failureStages).describe('The step that failed.'),
         reason: z.string().describe('The Applied reason of the failure.'),
         message: z.string().max(32768).describe('What failed, on which object, and what to do.'),
         hookName: z.string().optional().describe('The hook, when stage is HookFailed.'),
-        hookPhase: z.enum(['PreSync', 'PostSync']).optional().describe('The hook phase, when stage is HookFailed.'),
+        hookPhase: z
+          .enum(['PreSync', 'PostSync'])
+          .optional()
+          .describe('The hook phase, when stage is HookFailed.'),
       })
       .optional()
       .describe('Only when phase is Failed.'),

@@ -106,8 +106,10 @@ export function embeddedIpv4(ip: IpAddress): IpAddress | undefined {
   const zeros = (n: number) => b.slice(0, n).every((x) => x === 0);
   if (zeros(10) && b[10] === 0xff && b[11] === 0xff) return { family: 4, bytes: b.slice(12) };
   // IPv4-compatible (`::a.b.c.d`), but not `::` and `::1`, which are IPv6's own.
-  if (zeros(12) && !(b[12] === 0 && b[13] === 0 && b[14] === 0 && b[15] <= 1)) return { family: 4, bytes: b.slice(12) };
-  if (startsWith(b, [0x00, 0x64, 0xff, 0x9b]) && b.slice(4, 12).every((x) => x === 0)) return { family: 4, bytes: b.slice(12) };
+  if (zeros(12) && !(b[12] === 0 && b[13] === 0 && b[14] === 0 && b[15] <= 1))
+    return { family: 4, bytes: b.slice(12) };
+  if (startsWith(b, [0x00, 0x64, 0xff, 0x9b]) && b.slice(4, 12).every((x) => x === 0))
+    return { family: 4, bytes: b.slice(12) };
   if (b[0] === 0x20 && b[1] === 0x02) return { family: 4, bytes: b.slice(2, 6) };
   return undefined;
 }
@@ -115,7 +117,8 @@ export function embeddedIpv4(ip: IpAddress): IpAddress | undefined {
 /** The address a connection to `ip` reaches: an IPv4-mapped IPv6 address is its IPv4 address. */
 export function canonicalIp(ip: IpAddress): IpAddress {
   const b = ip.bytes;
-  if (ip.family === 6 && b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff) return { family: 4, bytes: b.slice(12) };
+  if (ip.family === 6 && b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff)
+    return { family: 4, bytes: b.slice(12) };
   return ip;
 }
 
@@ -125,7 +128,7 @@ export function formatIp(ip: IpAddress): string {
   for (let i = 0; i < 16; i += 2) groups.push(ip.bytes[i] * 256 + ip.bytes[i + 1]);
   // The longest run of zero groups (two or more) becomes `::` (RFC 5952).
   let best = { at: -1, len: 0 };
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -152,7 +155,11 @@ export function parseCidr(text: string): Cidr | undefined {
   const addressText = text.slice(0, slash);
   const bitsText = text.slice(slash + 1);
   if (!/^\d{1,3}$/.test(bitsText)) return undefined;
-  const ip = addressText.includes(':') ? parseIpv6(addressText) : /^\d{1,3}(\.\d{1,3}){3}$/.test(addressText) ? parseIpv4(addressText) : undefined;
+  const ip = addressText.includes(':')
+    ? parseIpv6(addressText)
+    : /^\d{1,3}(\.\d{1,3}){3}$/.test(addressText)
+      ? parseIpv4(addressText)
+      : undefined;
   if (ip === undefined) return undefined;
   const bits = Number(bitsText);
   if (bits > ip.bytes.length * 8) return undefined;

@@ -19,9 +19,20 @@
  * IPv6 addresses that carry an IPv4 address (mapped, compatible, NAT64, 6to4) are judged as that
  * IPv4 address too. Pure: the adapter (adapters/egress/) resolves and connects.
  */
-import { canonicalIp, cidrContains, embeddedIpv4, formatCidr, formatIp, parseCidr, parseIp, type Cidr, type IpAddress } from './ip.ts';
+import {
+  canonicalIp,
+  cidrContains,
+  embeddedIpv4,
+  formatCidr,
+  formatIp,
+  parseCidr,
+  parseIp,
+  type Cidr,
+  type IpAddress,
+} from './ip.ts';
 
-export type EgressRule = 'unspecified' | 'multicast' | 'loopback' | 'link-local' | 'reserved' | 'private' | 'cluster-network';
+export type EgressRule =
+  'unspecified' | 'multicast' | 'loopback' | 'link-local' | 'reserved' | 'private' | 'cluster-network';
 
 /** One entry of the allow list. */
 export type AllowEntry =
@@ -37,7 +48,10 @@ export interface EgressPolicy {
 }
 
 /** Nothing allowed beyond public addresses: what an installation that sets nothing gets. */
-export const STRICT_EGRESS: EgressPolicy = Object.freeze({ allow: Object.freeze([]), clusterNetworks: Object.freeze([]) });
+export const STRICT_EGRESS: EgressPolicy = Object.freeze({
+  allow: Object.freeze([]),
+  clusterNetworks: Object.freeze([]),
+});
 
 /**
  * Every address but the unspecified one and multicast: for requests made from a user's own machine
@@ -52,7 +66,8 @@ export const USER_MACHINE_EGRESS: EgressPolicy = Object.freeze({
   clusterNetworks: Object.freeze([]),
 });
 
-export type EgressDecision = { readonly allowed: true } | { readonly allowed: false; readonly rule: EgressRule };
+export type EgressDecision =
+  { readonly allowed: true } | { readonly allowed: false; readonly rule: EgressRule };
 
 const RANGES: readonly (readonly [EgressRule, string])[] = [
   ['unspecified', '0.0.0.0/8'],
@@ -74,7 +89,9 @@ const RANGES: readonly (readonly [EgressRule, string])[] = [
   ['private', 'fc00::/7'],
   ['private', 'fec0::/10'],
 ];
-const CLASSES: readonly (readonly [EgressRule, Cidr])[] = RANGES.map(([rule, text]) => [rule, parseCidr(text)!] as const);
+const CLASSES: readonly (readonly [EgressRule, Cidr])[] = RANGES.map(
+  ([rule, text]) => [rule, parseCidr(text)!] as const,
+);
 
 /** The rule an address falls under by itself (no allow list), or undefined for a public address. */
 export function classifyAddress(address: IpAddress): EgressRule | undefined {
@@ -104,7 +121,10 @@ function sameIp(a: IpAddress, b: IpAddress): boolean {
  * Whether convoy may connect to `address` (the literal, or what `host` resolved to) on `port` for
  * a URL naming `host`. The order is this file's header's.
  */
-export function decideEgress(policy: EgressPolicy, target: { host: string; port: number; address: IpAddress }): EgressDecision {
+export function decideEgress(
+  policy: EgressPolicy,
+  target: { host: string; port: number; address: IpAddress },
+): EgressDecision {
   const { port, address } = target;
   const host = normalHost(target.host);
   const own = classifyAddress(address);
@@ -118,7 +138,8 @@ export function decideEgress(policy: EgressPolicy, target: { host: string; port:
   if (exact) return { allowed: true };
   const inner = embeddedIpv4(canonicalIp(address));
   const inCluster = (ip: IpAddress) => policy.clusterNetworks.some((c) => cidrContains(c, ip));
-  if (inCluster(address) || (inner !== undefined && inCluster(inner))) return { allowed: false, rule: 'cluster-network' };
+  if (inCluster(address) || (inner !== undefined && inCluster(inner)))
+    return { allowed: false, rule: 'cluster-network' };
   if (policy.allow.some((e) => e.kind === 'cidr' && cidrContains(e.cidr, address))) return { allowed: true };
   return own === undefined ? { allowed: true } : { allowed: false, rule: own };
 }
@@ -132,26 +153,41 @@ const HOST_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])
 
 function parsePort(text: string, entry: string, setting: string): number {
   const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!(port >= 1 && port <= 65535)) throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} has no valid port (1-65535)`);
+  if (!(port >= 1 && port <= 65535))
+    throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} has no valid port (1-65535)`);
   return port;
 }
 
 function parseEntry(entry: string, setting: string): AllowEntry {
   const cidr = parseCidr(entry);
   if (cidr !== undefined) return { kind: 'cidr', cidr };
-  if (/^[0-9a-f:.]+\/\d*$/.test(entry)) throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} is not a CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
+  if (/^[0-9a-f:.]+\/\d*$/.test(entry))
+    throw new EgressSettingError(
+      `${setting}: ${JSON.stringify(entry)} is not a CIDR (e.g. 10.0.0.0/8, fd00::/8)`,
+    );
   const forms = 'none of CIDR, IP[:port], [IPv6]:port, host[:port] or *.domain[:port]';
-  if (/[/@]/.test(entry)) throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} is ${forms} (no scheme, path or user)`);
+  if (/[/@]/.test(entry))
+    throw new EgressSettingError(
+      `${setting}: ${JSON.stringify(entry)} is ${forms} (no scheme, path or user)`,
+    );
   // [v6]:port, [v6], v6 (no port), v4[:port], host[:port], *.suffix[:port]
   const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
   if (bracket) {
     const ip = parseIp(bracket[1]);
-    if (ip === undefined || ip.family !== 6) throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} is not an IPv6 address in brackets`);
-    return { kind: 'ip', ip, port: bracket[2] === undefined ? undefined : parsePort(bracket[2], entry, setting) };
+    if (ip === undefined || ip.family !== 6)
+      throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} is not an IPv6 address in brackets`);
+    return {
+      kind: 'ip',
+      ip,
+      port: bracket[2] === undefined ? undefined : parsePort(bracket[2], entry, setting),
+    };
   }
   if ((entry.match(/:/g) ?? []).length > 1) {
     const ip = parseIp(entry);
-    if (ip === undefined) throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} is not an IPv6 address (write [addr]:port for a port)`);
+    if (ip === undefined)
+      throw new EgressSettingError(
+        `${setting}: ${JSON.stringify(entry)} is not an IPv6 address (write [addr]:port for a port)`,
+      );
     return { kind: 'ip', ip };
   }
   const colon = entry.lastIndexOf(':');
@@ -159,7 +195,8 @@ function parseEntry(entry: string, setting: string): AllowEntry {
   const portOf = () => (colon < 0 ? undefined : parsePort(entry.slice(colon + 1), entry, setting));
   if (/^\d{1,3}(\.\d{1,3}){3}$/.test(name)) {
     const ip = parseIp(name);
-    if (ip === undefined) throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} is not an IPv4 address`);
+    if (ip === undefined)
+      throw new EgressSettingError(`${setting}: ${JSON.stringify(entry)} is not an IPv4 address`);
     return { kind: 'ip', ip, port: portOf() };
   }
   const wildcard = name.startsWith('*.');
@@ -176,30 +213,40 @@ function parseEntry(entry: string, setting: string): AllowEntry {
 
 /** The allow list from its text: entries separated by commas (or white space); empty: none. */
 export function parseEgressAllow(text: string | undefined, setting: string): AllowEntry[] {
-  const entries = (text ?? '').split(/[\s,]+/).map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  const entries = (text ?? '')
+    .split(/[\s,]+/)
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== '');
   return entries.map((e) => parseEntry(e, setting));
 }
 
 /** The cluster's networks from their text: CIDRs separated by commas; empty: none known. */
 export function parseClusterNetworks(text: string | undefined, setting: string): Cidr[] {
-  const entries = (text ?? '').split(/[\s,]+/).map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  const entries = (text ?? '')
+    .split(/[\s,]+/)
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== '');
   return entries.map((e) => {
     const cidr = parseCidr(e);
-    if (cidr === undefined) throw new EgressSettingError(`${setting}: ${JSON.stringify(e)} is not a CIDR (e.g. 10.96.0.0/12)`);
+    if (cidr === undefined)
+      throw new EgressSettingError(`${setting}: ${JSON.stringify(e)} is not a CIDR (e.g. 10.96.0.0/12)`);
     return cidr;
   });
 }
 
 /** An entry as the settings write it (for banners and messages). */
 export function formatAllowEntry(entry: AllowEntry): string {
-  const withPort = (text: string, port: number | undefined) => (port === undefined ? text : `${text}:${port}`);
+  const withPort = (text: string, port: number | undefined) =>
+    port === undefined ? text : `${text}:${port}`;
   switch (entry.kind) {
     case 'host':
       return withPort(entry.host, entry.port);
     case 'suffix':
       return withPort(`*${entry.suffix}`, entry.port);
     case 'ip':
-      return entry.ip.family === 6 && entry.port !== undefined ? `[${formatIp(entry.ip)}]:${entry.port}` : withPort(formatIp(entry.ip), entry.port);
+      return entry.ip.family === 6 && entry.port !== undefined
+        ? `[${formatIp(entry.ip)}]:${entry.port}`
+        : withPort(formatIp(entry.ip), entry.port);
     case 'cidr':
       return formatCidr(entry.cidr);
   }

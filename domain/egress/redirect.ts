@@ -43,7 +43,12 @@ export type RedirectStep =
  * The next hop of a redirect from `from` (the URL answered 3xx with `location`), given the URLs
  * already visited (the first request's included) and the origin credentials were meant for.
  */
-export function redirectStep(from: URL, location: string, visited: readonly string[], credentialsOrigin: string): RedirectStep {
+export function redirectStep(
+  from: URL,
+  location: string,
+  visited: readonly string[],
+  credentialsOrigin: string,
+): RedirectStep {
   let next: URL;
   try {
     next = new URL(location, from);
@@ -52,10 +57,22 @@ export function redirectStep(from: URL, location: string, visited: readonly stri
   }
   next.hash = '';
   const problem = urlProblem(next);
-  if (problem === 'scheme') return { ok: false, reason: `redirected to a ${next.protocol.replace(/:$/, '')} URL; only http(s) is followed` };
-  if (problem !== undefined) return { ok: false, reason: `redirected to a URL convoy does not follow: ${describeUrlProblem(problem, '')}` };
+  if (problem === 'scheme')
+    return {
+      ok: false,
+      reason: `redirected to a ${next.protocol.replace(/:$/, '')} URL; only http(s) is followed`,
+    };
+  if (problem !== undefined)
+    return {
+      ok: false,
+      reason: `redirected to a URL convoy does not follow: ${describeUrlProblem(problem, '')}`,
+    };
   if (from.protocol === 'https:' && next.protocol === 'http:') {
-    return { ok: false, reason: 'redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only' };
+    return {
+      ok: false,
+      reason:
+        'redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only',
+    };
   }
   if (visited.includes(next.href)) return { ok: false, reason: 'redirect loop' };
   if (visited.length > MAX_REDIRECTS) return { ok: false, reason: `more than ${MAX_REDIRECTS} redirects` };
@@ -66,7 +83,12 @@ export function redirectStep(from: URL, location: string, visited: readonly stri
 export const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'cookie', 'proxy-authorization'];
 
 /** The headers for a hop: without credentials when the hop leaves their origin. */
-export function headersForHop(headers: Readonly<Record<string, string>>, sameOrigin: boolean): Record<string, string> {
+export function headersForHop(
+  headers: Readonly<Record<string, string>>,
+  sameOrigin: boolean,
+): Record<string, string> {
   if (sameOrigin) return { ...headers };
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name.toLowerCase())));
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name.toLowerCase())),
+  );
 }

@@ -13,7 +13,16 @@ import { toRfc3339 } from '../status/conditions.ts';
 import { failingEntry } from './failing.ts';
 import type { Member } from './generate-fleet.ts';
 import { FleetAnnotation } from './labels.ts';
-import { event, frozen, names, rollbackWrites, sortMembers, succeededMessage, writesFor, type Sorted } from './rollout-members.ts';
+import {
+  event,
+  frozen,
+  names,
+  rollbackWrites,
+  sortMembers,
+  succeededMessage,
+  writesFor,
+  type Sorted,
+} from './rollout-members.ts';
 import type { StepPlan } from './steps.ts';
 import { BATCH_RECHECK_SECONDS, type FleetStopName } from './stops.ts';
 import type { ChildWrite } from './writes.ts';
@@ -65,7 +74,9 @@ export function advanceRollout(input: RolloutInput): RolloutOutcome {
   const state = previous?.revision?.id === revision.id ? previous.rollout?.state : undefined;
   if (request.kind === 'requested' && state !== 'RolledBack') return requestedRollback(input, request.target);
   const outcome = advance(input);
-  return request.kind === 'ignored' ? { ...outcome, message: `${outcome.message}; ${request.note}` } : outcome;
+  return request.kind === 'ignored'
+    ? { ...outcome, message: `${outcome.message}; ${request.note}` }
+    : outcome;
 }
 
 /** convoy.dev/rollback: every Cluster this revision updated back to `target`, where the rollout stands. */
@@ -76,7 +87,10 @@ function requestedRollback(input: RolloutInput, target: Revision): RolloutOutcom
   const k = byName >= 0 ? byName : 0;
   const rb = rollbackWrites(input.members, target);
   const rolled = rb.writes.length + rb.pinned;
-  const left = rb.notPossible.length > 0 ? `; ${rb.notPossible.length} not rolled back (created by this rollout or not ready at that revision: ${names(rb.notPossible)})` : '';
+  const left =
+    rb.notPossible.length > 0
+      ? `; ${rb.notPossible.length} not rolled back (created by this rollout or not ready at that revision: ${names(rb.notPossible)})`
+      : '';
   const message = `rollback requested (${FleetAnnotation.rollback}=${revision.id}): rolled back ${rolled} Clusters to revision ${target.id} (lastSucceededRevision)${left}`;
   const finishedAt = steps.map((step) => {
     const prior = before === undefined ? undefined : previous?.steps?.find((s) => s.name === step.name);
@@ -118,9 +132,17 @@ function advance(input: RolloutInput): RolloutOutcome {
   // An active rollout: resume where status says, or start at the first step.
   const byName = before === undefined ? -1 : steps.findIndex((s) => s.name === before.stepName);
   let k = byName >= 0 ? byName : Math.min(before?.step ?? 0, last);
-  let stepStartedAt = before !== undefined && steps[k]?.name === before.stepName ? before.stepStartedAt : undefined;
+  let stepStartedAt =
+    before !== undefined && steps[k]?.name === before.stepName ? before.stepStartedAt : undefined;
   let healthySince = stepStartedAt === undefined ? undefined : before?.healthySince;
-  if (before === undefined) events.push(event('Normal', 'RolloutStarted', `rolling out revision ${revision.id} to ${members.length} Clusters in ${steps.length} steps`));
+  if (before === undefined)
+    events.push(
+      event(
+        'Normal',
+        'RolloutStarted',
+        `rolling out revision ${revision.id} to ${members.length} Clusters in ${steps.length} steps`,
+      ),
+    );
 
   const rolloutAt = (state: RolloutStatus['state']): RolloutStatus => ({
     state,
@@ -150,12 +172,27 @@ function advance(input: RolloutInput): RolloutOutcome {
           writes: writesFor(earlier),
           succeeded: false,
           finishedAt,
-          events: first ? [...events, event('Normal', 'WaitingForApproval', `step ${step.name} waits for convoy.dev/approve=${step.name}@${revision.id}`)] : events,
+          events: first
+            ? [
+                ...events,
+                event(
+                  'Normal',
+                  'WaitingForApproval',
+                  `step ${step.name} waits for convoy.dev/approve=${step.name}@${revision.id}`,
+                ),
+              ]
+            : events,
         };
       }
       stepStartedAt = nowText;
       healthySince = undefined;
-      events.push(event('Normal', 'StepStarted', `step ${step.name} started: ${step.clusters.length} Clusters, at most ${step.maxConcurrent} at once`));
+      events.push(
+        event(
+          'Normal',
+          'StepStarted',
+          `step ${step.name} started: ${step.clusters.length} Clusters, at most ${step.maxConcurrent} at once`,
+        ),
+      );
     }
 
     const started = Date.parse(stepStartedAt);
@@ -163,7 +200,18 @@ function advance(input: RolloutInput): RolloutOutcome {
     const open = [...sorted.inFlight, ...sorted.pending];
     const pastDeadline = now.getTime() >= deadline && open.length > 0;
     if (sorted.failed.length > step.maxFailures || pastDeadline) {
-      return fail({ input, step, k, sorted, open, pastDeadline, rollout: rolloutAt, finishedAt, events, earlier });
+      return fail({
+        input,
+        step,
+        k,
+        sorted,
+        open,
+        pastDeadline,
+        rollout: rolloutAt,
+        finishedAt,
+        events,
+        earlier,
+      });
     }
 
     if (open.length === 0) {
@@ -182,7 +230,13 @@ function advance(input: RolloutInput): RolloutOutcome {
         };
       }
       finishedAt[k] = nowText;
-      events.push(event('Normal', 'StepSucceeded', `step ${step.name} succeeded: ${sorted.ready.length} Clusters ready${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed within maxFailures` : ''}`));
+      events.push(
+        event(
+          'Normal',
+          'StepSucceeded',
+          `step ${step.name} succeeded: ${sorted.ready.length} Clusters ready${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed within maxFailures` : ''}`,
+        ),
+      );
       if (k === last) {
         events.push(event('Normal', 'RolloutSucceeded', succeededMessage(revision, members.length)));
         return {
@@ -202,21 +256,53 @@ function advance(input: RolloutInput): RolloutOutcome {
     }
 
     healthySince = undefined;
-    return batchOutcome({ step, sorted, earlier, deadline, now, rollout: rolloutAt('Progressing'), finishedAt, events });
+    return batchOutcome({
+      step,
+      sorted,
+      earlier,
+      deadline,
+      now,
+      rollout: rolloutAt('Progressing'),
+      finishedAt,
+      events,
+    });
   }
 }
 
 /** A rollout of this revision that already ended (Succeeded, Halted, RolledBack) stays as it ended; undefined: it is active. */
-function endedRollout(input: RolloutInput, before: RolloutStatus | undefined, finishedAt: (string | undefined)[]): RolloutOutcome | undefined {
+function endedRollout(
+  input: RolloutInput,
+  before: RolloutStatus | undefined,
+  finishedAt: (string | undefined)[],
+): RolloutOutcome | undefined {
   const { revision, members, previous } = input;
   const events: EventIntent[] = [];
   if (before?.state === 'Succeeded') {
     const writes = input.rollout.paused ? [] : writesFor(members);
-    return { rollout: before, stop: 'succeeded', message: succeededMessage(revision, members.length), writes, succeeded: true, finishedAt, events };
+    return {
+      rollout: before,
+      stop: 'succeeded',
+      message: succeededMessage(revision, members.length),
+      writes,
+      succeeded: true,
+      finishedAt,
+      events,
+    };
   }
   if (before?.state === 'Halted') {
-    const message = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded')?.message ?? `the rollout of revision ${revision.id} halted`;
-    return { rollout: before, stop: 'stepFailed', message, writes: [], succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
+    const message =
+      previous?.conditions?.find((c) => c.type === 'RolloutSucceeded')?.message ??
+      `the rollout of revision ${revision.id} halted`;
+    return {
+      rollout: before,
+      stop: 'stepFailed',
+      message,
+      writes: [],
+      succeeded: false,
+      finishedAt,
+      events,
+      frozenFailing: frozen(previous),
+    };
   }
   if (before?.state === 'RolledBack') {
     const target = previous?.lastSucceededRevision;
@@ -224,7 +310,16 @@ function endedRollout(input: RolloutInput, before: RolloutStatus | undefined, fi
     const condition = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded');
     const message = condition?.message ?? `the rollout of revision ${revision.id} was rolled back`;
     const stop = condition?.reason === RolloutReason.RollbackRequested ? 'rollbackRequested' : 'rolledBack';
-    return { rollout: before, stop, message, writes: input.rollout.paused ? [] : rb.writes, succeeded: false, finishedAt, events, frozenFailing: frozen(previous) };
+    return {
+      rollout: before,
+      stop,
+      message,
+      writes: input.rollout.paused ? [] : rb.writes,
+      succeeded: false,
+      finishedAt,
+      events,
+      frozenFailing: frozen(previous),
+    };
   }
 
   return undefined;
@@ -246,7 +341,10 @@ function pausedOutcome(
     writes: [],
     succeeded: false,
     finishedAt,
-    events: before?.state === 'Paused' ? events : [...events, event('Normal', 'Paused', `rollout paused at step ${stepName}`)],
+    events:
+      before?.state === 'Paused'
+        ? events
+        : [...events, event('Normal', 'Paused', `rollout paused at step ${stepName}`)],
   };
 }
 
@@ -273,7 +371,10 @@ function batchOutcome(b: {
       `${sorted.pending.length - batch.length > 0 ? `, ${sorted.pending.length - batch.length} waiting for a slot (maxConcurrent ${step.maxConcurrent})` : ''}` +
       `${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed (maxFailures ${step.maxFailures})` : ''}; deadline ${toRfc3339(new Date(deadline))}`,
     writes: [...writesFor(batch), ...writesFor(restores)],
-    requeueAfterSeconds: Math.max(1, Math.min(BATCH_RECHECK_SECONDS, Math.ceil((deadline - now.getTime()) / 1000))),
+    requeueAfterSeconds: Math.max(
+      1,
+      Math.min(BATCH_RECHECK_SECONDS, Math.ceil((deadline - now.getTime()) / 1000)),
+    ),
     succeeded: false,
     finishedAt,
     events,
@@ -296,16 +397,37 @@ interface FailInput {
 function fail(f: FailInput): RolloutOutcome {
   const { input, step, k, sorted, open, pastDeadline } = f;
   const { revision, now, previous } = input;
-  const timeoutText = pastDeadline ? `step ${step.name} passed its deadline (stepTimeout from ${f.rollout('Halted').stepStartedAt ?? ''})` : undefined;
+  const timeoutText = pastDeadline
+    ? `step ${step.name} passed its deadline (stepTimeout from ${f.rollout('Halted').stepStartedAt ?? ''})`
+    : undefined;
   const failing: FailingCluster[] = [];
   for (const m of sorted.failed) {
-    if (m.state.kind === 'updated') failing.push(failingEntry({ cluster: m.cluster.name, release: m.state.release, verdict: m.state.verdict, now }));
+    if (m.state.kind === 'updated')
+      failing.push(
+        failingEntry({ cluster: m.cluster.name, release: m.state.release, verdict: m.state.verdict, now }),
+      );
   }
   if (timeoutText !== undefined) {
     for (const m of open) {
-      if (m.state.kind === 'updated') failing.push(failingEntry({ cluster: m.cluster.name, release: m.state.release, verdict: m.state.verdict, timedOut: timeoutText, now }));
+      if (m.state.kind === 'updated')
+        failing.push(
+          failingEntry({
+            cluster: m.cluster.name,
+            release: m.state.release,
+            verdict: m.state.verdict,
+            timedOut: timeoutText,
+            now,
+          }),
+        );
       else if (m.state.kind !== 'held')
-        failing.push({ cluster: m.cluster.name, release: m.name, signal: 'Applied', reason: 'StepTimeout', message: `${timeoutText}: not written yet (waiting for a slot)`, since: toRfc3339(now) });
+        failing.push({
+          cluster: m.cluster.name,
+          release: m.name,
+          signal: 'Applied',
+          reason: 'StepTimeout',
+          message: `${timeoutText}: not written yet (waiting for a slot)`,
+          since: toRfc3339(now),
+        });
     }
   }
   failing.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
@@ -318,7 +440,10 @@ function fail(f: FailInput): RolloutOutcome {
   if (step.onFailure === 'RollbackFleet' && target !== undefined && target.id !== revision.id) {
     const rb = rollbackWrites(input.members, target);
     const rolled = rb.writes.length + rb.pinned;
-    const left = rb.notPossible.length > 0 ? `; ${rb.notPossible.length} not rolled back (created by this rollout or not ready at that revision: ${names(rb.notPossible)})` : '';
+    const left =
+      rb.notPossible.length > 0
+        ? `; ${rb.notPossible.length} not rolled back (created by this rollout or not ready at that revision: ${names(rb.notPossible)})`
+        : '';
     const message = `${why}; rolled back ${rolled} Clusters to revision ${target.id} (lastSucceededRevision)${left}`;
     return {
       rollout: f.rollout('RolledBack'),
@@ -331,7 +456,10 @@ function fail(f: FailInput): RolloutOutcome {
       events: [...f.events, event('Warning', 'RolledBack', message)],
     };
   }
-  const noTarget = step.onFailure === 'RollbackFleet' ? '; onFailure is RollbackFleet but no earlier revision succeeded, so there is nothing to roll back to: halted' : '; halted (onFailure Halt)';
+  const noTarget =
+    step.onFailure === 'RollbackFleet'
+      ? '; onFailure is RollbackFleet but no earlier revision succeeded, so there is nothing to roll back to: halted'
+      : '; halted (onFailure Halt)';
   const message = `${why}${noTarget}`;
   return {
     rollout: f.rollout('Halted'),

@@ -10,7 +10,12 @@ import { FleetAnnotation, FleetLabel } from './labels.ts';
 
 export type ChildState =
   | { readonly kind: 'missing' }
-  | { readonly kind: 'held'; readonly release: Release; readonly reason: 'PinnedByUser' | 'Suspended'; readonly message: string }
+  | {
+      readonly kind: 'held';
+      readonly release: Release;
+      readonly reason: 'PinnedByUser' | 'Suspended';
+      readonly message: string;
+    }
   | { readonly kind: 'outdated'; readonly release: Release }
   | { readonly kind: 'updated'; readonly release: Release; readonly verdict: Verdict };
 
@@ -33,15 +38,19 @@ function ownerReferences(release: Release): OwnerRef[] {
 export function isChildOf(release: Release, set: { name: string; uid: string }): boolean {
   const refs = ownerReferences(release);
   if (refs.some((r) => r.uid === set.uid)) return true;
-  return release.metadata.labels?.[FleetLabel.releaseSet] === set.name && !refs.some((r) => r.controller === true);
+  return (
+    release.metadata.labels?.[FleetLabel.releaseSet] === set.name && !refs.some((r) => r.controller === true)
+  );
 }
 
 /** Who holds a name the set wants, for a NameConflict message. */
 export function holderOf(release: Release): string {
-  const owner = (release.metadata as { ownerReferences?: { kind?: unknown; name?: unknown; controller?: unknown }[] }).ownerReferences?.find(
-    (r) => r.controller === true,
-  );
-  return owner === undefined ? 'a Release no ReleaseSet owns' : `a Release owned by ${String(owner.kind)} ${String(owner.name)}`;
+  const owner = (
+    release.metadata as { ownerReferences?: { kind?: unknown; name?: unknown; controller?: unknown }[] }
+  ).ownerReferences?.find((r) => r.controller === true);
+  return owner === undefined
+    ? 'a Release no ReleaseSet owns'
+    : `a Release owned by ${String(owner.kind)} ${String(owner.name)}`;
 }
 
 /** The user pinned the child (convoy.dev/pin that the set did not set during a rollback). */
@@ -55,10 +64,21 @@ export function childState(release: Release | undefined, revisionId: string): Ch
   if (release === undefined) return { kind: 'missing' };
   const pin = userPin(release);
   if (pin !== undefined)
-    return { kind: 'held', release, reason: 'PinnedByUser', message: `pinned by its user to ${pin} (convoy.dev/pin); the set does not update it until unpinned` };
+    return {
+      kind: 'held',
+      release,
+      reason: 'PinnedByUser',
+      message: `pinned by its user to ${pin} (convoy.dev/pin); the set does not update it until unpinned`,
+    };
   if (release.spec.suspend)
-    return { kind: 'held', release, reason: 'Suspended', message: 'suspended by its user (spec.suspend); the set does not update it until resumed' };
-  if (release.metadata.annotations?.[FleetAnnotation.revision] !== revisionId) return { kind: 'outdated', release };
+    return {
+      kind: 'held',
+      release,
+      reason: 'Suspended',
+      message: 'suspended by its user (spec.suspend); the set does not update it until resumed',
+    };
+  if (release.metadata.annotations?.[FleetAnnotation.revision] !== revisionId)
+    return { kind: 'outdated', release };
   return { kind: 'updated', release, verdict: combinedVerdict(release) };
 }
 
@@ -69,7 +89,9 @@ export function conditionOfSignal(release: Release, signal: string): Condition |
 }
 
 /** The revision id a child is at, if any. */
-export const revisionOfChild = (release: Release): string | undefined => release.metadata.annotations?.[FleetAnnotation.revision];
+export const revisionOfChild = (release: Release): string | undefined =>
+  release.metadata.annotations?.[FleetAnnotation.revision];
 
 /** The Cluster a child targets: its label, else its spec. */
-export const clusterOfChild = (release: Release): string => release.metadata.labels?.[FleetLabel.cluster] ?? release.spec.cluster.name;
+export const clusterOfChild = (release: Release): string =>
+  release.metadata.labels?.[FleetLabel.cluster] ?? release.spec.cluster.name;

@@ -10,7 +10,14 @@ import { nextCondition } from '../status/conditions.ts';
 import type { EventIntent } from '../status/release-events.ts';
 import { advanceRollout, type RolloutOutcome } from './advance-rollout.ts';
 import { clusterOfChild } from './child-state.ts';
-import { failingFields, failingNow, heldFields, clusterCounts, releaseConditionCounts, stepStatuses } from './fleet-status.ts';
+import {
+  failingFields,
+  failingNow,
+  heldFields,
+  clusterCounts,
+  releaseConditionCounts,
+  stepStatuses,
+} from './fleet-status.ts';
 import { generateFleet, type ClusterRead, type Generation, type SourceResolution } from './generate-fleet.ts';
 import { FleetAnnotation } from './labels.ts';
 import { FleetCondition, GeneratedReason } from './reasons.ts';
@@ -48,10 +55,28 @@ export function decideFleet(input: FleetInput): FleetDecision {
   const previous = set.status;
   const generation = set.metadata.generation ?? 0;
   if (set.metadata.deletionTimestamp !== undefined)
-    return { status: previous ?? {}, writes: [], requeueAfterSeconds: undefined, retry: false, stop: 'deleting', events: [] };
-  const identity = { name: set.metadata.name, namespace: set.metadata.namespace ?? 'default', uid: set.metadata.uid ?? '' };
+    return {
+      status: previous ?? {},
+      writes: [],
+      requeueAfterSeconds: undefined,
+      retry: false,
+      stop: 'deleting',
+      events: [],
+    };
+  const identity = {
+    name: set.metadata.name,
+    namespace: set.metadata.namespace ?? 'default',
+    uid: set.metadata.uid ?? '',
+  };
 
-  const generated = generateFleet({ set: identity, spec: set.spec, status: previous, clusters: input.clusters, source: input.source, releases: input.releases });
+  const generated = generateFleet({
+    set: identity,
+    spec: set.spec,
+    status: previous,
+    clusters: input.clusters,
+    source: input.source,
+    releases: input.releases,
+  });
   if (!generated.ok) return stopped(set, generated, now, generation);
 
   const outcome = advanceRollout({
@@ -64,15 +89,37 @@ export function decideFleet(input: FleetInput): FleetDecision {
     rollbackRequest: set.metadata.annotations?.[FleetAnnotation.rollback],
     now,
   });
-  const removals = set.spec.rollout.paused ? [] : removalWrites(generated.removed, set.spec.clusters.onRemoval);
+  const removals = set.spec.rollout.paused
+    ? []
+    : removalWrites(generated.removed, set.spec.clusters.onRemoval);
   const stopRow = FleetStops[outcome.stop];
   const generatedMessage =
     `${generated.members.length} child Releases generated at revision ${generated.revision.id}` +
-    (generated.missingNames.length > 0 ? `; spec.clusters.names not found: ${generated.missingNames.slice(0, 10).join(', ')}` : '');
+    (generated.missingNames.length > 0
+      ? `; spec.clusters.names not found: ${generated.missingNames.slice(0, 10).join(', ')}`
+      : '');
   const stamp = { generation, now };
   const conditions = [
-    nextCondition(previous?.conditions, { type: FleetCondition.Generated, status: 'True', reason: GeneratedReason.Generated, message: generatedMessage }, stamp),
-    nextCondition(previous?.conditions, { type: FleetCondition.RolloutSucceeded, status: stopRow.status, reason: stopRow.reason, message: outcome.message }, stamp),
+    nextCondition(
+      previous?.conditions,
+      {
+        type: FleetCondition.Generated,
+        status: 'True',
+        reason: GeneratedReason.Generated,
+        message: generatedMessage,
+      },
+      stamp,
+    ),
+    nextCondition(
+      previous?.conditions,
+      {
+        type: FleetCondition.RolloutSucceeded,
+        status: stopRow.status,
+        reason: stopRow.reason,
+        message: outcome.message,
+      },
+      stamp,
+    ),
   ];
   const lastSucceededRevision = outcome.succeeded ? generated.revision : previous?.lastSucceededRevision;
   const status: ReleaseSetStatus = {
@@ -107,20 +154,46 @@ function failingOf(
 }
 
 function removalWrites(removed: readonly Release[], onRemoval: 'Delete' | 'Orphan'): ChildWrite[] {
-  return removed.map((r) => ({ action: onRemoval === 'Delete' ? 'delete' : 'orphan', name: r.metadata.name, cluster: clusterOfChild(r) }));
+  return removed.map((r) => ({
+    action: onRemoval === 'Delete' ? 'delete' : 'orphan',
+    name: r.metadata.name,
+    cluster: clusterOfChild(r),
+  }));
 }
 
 /** A stop before the rollout: Generated False; everything else of the status stays as it was. */
-function stopped(set: ReleaseSet, generated: Extract<Generation, { ok: false }>, now: Date, generation: number): FleetDecision {
+function stopped(
+  set: ReleaseSet,
+  generated: Extract<Generation, { ok: false }>,
+  now: Date,
+  generation: number,
+): FleetDecision {
   const previous = set.status;
   const row = FleetStops[generated.stop];
   const stamp = { generation, now };
-  const generatedCondition = nextCondition(previous?.conditions, { type: FleetCondition.Generated, status: 'False', reason: row.reason, message: generated.message }, stamp);
+  const generatedCondition = nextCondition(
+    previous?.conditions,
+    { type: FleetCondition.Generated, status: 'False', reason: row.reason, message: generated.message },
+    stamp,
+  );
   const rolloutCondition =
     previous?.conditions?.find((c) => c.type === FleetCondition.RolloutSucceeded) ??
-    nextCondition(undefined, { type: FleetCondition.RolloutSucceeded, status: 'Unknown', reason: row.reason, message: `no rollout yet: ${generated.message}` }, stamp);
+    nextCondition(
+      undefined,
+      {
+        type: FleetCondition.RolloutSucceeded,
+        status: 'Unknown',
+        reason: row.reason,
+        message: `no rollout yet: ${generated.message}`,
+      },
+      stamp,
+    );
   return {
-    status: { ...previous, observedGeneration: generation, conditions: [generatedCondition, rolloutCondition] },
+    status: {
+      ...previous,
+      observedGeneration: generation,
+      conditions: [generatedCondition, rolloutCondition],
+    },
     writes: [],
     requeueAfterSeconds: undefined,
     retry: row.retry,
@@ -129,11 +202,23 @@ function stopped(set: ReleaseSet, generated: Extract<Generation, { ok: false }>,
   };
 }
 
-function generatedEvents(previous: ReleaseSetStatus | undefined, reason: string, message: string): EventIntent[] {
+function generatedEvents(
+  previous: ReleaseSetStatus | undefined,
+  reason: string,
+  message: string,
+): EventIntent[] {
   const before = previous?.conditions?.find((c) => c.type === FleetCondition.Generated);
-  if (before?.reason === reason && (reason === GeneratedReason.Generated || before.message === message)) return [];
+  if (before?.reason === reason && (reason === GeneratedReason.Generated || before.message === message))
+    return [];
   const type = reason === GeneratedReason.Generated ? 'Normal' : 'Warning';
-  return [{ type, reason, action: 'Generate', note: message.length <= 1024 ? message : `${message.slice(0, 1023)}…` }];
+  return [
+    {
+      type,
+      reason,
+      action: 'Generate',
+      note: message.length <= 1024 ? message : `${message.slice(0, 1023)}…`,
+    },
+  ];
 }
 
 /**
@@ -151,16 +236,30 @@ const WRITE_FAILURE_CHARS = 800;
  * False, retried with backoff). Nothing else changes: the children the next reconcile reads say
  * what was written, so the writes that failed are simply made again.
  */
-export function withWriteFailures(decision: FleetDecision, failures: readonly { name: string; message: string }[], generation: number, now: Date): FleetDecision {
+export function withWriteFailures(
+  decision: FleetDecision,
+  failures: readonly { name: string; message: string }[],
+  generation: number,
+  now: Date,
+): FleetDecision {
   if (failures.length === 0) return decision;
   const shown = failures
     .slice(0, 5)
-    .map((f) => `${f.name}: ${f.message.length <= WRITE_FAILURE_CHARS ? f.message : `${f.message.slice(0, WRITE_FAILURE_CHARS - 1)}…`}`)
+    .map(
+      (f) =>
+        `${f.name}: ${f.message.length <= WRITE_FAILURE_CHARS ? f.message : `${f.message.slice(0, WRITE_FAILURE_CHARS - 1)}…`}`,
+    )
     .join('; ');
   const message = `writing ${failures.length} of ${decision.writes.length} child Releases failed (retried): ${shown}${failures.length > 5 ? `; and ${failures.length - 5} more` : ''}`;
   const row = FleetStops.writeFailed;
   const conditions = (decision.status.conditions ?? []).map((c) =>
-    c.type === FleetCondition.RolloutSucceeded ? nextCondition(decision.status.conditions, { type: c.type, status: row.status, reason: row.reason, message }, { generation, now }) : c,
+    c.type === FleetCondition.RolloutSucceeded
+      ? nextCondition(
+          decision.status.conditions,
+          { type: c.type, status: row.status, reason: row.reason, message },
+          { generation, now },
+        )
+      : c,
   );
   return {
     ...decision,
@@ -168,6 +267,9 @@ export function withWriteFailures(decision: FleetDecision, failures: readonly { 
     retry: true,
     requeueAfterSeconds: undefined,
     stop: 'writeFailed',
-    events: [...decision.events, { type: 'Warning', reason: row.reason, action: 'Apply', note: message.slice(0, 1024) }],
+    events: [
+      ...decision.events,
+      { type: 'Warning', reason: row.reason, action: 'Apply', note: message.slice(0, 1024) },
+    ],
   };
 }

@@ -42,8 +42,12 @@ export function failingEntry(input: FailingInput): FailingCluster {
   };
 }
 
-export function failingList(entries: readonly FailingCluster[]): { failing: FailingCluster[]; failingOmitted: number } {
-  return { failing: entries.slice(0, MAX_FAILING), failingOmitted: Math.max(0, entries.length - MAX_FAILING) };
+export function failingList(entries: readonly FailingCluster[]): {
+  failing: FailingCluster[];
+  failingOmitted: number;
+} {
+  return {
+    failing: entries.slice(0, MAX_FAILING),
+    failingOmitted: Math.max(0, entries.length - MAX_FAILING),
+  };
 }
-
-

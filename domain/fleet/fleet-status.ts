@@ -29,17 +29,24 @@ export function clusterCounts(members: readonly Member[]): Counts {
 }
 
 export function releaseConditionCounts(members: readonly Member[]): ConditionCounts {
-  const out = Object.fromEntries(COUNTED.map((t) => [t, { True: 0, False: 0, Unknown: 0 }])) as ConditionCounts;
+  const out = Object.fromEntries(
+    COUNTED.map((t) => [t, { True: 0, False: 0, Unknown: 0 }]),
+  ) as ConditionCounts;
   for (const m of members) {
     if (m.state.kind === 'missing') continue;
     for (const c of m.state.release.status?.conditions ?? []) {
-      if ((COUNTED as readonly string[]).includes(c.type)) out[c.type as (typeof COUNTED)[number]][c.status]++;
+      if ((COUNTED as readonly string[]).includes(c.type))
+        out[c.type as (typeof COUNTED)[number]][c.status]++;
     }
   }
   return out;
 }
 
-export function stepStatuses(steps: readonly StepPlan[], members: readonly Member[], outcome: RolloutOutcome): StepStatus[] {
+export function stepStatuses(
+  steps: readonly StepPlan[],
+  members: readonly Member[],
+  outcome: RolloutOutcome,
+): StepStatus[] {
   const current = outcome.rollout.step;
   return steps.map((step, k) => {
     const counts = clusterCounts(members.filter((m) => m.step === k));
@@ -72,17 +79,23 @@ export function failingNow(members: readonly Member[], now: Date): FailingCluste
   const out: FailingCluster[] = [];
   for (const m of members) {
     if (m.state.kind !== 'updated' || m.state.verdict.ready || m.state.verdict.kind !== 'failure') continue;
-    out.push(failingEntry({ cluster: m.cluster.name, release: m.state.release, verdict: m.state.verdict, now }));
+    out.push(
+      failingEntry({ cluster: m.cluster.name, release: m.state.release, verdict: m.state.verdict, now }),
+    );
   }
   return out;
 }
 
-export function failingFields(entries: readonly FailingCluster[]): Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'> {
+export function failingFields(
+  entries: readonly FailingCluster[],
+): Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'> {
   const { failing, failingOmitted } = failingList(entries);
   return { failing, failingOmitted };
 }
 
 export function heldFields(members: readonly Member[]): Pick<ReleaseSetStatus, 'held' | 'heldOmitted'> {
-  const held = members.flatMap((m) => (m.state.kind === 'held' ? [{ cluster: m.cluster.name, release: m.name, reason: m.state.reason }] : []));
+  const held = members.flatMap((m) =>
+    m.state.kind === 'held' ? [{ cluster: m.cluster.name, release: m.name, reason: m.state.reason }] : [],
+  );
   return { held: held.slice(0, MAX_FAILING), heldOmitted: Math.max(0, held.length - MAX_FAILING) };
 }

@@ -54,7 +54,8 @@ export interface GenerationFailure {
   readonly message: string;
 }
 
-export type Generated = { readonly ok: true; readonly child: ChildObject } | ({ readonly ok: false } & GenerationFailure);
+export type Generated =
+  { readonly ok: true; readonly child: ChildObject } | ({ readonly ok: false } & GenerationFailure);
 
 /** The revision a child came from before this one, recorded for a fleet rollback. */
 export interface PreviousRevision {
@@ -67,7 +68,14 @@ const OBJECT_NAME = objectName('The name of a child Release.');
 export const childName = (set: string, cluster: string): string => `${set}-${cluster}`;
 
 export function ownerReferenceOf(set: SetIdentity): OwnerReference {
-  return { apiVersion: `${API_GROUP}/${API_VERSION}`, kind: 'ReleaseSet', name: set.name, uid: set.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: `${API_GROUP}/${API_VERSION}`,
+    kind: 'ReleaseSet',
+    name: set.name,
+    uid: set.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 const RESERVED_LABELS: readonly string[] = Object.values(FleetLabel);
@@ -82,10 +90,18 @@ export function generateChild(
   previous: PreviousRevision | undefined,
   cache?: SpecCheckCache,
 ): Generated {
-  const fail = (field: string, message: string): Generated => ({ ok: false, cluster: cluster.name, field, message });
+  const fail = (field: string, message: string): Generated => ({
+    ok: false,
+    cluster: cluster.name,
+    field,
+    message,
+  });
   const name = childName(set.name, cluster.name);
   if (!OBJECT_NAME.safeParse(name).success)
-    return fail('metadata.name', `the child name ${JSON.stringify(name)} (<set>-<cluster>) is not a valid object name (DNS subdomain, at most 253 characters)`);
+    return fail(
+      'metadata.name',
+      `the child name ${JSON.stringify(name)} (<set>-<cluster>) is not a valid object name (DNS subdomain, at most 253 characters)`,
+    );
 
   // 1. Overrides, in order, over the template.
   let merged: unknown = spec.template.spec;
@@ -106,18 +122,34 @@ export function generateChild(
 
   // 3. Metadata: the template's, then the set's own keys.
   for (const key of Object.keys(metadata.labels ?? {})) {
-    if (RESERVED_LABELS.includes(key)) return fail(`spec.template.metadata.labels.${key}`, `${key} is set by the ReleaseSet`);
+    if (RESERVED_LABELS.includes(key))
+      return fail(`spec.template.metadata.labels.${key}`, `${key} is set by the ReleaseSet`);
   }
   for (const key of Object.keys(metadata.annotations ?? {})) {
-    if (isReservedAnnotation(key)) return fail(`spec.template.metadata.annotations.${key}`, `${key} belongs to the user of a child or to the ReleaseSet, not to the template`);
+    if (isReservedAnnotation(key))
+      return fail(
+        `spec.template.metadata.annotations.${key}`,
+        `${key} belongs to the user of a child or to the ReleaseSet, not to the template`,
+      );
   }
-  const labels = { ...metadata.labels, [FleetLabel.releaseSet]: set.name, [FleetLabel.cluster]: cluster.name };
+  const labels = {
+    ...metadata.labels,
+    [FleetLabel.releaseSet]: set.name,
+    [FleetLabel.cluster]: cluster.name,
+  };
   for (const [key, value] of Object.entries(labels)) {
-    if (key.length > 317 || !LABEL_KEY.test(key)) return fail(`spec.template.metadata.labels`, `${JSON.stringify(key)} is not a label key`);
+    if (key.length > 317 || !LABEL_KEY.test(key))
+      return fail(`spec.template.metadata.labels`, `${JSON.stringify(key)} is not a label key`);
     if (!LABEL_VALUE.test(value))
-      return fail(`spec.template.metadata.labels.${key}`, `${JSON.stringify(value)} is not a label value (at most 63 letters, digits, -, _ or .)`);
+      return fail(
+        `spec.template.metadata.labels.${key}`,
+        `${JSON.stringify(value)} is not a label value (at most 63 letters, digits, -, _ or .)`,
+      );
   }
-  const annotations: Record<string, string> = { ...metadata.annotations, [FleetAnnotation.revision]: revision.id };
+  const annotations: Record<string, string> = {
+    ...metadata.annotations,
+    [FleetAnnotation.revision]: revision.id,
+  };
   if (previous !== undefined) {
     annotations[FleetAnnotation.previousRevision] = previous.revision;
     if (previous.renderRef !== undefined) annotations[FleetAnnotation.previousRender] = previous.renderRef;
@@ -133,13 +165,23 @@ export function generateChild(
   const child: ChildObject = {
     apiVersion: `${API_GROUP}/${API_VERSION}`,
     kind: 'Release',
-    metadata: { name, namespace: set.namespace, labels, annotations, ownerReferences: [ownerReferenceOf(set)] },
+    metadata: {
+      name,
+      namespace: set.namespace,
+      labels,
+      annotations,
+      ownerReferences: [ownerReferenceOf(set)],
+    },
     spec: childSpec,
   };
 
   // 5. Validated as a Release spec, unknown fields included (the metadata is checked above).
   const problem = specProblem(childSpec, cache);
-  if (problem !== undefined) return fail(templateField(problem.path), problem.unknown ? `unknown field${via}` : `${problem.message}${via}`);
+  if (problem !== undefined)
+    return fail(
+      templateField(problem.path),
+      problem.unknown ? `unknown field${via}` : `${problem.message}${via}`,
+    );
   return { ok: true, child };
 }
 
@@ -155,7 +197,10 @@ interface SpecProblem {
  */
 export type SpecCheckCache = Map<string, SpecProblem | null>;
 
-function specProblem(childSpec: Record<string, unknown>, cache: SpecCheckCache | undefined): SpecProblem | undefined {
+function specProblem(
+  childSpec: Record<string, unknown>,
+  cache: SpecCheckCache | undefined,
+): SpecProblem | undefined {
   const key = cache === undefined ? '' : JSON.stringify({ ...childSpec, cluster: undefined });
   const known = cache?.get(key);
   if (known !== undefined) return known ?? undefined;
@@ -166,7 +211,8 @@ function specProblem(childSpec: Record<string, unknown>, cache: SpecCheckCache |
     problem = { path: ['spec', ...issue.path], message: issue.message, unknown: false };
   } else {
     const unknown = unknownField(childSpec, parsed.data, 'spec');
-    if (unknown !== undefined) problem = { path: unknown.split('.'), message: 'unknown field', unknown: true };
+    if (unknown !== undefined)
+      problem = { path: unknown.split('.'), message: 'unknown field', unknown: true };
   }
   cache?.set(key, problem);
   return problem ?? undefined;
@@ -188,7 +234,8 @@ export function unknownField(input: unknown, parsed: unknown, path: string): str
     }
     return undefined;
   }
-  if (input === null || typeof input !== 'object' || parsed === null || typeof parsed !== 'object') return undefined;
+  if (input === null || typeof input !== 'object' || parsed === null || typeof parsed !== 'object')
+    return undefined;
   for (const [key, value] of Object.entries(input)) {
     if (!Object.hasOwn(parsed, key)) return `${path}.${key}`;
     const found = unknownField(value, (parsed as Record<string, unknown>)[key], `${path}.${key}`);

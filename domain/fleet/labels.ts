@@ -34,4 +34,8 @@ export const FleetAnnotation = {
 export const RELEASE_SET_FIELD_MANAGER = FieldManager.releaseSet;
 
 /** Annotations a user owns on a child; the set never writes them (its template may not either). */
-export const USER_ANNOTATIONS = ['convoy.dev/pin', 'convoy.dev/sync-requested-at', 'convoy.dev/force-sync-requested-at'] as const;
+export const USER_ANNOTATIONS = [
+  'convoy.dev/pin',
+  'convoy.dev/sync-requested-at',
+  'convoy.dev/force-sync-requested-at',
+] as const;

@@ -3,7 +3,8 @@
  * key, everything else (lists included) replaces, null removes the key. Overrides are an ordered
  * list applied one after the other (later wins), so there is nothing that could form a cycle.
  */
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;

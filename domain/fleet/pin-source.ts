@@ -6,9 +6,12 @@
 import type { Revision } from '../api/release-set.ts';
 
 type SourceFragment = Record<string, unknown>;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export type SourceCheck = { readonly ok: true } | { readonly ok: false; readonly field: string; readonly message: string; readonly unsupported?: boolean };
+export type SourceCheck =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly field: string; readonly message: string; readonly unsupported?: boolean };
 
 /**
  * Whether a template source can be pinned: git or helm, no `${…}` (one resolution serves every
@@ -18,14 +21,29 @@ export type SourceCheck = { readonly ok: true } | { readonly ok: false; readonly
 export function checkTemplateSource(source: SourceFragment): SourceCheck {
   const field = 'spec.template.spec.source';
   if (source['gitRepositoryRef'] !== undefined)
-    return { ok: false, unsupported: true, field: `${field}.gitRepositoryRef`, message: 'a ReleaseSet pins every child to one commit; a GitRepository reference cannot be pinned in a Release, use source.git' };
+    return {
+      ok: false,
+      unsupported: true,
+      field: `${field}.gitRepositoryRef`,
+      message:
+        'a ReleaseSet pins every child to one commit; a GitRepository reference cannot be pinned in a Release, use source.git',
+    };
   if (JSON.stringify(source).includes('${'))
-    return { ok: false, field, message: 'the source may not use ${cluster.…}: it is resolved once for the whole rollout' };
+    return {
+      ok: false,
+      field,
+      message: 'the source may not use ${cluster.…}: it is resolved once for the whole rollout',
+    };
   if (!isObject(source['git']) && !isObject(source['helm'])) {
     const kind = Object.keys(source)[0];
     return kind === undefined
       ? { ok: false, field, message: 'set git or helm' }
-      : { ok: false, unsupported: true, field: `${field}.${kind}`, message: `a ReleaseSet pins git and helm sources; a ${kind} source is not supported yet` };
+      : {
+          ok: false,
+          unsupported: true,
+          field: `${field}.${kind}`,
+          message: `a ReleaseSet pins git and helm sources; a ${kind} source is not supported yet`,
+        };
   }
   return { ok: true };
 }
@@ -33,7 +51,8 @@ export function checkTemplateSource(source: SourceFragment): SourceCheck {
 /** The template source with its moving reference replaced by the resolved one. */
 export function pinSource(source: SourceFragment, resolved: Revision['source']): SourceFragment {
   const git = source['git'];
-  if (isObject(git) && resolved.git !== undefined) return { ...source, git: { ...git, ref: { commit: resolved.git.commit } } };
+  if (isObject(git) && resolved.git !== undefined)
+    return { ...source, git: { ...git, ref: { commit: resolved.git.commit } } };
   const helm = source['helm'];
   if (isObject(helm) && resolved.helm !== undefined) {
     if (helm['digest'] !== undefined) return source;

@@ -11,7 +11,8 @@ export interface RenderCandidate {
   readonly resolvedSource?: unknown;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Whether a render's resolvedSource is the revision's source. */
 export function renderMatchesRevision(resolvedSource: unknown, revision: Revision): boolean {
@@ -21,11 +22,19 @@ export function renderMatchesRevision(resolvedSource: unknown, revision: Revisio
   if (git !== undefined) return isObject(renderedGit) && renderedGit['commit'] === git.commit;
   const renderedHelm = resolvedSource['helm'];
   if (helm !== undefined)
-    return isObject(renderedHelm) && renderedHelm['chart'] === helm.chart && renderedHelm['version'] === helm.version && (helm.digest === undefined || renderedHelm['digest'] === helm.digest);
+    return (
+      isObject(renderedHelm) &&
+      renderedHelm['chart'] === helm.chart &&
+      renderedHelm['version'] === helm.version &&
+      (helm.digest === undefined || renderedHelm['digest'] === helm.digest)
+    );
   return false;
 }
 
 /** The first (the store lists newest first) render made from `revision`'s source; undefined: none. */
-export function renderOfRevision(renders: readonly RenderCandidate[], revision: Revision): string | undefined {
+export function renderOfRevision(
+  renders: readonly RenderCandidate[],
+  revision: Revision,
+): string | undefined {
   return renders.find((render) => renderMatchesRevision(render.resolvedSource, revision))?.renderRef;
 }

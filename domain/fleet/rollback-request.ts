@@ -14,17 +14,27 @@ export type RollbackRequest =
   | { readonly kind: 'ignored'; readonly note: string }
   | { readonly kind: 'requested'; readonly target: Revision };
 
-export function readRollbackRequest(value: string | undefined, revision: Revision, lastSucceeded: Revision | undefined): RollbackRequest {
+export function readRollbackRequest(
+  value: string | undefined,
+  revision: Revision,
+  lastSucceeded: Revision | undefined,
+): RollbackRequest {
   if (value === undefined || value === '') return { kind: 'none' };
   const asked = `${FleetAnnotation.rollback}=${value.length <= 64 ? value : `${value.slice(0, 63)}…`}`;
   if (value !== revision.id)
-    return { kind: 'ignored', note: `${asked} names another revision than the current ${revision.id}: ignored (a rollback request holds for the revision it names)` };
+    return {
+      kind: 'ignored',
+      note: `${asked} names another revision than the current ${revision.id}: ignored (a rollback request holds for the revision it names)`,
+    };
   if (lastSucceeded === undefined)
     return {
       kind: 'ignored',
       note: `${asked} cannot be done: no revision of this set has succeeded yet (status.lastSucceededRevision is empty), so there is nothing to roll back to; nothing was written for it`,
     };
   if (lastSucceeded.id === revision.id)
-    return { kind: 'ignored', note: `${asked} cannot be done: revision ${revision.id} is itself the last that succeeded, so there is nothing older to roll back to; nothing was written for it` };
+    return {
+      kind: 'ignored',
+      note: `${asked} cannot be done: revision ${revision.id} is itself the last that succeeded, so there is nothing older to roll back to; nothing was written for it`,
+    };
   return { kind: 'requested', target: lastSucceeded };
 }

@@ -34,7 +34,12 @@ export const names = (members: readonly Member[], max = 10): string => {
   return members.length > max ? `${shown.join(', ')} and ${members.length - max} more` : shown.join(', ');
 };
 
-export const event = (type: 'Normal' | 'Warning', reason: string, note: string): EventIntent => ({ type, reason, action: 'Rollout', note });
+export const event = (type: 'Normal' | 'Warning', reason: string, note: string): EventIntent => ({
+  type,
+  reason,
+  action: 'Rollout',
+  note,
+});
 
 /**
  * An apply of a Cluster's child: create, update to the revision, or restore a child at the revision
@@ -43,16 +48,23 @@ export const event = (type: 'Normal' | 'Warning', reason: string, note: string):
  */
 export function applyWrite(m: Member): ChildWrite | undefined {
   const s = m.state;
-  if (s.kind === 'missing') return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'create', release: m.desired };
-  if (s.kind === 'outdated') return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'update', release: m.desired };
-  if (s.kind === 'updated' && !isApplied(m.desired, s.release)) return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'restore', release: m.desired };
+  if (s.kind === 'missing')
+    return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'create', release: m.desired };
+  if (s.kind === 'outdated')
+    return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'update', release: m.desired };
+  if (s.kind === 'updated' && !isApplied(m.desired, s.release))
+    return { action: 'apply', name: m.name, cluster: m.cluster.name, why: 'restore', release: m.desired };
   return undefined;
 }
 
-export const writesFor = (members: readonly Member[]): ChildWrite[] => members.map(applyWrite).filter((w): w is ChildWrite => w !== undefined);
+export const writesFor = (members: readonly Member[]): ChildWrite[] =>
+  members.map(applyWrite).filter((w): w is ChildWrite => w !== undefined);
 
 /** Children of this rollout back to `target`: those that recorded being at it before this revision. */
-export function rollbackWrites(members: readonly Member[], target: Revision): { writes: ChildWrite[]; pinned: number; notPossible: Member[] } {
+export function rollbackWrites(
+  members: readonly Member[],
+  target: Revision,
+): { writes: ChildWrite[]; pinned: number; notPossible: Member[] } {
   const writes: ChildWrite[] = [];
   const notPossible: Member[] = [];
   let pinned = 0;
@@ -69,12 +81,21 @@ export function rollbackWrites(members: readonly Member[], target: Revision): { 
     }
     const renderRef = annotations[FleetAnnotation.previousRender];
     const release = renderRef === undefined ? m.desired : withRollbackPin(m.desired, renderRef);
-    writes.push({ action: 'rollback', name: m.name, cluster: m.cluster.name, toRevision: target, renderRef, release });
+    writes.push({
+      action: 'rollback',
+      name: m.name,
+      cluster: m.cluster.name,
+      toRevision: target,
+      renderRef,
+      release,
+    });
   }
   return { writes, pinned, notPossible };
 }
 
-export const frozen = (previous: ReleaseSetStatus | undefined): Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'> => ({
+export const frozen = (
+  previous: ReleaseSetStatus | undefined,
+): Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'> => ({
   failing: previous?.failing ?? [],
   failingOmitted: previous?.failingOmitted ?? 0,
 });

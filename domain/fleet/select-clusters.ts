@@ -13,10 +13,17 @@ export interface ClusterFacts {
 }
 
 export type Selection =
-  | { readonly ok: true; readonly clusters: readonly ClusterFacts[]; readonly missingNames: readonly string[] }
+  | {
+      readonly ok: true;
+      readonly clusters: readonly ClusterFacts[];
+      readonly missingNames: readonly string[];
+    }
   | { readonly ok: false; readonly message: string };
 
-export function selectClusters(spec: ReleaseSetSpec['clusters'], clusters: readonly ClusterFacts[]): Selection {
+export function selectClusters(
+  spec: ReleaseSetSpec['clusters'],
+  clusters: readonly ClusterFacts[],
+): Selection {
   if (spec.selector !== undefined) {
     const problem = selectorProblem(spec.selector, 'spec.clusters.selector');
     if (problem !== undefined) return { ok: false, message: problem };
@@ -24,9 +31,15 @@ export function selectClusters(spec: ReleaseSetSpec['clusters'], clusters: reado
   const names = new Set(spec.names ?? []);
   const exclude = new Set(spec.exclude ?? []);
   const selected = clusters.filter(
-    (c) => !exclude.has(c.name) && (names.has(c.name) || (spec.selector !== undefined && matchesSelector(spec.selector, c.labels))),
+    (c) =>
+      !exclude.has(c.name) &&
+      (names.has(c.name) || (spec.selector !== undefined && matchesSelector(spec.selector, c.labels))),
   );
   const known = new Set(clusters.map((c) => c.name));
   const missingNames = [...names].filter((n) => !known.has(n) && !exclude.has(n)).sort();
-  return { ok: true, clusters: [...selected].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), missingNames };
+  return {
+    ok: true,
+    clusters: [...selected].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    missingNames,
+  };
 }

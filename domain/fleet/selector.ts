@@ -45,16 +45,27 @@ export interface SelectorIssue {
  */
 export function selectorIssue(selector: ClusterSelector, path: string): SelectorIssue | undefined {
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (!labelKey.safeParse(key).success) return { field: `${path}.matchLabels`, message: `${JSON.stringify(key)} is not a label key ([prefix/]name, name at most 63 characters)` };
-    if (!labelValue.safeParse(value).success) return { field: `${path}.matchLabels.${key}`, message: `${JSON.stringify(value)} is not a label value` };
+    if (!labelKey.safeParse(key).success)
+      return {
+        field: `${path}.matchLabels`,
+        message: `${JSON.stringify(key)} is not a label key ([prefix/]name, name at most 63 characters)`,
+      };
+    if (!labelValue.safeParse(value).success)
+      return {
+        field: `${path}.matchLabels.${key}`,
+        message: `${JSON.stringify(value)} is not a label value`,
+      };
   }
   for (const [i, expr] of (selector.matchExpressions ?? []).entries()) {
     const at = `${path}.matchExpressions[${i}]`;
-    if (!labelKey.safeParse(expr.key).success) return { field: `${at}.key`, message: `${JSON.stringify(expr.key)} is not a label key` };
+    if (!labelKey.safeParse(expr.key).success)
+      return { field: `${at}.key`, message: `${JSON.stringify(expr.key)} is not a label key` };
     const needsValues = expr.operator === 'In' || expr.operator === 'NotIn';
     const count = expr.values?.length ?? 0;
-    if (needsValues && count === 0) return { field: `${at}.values`, message: `operator ${expr.operator} needs at least one value` };
-    if (!needsValues && expr.values !== undefined) return { field: `${at}.values`, message: `operator ${expr.operator} takes no values` };
+    if (needsValues && count === 0)
+      return { field: `${at}.values`, message: `operator ${expr.operator} needs at least one value` };
+    if (!needsValues && expr.values !== undefined)
+      return { field: `${at}.values`, message: `operator ${expr.operator} takes no values` };
   }
   return undefined;
 }

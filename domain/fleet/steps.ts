@@ -22,7 +22,9 @@ export interface StepPlan {
   readonly approvalRequired: boolean;
 }
 
-export type Plan = { readonly ok: true; readonly steps: readonly StepPlan[] } | { readonly ok: false; readonly field: string; readonly message: string };
+export type Plan =
+  | { readonly ok: true; readonly steps: readonly StepPlan[] }
+  | { readonly ok: false; readonly field: string; readonly message: string };
 
 /** A count, or a percentage of `total` (rounded up for a concurrency, down for a budget). */
 export function resolveCount(value: number | string, total: number, round: 'up' | 'down'): number {
@@ -32,9 +34,14 @@ export function resolveCount(value: number | string, total: number, round: 'up' 
   return round === 'up' ? Math.ceil(exact) : Math.floor(exact);
 }
 
-function durationMs(value: string, field: string): { ok: true; ms: number } | { ok: false; field: string; message: string } {
+function durationMs(
+  value: string,
+  field: string,
+): { ok: true; ms: number } | { ok: false; field: string; message: string } {
   const parsed = parseDuration(value);
-  return parsed.ok ? { ok: true, ms: parsed.ms } : { ok: false, field, message: `${JSON.stringify(value)} is not a duration such as 30s, 5m or 1h30m` };
+  return parsed.ok
+    ? { ok: true, ms: parsed.ms }
+    : { ok: false, field, message: `${JSON.stringify(value)} is not a duration such as 30s, 5m or 1h30m` };
 }
 
 export function planSteps(rollout: RolloutSpec, clusters: readonly ClusterFacts[]): Plan {
@@ -51,7 +58,10 @@ export function planSteps(rollout: RolloutSpec, clusters: readonly ClusterFacts[
     else remaining.push(cluster);
   }
   const steps: StepPlan[] = [];
-  const knobs = [...declared.map((step, i) => ({ step, i, clusters: members[i] })), ...(remaining.length > 0 ? [{ step: undefined, i: declared.length, clusters: remaining }] : [])];
+  const knobs = [
+    ...declared.map((step, i) => ({ step, i, clusters: members[i] })),
+    ...(remaining.length > 0 ? [{ step: undefined, i: declared.length, clusters: remaining }] : []),
+  ];
   for (const { step, i, clusters: stepClusters } of knobs) {
     const at = step === undefined ? 'spec.rollout' : `spec.rollout.steps[${i}]`;
     if (step !== undefined && stepClusters.length === 0)
@@ -60,12 +70,23 @@ export function planSteps(rollout: RolloutSpec, clusters: readonly ClusterFacts[
         field: `${at}.clusters`,
         message: `step ${step.name} selects no Cluster of the set (a Cluster belongs to the first step that selects it); change its selector or remove the step`,
       };
-    const minHealthy = durationMs(step?.minHealthyTime ?? rollout.minHealthyTime, `${step?.minHealthyTime === undefined ? 'spec.rollout' : at}.minHealthyTime`);
+    const minHealthy = durationMs(
+      step?.minHealthyTime ?? rollout.minHealthyTime,
+      `${step?.minHealthyTime === undefined ? 'spec.rollout' : at}.minHealthyTime`,
+    );
     if (!minHealthy.ok) return minHealthy;
-    const timeout = durationMs(step?.stepTimeout ?? rollout.stepTimeout, `${step?.stepTimeout === undefined ? 'spec.rollout' : at}.stepTimeout`);
+    const timeout = durationMs(
+      step?.stepTimeout ?? rollout.stepTimeout,
+      `${step?.stepTimeout === undefined ? 'spec.rollout' : at}.stepTimeout`,
+    );
     if (!timeout.ok) return timeout;
     const concurrent = resolveCount(step?.maxConcurrent ?? rollout.maxConcurrent, stepClusters.length, 'up');
-    if (concurrent < 1) return { ok: false, field: `${step?.maxConcurrent === undefined ? 'spec.rollout' : at}.maxConcurrent`, message: 'must be at least 1' };
+    if (concurrent < 1)
+      return {
+        ok: false,
+        field: `${step?.maxConcurrent === undefined ? 'spec.rollout' : at}.maxConcurrent`,
+        message: 'must be at least 1',
+      };
     steps.push({
       name: step?.name ?? REMAINING_STEP,
       clusters: stepClusters,

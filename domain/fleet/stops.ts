@@ -16,7 +16,13 @@ export interface FleetStopRow {
   readonly recheck: 'none' | 'batch' | 'computed';
 }
 
-const generated = (reason: string, retry: boolean): FleetStopRow => ({ condition: FleetCondition.Generated, status: 'False', reason, retry, recheck: 'none' });
+const generated = (reason: string, retry: boolean): FleetStopRow => ({
+  condition: FleetCondition.Generated,
+  status: 'False',
+  reason,
+  retry,
+  recheck: 'none',
+});
 const rollout = (reason: string, recheck: FleetStopRow['recheck'] = 'none', retry = false): FleetStopRow => ({
   condition: FleetCondition.RolloutSucceeded,
   status: reason === RolloutReason.Succeeded ? 'True' : 'False',

@@ -5,19 +5,24 @@
  */
 import type { ClusterFacts } from './select-clusters.ts';
 
-export type Substituted<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly field: string; readonly message: string };
+export type Substituted<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly field: string; readonly message: string };
 
 const VARIABLE = /\$\$\{|\$\{([^}]*)\}|\$\{/g;
 
 function lookup(expression: string, cluster: ClusterFacts): string | undefined {
   if (expression === 'cluster.name') return cluster.name;
-  if (expression.startsWith('cluster.labels.')) return cluster.labels[expression.slice('cluster.labels.'.length)];
-  if (expression.startsWith('cluster.annotations.')) return cluster.annotations[expression.slice('cluster.annotations.'.length)];
+  if (expression.startsWith('cluster.labels.'))
+    return cluster.labels[expression.slice('cluster.labels.'.length)];
+  if (expression.startsWith('cluster.annotations.'))
+    return cluster.annotations[expression.slice('cluster.annotations.'.length)];
   return undefined;
 }
 
 function describeUnknown(expression: string, cluster: ClusterFacts): string {
-  if (expression.startsWith('cluster.labels.')) return `Cluster ${cluster.name} has no label ${JSON.stringify(expression.slice(15))} (\${${expression}})`;
+  if (expression.startsWith('cluster.labels.'))
+    return `Cluster ${cluster.name} has no label ${JSON.stringify(expression.slice(15))} (\${${expression}})`;
   if (expression.startsWith('cluster.annotations.'))
     return `Cluster ${cluster.name} has no annotation ${JSON.stringify(expression.slice(20))} (\${${expression}})`;
   return `unknown variable \${${expression}}: use \${cluster.name}, \${cluster.labels.<key>} or \${cluster.annotations.<key>} ($\${ for a literal \${)`;

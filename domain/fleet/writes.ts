@@ -10,7 +10,13 @@ import { FleetAnnotation } from './labels.ts';
 import type { Release } from '../api/objects.ts';
 
 export type ChildWrite =
-  | { readonly action: 'apply'; readonly name: string; readonly cluster: string; readonly why: 'create' | 'update' | 'restore'; readonly release: ChildObject }
+  | {
+      readonly action: 'apply';
+      readonly name: string;
+      readonly cluster: string;
+      readonly why: 'create' | 'update' | 'restore';
+      readonly release: ChildObject;
+    }
   | {
       readonly action: 'rollback';
       readonly name: string;
@@ -35,7 +41,10 @@ const PIN = 'convoy.dev/pin';
 export function withRollbackPin(release: ChildObject, renderRef: string): ChildObject {
   return {
     ...release,
-    metadata: { ...release.metadata, annotations: { ...release.metadata.annotations, [PIN]: renderRef, [FleetAnnotation.setPin]: renderRef } },
+    metadata: {
+      ...release.metadata,
+      annotations: { ...release.metadata.annotations, [PIN]: renderRef, [FleetAnnotation.setPin]: renderRef },
+    },
   };
 }
 
@@ -45,7 +54,8 @@ export function hasRollbackPin(release: Release): boolean {
   return pin !== undefined && pin === release.metadata.annotations?.[FleetAnnotation.setPin];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Whether every field of `desired` has that value in `actual` (lists compared whole). */
 export function isSubset(desired: unknown, actual: unknown): boolean {
@@ -54,7 +64,11 @@ export function isSubset(desired: unknown, actual: unknown): boolean {
     return Object.entries(desired).every(([k, v]) => isSubset(v, actual[k]));
   }
   if (Array.isArray(desired)) {
-    return Array.isArray(actual) && desired.length === actual.length && desired.every((v, i) => isSubset(v, actual[i]));
+    return (
+      Array.isArray(actual) &&
+      desired.length === actual.length &&
+      desired.every((v, i) => isSubset(v, actual[i]))
+    );
   }
   return desired === actual;
 }

@@ -25,12 +25,7 @@
  * check that cannot be evaluated, with a message naming `checks[i]` and the
  * budget it exceeded.
  */
-import {
-  createCelRuntime,
-  type CelEvaluation,
-  type CelProgram,
-  type CelRuntime,
-} from './cel-runtime.ts';
+import { createCelRuntime, type CelEvaluation, type CelProgram, type CelRuntime } from './cel-runtime.ts';
 import { healthSeverity } from './severity.ts';
 import { isSecret } from './rules/secret.ts';
 import type { HealthCheck, KubeObject, ObjectHealth } from './types.ts';
@@ -89,7 +84,11 @@ function label(index: number, apiVersion: string, kind: string): string {
 
 type CompileOutcome = { ok: true; program: CelProgram } | { ok: false; message: string };
 
-function compileExpression(runtime: CelRuntime, field: 'healthy' | 'degraded', source: string): CompileOutcome {
+function compileExpression(
+  runtime: CelRuntime,
+  field: 'healthy' | 'degraded',
+  source: string,
+): CompileOutcome {
   if (source.trim() === '') return { ok: false, message: `${field}: the expression is empty` };
   const outcome = runtime.compile(source);
   if (!outcome.ok) return { ok: false, message: `${field}: ${outcome.message}` };
@@ -107,7 +106,10 @@ function compileExpression(runtime: CelRuntime, field: 'healthy' | 'degraded', s
  * assessing its kind. The result carries one assessment's budget: compile
  * once per assessment. Never throws.
  */
-export function compileChecks(checks: readonly HealthCheck[], options: CompileChecksOptions = {}): CompileChecksResult {
+export function compileChecks(
+  checks: readonly HealthCheck[],
+  options: CompileChecksOptions = {},
+): CompileChecksResult {
   const runtime = options.runtime ?? createCelRuntime();
   const budget: AssessmentBudget = {
     costLeft: runtime.limits.costPerAssessment,
@@ -236,7 +238,10 @@ export function evaluateChecks(
     // e.g. a custom resource nested deeper than the stack allows
     const first = applicable[0];
     const reason = error instanceof Error ? error.message : String(error);
-    return { state: 'Degraded', message: `${label(first.index, apiVersion, kind)}: the object cannot be given to CEL: ${reason}` };
+    return {
+      state: 'Degraded',
+      message: `${label(first.index, apiVersion, kind)}: the object cannot be given to CEL: ${reason}`,
+    };
   }
   let worst: ObjectHealth | undefined;
   for (const check of applicable) {

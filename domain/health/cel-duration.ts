@@ -38,7 +38,8 @@ function isDigit(char: string | undefined): boolean {
 
 /** Parses a Go duration ("300ms", "-1.5h", "2h45m") into a cel-js Duration. Throws DurationSyntaxError. */
 export function parseGoDuration(text: string): Duration {
-  if (text.length > MAX_DURATION_TEXT) throw new DurationSyntaxError(text, `longer than ${MAX_DURATION_TEXT} characters`);
+  if (text.length > MAX_DURATION_TEXT)
+    throw new DurationSyntaxError(text, `longer than ${MAX_DURATION_TEXT} characters`);
   let rest = text;
   let negative = false;
   if (rest.startsWith('-') || rest.startsWith('+')) {

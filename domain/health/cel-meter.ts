@@ -69,7 +69,18 @@ export interface MeterSlot {
 }
 
 /** Steps whose work is not made of metered steps: checked against the clock at once. */
-const HEAVY_OPS: ReadonlySet<string> = new Set(['call', 'rcall', '==', '!=', 'in', '+', '<', '<=', '>', '>=']);
+const HEAVY_OPS: ReadonlySet<string> = new Set([
+  'call',
+  'rcall',
+  '==',
+  '!=',
+  'in',
+  '+',
+  '<',
+  '<=',
+  '>',
+  '>=',
+]);
 
 function valueCost(value: unknown): number {
   if (typeof value === 'string') return Math.ceil(value.length / 10);
@@ -83,7 +94,9 @@ interface EvaluatorLike {
 }
 
 function isEvaluator(value: unknown): value is EvaluatorLike {
-  return typeof value === 'object' && value !== null && typeof (value as { run?: unknown }).run === 'function';
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { run?: unknown }).run === 'function'
+  );
 }
 
 /**
@@ -93,7 +106,9 @@ function isEvaluator(value: unknown): value is EvaluatorLike {
  */
 export function installMeter(evaluator: unknown, slot: MeterSlot): void {
   if (!isEvaluator(evaluator)) {
-    throw new Error('cel-js evaluator not found: CEL health checks cannot be metered with this @marcbachmann/cel-js version');
+    throw new Error(
+      'cel-js evaluator not found: CEL health checks cannot be metered with this @marcbachmann/cel-js version',
+    );
   }
   const base = evaluator.run.bind(evaluator);
   Object.defineProperty(evaluator, 'run', {

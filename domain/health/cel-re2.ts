@@ -17,7 +17,9 @@ export const MAX_PATTERN_LENGTH = 4096;
 export class RegexSyntaxError extends Error {
   constructor(pattern: string, reason: string) {
     const shown = pattern.length > 80 ? `${pattern.slice(0, 80)}…` : pattern;
-    super(`invalid regular expression '${shown}': ${reason} (patterns use RE2 syntax, as in Kubernetes: no backreferences, no lookaround)`);
+    super(
+      `invalid regular expression '${shown}': ${reason} (patterns use RE2 syntax, as in Kubernetes: no backreferences, no lookaround)`,
+    );
     this.name = 'RegexSyntaxError';
   }
 }

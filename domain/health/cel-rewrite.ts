@@ -78,12 +78,27 @@ export function rewriteBuiltins(root: unknown): Rewrite {
       args[0] = RE2_MATCHES_METHOD;
       const pattern = literalString(args[2][0]);
       if (pattern !== undefined) literalPatterns.push(pattern);
-    } else if (node.op === 'call' && args[0] === 'matches' && Array.isArray(args[1]) && args[1].length === 2) {
+    } else if (
+      node.op === 'call' &&
+      args[0] === 'matches' &&
+      Array.isArray(args[1]) &&
+      args[1].length === 2
+    ) {
       const pattern = literalString(args[1][1]);
       if (pattern !== undefined) literalPatterns.push(pattern);
-    } else if (node.op === 'call' && args[0] === 'duration' && Array.isArray(args[1]) && args[1].length === 1) {
+    } else if (
+      node.op === 'call' &&
+      args[0] === 'duration' &&
+      Array.isArray(args[1]) &&
+      args[1].length === 1
+    ) {
       args[0] = GO_DURATION_FUNCTION;
-    } else if (node.op === 'rcall' && args[0] === 'lastIndexOf' && Array.isArray(args[2]) && args[2].length <= 2) {
+    } else if (
+      node.op === 'rcall' &&
+      args[0] === 'lastIndexOf' &&
+      Array.isArray(args[2]) &&
+      args[2].length <= 2
+    ) {
       args[0] = LINEAR_LAST_INDEX_OF_METHOD;
     }
   }

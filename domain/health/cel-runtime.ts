@@ -21,7 +21,13 @@ import { parseGoDuration } from './cel-duration.ts';
 import { createBoundedCache } from './cel-lru.ts';
 import { BudgetExceededError, installMeter, Meter, type Exceeded, type MeterSlot } from './cel-meter.ts';
 import { createRegexCache, RegexSyntaxError, type RegexCache } from './cel-re2.ts';
-import { GO_DURATION_FUNCTION, LINEAR_LAST_INDEX_OF_METHOD, publicNames, RE2_MATCHES_METHOD, rewriteBuiltins } from './cel-rewrite.ts';
+import {
+  GO_DURATION_FUNCTION,
+  LINEAR_LAST_INDEX_OF_METHOD,
+  publicNames,
+  RE2_MATCHES_METHOD,
+  rewriteBuiltins,
+} from './cel-rewrite.ts';
 import { celLastIndexOf, celLastIndexOfFrom } from './cel-strings.ts';
 
 /** As the CRD's maxLength on `healthy` (domain/api/release-spec.ts). */
@@ -96,7 +102,10 @@ export interface CelRuntimeOptions {
 export function errorSummary(error: unknown): string {
   if (error instanceof Error) {
     const summary = (error as Error & { summary?: unknown }).summary;
-    const text = typeof summary === 'string' && summary !== '' ? summary : (error.message.split('\n')[0] ?? error.message);
+    const text =
+      typeof summary === 'string' && summary !== ''
+        ? summary
+        : (error.message.split('\n')[0] ?? error.message);
     return publicNames(text);
   }
   return publicNames(String(error));
@@ -146,7 +155,9 @@ function assertMetered(env: Environment, slot: MeterSlot, now: () => number): vo
     slot.active = undefined;
   }
   if (meter.cost < 3) {
-    throw new Error('@marcbachmann/cel-js no longer evaluates through its evaluator.run: CEL health checks cannot be metered');
+    throw new Error(
+      '@marcbachmann/cel-js no longer evaluates through its evaluator.run: CEL health checks cannot be metered',
+    );
   }
 }
 
@@ -186,7 +197,11 @@ export function createCelRuntime(options: CelRuntimeOptions = {}): CelRuntime {
     return { ok: true, program: { source, type: checked.type, run } };
   }
 
-  function evaluate(program: CelProgram, activation: Record<string, unknown>, bounds: CelBounds): CelEvaluation {
+  function evaluate(
+    program: CelProgram,
+    activation: Record<string, unknown>,
+    bounds: CelBounds,
+  ): CelEvaluation {
     if (slot.active !== undefined) throw new Error('CEL evaluation is not re-entrant');
     const started = now();
     const meter = new Meter(bounds.costLimit, started + bounds.timeLimitMs, now);
@@ -203,11 +218,15 @@ export function createCelRuntime(options: CelRuntimeOptions = {}): CelRuntime {
     const elapsedMs = now() - started;
     const cost = meter.cost;
     if (meter.exceeded !== undefined) {
-      const message = meter.exceeded === 'cost' ? `cost budget of ${bounds.costLimit} units` : `time bound of ${bounds.timeLimitMs} ms`;
+      const message =
+        meter.exceeded === 'cost'
+          ? `cost budget of ${bounds.costLimit} units`
+          : `time bound of ${bounds.timeLimitMs} ms`;
       return { ok: false, exceeded: meter.exceeded, message, cost, elapsedMs };
     }
     if (failure !== undefined) {
-      if (failure instanceof BudgetExceededError) throw new Error('a CEL evaluation was stopped by a meter that did not record it');
+      if (failure instanceof BudgetExceededError)
+        throw new Error('a CEL evaluation was stopped by a meter that did not record it');
       return { ok: false, exceeded: undefined, message: errorSummary(failure), cost, elapsedMs };
     }
     return { ok: true, value, cost, elapsedMs };

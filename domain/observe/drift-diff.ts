@@ -34,7 +34,12 @@ export type DriftObservation =
    */
   | { readonly kind: 'unchanged'; readonly resourceVersion?: string | undefined }
   /** The dry run may have changed something: compare what it returned with the live object. */
-  | { readonly kind: 'compared'; readonly merged: Record<string, unknown>; readonly live: Record<string, unknown>; readonly resourceVersion?: string | undefined }
+  | {
+      readonly kind: 'compared';
+      readonly merged: Record<string, unknown>;
+      readonly live: Record<string, unknown>;
+      readonly resourceVersion?: string | undefined;
+    }
   /** The server refused the dry run (e.g. an immutable field now differs); `message` holds no Secret data. */
   | { readonly kind: 'refused'; readonly message: string };
 
@@ -86,7 +91,11 @@ export function comparableForDrift(obj: Record<string, unknown>): Record<string,
   return copy;
 }
 
-function dropKeys(metadata: Record<string, unknown>, field: 'annotations' | 'labels', keys: ReadonlySet<string>): void {
+function dropKeys(
+  metadata: Record<string, unknown>,
+  field: 'annotations' | 'labels',
+  keys: ReadonlySet<string>,
+): void {
   const map = metadata[field];
   if (!isPlainObject(map)) return;
   for (const key of Object.keys(map)) if (keys.has(key)) delete map[key];
@@ -95,7 +104,8 @@ function dropKeys(metadata: Record<string, unknown>, field: 'annotations' | 'lab
 
 /** Whether an ignore rule names this object: each of group, kind, name and namespace is empty or equal. */
 export function ignoreRuleMatches(rule: IgnoreRule, obj: KubeObject): boolean {
-  const matches = (wanted: string | undefined, actual: string) => wanted === undefined || wanted === '' || wanted === actual;
+  const matches = (wanted: string | undefined, actual: string) =>
+    wanted === undefined || wanted === '' || wanted === actual;
   return (
     matches(rule.group, apiGroup(obj.apiVersion)) &&
     matches(rule.kind, obj.kind) &&

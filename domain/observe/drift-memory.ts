@@ -30,7 +30,9 @@ export const DRIFT_MEMORY_MAX_ENTRIES = 20_000;
 /** How long a remembered clean check spares the dry run (a full check at least this often per object). */
 export const DRIFT_MEMORY_TTL_MS = 30 * 60_000;
 
-export function createDriftMemory(options: { maxEntries?: number; ttlMs?: number; now?: () => number } = {}): DriftMemory {
+export function createDriftMemory(
+  options: { maxEntries?: number; ttlMs?: number; now?: () => number } = {},
+): DriftMemory {
   const maxEntries = Math.max(1, options.maxEntries ?? DRIFT_MEMORY_MAX_ENTRIES);
   const ttlMs = options.ttlMs ?? DRIFT_MEMORY_TTL_MS;
   const now = options.now ?? Date.now;
@@ -53,7 +55,10 @@ export function createDriftMemory(options: { maxEntries?: number; ttlMs?: number
       const known = entries.get(object);
       entries.delete(object);
       // A re-check at the same version keeps its first time: the TTL counts from the last full check.
-      const since = known !== undefined && known.basis === basis && known.resourceVersion === resourceVersion ? known.since : now();
+      const since =
+        known !== undefined && known.basis === basis && known.resourceVersion === resourceVersion
+          ? known.since
+          : now();
       entries.set(object, { basis, resourceVersion, since });
       while (entries.size > maxEntries) {
         const oldest = entries.keys().next();
@@ -71,7 +76,10 @@ export function createDriftMemory(options: { maxEntries?: number; ttlMs?: number
 }
 
 /** One rendered object on one target as one identity (`target`: the ObserverTarget's `identity`). */
-export function driftMemoryKey(target: string, obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } }): string {
+export function driftMemoryKey(
+  target: string,
+  obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } },
+): string {
   return [target, obj.apiVersion, obj.kind, obj.metadata.namespace ?? '', obj.metadata.name].join('\u0000');
 }
 

@@ -118,7 +118,8 @@ export function healthVerdict(release: Release, observation: HealthObservation, 
   const assessment = observation.kind === 'assessed' ? assess(release, observation, now) : undefined;
   const current = currentRenderRef(release);
   const previous = release.status?.healthSummary;
-  const keptSummary = previous !== undefined && previous.renderRef === current ? (previous as HealthSummary) : undefined;
+  const keptSummary =
+    previous !== undefined && previous.renderRef === current ? (previous as HealthSummary) : undefined;
   const summary = assessment?.summary ?? (observation.kind === 'notAssessed' ? undefined : keptSummary);
 
   if (release.spec.healthAssessment === undefined) {
@@ -136,13 +137,25 @@ export function healthVerdict(release: Release, observation: HealthObservation, 
 
   const applied = healthRenderRef(release);
   if (applied === undefined || observation.kind === 'notAssessed') {
-    return { condition: condition('Unknown', HealthyReason.Pending, pendingMessage(release)), healthSummary: undefined, outcome: stop() };
+    return {
+      condition: condition('Unknown', HealthyReason.Pending, pendingMessage(release)),
+      healthSummary: undefined,
+      outcome: stop(),
+    };
   }
   if (observation.kind === 'clusterNotReady') {
-    return { condition: condition('Unknown', HealthyReason.ClusterNotReady, observation.message), healthSummary: summary, outcome: stop() };
+    return {
+      condition: condition('Unknown', HealthyReason.ClusterNotReady, observation.message),
+      healthSummary: summary,
+      outcome: stop(),
+    };
   }
   if (observation.kind === 'renderUnavailable') {
-    return { condition: condition('Unknown', HealthyReason.Pending, observation.message), healthSummary: summary, outcome: stop() };
+    return {
+      condition: condition('Unknown', HealthyReason.Pending, observation.message),
+      healthSummary: summary,
+      outcome: stop(),
+    };
   }
 
   const result = assessment as Assessment;
@@ -161,7 +174,8 @@ export function healthVerdict(release: Release, observation: HealthObservation, 
   return {
     condition: aggregateCondition(result),
     healthSummary: result.summary,
-    outcome: result.state === 'Progressing' ? requeueAfter(HEALTH_RECHECK_MS, 'objects are Progressing') : stop(),
+    outcome:
+      result.state === 'Progressing' ? requeueAfter(HEALTH_RECHECK_MS, 'objects are Progressing') : stop(),
     aggregate: result.state,
   };
 }
@@ -175,7 +189,11 @@ export function healthVerdict(release: Release, observation: HealthObservation, 
  */
 export function healthRefusedVerdict(refusal: string): HealthVerdict {
   return {
-    condition: condition('Unknown', HealthyReason.Pending, `the health status convoy computed was refused, so health is not reported (${refusal}); it is assessed again at the next interval or change`),
+    condition: condition(
+      'Unknown',
+      HealthyReason.Pending,
+      `the health status convoy computed was refused, so health is not reported (${refusal}); it is assessed again at the next interval or change`,
+    ),
     healthSummary: undefined,
     outcome: stop(),
   };
@@ -186,7 +204,8 @@ function pendingMessage(release: Release): string {
   const current = currentRenderRef(release);
   const applied = status?.lastSuccessful?.renderRef;
   if (current === undefined) return 'no render was made yet; health is assessed once a render is applied';
-  const appliedNote = applied === undefined ? 'no render was applied yet' : `the applied render is ${applied}`;
+  const appliedNote =
+    applied === undefined ? 'no render was applied yet' : `the applied render is ${applied}`;
   return `render ${current} (status.lastAttempted.renderRef) is not applied yet (${appliedNote}); health is assessed once it is applied`;
 }
 
@@ -197,7 +216,11 @@ interface Assessment {
   checkErrors: string[];
 }
 
-function assess(release: Release, observation: Extract<HealthObservation, { kind: 'assessed' }>, now: Date): Assessment {
+function assess(
+  release: Release,
+  observation: Extract<HealthObservation, { kind: 'assessed' }>,
+  now: Date,
+): Assessment {
   const spec = release.spec.healthAssessment;
   const { compiled, errors } = compileChecks(spec?.checks ?? []);
   const deadlineMs = progressDeadlineMs(spec?.progressDeadline);
@@ -255,7 +278,10 @@ export function progressingSince(release: Release, renderRef: string): Date | un
   return Number.isNaN(ms) ? undefined : new Date(ms);
 }
 
-const REASON_OF_STATE: Record<Exclude<HealthState, 'Healthy'>, { status: ConditionInput['status']; reason: string }> = {
+const REASON_OF_STATE: Record<
+  Exclude<HealthState, 'Healthy'>,
+  { status: ConditionInput['status']; reason: string }
+> = {
   Progressing: { status: 'False', reason: HealthyReason.Progressing },
   Degraded: { status: 'False', reason: HealthyReason.Degraded },
   Missing: { status: 'False', reason: HealthyReason.Missing },
@@ -264,7 +290,11 @@ const REASON_OF_STATE: Record<Exclude<HealthState, 'Healthy'>, { status: Conditi
 
 function aggregateCondition({ state, summary, renderRef }: Assessment): ConditionInput {
   if (state === 'Healthy') {
-    return condition('True', HealthyReason.Healthy, `all ${summary.total} objects of render ${renderRef} are healthy`);
+    return condition(
+      'True',
+      HealthyReason.Healthy,
+      `all ${summary.total} objects of render ${renderRef} are healthy`,
+    );
   }
   const { status, reason } = REASON_OF_STATE[state];
   const counts = (
@@ -281,9 +311,17 @@ function aggregateCondition({ state, summary, renderRef }: Assessment): Conditio
   const notHealthy = summary.total - summary.healthy;
   const named = summary.objects
     .slice(0, MAX_UNHEALTHY_NAMED)
-    .map((o) => `${o.kind} ${o.namespace !== undefined ? `${o.namespace}/` : ''}${o.name} is ${o.state}: ${o.message}`);
-  const more = notHealthy > named.length ? `; and ${notHealthy - named.length} more (see status.healthSummary)` : '';
-  return condition(status, reason, `${counts} of ${summary.total} objects of render ${renderRef}: ${named.join('; ')}${more}`);
+    .map(
+      (o) =>
+        `${o.kind} ${o.namespace !== undefined ? `${o.namespace}/` : ''}${o.name} is ${o.state}: ${o.message}`,
+    );
+  const more =
+    notHealthy > named.length ? `; and ${notHealthy - named.length} more (see status.healthSummary)` : '';
+  return condition(
+    status,
+    reason,
+    `${counts} of ${summary.total} objects of render ${renderRef}: ${named.join('; ')}${more}`,
+  );
 }
 
 /** The convoy-health slice: healthSummary and the Healthy condition. */
@@ -291,7 +329,10 @@ export function healthSlice(release: Release, verdict: HealthVerdict, now: Date)
   return {
     healthSummary: verdict.healthSummary,
     conditions: [
-      nextCondition(release.status?.conditions, verdict.condition, { generation: release.metadata.generation ?? 0, now }),
+      nextCondition(release.status?.conditions, verdict.condition, {
+        generation: release.metadata.generation ?? 0,
+        now,
+      }),
     ],
   };
 }

@@ -66,7 +66,10 @@ export function planDriftCheck(release: Release): DriftPlan {
   const status = release.status;
   const applied = status?.lastSuccessful?.renderRef;
   if (applied === undefined) {
-    return { kind: 'pending', message: 'no render was applied yet; drift is checked once one is (status.lastSuccessful.renderRef)' };
+    return {
+      kind: 'pending',
+      message: 'no render was applied yet; drift is checked once one is (status.lastSuccessful.renderRef)',
+    };
   }
   const rollout = status?.rollout;
   if (rollout !== undefined && rollout.state === 'Progressing' && rollout.renderRef !== applied) {
@@ -105,14 +108,21 @@ export function inSyncVerdict(release: Release, check: DriftCheck): InSyncVerdic
       const total = check.objects.length;
       if (drifted.length === 0) {
         return {
-          condition: condition('True', InSyncReason.InSync, `all ${total} objects of render ${check.renderRef} match the cluster`),
+          condition: condition(
+            'True',
+            InSyncReason.InSync,
+            `all ${total} objects of render ${check.renderRef} match the cluster`,
+          ),
           outcome: stop(),
           correct: false,
           drifted: 0,
         };
       }
-      const named = drifted.slice(0, MAX_DRIFTED_NAMED).map(({ object, drift }) => `${describeObject(object)}: ${describeDrift(drift)}`);
-      const more = drifted.length > MAX_DRIFTED_NAMED ? `; and ${drifted.length - MAX_DRIFTED_NAMED} more` : '';
+      const named = drifted
+        .slice(0, MAX_DRIFTED_NAMED)
+        .map(({ object, drift }) => `${describeObject(object)}: ${describeDrift(drift)}`);
+      const more =
+        drifted.length > MAX_DRIFTED_NAMED ? `; and ${drifted.length - MAX_DRIFTED_NAMED} more` : '';
       return {
         condition: condition(
           'False',
@@ -135,7 +145,11 @@ export function inSyncVerdict(release: Release, check: DriftCheck): InSyncVerdic
  */
 export function inSyncRefusedVerdict(refused: InSyncVerdict, refusal: string): InSyncVerdict {
   return {
-    condition: condition('Unknown', InSyncReason.Pending, `the drift status convoy computed was refused, so drift is not reported (${refusal}); it is checked again at the next interval or change`),
+    condition: condition(
+      'Unknown',
+      InSyncReason.Pending,
+      `the drift status convoy computed was refused, so drift is not reported (${refusal}); it is checked again at the next interval or change`,
+    ),
     outcome: stop(),
     correct: refused.correct,
     drifted: refused.drifted,
@@ -153,7 +167,10 @@ export function describeDrift(drift: ObjectDrift): string {
       return `cannot be re-applied: ${drift.message}`;
     case 'Drifted': {
       const shown = drift.paths.slice(0, MAX_PATHS_NAMED).map((p) => (p === '' ? '(the whole object)' : p));
-      const more = drift.paths.length > MAX_PATHS_NAMED ? ` and ${drift.paths.length - MAX_PATHS_NAMED} more fields` : '';
+      const more =
+        drift.paths.length > MAX_PATHS_NAMED
+          ? ` and ${drift.paths.length - MAX_PATHS_NAMED} more fields`
+          : '';
       return `${shown.join(', ')}${more}`;
     }
   }
@@ -163,7 +180,10 @@ export function describeDrift(drift: ObjectDrift): string {
 export function observeSlice(release: Release, verdict: InSyncVerdict, now: Date): ObserveSlice {
   return {
     conditions: [
-      nextCondition(release.status?.conditions, verdict.condition, { generation: release.metadata.generation ?? 0, now }),
+      nextCondition(release.status?.conditions, verdict.condition, {
+        generation: release.metadata.generation ?? 0,
+        now,
+      }),
     ],
   };
 }

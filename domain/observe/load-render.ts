@@ -15,10 +15,16 @@ export type LoadedRender =
 /**
  * @throws RenderStoreUnavailableError (transient: retry) and InvalidRenderKeyError.
  */
-export async function loadRender(store: RenderStore | undefined, release: Release, renderRef: string): Promise<LoadedRender> {
+export async function loadRender(
+  store: RenderStore | undefined,
+  release: Release,
+  renderRef: string,
+): Promise<LoadedRender> {
   const unavailable = (message: string): LoadedRender => ({ kind: 'unavailable', renderRef, message });
   if (store === undefined) {
-    return unavailable(`no render store is configured, so render ${renderRef} cannot be loaded; configure CONVOY_RENDER_BUCKET`);
+    return unavailable(
+      `no render store is configured, so render ${renderRef} cannot be loaded; configure CONVOY_RENDER_BUCKET`,
+    );
   }
   const namespace = release.metadata.namespace ?? 'default';
   let stored;
@@ -26,12 +32,16 @@ export async function loadRender(store: RenderStore | undefined, release: Releas
     stored = await store.get(namespace, release.metadata.name, renderRef);
   } catch (error) {
     if (error instanceof RenderStoreReadError) {
-      return unavailable(`render ${renderRef} is in the render store but cannot be read (${error.message}); the next reconcile of an unchanged source stores it again`);
+      return unavailable(
+        `render ${renderRef} is in the render store but cannot be read (${error.message}); the next reconcile of an unchanged source stores it again`,
+      );
     }
     throw error;
   }
   if (stored === undefined) {
-    return unavailable(`render ${renderRef} is not in the render store; the next reconcile of an unchanged source stores it again`);
+    return unavailable(
+      `render ${renderRef} is not in the render store; the next reconcile of an unchanged source stores it again`,
+    );
   }
   const objects: KubeObject[] = [];
   for (const [index, object] of stored.objects.entries()) {

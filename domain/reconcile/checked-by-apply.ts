@@ -18,8 +18,13 @@ import { planWaves } from '../render/order.ts';
  *   the other objects can be dry-run at all);
  * - a force sync (it runs no dry run).
  */
-export function checkedByItsApply(release: Release, objects: readonly KubeObject[], forced: boolean): KubeObject | undefined {
-  if (forced || release.status?.lastAttempted !== undefined || release.spec.lifecycleRef !== undefined) return undefined;
+export function checkedByItsApply(
+  release: Release,
+  objects: readonly KubeObject[],
+  forced: boolean,
+): KubeObject | undefined {
+  if (forced || release.status?.lastAttempted !== undefined || release.spec.lifecycleRef !== undefined)
+    return undefined;
   if (objects.some(isCreator)) return undefined;
   return planWaves(objects)[0]?.objects[0];
 }

@@ -15,10 +15,20 @@ import { errorMessage } from './stops.ts';
  */
 export async function awaitClusterWaves(run: SyncRun): Promise<Halt | undefined> {
   const { release, renderRef } = run;
-  if (release.spec.clusterWave <= 0 || run.inFlight || release.status?.lastSuccessful?.renderRef === renderRef) return undefined;
+  if (
+    release.spec.clusterWave <= 0 ||
+    run.inFlight ||
+    release.status?.lastSuccessful?.renderRef === renderRef
+  )
+    return undefined;
   const others = await attempt(
     () => run.ports.releases.inNamespace(release.metadata.namespace ?? 'default'),
-    (e) => halt('applyFailed', `listing the Releases of the namespace for cluster waves failed: ${errorMessage(e)}`, e),
+    (e) =>
+      halt(
+        'applyFailed',
+        `listing the Releases of the namespace for cluster waves failed: ${errorMessage(e)}`,
+        e,
+      ),
   );
   if (isHalt(others)) return others;
   return clusterWaveGate(release, others, run.now);
@@ -34,18 +44,30 @@ export function clusterWaveGate(release: Release, others: readonly Release[], no
   const wave = release.spec.clusterWave;
   const cluster = release.spec.cluster.name;
   const lower = others.filter(
-    (r) => r.metadata.name !== release.metadata.name && r.spec.cluster.name === cluster && r.spec.clusterWave < wave && !r.metadata.deletionTimestamp,
+    (r) =>
+      r.metadata.name !== release.metadata.name &&
+      r.spec.cluster.name === cluster &&
+      r.spec.clusterWave < wave &&
+      !r.metadata.deletionTimestamp,
   );
   const waitingFor = lower.filter((r) => !combinedVerdict(r).ready);
   if (waitingFor.length === 0) return undefined;
 
   const applied = findCondition(release.status?.conditions, ConditionType.Applied);
-  const since = applied?.reason === AppliedReason.WaitingForClusterWave ? Date.parse(applied.lastTransitionTime) : now.getTime();
+  const since =
+    applied?.reason === AppliedReason.WaitingForClusterWave
+      ? Date.parse(applied.lastTransitionTime)
+      : now.getTime();
   const timeoutMs = durationMs(release.spec.syncPolicy.clusterWaveTimeout, 30 * 60_000);
   const message = `cluster wave ${wave} on Cluster ${cluster} waits for the Releases of lower cluster waves to be ready`;
   if (now.getTime() - since > timeoutMs) {
-    const names = waitingFor.slice(0, 10).map((r) => `${r.metadata.name} (wave ${r.spec.clusterWave}: ${combinedVerdict(r).message})`);
-    return halt('clusterWaveTimedOut', `lower cluster waves were not ready within clusterWaveTimeout ${release.spec.syncPolicy.clusterWaveTimeout}: ${names.join('; ')}`);
+    const names = waitingFor
+      .slice(0, 10)
+      .map((r) => `${r.metadata.name} (wave ${r.spec.clusterWave}: ${combinedVerdict(r).message})`);
+    return halt(
+      'clusterWaveTimedOut',
+      `lower cluster waves were not ready within clusterWaveTimeout ${release.spec.syncPolicy.clusterWaveTimeout}: ${names.join('; ')}`,
+    );
   }
   return halt('waitingForClusterWave', message);
 }

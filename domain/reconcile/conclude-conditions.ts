@@ -10,11 +10,17 @@ import type { StopRow } from './stops.ts';
  * or Applied), RolloutSucceeded when spec.failurePolicy is set, LifecycleSucceeded when the
  * Release has hooks.
  */
-export function conditionsOf(end: ReconcileEnd, row: StopRow | undefined, rollout: Rollout | undefined): Condition[] {
+export function conditionsOf(
+  end: ReconcileEnd,
+  row: StopRow | undefined,
+  rollout: Rollout | undefined,
+): Condition[] {
   const { release, now } = end;
   const previous = release.status?.conditions;
   const stamp = { generation: release.metadata.generation ?? 0, now };
-  const conditions: Condition[] = [nextCondition(previous, appliedCondition(end, row?.reason ?? AppliedReason.Applied), stamp)];
+  const conditions: Condition[] = [
+    nextCondition(previous, appliedCondition(end, row?.reason ?? AppliedReason.Applied), stamp),
+  ];
   if (release.spec.failurePolicy !== undefined && rollout !== undefined) {
     conditions.push(nextCondition(previous, rolloutCondition(rollout), stamp));
   }
@@ -52,14 +58,31 @@ function lifecycleCondition(end: ReconcileEnd, entries: readonly HookStatus[] | 
   const renderRef = end.resolved.renderRef;
   const current = (entries ?? []).filter((h) => h.renderRef === renderRef);
   if (current.length === 0 && end.lifecycle === undefined) return undefined;
-  const ignored = new Set((end.lifecycle?.hooks ?? []).filter((h) => h.onFailure === 'Ignore').map((h) => h.name));
+  const ignored = new Set(
+    (end.lifecycle?.hooks ?? []).filter((h) => h.onFailure === 'Ignore').map((h) => h.name),
+  );
   const failed = current.find((h) => h.state === 'Failed' && !ignored.has(h.name));
   if (failed) {
-    return { type: ConditionType.LifecycleSucceeded, status: 'False' as const, reason: LifecycleReason.HookFailed, message: `${failed.phase} hook ${failed.name} failed: ${failed.message ?? ''}`.trim() };
+    return {
+      type: ConditionType.LifecycleSucceeded,
+      status: 'False' as const,
+      reason: LifecycleReason.HookFailed,
+      message: `${failed.phase} hook ${failed.name} failed: ${failed.message ?? ''}`.trim(),
+    };
   }
   const running = current.filter((h) => h.state === 'Running' || h.state === 'Pending');
   if (running.length > 0) {
-    return { type: ConditionType.LifecycleSucceeded, status: 'False' as const, reason: LifecycleReason.Running, message: `hooks running: ${running.map((h) => `${h.phase}/${h.name}`).join(', ')}` };
+    return {
+      type: ConditionType.LifecycleSucceeded,
+      status: 'False' as const,
+      reason: LifecycleReason.Running,
+      message: `hooks running: ${running.map((h) => `${h.phase}/${h.name}`).join(', ')}`,
+    };
   }
-  return { type: ConditionType.LifecycleSucceeded, status: 'True' as const, reason: LifecycleReason.Succeeded, message: `${current.length} hooks of ${renderRef ?? 'the render'} succeeded` };
+  return {
+    type: ConditionType.LifecycleSucceeded,
+    status: 'True' as const,
+    reason: LifecycleReason.Succeeded,
+    message: `${current.length} hooks of ${renderRef ?? 'the render'} succeeded`,
+  };
 }

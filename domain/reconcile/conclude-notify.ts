@@ -29,9 +29,11 @@ export function notifyCauseOf(end: ReconcileEnd, slice: ReleaseSlice): string | 
   // observers' conditions carry the old generation until they run again, and the combined verdict
   // waits for every condition's observedGeneration; told now, they follow within one run each.
   const generation = release.metadata.generation ?? 0;
-  if (status.observedGeneration !== generation) return `generation ${generation} handled (was ${status.observedGeneration ?? 'none'})`;
+  if (status.observedGeneration !== generation)
+    return `generation ${generation} handled (was ${status.observedGeneration ?? 'none'})`;
   // Settled (the render applied, nothing in progress): this run just checked every object, so the
   // observers' interval checks ride on it (domain/status/observer-ticks.ts; issue 24 item 1).
-  if (observersRideOnReconcile(slice)) return `settled ${renderRef ?? ''}: the observers' interval checks ride on this reconcile`;
+  if (observersRideOnReconcile(slice))
+    return `settled ${renderRef ?? ''}: the observers' interval checks ride on this reconcile`;
   return undefined;
 }

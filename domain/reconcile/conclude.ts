@@ -75,7 +75,9 @@ function attemptOf(end: ReconcileEnd, row: StopRow | undefined): Attempt {
 }
 
 /** The resolved* fields of status.lastAttempted: what the run found before it stopped. */
-function resolvedFields(resolved: Resolved): Pick<Attempt, 'resolvedSource' | 'resolvedCluster' | 'resolvedMutations' | 'renderRef'> {
+function resolvedFields(
+  resolved: Resolved,
+): Pick<Attempt, 'resolvedSource' | 'resolvedCluster' | 'resolvedMutations' | 'renderRef'> {
   return {
     ...(resolved.source ? { resolvedSource: resolved.source } : {}),
     ...(resolved.cluster ? { resolvedCluster: resolved.cluster } : {}),
@@ -85,7 +87,12 @@ function resolvedFields(resolved: Resolved): Pick<Attempt, 'resolvedSource' | 'r
 }
 
 /** The convoy-release slice at the end of a run: every field it owns, decided from the run and the status it found. */
-function sliceOf(end: ReconcileEnd, lastAttempted: Attempt, rollout: Rollout | undefined, conditions: Condition[]): ReleaseSlice {
+function sliceOf(
+  end: ReconcileEnd,
+  lastAttempted: Attempt,
+  rollout: Rollout | undefined,
+  conditions: Condition[],
+): ReleaseSlice {
   const { release, halt } = end;
   const status = release.status ?? {};
   const succeeded = lastAttempted.phase === 'Succeeded';
@@ -101,9 +108,10 @@ function sliceOf(end: ReconcileEnd, lastAttempted: Attempt, rollout: Rollout | u
         : succeeded && end.upToDateMessage === undefined
           ? lastAttempted
           : status.lastSuccessful,
-    lastHealthy: succeeded && rollout?.state === 'Succeeded' && rollout.renderRef === lastAttempted.renderRef
-      ? lastAttempted
-      : status.lastHealthy,
+    lastHealthy:
+      succeeded && rollout?.state === 'Succeeded' && rollout.renderRef === lastAttempted.renderRef
+        ? lastAttempted
+        : status.lastHealthy,
     rollout,
     waves: end.progress?.waves ?? status.waves,
     pin:
@@ -139,7 +147,12 @@ export function concludeProgress(
     attemptedAt: toRfc3339(begun.now),
     phase: 'Syncing',
     ...resolvedFields(begun.resolved),
-    progress: { total: counts.total, checked: counts.checked, applied: counts.applied, updatedAt: toRfc3339(at) },
+    progress: {
+      total: counts.total,
+      checked: counts.checked,
+      applied: counts.applied,
+      updatedAt: toRfc3339(at),
+    },
   };
   return { ...sliceAsFound(begun.release.status), lastAttempted };
 }
@@ -150,8 +163,19 @@ export function concludeProgress(
  * False/DeployFailed naming the refused fields, keeps every other field as it
  * was, and is not retried (the next change or interval tick runs again).
  */
-export function concludeStatusRefused(release: Release, now: Date, message: string, retention: RetentionPolicy): ReconcileDecision {
-  const decision = conclude({ release, now, resolved: {}, retention, halt: { halt: 'statusRefused', message } });
+export function concludeStatusRefused(
+  release: Release,
+  now: Date,
+  message: string,
+  retention: RetentionPolicy,
+): ReconcileDecision {
+  const decision = conclude({
+    release,
+    now,
+    resolved: {},
+    retention,
+    halt: { halt: 'statusRefused', message },
+  });
   // Only fields the server accepted before, and nothing copied from the annotations.
   const { notifyCause: _none, ...kept } = decision;
   return { ...kept, slice: { ...decision.slice, pin: undefined }, notify: [] };
@@ -159,14 +183,18 @@ export function concludeStatusRefused(release: Release, now: Date, message: stri
 
 /** A malformed annotation value as status may show it: printable ASCII (others as `?`), at most 100 characters. */
 function printable(value: string): string {
-  return [...value].slice(0, 100).map((ch) => (/^[\x20-\x7e]$/.test(ch) ? ch : '?')).join('');
+  return [...value]
+    .slice(0, 100)
+    .map((ch) => (/^[\x20-\x7e]$/.test(ch) ? ch : '?'))
+    .join('');
 }
 
 function outcomeOf(end: ReconcileEnd, row: StopRow | undefined, rolloutState: string | undefined): Outcome {
   if (row === undefined) {
     return rolloutState === 'Progressing' ? requeueAfter(ROLLOUT_RECHECK_MS, 'rollout Progressing') : done();
   }
-  if (row.retry) return retry(end.halt?.error ?? new Error(end.halt?.message ?? row.reason), retryPolicyOf(end.release));
+  if (row.retry)
+    return retry(end.halt?.error ?? new Error(end.halt?.message ?? row.reason), retryPolicyOf(end.release));
   if ('recheckMs' in row && row.recheckMs !== undefined) return requeueAfter(row.recheckMs, row.reason);
   return stop();
 }

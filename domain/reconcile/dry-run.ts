@@ -28,7 +28,10 @@ export async function dryRunRender(run: SyncRun): Promise<DryRunChecks | Halt> {
   if (!forced && !(run.inFlight && everyWaveApplied(release, objects))) {
     const dryRunOf = objects.filter((obj) => obj !== checked);
     const dryRun = await attempt(
-      () => (dryRunOf.length === 0 ? Promise.resolve([]) : run.target.dryRun(dryRunOf, tracker && ((checked) => tracker.update({ checked })))),
+      () =>
+        dryRunOf.length === 0
+          ? Promise.resolve([])
+          : run.target.dryRun(dryRunOf, tracker && ((checked) => tracker.update({ checked }))),
       (e) => dryRunStop(e, `dry run: ${errorMessage(e)}`),
     );
     if (isHalt(dryRun)) return dryRun;
@@ -41,7 +44,10 @@ export async function dryRunRender(run: SyncRun): Promise<DryRunChecks | Halt> {
  * The rest of the step "Dry run", once the PreSync hooks are done: the object checked by its own
  * apply is applied, and its refusal ends the run as a refused dry run would (nothing else applied).
  */
-export async function applyCheckedByApply(target: TargetCluster, checks: DryRunChecks): Promise<Halt | undefined> {
+export async function applyCheckedByApply(
+  target: TargetCluster,
+  checks: DryRunChecks,
+): Promise<Halt | undefined> {
   const checked = checks.checkedByApply;
   if (checked === undefined) return undefined;
   const first = await attempt(
@@ -55,7 +61,11 @@ export async function applyCheckedByApply(target: TargetCluster, checks: DryRunC
 
 /** How a refused check of the render ends the run, before anything was applied: the dry run's stop. */
 function dryRunStop(error: unknown, message: string): Halt {
-  return halt(isTerminal(error) ? 'dryRunRejected' : isUnreachable(error) ? 'clusterNotReady' : 'applyFailed', message, error);
+  return halt(
+    isTerminal(error) ? 'dryRunRejected' : isUnreachable(error) ? 'clusterNotReady' : 'applyFailed',
+    message,
+    error,
+  );
 }
 
 /** Every wave of the render has been applied in the rollout in progress (none is Pending). */

@@ -9,10 +9,19 @@ import { errorMessage, isTerminal, isUnverified } from './stops.ts';
  * "Fetch the source: error" (sourceFailed, retried), "… not supported" (sourceUnsupported:
  * the error says retrying cannot fix it), or a signature that does not verify (sourceUnverified).
  */
-export async function fetchSource(release: Release, ports: ReconcilePorts, resolved: Resolved): Promise<SourceTree | Halt> {
+export async function fetchSource(
+  release: Release,
+  ports: ReconcilePorts,
+  resolved: Resolved,
+): Promise<SourceTree | Halt> {
   const tree = await attempt(
     () => ports.source.resolve(release),
-    (e) => halt(isUnverified(e) ? 'sourceUnverified' : isTerminal(e) ? 'sourceUnsupported' : 'sourceFailed', errorMessage(e), e),
+    (e) =>
+      halt(
+        isUnverified(e) ? 'sourceUnverified' : isTerminal(e) ? 'sourceUnsupported' : 'sourceFailed',
+        errorMessage(e),
+        e,
+      ),
   );
   if (!isHalt(tree)) resolved.source = tree.resolved;
   return tree;

@@ -13,11 +13,20 @@ export function halt(name: StopName, message: string, error?: unknown): Halt {
 }
 
 export function isHalt(value: unknown): value is Halt {
-  return typeof value === 'object' && value !== null && 'halt' in value && typeof value.halt === 'string' && value.halt in Stops;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'halt' in value &&
+    typeof value.halt === 'string' &&
+    value.halt in Stops
+  );
 }
 
 /** Runs one step; a thrown error becomes the Halt its classifier names. */
-export async function attempt<T>(run: () => Promise<T>, onError: (error: unknown) => Halt): Promise<T | Halt> {
+export async function attempt<T>(
+  run: () => Promise<T>,
+  onError: (error: unknown) => Halt,
+): Promise<T | Halt> {
   try {
     return await run();
   } catch (error) {

@@ -7,7 +7,10 @@ import { errorMessage } from './stops.ts';
  * Step "Read Helm values": the values layers of Helm content in order (ConfigMap, Secret,
  * GitRepository path); [] for other content. A layer that cannot be read stops at valuesNotReady (retried).
  */
-export async function readHelmValues(release: Release, ports: ReconcilePorts): Promise<Record<string, unknown>[] | Halt> {
+export async function readHelmValues(
+  release: Release,
+  ports: ReconcilePorts,
+): Promise<Record<string, unknown>[] | Halt> {
   if (release.spec.content.type !== 'Helm') return [];
   return attempt(
     () => ports.values.read(release),

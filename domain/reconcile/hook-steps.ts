@@ -37,7 +37,8 @@ export async function loadHooks(release: Release, ports: ReconcilePorts): Promis
  */
 export async function runPreSyncHooks(run: SyncRun, lifecycle: LifecycleRun): Promise<HookStep> {
   const rollout = run.release.status?.rollout;
-  const rolloutOpen = !(rollout?.renderRef === run.renderRef && rollout.state !== 'Progressing') || run.forced;
+  const rolloutOpen =
+    !(rollout?.renderRef === run.renderRef && rollout.state !== 'Progressing') || run.forced;
   if (lifecycle.hooks.length === 0 || !rolloutOpen) return { lifecycle };
   return hookPhase(run, lifecycle, 'PreSync');
 }
@@ -51,8 +52,20 @@ export async function startPostSyncHooks(run: SyncRun, lifecycle: LifecycleRun):
   return hookPhase(run, lifecycle, 'PostSync');
 }
 
-async function hookPhase(run: SyncRun, lifecycle: LifecycleRun, phase: LifecycleHook['phase']): Promise<HookStep> {
-  const ran = await runHooks(run.release, run.target, lifecycle.hooks, phase, run.renderRef, lifecycle.status, run.now);
+async function hookPhase(
+  run: SyncRun,
+  lifecycle: LifecycleRun,
+  phase: LifecycleHook['phase'],
+): Promise<HookStep> {
+  const ran = await runHooks(
+    run.release,
+    run.target,
+    lifecycle.hooks,
+    phase,
+    run.renderRef,
+    lifecycle.status,
+    run.now,
+  );
   const next = { hooks: lifecycle.hooks, status: ran.hooks };
   return ran.halt === undefined ? { lifecycle: next } : { lifecycle: next, halt: ran.halt };
 }

@@ -27,7 +27,9 @@ export function hookJob(release: Release, hook: LifecycleHook, renderRef: string
       name: hookJobName(release, hook, renderRef),
       namespace: targetNamespaceOf(release),
       labels: { 'convoy.dev/hook': hook.name, 'convoy.dev/hook-phase': hook.phase },
-      annotations: { [RELEASE_ANNOTATION]: `${release.metadata.namespace ?? 'default'}/${release.metadata.name}` },
+      annotations: {
+        [RELEASE_ANNOTATION]: `${release.metadata.namespace ?? 'default'}/${release.metadata.name}`,
+      },
     },
     spec: {
       backoffLimit: hook.job.backoffLimit,
@@ -40,10 +42,16 @@ export function hookJob(release: Release, hook: LifecycleHook, renderRef: string
 type JobState = 'Running' | 'Succeeded' | 'Failed';
 
 function jobState(live: Record<string, unknown> | undefined): { state: JobState; message?: string } {
-  const conditions = ((live?.['status'] as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions) ?? [];
-  const complete = conditions.find((c) => (c.type === 'Complete' || c.type === 'SuccessCriteriaMet') && c.status === 'True');
+  const conditions =
+    (live?.['status'] as { conditions?: { type: string; status: string; message?: string }[] } | undefined)
+      ?.conditions ?? [];
+  const complete = conditions.find(
+    (c) => (c.type === 'Complete' || c.type === 'SuccessCriteriaMet') && c.status === 'True',
+  );
   if (complete) return { state: 'Succeeded' };
-  const failed = conditions.find((c) => (c.type === 'Failed' || c.type === 'FailureTarget') && c.status === 'True');
+  const failed = conditions.find(
+    (c) => (c.type === 'Failed' || c.type === 'FailureTarget') && c.status === 'True',
+  );
   if (failed) return { state: 'Failed', message: failed.message ?? 'the Job failed' };
   return { state: 'Running' };
 }
@@ -75,20 +83,43 @@ export async function runHooks(
   let waiting: string[] = [];
   for (const hook of hooks.filter((h) => h.phase === phase)) {
     const job = hookJob(release, hook, renderRef);
-    const before = previous.find((h) => h.name === hook.name && h.phase === phase && h.renderRef === renderRef);
+    const before = previous.find(
+      (h) => h.name === hook.name && h.phase === phase && h.renderRef === renderRef,
+    );
     const live = await attempt(
       () => target.read(job),
-      (e) => halt(phase === 'PreSync' ? 'applyFailed' : 'postSyncStartFailed', `reading hook Job ${job.metadata.name} failed: ${errorMessage(e)}`, e),
+      (e) =>
+        halt(
+          phase === 'PreSync' ? 'applyFailed' : 'postSyncStartFailed',
+          `reading hook Job ${job.metadata.name} failed: ${errorMessage(e)}`,
+          e,
+        ),
     );
     if (isHalt(live)) return { hooks: out, halt: live };
     if (live === undefined && before?.state !== 'Succeeded' && before?.state !== 'Failed') {
       const started = await attempt(
         () => target.apply(job),
-        (e) => halt(phase === 'PreSync' ? 'applyFailed' : 'postSyncStartFailed', `starting ${phase} hook ${hook.name} (Job ${job.metadata.name}) failed: ${errorMessage(e)}`, e),
+        (e) =>
+          halt(
+            phase === 'PreSync' ? 'applyFailed' : 'postSyncStartFailed',
+            `starting ${phase} hook ${hook.name} (Job ${job.metadata.name}) failed: ${errorMessage(e)}`,
+            e,
+          ),
       );
       if (isHalt(started)) return { hooks: out, halt: started };
     }
-    const { state, message } = live === undefined ? { state: before?.state === 'Failed' ? 'Failed' as const : before?.state === 'Succeeded' ? 'Succeeded' as const : 'Running' as const, message: before?.message } : jobState(live);
+    const { state, message } =
+      live === undefined
+        ? {
+            state:
+              before?.state === 'Failed'
+                ? ('Failed' as const)
+                : before?.state === 'Succeeded'
+                  ? ('Succeeded' as const)
+                  : ('Running' as const),
+            message: before?.message,
+          }
+        : jobState(live);
     const entry: HookStatus = {
       name: hook.name,
       phase,
@@ -101,13 +132,19 @@ export async function runHooks(
     };
     out.push(entry);
     if (state === 'Failed' && hook.onFailure === 'Fail') {
-      const failure = halt('hookFailed', `${phase} hook ${hook.name} failed (Job ${job.metadata.name}): ${message ?? 'failed'}`);
+      const failure = halt(
+        'hookFailed',
+        `${phase} hook ${hook.name} failed (Job ${job.metadata.name}): ${message ?? 'failed'}`,
+      );
       return { hooks: out, halt: { ...failure, hook: { name: hook.name, phase } } };
     }
     if (state === 'Running') waiting = [...waiting, hook.name];
   }
   if (phase === 'PreSync' && waiting.length > 0) {
-    return { hooks: out, halt: halt('waitingForHook', `waiting for PreSync hooks to complete: ${waiting.join(', ')}`) };
+    return {
+      hooks: out,
+      halt: halt('waitingForHook', `waiting for PreSync hooks to complete: ${waiting.join(', ')}`),
+    };
   }
   return { hooks: out };
 }

@@ -33,7 +33,10 @@ export async function loadPinnedRender(
   const store = ports.store;
   if (store === undefined) {
     pin.state = 'NoStore';
-    return halt('pinNotAvailable', `the Release is pinned to ${pinnedRef}, but no render store is configured`);
+    return halt(
+      'pinNotAvailable',
+      `the Release is pinned to ${pinnedRef}, but no render store is configured`,
+    );
   }
   const stored = await attempt(
     () => store.get(release, pinnedRef),
@@ -49,7 +52,11 @@ export async function loadPinnedRender(
   }
   pin.state = 'Active';
   // A render stored under a higher limit is not applied either (the row "Load the pinned render: read or parse error").
-  const overLimit = renderOverLimit(stored.objects.length, ports.renderLimits ?? DEFAULT_RENDER_LIMITS, `the pinned render ${pinnedRef}`);
+  const overLimit = renderOverLimit(
+    stored.objects.length,
+    ports.renderLimits ?? DEFAULT_RENDER_LIMITS,
+    `the pinned render ${pinnedRef}`,
+  );
   if (overLimit !== undefined) return { ...overLimit, halt: 'pinUnreadable' };
   if (stored.resolvedSource) resolved.source = stored.resolvedSource;
   if (stored.resolvedMutations) resolved.mutations = [...stored.resolvedMutations];

@@ -22,11 +22,16 @@ export function checkManualSync(run: SyncRun): ManualSyncCheck {
   const syncRequested = manual && isNewRequest(syncRequest, status?.lastHandledSyncAt);
   if (manual && !syncRequested && !run.forced && !run.inFlight) {
     if (status?.lastSuccessful?.renderRef === renderRef) {
-      return { wait: { upToDateMessage: `manual sync mode: the render ${renderRef} is the one last applied` } };
+      return {
+        wait: { upToDateMessage: `manual sync mode: the render ${renderRef} is the one last applied` },
+      };
     }
     return {
       wait: {
-        halt: halt('waitingForSync', `manual sync mode: render ${renderRef} differs from the last applied render; POST …/sync to apply it`),
+        halt: halt(
+          'waitingForSync',
+          `manual sync mode: render ${renderRef} differs from the last applied render; POST …/sync to apply it`,
+        ),
       },
     };
   }

@@ -21,7 +21,11 @@ export async function withObservation(decision: Reconciled, run: SyncRun): Promi
 }
 
 /** Every object of the render as this run's own answers have it, or undefined when one is missing. */
-async function observedAfterApply({ target, objects, renderRef }: SyncRun): Promise<AppliedObservation | undefined> {
+async function observedAfterApply({
+  target,
+  objects,
+  renderRef,
+}: SyncRun): Promise<AppliedObservation | undefined> {
   if (target.answered === undefined || objects.length > MAX_OBSERVED_OBJECTS) return undefined;
   const answered = target.answered.bind(target);
   const live = await Promise.all(objects.map((obj) => answered(obj).catch(() => undefined)));

@@ -43,7 +43,10 @@ export interface TargetCluster {
    * Dry-runs the objects in order; throws ApplyRejectedError naming the object when one is refused.
    * `checked`, when given, is told how many objects are checked so far as they finish (progress.ts).
    */
-  dryRun(objects: readonly KubeObject[], checked?: (count: number) => Promise<void>): Promise<DryRunVerdict[]>;
+  dryRun(
+    objects: readonly KubeObject[],
+    checked?: (count: number) => Promise<void>,
+  ): Promise<DryRunVerdict[]>;
   /** Server-side apply (force, fieldValidation=Strict). */
   apply(object: KubeObject): Promise<void>;
   /** The live object, or undefined when it does not exist (or its kind is not served). */
@@ -64,7 +67,6 @@ export interface RenderInput {
   /** Helm values layers in order (ConfigMap, Secret, GitRepository), inline values not included. */
   valuesLayers: readonly Record<string, unknown>[];
 }
-
 
 export interface StoredRender {
   renderRef: string;

@@ -27,11 +27,22 @@ export async function pruneRemoved(
   const store = ports.store;
   const report: PruneReport = { deleted: 0, skipped: 0 };
   // The same render as last time: it lacks nothing that render had.
-  if (!release.spec.syncPolicy.prune || previousRef === undefined || previousRef === renderRef || store === undefined) return report;
+  if (
+    !release.spec.syncPolicy.prune ||
+    previousRef === undefined ||
+    previousRef === renderRef ||
+    store === undefined
+  )
+    return report;
   const defaultNs = targetNamespaceOf(release);
   const previous = await attempt(
     () => store.get(release, previousRef),
-    (e) => halt('pruneFailed', `reading the previous render ${previousRef} to prune failed: ${errorMessage(e)}`, e),
+    (e) =>
+      halt(
+        'pruneFailed',
+        `reading the previous render ${previousRef} to prune failed: ${errorMessage(e)}`,
+        e,
+      ),
   );
   if (isHalt(previous) || previous === undefined) return isHalt(previous) ? previous : report;
   const keep = new Set(objects.map((o) => objectKey(o, defaultNs)));
@@ -39,7 +50,12 @@ export async function pruneRemoved(
   for (const obj of removed) {
     const result = await attempt(
       () => target.prune(obj),
-      (e) => halt('pruneFailed', `could not delete ${describeObject(obj)}, which the render no longer contains: ${errorMessage(e)}`, e),
+      (e) =>
+        halt(
+          'pruneFailed',
+          `could not delete ${describeObject(obj)}, which the render no longer contains: ${errorMessage(e)}`,
+          e,
+        ),
     );
     if (isHalt(result)) return result;
     if (result === 'deleted') report.deleted++;

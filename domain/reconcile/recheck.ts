@@ -35,9 +35,11 @@ export function waitingWave(release: Release, now: Date): { renderRef: string; w
   if (rollout.renderRef !== status?.lastAttempted?.renderRef) return undefined;
   if ((release.metadata.generation ?? 0) !== status.observedGeneration) return undefined;
   const applied = status.conditions?.find((c) => c.type === ConditionType.Applied);
-  if (applied?.reason !== AppliedReason.Applied && applied?.reason !== AppliedReason.WaitingForWaveHealth) return undefined;
+  if (applied?.reason !== AppliedReason.Applied && applied?.reason !== AppliedReason.WaitingForWaveHealth)
+    return undefined;
   if (hasUnansweredSyncRequest(release)) return undefined;
-  if (isNewRequest(annotationOf(release, Annotation.forceSyncRequestedAt), status.lastHandledForceSyncAt)) return undefined;
+  if (isNewRequest(annotationOf(release, Annotation.forceSyncRequestedAt), status.lastHandledForceSyncAt))
+    return undefined;
   if (annotationOf(release, Annotation.pin) !== status.pin?.renderRef) return undefined;
   const entry = (status.waves ?? []).find((w) => w.state !== 'Healthy');
   if (entry?.state !== 'Applied' || entry.appliedAt === undefined) return undefined;
@@ -54,14 +56,30 @@ export function waitingWave(release: Release, now: Date): { renderRef: string; w
 export function recheckSlice(release: Release, now: Date): ReleaseSlice {
   const at = toRfc3339(now);
   const found = sliceAsFound(release.status);
-  return { ...found, reconciledAt: at, lastAttempted: found.lastAttempted === undefined ? undefined : { ...found.lastAttempted, attemptedAt: at } };
+  return {
+    ...found,
+    reconciledAt: at,
+    lastAttempted:
+      found.lastAttempted === undefined ? undefined : { ...found.lastAttempted, attemptedAt: at },
+  };
 }
 
 /** Workloads first (they are what a wave waits for), then other kinds with a health rule, then the rest. */
 function readOrder(obj: KubeObject): number {
   const group = apiGroup(obj.apiVersion);
-  if (group === 'apps' || group === 'extensions' || (group === 'batch' && obj.kind === 'Job') || (group === '' && obj.kind === 'Pod')) return 0;
-  if (['Service', 'PersistentVolumeClaim', 'Ingress', 'CustomResourceDefinition', 'APIService'].includes(obj.kind)) return 1;
+  if (
+    group === 'apps' ||
+    group === 'extensions' ||
+    (group === 'batch' && obj.kind === 'Job') ||
+    (group === '' && obj.kind === 'Pod')
+  )
+    return 0;
+  if (
+    ['Service', 'PersistentVolumeClaim', 'Ingress', 'CustomResourceDefinition', 'APIService'].includes(
+      obj.kind,
+    )
+  )
+    return 1;
   return 2;
 }
 
@@ -73,7 +91,11 @@ export type SeenReads = Map<string, Record<string, unknown>>;
  * object the recheck has just read answers with that read instead of another GET (the wave that
  * turned healthy is read once, not twice). Everything else goes to the cluster as usual.
  */
-export function withSeenReads(cluster: ReconcilePorts['cluster'], release: Release, seen: SeenReads): ReconcilePorts['cluster'] {
+export function withSeenReads(
+  cluster: ReconcilePorts['cluster'],
+  release: Release,
+  seen: SeenReads,
+): ReconcilePorts['cluster'] {
   if (seen.size === 0) return cluster;
   const ns = targetNamespaceOf(release);
   return {
@@ -128,7 +150,10 @@ export async function recheckWaitingWave(
       const health = assessObject(live, { checks, now });
       if (health.state !== 'Healthy') {
         return {
-          outcome: requeueAfter(ROLLOUT_RECHECK_MS, `rollout Progressing: wave ${waiting.wave} waits for ${describeObject(obj)} (${health.state})`),
+          outcome: requeueAfter(
+            ROLLOUT_RECHECK_MS,
+            `rollout Progressing: wave ${waiting.wave} waits for ${describeObject(obj)} (${health.state})`,
+          ),
           slice: recheckSlice(release, now),
         };
       }

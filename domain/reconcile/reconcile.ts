@@ -52,7 +52,10 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
   if (halt !== undefined) return finish({ halt, progress });
   const pruned = await pruneRemoved(release, ports, sync.target, sync.objects, sync.renderRef);
   if (isHalt(pruned)) return finish({ halt: pruned, progress });
-  if (pruned.skipped > 0) run.warnings.push(`${pruned.skipped} removed objects were not pruned (not applied by convoy, or prune: disabled)`);
+  if (pruned.skipped > 0)
+    run.warnings.push(
+      `${pruned.skipped} removed objects were not pruned (not applied by convoy, or prune: disabled)`,
+    );
   const post = await startPostSyncHooks(sync, pre.lifecycle);
   if (post.halt !== undefined) return finish({ halt: post.halt, progress, lifecycle: post.lifecycle });
 

@@ -30,10 +30,13 @@ export const DEFAULT_MAX_RENDER_OBJECTS = 10_000;
  */
 export const DEFAULT_MAX_RENDER_BYTES = 32 * 1024 * 1024;
 
-export const DEFAULT_RENDER_LIMITS: RenderLimits = { maxObjects: DEFAULT_MAX_RENDER_OBJECTS, maxBytes: DEFAULT_MAX_RENDER_BYTES };
+export const DEFAULT_RENDER_LIMITS: RenderLimits = {
+  maxObjects: DEFAULT_MAX_RENDER_OBJECTS,
+  maxBytes: DEFAULT_MAX_RENDER_BYTES,
+};
 
 /** Where an installation sets the byte limit, as the message names it. */
-export const MAX_RENDER_BYTES_SETTING = 'CONVOY_MAX_RENDER_BYTES: the Convoy construct\'s maxRenderBytes';
+export const MAX_RENDER_BYTES_SETTING = "CONVOY_MAX_RENDER_BYTES: the Convoy construct's maxRenderBytes";
 
 /** A byte count as the messages show it: whole MiB, MiB with one decimal, or bytes below 1 MiB. */
 export function describeBytes(bytes: number): string {
@@ -43,16 +46,21 @@ export function describeBytes(bytes: number): string {
 }
 
 /** Where an installation sets the limit, as the message names it. */
-export const MAX_RENDER_OBJECTS_SETTING = 'CONVOY_MAX_RENDER_OBJECTS: the Convoy construct\'s maxRenderObjects, convoy dev --max-render-objects';
+export const MAX_RENDER_OBJECTS_SETTING =
+  "CONVOY_MAX_RENDER_OBJECTS: the Convoy construct's maxRenderObjects, convoy dev --max-render-objects";
 
 /** The stop for a render of `count` objects, or undefined when it is within the limit. */
-export function renderOverLimit(count: number, limits: Pick<RenderLimits, 'maxObjects'>, what = 'the render'): Halt | undefined {
+export function renderOverLimit(
+  count: number,
+  limits: Pick<RenderLimits, 'maxObjects'>,
+  what = 'the render',
+): Halt | undefined {
   if (count <= limits.maxObjects) return undefined;
   return halt(
     'renderFailed',
     `${what} has ${count} objects, more than this installation's limit of ${limits.maxObjects} objects per render ` +
       `(${MAX_RENDER_OBJECTS_SETTING}); nothing was stored or applied. Split the content into smaller Releases, or raise the limit ` +
-      'together with the reconcile function\'s memory and timeout',
+      "together with the reconcile function's memory and timeout",
   );
 }
 

@@ -35,7 +35,12 @@ export async function renderManifests(
  * each object marked as the Release's; its renderRef names the result. Stops at "Render or
  * mutate: error" / "… not supported".
  */
-export async function mutateRender(release: Release, ports: ReconcilePorts, rendered: KubeObject[], resolved: Resolved): Promise<FinishedRender | Halt> {
+export async function mutateRender(
+  release: Release,
+  ports: ReconcilePorts,
+  rendered: KubeObject[],
+  resolved: Resolved,
+): Promise<FinishedRender | Halt> {
   const finished = await attempt(async () => {
     const mutations = await ports.mutations.forRelease(release);
     return finishRender({

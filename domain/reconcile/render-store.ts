@@ -11,7 +11,11 @@ import { errorMessage } from './stops.ts';
  * drift, health, pins and rollback read it (row "Write to the render store", retried). A pinned
  * render came from the store and is not written again; without a store nothing is written.
  */
-export async function storeRender(run: SyncRun, pinned: boolean, resolved: Resolved): Promise<Halt | undefined> {
+export async function storeRender(
+  run: SyncRun,
+  pinned: boolean,
+  resolved: Resolved,
+): Promise<Halt | undefined> {
   const { release, renderRef, objects } = run;
   const store = run.ports.store;
   if (store === undefined || pinned) return undefined;
@@ -24,7 +28,12 @@ export async function storeRender(run: SyncRun, pinned: boolean, resolved: Resol
         resolvedCluster: resolved.cluster,
         resolvedMutations: resolved.mutations,
       }),
-    (e) => halt('storeWriteFailed', `writing render ${renderRef} to the render store failed: ${errorMessage(e)}`, e),
+    (e) =>
+      halt(
+        'storeWriteFailed',
+        `writing render ${renderRef} to the render store failed: ${errorMessage(e)}`,
+        e,
+      ),
   );
   return isHalt(stored) ? stored : undefined;
 }
@@ -38,13 +47,22 @@ export async function storeRender(run: SyncRun, pinned: boolean, resolved: Resol
  * (docs/decisions.md). Returns the warnings to log: retention is housekeeping, and a failure
  * must not fail the sync.
  */
-export async function retainRenders(release: Release, ports: ReconcilePorts, renderRef: string, slice: ReleaseSlice): Promise<string[]> {
+export async function retainRenders(
+  release: Release,
+  ports: ReconcilePorts,
+  renderRef: string,
+  slice: ReleaseSlice,
+): Promise<string[]> {
   const previousAttempt = release.status?.lastAttempted?.renderRef;
   if (ports.store === undefined || previousAttempt === undefined || renderRef === previousAttempt) return [];
   const protectedRefs = new Set(
-    [slice.lastSuccessful?.renderRef, slice.lastHealthy?.renderRef, slice.rollout?.renderRef, slice.rollout?.previousRenderRef, slice.pin?.renderRef].filter(
-      (r): r is string => r !== undefined,
-    ),
+    [
+      slice.lastSuccessful?.renderRef,
+      slice.lastHealthy?.renderRef,
+      slice.rollout?.renderRef,
+      slice.rollout?.previousRenderRef,
+      slice.pin?.renderRef,
+    ].filter((r): r is string => r !== undefined),
   );
   try {
     await ports.store.prune(release, protectedRefs, slice.resolvedRetentionPolicy ?? ports.retentionDefault);

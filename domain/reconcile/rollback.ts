@@ -28,16 +28,30 @@ export async function rollBack(
   if (healthyRef === undefined || healthyRef === failed.renderRef || store === undefined) return undefined;
   const healthy = await attempt(
     () => store.get(release, healthyRef),
-    (e) => halt('rolloutFailed', `${failed.reason}; the rollback to ${healthyRef} could not load it: ${errorMessage(e)}`, e),
+    (e) =>
+      halt(
+        'rolloutFailed',
+        `${failed.reason}; the rollback to ${healthyRef} could not load it: ${errorMessage(e)}`,
+        e,
+      ),
   );
   if (isHalt(healthy)) return healthy;
-  if (healthy === undefined) return halt('rolloutFailed', `${failed.reason}; the last healthy render ${healthyRef} is no longer in the render store`);
+  if (healthy === undefined)
+    return halt(
+      'rolloutFailed',
+      `${failed.reason}; the last healthy render ${healthyRef} is no longer in the render store`,
+    );
 
   for (const wave of planWaves(healthy.objects)) {
     for (const obj of wave.objects) {
       const applied = await attempt(
         () => target.apply(obj),
-        (e) => halt('rolloutFailed', `${failed.reason}; the rollback to ${healthyRef} failed: ${errorMessage(e)}`, e),
+        (e) =>
+          halt(
+            'rolloutFailed',
+            `${failed.reason}; the rollback to ${healthyRef} failed: ${errorMessage(e)}`,
+            e,
+          ),
       );
       if (isHalt(applied)) return applied;
     }
@@ -48,7 +62,12 @@ export async function rollBack(
     if (keep.has(objectKey(obj, defaultNs))) continue;
     const pruned = await attempt(
       () => target.prune(obj),
-      (e) => halt('rolloutFailed', `${failed.reason}; the rollback could not remove ${obj.kind} ${obj.metadata.name}: ${errorMessage(e)}`, e),
+      (e) =>
+        halt(
+          'rolloutFailed',
+          `${failed.reason}; the rollback could not remove ${obj.kind} ${obj.metadata.name}: ${errorMessage(e)}`,
+          e,
+        ),
     );
     if (isHalt(pruned)) return pruned;
   }

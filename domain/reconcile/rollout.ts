@@ -76,7 +76,11 @@ export async function rollOut(
       };
   const previousWaves = continuing ? (status?.waves ?? []) : [];
   const waves: WaveStatus[] = planned.map((w) => ({
-    ...(previousWaves.find((p) => p.wave === w.wave) ?? { wave: w.wave, objects: w.objects.length, state: 'Pending' }),
+    ...(previousWaves.find((p) => p.wave === w.wave) ?? {
+      wave: w.wave,
+      objects: w.objects.length,
+      state: 'Pending',
+    }),
   }));
   const progress: RolloutProgress = { rollout, waves, written: 0 };
   const checks = compileChecks(release.spec.healthAssessment?.checks ?? []).compiled;
@@ -113,7 +117,11 @@ export async function rollOut(
       rollout.state = 'Failed';
       rollout.finishedAt = stamp;
       if (isLast) return { kind: 'applied', progress };
-      return waveFailed(release, progress, `wave ${wave.wave} was not healthy within waveTimeout ${release.spec.syncPolicy.waveTimeout}: ${health.unhealthy.join('; ')}`);
+      return waveFailed(
+        release,
+        progress,
+        `wave ${wave.wave} was not healthy within waveTimeout ${release.spec.syncPolicy.waveTimeout}: ${health.unhealthy.join('; ')}`,
+      );
     }
     if (isLast) return { kind: 'applied', progress };
     return {
@@ -140,13 +148,17 @@ async function waveHealth(
   // by that apply, and is not read again (health/existence-only.ts).
   const watched = objects.filter((obj) => !healthIsExistence(obj, checks));
   const verdicts = await attempt(
-    () => Promise.all(watched.map(async (obj) => [obj, assessObject(await target.read(obj), { checks, now })] as const)),
+    () =>
+      Promise.all(
+        watched.map(async (obj) => [obj, assessObject(await target.read(obj), { checks, now })] as const),
+      ),
     (e) => halt('applyFailed', `reading the wave's objects failed: ${errorMessage(e)}`, e),
   );
   if (isHalt(verdicts)) return verdicts;
   const unhealthy = verdicts.filter(([, h]) => h.state !== 'Healthy');
   const named = unhealthy.slice(0, MAX_UNHEALTHY_NAMED).map(([obj, h]) => describeHealth(obj, h));
-  if (unhealthy.length > MAX_UNHEALTHY_NAMED) named.push(`and ${unhealthy.length - MAX_UNHEALTHY_NAMED} more`);
+  if (unhealthy.length > MAX_UNHEALTHY_NAMED)
+    named.push(`and ${unhealthy.length - MAX_UNHEALTHY_NAMED} more`);
   return { unhealthy: named };
 }
 
@@ -168,14 +180,21 @@ async function reapplyFinished(
   waves: readonly WaveStatus[],
   counter: HandledCounter,
 ): Promise<RolloutResult> {
-  const progress: RolloutProgress = { rollout: { ...rollout }, waves: waves.map((w) => ({ ...w })), written: 0 };
+  const progress: RolloutProgress = {
+    rollout: { ...rollout },
+    waves: waves.map((w) => ({ ...w })),
+    written: 0,
+  };
   const timedOut = waves.find((w) => w.state === 'TimedOut');
   const lastWave = planned.at(-1)?.wave;
   if (rollout.state === 'RolledBack') {
     return {
       kind: 'halted',
       progress,
-      halt: halt('rolledBack', `the rollout of ${rollout.renderRef} failed and was rolled back; change the Release or request a force sync to try again`),
+      halt: halt(
+        'rolledBack',
+        `the rollout of ${rollout.renderRef} failed and was rolled back; change the Release or request a force sync to try again`,
+      ),
     };
   }
   if (rollout.state === 'Failed' && timedOut !== undefined && timedOut.wave !== lastWave) {
@@ -238,7 +257,12 @@ async function applyWave(
       if (verdict !== 'unchanged' && verdict !== 'appliedAhead') {
         const applied = await attempt(
           () => target.apply(obj),
-          (e) => halt('applyFailed', `apply of ${describeObject(obj)} in wave ${wave.wave} failed: ${errorMessage(e)}`, e),
+          (e) =>
+            halt(
+              'applyFailed',
+              `apply of ${describeObject(obj)} in wave ${wave.wave} failed: ${errorMessage(e)}`,
+              e,
+            ),
         );
         if (isHalt(applied)) return applied;
       }
@@ -253,5 +277,9 @@ async function applyWave(
 
 /** A wave timed out: WaveFailed without a failurePolicy, RolloutFailed with one. */
 function waveFailed(release: Release, progress: RolloutProgress, message: string): RolloutResult {
-  return { kind: 'halted', progress, halt: halt(release.spec.failurePolicy ? 'rolloutFailed' : 'waveTimedOut', message) };
+  return {
+    kind: 'halted',
+    progress,
+    halt: halt(release.spec.failurePolicy ? 'rolloutFailed' : 'waveTimedOut', message),
+  };
 }

@@ -8,7 +8,12 @@ import { createProgressTracker, type ProgressTracker } from './progress.ts';
 import type { AppliedObservation, PinState, PreparedRender, Resolved } from './resolved.ts';
 
 export type ReconcileResult =
-  | ({ kind: 'reconciled'; renderRef?: string; warnings: string[]; observed?: AppliedObservation } & ReconcileDecision)
+  | ({
+      kind: 'reconciled';
+      renderRef?: string;
+      warnings: string[];
+      observed?: AppliedObservation;
+    } & ReconcileDecision)
   | { kind: 'suspended' };
 
 export type Reconciled = Extract<ReconcileResult, { kind: 'reconciled' }>;

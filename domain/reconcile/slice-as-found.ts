@@ -11,6 +11,8 @@ import { ownedConditions, ownedFields, type ReleaseSlice } from '../status/slice
 export function sliceAsFound(status: ReleaseStatus | undefined): ReleaseSlice {
   const found = status ?? {};
   const owned: readonly string[] = ownedConditions[FieldManager.release];
-  const fields = Object.fromEntries(ownedFields[FieldManager.release].map((key) => [key, found[key]])) as Omit<ReleaseSlice, 'conditions'>;
+  const fields = Object.fromEntries(
+    ownedFields[FieldManager.release].map((key) => [key, found[key]]),
+  ) as Omit<ReleaseSlice, 'conditions'>;
   return { ...fields, conditions: (found.conditions ?? []).filter((c) => owned.includes(c.type)) };
 }

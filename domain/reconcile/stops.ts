@@ -15,7 +15,11 @@ export interface StopRow {
   recheckMs?: number;
 }
 
-const failed = (stage: FailureStage, reason: AppliedReason, retry: boolean): StopRow => ({ stage, reason, retry });
+const failed = (stage: FailureStage, reason: AppliedReason, retry: boolean): StopRow => ({
+  stage,
+  reason,
+  retry,
+});
 const waiting = (reason: AppliedReason, recheckMs?: number): StopRow => ({
   stage: undefined,
   reason,
@@ -66,7 +70,9 @@ export type StopName = keyof typeof Stops;
  * their terminal errors so; anything else a step throws is transient.
  */
 export function isTerminal(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false;
+  return (
+    typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false
+  );
 }
 
 /** A source whose signature did not verify (adapters/source/errors.ts SourceVerificationError): terminal, reason SourceNotReady. */
@@ -80,7 +86,9 @@ export function isUnverified(error: unknown): boolean {
  * reports it as ClusterNotReady, as the probe would have (docs/decisions.md).
  */
 export function isUnreachable(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { unreachable?: unknown }).unreachable === true;
+  return (
+    typeof error === 'object' && error !== null && (error as { unreachable?: unknown }).unreachable === true
+  );
 }
 
 export function errorMessage(error: unknown): string {

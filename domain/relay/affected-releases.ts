@@ -7,7 +7,14 @@
 import { mutationSpecSchema, type Release } from '../api/index.ts';
 import { selectorMatches, type LabelSelector } from '../render/label-selector.ts';
 
-export const DEPENDENCY_KINDS = ['Cluster', 'Mutation', 'Lifecycle', 'GitRepository', 'ConfigMap', 'Secret'] as const;
+export const DEPENDENCY_KINDS = [
+  'Cluster',
+  'Mutation',
+  'Lifecycle',
+  'GitRepository',
+  'ConfigMap',
+  'Secret',
+] as const;
 export type DependencyKind = (typeof DEPENDENCY_KINDS)[number];
 
 /** The label a ConfigMap or Secret needs for the relay to watch it. */
@@ -16,12 +23,14 @@ export const WATCH_LABEL_SELECTOR = `${WATCH_LABEL}=true`;
 
 /** What the mapping reads of a watched object; raw watch objects fit. */
 export interface WatchedObject {
-  readonly metadata?: {
-    readonly name?: string | undefined;
-    readonly namespace?: string | undefined;
-    readonly generation?: number | undefined;
-    readonly resourceVersion?: string | undefined;
-  } | undefined;
+  readonly metadata?:
+    | {
+        readonly name?: string | undefined;
+        readonly namespace?: string | undefined;
+        readonly generation?: number | undefined;
+        readonly resourceVersion?: string | undefined;
+      }
+    | undefined;
   readonly spec?: unknown;
   readonly data?: unknown;
   readonly binaryData?: unknown;
@@ -52,10 +61,17 @@ export function dependencyChangeCounts(event: DependencyEvent): boolean {
   if (event.kind === 'ConfigMap' || event.kind === 'Secret') {
     // The relay watches these as metadata only (it never holds their data): then any new
     // resourceVersion counts, since a data change cannot be told from a label change.
-    if (old.data === undefined && next.data === undefined && old.binaryData === undefined && next.binaryData === undefined) {
+    if (
+      old.data === undefined &&
+      next.data === undefined &&
+      old.binaryData === undefined &&
+      next.binaryData === undefined
+    ) {
       return old.metadata?.resourceVersion !== next.metadata?.resourceVersion;
     }
-    return canonical(old.data) !== canonical(next.data) || canonical(old.binaryData) !== canonical(next.binaryData);
+    return (
+      canonical(old.data) !== canonical(next.data) || canonical(old.binaryData) !== canonical(next.binaryData)
+    );
   }
   const before = old.metadata?.generation;
   const after = next.metadata?.generation;
@@ -75,12 +91,17 @@ export function affectedReleases(event: DependencyEvent, objects: NamespaceObjec
   return objects.releases.filter(select);
 }
 
-function selectorFor(event: DependencyEvent, names: ReadonlySet<string>, objects: NamespaceObjects): (release: Release) => boolean {
+function selectorFor(
+  event: DependencyEvent,
+  names: ReadonlySet<string>,
+  objects: NamespaceObjects,
+): (release: Release) => boolean {
   switch (event.kind) {
     case 'Cluster':
       return (release) => names.has(release.spec.cluster.name);
     case 'Lifecycle':
-      return (release) => release.spec.lifecycleRef !== undefined && names.has(release.spec.lifecycleRef.name);
+      return (release) =>
+        release.spec.lifecycleRef !== undefined && names.has(release.spec.lifecycleRef.name);
     case 'GitRepository':
       return (release) => gitRepositoriesOf(release).some((name) => names.has(name));
     case 'ConfigMap':
@@ -90,7 +111,10 @@ function selectorFor(event: DependencyEvent, names: ReadonlySet<string>, objects
     case 'Mutation': {
       // Old and new selector both: a Release that stops being selected must drop the Mutation's changes.
       const selectors = [event.old, event.next].filter((o) => o !== undefined).map(releaseSelectorOf);
-      return (release) => selectors.some((selector) => selector === 'all' || selectorMatches(selector, release.metadata.labels ?? {}));
+      return (release) =>
+        selectors.some(
+          (selector) => selector === 'all' || selectorMatches(selector, release.metadata.labels ?? {}),
+        );
     }
   }
 }
@@ -98,14 +122,22 @@ function selectorFor(event: DependencyEvent, names: ReadonlySet<string>, objects
 /** Releases that read a Secret: as a values layer, as source credentials, or through their Cluster's kubeconfig or a GitRepository's credentials. */
 function secretReaders(names: ReadonlySet<string>, objects: NamespaceObjects): (release: Release) => boolean {
   const clusters = new Set(
-    (objects.clusters ?? []).filter((c) => names.has(secretRefName(c.spec, ['kubeConfig', 'secretRef']) ?? '')).map(nameOf),
+    (objects.clusters ?? [])
+      .filter((c) => names.has(secretRefName(c.spec, ['kubeConfig', 'secretRef']) ?? ''))
+      .map(nameOf),
   );
   const repositories = new Set(
-    (objects.gitRepositories ?? []).filter((r) => names.has(secretRefName(r.spec, ['secretRef']) ?? '')).map(nameOf),
+    (objects.gitRepositories ?? [])
+      .filter((r) => names.has(secretRefName(r.spec, ['secretRef']) ?? ''))
+      .map(nameOf),
   );
   return (release) => {
     const source = release.spec.source;
-    const credentials = [source.git?.secretRef?.name, source.helm?.secretRef?.name, source.oci?.secretRef?.name];
+    const credentials = [
+      source.git?.secretRef?.name,
+      source.helm?.secretRef?.name,
+      source.oci?.secretRef?.name,
+    ];
     return (
       credentials.some((name) => name !== undefined && names.has(name)) ||
       valuesLayerNames(release, 'Secret').some((name) => names.has(name)) ||
@@ -121,7 +153,9 @@ function gitRepositoriesOf(release: Release): string[] {
 }
 
 function valuesLayerNames(release: Release, kind: 'ConfigMap' | 'Secret' | 'GitRepository'): string[] {
-  return (release.spec.content.helm?.valuesFrom ?? []).filter((layer) => layer.kind === kind).map((layer) => layer.name);
+  return (release.spec.content.helm?.valuesFrom ?? [])
+    .filter((layer) => layer.kind === kind)
+    .map((layer) => layer.name);
 }
 
 /** A Mutation's selector; one that does not parse selects everything, since sending too much is safe and too little is not. */
@@ -149,7 +183,9 @@ function nameOf(object: WatchedObject): string {
 function canonical(value: unknown): string {
   return JSON.stringify(value ?? null, (_key, v: unknown) =>
     typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
       : v,
   );
 }

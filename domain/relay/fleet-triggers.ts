@@ -36,13 +36,15 @@ export const FLEET_REQUEST_ANNOTATIONS = [FleetAnnotation.approve, FLEET_ROLLBAC
 
 /** What the trigger rules read of a ReleaseSet (the relay's slim copy fits). */
 export interface WatchedReleaseSet {
-  readonly metadata?: {
-    readonly name?: string | undefined;
-    readonly namespace?: string | undefined;
-    readonly uid?: string | undefined;
-    readonly generation?: number | undefined;
-    readonly annotations?: Readonly<Record<string, string>> | undefined;
-  } | undefined;
+  readonly metadata?:
+    | {
+        readonly name?: string | undefined;
+        readonly namespace?: string | undefined;
+        readonly uid?: string | undefined;
+        readonly generation?: number | undefined;
+        readonly annotations?: Readonly<Record<string, string>> | undefined;
+      }
+    | undefined;
 }
 
 /**
@@ -50,31 +52,41 @@ export interface WatchedReleaseSet {
  * (as large as the object, rewritten by every `kubectl apply`, and no setting a template reads).
  * The relay's slim Cluster drops them (relay/watch/slim.ts).
  */
-export const CLUSTER_ANNOTATIONS_IGNORED: readonly string[] = ['kubectl.kubernetes.io/last-applied-configuration'];
+export const CLUSTER_ANNOTATIONS_IGNORED: readonly string[] = [
+  'kubectl.kubernetes.io/last-applied-configuration',
+];
 
 /** What the trigger rules read of a Cluster. */
 export interface WatchedCluster {
-  readonly metadata?: {
-    readonly name?: string | undefined;
-    readonly labels?: Readonly<Record<string, string>> | undefined;
-    /**
-     * Its annotations, compared for equality only: the relay's slim copy holds a long value as its
-     * digest (relay/watch/slim.ts), which compares the same.
-     */
-    readonly annotations?: Readonly<Record<string, string>> | undefined;
-  } | undefined;
+  readonly metadata?:
+    | {
+        readonly name?: string | undefined;
+        readonly labels?: Readonly<Record<string, string>> | undefined;
+        /**
+         * Its annotations, compared for equality only: the relay's slim copy holds a long value as its
+         * digest (relay/watch/slim.ts), which compares the same.
+         */
+        readonly annotations?: Readonly<Record<string, string>> | undefined;
+      }
+    | undefined;
 }
 
 /** Why a change of a ReleaseSet (old → next; undefined = absent) sends it a message, or undefined. */
-export function releaseSetChangeCause(old: WatchedReleaseSet | undefined, next: WatchedReleaseSet | undefined): string | undefined {
+export function releaseSetChangeCause(
+  old: WatchedReleaseSet | undefined,
+  next: WatchedReleaseSet | undefined,
+): string | undefined {
   if (next === undefined) return undefined;
   if (old === undefined) return 'ReleaseSet added';
   const before = old.metadata ?? {};
   const after = next.metadata ?? {};
-  if (before.uid !== undefined && after.uid !== undefined && before.uid !== after.uid) return 'ReleaseSet recreated';
-  if (before.generation !== after.generation) return `spec changed (generation ${before.generation ?? '?'} → ${after.generation ?? '?'})`;
+  if (before.uid !== undefined && after.uid !== undefined && before.uid !== after.uid)
+    return 'ReleaseSet recreated';
+  if (before.generation !== after.generation)
+    return `spec changed (generation ${before.generation ?? '?'} → ${after.generation ?? '?'})`;
   for (const key of FLEET_REQUEST_ANNOTATIONS) {
-    if ((before.annotations?.[key] ?? '') !== (after.annotations?.[key] ?? '')) return `annotation ${key} changed`;
+    if ((before.annotations?.[key] ?? '') !== (after.annotations?.[key] ?? ''))
+      return `annotation ${key} changed`;
   }
   return undefined;
 }
@@ -84,13 +96,17 @@ export function releaseSetChangeCause(old: WatchedReleaseSet | undefined, next: 
  * labels: selection and `${cluster.labels.<k>}`; its annotations: `${cluster.annotations.<k>}`),
  * or undefined (spec, status or resourceVersion only, or last-applied-configuration).
  */
-export function clusterChangeCause(old: WatchedCluster | undefined, next: WatchedCluster | undefined): string | undefined {
+export function clusterChangeCause(
+  old: WatchedCluster | undefined,
+  next: WatchedCluster | undefined,
+): string | undefined {
   const name = next?.metadata?.name ?? old?.metadata?.name ?? '?';
   if (old === undefined && next === undefined) return undefined;
   if (old === undefined) return `Cluster ${name} added`;
   if (next === undefined) return `Cluster ${name} deleted`;
   if (!sameStringMap(old.metadata?.labels, next.metadata?.labels)) return `Cluster ${name} relabelled`;
-  if (!sameStringMap(old.metadata?.annotations, next.metadata?.annotations, CLUSTER_ANNOTATIONS_IGNORED)) return `Cluster ${name} reannotated`;
+  if (!sameStringMap(old.metadata?.annotations, next.metadata?.annotations, CLUSTER_ANNOTATIONS_IGNORED))
+    return `Cluster ${name} reannotated`;
   return undefined;
 }
 
@@ -156,21 +172,36 @@ export function childVerdictNotices(old: Release | undefined, next: Release | un
   if (before === undefined && after === undefined) return [];
   if (old === undefined || next === undefined || before !== after) {
     const notices: SetNotice[] = [];
-    if (before !== undefined) notices.push({ set: before, cause: `child Release ${name} ${next === undefined ? 'deleted' : 'left the set'}` });
-    if (after !== undefined) notices.push({ set: after, cause: `child Release ${name} ${old === undefined ? 'added' : 'joined the set'}` });
+    if (before !== undefined)
+      notices.push({
+        set: before,
+        cause: `child Release ${name} ${next === undefined ? 'deleted' : 'left the set'}`,
+      });
+    if (after !== undefined)
+      notices.push({
+        set: after,
+        cause: `child Release ${name} ${old === undefined ? 'added' : 'joined the set'}`,
+      });
     return notices;
   }
   const set = after as string;
   const was = childView(old);
   const is = childView(next);
-  if (was.verdict !== is.verdict) return [{ set, cause: `child Release ${name} verdict ${was.verdict} → ${is.verdict}` }];
-  if (was.revision !== is.revision) return [{ set, cause: `child Release ${name} at revision ${is.revision ?? '(none)'} (${is.verdict})` }];
-  if (was.userPinned !== is.userPinned) return [{ set, cause: `child Release ${name} ${is.userPinned ? 'pinned' : 'unpinned'} by its user` }];
+  if (was.verdict !== is.verdict)
+    return [{ set, cause: `child Release ${name} verdict ${was.verdict} → ${is.verdict}` }];
+  if (was.revision !== is.revision)
+    return [{ set, cause: `child Release ${name} at revision ${is.revision ?? '(none)'} (${is.verdict})` }];
+  if (was.userPinned !== is.userPinned)
+    return [{ set, cause: `child Release ${name} ${is.userPinned ? 'pinned' : 'unpinned'} by its user` }];
   return [];
 }
 
 /** Whether `a` and `b` hold the same keys and values, the `ignored` keys left out. */
-function sameStringMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined, ignored: readonly string[] = []): boolean {
+function sameStringMap(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+  ignored: readonly string[] = [],
+): boolean {
   const left = a ?? {};
   const right = b ?? {};
   const keys = Object.keys(left).filter((key) => !ignored.includes(key));

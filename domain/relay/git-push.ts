@@ -49,9 +49,12 @@ export {
 /** Whether a Git reference of a Release or GitRepository follows the pushed ref (see the rules above). */
 export function refFollowsPush(ref: GitRef, pushedRef: string): boolean {
   if (ref.commit !== undefined) return false;
-  if (pushedRef.startsWith('refs/heads/')) return ref.branch !== undefined && ref.branch === pushedRef.slice('refs/heads/'.length);
+  if (pushedRef.startsWith('refs/heads/'))
+    return ref.branch !== undefined && ref.branch === pushedRef.slice('refs/heads/'.length);
   if (pushedRef.startsWith('refs/tags/')) {
-    return (ref.tag !== undefined && ref.tag === pushedRef.slice('refs/tags/'.length)) || ref.semver !== undefined;
+    return (
+      (ref.tag !== undefined && ref.tag === pushedRef.slice('refs/tags/'.length)) || ref.semver !== undefined
+    );
   }
   return false;
 }
@@ -63,10 +66,16 @@ export interface GitRepositoryLike {
 }
 
 /** The Releases that follow what was pushed, each once, ordered by namespace then name. */
-export function matchReleases(push: GitPush, releases: readonly Release[], gitRepositories: readonly GitRepositoryLike[]): Release[] {
+export function matchReleases(
+  push: GitPush,
+  releases: readonly Release[],
+  gitRepositories: readonly GitRepositoryLike[],
+): Release[] {
   if (push.deleted) return [];
   const matcher = pushMatcher(push, gitRepositories);
-  return uniqueSorted(releases.filter((release) => specFollowsPush(release.spec, release.metadata.namespace ?? '', matcher)));
+  return uniqueSorted(
+    releases.filter((release) => specFollowsPush(release.spec, release.metadata.namespace ?? '', matcher)),
+  );
 }
 
 interface PushMatcher {
@@ -102,18 +111,32 @@ export interface FollowingSpec {
     readonly git?: { readonly url: string; readonly ref: GitRef } | undefined;
     readonly gitRepositoryRef?: { readonly name: string } | undefined;
   };
-  readonly content?: { readonly helm?: { readonly valuesFrom?: readonly { readonly kind: string; readonly name: string }[] | undefined } | undefined } | undefined;
+  readonly content?:
+    | {
+        readonly helm?:
+          | { readonly valuesFrom?: readonly { readonly kind: string; readonly name: string }[] | undefined }
+          | undefined;
+      }
+    | undefined;
 }
 
-function specFollowsPush(spec: FollowingSpec, namespace: string, { follows, repositoryFollows }: PushMatcher): boolean {
+function specFollowsPush(
+  spec: FollowingSpec,
+  namespace: string,
+  { follows, repositoryFollows }: PushMatcher,
+): boolean {
   if (spec.suspend === true) return false;
   const { git, gitRepositoryRef } = spec.source;
   if (git !== undefined && follows(git.url, git.ref)) return true;
   if (gitRepositoryRef !== undefined && repositoryFollows(namespace, gitRepositoryRef.name)) return true;
-  return (spec.content?.helm?.valuesFrom ?? []).some((layer) => layer.kind === 'GitRepository' && repositoryFollows(namespace, layer.name));
+  return (spec.content?.helm?.valuesFrom ?? []).some(
+    (layer) => layer.kind === 'GitRepository' && repositoryFollows(namespace, layer.name),
+  );
 }
 
-function uniqueSorted<T extends { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } }>(objects: readonly T[]): T[] {
+function uniqueSorted<
+  T extends { readonly metadata: { readonly name: string; readonly namespace?: string | undefined } },
+>(objects: readonly T[]): T[] {
   return [...new Map(objects.map((o) => [`${o.metadata.namespace ?? ''}/${o.metadata.name}`, o])).entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([, object]) => object);
@@ -121,17 +144,42 @@ function uniqueSorted<T extends { readonly metadata: { readonly name: string; re
 
 /** What matching reads of a ReleaseSet: its template spec and overrides, as stored (unvalidated). */
 export interface ReleaseSetLike {
-  readonly metadata: { readonly name: string; readonly namespace?: string | undefined; readonly uid?: string | undefined };
-  readonly spec: { readonly template: { readonly spec: unknown }; readonly overrides?: readonly { readonly spec: unknown }[] | undefined };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string | undefined;
+    readonly uid?: string | undefined;
+  };
+  readonly spec: {
+    readonly template: { readonly spec: unknown };
+    readonly overrides?: readonly { readonly spec: unknown }[] | undefined;
+  };
 }
 
 const followingSpecSchema = z.looseObject({
   suspend: z.boolean().optional(),
   source: z.looseObject({
-    git: z.looseObject({ url: z.string(), ref: z.looseObject({ branch: z.string().optional(), tag: z.string().optional(), commit: z.string().optional(), semver: z.string().optional() }) }).optional(),
+    git: z
+      .looseObject({
+        url: z.string(),
+        ref: z.looseObject({
+          branch: z.string().optional(),
+          tag: z.string().optional(),
+          commit: z.string().optional(),
+          semver: z.string().optional(),
+        }),
+      })
+      .optional(),
     gitRepositoryRef: z.looseObject({ name: z.string() }).optional(),
   }),
-  content: z.looseObject({ helm: z.looseObject({ valuesFrom: z.array(z.looseObject({ kind: z.string(), name: z.string() })).optional() }).optional() }).optional(),
+  content: z
+    .looseObject({
+      helm: z
+        .looseObject({
+          valuesFrom: z.array(z.looseObject({ kind: z.string(), name: z.string() })).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
 });
 
 /**
@@ -141,7 +189,10 @@ const followingSpecSchema = z.looseObject({
  */
 export function releaseSetChildSpecs(set: ReleaseSetLike): FollowingSpec[] {
   const template = set.spec.template.spec;
-  const specs = [template, ...(set.spec.overrides ?? []).map((override) => mergePatch(template, override.spec))];
+  const specs = [
+    template,
+    ...(set.spec.overrides ?? []).map((override) => mergePatch(template, override.spec)),
+  ];
   return specs.flatMap((spec) => {
     const parsed = followingSpecSchema.safeParse(spec);
     return parsed.success ? [parsed.data] : [];
@@ -149,10 +200,18 @@ export function releaseSetChildSpecs(set: ReleaseSetLike): FollowingSpec[] {
 }
 
 /** The ReleaseSets whose children follow what was pushed (see the rules above), each once, ordered by namespace then name. */
-export function matchReleaseSets(push: GitPush, sets: readonly ReleaseSetLike[], gitRepositories: readonly GitRepositoryLike[]): ReleaseSetLike[] {
+export function matchReleaseSets(
+  push: GitPush,
+  sets: readonly ReleaseSetLike[],
+  gitRepositories: readonly GitRepositoryLike[],
+): ReleaseSetLike[] {
   if (push.deleted) return [];
   const matcher = pushMatcher(push, gitRepositories);
-  return uniqueSorted(sets.filter((set) => releaseSetChildSpecs(set).some((spec) => specFollowsPush(spec, set.metadata.namespace ?? '', matcher))));
+  return uniqueSorted(
+    sets.filter((set) =>
+      releaseSetChildSpecs(set).some((spec) => specFollowsPush(spec, set.metadata.namespace ?? '', matcher)),
+    ),
+  );
 }
 
 /** The queue message cause for a push: `git push <ref> <sha7>`. */

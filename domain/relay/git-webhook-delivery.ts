@@ -73,12 +73,18 @@ export function detectProvider(headers: HeaderLookup): { provider: GitProvider; 
 }
 
 /** Checks the sender of a delivery; undefined when it is authentic, else why not. */
-export function verifySignature(provider: GitProvider, headers: HeaderLookup, body: Uint8Array, secret: string): string | undefined {
+export function verifySignature(
+  provider: GitProvider,
+  headers: HeaderLookup,
+  body: Uint8Array,
+  secret: string,
+): string | undefined {
   if (secret === '') return 'no webhook secret is configured, so no delivery can be verified';
   switch (provider) {
     case 'github': {
       const header = headers.get('x-hub-signature-256');
-      if (header === null) return 'the X-Hub-Signature-256 header is missing: set a secret on the GitHub webhook';
+      if (header === null)
+        return 'the X-Hub-Signature-256 header is missing: set a secret on the GitHub webhook';
       return checkHmac(header, 'sha256=', body, secret, 'X-Hub-Signature-256');
     }
     case 'gitea': {
@@ -90,13 +96,22 @@ export function verifySignature(provider: GitProvider, headers: HeaderLookup, bo
     }
     case 'gitlab': {
       const token = headers.get('x-gitlab-token');
-      if (token === null) return 'the X-Gitlab-Token header is missing: set a secret token on the GitLab webhook';
-      return constantTimeEqual(token, secret) ? undefined : 'the X-Gitlab-Token does not match the webhook secret';
+      if (token === null)
+        return 'the X-Gitlab-Token header is missing: set a secret token on the GitLab webhook';
+      return constantTimeEqual(token, secret)
+        ? undefined
+        : 'the X-Gitlab-Token does not match the webhook secret';
     }
   }
 }
 
-function checkHmac(header: string, prefix: string, body: Uint8Array, secret: string, name: string): string | undefined {
+function checkHmac(
+  header: string,
+  prefix: string,
+  body: Uint8Array,
+  secret: string,
+  name: string,
+): string | undefined {
   const value = header.trim();
   const hex = value.slice(0, prefix.length).toLowerCase() === prefix ? value.slice(prefix.length) : undefined;
   if (hex === undefined || !HEX_SHA256.test(hex)) {
@@ -104,7 +119,9 @@ function checkHmac(header: string, prefix: string, body: Uint8Array, secret: str
   }
   const expected = createHmac('sha256', secret).update(body).digest();
   const given = Buffer.from(hex, 'hex');
-  return timingSafeEqual(expected, given) ? undefined : `the ${name} does not match the body and the webhook secret`;
+  return timingSafeEqual(expected, given)
+    ? undefined
+    : `the ${name} does not match the body and the webhook secret`;
 }
 
 /** Equality of two strings in time independent of where they differ and of their lengths. */
@@ -123,7 +140,8 @@ export function readGitWebhook(headers: HeaderLookup, body: Uint8Array, secret: 
   if (detected === undefined) {
     return {
       kind: 'unknown-provider',
-      reason: 'no X-GitHub-Event, X-Gitlab-Event or X-Gitea-Event header: configure a push webhook on GitHub, GitLab or Gitea',
+      reason:
+        'no X-GitHub-Event, X-Gitlab-Event or X-Gitea-Event header: configure a push webhook on GitHub, GitLab or Gitea',
     };
   }
   const { provider, event } = detected;
@@ -131,7 +149,8 @@ export function readGitWebhook(headers: HeaderLookup, body: Uint8Array, secret: 
   if (refused !== undefined) return { kind: 'unauthorized', provider, reason: refused };
 
   if (provider === 'github' && event === 'ping') return { kind: 'ping', provider };
-  const isPush = provider === 'gitlab' ? event === 'Push Hook' || event === 'Tag Push Hook' : event === 'push';
+  const isPush =
+    provider === 'gitlab' ? event === 'Push Hook' || event === 'Tag Push Hook' : event === 'push';
   if (!isPush) return { kind: 'ignored', provider, event };
 
   const payload = decodePayload(body, headers.get('content-type'));
@@ -148,7 +167,8 @@ function decodePayload(body: Uint8Array, contentType: string | null): unknown {
   }
   if (/^\s*application\/x-www-form-urlencoded/i.test(contentType ?? '')) {
     const payload = new URLSearchParams(text).get('payload');
-    if (payload === null) return 'the form body has no payload field; set the webhook content type to application/json';
+    if (payload === null)
+      return 'the form body has no payload field; set the webhook content type to application/json';
     text = payload;
   }
   try {
@@ -179,13 +199,19 @@ function parsePushPayload(provider: GitProvider, payload: unknown): GitWebhookDe
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue === undefined || issue.path.length === 0 ? '(root)' : issue.path.join('.');
-    return { kind: 'invalid', provider, reason: `the push payload is not a ${provider} push event: ${field}: ${issue?.message ?? 'invalid'}` };
+    return {
+      kind: 'invalid',
+      provider,
+      reason: `the push payload is not a ${provider} push event: ${field}: ${issue?.message ?? 'invalid'}`,
+    };
   }
   const { ref, after } = parsed.data;
-  if (!ref.startsWith('refs/')) return { kind: 'invalid', provider, reason: 'the push payload ref does not start with refs/' };
+  if (!ref.startsWith('refs/'))
+    return { kind: 'invalid', provider, reason: 'the push payload ref does not start with refs/' };
   const commit = after.toLowerCase();
   const deleted = parsed.data.deleted === true || NO_COMMIT.test(commit);
-  if (!deleted && !COMMIT.test(commit)) return { kind: 'invalid', provider, reason: 'the push payload after is not a commit id' };
+  if (!deleted && !COMMIT.test(commit))
+    return { kind: 'invalid', provider, reason: 'the push payload after is not a commit id' };
 
   const urls: (string | null | undefined)[] = [];
   const collect = (object: unknown, names: readonly string[]) => {
@@ -198,9 +224,19 @@ function parsePushPayload(provider: GitProvider, payload: unknown): GitWebhookDe
     collect(parsed.data.project, GITLAB_PROJECT_URLS);
     collect(parsed.data.repository, GITLAB_REPOSITORY_URLS);
   }
-  const repoUrls = [...new Set(urls.flatMap((url) => (typeof url === 'string' ? [normalizeRepoUrl(url)] : [])).filter((u) => u !== undefined))];
+  const repoUrls = [
+    ...new Set(
+      urls
+        .flatMap((url) => (typeof url === 'string' ? [normalizeRepoUrl(url)] : []))
+        .filter((u) => u !== undefined),
+    ),
+  ];
   if (repoUrls.length === 0) {
-    return { kind: 'invalid', provider, reason: `the push payload names no repository URL (${provider === 'gitlab' ? 'project.git_http_url' : 'repository.clone_url'})` };
+    return {
+      kind: 'invalid',
+      provider,
+      reason: `the push payload names no repository URL (${provider === 'gitlab' ? 'project.git_http_url' : 'repository.clone_url'})`,
+    };
   }
   return { kind: 'push', push: { provider, repoUrls, ref, after: commit, deleted } };
 }

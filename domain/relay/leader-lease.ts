@@ -24,9 +24,15 @@ export interface LeaseObservation {
 export type LeaseDecision = 'renew' | 'acquire' | 'wait';
 
 /** The observation after reading `record` at `now`. */
-export function observeLease(previous: LeaseObservation | undefined, record: LeaseRecord, now: number): LeaseObservation {
+export function observeLease(
+  previous: LeaseObservation | undefined,
+  record: LeaseRecord,
+  now: number,
+): LeaseObservation {
   const fingerprint = `${record.holder ?? ''}|${record.renewTime ?? ''}|${record.resourceVersion ?? ''}`;
-  return previous !== undefined && previous.fingerprint === fingerprint ? previous : { fingerprint, observedAt: now };
+  return previous !== undefined && previous.fingerprint === fingerprint
+    ? previous
+    : { fingerprint, observedAt: now };
 }
 
 /** What `identity` should do with the Lease: renew it (ours), acquire it (free or expired), or wait (another holds it). */
@@ -40,6 +46,7 @@ export function leaseDecision(
   const holder = record.holder ?? '';
   if (holder === identity) return 'renew';
   if (holder === '') return 'acquire';
-  const durationMs = record.leaseDurationSeconds !== undefined ? record.leaseDurationSeconds * 1000 : defaultDurationMs;
+  const durationMs =
+    record.leaseDurationSeconds !== undefined ? record.leaseDurationSeconds * 1000 : defaultDurationMs;
   return observation.observedAt + durationMs <= now ? 'acquire' : 'wait';
 }

@@ -8,7 +8,11 @@ import type { Release } from '../api/index.ts';
 import { Annotation } from '../reconcile/annotations.ts';
 
 /** Annotations that request work; none of them changes metadata.generation. */
-export const REQUEST_ANNOTATIONS = [Annotation.pin, Annotation.syncRequestedAt, Annotation.forceSyncRequestedAt] as const;
+export const REQUEST_ANNOTATIONS = [
+  Annotation.pin,
+  Annotation.syncRequestedAt,
+  Annotation.forceSyncRequestedAt,
+] as const;
 
 /**
  * Why a change of a Release (old → next; undefined = absent) asks for a
@@ -20,12 +24,14 @@ export function releaseChangeCause(old: Release | undefined, next: Release | und
   if (next === undefined) return 'Release deleted';
   const before = old.metadata;
   const after = next.metadata;
-  if (before.uid !== undefined && after.uid !== undefined && before.uid !== after.uid) return 'Release recreated';
+  if (before.uid !== undefined && after.uid !== undefined && before.uid !== after.uid)
+    return 'Release recreated';
   if (before.generation !== after.generation) {
     return `spec changed (generation ${before.generation ?? '?'} → ${after.generation ?? '?'})`;
   }
   for (const key of REQUEST_ANNOTATIONS) {
-    if ((before.annotations?.[key] ?? '') !== (after.annotations?.[key] ?? '')) return `annotation ${key} changed`;
+    if ((before.annotations?.[key] ?? '') !== (after.annotations?.[key] ?? ''))
+      return `annotation ${key} changed`;
   }
   // Labels decide which Mutations select the Release.
   if (!sameStringMap(before.labels, after.labels)) return 'labels changed';
@@ -38,7 +44,10 @@ export function releaseChangeCounts(old: Release | undefined, next: Release | un
   return releaseChangeCause(old, next) !== undefined;
 }
 
-function sameStringMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+function sameStringMap(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
   const left = a ?? {};
   const right = b ?? {};
   const keys = Object.keys(left);

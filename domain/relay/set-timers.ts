@@ -25,8 +25,18 @@ export const SET_TIMER_CAUSE = 'timer: interval';
 
 /** What the timer reads of a ReleaseSet (the relay's slim copy fits). */
 export interface TimedReleaseSet {
-  readonly metadata?: { readonly uid?: string | undefined; readonly deletionTimestamp?: string | undefined } | undefined;
-  readonly spec?: { readonly template?: { readonly spec?: { readonly syncPolicy?: { readonly interval?: unknown } | undefined } | undefined } | undefined } | undefined;
+  readonly metadata?:
+    { readonly uid?: string | undefined; readonly deletionTimestamp?: string | undefined } | undefined;
+  readonly spec?:
+    | {
+        readonly template?:
+          | {
+              readonly spec?:
+                { readonly syncPolicy?: { readonly interval?: unknown } | undefined } | undefined;
+            }
+          | undefined;
+      }
+    | undefined;
 }
 
 /** The set's timer interval in milliseconds (see above). */
@@ -40,7 +50,11 @@ export function releaseSetInterval(set: TimedReleaseSet): number {
  * When the set's timer is next due (ms since the epoch), or undefined for a set being deleted or
  * without a uid. `lastSent`: the last message the set was sent this term (see above).
  */
-export function releaseSetTimerDue(set: TimedReleaseSet, lastSent: Date | undefined, termStartedAt: Date): number | undefined {
+export function releaseSetTimerDue(
+  set: TimedReleaseSet,
+  lastSent: Date | undefined,
+  termStartedAt: Date,
+): number | undefined {
   const uid = set.metadata?.uid;
   if (uid === undefined || uid === '' || set.metadata?.deletionTimestamp !== undefined) return undefined;
   const interval = releaseSetInterval(set);

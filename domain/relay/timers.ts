@@ -85,11 +85,17 @@ export interface TimerIntervals {
 /** The interval of each loop's timer in milliseconds. */
 export function timerIntervals(release: Release): TimerIntervals {
   const spec = release.spec;
-  const drift = Math.min(durationMs(spec.driftDetection.interval, DEFAULT_DRIFT_INTERVAL_MS), FRESHNESS_INTERVAL_MS);
+  const drift = Math.min(
+    durationMs(spec.driftDetection.interval, DEFAULT_DRIFT_INTERVAL_MS),
+    FRESHNESS_INTERVAL_MS,
+  );
   const health =
     spec.healthAssessment === undefined
       ? FRESHNESS_INTERVAL_MS
-      : Math.min(durationMs(spec.healthAssessment.interval, DEFAULT_HEALTH_INTERVAL_MS), FRESHNESS_INTERVAL_MS);
+      : Math.min(
+          durationMs(spec.healthAssessment.interval, DEFAULT_HEALTH_INTERVAL_MS),
+          FRESHNESS_INTERVAL_MS,
+        );
   return { reconcile: durationMs(spec.syncPolicy.interval, DEFAULT_SYNC_INTERVAL_MS), drift, health };
 }
 
@@ -97,7 +103,12 @@ export function timerIntervals(release: Release): TimerIntervals {
  * When each loop is next due; `now` stands in for a missing creationTimestamp. With
  * `termStartedAt`, a loop overdue at that time and not sent since is spread (see above).
  */
-export function dueTimes(release: Release, now: Date, lastSent: LastSent = {}, termStartedAt?: Date): DueTimes {
+export function dueTimes(
+  release: Release,
+  now: Date,
+  lastSent: LastSent = {},
+  termStartedAt?: Date,
+): DueTimes {
   const configured = timerIntervals(release);
   const intervals = {
     ...configured,
@@ -107,17 +118,23 @@ export function dueTimes(release: Release, now: Date, lastSent: LastSent = {}, t
   const status = release.status;
   const created = time(release.metadata.creationTimestamp) ?? now.getTime();
 
-  const reconcileBase = latest(time(status?.lastAttempted?.attemptedAt), time(status?.reconciledAt)) ?? created;
+  const reconcileBase =
+    latest(time(status?.lastAttempted?.attemptedAt), time(status?.reconciledAt)) ?? created;
   const driftBase = time(conditionOf(release, 'InSync')?.lastTransitionTime) ?? created;
   const healthBase =
-    time(status?.healthSummary?.checkedAt) ?? time(conditionOf(release, 'Healthy')?.lastTransitionTime) ?? created;
+    time(status?.healthSummary?.checkedAt) ??
+    time(conditionOf(release, 'Healthy')?.lastTransitionTime) ??
+    created;
 
   const spreadKey = release.metadata.uid ?? `${release.metadata.namespace ?? ''}/${release.metadata.name}`;
   const due = (base: number, loop: Loop, interval: number) => {
     const sent = lastSent[loop]?.getTime();
     const at = (latest(base, sent) ?? base) + interval;
-    if (termStartedAt === undefined || sent !== undefined || at >= termStartedAt.getTime()) return new Date(at);
-    return new Date(nextSlot(termStartedAt.getTime(), interval, spreadOffset(`${spreadKey}/${loop}`, interval)));
+    if (termStartedAt === undefined || sent !== undefined || at >= termStartedAt.getTime())
+      return new Date(at);
+    return new Date(
+      nextSlot(termStartedAt.getTime(), interval, spreadOffset(`${spreadKey}/${loop}`, interval)),
+    );
   };
   return {
     reconcile: release.spec.suspend ? undefined : due(reconcileBase, 'reconcile', intervals.reconcile),
@@ -145,7 +162,10 @@ export function dueLoops(release: Release, now: Date, lastSent: LastSent = {}, t
 export function healthWaitsForReconcile(release: Release): boolean {
   if (release.spec.healthAssessment === undefined || !pendingAtGeneration(release, 'Healthy')) return false;
   const status = release.status;
-  const current = status?.rollout?.state === 'RolledBack' ? status.lastSuccessful?.renderRef : (status?.lastAttempted?.renderRef ?? status?.lastSuccessful?.renderRef);
+  const current =
+    status?.rollout?.state === 'RolledBack'
+      ? status.lastSuccessful?.renderRef
+      : (status?.lastAttempted?.renderRef ?? status?.lastSuccessful?.renderRef);
   return current === undefined || current !== status?.lastSuccessful?.renderRef;
 }
 
@@ -178,12 +198,18 @@ export function observersNotified(old: Release | undefined, next: Release | unde
   if (after?.rollout?.state === 'RolledBack' && before?.rollout?.state !== 'RolledBack') return true;
   // A new reconcile write of a settled Release: the observers' interval checks rode on that run
   // (domain/status/observer-ticks.ts), so their own timers start over from it.
-  return after?.reconciledAt !== undefined && after.reconciledAt !== before?.reconciledAt && observersRideOnReconcile(after);
+  return (
+    after?.reconciledAt !== undefined &&
+    after.reconciledAt !== before?.reconciledAt &&
+    observersRideOnReconcile(after)
+  );
 }
 
 function pendingAtGeneration(release: Release, type: 'Healthy' | 'InSync'): boolean {
   const condition = conditionOf(release, type);
-  return condition?.reason === 'Pending' && condition.observedGeneration === (release.metadata.generation ?? 0);
+  return (
+    condition?.reason === 'Pending' && condition.observedGeneration === (release.metadata.generation ?? 0)
+  );
 }
 
 function conditionOf(release: Release, type: string): Condition | undefined {

@@ -1,10 +1,15 @@
 /** A Kubernetes LabelSelector (matchLabels and matchExpressions). Empty selects everything. */
 export interface LabelSelector {
   matchLabels?: Record<string, string> | undefined;
-  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] | undefined }[] | undefined;
+  matchExpressions?:
+    | { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] | undefined }[]
+    | undefined;
 }
 
-export function selectorMatches(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
+export function selectorMatches(
+  selector: LabelSelector | undefined,
+  labels: Readonly<Record<string, string>>,
+): boolean {
   if (selector === undefined) return true;
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
     if (labels[key] !== value) return false;

@@ -39,7 +39,10 @@ export interface FinishedRender {
 export function finishRender(input: FinishRenderInput): FinishedRender {
   const placed = applyTargetNamespace(input.objects, input.targetNamespace, input.isNamespaced);
   const mutated = applyMutations(placed, input.mutations ?? []);
-  const objects = input.releaseMark === undefined ? mutated.objects : mutated.objects.map((o) => markRelease(o, input.releaseMark!));
+  const objects =
+    input.releaseMark === undefined
+      ? mutated.objects
+      : mutated.objects.map((o) => markRelease(o, input.releaseMark!));
   const resolved = mutated.resolved;
   assertNoDuplicates(objects, { defaultNamespace: input.targetNamespace, isNamespaced: input.isNamespaced });
   const waves = planWaves(objects);
@@ -54,5 +57,11 @@ export function finishRender(input: FinishRenderInput): FinishedRender {
 }
 
 function markRelease(obj: KubeObject, mark: string): KubeObject {
-  return { ...obj, metadata: { ...obj.metadata, annotations: { ...(obj.metadata.annotations ?? {}), [RELEASE_ANNOTATION]: mark } } };
+  return {
+    ...obj,
+    metadata: {
+      ...obj.metadata,
+      annotations: { ...(obj.metadata.annotations ?? {}), [RELEASE_ANNOTATION]: mark },
+    },
+  };
 }

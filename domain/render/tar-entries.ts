@@ -117,7 +117,12 @@ export function readTarEntries(archive: Uint8Array, maxEntries = 100_000): TarEn
     const type = entryType(flag);
     const linked = type === 'symlink' || type === 'hardlink';
     const linkName = pax.get('linkpath') ?? longLinkName ?? text(header, 157, 100);
-    entries.push({ name, type, data: type === 'file' ? data : new Uint8Array(), ...(linked ? { linkName } : {}) });
+    entries.push({
+      name,
+      type,
+      data: type === 'file' ? data : new Uint8Array(),
+      ...(linked ? { linkName } : {}),
+    });
     if (entries.length > maxEntries)
       throw new TarFormatError(`the archive holds more than ${maxEntries} entries`);
     longName = undefined;

@@ -88,7 +88,9 @@ function sortedJson(value: unknown): string {
   if (value === undefined) return '';
   return JSON.stringify(value, (_key, v: unknown) =>
     typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
+        )
       : v,
   );
 }
@@ -99,12 +101,19 @@ const splitLines = (text: string): string[] => (text === '' ? [] : text.replace(
  * The changed lines of `before` → `after` with `context` lines around each change ([] when equal),
  * or undefined when more than `maxEditLines` lines changed or `timeoutMs` passed.
  */
-export function lineDiff(before: string, after: string, options: { maxEditLines: number; timeoutMs: number; context?: number }): string[] | undefined {
+export function lineDiff(
+  before: string,
+  after: string,
+  options: { maxEditLines: number; timeoutMs: number; context?: number },
+): string[] | undefined {
   if (before === after) return [];
   const context = options.context ?? CONTEXT_LINES;
   const a = splitLines(before);
   const b = splitLines(after);
-  const changes = diffArrays(a, b, { maxEditLength: options.maxEditLines, timeout: Math.max(1, options.timeoutMs) });
+  const changes = diffArrays(a, b, {
+    maxEditLength: options.maxEditLines,
+    timeout: Math.max(1, options.timeoutMs),
+  });
   if (changes === undefined) return undefined;
   const out: string[] = [];
   const emit = (prefix: string, lines: readonly string[], from: number, to: number) => {
@@ -136,7 +145,11 @@ export function lineDiff(before: string, after: string, options: { maxEditLines:
  * are checked on that size before any YAML is made, so an object over the cap costs one JSON
  * serialisation, not a YAML one and a diff.
  */
-export function diffObjects(pairs: readonly ObjectPair[], limits: DiffLimits, clock: () => number): ObjectTextDiff[] {
+export function diffObjects(
+  pairs: readonly ObjectPair[],
+  limits: DiffLimits,
+  clock: () => number,
+): ObjectTextDiff[] {
   const started = clock();
   let bytesDiffed = 0;
   const requestTimeCap = `diff skipped: request over ${limits.requestTimeoutMs} ms of diffing (cap per request)`;
@@ -146,9 +159,12 @@ export function diffObjects(pairs: readonly ObjectPair[], limits: DiffLimits, cl
     const jsonAfter = sortedJson(after);
     if (jsonBefore === jsonAfter) return { result: 'unchanged' };
     const size = Math.max(Buffer.byteLength(jsonBefore), Buffer.byteLength(jsonAfter));
-    if (size > limits.maxObjectBytes) return skip(`diff skipped: object over ${formatBytes(limits.maxObjectBytes)} (cap per object)`);
+    if (size > limits.maxObjectBytes)
+      return skip(`diff skipped: object over ${formatBytes(limits.maxObjectBytes)} (cap per object)`);
     if (bytesDiffed + jsonBefore.length + jsonAfter.length > limits.maxRequestBytes)
-      return skip(`diff skipped: request over ${formatBytes(limits.maxRequestBytes)} of objects diffed (cap per request)`);
+      return skip(
+        `diff skipped: request over ${formatBytes(limits.maxRequestBytes)} of objects diffed (cap per request)`,
+      );
     if (clock() - started >= limits.requestTimeoutMs) return skip(requestTimeCap);
     bytesDiffed += jsonBefore.length + jsonAfter.length;
     const yamlBefore = canonicalYaml(before);
@@ -159,7 +175,8 @@ export function diffObjects(pairs: readonly ObjectPair[], limits: DiffLimits, cl
     const t = clock();
     const lines = lineDiff(yamlBefore, yamlAfter, { maxEditLines: limits.maxEditLines, timeoutMs: budget });
     if (lines !== undefined) return { result: 'diffed', lines };
-    if (clock() - t < budget) return skip(`diff skipped: object has over ${limits.maxEditLines} changed lines (cap per object)`);
+    if (clock() - t < budget)
+      return skip(`diff skipped: object has over ${limits.maxEditLines} changed lines (cap per object)`);
     if (budget < limits.objectTimeoutMs) return skip(requestTimeCap);
     return skip(`diff skipped: object took over ${limits.objectTimeoutMs} ms to diff (cap per object)`);
   });

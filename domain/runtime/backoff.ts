@@ -27,7 +27,12 @@ export const MAX_DELAY_SECONDS = 43_200;
  * of cheap reads; here a retry is a Git fetch or an apply, and SQS cannot wait less than 1 s, so
  * that default meant eight retries in ~10 s — every Release at once when a Git server is down.
  */
-export const DEFAULT_RETRY_BACKOFF: RetryBackoffPolicy = { initialMs: 2_000, factor: 2, maxMs: 300_000, jitter: 0.5 };
+export const DEFAULT_RETRY_BACKOFF: RetryBackoffPolicy = {
+  initialMs: 2_000,
+  factor: 2,
+  maxMs: 300_000,
+  jitter: 0.5,
+};
 
 /**
  * Delay in milliseconds before attempt `attempt + 1`:
@@ -43,7 +48,11 @@ export const DEFAULT_RETRY_BACKOFF: RetryBackoffPolicy = { initialMs: 2_000, fac
  *
  * @throws RangeError when the policy is invalid (negative, not finite, factor < 1, jitter outside [0, 1]).
  */
-export function retryDelayMs(attempt: number, policy: RetryBackoffPolicy = DEFAULT_RETRY_BACKOFF, jitterKey?: string): number {
+export function retryDelayMs(
+  attempt: number,
+  policy: RetryBackoffPolicy = DEFAULT_RETRY_BACKOFF,
+  jitterKey?: string,
+): number {
   assertValidPolicy(policy);
   const n = Number.isFinite(attempt) && attempt >= 1 ? Math.floor(attempt) : 1;
   if (policy.initialMs === 0) return 0;

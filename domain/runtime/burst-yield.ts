@@ -77,7 +77,10 @@ export interface BurstYieldInput {
 }
 
 /** How long the message waits for the burst to drain, or undefined when it runs now. */
-export function burstWaitMs(input: BurstYieldInput, policy: BurstPolicy = DEFAULT_BURST_POLICY): number | undefined {
+export function burstWaitMs(
+  input: BurstYieldInput,
+  policy: BurstPolicy = DEFAULT_BURST_POLICY,
+): number | undefined {
   if (!yieldsInBurst(input)) return undefined;
   if (input.backlog === undefined || input.backlog < policy.backlogThreshold) return undefined;
   const sent = input.sentAt?.getTime();
@@ -87,14 +90,19 @@ export function burstWaitMs(input: BurstYieldInput, policy: BurstPolicy = DEFAUL
   // What is left of the message's age cap: less than the shortest wait, and it runs now.
   const left = policy.maxAgeMs - (now - sent);
   if (left < policy.minWaitMs) return undefined;
-  const base = Math.min(policy.maxWaitMs, Math.max(policy.minWaitMs, input.backlog * policy.waitPerMessageMs));
+  const base = Math.min(
+    policy.maxWaitMs,
+    Math.max(policy.minWaitMs, input.backlog * policy.waitPerMessageMs),
+  );
   // +0–20 %, stable per Release; never past the message's age cap.
   const spread = Math.floor((base * (unitHash(input.spreadKey) * 20)) / 100);
   return Math.min(base + spread, left);
 }
 
 /** Whether a message of this loop may wait for a burst at all (before the backlog is read). */
-export function yieldsInBurst(input: Pick<BurstYieldInput, 'loop' | 'receiveCount' | 'announcesChange'>): boolean {
+export function yieldsInBurst(
+  input: Pick<BurstYieldInput, 'loop' | 'receiveCount' | 'announcesChange'>,
+): boolean {
   if (input.loop === 'drift' || input.loop === 'health') return true;
   return input.receiveCount > 1 && !input.announcesChange;
 }
@@ -107,7 +115,12 @@ export function yieldsInBurst(input: Pick<BurstYieldInput, 'loop' | 'receiveCoun
  * run's status write as their sends either way (domain/relay/timers.ts observersNotified).
  */
 export function noticesWaitForRolloutEnd(
-  input: { readonly backlog: number | undefined; readonly firstDeploy: boolean; readonly rolloutProgressing: boolean; readonly outcome: Outcome },
+  input: {
+    readonly backlog: number | undefined;
+    readonly firstDeploy: boolean;
+    readonly rolloutProgressing: boolean;
+    readonly outcome: Outcome;
+  },
   policy: BurstPolicy = DEFAULT_BURST_POLICY,
 ): boolean {
   return (

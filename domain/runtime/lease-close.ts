@@ -33,9 +33,17 @@ export interface MarkedStatus {
 /** The mark of `loop`'s last status write; undefined when it never wrote one. */
 export function statusMark(loop: Loop, status: MarkedStatus | undefined): string | undefined {
   if (status === undefined) return undefined;
-  const conditions: readonly { type: string; lastTransitionTime?: string | undefined }[] = Array.isArray(status.conditions) ? status.conditions : [];
+  const conditions: readonly { type: string; lastTransitionTime?: string | undefined }[] = Array.isArray(
+    status.conditions,
+  )
+    ? status.conditions
+    : [];
   const value: unknown =
-    loop === 'reconcile' ? status.reconciledAt : loop === 'health' ? status.healthSummary?.checkedAt : conditions.find((c) => c.type === 'InSync')?.lastTransitionTime;
+    loop === 'reconcile'
+      ? status.reconciledAt
+      : loop === 'health'
+        ? status.healthSummary?.checkedAt
+        : conditions.find((c) => c.type === 'InSync')?.lastTransitionTime;
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
@@ -50,12 +58,15 @@ export function markOfHolder(loop: QueueLoop, holder: string): string | undefine
   return holder.startsWith(prefix) && holder.length > prefix.length ? holder.slice(prefix.length) : undefined;
 }
 
-const wholeSeconds = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+const wholeSeconds = (ms: number): string =>
+  new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
 /** The mark of a run starting at `now`: whole seconds, strictly after the mark it found (a burst runs at most seconds ahead). */
 export function nextMark(found: string | undefined, now: Date): string {
   const previous = found === undefined ? Number.NaN : Date.parse(found);
-  const at = Number.isNaN(previous) ? now.getTime() : Math.max(now.getTime(), Math.floor(previous / 1000) * 1000 + 1000);
+  const at = Number.isNaN(previous)
+    ? now.getTime()
+    : Math.max(now.getTime(), Math.floor(previous / 1000) * 1000 + 1000);
   return wholeSeconds(at);
 }
 
@@ -66,7 +77,12 @@ export function nextMark(found: string | undefined, now: Date): string {
  * unchanged, so the next run in the same second would compute the same holder. Strictly after
  * `earlier`, so holder ids never repeat for the life of a Lease. undefined: `planned` is fine.
  */
-export function holderAfterEarlier(loop: QueueLoop, planned: string, earlier: string, now: Date): string | undefined {
+export function holderAfterEarlier(
+  loop: QueueLoop,
+  planned: string,
+  earlier: string,
+  now: Date,
+): string | undefined {
   const earlierMark = markOfHolder(loop, earlier);
   const plannedMark = markOfHolder(loop, planned);
   if (earlierMark === undefined || plannedMark === undefined) return undefined;
@@ -81,7 +97,11 @@ export function holderAfterEarlier(loop: QueueLoop, planned: string, earlier: st
  * view, the holder to take it with when a run closed it since, and the holder that never repeats
  * one already used. The Lease port applies them on its compare-and-swaps (adapters/kube/lease.ts).
  */
-export function markedTake(loop: QueueLoop, found: string | undefined, now: () => Date): Required<Pick<AcquireOptions, 'closedAs' | 'holderAfter' | 'unique'>> {
+export function markedTake(
+  loop: QueueLoop,
+  found: string | undefined,
+  now: () => Date,
+): Required<Pick<AcquireOptions, 'closedAs' | 'holderAfter' | 'unique'>> {
   return {
     closedAs: closedHolder(loop, found),
     // Closed by a run since our read: our mark must be after the one it wrote, or our holder
@@ -107,7 +127,9 @@ export function markAfter(mark: string): string {
 export function closesByStatus(outcome: Outcome, lease: LeaseRecord, messageId: string): boolean {
   if (lease.failures > 0) return false;
   const followUp = lease.followUp;
-  if (outcome.kind === 'done' || outcome.kind === 'stop') return followUp === undefined || (followUp.messageId === messageId && followUp.since !== undefined);
-  if (outcome.kind === 'requeueAfter' && outcome.asNewMessage !== true) return lease.followUp?.messageId === messageId;
+  if (outcome.kind === 'done' || outcome.kind === 'stop')
+    return followUp === undefined || (followUp.messageId === messageId && followUp.since !== undefined);
+  if (outcome.kind === 'requeueAfter' && outcome.asNewMessage !== true)
+    return lease.followUp?.messageId === messageId;
   return false;
 }

@@ -64,7 +64,10 @@ export type BusyLease = Extract<AcquireResult, { kind: 'busy' }>;
  * The Lease as one read finds it (LeasePort.peek): missing, free (holder ""), held by a holder
  * whose time ran out (a take would take it over), or busy.
  */
-export type LeasePeek = { readonly kind: 'missing' } | { readonly kind: 'free' | 'expired'; readonly record: LeaseRecord } | BusyLease;
+export type LeasePeek =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'free' | 'expired'; readonly record: LeaseRecord }
+  | BusyLease;
 
 export interface AcquireOptions {
   /** The Lease most likely does not exist yet (a Release's first run of this loop): create it first. */
@@ -101,13 +104,25 @@ export interface ReleaseOptions {
 
 export interface LeasePort {
   /** `sentAt`: the message's sentAt, recorded so that copies of it that arrive meanwhile can be dropped. */
-  acquire(loop: string, releaseUid: string, holder: string, durationSeconds: number, sentAt?: string, options?: AcquireOptions): Promise<AcquireResult>;
+  acquire(
+    loop: string,
+    releaseUid: string,
+    holder: string,
+    durationSeconds: number,
+    sentAt?: string,
+    options?: AcquireOptions,
+  ): Promise<AcquireResult>;
   /** Reads the Lease (one GET, no write): for loops whose runs give it back as "" (no status marks). */
   peek(loop: string, releaseUid: string): Promise<LeasePeek>;
   /** Moves renewTime to now while the run lives; false when the Lease is no longer ours. */
   renew(lease: HeldLease): Promise<boolean>;
   /** Gives the Lease up, recording what the next run needs (the follow-up, the failure count, the last handled message). */
-  release(lease: HeldLease, followUp: FollowUp | undefined, record?: Partial<Omit<LeaseRecord, 'followUp'>>, options?: ReleaseOptions): Promise<void>;
+  release(
+    lease: HeldLease,
+    followUp: FollowUp | undefined,
+    record?: Partial<Omit<LeaseRecord, 'followUp'>>,
+    options?: ReleaseOptions,
+  ): Promise<void>;
   /** Deletes a held Lease (its Release no longer exists). */
   forget(lease: HeldLease): Promise<void>;
   /** Removes every Lease of a Release (the relay calls it when the Release is deleted). */
@@ -123,12 +138,21 @@ export interface LeasePort {
  * A wrong guess costs one request (the create answers 409 and the Lease is taken as usual).
  */
 export function isLikelyFirstRun(message: QueueMessage): boolean {
-  if (message.loop === 'reconcile') return message.cause.startsWith('watch: Release added') || message.cause.startsWith('watch: Release recreated');
+  if (message.loop === 'reconcile')
+    return (
+      message.cause.startsWith('watch: Release added') || message.cause.startsWith('watch: Release recreated')
+    );
   if (message.applied === undefined) return false;
   const status = message.applied.release['status'];
-  const conditions = typeof status === 'object' && status !== null ? (status as { conditions?: unknown }).conditions : undefined;
+  const conditions =
+    typeof status === 'object' && status !== null
+      ? (status as { conditions?: unknown }).conditions
+      : undefined;
   const type = message.loop === 'drift' ? 'InSync' : 'Healthy';
-  return !Array.isArray(conditions) || !conditions.some((c) => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === type);
+  return (
+    !Array.isArray(conditions) ||
+    !conditions.some((c) => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === type)
+  );
 }
 
 /** Lease owners that are no longer Releases: deleted while no relay was watching. */
@@ -152,8 +176,14 @@ export { heartbeatMs };
  * A redelivered message (receiveCount > 1) is superseded when the Lease
  * records a different follow-up: a newer run already scheduled the next one.
  */
-export function isSuperseded(lease: LeaseRecord, messageId: string, receiveCount: number, sentAt?: string): boolean {
-  if (receiveCount <= 1 || lease.followUp === undefined || lease.followUp.messageId === messageId) return false;
+export function isSuperseded(
+  lease: LeaseRecord,
+  messageId: string,
+  receiveCount: number,
+  sentAt?: string,
+): boolean {
+  if (receiveCount <= 1 || lease.followUp === undefined || lease.followUp.messageId === messageId)
+    return false;
   const since = lease.followUp.since === undefined ? Number.NaN : Date.parse(lease.followUp.since);
   const sent = sentAt === undefined ? Number.NaN : Date.parse(sentAt);
   // A follow-up recorded by a run that started before this message was sent does not cover it.
@@ -166,7 +196,12 @@ export function isSuperseded(lease: LeaseRecord, messageId: string, receiveCount
  * Both times are the sender's clock (the message's sentAt). The scheduled
  * follow-up itself is never covered: it is the chain that continues the work.
  */
-export function isCovered(handledSentAt: string | undefined, messageId: string, sentAt: string, followUp: FollowUp | undefined): boolean {
+export function isCovered(
+  handledSentAt: string | undefined,
+  messageId: string,
+  sentAt: string,
+  followUp: FollowUp | undefined,
+): boolean {
   if (handledSentAt === undefined || followUp?.messageId === messageId) return false;
   const handled = Date.parse(handledSentAt);
   const sent = Date.parse(sentAt);
@@ -178,8 +213,14 @@ export function isCovered(handledSentAt: string | undefined, messageId: string, 
  * chain at the first backoff step (client-go keeps counting failures until
  * the item succeeds): the scheduled retry is the next run.
  */
-export function isTickDuringBackoff(lease: LeaseRecord, messageId: string, cause: string, now: Date): boolean {
-  if (lease.failures === 0 || lease.followUp === undefined || lease.followUp.messageId === messageId) return false;
+export function isTickDuringBackoff(
+  lease: LeaseRecord,
+  messageId: string,
+  cause: string,
+  now: Date,
+): boolean {
+  if (lease.failures === 0 || lease.followUp === undefined || lease.followUp.messageId === messageId)
+    return false;
   if (!cause.startsWith('timer:')) return false;
   const due = lease.followUp.dueAt === undefined ? Number.NaN : Date.parse(lease.followUp.dueAt);
   return !Number.isNaN(due) && due > now.getTime();

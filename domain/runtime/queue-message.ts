@@ -129,5 +129,8 @@ export function queueMessageBody(message: QueueMessage): string {
 
 /** JSON.stringify, with every UTF-16 code unit outside 0x20–0x7E escaped (JSON.stringify already escapes those below 0x20). */
 export function asciiJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -40,16 +40,37 @@ export type RunEffect =
   /** Events about the run's object; one that cannot be written is logged, never fails the run. */
   | { readonly kind: 'events'; readonly subject: EffectSubject; readonly intents: readonly EventIntent[] }
   /** The Release sent to another loop's queue at once; `applied`: the sealed hint (it carries the Release as written). */
-  | { readonly kind: 'notify'; readonly loop: Loop; readonly release: Release; readonly cause: string; readonly applied?: QueueMessage['applied'] | undefined };
+  | {
+      readonly kind: 'notify';
+      readonly loop: Loop;
+      readonly release: Release;
+      readonly cause: string;
+      readonly applied?: QueueMessage['applied'] | undefined;
+    };
 
 /** Events about a Release (the subject the reconcile and drift loops write them on). */
 export function releaseEvents(release: Release, intents: readonly EventIntent[]): RunEffect {
-  return { kind: 'events', subject: { namespace: release.metadata.namespace ?? 'default', name: release.metadata.name, uid: release.metadata.uid }, intents };
+  return {
+    kind: 'events',
+    subject: {
+      namespace: release.metadata.namespace ?? 'default',
+      name: release.metadata.name,
+      uid: release.metadata.uid,
+    },
+    intents,
+  };
 }
 
 /** The Release sent to `loop`'s queue. */
-export function notifyLoop(loop: Loop, release: Release, cause: string, applied?: QueueMessage['applied']): RunEffect {
-  return applied === undefined ? { kind: 'notify', loop, release, cause } : { kind: 'notify', loop, release, cause, applied };
+export function notifyLoop(
+  loop: Loop,
+  release: Release,
+  cause: string,
+  applied?: QueueMessage['applied'],
+): RunEffect {
+  return applied === undefined
+    ? { kind: 'notify', loop, release, cause }
+    : { kind: 'notify', loop, release, cause, applied };
 }
 
 export interface StatusWrite<S> {
@@ -124,6 +145,7 @@ export type CommitStep<S> =
 export function commitSteps<S>(decision: RunDecision<S>, run?: MarkedRun): CommitStep<S>[] {
   const effect = (e: RunEffect): CommitStep<S> => ({ step: 'effect', effect: e });
   const stamp = stampOf(decision, run);
-  const write: CommitStep<S>[] = decision.write === undefined ? [] : [{ step: 'write', slice: decision.write.slice(stamp), stamp }];
+  const write: CommitStep<S>[] =
+    decision.write === undefined ? [] : [{ step: 'write', slice: decision.write.slice(stamp), stamp }];
   return [...decision.before.map(effect), ...write, ...decision.after.map(effect)];
 }

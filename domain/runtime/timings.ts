@@ -92,7 +92,8 @@ export function deriveTimings(settings: TimingSettings = {}): Timings {
   const maxWaveTimeoutSeconds = settings.maxWaveTimeoutSeconds ?? DEFAULT_MAX_WAVE_TIMEOUT_SECONDS;
   return {
     functionTimeoutSeconds,
-    visibilityTimeoutSeconds: settings.visibilityTimeoutSeconds ?? VISIBILITY_PER_TIMEOUT * functionTimeoutSeconds,
+    visibilityTimeoutSeconds:
+      settings.visibilityTimeoutSeconds ?? VISIBILITY_PER_TIMEOUT * functionTimeoutSeconds,
     maxReceiveCount: settings.maxReceiveCount ?? receivesForWait(maxWaveTimeoutSeconds),
     maxWaveTimeoutSeconds,
     leaseSeconds: LEASE_SECONDS,
@@ -107,10 +108,16 @@ export function timingViolations(t: Timings): TimingViolation[] {
   const T = t.functionTimeoutSeconds;
   const V = t.visibilityTimeoutSeconds;
   if (!Number.isInteger(T) || T < 1 || T > LAMBDA_MAX_TIMEOUT_SECONDS) {
-    out.push({ props: ['functionTimeout'], rule: `is ${T} s; Lambda accepts whole seconds from 1 to ${LAMBDA_MAX_TIMEOUT_SECONDS} (15 minutes)` });
+    out.push({
+      props: ['functionTimeout'],
+      rule: `is ${T} s; Lambda accepts whole seconds from 1 to ${LAMBDA_MAX_TIMEOUT_SECONDS} (15 minutes)`,
+    });
   }
   if (!Number.isInteger(V) || V < 0 || V > SQS_MAX_VISIBILITY_SECONDS) {
-    out.push({ props: ['queueVisibilityTimeout'], rule: `is ${V} s; SQS accepts whole seconds up to ${SQS_MAX_VISIBILITY_SECONDS} (12 h)` });
+    out.push({
+      props: ['queueVisibilityTimeout'],
+      rule: `is ${V} s; SQS accepts whole seconds up to ${SQS_MAX_VISIBILITY_SECONDS} (12 h)`,
+    });
   }
   if (V < VISIBILITY_PER_TIMEOUT * T) {
     out.push({
@@ -127,7 +134,10 @@ export function timingViolations(t: Timings): TimingViolation[] {
   }
   const R = t.maxReceiveCount;
   if (!Number.isInteger(R) || R < 1 || R > SQS_MAX_RECEIVE_COUNT) {
-    out.push({ props: ['maxReceiveCount', 'maxWaveTimeout'], rule: `maxReceiveCount is ${R}; SQS accepts an integer from 1 to ${SQS_MAX_RECEIVE_COUNT} (lower maxWaveTimeout when it is derived from it)` });
+    out.push({
+      props: ['maxReceiveCount', 'maxWaveTimeout'],
+      rule: `maxReceiveCount is ${R}; SQS accepts an integer from 1 to ${SQS_MAX_RECEIVE_COUNT} (lower maxWaveTimeout when it is derived from it)`,
+    });
   }
   const waiting = receivesForWait(t.maxWaveTimeoutSeconds);
   if (R < waiting) {

@@ -33,11 +33,16 @@ export function cosignPublicKey(pem: string, what: string): KeyObject {
   try {
     key = createPublicKey(pem);
   } catch (error) {
-    throw new CosignKeyError(`${what} is not a PEM public key (cosign.pub as cosign generate-key-pair writes it)`, { cause: error });
+    throw new CosignKeyError(
+      `${what} is not a PEM public key (cosign.pub as cosign generate-key-pair writes it)`,
+      { cause: error },
+    );
   }
   const type = key.asymmetricKeyType;
   if (type !== 'ec' && type !== 'rsa' && type !== 'ed25519') {
-    throw new CosignKeyError(`${what} is a ${type ?? 'unknown'} key; cosign keys are ECDSA (P-256), RSA or Ed25519`);
+    throw new CosignKeyError(
+      `${what} is a ${type ?? 'unknown'} key; cosign keys are ECDSA (P-256), RSA or Ed25519`,
+    );
   }
   return key;
 }
@@ -49,7 +54,12 @@ export type SignatureCheck = { ok: true } | { ok: false; why: string };
  * exactly that digest, and the signature verifies against the key. `why` says what is wrong,
  * for the Release's message.
  */
-export function checkCosignSignature(input: { payload: Uint8Array; signatureBase64: string | undefined; digest: string; key: KeyObject }): SignatureCheck {
+export function checkCosignSignature(input: {
+  payload: Uint8Array;
+  signatureBase64: string | undefined;
+  digest: string;
+  key: KeyObject;
+}): SignatureCheck {
   if (input.signatureBase64 === undefined || input.signatureBase64 === '') {
     return { ok: false, why: `a signature layer has no ${COSIGN_SIGNATURE_ANNOTATION} annotation` };
   }
@@ -62,22 +72,37 @@ export function checkCosignSignature(input: { payload: Uint8Array; signatureBase
   } catch {
     signed = false;
   }
-  if (!signed) return { ok: false, why: 'a signature does not verify with the public key (signed with another key, or altered)' };
+  if (!signed)
+    return {
+      ok: false,
+      why: 'a signature does not verify with the public key (signed with another key, or altered)',
+    };
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(input.payload).toString('utf8'));
   } catch {
     return { ok: false, why: 'a signed payload is not JSON' };
   }
-  const critical = typeof parsed === 'object' && parsed !== null ? (parsed as { critical?: unknown }).critical : undefined;
-  const c = typeof critical === 'object' && critical !== null ? (critical as { type?: unknown; image?: unknown }) : undefined;
-  const image = typeof c?.image === 'object' && c.image !== null ? (c.image as Record<string, unknown>) : undefined;
+  const critical =
+    typeof parsed === 'object' && parsed !== null ? (parsed as { critical?: unknown }).critical : undefined;
+  const c =
+    typeof critical === 'object' && critical !== null
+      ? (critical as { type?: unknown; image?: unknown })
+      : undefined;
+  const image =
+    typeof c?.image === 'object' && c.image !== null ? (c.image as Record<string, unknown>) : undefined;
   if (c === undefined || c.type !== SIMPLE_SIGNING_TYPE || image === undefined) {
-    return { ok: false, why: `a signed payload is not a cosign simple-signing document (critical.type "${SIMPLE_SIGNING_TYPE}")` };
+    return {
+      ok: false,
+      why: `a signed payload is not a cosign simple-signing document (critical.type "${SIMPLE_SIGNING_TYPE}")`,
+    };
   }
   const named = image['docker-manifest-digest'];
   if (named !== input.digest) {
-    return { ok: false, why: `a valid signature signs ${typeof named === 'string' ? named.slice(0, 80) : 'no digest'}, not ${input.digest}` };
+    return {
+      ok: false,
+      why: `a valid signature signs ${typeof named === 'string' ? named.slice(0, 80) : 'no digest'}, not ${input.digest}`,
+    };
   }
   return { ok: true };
 }

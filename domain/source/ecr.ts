@@ -17,7 +17,8 @@ export const ECR_TOKEN_RENEW_BEFORE_MS = 60 * 60_000;
 
 const ECR_HOST = /^([0-9]{12})\.dkr\.ecr(-fips)?\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
 /** The CRD's check that a `provider: aws` repository is a private ECR registry (release-spec.ts). */
-export const ECR_OCI_URL_PATTERN = '^oci://[0-9]{12}\\.dkr\\.ecr(-fips)?\\.[a-z0-9-]+\\.amazonaws\\.com(\\.cn)?/';
+export const ECR_OCI_URL_PATTERN =
+  '^oci://[0-9]{12}\\.dkr\\.ecr(-fips)?\\.[a-z0-9-]+\\.amazonaws\\.com(\\.cn)?/';
 
 export interface EcrRegistry {
   account: string;
@@ -62,17 +63,30 @@ export function parseAuthorizationToken(text: string): EcrToken {
   } catch {
     throw new EcrAnswerError('the GetAuthorizationToken answer is not JSON');
   }
-  const list = typeof parsed === 'object' && parsed !== null ? (parsed as { authorizationData?: unknown }).authorizationData : undefined;
+  const list =
+    typeof parsed === 'object' && parsed !== null
+      ? (parsed as { authorizationData?: unknown }).authorizationData
+      : undefined;
   const first = Array.isArray(list) ? (list[0] as Record<string, unknown> | undefined) : undefined;
   const token = first?.['authorizationToken'];
-  if (typeof token !== 'string' || token === '') throw new EcrAnswerError('the GetAuthorizationToken answer has no authorizationData[0].authorizationToken');
+  if (typeof token !== 'string' || token === '')
+    throw new EcrAnswerError(
+      'the GetAuthorizationToken answer has no authorizationData[0].authorizationToken',
+    );
   const decoded = decodeBase64(token);
   const colon = decoded === undefined ? -1 : decoded.indexOf(':');
-  if (decoded === undefined || colon <= 0) throw new EcrAnswerError('the authorizationToken of the GetAuthorizationToken answer is not base64 of user:password');
+  if (decoded === undefined || colon <= 0)
+    throw new EcrAnswerError(
+      'the authorizationToken of the GetAuthorizationToken answer is not base64 of user:password',
+    );
   const raw = first?.['expiresAt'];
   const expiresAt = typeof raw === 'number' ? raw * 1000 : typeof raw === 'string' ? Date.parse(raw) : NaN;
-  if (!Number.isFinite(expiresAt)) throw new EcrAnswerError('the GetAuthorizationToken answer has no expiresAt');
-  return { credentials: { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }, expiresAt };
+  if (!Number.isFinite(expiresAt))
+    throw new EcrAnswerError('the GetAuthorizationToken answer has no expiresAt');
+  return {
+    credentials: { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) },
+    expiresAt,
+  };
 }
 
 /** Whether a cached token may still be used at `now` (epoch ms): until ECR_TOKEN_RENEW_BEFORE_MS before it expires. */

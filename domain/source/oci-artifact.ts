@@ -22,9 +22,14 @@ const HELM_CHART_LAYER = 'application/vnd.cncf.helm.chart.content.v1.tar+gzip';
 export const TITLE_ANNOTATION = 'org.opencontainers.image.title';
 
 /** Layer media types extracted without a layerSelector, in order of preference. */
-export const DEFAULT_CONTENT_MEDIA_TYPES = [FLUX_CONTENT_MEDIA_TYPE, OCI_LAYER_TAR_GZIP, DOCKER_LAYER_TAR_GZIP] as const;
+export const DEFAULT_CONTENT_MEDIA_TYPES = [
+  FLUX_CONTENT_MEDIA_TYPE,
+  OCI_LAYER_TAR_GZIP,
+  DOCKER_LAYER_TAR_GZIP,
+] as const;
 
-const HOST = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?';
+const HOST =
+  '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?';
 /**
  * `oci://<registry host[:port]>/<repository>`: at least one lower-case repository component, no
  * credentials, query, tag or digest. The CRD checks the same expression (domain/api/release-spec.ts).
@@ -56,10 +61,18 @@ export type ArtifactTagPick = { ok: true; tag: string } | { ok: false; message: 
  * `ref.semver`: the highest tag that is a semver version (a leading `v` is allowed) and satisfies
  * the range; pre-releases only when the range names one. Other tags (`latest`, `main`) are ignored.
  */
-export function pickSemverTag(tags: readonly string[], range: string, what: string, field: string): ArtifactTagPick {
+export function pickSemverTag(
+  tags: readonly string[],
+  range: string,
+  what: string,
+  field: string,
+): ArtifactTagPick {
   const valid = semver.validRange(range.trim());
   if (valid === null) {
-    return { ok: false, message: `${field} ${JSON.stringify(range)} is not a semver range (e.g. "1.2.x", "~1.2", ">=1 <2")` };
+    return {
+      ok: false,
+      message: `${field} ${JSON.stringify(range)} is not a semver range (e.g. "1.2.x", "~1.2", ">=1 <2")`,
+    };
   }
   const versions = new Map<string, string>();
   let ignored = 0;
@@ -108,7 +121,12 @@ export type LayerPick =
  * layer). `where` names the artifact (`host/repo@sha256:…`) and `field` the spec field for messages,
  * which list the media types found.
  */
-export function selectLayer(layers: readonly LayerDescriptor[], selector: LayerSelector | undefined, where: string, field: string): LayerPick {
+export function selectLayer(
+  layers: readonly LayerDescriptor[],
+  selector: LayerSelector | undefined,
+  where: string,
+  field: string,
+): LayerPick {
   const operation = selector?.operation ?? 'extract';
   const found = layers.map((l) => l.mediaType ?? '(none)');
   const listed = found.length === 0 ? 'no layers' : `layers of media type ${[...new Set(found)].join(', ')}`;
@@ -116,7 +134,10 @@ export function selectLayer(layers: readonly LayerDescriptor[], selector: LayerS
   if (selector?.mediaType !== undefined) {
     index = layers.findIndex((l) => l.mediaType === selector.mediaType);
     if (index < 0) {
-      return { ok: false, message: `${where} has no layer of media type ${selector.mediaType} (${field}.layerSelector.mediaType); it has ${listed}` };
+      return {
+        ok: false,
+        message: `${where} has no layer of media type ${selector.mediaType} (${field}.layerSelector.mediaType); it has ${listed}`,
+      };
     }
   } else {
     for (const type of DEFAULT_CONTENT_MEDIA_TYPES) {
@@ -136,7 +157,10 @@ export function selectLayer(layers: readonly LayerDescriptor[], selector: LayerS
   const layer = layers[index];
   if (layer === undefined) return { ok: false, message: `${where} has no layer ${index}` };
   if (typeof layer.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(layer.digest)) {
-    return { ok: false, message: `${where}: layer ${index} has no sha256 digest; convoy reads only sha256 layers` };
+    return {
+      ok: false,
+      message: `${where}: layer ${index} has no sha256 digest; convoy reads only sha256 layers`,
+    };
   }
   return { ok: true, index, layer: { ...layer, digest: layer.digest }, operation };
 }
@@ -145,14 +169,29 @@ export function selectLayer(layers: readonly LayerDescriptor[], selector: LayerS
  * The file name a copied layer gets: its `org.opencontainers.image.title` annotation (ORAS writes
  * the pushed file's name there), a relative path without `..`. undefined with the reason otherwise.
  */
-export function copiedLayerName(layer: LayerDescriptor): { ok: true; name: string } | { ok: false; message: string } {
+export function copiedLayerName(
+  layer: LayerDescriptor,
+): { ok: true; name: string } | { ok: false; message: string } {
   const title = layer.annotations?.[TITLE_ANNOTATION];
   if (title === undefined || title === '') {
-    return { ok: false, message: `the layer has no ${TITLE_ANNOTATION} annotation, so convoy does not know the file name to copy it to (oras push writes it)` };
+    return {
+      ok: false,
+      message: `the layer has no ${TITLE_ANNOTATION} annotation, so convoy does not know the file name to copy it to (oras push writes it)`,
+    };
   }
   const why = relativePathProblem(title);
-  if (why !== undefined) return { ok: false, message: `the layer's ${TITLE_ANNOTATION} ${JSON.stringify(title.slice(0, 200))} ${why}` };
-  return { ok: true, name: title.split('/').filter((s) => s !== '' && s !== '.').join('/') };
+  if (why !== undefined)
+    return {
+      ok: false,
+      message: `the layer's ${TITLE_ANNOTATION} ${JSON.stringify(title.slice(0, 200))} ${why}`,
+    };
+  return {
+    ok: true,
+    name: title
+      .split('/')
+      .filter((s) => s !== '' && s !== '.')
+      .join('/'),
+  };
 }
 
 /** One step of an extraction, in the order it is carried out; every path is relative to the artifact's root. */
@@ -161,7 +200,8 @@ export type ExtractStep =
   | { op: 'file'; path: string; data: Uint8Array }
   | { op: 'symlink'; path: string; target: string };
 
-export type ExtractPlan = { ok: true; steps: ExtractStep[]; bytes: number } | { ok: false; entry: string; why: string };
+export type ExtractPlan =
+  { ok: true; steps: ExtractStep[]; bytes: number } | { ok: false; entry: string; why: string };
 
 function shownName(name: string): string {
   return JSON.stringify(name.length > 200 ? `${name.slice(0, 200)}…` : name);
@@ -197,7 +237,11 @@ export function planExtraction(entries: readonly TarEntry[], maxBytes: number): 
     for (let i = 1; i < segments.length; i++) {
       const above = segments.slice(0, i).join('/');
       const kind = kinds.get(above);
-      if (kind === 'symlink') return refuse(entry.name, `lies below the symbolic link ${shownName(above)} (convoy never writes through a link)`);
+      if (kind === 'symlink')
+        return refuse(
+          entry.name,
+          `lies below the symbolic link ${shownName(above)} (convoy never writes through a link)`,
+        );
       if (kind === 'file') return refuse(entry.name, `lies below the file ${shownName(above)}`);
     }
     // Folders a file implies, even without entries of their own: a later link there is a conflict.
@@ -216,7 +260,8 @@ export function planExtraction(entries: readonly TarEntry[], maxBytes: number): 
         break;
       case 'file':
         bytes += entry.data.length;
-        if (bytes > maxBytes) return refuse(entry.name, `takes the unpacked artifact over convoy's limit of ${maxBytes} bytes`);
+        if (bytes > maxBytes)
+          return refuse(entry.name, `takes the unpacked artifact over convoy's limit of ${maxBytes} bytes`);
         kinds.set(path, 'file');
         files.set(path, entry.data);
         steps.push({ op: 'file', path, data: entry.data });
@@ -224,7 +269,8 @@ export function planExtraction(entries: readonly TarEntry[], maxBytes: number): 
       case 'symlink': {
         const target = entry.linkName ?? '';
         const why = linkTargetProblem(path, target);
-        if (why !== undefined) return refuse(entry.name, why.replace('the repository checkout', 'the artifact'));
+        if (why !== undefined)
+          return refuse(entry.name, why.replace('the repository checkout', 'the artifact'));
         kinds.set(path, 'symlink');
         links.push({ op: 'symlink', path, target });
         break;
@@ -232,18 +278,32 @@ export function planExtraction(entries: readonly TarEntry[], maxBytes: number): 
       case 'hardlink': {
         const target = entry.linkName ?? '';
         const targetProblem = relativePathProblem(target);
-        if (targetProblem !== undefined) return refuse(entry.name, `is a hard link whose target ${targetProblem}, outside the artifact`);
-        const data = files.get(target.split('/').filter((s) => s !== '' && s !== '.').join('/'));
-        if (data === undefined) return refuse(entry.name, 'is a hard link to a file that is not an earlier regular file of the archive');
+        if (targetProblem !== undefined)
+          return refuse(entry.name, `is a hard link whose target ${targetProblem}, outside the artifact`);
+        const data = files.get(
+          target
+            .split('/')
+            .filter((s) => s !== '' && s !== '.')
+            .join('/'),
+        );
+        if (data === undefined)
+          return refuse(
+            entry.name,
+            'is a hard link to a file that is not an earlier regular file of the archive',
+          );
         bytes += data.length;
-        if (bytes > maxBytes) return refuse(entry.name, `takes the unpacked artifact over convoy's limit of ${maxBytes} bytes`);
+        if (bytes > maxBytes)
+          return refuse(entry.name, `takes the unpacked artifact over convoy's limit of ${maxBytes} bytes`);
         kinds.set(path, 'file');
         files.set(path, data);
         steps.push({ op: 'file', path, data });
         break;
       }
       default:
-        return refuse(entry.name, 'is not a regular file, folder or link (a device, FIFO or other special entry)');
+        return refuse(
+          entry.name,
+          'is not a regular file, folder or link (a device, FIFO or other special entry)',
+        );
     }
   }
   return { ok: true, steps: [...steps, ...links], bytes };

@@ -16,7 +16,8 @@ export interface OciReference {
 
 /** One path component of a repository name (OCI distribution spec). */
 export const OCI_NAME_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const HOST = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?';
+const HOST =
+  '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?';
 /**
  * A well-formed `oci://` repository location: a registry host (optional port), then zero or more
  * repository path components, no query, no credentials. The CRD schema checks the same expression
@@ -221,21 +222,31 @@ function authsKeyHost(key: string): string {
  * matches `index.docker.io`), from its `auth` (base64 `user:password`) or `username`+`password`.
  * undefined when there is no entry for the registry. `what` names the Secret for messages.
  */
-export function dockerConfigCredentials(json: string, registry: string, what: string): RegistryCredentials | undefined {
+export function dockerConfigCredentials(
+  json: string,
+  registry: string,
+  what: string,
+): RegistryCredentials | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
   } catch {
-    throw new DockerConfigError(`${what}: .dockerconfigjson is not JSON; recreate it with kubectl create secret docker-registry`);
+    throw new DockerConfigError(
+      `${what}: .dockerconfigjson is not JSON; recreate it with kubectl create secret docker-registry`,
+    );
   }
-  const auths = typeof parsed === 'object' && parsed !== null ? (parsed as { auths?: unknown }).auths : undefined;
+  const auths =
+    typeof parsed === 'object' && parsed !== null ? (parsed as { auths?: unknown }).auths : undefined;
   if (typeof auths !== 'object' || auths === null) {
-    throw new DockerConfigError(`${what}: .dockerconfigjson has no "auths" object; recreate it with kubectl create secret docker-registry`);
+    throw new DockerConfigError(
+      `${what}: .dockerconfigjson has no "auths" object; recreate it with kubectl create secret docker-registry`,
+    );
   }
   const want = registry.toLowerCase();
-  const aliases = want === 'docker.io' || want === 'index.docker.io' || want === 'registry-1.docker.io'
-    ? ['docker.io', 'index.docker.io', 'registry-1.docker.io']
-    : [want];
+  const aliases =
+    want === 'docker.io' || want === 'index.docker.io' || want === 'registry-1.docker.io'
+      ? ['docker.io', 'index.docker.io', 'registry-1.docker.io']
+      : [want];
   for (const [key, entry] of Object.entries(auths as Record<string, unknown>)) {
     if (!aliases.includes(authsKeyHost(key))) continue;
     if (typeof entry !== 'object' || entry === null) continue;
@@ -246,10 +257,15 @@ export function dockerConfigCredentials(json: string, registry: string, what: st
     if (typeof e['auth'] === 'string' && e['auth'] !== '') {
       const decoded = decodeBase64(e['auth']);
       const colon = decoded.indexOf(':');
-      if (colon <= 0) throw new DockerConfigError(`${what}: the "auth" of the ${JSON.stringify(key)} entry is not base64 of user:password`);
+      if (colon <= 0)
+        throw new DockerConfigError(
+          `${what}: the "auth" of the ${JSON.stringify(key)} entry is not base64 of user:password`,
+        );
       return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
     }
-    throw new DockerConfigError(`${what}: the ${JSON.stringify(key)} entry has neither "auth" nor "username" and "password"`);
+    throw new DockerConfigError(
+      `${what}: the ${JSON.stringify(key)} entry has neither "auth" nor "username" and "password"`,
+    );
   }
   return undefined;
 }

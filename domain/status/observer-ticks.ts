@@ -20,14 +20,20 @@ export interface SettledStatus {
   lastAttempted?: { phase?: string | undefined; renderRef?: string | undefined } | undefined;
   lastSuccessful?: { renderRef?: string | undefined } | undefined;
   rollout?: { state?: string | undefined } | undefined;
-  conditions?: readonly { type: string; status?: string | undefined; reason?: string | undefined }[] | undefined;
+  conditions?:
+    readonly { type: string; status?: string | undefined; reason?: string | undefined }[] | undefined;
 }
 
 /** Whether a reconcile that wrote this status sends the Release to drift and health as their interval check. */
 export function observersRideOnReconcile(status: SettledStatus | undefined): boolean {
   if (status === undefined) return false;
   const attempted = status.lastAttempted;
-  if (attempted?.phase !== 'Succeeded' || attempted.renderRef === undefined || attempted.renderRef !== status.lastSuccessful?.renderRef) return false;
+  if (
+    attempted?.phase !== 'Succeeded' ||
+    attempted.renderRef === undefined ||
+    attempted.renderRef !== status.lastSuccessful?.renderRef
+  )
+    return false;
   if (status.rollout?.state === 'Progressing') return false;
   const applied = (status.conditions ?? []).find((c) => c.type === ConditionType.Applied);
   return applied?.status === 'True' && applied.reason === AppliedReason.Applied;

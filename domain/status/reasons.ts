@@ -32,7 +32,10 @@ export const AppliedReason = {
 export type AppliedReason = (typeof AppliedReason)[keyof typeof AppliedReason];
 
 /** Applied is True for these reasons and False for every other one. */
-export const appliedTrueReasons: ReadonlySet<AppliedReason> = new Set([AppliedReason.Applied, AppliedReason.RolledBack]);
+export const appliedTrueReasons: ReadonlySet<AppliedReason> = new Set([
+  AppliedReason.Applied,
+  AppliedReason.RolledBack,
+]);
 
 export const RolloutReason = {
   Succeeded: 'Succeeded',

@@ -30,20 +30,44 @@ export type RollbackTarget =
 /** The first 12 hex digits of a render ref, as `convoy history` shows them. */
 const short = (ref: string): string => ref.replace(/^sha256:/, '').slice(0, 12);
 
-export function rollbackTarget(release: Pick<Release, 'status'>, request: RollbackRequest, name: string): RollbackTarget {
+export function rollbackTarget(
+  release: Pick<Release, 'status'>,
+  request: RollbackRequest,
+  name: string,
+): RollbackTarget {
   if (request.to !== undefined && request.lastHealthy === true)
-    return { ok: false, reason: 'ConflictingOptions', message: 'to names a render and lastHealthy asks for the last healthy one; give one of them' };
+    return {
+      ok: false,
+      reason: 'ConflictingOptions',
+      message: 'to names a render and lastHealthy asks for the last healthy one; give one of them',
+    };
   if (request.to !== undefined) return { ok: true, ref: request.to, why: 'the render named' };
   if (request.lastHealthy === true) {
     const healthy = release.status?.lastHealthy?.renderRef;
     if (healthy === undefined)
-      return { ok: false, reason: 'NoHealthyRender', message: `Release ${name} has no healthy render to roll back to (status.lastHealthy is not set)` };
+      return {
+        ok: false,
+        reason: 'NoHealthyRender',
+        message: `Release ${name} has no healthy render to roll back to (status.lastHealthy is not set)`,
+      };
     return { ok: true, ref: healthy, why: 'the last healthy render' };
   }
   const rollout = release.status?.rollout;
   if (rollout === undefined)
-    return { ok: false, reason: 'NoRender', message: `Release ${name} has applied no render yet: there is nothing to roll back to` };
+    return {
+      ok: false,
+      reason: 'NoRender',
+      message: `Release ${name} has applied no render yet: there is nothing to roll back to`,
+    };
   if (rollout.previousRenderRef === undefined)
-    return { ok: false, reason: 'NoPreviousRender', message: `Release ${name} has no previous render: ${short(rollout.renderRef)} is the first it applied` };
-  return { ok: true, ref: rollout.previousRenderRef, why: `the render applied before ${short(rollout.renderRef)}` };
+    return {
+      ok: false,
+      reason: 'NoPreviousRender',
+      message: `Release ${name} has no previous render: ${short(rollout.renderRef)} is the first it applied`,
+    };
+  return {
+    ok: true,
+    ref: rollout.previousRenderRef,
+    why: `the render applied before ${short(rollout.renderRef)}`,
+  };
 }

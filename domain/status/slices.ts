@@ -25,7 +25,11 @@ export const ownedFields = {
 
 /** The conditions each writer owns. */
 export const ownedConditions = {
-  [FieldManager.release]: [ConditionType.Applied, ConditionType.RolloutSucceeded, ConditionType.LifecycleSucceeded],
+  [FieldManager.release]: [
+    ConditionType.Applied,
+    ConditionType.RolloutSucceeded,
+    ConditionType.LifecycleSucceeded,
+  ],
   [FieldManager.observe]: [ConditionType.InSync],
   [FieldManager.health]: [ConditionType.Healthy],
 } as const satisfies Record<StatusFieldManager, readonly string[]>;
@@ -58,7 +62,10 @@ export class ForeignConditionError extends Error {
  * The /status apply body of one writer: only its own fields and conditions,
  * with absent (undefined) fields left out so the server removes them.
  */
-export function statusPatchBody(manager: StatusFieldManager, slice: Record<string, unknown>): Record<string, unknown> {
+export function statusPatchBody(
+  manager: StatusFieldManager,
+  slice: Record<string, unknown>,
+): Record<string, unknown> {
   const allowed: readonly string[] = ownedConditions[manager];
   const conditions = (slice['conditions'] ?? []) as Condition[];
   for (const c of conditions) {

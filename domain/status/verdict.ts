@@ -57,7 +57,15 @@ import type { Condition } from '../api/common.ts';
 import type { Release } from '../api/objects.ts';
 import { AppliedReason, ConditionType, HealthyReason } from './reasons.ts';
 
-export type VerdictSignal = 'Applied' | 'InSync' | 'Healthy' | 'RolloutSucceeded' | 'Rollout' | 'ObservedGeneration' | 'NewRender' | 'Suspended';
+export type VerdictSignal =
+  | 'Applied'
+  | 'InSync'
+  | 'Healthy'
+  | 'RolloutSucceeded'
+  | 'Rollout'
+  | 'ObservedGeneration'
+  | 'NewRender'
+  | 'Suspended';
 /** `suspended`: spec.suspend is true; nothing changes until the Release is resumed (signal `Suspended`). */
 export type VerdictKind = 'wait' | 'failure' | 'suspended';
 /** Whether the health loop judged the workloads (Assessed) or only reported that no assessment is configured. */
@@ -84,9 +92,19 @@ const RETRIED_APPLIED_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 /** The order in which the condition signals are judged; later conditions only count for their generation. */
-const ORDERED_CONDITIONS = [ConditionType.Applied, ConditionType.InSync, ConditionType.Healthy, ConditionType.RolloutSucceeded] as const;
+const ORDERED_CONDITIONS = [
+  ConditionType.Applied,
+  ConditionType.InSync,
+  ConditionType.Healthy,
+  ConditionType.RolloutSucceeded,
+] as const;
 
-const notReady = (signal: VerdictSignal, kind: VerdictKind, message: string): Verdict => ({ ready: false, signal, kind, message });
+const notReady = (signal: VerdictSignal, kind: VerdictKind, message: string): Verdict => ({
+  ready: false,
+  signal,
+  kind,
+  message,
+});
 
 /** A reason that means "not there yet" rather than "went wrong". */
 export function isWaitReason(reason: string): boolean {
@@ -94,7 +112,9 @@ export function isWaitReason(reason: string): boolean {
 }
 
 function describe(c: Condition): string {
-  return c.message === '' ? `${c.type} is ${c.status} (${c.reason})` : `${c.type} is ${c.status} (${c.reason}): ${c.message}`;
+  return c.message === ''
+    ? `${c.type} is ${c.status} (${c.reason})`
+    : `${c.type} is ${c.status} (${c.reason}): ${c.message}`;
 }
 
 /**
@@ -115,7 +135,8 @@ function judge(
     const refused = acceptTrue(condition);
     return refused === undefined ? undefined : notReady(type, 'wait', refused);
   }
-  const kind: VerdictKind = condition.status === 'Unknown' || isWaitReason(condition.reason) ? 'wait' : 'failure';
+  const kind: VerdictKind =
+    condition.status === 'Unknown' || isWaitReason(condition.reason) ? 'wait' : 'failure';
   return notReady(type, kind, describe(condition));
 }
 
@@ -138,10 +159,25 @@ export function combinedVerdict(release: Release): Verdict {
 
   // 1. Applied; a stop convoy retries is a wait.
   const appliedCondition = byType(ConditionType.Applied);
-  const applied = judge(ConditionType.Applied, appliedCondition, generation, 'the controller-manager has not reconciled this Release');
+  const applied = judge(
+    ConditionType.Applied,
+    appliedCondition,
+    generation,
+    'the controller-manager has not reconciled this Release',
+  );
   if (applied !== undefined) {
-    if (!applied.ready && applied.signal === 'Applied' && appliedCondition !== undefined && RETRIED_APPLIED_REASONS.has(appliedCondition.reason)) {
-      return { ...applied, kind: 'wait', retrying: true, message: `${applied.message} (convoy retries this with backoff)` };
+    if (
+      !applied.ready &&
+      applied.signal === 'Applied' &&
+      appliedCondition !== undefined &&
+      RETRIED_APPLIED_REASONS.has(appliedCondition.reason)
+    ) {
+      return {
+        ...applied,
+        kind: 'wait',
+        retrying: true,
+        message: `${applied.message} (convoy retries this with backoff)`,
+      };
     }
     return applied;
   }
@@ -169,36 +205,66 @@ export function combinedVerdict(release: Release): Verdict {
   }
 
   // 3. InSync.
-  const inSync = judge(ConditionType.InSync, byType(ConditionType.InSync), generation, 'the drift loop has not checked this Release');
+  const inSync = judge(
+    ConditionType.InSync,
+    byType(ConditionType.InSync),
+    generation,
+    'the drift loop has not checked this Release',
+  );
   if (inSync !== undefined) return inSync;
 
   // 4. Healthy, and assessed (not Pending).
-  const healthy = judge(ConditionType.Healthy, byType(ConditionType.Healthy), generation, 'the health loop has not assessed this Release', (c) =>
-    c.reason === HealthyReason.Pending ? `${describe(c)}: the current render is not assessed yet` : undefined,
+  const healthy = judge(
+    ConditionType.Healthy,
+    byType(ConditionType.Healthy),
+    generation,
+    'the health loop has not assessed this Release',
+    (c) =>
+      c.reason === HealthyReason.Pending
+        ? `${describe(c)}: the current render is not assessed yet`
+        : undefined,
   );
   if (healthy !== undefined) return healthy;
 
   // 5. RolloutSucceeded, when present or required by spec.failurePolicy, for the new render.
   const rollout = byType(ConditionType.RolloutSucceeded);
   if (rollout !== undefined || release.spec.failurePolicy !== undefined) {
-    const verdict = judge(ConditionType.RolloutSucceeded, rollout, generation, 'spec.failurePolicy is set but the rollout is not reported', () => {
-      const rolledOut = status?.rollout?.renderRef;
-      if (rolledOut === newRender) return undefined;
-      return rolledOut === undefined
-        ? `RolloutSucceeded is True but status.rollout.renderRef is not set; waiting for the rollout of ${newRender}`
-        : `RolloutSucceeded is True for render ${rolledOut}, not for the new render ${newRender} (status.rollout.renderRef)`;
-    });
+    const verdict = judge(
+      ConditionType.RolloutSucceeded,
+      rollout,
+      generation,
+      'spec.failurePolicy is set but the rollout is not reported',
+      () => {
+        const rolledOut = status?.rollout?.renderRef;
+        if (rolledOut === newRender) return undefined;
+        return rolledOut === undefined
+          ? `RolloutSucceeded is True but status.rollout.renderRef is not set; waiting for the rollout of ${newRender}`
+          : `RolloutSucceeded is True for render ${rolledOut}, not for the new render ${newRender} (status.rollout.renderRef)`;
+      },
+    );
     // False Progressing waits; False Failed or RolledBack is a failure.
     if (verdict !== undefined) return verdict;
   }
 
   // 6. The rollout of the new render, whether or not RolloutSucceeded is reported.
   const rolloutState = status?.rollout;
-  if (rolloutState !== undefined && rolloutState.renderRef === newRender && rolloutState.state !== 'Succeeded') {
+  if (
+    rolloutState !== undefined &&
+    rolloutState.renderRef === newRender &&
+    rolloutState.state !== 'Succeeded'
+  ) {
     const wave = rolloutState.wave === undefined ? '' : ` at wave ${rolloutState.wave}`;
     return rolloutState.state === 'Progressing'
-      ? notReady('Rollout', 'wait', `the rollout of ${newRender} is Progressing${wave} (status.rollout.state)`)
-      : notReady('Rollout', 'failure', `the rollout of ${newRender} is ${rolloutState.state}${wave} (status.rollout.state)`);
+      ? notReady(
+          'Rollout',
+          'wait',
+          `the rollout of ${newRender} is Progressing${wave} (status.rollout.state)`,
+        )
+      : notReady(
+          'Rollout',
+          'failure',
+          `the rollout of ${newRender} is ${rolloutState.state}${wave} (status.rollout.state)`,
+        );
   }
 
   // 7. Every other condition is from the current spec.
@@ -216,7 +282,11 @@ export function combinedVerdict(release: Release): Verdict {
         health: 'NotConfigured',
         message: `render ${newRender} is applied and in sync at generation ${generation}; health is not assessed (Healthy True NotConfigured: no spec.healthAssessment)`,
       }
-    : { ready: true, health: 'Assessed', message: `render ${newRender} is applied, in sync and healthy at generation ${generation}` };
+    : {
+        ready: true,
+        health: 'Assessed',
+        message: `render ${newRender} is applied, in sync and healthy at generation ${generation}`,
+      };
 }
 
 /** spec.suspend: true. The message names how to resume and what the observers last reported. */

@@ -40,20 +40,30 @@ export function parseEksRoles(text: string, setting = 'eksRoles'): EksRoleGrant[
     const entry = raw.trim();
     if (entry === '') continue;
     const eq = entry.indexOf('=');
-    if (eq < 0) throw new EksRolesSettingError(`${setting}: ${JSON.stringify(entry)} is not <namespace>=<role>[,<role>…]`);
+    if (eq < 0)
+      throw new EksRolesSettingError(
+        `${setting}: ${JSON.stringify(entry)} is not <namespace>=<role>[,<role>…]`,
+      );
     const namespace = entry.slice(0, eq).trim();
     if (!NAMESPACE_PATTERN.test(namespace) || namespace.length > 63) {
-      throw new EksRolesSettingError(`${setting}: ${JSON.stringify(namespace)} is not a namespace or a pattern of one (use * for every namespace)`);
+      throw new EksRolesSettingError(
+        `${setting}: ${JSON.stringify(namespace)} is not a namespace or a pattern of one (use * for every namespace)`,
+      );
     }
     const roles = entry
       .slice(eq + 1)
       .split(',')
       .map((r) => r.trim())
       .filter((r) => r !== '');
-    if (roles.length === 0) throw new EksRolesSettingError(`${setting}: the entry for ${namespace} names no role (an IAM role ARN, a pattern of one, or ${FUNCTION_ROLE})`);
+    if (roles.length === 0)
+      throw new EksRolesSettingError(
+        `${setting}: the entry for ${namespace} names no role (an IAM role ARN, a pattern of one, or ${FUNCTION_ROLE})`,
+      );
     const bad = roles.find((r) => r !== FUNCTION_ROLE && r !== '*' && !ROLE_PATTERN.test(r));
     if (bad !== undefined) {
-      throw new EksRolesSettingError(`${setting}: ${JSON.stringify(bad)} (for ${namespace}) is not an IAM role ARN, a pattern of one, or ${FUNCTION_ROLE}`);
+      throw new EksRolesSettingError(
+        `${setting}: ${JSON.stringify(bad)} (for ${namespace}) is not an IAM role ARN, a pattern of one, or ${FUNCTION_ROLE}`,
+      );
     }
     grants.push({ namespace, roles });
   }
@@ -61,10 +71,15 @@ export function parseEksRoles(text: string, setting = 'eksRoles'): EksRoleGrant[
 }
 
 /** The text form of `grants` (what parseEksRoles reads back). */
-export function formatEksRoles(grants: Readonly<Record<string, readonly string[]>> | readonly EksRoleGrant[]): string {
+export function formatEksRoles(
+  grants: Readonly<Record<string, readonly string[]>> | readonly EksRoleGrant[],
+): string {
   const list: readonly EksRoleGrant[] = Array.isArray(grants)
     ? grants
-    : Object.entries(grants as Readonly<Record<string, readonly string[]>>).map(([namespace, roles]) => ({ namespace, roles }));
+    : Object.entries(grants as Readonly<Record<string, readonly string[]>>).map(([namespace, roles]) => ({
+        namespace,
+        roles,
+      }));
   return list.map((g) => `${g.namespace}=${g.roles.join(',')}`).join(';');
 }
 
@@ -74,7 +89,11 @@ export function eksRolesOf(namespace: string, grants: readonly EksRoleGrant[]): 
 }
 
 /** Whether a Cluster of `namespace` may use `roleArn` (undefined: the functions' own role). */
-export function eksRoleAllowed(namespace: string, roleArn: string | undefined, grants: readonly EksRoleGrant[]): boolean {
+export function eksRoleAllowed(
+  namespace: string,
+  roleArn: string | undefined,
+  grants: readonly EksRoleGrant[],
+): boolean {
   const roles = eksRolesOf(namespace, grants);
   if (roleArn === undefined) return roles.includes(FUNCTION_ROLE);
   return roles.some((pattern) => pattern !== FUNCTION_ROLE && globMatches(pattern, roleArn));

@@ -14,16 +14,25 @@ import type { TenancySettings } from './settings.ts';
 
 export type ActingIdentity =
   /** Impersonated on the management cluster. */
-  | { readonly kind: 'serviceAccount'; readonly namespace: string; readonly name: string; readonly username: string }
+  | {
+      readonly kind: 'serviceAccount';
+      readonly namespace: string;
+      readonly name: string;
+      readonly username: string;
+    }
   /** convoy's own credentials on the management cluster (no serviceAccountName, no default). */
   | { readonly kind: 'controller' }
   /** The credentials of a remote Cluster (its kubeconfig's user, or the EKS token's IAM identity). */
   | { readonly kind: 'clusterCredentials'; readonly cluster: string };
 
-export const serviceAccountUsername = (namespace: string, name: string): string => `system:serviceaccount:${namespace}:${name}`;
+export const serviceAccountUsername = (namespace: string, name: string): string =>
+  `system:serviceaccount:${namespace}:${name}`;
 
 /** The identity a Release acts as on the management cluster. */
-export function inClusterIdentity(release: Release, settings: Pick<TenancySettings, 'defaultServiceAccount'>): ActingIdentity {
+export function inClusterIdentity(
+  release: Release,
+  settings: Pick<TenancySettings, 'defaultServiceAccount'>,
+): ActingIdentity {
   const namespace = release.metadata.namespace ?? 'default';
   const name = release.spec.serviceAccountName ?? settings.defaultServiceAccount;
   if (name === undefined) return { kind: 'controller' };

@@ -30,7 +30,10 @@ export interface Reference {
 }
 
 /** The namespace a reference resolves to; throws PolicyRefusedError when it crosses namespaces and that is not allowed. */
-export function referencedNamespace(ref: Reference, settings: Pick<TenancySettings, 'crossNamespaceRefs'>): string {
+export function referencedNamespace(
+  ref: Reference,
+  settings: Pick<TenancySettings, 'crossNamespaceRefs'>,
+): string {
   const namespace = ref.namespace ?? ref.fromNamespace;
   if (namespace === ref.fromNamespace || settings.crossNamespaceRefs) return namespace;
   throw new PolicyRefusedError(
@@ -62,14 +65,25 @@ export function assertInClusterAllowed(
  * `eksRoles`. Checked before any token is minted or any role assumed.
  */
 export function assertEksRoleAllowed(
-  target: { readonly clusterNamespace: string; readonly cluster: string; readonly roleArn: string | undefined; readonly releaseNamespace: string },
+  target: {
+    readonly clusterNamespace: string;
+    readonly cluster: string;
+    readonly roleArn: string | undefined;
+    readonly releaseNamespace: string;
+  },
   settings: Pick<TenancySettings, 'eksRoles'>,
 ): void {
-  const role = target.roleArn === undefined ? "convoy's own IAM role (spec.eks has no roleArn)" : `role ${target.roleArn}`;
+  const role =
+    target.roleArn === undefined
+      ? "convoy's own IAM role (spec.eks has no roleArn)"
+      : `role ${target.roleArn}`;
   for (const namespace of new Set([target.clusterNamespace, target.releaseNamespace])) {
     if (eksRoleAllowed(namespace, target.roleArn, settings.eksRoles)) continue;
     const granted = eksRolesOf(namespace, settings.eksRoles);
-    const shown = granted.length === 0 ? 'none' : granted.map((r) => (r === FUNCTION_ROLE ? `${FUNCTION_ROLE} (convoy's own role)` : r)).join(', ');
+    const shown =
+      granted.length === 0
+        ? 'none'
+        : granted.map((r) => (r === FUNCTION_ROLE ? `${FUNCTION_ROLE} (convoy's own role)` : r)).join(', ');
     throw new PolicyRefusedError(
       'eksRoles',
       `Cluster ${target.clusterNamespace}/${target.cluster} would reach its EKS cluster as ${role}, which namespace ${namespace} may not use ` +

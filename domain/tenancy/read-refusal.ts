@@ -27,7 +27,12 @@ export class ReadRefusedError extends Error {
   readonly identity: ActingIdentity;
   readonly object: NamedObject;
   readonly refusedBy: ReadRefusedBy;
-  constructor(identity: ActingIdentity, object: NamedObject, refusedBy: ReadRefusedBy, options?: ErrorOptions) {
+  constructor(
+    identity: ActingIdentity,
+    object: NamedObject,
+    refusedBy: ReadRefusedBy,
+    options?: ErrorOptions,
+  ) {
     super(readRefusedMessage(identity, object, refusedBy), options);
     this.identity = identity;
     this.object = object;
@@ -37,7 +42,11 @@ export class ReadRefusedError extends Error {
 
 const RESOURCES: Record<NamedObject['kind'], string> = { Secret: 'secrets', ConfigMap: 'configmaps' };
 
-export function readRefusedMessage(identity: ActingIdentity, object: NamedObject, refusedBy: ReadRefusedBy): string {
+export function readRefusedMessage(
+  identity: ActingIdentity,
+  object: NamedObject,
+  refusedBy: ReadRefusedBy,
+): string {
   const what = `${object.kind} ${object.namespace}/${object.name} cannot be read ${describeIdentity(identity)}`;
   if (refusedBy === 'impersonation') {
     return (

@@ -4,7 +4,12 @@
  * the environment itself.
  */
 import { EksRolesSettingError, parseEksRoles, type EksRoleGrant } from './eks-roles.ts';
-import { EgressSettingError, parseClusterNetworks, parseEgressAllow, type EgressPolicy } from '../egress/policy.ts';
+import {
+  EgressSettingError,
+  parseClusterNetworks,
+  parseEgressAllow,
+  type EgressPolicy,
+} from '../egress/policy.ts';
 export interface TenancySettings {
   /**
    * The ServiceAccount (in the Release's own namespace) that a Release without
@@ -61,7 +66,14 @@ export class TenancySettingsError extends Error {
 }
 
 /** The settings' names; a composition root passes its own (e.g. the environment variables) for messages. */
-type SettingName = 'defaultServiceAccount' | 'inClusterNamespaces' | 'crossNamespaceRefs' | 'eksRoles' | 'insecureRegistries' | 'egressAllow' | 'clusterNetworks';
+type SettingName =
+  | 'defaultServiceAccount'
+  | 'inClusterNamespaces'
+  | 'crossNamespaceRefs'
+  | 'eksRoles'
+  | 'insecureRegistries'
+  | 'egressAllow'
+  | 'clusterNetworks';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -78,15 +90,18 @@ const REGISTRY_HOST = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?$/;
  *   (domain/egress/policy.ts); empty: public addresses only;
  * - `clusterNetworks`: the cluster's Service and Pod CIDRs, comma-separated; empty: none known.
  */
-export function parseTenancySettings(text: {
-  defaultServiceAccount?: string | undefined;
-  inClusterNamespaces?: string | undefined;
-  crossNamespaceRefs?: string | undefined;
-  eksRoles?: string | undefined;
-  insecureRegistries?: string | undefined;
-  egressAllow?: string | undefined;
-  clusterNetworks?: string | undefined;
-}, given: Partial<Record<SettingName, string>> = {}): TenancySettings {
+export function parseTenancySettings(
+  text: {
+    defaultServiceAccount?: string | undefined;
+    inClusterNamespaces?: string | undefined;
+    crossNamespaceRefs?: string | undefined;
+    eksRoles?: string | undefined;
+    insecureRegistries?: string | undefined;
+    egressAllow?: string | undefined;
+    clusterNetworks?: string | undefined;
+  },
+  given: Partial<Record<SettingName, string>> = {},
+): TenancySettings {
   const names: Record<SettingName, string> = {
     defaultServiceAccount: given.defaultServiceAccount ?? 'defaultServiceAccount',
     inClusterNamespaces: given.inClusterNamespaces ?? 'inClusterNamespaces',
@@ -98,7 +113,9 @@ export function parseTenancySettings(text: {
   };
   const sa = text.defaultServiceAccount?.trim() ?? '';
   if (sa !== '' && (!DNS_SUBDOMAIN.test(sa) || sa.length > 253)) {
-    throw new TenancySettingsError(`${names.defaultServiceAccount}: ${JSON.stringify(sa)} is not a ServiceAccount name`);
+    throw new TenancySettingsError(
+      `${names.defaultServiceAccount}: ${JSON.stringify(sa)} is not a ServiceAccount name`,
+    );
   }
   let inCluster: TenancySettings['inClusterNamespaces'] = DEFAULT_TENANCY.inClusterNamespaces;
   if (text.inClusterNamespaces !== undefined) {
@@ -108,20 +125,25 @@ export function parseTenancySettings(text: {
       const list = raw === '' ? [] : raw.split(',').map((n) => n.trim());
       const bad = list.find((n) => !DNS_LABEL.test(n) || n.length > 63);
       if (bad !== undefined) {
-        throw new TenancySettingsError(`${names.inClusterNamespaces}: ${JSON.stringify(bad)} is not a namespace name (use * for all, or a comma-separated list)`);
+        throw new TenancySettingsError(
+          `${names.inClusterNamespaces}: ${JSON.stringify(bad)} is not a namespace name (use * for all, or a comma-separated list)`,
+        );
       }
       inCluster = new Set(list);
     }
   }
   const cross = text.crossNamespaceRefs?.trim().toLowerCase();
   if (cross !== undefined && cross !== '' && cross !== 'true' && cross !== 'false') {
-    throw new TenancySettingsError(`${names.crossNamespaceRefs}: must be true or false, not ${JSON.stringify(text.crossNamespaceRefs)}`);
+    throw new TenancySettingsError(
+      `${names.crossNamespaceRefs}: must be true or false, not ${JSON.stringify(text.crossNamespaceRefs)}`,
+    );
   }
   let eksRoles: readonly EksRoleGrant[] = DEFAULT_TENANCY.eksRoles;
   try {
     if (text.eksRoles !== undefined) eksRoles = parseEksRoles(text.eksRoles, names.eksRoles);
   } catch (error) {
-    if (error instanceof EksRolesSettingError) throw new TenancySettingsError(error.message, { cause: error });
+    if (error instanceof EksRolesSettingError)
+      throw new TenancySettingsError(error.message, { cause: error });
     throw error;
   }
   let insecure: TenancySettings['insecureRegistries'];
@@ -131,14 +153,19 @@ export function parseTenancySettings(text: {
     const hosts = insecureText.split(',').map((h) => h.trim().toLowerCase());
     const bad = hosts.find((h) => !REGISTRY_HOST.test(h));
     if (bad !== undefined) {
-      throw new TenancySettingsError(`${names.insecureRegistries}: ${JSON.stringify(bad)} is not a registry host[:port] (use * for any, or a comma-separated list)`);
+      throw new TenancySettingsError(
+        `${names.insecureRegistries}: ${JSON.stringify(bad)} is not a registry host[:port] (use * for any, or a comma-separated list)`,
+      );
     }
     insecure = new Set(hosts);
   }
   let egress: EgressPolicy | undefined;
   try {
     if ((text.egressAllow ?? '').trim() !== '' || (text.clusterNetworks ?? '').trim() !== '') {
-      egress = { allow: parseEgressAllow(text.egressAllow, names.egressAllow), clusterNetworks: parseClusterNetworks(text.clusterNetworks, names.clusterNetworks) };
+      egress = {
+        allow: parseEgressAllow(text.egressAllow, names.egressAllow),
+        clusterNetworks: parseClusterNetworks(text.clusterNetworks, names.clusterNetworks),
+      };
     }
   } catch (error) {
     if (error instanceof EgressSettingError) throw new TenancySettingsError(error.message, { cause: error });
@@ -147,7 +174,8 @@ export function parseTenancySettings(text: {
   return {
     defaultServiceAccount: sa === '' ? undefined : sa,
     inClusterNamespaces: inCluster,
-    crossNamespaceRefs: cross === undefined || cross === '' ? DEFAULT_TENANCY.crossNamespaceRefs : cross === 'true',
+    crossNamespaceRefs:
+      cross === undefined || cross === '' ? DEFAULT_TENANCY.crossNamespaceRefs : cross === 'true',
     eksRoles,
     ...(insecure !== undefined ? { insecureRegistries: insecure } : {}),
     ...(egress !== undefined ? { egress } : {}),
@@ -155,7 +183,10 @@ export function parseTenancySettings(text: {
 }
 
 /** Whether the installation lets Releases reach `registry` (host[:port]) over plain HTTP. */
-export function insecureRegistryAllowed(settings: Pick<TenancySettings, 'insecureRegistries'>, registry: string): boolean {
+export function insecureRegistryAllowed(
+  settings: Pick<TenancySettings, 'insecureRegistries'>,
+  registry: string,
+): boolean {
   const allowed = settings.insecureRegistries;
   if (allowed === undefined) return false;
   return allowed === 'all' || allowed.has(registry.toLowerCase());

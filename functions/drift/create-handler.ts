@@ -1,5 +1,9 @@
 import { cachedClusterReader } from '../../adapters/kube/cluster-resolver.ts';
-import { createObserverCaches, invalidateObserverCaches, type ObserverCaches } from '../../adapters/reconcile/port-caches.ts';
+import {
+  createObserverCaches,
+  invalidateObserverCaches,
+  type ObserverCaches,
+} from '../../adapters/reconcile/port-caches.ts';
 import { createObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
 import { createEventRecorder } from '../../adapters/kube/events.ts';
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
@@ -43,7 +47,10 @@ export function createDriftHandler(
     }),
     renders: store,
     notify,
-    events: createEventRecorder(clients.kc, { controller: 'convoy.dev/drift', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-drift' }),
+    events: createEventRecorder(clients.kc, {
+      controller: 'convoy.dev/drift',
+      instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-drift',
+    }),
     hintKey: clients.hintKey,
     memory: caches.drift,
   });

@@ -1,7 +1,12 @@
 import type { Release } from '../../domain/api/objects.ts';
 import { objectDrift, type DriftObservation } from '../../domain/observe/drift-diff.ts';
 import { driftMemoryBasis, driftMemoryKey, type DriftMemory } from '../../domain/observe/drift-memory.ts';
-import { inSyncVerdict, observeSlice, planDriftCheck, type DriftCheck } from '../../domain/observe/insync-verdict.ts';
+import {
+  inSyncVerdict,
+  observeSlice,
+  planDriftCheck,
+  type DriftCheck,
+} from '../../domain/observe/insync-verdict.ts';
 import { loadRender, type LoadedRender } from '../../domain/observe/load-render.ts';
 import { jsonEqual } from '../../domain/render/kube-object.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
@@ -79,23 +84,28 @@ export function createDriftRecordHandler(deps: DriftRecordDeps): RecordHandler {
  */
 export function createDriftWithoutLease(deps: Pick<DriftRecordDeps, 'hintKey' | 'now'>) {
   const now = deps.now ?? (() => new Date());
-  return (message: QueueMessage, ctx: RecordContext): Promise<Outcome | undefined> => Promise.resolve(endsWithoutLease(message, ctx));
+  return (message: QueueMessage, ctx: RecordContext): Promise<Outcome | undefined> =>
+    Promise.resolve(endsWithoutLease(message, ctx));
   function endsWithoutLease(message: QueueMessage, ctx: RecordContext): Outcome | undefined {
     const hinted = hintedRelease(deps.hintKey, message, ctx.receiveCount, now());
     if (hinted === undefined) return undefined;
     const { release, hint } = hinted;
     const plan = planDriftCheck(release);
     const render = hintedRender(hint);
-    if (plan.kind === 'pending' || render === undefined || hint.renderRef !== plan.renderRef) return undefined;
+    if (plan.kind === 'pending' || render === undefined || hint.renderRef !== plan.renderRef)
+      return undefined;
     const verdict = inSyncVerdict(release, hintedCheck(release, render));
     if (verdict.correct) return undefined;
-    const unchanged = jsonEqual(findCondition(release.status?.conditions, ConditionType.InSync), observeSlice(release, verdict, now()).conditions[0]);
+    const unchanged = jsonEqual(
+      findCondition(release.status?.conditions, ConditionType.InSync),
+      observeSlice(release, verdict, now()).conditions[0],
+    );
     if (!unchanged) return undefined;
     ctx.logger.child({ renderRef: render.renderRef }).info('drift checked', {
       inSync: verdict.condition.reason,
       drifted: verdict.drifted,
       corrected: false,
-      lease: 'not taken: the reconcile\'s sealed answers leave InSync as it is',
+      lease: "not taken: the reconcile's sealed answers leave InSync as it is",
     });
     return verdict.outcome;
   }
@@ -107,27 +117,41 @@ function hintedCheck(release: Release, render: Extract<LoadedRender, { kind: 'lo
   return {
     kind: 'checked',
     renderRef: render.renderRef,
-    objects: render.objects.map((object) => ({ object, drift: objectDrift(object, { kind: 'unchanged' }, ignore) })),
+    objects: render.objects.map((object) => ({
+      object,
+      drift: objectDrift(object, { kind: 'unchanged' }, ignore),
+    })),
   };
 }
 
-async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger, hint?: NonNullable<QueueMessage['applied']>): Promise<DriftCheck> {
+async function checkDrift(
+  release: Release,
+  deps: DriftRecordDeps,
+  log: Logger,
+  hint?: NonNullable<QueueMessage['applied']>,
+): Promise<DriftCheck> {
   const plan = planDriftCheck(release);
   if (plan.kind === 'pending') return plan;
   if (hint !== undefined && hint.renderRef === plan.renderRef) {
     // Right after the apply: the objects are as the apply just left them (applied-hint.ts).
     const render = hintedRender(hint) ?? (await loadRender(deps.renders, release, plan.renderRef));
-    if (render.kind === 'loaded' && render.objects.length === hint.live.length) return hintedCheck(release, render);
+    if (render.kind === 'loaded' && render.objects.length === hint.live.length)
+      return hintedCheck(release, render);
   }
   try {
     const target = await deps.targets.resolve(release);
     const render = await loadRender(deps.renders, release, plan.renderRef);
-    if (render.kind === 'unavailable') return { kind: 'renderUnavailable', renderRef: render.renderRef, message: render.message };
+    if (render.kind === 'unavailable')
+      return { kind: 'renderUnavailable', renderRef: render.renderRef, message: render.message };
     const ignore = release.spec.driftDetection.ignore ?? [];
     const memory = deps.memory;
     const basis = driftMemoryBasis(render.renderRef, ignore);
-    const keyOf = (object: Parameters<typeof driftMemoryKey>[1]): string => driftMemoryKey(target.identity, object);
-    const observations = await target.observeDriftAll(render.objects, memory === undefined ? undefined : (object) => memory.cleanVersion(keyOf(object), basis));
+    const keyOf = (object: Parameters<typeof driftMemoryKey>[1]): string =>
+      driftMemoryKey(target.identity, object);
+    const observations = await target.observeDriftAll(
+      render.objects,
+      memory === undefined ? undefined : (object) => memory.cleanVersion(keyOf(object), basis),
+    );
     return {
       kind: 'checked',
       renderRef: render.renderRef,
@@ -135,7 +159,10 @@ async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger, 
         const observation: DriftObservation = observations[i] ?? { kind: 'absent' };
         const drift = objectDrift(object, observation, ignore);
         if (memory !== undefined) {
-          const rv = observation.kind === 'unchanged' || observation.kind === 'compared' ? observation.resourceVersion : undefined;
+          const rv =
+            observation.kind === 'unchanged' || observation.kind === 'compared'
+              ? observation.resourceVersion
+              : undefined;
           // Only a clean check is remembered; anything else is checked in full next time.
           if (drift.state === 'InSync' && rv !== undefined) memory.remember(keyOf(object), basis, rv);
           else memory.forget(keyOf(object));
@@ -151,4 +178,3 @@ async function checkDrift(release: Release, deps: DriftRecordDeps, log: Logger, 
     throw error;
   }
 }
-

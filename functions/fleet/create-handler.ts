@@ -17,7 +17,12 @@ import { createFleetRun, fleetAdmission } from './fleet-record.ts';
 export type { HandlerOptions };
 
 /** The fleet function (issue 26): SQS batch → the live ReleaseSet → Lease → decideFleet → child writes → convoy-releaseset status. */
-export function createFleetHandler(config: FunctionConfig, clients: FunctionClients, logger: Logger, options: HandlerOptions = {}): SqsBatchHandler {
+export function createFleetHandler(
+  config: FunctionConfig,
+  clients: FunctionClients,
+  logger: Logger,
+  options: HandlerOptions = {},
+): SqsBatchHandler {
   const { store } = sharedPorts(config, clients);
   const kube = createFleetKubePort(clients.kc);
   // The reconcile's source port: the template resolves as its children will (credentials read as the template's ServiceAccount).
@@ -34,7 +39,10 @@ export function createFleetHandler(config: FunctionConfig, clients: FunctionClie
     kube,
     resolveSource: createTemplateSourceResolver(source),
     renders: store,
-    events: createEventRecorder(clients.kc, { controller: 'convoy.dev/fleet', instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-fleet' }),
+    events: createEventRecorder(clients.kc, {
+      controller: 'convoy.dev/fleet',
+      instance: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'convoy-fleet',
+    }),
   });
   // A message is a hint: the set is read (uid compared) before the Lease is taken, so a forged message
   // writes nothing. Before that, one read of the Lease: most of a set's messages come while a run is

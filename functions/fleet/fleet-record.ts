@@ -38,9 +38,13 @@ async function readSet(kube: FleetKubePort, message: QueueMessage): Promise<SetR
   const raw = await kube.getSet(message.namespace, message.name);
   if (raw === undefined) return { refused: `ReleaseSet ${message.namespace}/${message.name} does not exist` };
   const uid = (raw['metadata'] as { uid?: unknown } | undefined)?.uid;
-  if (uid !== message.uid) return { refused: `ReleaseSet ${message.namespace}/${message.name} has uid ${String(uid)}, not the message's ${message.uid}` };
+  if (uid !== message.uid)
+    return {
+      refused: `ReleaseSet ${message.namespace}/${message.name} has uid ${String(uid)}, not the message's ${message.uid}`,
+    };
   const parsed = parseReleaseSet(raw);
-  if (!parsed.ok) return { refused: `ReleaseSet ${message.namespace}/${message.name} does not parse: ${parsed.error}` };
+  if (!parsed.ok)
+    return { refused: `ReleaseSet ${message.namespace}/${message.name} does not parse: ${parsed.error}` };
   return { set: parsed.value };
 }
 
@@ -69,7 +73,11 @@ export function createFleetRun(deps: FleetRecordDeps): LoopRun<ReleaseSetStatus>
   };
 }
 
-async function decideFleetRun(deps: FleetRecordDeps, message: QueueMessage, ctx: RecordContext): Promise<Decided<ReleaseSetStatus>> {
+async function decideFleetRun(
+  deps: FleetRecordDeps,
+  message: QueueMessage,
+  ctx: RecordContext,
+): Promise<Decided<ReleaseSetStatus>> {
   const now = deps.now ?? (() => new Date());
   const log = ctx.logger;
   // Read again under the Lease: the status a run before us wrote is the rollout's memory.
@@ -77,19 +85,33 @@ async function decideFleetRun(deps: FleetRecordDeps, message: QueueMessage, ctx:
   if ('refused' in read) return dropped(read.refused);
   const { set } = read;
   const namespace = message.namespace;
-  const [clusters, source, releases] = await Promise.all([readClusters(deps.kube, namespace), deps.resolveSource(set), readReleases(deps.kube, namespace, log)]);
+  const [clusters, source, releases] = await Promise.all([
+    readClusters(deps.kube, namespace),
+    deps.resolveSource(set),
+    readReleases(deps.kube, namespace, log),
+  ]);
   const at = now();
   let decision = decideFleet({ set, clusters, source, releases, now: at });
   if (decision.stop === 'deleting') return done();
 
   // The child writes are the run's work: their failures are part of what it decides.
-  const written = await runFleetWrites(decision.writes, message.uid, namespace, { kube: deps.kube, renders: deps.renders }, log);
+  const written = await runFleetWrites(
+    decision.writes,
+    message.uid,
+    namespace,
+    { kube: deps.kube, renders: deps.renders },
+    log,
+  );
   decision = withWriteFailures(decision, written.failures, set.metadata.generation ?? 0, at);
   return fleetRunDecision(set, decision, written);
 }
 
 /** The run's decision once the children are written: the set's status, then Events about the set (they report it), then the Outcome. */
-export function fleetRunDecision(set: ReleaseSet, decision: FleetDecision, written: WritesResult): RunDecision<ReleaseSetStatus> {
+export function fleetRunDecision(
+  set: ReleaseSet,
+  decision: FleetDecision,
+  written: WritesResult,
+): RunDecision<ReleaseSetStatus> {
   const status = decision.status;
   return {
     write: { slice: () => status },
@@ -97,12 +119,26 @@ export function fleetRunDecision(set: ReleaseSet, decision: FleetDecision, writt
     after: [
       {
         kind: 'events',
-        subject: { kind: 'ReleaseSet', namespace: set.metadata.namespace ?? 'default', name: set.metadata.name, uid: set.metadata.uid, resourceVersion: set.metadata.resourceVersion },
+        subject: {
+          kind: 'ReleaseSet',
+          namespace: set.metadata.namespace ?? 'default',
+          name: set.metadata.name,
+          uid: set.metadata.uid,
+          resourceVersion: set.metadata.resourceVersion,
+        },
         intents: [...decision.events, ...written.events],
       },
     ],
     outcome: outcomeOf(decision),
-    report: { message: 'fleet decided', fields: { stop: decision.stop, writes: decision.writes.length, failedWrites: written.failures.length, revision: status.revision?.id } },
+    report: {
+      message: 'fleet decided',
+      fields: {
+        stop: decision.stop,
+        writes: decision.writes.length,
+        failedWrites: written.failures.length,
+        revision: status.revision?.id,
+      },
+    },
   };
 }
 
@@ -115,10 +151,16 @@ export function fleetRunDecision(set: ReleaseSet, decision: FleetDecision, writt
  */
 function outcomeOf(decision: FleetDecision): Outcome {
   if (decision.retry) {
-    const failed = decision.status.conditions?.find((c) => c.status === 'False' && c.type === FleetCondition.Generated) ?? decision.status.conditions?.find((c) => c.type === FleetCondition.RolloutSucceeded);
+    const failed =
+      decision.status.conditions?.find((c) => c.status === 'False' && c.type === FleetCondition.Generated) ??
+      decision.status.conditions?.find((c) => c.type === FleetCondition.RolloutSucceeded);
     return retry(new Error(`${decision.stop}: ${failed?.reason ?? ''} ${failed?.message ?? ''}`.trim()));
   }
-  if (decision.requeueAfterSeconds !== undefined) return waitAsNewMessage(decision.requeueAfterSeconds * 1000, `${decision.stop}: look again in ${decision.requeueAfterSeconds} s`);
+  if (decision.requeueAfterSeconds !== undefined)
+    return waitAsNewMessage(
+      decision.requeueAfterSeconds * 1000,
+      `${decision.stop}: look again in ${decision.requeueAfterSeconds} s`,
+    );
   return done();
 }
 
@@ -128,8 +170,16 @@ async function readClusters(kube: FleetKubePort, namespace: string): Promise<Clu
     return {
       ok: true,
       clusters: items.map((item) => {
-        const metadata = (item['metadata'] ?? {}) as { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-        return { name: metadata.name ?? '', labels: metadata.labels ?? {}, annotations: metadata.annotations ?? {} };
+        const metadata = (item['metadata'] ?? {}) as {
+          name?: string;
+          labels?: Record<string, string>;
+          annotations?: Record<string, string>;
+        };
+        return {
+          name: metadata.name ?? '',
+          labels: metadata.labels ?? {},
+          annotations: metadata.annotations ?? {},
+        };
       }),
     };
   } catch (error) {
@@ -143,7 +193,10 @@ async function readReleases(kube: FleetKubePort, namespace: string, log: Logger)
     const parsed = parseRelease(raw);
     if (parsed.ok) return [parsed.value];
     const name = (raw['metadata'] as { name?: string } | undefined)?.name;
-    log.warn('a Release of the namespace does not parse; the fleet leaves it out', { release: name, reason: parsed.error });
+    log.warn('a Release of the namespace does not parse; the fleet leaves it out', {
+      release: name,
+      reason: parsed.error,
+    });
     return [];
   });
 }

@@ -38,25 +38,50 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
  */
 export const FLEET_WRITES_IN_FLIGHT = 8;
 
-export async function runFleetWrites(writes: readonly ChildWrite[], setUid: string, namespace: string, deps: FleetWriteDeps, log: Logger): Promise<WritesResult> {
+export async function runFleetWrites(
+  writes: readonly ChildWrite[],
+  setUid: string,
+  namespace: string,
+  deps: FleetWriteDeps,
+  log: Logger,
+): Promise<WritesResult> {
   // Each write catches its own error, so mapBounded never stops early; results come in the decision's order.
-  const outcomes = await mapBounded(writes, FLEET_WRITES_IN_FLIGHT, async (write): Promise<{ readonly extra?: EventIntent; readonly failure?: WriteFailure }> => {
-    try {
-      const extra = await runOne(write, setUid, namespace, deps);
-      log.info('child written', { child: write.name, cluster: write.cluster, action: write.action, ...(write.action === 'apply' ? { why: write.why } : {}) });
-      return extra === undefined ? {} : { extra };
-    } catch (error) {
-      log.warn('writing a child failed', { child: write.name, cluster: write.cluster, action: write.action, error: error instanceof Error ? error : new Error(String(error)) });
-      return { failure: { name: write.name, message: messageOf(error) } };
-    }
-  });
+  const outcomes = await mapBounded(
+    writes,
+    FLEET_WRITES_IN_FLIGHT,
+    async (write): Promise<{ readonly extra?: EventIntent; readonly failure?: WriteFailure }> => {
+      try {
+        const extra = await runOne(write, setUid, namespace, deps);
+        log.info('child written', {
+          child: write.name,
+          cluster: write.cluster,
+          action: write.action,
+          ...(write.action === 'apply' ? { why: write.why } : {}),
+        });
+        return extra === undefined ? {} : { extra };
+      } catch (error) {
+        log.warn('writing a child failed', {
+          child: write.name,
+          cluster: write.cluster,
+          action: write.action,
+          error: error instanceof Error ? error : new Error(String(error)),
+        });
+        return { failure: { name: write.name, message: messageOf(error) } };
+      }
+    },
+  );
   return {
     failures: outcomes.flatMap((o) => (o.failure === undefined ? [] : [o.failure])),
     events: outcomes.flatMap((o) => (o.extra === undefined ? [] : [o.extra])),
   };
 }
 
-async function runOne(write: ChildWrite, setUid: string, namespace: string, deps: FleetWriteDeps): Promise<EventIntent | undefined> {
+async function runOne(
+  write: ChildWrite,
+  setUid: string,
+  namespace: string,
+  deps: FleetWriteDeps,
+): Promise<EventIntent | undefined> {
   switch (write.action) {
     case 'apply':
       await deps.kube.applyChild(write.release);
@@ -70,7 +95,8 @@ async function runOne(write: ChildWrite, setUid: string, namespace: string, deps
       const renderRef = renderOfRevision(stored, write.toRevision);
       if (renderRef === undefined) {
         // Not a failure of the write: there is nothing to go back to; the child stays as it is.
-        const source = write.toRevision.source.git?.commit ?? write.toRevision.source.helm?.version ?? 'its source';
+        const source =
+          write.toRevision.source.git?.commit ?? write.toRevision.source.helm?.version ?? 'its source';
         return {
           type: 'Warning',
           reason: 'RollbackUnavailable',

@@ -1,5 +1,9 @@
 import { cachedClusterReader } from '../../adapters/kube/cluster-resolver.ts';
-import { createObserverCaches, invalidateObserverCaches, type ObserverCaches } from '../../adapters/reconcile/port-caches.ts';
+import {
+  createObserverCaches,
+  invalidateObserverCaches,
+  type ObserverCaches,
+} from '../../adapters/reconcile/port-caches.ts';
 import { createObserverTargetResolver } from '../../adapters/kube/observer-target.ts';
 import { createStatusWriter } from '../../adapters/kube/status-writer.ts';
 import type { FunctionClients } from '../runtime/clients.ts';

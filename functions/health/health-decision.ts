@@ -5,7 +5,13 @@
  * the order around the write is checked without a cluster.
  */
 import type { Release } from '../../domain/api/objects.ts';
-import { healthRefusedVerdict, healthSlice, healthVerdict, type HealthObservation, type HealthVerdict } from '../../domain/observe/health-verdict.ts';
+import {
+  healthRefusedVerdict,
+  healthSlice,
+  healthVerdict,
+  type HealthObservation,
+  type HealthVerdict,
+} from '../../domain/observe/health-verdict.ts';
 import type { RunDecision, StatusWrite } from '../../domain/runtime/run-decision.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { AnySlice } from '../../domain/status/slices.ts';
@@ -16,7 +22,11 @@ import type { AnySlice } from '../../domain/status/slices.ts';
  * assessment's summary and as Healthy's lastTransitionTime on a transition; a summary kept from an
  * earlier check (the cluster or the store could not be read) keeps its own checkedAt.
  */
-export function healthDecision(release: Release, observation: HealthObservation, now: Date): RunDecision<AnySlice> {
+export function healthDecision(
+  release: Release,
+  observation: HealthObservation,
+  now: Date,
+): RunDecision<AnySlice> {
   const verdict = healthVerdict(release, observation, now);
   const fresh = observation.kind === 'assessed';
   return {
@@ -27,21 +37,40 @@ export function healthDecision(release: Release, observation: HealthObservation,
       instead: 'writing Healthy Unknown/Pending instead',
       decide: (refusal) => {
         const refused = healthRefusedVerdict(refusal);
-        return { write: healthWrite(release, refused, now, false), before: [], after: [], outcome: refused.outcome };
+        return {
+          write: healthWrite(release, refused, now, false),
+          before: [],
+          after: [],
+          outcome: refused.outcome,
+        };
       },
     },
     outcome: verdict.outcome,
     logContext: observation.kind === 'notAssessed' ? undefined : { renderRef: observation.renderRef },
-    report: { message: 'health assessed', fields: { healthy: verdict.condition.reason, aggregate: verdict.aggregate } },
+    report: {
+      message: 'health assessed',
+      fields: { healthy: verdict.condition.reason, aggregate: verdict.aggregate },
+    },
   };
 }
 
-function healthWrite(release: Release, verdict: HealthVerdict, now: Date, fresh: boolean): StatusWrite<AnySlice> {
+function healthWrite(
+  release: Release,
+  verdict: HealthVerdict,
+  now: Date,
+  fresh: boolean,
+): StatusWrite<AnySlice> {
   return {
     slice(stamp) {
       const summary = verdict.healthSummary;
-      const stamped = stamp !== undefined && fresh && summary !== undefined ? { ...verdict, healthSummary: { ...summary, checkedAt: stamp } } : verdict;
-      return { manager: FieldManager.health, slice: healthSlice(release, stamped, stamp === undefined ? now : new Date(stamp)) };
+      const stamped =
+        stamp !== undefined && fresh && summary !== undefined
+          ? { ...verdict, healthSummary: { ...summary, checkedAt: stamp } }
+          : verdict;
+      return {
+        manager: FieldManager.health,
+        slice: healthSlice(release, stamped, stamp === undefined ? now : new Date(stamp)),
+      };
     },
   };
 }

@@ -53,24 +53,42 @@ export function createHealthRecordHandler(deps: HealthRecordDeps): RecordHandler
   return committing('health', createHealthRun(deps));
 }
 
-async function observeHealth(release: Release, deps: HealthRecordDeps, log: Logger, hint?: NonNullable<QueueMessage['applied']>): Promise<HealthObservation> {
+async function observeHealth(
+  release: Release,
+  deps: HealthRecordDeps,
+  log: Logger,
+  hint?: NonNullable<QueueMessage['applied']>,
+): Promise<HealthObservation> {
   const renderRef = healthRenderRef(release);
   if (renderRef === undefined) return { kind: 'notAssessed' };
   if (hint !== undefined && hint.renderRef === renderRef) {
     // Right after the apply: assessed from the apply's own answers (applied-hint.ts).
     const render = hintedRender(hint) ?? (await loadRender(deps.renders, release, renderRef));
     if (render.kind === 'loaded' && render.objects.length === hint.live.length) {
-      return { kind: 'assessed', renderRef, objects: render.objects.map((object, i) => ({ object, live: hint.live[i] })) };
+      return {
+        kind: 'assessed',
+        renderRef,
+        objects: render.objects.map((object, i) => ({ object, live: hint.live[i] })),
+      };
     }
   }
   try {
     const target = await deps.targets.resolve(release);
     const render = await loadRender(deps.renders, release, renderRef);
-    if (render.kind === 'unavailable') return { kind: 'renderUnavailable', renderRef, message: render.message };
+    if (render.kind === 'unavailable')
+      return { kind: 'renderUnavailable', renderRef, message: render.message };
     // Kinds whose health is their existence need no more than their metadata (domain/health/existence-only.ts).
-    const checked = new Set((release.spec.healthAssessment?.checks ?? []).map((check) => `${check.apiVersion} ${check.kind}`));
-    const live = await target.readAll(render.objects, { metadataOnly: (obj) => !checked.has(`${obj.apiVersion} ${obj.kind}`) && healthIsExistence(obj, []) });
-    return { kind: 'assessed', renderRef, objects: render.objects.map((object, i) => ({ object, live: live[i] })) };
+    const checked = new Set(
+      (release.spec.healthAssessment?.checks ?? []).map((check) => `${check.apiVersion} ${check.kind}`),
+    );
+    const live = await target.readAll(render.objects, {
+      metadataOnly: (obj) => !checked.has(`${obj.apiVersion} ${obj.kind}`) && healthIsExistence(obj, []),
+    });
+    return {
+      kind: 'assessed',
+      renderRef,
+      objects: render.objects.map((object, i) => ({ object, live: live[i] })),
+    };
   } catch (error) {
     if (error instanceof ClusterResolutionError || error instanceof ObserverRequestError) {
       log.warn('the target cluster could not be read', { error });

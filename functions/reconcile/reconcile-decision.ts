@@ -9,7 +9,12 @@ import { concludeStatusRefused, type ReconcileDecision } from '../../domain/reco
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import type { ReconcileResult } from '../../domain/reconcile/reconcile.ts';
 import { dropped, type Outcome } from '../../domain/runtime/outcome.ts';
-import { notifyLoop, releaseEvents, type RunDecision, type StatusWrite } from '../../domain/runtime/run-decision.ts';
+import {
+  notifyLoop,
+  releaseEvents,
+  type RunDecision,
+  type StatusWrite,
+} from '../../domain/runtime/run-decision.ts';
 import { FieldManager } from '../../domain/status/field-managers.ts';
 import type { EventIntent } from '../../domain/status/release-events.ts';
 import type { AnySlice, ReleaseSlice } from '../../domain/status/slices.ts';
@@ -21,7 +26,10 @@ const GONE: Outcome = dropped('the Release was deleted during the reconcile', { 
 /** The convoy-release write: reconciledAt is the run's mark when it has one (lease-close.ts), else the reconcile's own time. */
 function releaseWrite(slice: ReleaseSlice, ifGone?: Outcome): StatusWrite<AnySlice> {
   return {
-    slice: (stamp) => ({ manager: FieldManager.release, slice: stamp === undefined ? slice : { ...slice, reconciledAt: stamp } }),
+    slice: (stamp) => ({
+      manager: FieldManager.release,
+      slice: stamp === undefined ? slice : { ...slice, reconciledAt: stamp },
+    }),
     ...(ifGone === undefined ? {} : { ifGone }),
   };
 }
@@ -33,7 +41,13 @@ export function recheckDecision(waiting: { outcome: Outcome; slice: ReleaseSlice
     before: [],
     after: [],
     outcome: waiting.outcome,
-    report: { message: 'reconciled', fields: { recheck: 'the wave it waits on', reason: waiting.outcome.kind === 'requeueAfter' ? waiting.outcome.reason : undefined } },
+    report: {
+      message: 'reconciled',
+      fields: {
+        recheck: 'the wave it waits on',
+        reason: waiting.outcome.kind === 'requeueAfter' ? waiting.outcome.reason : undefined,
+      },
+    },
   };
 }
 
@@ -61,7 +75,12 @@ export function reconcileDecision(input: ReconcileDecisionInput): RunDecision<An
   const loops = input.noticesWait ? [] : result.notify;
   const hint =
     loops.length > 0 && input.hintKey !== undefined && result.observed !== undefined
-      ? appliedHint(input.hintKey, release, { manager: FieldManager.release, slice: result.slice }, result.observed)
+      ? appliedHint(
+          input.hintKey,
+          release,
+          { manager: FieldManager.release, slice: result.slice },
+          result.observed,
+        )
       : undefined;
   const cause = result.notifyCause ?? `applied ${result.renderRef ?? ''}`.trim();
   const notices = loops.map((loop) => notifyLoop(loop, release, cause, hint));
@@ -72,11 +91,22 @@ export function reconcileDecision(input: ReconcileDecisionInput): RunDecision<An
     after: hint === undefined ? notices : [],
     onRefused: {
       instead: 'writing Applied False/DeployFailed instead',
-      decide: (refusal) => refusedDecision(concludeStatusRefused(release, input.ports.now(), refusal, result.slice.resolvedRetentionPolicy ?? input.ports.retentionDefault)),
+      decide: (refusal) =>
+        refusedDecision(
+          concludeStatusRefused(
+            release,
+            input.ports.now(),
+            refusal,
+            result.slice.resolvedRetentionPolicy ?? input.ports.retentionDefault,
+          ),
+        ),
     },
     outcome: result.outcome,
     logContext: { renderRef: result.renderRef },
-    report: { message: 'reconciled', fields: { applied: applied?.reason, phase: result.slice.lastAttempted?.phase } },
+    report: {
+      message: 'reconciled',
+      fields: { applied: applied?.reason, phase: result.slice.lastAttempted?.phase },
+    },
   };
 }
 

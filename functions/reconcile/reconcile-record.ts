@@ -66,7 +66,11 @@ export function createReconcileRecordHandler(deps: ReconcileRecordDeps): RecordH
   return committing('reconcile', createReconcileRun(deps));
 }
 
-async function decideReconcile(deps: ReconcileRecordDeps, message: QueueMessage, ctx: RecordContext): Promise<Decided<AnySlice>> {
+async function decideReconcile(
+  deps: ReconcileRecordDeps,
+  message: QueueMessage,
+  ctx: RecordContext,
+): Promise<Decided<AnySlice>> {
   const release = await loadRelease(deps.releases, message, ctx);
   if (!('metadata' in release)) return release;
   // The recheck of a Progressing rollout (a redelivery) looks at the wave it waits on only,
@@ -78,25 +82,51 @@ async function decideReconcile(deps: ReconcileRecordDeps, message: QueueMessage,
   }
   const writes = observeWrites({ ...deps.ports, cluster: withSeenReads(deps.ports.cluster, release, seen) });
   const progress = progressPort(deps, { namespace: message.namespace, name: message.name }, ctx);
-  const result = await reconcile(release, progress === undefined ? writes.ports : { ...writes.ports, progress });
+  const result = await reconcile(
+    release,
+    progress === undefined ? writes.ports : { ...writes.ports, progress },
+  );
   if (result.kind === 'suspended') {
     ctx.logger.info('suspended: not reconciled');
     return stop();
   }
   const log = ctx.logger.child({ renderRef: result.renderRef });
   const noticesWait = await noticesWaitFor(deps, release, result);
-  if (noticesWait) log.info('a reconcile burst: drift and health are told when the rollout is over', { notifyCause: result.notifyCause });
+  if (noticesWait)
+    log.info('a reconcile burst: drift and health are told when the rollout is over', {
+      notifyCause: result.notifyCause,
+    });
   for (const warning of result.warnings) log.warn(warning);
-  return reconcileDecision({ release, result, events: writes.events(release, result.slice), noticesWait, hintKey: deps.hintKey, ports: deps.ports });
+  return reconcileDecision({
+    release,
+    result,
+    events: writes.events(release, result.slice),
+    noticesWait,
+    hintKey: deps.hintKey,
+    ports: deps.ports,
+  });
 }
 
 /** Whether this run's notices wait for the run that finishes its rollout (a first deploy during a burst). */
-async function noticesWaitFor(deps: ReconcileRecordDeps, release: Release, result: { notify: readonly string[]; slice: { rollout?: { state?: string } | undefined }; outcome: Outcome }): Promise<boolean> {
+async function noticesWaitFor(
+  deps: ReconcileRecordDeps,
+  release: Release,
+  result: {
+    notify: readonly string[];
+    slice: { rollout?: { state?: string } | undefined };
+    outcome: Outcome;
+  },
+): Promise<boolean> {
   if (deps.reconcileBacklog === undefined || result.notify.length === 0) return false;
   const firstDeploy = release.status?.lastSuccessful === undefined;
   const rolloutProgressing = result.slice.rollout?.state === 'Progressing';
   if (!firstDeploy || !rolloutProgressing || result.outcome.kind !== 'requeueAfter') return false;
-  return noticesWaitForRolloutEnd({ backlog: await deps.reconcileBacklog(), firstDeploy, rolloutProgressing, outcome: result.outcome });
+  return noticesWaitForRolloutEnd({
+    backlog: await deps.reconcileBacklog(),
+    firstDeploy,
+    rolloutProgressing,
+    outcome: result.outcome,
+  });
 }
 
 /**
@@ -104,7 +134,11 @@ async function noticesWaitFor(deps: ReconcileRecordDeps, release: Release, resul
  * logged and the run goes on (its last write reports the run); it never carries the run's mark,
  * so it leaves the Lease busy (domain/reconcile/conclude.ts, concludeProgress).
  */
-function progressPort(deps: ReconcileRecordDeps, key: { namespace: string; name: string }, ctx: RecordContext): ProgressPort | undefined {
+function progressPort(
+  deps: ReconcileRecordDeps,
+  key: { namespace: string; name: string },
+  ctx: RecordContext,
+): ProgressPort | undefined {
   if (deps.progress === undefined) return undefined;
   return {
     policy: { intervalMs: deps.progress.intervalMs },
@@ -112,7 +146,9 @@ function progressPort(deps: ReconcileRecordDeps, key: { namespace: string; name:
       try {
         await deps.statusWriter.apply(key, { manager: FieldManager.release, slice });
       } catch (error) {
-        ctx.logger.warn('writing the run\'s progress to status failed; the run goes on', { error: error instanceof Error ? error.message : String(error) });
+        ctx.logger.warn("writing the run's progress to status failed; the run goes on", {
+          error: error instanceof Error ? error.message : String(error),
+        });
       }
     },
   };

@@ -24,7 +24,12 @@ import { parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { LoadedRender } from '../../domain/observe/load-render.ts';
 import type { AppliedObservation } from '../../domain/reconcile/reconcile.ts';
 import { canonicalJson } from '../../domain/render/canonical.ts';
-import { apiGroup, isPlainObject, kubeObjectProblem, type KubeObject } from '../../domain/render/kube-object.ts';
+import {
+  apiGroup,
+  isPlainObject,
+  kubeObjectProblem,
+  type KubeObject,
+} from '../../domain/render/kube-object.ts';
 import { asciiJson, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { statusPatchBody, type AnySlice } from '../../domain/status/slices.ts';
 
@@ -37,7 +42,9 @@ export function releaseAfterWrite(release: Release, write: AnySlice): Record<str
   const patch = statusPatchBody(write.manager, write.slice);
   const old = (release.status ?? {}) as Record<string, unknown>;
   const written = (patch['conditions'] ?? []) as { type: string }[];
-  const kept = ((old['conditions'] ?? []) as { type: string }[]).filter((c) => !written.some((w) => w.type === c.type));
+  const kept = ((old['conditions'] ?? []) as { type: string }[]).filter(
+    (c) => !written.some((w) => w.type === c.type),
+  );
   return { ...release, status: { ...old, ...patch, conditions: [...kept, ...written] } };
 }
 
@@ -64,8 +71,14 @@ export interface HintKey {
  * observers read.
  */
 export function hintKey(configured: string | undefined): HintKey {
-  if (configured === '') throw new ConfigError('CONVOY_HINT_KEY is set but empty: give the installation\'s shared hint key, or unset it (each container then draws its own)');
-  const bytes = configured === undefined ? randomBytes(32) : createHash('sha256').update(`convoy hint key\n${configured}`).digest();
+  if (configured === '')
+    throw new ConfigError(
+      "CONVOY_HINT_KEY is set but empty: give the installation's shared hint key, or unset it (each container then draws its own)",
+    );
+  const bytes =
+    configured === undefined
+      ? randomBytes(32)
+      : createHash('sha256').update(`convoy hint key\n${configured}`).digest();
   const checked = new WeakMap<object, Map<string, boolean>>();
   const mac = (hint: Omit<Hint, 'mac'>): string => {
     const { mac: _mac, ...sealed } = hint as Hint;
@@ -94,7 +107,11 @@ export function hintKey(configured: string | undefined): HintKey {
 }
 
 /** The hint with its seal (`at` kept when set, else now). */
-export function sealHint(key: HintKey, hint: Omit<Hint, 'mac' | 'at'> & { at?: string | undefined }, now: Date = new Date()): Hint {
+export function sealHint(
+  key: HintKey,
+  hint: Omit<Hint, 'mac' | 'at'> & { at?: string | undefined },
+  now: Date = new Date(),
+): Hint {
   const { mac: _mac, ...rest } = hint as Hint;
   const unsealed = { ...rest, at: hint.at ?? now.toISOString() };
   return { ...unsealed, mac: key.mac(unsealed) };
@@ -111,10 +128,20 @@ export function appliedHint(
     const rendered = observed.objects[i];
     return rendered?.kind === 'Secret' && apiGroup(rendered.apiVersion) === '';
   };
-  const metadataOnly = (obj: Record<string, unknown>) => ({ apiVersion: obj['apiVersion'], kind: obj['kind'], metadata: obj['metadata'] });
+  const metadataOnly = (obj: Record<string, unknown>) => ({
+    apiVersion: obj['apiVersion'],
+    kind: obj['kind'],
+    metadata: obj['metadata'],
+  });
   const live = observed.live.map((obj, i) => (isSecret(i) ? metadataOnly(obj) : obj));
-  const objects = observed.objects.map((obj, i) => (isSecret(i) ? metadataOnly(obj) : (obj as unknown as Record<string, unknown>)));
-  const hint = sealHint(key, { renderRef: observed.renderRef, release: releaseAfterWrite(release, write), live, objects }, now);
+  const objects = observed.objects.map((obj, i) =>
+    isSecret(i) ? metadataOnly(obj) : (obj as unknown as Record<string, unknown>),
+  );
+  const hint = sealHint(
+    key,
+    { renderRef: observed.renderRef, release: releaseAfterWrite(release, write), live, objects },
+    now,
+  );
   // Measured as sent: non-ASCII text takes up to 6 bytes a UTF-16 unit in the escaped body.
   // Too large with the render: without it (the observers then load it from the store).
   if (asciiJson(hint).length <= MAX_HINT_BYTES) return hint;
@@ -127,7 +154,9 @@ export function appliedHint(
  * The render as the hint carries it, or undefined when it carries none (an older sender) or its
  * objects do not match `live` one for one: then the observer loads the render from the store.
  */
-export function hintedRender(hint: NonNullable<QueueMessage['applied']>): Extract<LoadedRender, { kind: 'loaded' }> | undefined {
+export function hintedRender(
+  hint: NonNullable<QueueMessage['applied']>,
+): Extract<LoadedRender, { kind: 'loaded' }> | undefined {
   const objects = hint.objects;
   if (objects === undefined || objects.length !== hint.live.length) return undefined;
   if (objects.some((obj) => kubeObjectProblem(obj) !== undefined)) return undefined;
@@ -135,7 +164,12 @@ export function hintedRender(hint: NonNullable<QueueMessage['applied']>): Extrac
 }
 
 /** The Release of a hinted message, when the hint may be used; undefined: read it as usual. */
-export function hintedRelease(key: HintKey | undefined, message: QueueMessage, receiveCount: number, now: Date): { release: Release; hint: Hint } | undefined {
+export function hintedRelease(
+  key: HintKey | undefined,
+  message: QueueMessage,
+  receiveCount: number,
+  now: Date,
+): { release: Release; hint: Hint } | undefined {
   const hint = message.applied;
   if (hint === undefined || hintProblem(key, message, receiveCount, now) !== undefined) return undefined;
   const parsed = parseRelease(hint.release);
@@ -147,16 +181,24 @@ export function hintedRelease(key: HintKey | undefined, message: QueueMessage, r
  * loop built without one), a redelivery, too old, not sealed by the functions' key, or not about
  * the message's own Release. A forged hint ends here.
  */
-export function hintProblem(key: HintKey | undefined, message: QueueMessage, receiveCount: number, now: Date): string | undefined {
+export function hintProblem(
+  key: HintKey | undefined,
+  message: QueueMessage,
+  receiveCount: number,
+  now: Date,
+): string | undefined {
   const hint = message.applied;
   if (hint === undefined) return 'the message carries no hint';
   if (key === undefined) return 'this loop holds no hint key to check a seal with';
   if (receiveCount > 1) return 'a redelivery';
-  if (now.getTime() - Date.parse(message.sentAt) > HINT_MAX_AGE_MS) return `sent more than ${HINT_MAX_AGE_MS / 1000} s ago`;
+  if (now.getTime() - Date.parse(message.sentAt) > HINT_MAX_AGE_MS)
+    return `sent more than ${HINT_MAX_AGE_MS / 1000} s ago`;
   if (hint.mac === undefined || hint.at === undefined) return 'the hint is not sealed';
-  if (!key.holds(hint, hint.mac)) return "the hint's seal is not the functions' (forged, altered, or sealed with another key)";
+  if (!key.holds(hint, hint.mac))
+    return "the hint's seal is not the functions' (forged, altered, or sealed with another key)";
   const at = Date.parse(hint.at);
-  if (Number.isNaN(at) || now.getTime() - at > HINT_MAX_AGE_MS) return `sealed more than ${HINT_MAX_AGE_MS / 1000} s ago`;
+  if (Number.isNaN(at) || now.getTime() - at > HINT_MAX_AGE_MS)
+    return `sealed more than ${HINT_MAX_AGE_MS / 1000} s ago`;
   const parsed = parseRelease(hint.release);
   if (!parsed.ok) return 'the hinted Release does not parse';
   const { namespace, name, uid } = parsed.value.metadata;

@@ -1,6 +1,11 @@
 import { isDependencyChange } from '../../adapters/reconcile/ttl-cache.ts';
 import type { QueueBacklog } from '../../adapters/sqs/queue-backlog.ts';
-import { burstWaitMs, DEFAULT_BURST_POLICY, yieldsInBurst, type BurstPolicy } from '../../domain/runtime/burst-yield.ts';
+import {
+  burstWaitMs,
+  DEFAULT_BURST_POLICY,
+  yieldsInBurst,
+  type BurstPolicy,
+} from '../../domain/runtime/burst-yield.ts';
 import { requeueAfter, waitAsNewMessage } from '../../domain/runtime/outcome.ts';
 import type { Loop } from '../../domain/runtime/queue-message.ts';
 import { HINT_MAX_AGE_MS } from './applied-hint.ts';
@@ -28,7 +33,14 @@ export function withBurstYield(handler: RecordHandler, options: BurstGuardOption
   const policy = options.policy ?? DEFAULT_BURST_POLICY;
   const now = options.now ?? (() => new Date());
   return async (message, ctx) => {
-    if (!yieldsInBurst({ loop: options.loop, receiveCount: ctx.receiveCount, announcesChange: announcesChange(message.cause) })) return handler(message, ctx);
+    if (
+      !yieldsInBurst({
+        loop: options.loop,
+        receiveCount: ctx.receiveCount,
+        announcesChange: announcesChange(message.cause),
+      })
+    )
+      return handler(message, ctx);
     const backlog = await options.reconcileBacklog();
     const waitMs = burstWaitMs(
       {
@@ -42,7 +54,9 @@ export function withBurstYield(handler: RecordHandler, options: BurstGuardOption
       },
       // The reconcile's sealed answers are usable for HINT_MAX_AGE_MS: a hinted message waits no
       // longer (domain/runtime/burst-yield.ts), so waiting never costs the observer its reads.
-      message.applied === undefined ? policy : { ...policy, maxAgeMs: Math.min(policy.maxAgeMs, HINT_MAX_AGE_MS - HINT_MARGIN_MS) },
+      message.applied === undefined
+        ? policy
+        : { ...policy, maxAgeMs: Math.min(policy.maxAgeMs, HINT_MAX_AGE_MS - HINT_MARGIN_MS) },
     );
     if (waitMs === undefined) return handler(message, ctx);
     const reason = `a reconcile burst: ${backlog ?? '?'} reconcile messages wait for a function; ${options.loop === 'reconcile' ? 'this recheck' : `this ${options.loop} check`} waits ${Math.round(waitMs / 1000)} s`;

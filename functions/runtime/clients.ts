@@ -2,7 +2,12 @@ import type { S3ClientSource } from '../../adapters/store/s3-render-store.ts';
 import type { CredentialsProvider, FetchLike } from '../../adapters/aws/eks-token.ts';
 import { createSecretStringReader, SecretReadError } from '../../adapters/aws/secrets-manager.ts';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { fromDefaultKubeconfig, fromKubeconfigFile, fromKubeconfigYaml, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
+import {
+  fromDefaultKubeconfig,
+  fromKubeconfigFile,
+  fromKubeconfigYaml,
+  type KubeClientConfig,
+} from '../../adapters/kube/kubeconfig.ts';
 import { ConfigError, type FunctionConfig } from './config.ts';
 import { hintKey, type HintKey } from './applied-hint.ts';
 import type { EksAccess } from '../../adapters/kube/target-access.ts';
@@ -36,8 +41,11 @@ export interface FunctionClients {
 }
 
 /** The management cluster: CONVOY_KUBECONFIG (inline), CONVOY_KUBECONFIG_PATH, else $KUBECONFIG, ~/.kube/config or in-cluster. */
-export function kubeConfigFrom(config: Pick<FunctionConfig, 'CONVOY_KUBECONFIG' | 'CONVOY_KUBECONFIG_PATH'>): KubeClientConfig {
-  if (config.CONVOY_KUBECONFIG !== undefined) return fromKubeconfigYaml(config.CONVOY_KUBECONFIG, { what: 'CONVOY_KUBECONFIG' });
+export function kubeConfigFrom(
+  config: Pick<FunctionConfig, 'CONVOY_KUBECONFIG' | 'CONVOY_KUBECONFIG_PATH'>,
+): KubeClientConfig {
+  if (config.CONVOY_KUBECONFIG !== undefined)
+    return fromKubeconfigYaml(config.CONVOY_KUBECONFIG, { what: 'CONVOY_KUBECONFIG' });
   if (config.CONVOY_KUBECONFIG_PATH !== undefined) return fromKubeconfigFile(config.CONVOY_KUBECONFIG_PATH);
   return fromDefaultKubeconfig();
 }
@@ -56,7 +64,10 @@ export function createFunctionClients(
     sqs: new SQSClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) }),
     s3: onceAsync(async () => {
       const { S3Client } = await import('@aws-sdk/client-s3');
-      return new S3Client({ region: config.AWS_REGION, ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
+      return new S3Client({
+        region: config.AWS_REGION,
+        ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+      });
     }),
   };
 }
@@ -66,13 +77,23 @@ export function createFunctionClients(
  * read from Secrets Manager at run time when configured (management-access.ts), `eks` Clusters
  * reached with the function's own role, the installation's hint key (hintKeyOnAws).
  */
-export async function createFunctionClientsOnAws(config: FunctionConfig, env: Record<string, string | undefined> = process.env): Promise<FunctionClients> {
+export async function createFunctionClientsOnAws(
+  config: FunctionConfig,
+  env: Record<string, string | undefined> = process.env,
+): Promise<FunctionClients> {
   const credentials = defaultProvider();
   const access = await managementAccess(env, credentials);
   const key = await hintKeyOnAws(config, credentials);
   const clients = createFunctionClients(config, env, access.kc, key);
   // The ECR API request goes through the installation's egress policy, as the registry requests do.
-  return { ...clients, eks: access.eks, ecr: createEcrTokenSource({ credentials, egress: createEgress(clients.tenancy?.egress ?? STRICT_EGRESS) }) };
+  return {
+    ...clients,
+    eks: access.eks,
+    ecr: createEcrTokenSource({
+      credentials,
+      egress: createEgress(clients.tenancy?.egress ?? STRICT_EGRESS),
+    }),
+  };
 }
 
 /**
@@ -83,19 +104,39 @@ export async function createFunctionClientsOnAws(config: FunctionConfig, env: Re
  * else one drawn for this container (hints then verify only within it: the observers read).
  * A secret that cannot be read fails the init, naming the variable and the secret, never its value.
  */
-export async function hintKeyOnAws(config: FunctionConfig, credentials: CredentialsProvider, fetch?: FetchLike): Promise<HintKey> {
+export async function hintKeyOnAws(
+  config: FunctionConfig,
+  credentials: CredentialsProvider,
+  fetch?: FetchLike,
+): Promise<HintKey> {
   const arn = config.CONVOY_HINT_KEY_SECRET_ARN;
   if (arn === undefined) return hintKey(config.CONVOY_HINT_KEY);
-  if (config.CONVOY_HINT_KEY !== undefined) throw new ConfigError('CONVOY_HINT_KEY and CONVOY_HINT_KEY_SECRET_ARN are both set: give one (the installation\'s hint key, or the secret that holds it)');
-  const reader = createSecretStringReader({ secretId: arn, region: config.AWS_REGION, credentials, ...(fetch !== undefined ? { fetch } : {}) });
+  if (config.CONVOY_HINT_KEY !== undefined)
+    throw new ConfigError(
+      "CONVOY_HINT_KEY and CONVOY_HINT_KEY_SECRET_ARN are both set: give one (the installation's hint key, or the secret that holds it)",
+    );
+  const reader = createSecretStringReader({
+    secretId: arn,
+    region: config.AWS_REGION,
+    credentials,
+    ...(fetch !== undefined ? { fetch } : {}),
+  });
   let text: string;
   try {
     text = await reader.read();
   } catch (error) {
     // SecretReadError names the secret and the HTTP answer; a network error names neither.
-    const what = error instanceof SecretReadError ? error.message : `reading secret ${arn} failed: ${error instanceof Error ? error.message : String(error)}`;
-    throw new ConfigError(`CONVOY_HINT_KEY_SECRET_ARN: the hint key could not be read (${what})`, { cause: error });
+    const what =
+      error instanceof SecretReadError
+        ? error.message
+        : `reading secret ${arn} failed: ${error instanceof Error ? error.message : String(error)}`;
+    throw new ConfigError(`CONVOY_HINT_KEY_SECRET_ARN: the hint key could not be read (${what})`, {
+      cause: error,
+    });
   }
-  if (text === '') throw new ConfigError(`CONVOY_HINT_KEY_SECRET_ARN: the secret ${arn} holds an empty string; give it the installation's hint key`);
+  if (text === '')
+    throw new ConfigError(
+      `CONVOY_HINT_KEY_SECRET_ARN: the secret ${arn} holds an empty string; give it the installation's hint key`,
+    );
   return hintKey(text);
 }

@@ -14,7 +14,13 @@ import {
   type LeasePort,
   type LeaseRecord,
 } from '../../domain/runtime/lease.ts';
-import { closedHolder, closesByStatus, markedTake, markOfHolder, nextMark } from '../../domain/runtime/lease-close.ts';
+import {
+  closedHolder,
+  closesByStatus,
+  markedTake,
+  markOfHolder,
+  nextMark,
+} from '../../domain/runtime/lease-close.ts';
 import { retryDelaySeconds } from '../../domain/runtime/backoff.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
 import { chainIdOf, type QueueLoop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
@@ -67,19 +73,27 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
     const markOf = marks === undefined ? undefined : marks.mark.bind(marks);
     const found = markOf === undefined ? undefined : await markOf(message, ctx, false);
     const firstMark = markOf === undefined ? undefined : nextMark(found, now());
-    const holder = firstMark === undefined ? `${options.loop}-${randomUUID()}` : `${options.loop}@${firstMark}`;
+    const holder =
+      firstMark === undefined ? `${options.loop}-${randomUUID()}` : `${options.loop}@${firstMark}`;
     const closedAs = closedHolder(options.loop, found);
-    const taken = await options.leases.acquire(options.loop, message.uid, holder, options.durationSeconds, message.sentAt, {
-      createFirst: ctx.receiveCount === 1 && isLikelyFirstRun(message) && found === undefined,
-      ...(markOf === undefined
-        ? {}
-        : {
-            ...markedTake(options.loop, found, now),
-            reread: async () => closedHolder(options.loop, await markOf(message, ctx, true)),
-            // A first run records itself as the follow-up: its recheck then needs no second write.
-            followUpOnCreate: { messageId: ctx.messageId, since: now().toISOString() },
-          }),
-    });
+    const taken = await options.leases.acquire(
+      options.loop,
+      message.uid,
+      holder,
+      options.durationSeconds,
+      message.sentAt,
+      {
+        createFirst: ctx.receiveCount === 1 && isLikelyFirstRun(message) && found === undefined,
+        ...(markOf === undefined
+          ? {}
+          : {
+              ...markedTake(options.loop, found, now),
+              reread: async () => closedHolder(options.loop, await markOf(message, ctx, true)),
+              // A first run records itself as the follow-up: its recheck then needs no second write.
+              followUpOnCreate: { messageId: ctx.messageId, since: now().toISOString() },
+            }),
+      },
+    );
     if (taken.kind === 'busy') return busyOutcome(taken, ctx.messageId, message, now(), random);
     const lease = taken.lease;
     // The value that means free now: the one the take found, which is newer than our view of the
@@ -88,9 +102,11 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
     // run's view of the Release matches, so every message would wait for the Lease to expire.
     const freeNow = taken.how === 'free' && taken.freeAs !== undefined ? taken.freeAs : closedAs;
     // The mark the holder carries (a take after a newer close carries a later one than firstMark).
-    const mark = firstMark === undefined ? undefined : (markOfHolder(options.loop, lease.holder) ?? firstMark);
+    const mark =
+      firstMark === undefined ? undefined : (markOfHolder(options.loop, lease.holder) ?? firstMark);
     // The Release read before the take is current only when the take proves no run came in between.
-    const proven = taken.how === 'created' || (taken.how === 'free' && taken.freeAs !== undefined && taken.freeAs !== '');
+    const proven =
+      taken.how === 'created' || (taken.how === 'free' && taken.freeAs !== undefined && taken.freeAs !== '');
     if (marks !== undefined && !proven) marks.stale(message);
     const skip = skipReason(lease, message, ctx, now());
     if (skip !== undefined) {
@@ -115,14 +131,25 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
     let outcome: Outcome | undefined;
     try {
       const decided = await handler(message, received);
-      outcome = await commitRun(decided, { loop: options.loop, message, logger: received.logger, ports: options.commit, lease: runLease });
+      outcome = await commitRun(decided, {
+        loop: options.loop,
+        message,
+        logger: received.logger,
+        ports: options.commit,
+        lease: runLease,
+      });
       if (outcome.kind === 'retry') outcome = { ...outcome, attempt: lease.failures + 1 };
       return outcome;
     } finally {
       await heartbeat.stop();
       if (outcome?.kind === 'dropped' && outcome.gone === true) {
         await options.leases.forget(lease);
-      } else if (mark !== undefined && written?.mark === mark && outcome !== undefined && closesByStatus(outcome, lease, ctx.messageId)) {
+      } else if (
+        mark !== undefined &&
+        written?.mark === mark &&
+        outcome !== undefined &&
+        closesByStatus(outcome, lease, ctx.messageId)
+      ) {
         // The status write closed the Lease (domain/runtime/lease-close.ts): nothing to give back.
       } else {
         const failed = outcome === undefined || outcome.kind === 'retry';
@@ -131,7 +158,10 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
           followUpOf(outcome, lease, ctx, received.messageId, now()),
           {
             failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
-            handledSentAt: outcome?.kind === 'dropped' ? lease.handledSentAt : newerSentAt(lease.handledSentAt, message.sentAt),
+            handledSentAt:
+              outcome?.kind === 'dropped'
+                ? lease.handledSentAt
+                : newerSentAt(lease.handledSentAt, message.sentAt),
           },
           { closeAs: written === undefined ? freeNow : closedHolder(options.loop, written.mark) },
         );
@@ -141,12 +171,24 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
 }
 
 /** A message that finds the Lease busy: dropped when the run in progress covers it, else it waits as a new message. */
-function busyOutcome(busy: BusyLease, messageId: string, message: QueueMessage, now: Date, random: () => number): Outcome {
+function busyOutcome(
+  busy: BusyLease,
+  messageId: string,
+  message: QueueMessage,
+  now: Date,
+  random: () => number,
+): Outcome {
   // Only a live holder covers a message: a crashed one's own message comes back as a redelivery.
   // Never the follow-up the Lease records: the holder may end without taking over its chain.
   const followUp = busy.followUpId === undefined ? undefined : { messageId: busy.followUpId };
-  if (busy.holderSentAt !== undefined && holderAlive(busy, now) && isCovered(busy.holderSentAt, messageId, message.sentAt, followUp)) {
-    return dropped(`covered by the run in progress (${busy.holder}), whose message was sent at ${busy.holderSentAt}`);
+  if (
+    busy.holderSentAt !== undefined &&
+    holderAlive(busy, now) &&
+    isCovered(busy.holderSentAt, messageId, message.sentAt, followUp)
+  ) {
+    return dropped(
+      `covered by the run in progress (${busy.holder}), whose message was sent at ${busy.holderSentAt}`,
+    );
   }
   return waitAsNewMessage(busyWaitMs(busy, now, random), `lease held by ${busy.holder}`);
 }
@@ -184,8 +226,14 @@ export function withLeasePeek(handler: RecordHandler, options: LeasePeekOptions)
   };
 }
 
-function skipReason(lease: LeaseRecord, message: QueueMessage, ctx: RecordContext, now: Date): string | undefined {
-  if (isSuperseded(lease, ctx.messageId, ctx.receiveCount, message.sentAt)) return `superseded by follow-up ${lease.followUp?.messageId ?? ''}`;
+function skipReason(
+  lease: LeaseRecord,
+  message: QueueMessage,
+  ctx: RecordContext,
+  now: Date,
+): string | undefined {
+  if (isSuperseded(lease, ctx.messageId, ctx.receiveCount, message.sentAt))
+    return `superseded by follow-up ${lease.followUp?.messageId ?? ''}`;
   if (isCovered(lease.handledSentAt, ctx.messageId, message.sentAt, lease.followUp)) {
     return `already handled: a finished run handled a message sent at ${lease.handledSentAt ?? ''}, this one was sent at ${message.sentAt}`;
   }
@@ -199,12 +247,22 @@ function skipReason(lease: LeaseRecord, message: QueueMessage, ctx: RecordContex
  * The one message that brings the next run: this one when it waits or retries, else none (dropped:
  * kept). A wait sent again as a new message is still this one: the copy carries the chain's id.
  */
-function followUpOf(outcome: Outcome | undefined, lease: HeldLease, ctx: RecordContext, recordMessageId: string, now: Date): FollowUp | undefined {
+function followUpOf(
+  outcome: Outcome | undefined,
+  lease: HeldLease,
+  ctx: RecordContext,
+  recordMessageId: string,
+  now: Date,
+): FollowUp | undefined {
   const messageId = ctx.messageId;
   if (outcome === undefined) return { messageId };
   if (outcome.kind === 'retry') {
     // The same delay the runtime gives the record (adapters/sqs/outcome-actions.ts: jittered by the record's own id).
-    const seconds = retryDelaySeconds(Math.max(ctx.receiveCount, outcome.attempt ?? 0), outcome.policy, recordMessageId);
+    const seconds = retryDelaySeconds(
+      Math.max(ctx.receiveCount, outcome.attempt ?? 0),
+      outcome.policy,
+      recordMessageId,
+    );
     return { messageId, dueAt: new Date(now.getTime() + Math.max(seconds, 1) * 1000).toISOString() };
   }
   if (outcome.kind === 'requeueAfter') {
@@ -221,9 +279,12 @@ function startHeartbeat(leases: LeasePort, lease: HeldLease, everyMs: number, lo
     beating = leases
       .renew(lease)
       .then((ours) => {
-        if (!ours) logger.warn('the Lease was taken over while this run was still alive', { lease: lease.name });
+        if (!ours)
+          logger.warn('the Lease was taken over while this run was still alive', { lease: lease.name });
       })
-      .catch((error: unknown) => logger.warn('renewing the Lease failed; retried at the next beat', { lease: lease.name, error }));
+      .catch((error: unknown) =>
+        logger.warn('renewing the Lease failed; retried at the next beat', { lease: lease.name, error }),
+      );
   }, everyMs);
   timer.unref();
   return {

@@ -29,7 +29,7 @@ export interface HandlerOptions {
 export function sharedPorts(config: FunctionConfig, clients: FunctionClients) {
   return {
     store: config.CONVOY_RENDER_BUCKET
-      ? (createS3RenderStore({ s3: clients.s3, bucket: config.CONVOY_RENDER_BUCKET }))
+      ? createS3RenderStore({ s3: clients.s3, bucket: config.CONVOY_RENDER_BUCKET })
       : undefined,
     notify: createNotifier(createBatchingSqs(clients.sqs), {
       reconcile: config.CONVOY_RECONCILE_QUEUE_URL,
@@ -76,7 +76,12 @@ export function loopHandler<S>(
     handleRecord: withRunMetrics(
       loop,
       // During a reconcile burst, observer checks and rechecks wait before any request (burst-guard.ts).
-      loop === 'fleet' ? guarded : withBurstYield(guarded, { loop, reconcileBacklog: options.reconcileBacklog ?? reconcileBacklogOf(config, clients, logger) }),
+      loop === 'fleet'
+        ? guarded
+        : withBurstYield(guarded, {
+            loop,
+            reconcileBacklog: options.reconcileBacklog ?? reconcileBacklogOf(config, clients, logger),
+          }),
       // EMF only where CloudWatch reads stdout (in Lambda); convoy dev and tests get none.
       process.env['AWS_LAMBDA_FUNCTION_NAME'] !== undefined,
     ),
@@ -87,10 +92,18 @@ export function loopHandler<S>(
 }
 
 /** The reconcile queue's backlog, read at most every few seconds by this container (adapters/sqs/queue-backlog.ts). */
-export function reconcileBacklogOf(config: FunctionConfig, clients: FunctionClients, logger: Logger): QueueBacklog {
+export function reconcileBacklogOf(
+  config: FunctionConfig,
+  clients: FunctionClients,
+  logger: Logger,
+): QueueBacklog {
   return createQueueBacklog(clients.sqs, config.CONVOY_RECONCILE_QUEUE_URL, {
-    onError: (error) => logger.warn('could not read the reconcile queue\'s backlog; nothing waits for a burst', { error: error instanceof Error ? error.message : String(error) }),
+    onError: (error) =>
+      logger.warn("could not read the reconcile queue's backlog; nothing waits for a burst", {
+        error: error instanceof Error ? error.message : String(error),
+      }),
   });
 }
 
-const admitted = (marks: LeaseMarks | undefined, guarded: RecordHandler): RecordHandler => (marks?.admit === undefined ? guarded : marks.admit(guarded));
+const admitted = (marks: LeaseMarks | undefined, guarded: RecordHandler): RecordHandler =>
+  marks?.admit === undefined ? guarded : marks.admit(guarded);

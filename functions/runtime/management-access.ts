@@ -22,16 +22,26 @@ export interface ManagementAccess {
   eks: EksAccess;
 }
 
-export async function managementAccess(env: Record<string, string | undefined>, credentials: CredentialsProvider): Promise<ManagementAccess> {
+export async function managementAccess(
+  env: Record<string, string | undefined>,
+  credentials: CredentialsProvider,
+): Promise<ManagementAccess> {
   const region = env.AWS_REGION ?? 'us-east-1';
   const tokens = createEksTokens({ credentials });
   const eksName = env.CONVOY_MANAGEMENT_EKS_NAME;
   if (eksName !== undefined && eksName !== '') {
     const server = env.CONVOY_MANAGEMENT_SERVER;
-    if (server === undefined || server === '') throw new ConfigError('CONVOY_MANAGEMENT_EKS_NAME is set, CONVOY_MANAGEMENT_SERVER (the cluster endpoint) is not');
+    if (server === undefined || server === '')
+      throw new ConfigError(
+        'CONVOY_MANAGEMENT_EKS_NAME is set, CONVOY_MANAGEMENT_SERVER (the cluster endpoint) is not',
+      );
     const ca = env.CONVOY_MANAGEMENT_CA_DATA;
     return {
-      kc: kubeClientConfig({ server, ...(ca ? { ca: Buffer.from(ca, 'base64').toString('utf8') } : {}), tokenSource: () => tokens.token({ name: eksName, region }) }),
+      kc: kubeClientConfig({
+        server,
+        ...(ca ? { ca: Buffer.from(ca, 'base64').toString('utf8') } : {}),
+        tokenSource: () => tokens.token({ name: eksName, region }),
+      }),
       eks: tokens.access,
     };
   }

@@ -100,6 +100,7 @@ function wrap(powertools: PowertoolsLogger): Logger {
 function plainFields(fields: LogFields | undefined, withStack: boolean): Record<string, unknown> | undefined {
   if (fields === undefined) return undefined;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields)) out[key] = value instanceof Error ? serializeError(value, withStack) : value;
+  for (const [key, value] of Object.entries(fields))
+    out[key] = value instanceof Error ? serializeError(value, withStack) : value;
   return out;
 }

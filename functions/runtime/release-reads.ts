@@ -51,7 +51,11 @@ export interface SharedReadsOptions {
   withoutLease?: ((message: QueueMessage, ctx: RecordContext) => Promise<Outcome | undefined>) | undefined;
 }
 
-export function sharedReleaseReads(source: ReleaseSource, loop: Loop, options: SharedReadsOptions = {}): { releases: ReleaseSource; marks: LeaseMarks } {
+export function sharedReleaseReads(
+  source: ReleaseSource,
+  loop: Loop,
+  options: SharedReadsOptions = {},
+): { releases: ReleaseSource; marks: LeaseMarks } {
   const { hintKey } = options;
   const now = options.now ?? (() => new Date());
   const reads = new WeakMap<QueueMessage, Promise<unknown>>();
@@ -66,13 +70,20 @@ export function sharedReleaseReads(source: ReleaseSource, loop: Loop, options: S
   };
   return {
     releases: {
-      get: (namespace, name, message) => (message !== undefined && message.namespace === namespace && message.name === name ? read(message, false) : source.get(namespace, name)),
+      get: (namespace, name, message) =>
+        message !== undefined && message.namespace === namespace && message.name === name
+          ? read(message, false)
+          : source.get(namespace, name),
     },
     marks: {
       async mark(message, ctx, fresh) {
-        const hinted = loop === 'reconcile' || fresh ? undefined : hintedRelease(hintKey, message, ctx.receiveCount, now());
+        const hinted =
+          loop === 'reconcile' || fresh
+            ? undefined
+            : hintedRelease(hintKey, message, ctx.receiveCount, now());
         const raw = hinted?.release ?? (await read(message, fresh));
-        const status = isPlainObject(raw) && isPlainObject(raw['status']) ? (raw['status'] as MarkedStatus) : undefined;
+        const status =
+          isPlainObject(raw) && isPlainObject(raw['status']) ? (raw['status'] as MarkedStatus) : undefined;
         return statusMark(loop, status);
       },
       stale(message) {
@@ -83,8 +94,12 @@ export function sharedReleaseReads(source: ReleaseSource, loop: Loop, options: S
           if (loop !== 'reconcile' && message.applied !== undefined) {
             const problem = hintProblem(hintKey, message, ctx.receiveCount, now());
             // Sealed by the reconcile from its own live read: the observer works on it (issue 13's saving).
-            if (problem === undefined) return (await options.withoutLease?.(message, ctx)) ?? guarded(message, ctx);
-            ctx.logger.warn('the hint the message carries is not used; the Release and the cluster are read instead', { hint: problem });
+            if (problem === undefined)
+              return (await options.withoutLease?.(message, ctx)) ?? guarded(message, ctx);
+            ctx.logger.warn(
+              'the hint the message carries is not used; the Release and the cluster are read instead',
+              { hint: problem },
+            );
           }
           const live = await read(message, false);
           const refusal = refusalOf(message, live);
@@ -97,16 +112,23 @@ export function sharedReleaseReads(source: ReleaseSource, loop: Loop, options: S
   };
 }
 
-const metadataOf = (raw: unknown): Record<string, unknown> => (isPlainObject(raw) && isPlainObject(raw['metadata']) ? raw['metadata'] : {});
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined);
+const metadataOf = (raw: unknown): Record<string, unknown> =>
+  isPlainObject(raw) && isPlainObject(raw['metadata']) ? raw['metadata'] : {};
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
 
 /** The Outcome that ends a message whose Release is not the live one, or undefined: go on. */
 export function refusalOf(message: QueueMessage, live: unknown): Outcome | undefined {
   const key = `${message.namespace}/${message.name}`;
-  if (live === undefined) return dropped(`the message names Release ${key}, which does not exist (deleted since, or never created): nothing is done for it`);
+  if (live === undefined)
+    return dropped(
+      `the message names Release ${key}, which does not exist (deleted since, or never created): nothing is done for it`,
+    );
   const uid = text(metadataOf(live)['uid']);
   if (uid !== message.uid) {
-    return dropped(`the message is for uid ${message.uid}, the live Release ${key} has uid ${uid ?? '?'} (deleted and created again since, or forged): nothing is done for it`);
+    return dropped(
+      `the message is for uid ${message.uid}, the live Release ${key} has uid ${uid ?? '?'} (deleted and created again since, or forged): nothing is done for it`,
+    );
   }
   return undefined;
 }
@@ -121,20 +143,33 @@ function compareCopy(copy: Record<string, unknown>, live: unknown, logger: Logge
   const differs: string[] = fields.filter((f) => f !== 'resourceVersion' && carried[f] !== actual[f]);
   if (!jsonEqual(isPlainObject(live) ? live['spec'] : undefined, copy['spec'])) differs.push('spec');
   if (differs.length === 0) return;
-  logger.warn('the Release copy the message carries is not the live Release; the live Release is used', { differs, carried, live: actual });
+  logger.warn('the Release copy the message carries is not the live Release; the live Release is used', {
+    differs,
+    carried,
+    live: actual,
+  });
 }
 
 /** The Release of a message (through `releases`: the run's shared read), or the Outcome that ends the message without work. */
-export async function loadRelease(releases: ReleaseSource, message: QueueMessage, ctx: RecordContext): Promise<Release | Outcome> {
+export async function loadRelease(
+  releases: ReleaseSource,
+  message: QueueMessage,
+  ctx: RecordContext,
+): Promise<Release | Outcome> {
   const raw = await releases.get(message.namespace, message.name, message);
   if (raw === undefined) return dropped('the Release no longer exists', { gone: true });
   const parsed = parseRelease(raw);
   if (!parsed.ok) {
-    ctx.logger.error('the Release does not parse; was it written before the CRD schema?', { reason: parsed.error });
+    ctx.logger.error('the Release does not parse; was it written before the CRD schema?', {
+      reason: parsed.error,
+    });
     return stop();
   }
   if (message.uid !== '' && parsed.value.metadata.uid !== message.uid) {
-    return dropped(`the message is for uid ${message.uid}, the Release now has uid ${parsed.value.metadata.uid ?? '?'}`, { gone: true });
+    return dropped(
+      `the message is for uid ${message.uid}, the Release now has uid ${parsed.value.metadata.uid ?? '?'}`,
+      { gone: true },
+    );
   }
   return parsed.value;
 }

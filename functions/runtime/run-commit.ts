@@ -12,14 +12,22 @@ import type { EventRecorder } from '../../adapters/kube/events.ts';
 import { statusMark } from '../../domain/runtime/lease-close.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import type { Loop, QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
-import { commitSteps, isRunDecision, type Decided, type MarkedRun, type RunDecision, type RunEffect } from '../../domain/runtime/run-decision.ts';
+import {
+  commitSteps,
+  isRunDecision,
+  type Decided,
+  type MarkedRun,
+  type RunDecision,
+  type RunEffect,
+} from '../../domain/runtime/run-decision.ts';
 import type { AnySlice } from '../../domain/status/slices.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Notifier } from './notifier.ts';
 import type { RecordContext, RecordHandler } from './sqs-batch-handler.ts';
 
 /** How one status write ended: a refusal (the CRD's schema, HTTP 422/400) and a deleted object are the decision's to handle. */
-export type WriteResult = { readonly kind: 'written' } | { readonly kind: 'refused' | 'gone'; readonly error: Error };
+export type WriteResult =
+  { readonly kind: 'written' } | { readonly kind: 'refused' | 'gone'; readonly error: Error };
 
 /** What a loop's decisions are committed through. */
 export interface CommitPorts<S> {
@@ -63,7 +71,11 @@ export async function commitRun<S>(decided: Decided<S>, run: RunToCommit<S>): Pr
   return isRunDecision(decided) ? commitDecision(decided, run, false) : decided;
 }
 
-async function commitDecision<S>(decision: RunDecision<S>, run: RunToCommit<S>, fallingBack: boolean): Promise<Outcome> {
+async function commitDecision<S>(
+  decision: RunDecision<S>,
+  run: RunToCommit<S>,
+  fallingBack: boolean,
+): Promise<Outcome> {
   const log = decision.logContext === undefined ? run.logger : run.logger.child(decision.logContext);
   for (const step of commitSteps(decision, run.lease)) {
     const ports = portsOf(run);
@@ -90,7 +102,10 @@ async function commitDecision<S>(decision: RunDecision<S>, run: RunToCommit<S>, 
 }
 
 function portsOf<S>(run: RunToCommit<S>): CommitPorts<S> {
-  if (run.ports === undefined) throw new Error(`the ${run.loop} loop decided a status write or an effect, but its runtime was built without commit ports`);
+  if (run.ports === undefined)
+    throw new Error(
+      `the ${run.loop} loop decided a status write or an effect, but its runtime was built without commit ports`,
+    );
   return run.ports;
 }
 
@@ -100,13 +115,17 @@ async function runEffect<S>(ports: CommitPorts<S>, effect: RunEffect, log: Logge
       if (ports.events === undefined || effect.intents.length === 0) return;
       const failed = await ports.events.record(effect.subject, effect.intents);
       for (const error of failed) {
-        if (effect.subject.kind === 'ReleaseSet') log.warn('could not write an Event about the ReleaseSet', { error });
+        if (effect.subject.kind === 'ReleaseSet')
+          log.warn('could not write an Event about the ReleaseSet', { error });
         else log.warn('an Event could not be written', { error: error.message });
       }
       return;
     }
     case 'notify': {
-      if (ports.notify === undefined) throw new Error(`a run decided to send Release ${effect.release.metadata.namespace ?? ''}/${effect.release.metadata.name} to the ${effect.loop} loop, but its runtime has no queue to send with`);
+      if (ports.notify === undefined)
+        throw new Error(
+          `a run decided to send Release ${effect.release.metadata.namespace ?? ''}/${effect.release.metadata.name} to the ${effect.loop} loop, but its runtime has no queue to send with`,
+        );
       await ports.notify(effect.loop, effect.release, effect.cause, effect.applied);
       return;
     }
@@ -114,7 +133,10 @@ async function runEffect<S>(ports: CommitPorts<S>, effect: RunEffect, log: Logge
 }
 
 /** Commits a Release loop's decisions: its own field manager's slice on the Release's /status, Events about the Release, messages to the other loops. */
-export function releaseCommitPorts(loop: Loop, deps: { statusWriter: StatusWriter; events?: EventRecorder | undefined; notify?: Notifier | undefined }): CommitPorts<AnySlice> {
+export function releaseCommitPorts(
+  loop: Loop,
+  deps: { statusWriter: StatusWriter; events?: EventRecorder | undefined; notify?: Notifier | undefined },
+): CommitPorts<AnySlice> {
   return {
     async write(message, slice) {
       try {
@@ -138,5 +160,6 @@ export function releaseCommitPorts(loop: Loop, deps: { statusWriter: StatusWrite
  * guard between the two (loop-handler.ts).
  */
 export function committing<S>(loop: QueueLoop, run: LoopRun<S>): RecordHandler {
-  return async (message, ctx) => commitRun(await run.decide(message, ctx), { loop, message, logger: ctx.logger, ports: run.commit });
+  return async (message, ctx) =>
+    commitRun(await run.decide(message, ctx), { loop, message, logger: ctx.logger, ports: run.commit });
 }

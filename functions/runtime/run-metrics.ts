@@ -54,22 +54,36 @@ export function publishRunMetrics(run: RunResult, log: Logger): void {
 
 /** Powertools' own warnings (an invalid dimension, a metric CloudWatch would skip) on the record's log. */
 function powertoolsWarnings(log: Logger) {
-  const line = (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (...content: unknown[]) => log[level]('metrics', { detail: content.map((c) => (typeof c === 'string' ? c : String(c))).join(' ') });
+  const line =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...content: unknown[]) =>
+      log[level]('metrics', {
+        detail: content.map((c) => (typeof c === 'string' ? c : String(c))).join(' '),
+      });
   return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 }
 
 /** Wraps a record handler so that each record ends with one EMF line; `publish` false (convoy dev, tests): none. */
-export function withRunMetrics(loop: QueueLoop, handler: RecordHandler, publish: boolean, now: () => number = Date.now): RecordHandler {
+export function withRunMetrics(
+  loop: QueueLoop,
+  handler: RecordHandler,
+  publish: boolean,
+  now: () => number = Date.now,
+): RecordHandler {
   if (!publish) return handler;
   return async (message, ctx) => {
     const started = now();
     const publishAs = (outcome: Outcome | 'threw'): void => {
       try {
-        publishRunMetrics({ loop, message, receiveCount: ctx.receiveCount, outcome, durationMs: now() - started }, ctx.logger);
+        publishRunMetrics(
+          { loop, message, receiveCount: ctx.receiveCount, outcome, durationMs: now() - started },
+          ctx.logger,
+        );
       } catch (error) {
         // The run's outcome stands; only its metrics are lost.
-        ctx.logger.warn("could not write the run's metrics", { error: error instanceof Error ? error : new Error(String(error)) });
+        ctx.logger.warn("could not write the run's metrics", {
+          error: error instanceof Error ? error : new Error(String(error)),
+        });
       }
     };
     try {

@@ -76,18 +76,31 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
       const fields = { reason, bodyLength: record.body.length };
       if (INVALID_MESSAGE_ACTION.deadLetter && sqs.deadLetter !== undefined) {
         try {
-          await sqs.deadLetter(queueUrlOf(record), { body: record.body, messageId: record.messageId, reason });
+          await sqs.deadLetter(queueUrlOf(record), {
+            body: record.body,
+            messageId: record.messageId,
+            reason,
+          });
           log.warn('invalid message moved to the dead-letter queue', fields);
           return 'succeeded';
         } catch (thrown) {
-          log.warn('invalid message left for the dead-letter queue: copying it there failed', { ...fields, error: toError(thrown) });
+          log.warn('invalid message left for the dead-letter queue: copying it there failed', {
+            ...fields,
+            error: toError(thrown),
+          });
         }
       } else {
         log.warn('invalid message left for the dead-letter queue', fields);
       }
-      await sqs.changeVisibility(queueUrlOf(record), record.receiptHandle, INVALID_MESSAGE_ACTION.otherwiseRedeliverAfterSeconds).catch((thrown: unknown) => {
-        log.warn("could not shorten an invalid record's visibility", { error: toError(thrown) });
-      });
+      await sqs
+        .changeVisibility(
+          queueUrlOf(record),
+          record.receiptHandle,
+          INVALID_MESSAGE_ACTION.otherwiseRedeliverAfterSeconds,
+        )
+        .catch((thrown: unknown) => {
+          log.warn("could not shorten an invalid record's visibility", { error: toError(thrown) });
+        });
       return 'failed';
     };
     const parsed = parseQueueMessage(record.body);
@@ -100,7 +113,9 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
       cause: message.cause,
     });
     if (message.loop !== loop) {
-      return deadLetter(`message is for the ${message.loop} loop but arrived at the ${loop} function; check the relay's queue URLs`);
+      return deadLetter(
+        `message is for the ${message.loop} loop but arrived at the ${loop} function; check the relay's queue URLs`,
+      );
     }
 
     const started = Date.now();
@@ -127,14 +142,22 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
       try {
         if (sqs.resend === undefined) throw new Error('this runtime cannot send messages');
         // The copy names the message whose wait it continues (its chain), so the Lease still knows it as the follow-up.
-        await sqs.resend(queueUrlOf(record), resentMessageBody(message, record.messageId), action.resendAfterSeconds);
+        await sqs.resend(
+          queueUrlOf(record),
+          resentMessageBody(message, record.messageId),
+          action.resendAfterSeconds,
+        );
         return 'succeeded';
       } catch (thrown) {
         // The record stays: it comes back after the same delay as a redelivery instead.
-        log.warn('could not send the record again as a new message; it is redelivered instead', { error: toError(thrown) });
-        await sqs.changeVisibility(queueUrlOf(record), record.receiptHandle, action.resendAfterSeconds).catch((error: unknown) => {
-          log.error("could not change the record's visibility", { error: toError(error) });
+        log.warn('could not send the record again as a new message; it is redelivered instead', {
+          error: toError(thrown),
         });
+        await sqs
+          .changeVisibility(queueUrlOf(record), record.receiptHandle, action.resendAfterSeconds)
+          .catch((error: unknown) => {
+            log.error("could not change the record's visibility", { error: toError(error) });
+          });
         return 'failed';
       }
     }

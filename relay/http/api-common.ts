@@ -34,14 +34,23 @@ export class ApiError extends Error {
 }
 
 /** A full renderRef as GET …/renders lists them. */
-export const renderRefSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'must be sha256:<64 lowercase hex digits>, a renderRef from GET …/renders' });
+export const renderRefSchema = z
+  .string()
+  .regex(/^sha256:[0-9a-f]{64}$/, {
+    message: 'must be sha256:<64 lowercase hex digits>, a renderRef from GET …/renders',
+  });
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export function checkNamespace(namespace: string, field = 'namespace'): string {
   if (namespace.length > 63 || !DNS1123_LABEL.test(namespace)) {
-    throw new ApiError(400, 'InvalidRequest', `namespace ${JSON.stringify(namespace.slice(0, 80))} is not a Kubernetes namespace name (lowercase letters, digits and "-", at most 63)`, field);
+    throw new ApiError(
+      400,
+      'InvalidRequest',
+      `namespace ${JSON.stringify(namespace.slice(0, 80))} is not a Kubernetes namespace name (lowercase letters, digits and "-", at most 63)`,
+      field,
+    );
   }
   return namespace;
 }
@@ -54,27 +63,64 @@ export function releaseKey(c: Context<ApiEnv>): { namespace: string; name: strin
   const namespace = namespaceOf(c);
   const name = c.req.param('name') ?? '';
   if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
-    throw new ApiError(400, 'InvalidRequest', `Release name ${JSON.stringify(name.slice(0, 80))} is not a Kubernetes object name (lowercase letters, digits, "-" and ".", at most 253)`, 'name');
+    throw new ApiError(
+      400,
+      'InvalidRequest',
+      `Release name ${JSON.stringify(name.slice(0, 80))} is not a Kubernetes object name (lowercase letters, digits, "-" and ".", at most 253)`,
+      'name',
+    );
   }
   return { namespace, name };
 }
 
-export function subjectOf(id: Identity): { uid?: string; extra?: Readonly<Record<string, readonly string[]>> } {
-  return { ...(id.uid !== undefined ? { uid: id.uid } : {}), ...(id.extra !== undefined ? { extra: id.extra } : {}) };
+export function subjectOf(id: Identity): {
+  uid?: string;
+  extra?: Readonly<Record<string, readonly string[]>>;
+} {
+  return {
+    ...(id.uid !== undefined ? { uid: id.uid } : {}),
+    ...(id.extra !== undefined ? { extra: id.extra } : {}),
+  };
 }
 
 /** Whether the caller may `verb` releases.convoy.dev in `namespace` ('' = every namespace); `name` narrows it to one. */
-export function mayOnReleases(auth: Authenticator, id: Identity, verb: ReleaseVerb, namespace: string, name?: string): Promise<boolean> {
-  return auth.authorize(id.user, id.groups, { verb, namespace, resource: 'releases', ...(name !== undefined ? { name } : {}) }, subjectOf(id));
+export function mayOnReleases(
+  auth: Authenticator,
+  id: Identity,
+  verb: ReleaseVerb,
+  namespace: string,
+  name?: string,
+): Promise<boolean> {
+  return auth.authorize(
+    id.user,
+    id.groups,
+    { verb, namespace, resource: 'releases', ...(name !== undefined ? { name } : {}) },
+    subjectOf(id),
+  );
 }
 
 /** Whether the caller may `verb` releasesets.convoy.dev in `namespace` ('' = every namespace); `name` narrows it to one. */
-export function mayOnReleaseSets(auth: Authenticator, id: Identity, verb: ReleaseVerb, namespace: string, name?: string): Promise<boolean> {
-  return auth.authorize(id.user, id.groups, { verb, namespace, resource: 'releasesets', ...(name !== undefined ? { name } : {}) }, subjectOf(id));
+export function mayOnReleaseSets(
+  auth: Authenticator,
+  id: Identity,
+  verb: ReleaseVerb,
+  namespace: string,
+  name?: string,
+): Promise<boolean> {
+  return auth.authorize(
+    id.user,
+    id.groups,
+    { verb, namespace, resource: 'releasesets', ...(name !== undefined ? { name } : {}) },
+    subjectOf(id),
+  );
 }
 
 /** Validates the path and checks the caller may `verb` this ReleaseSet (403 otherwise, naming what to ask for). */
-export async function allowReleaseSet(auth: Authenticator, c: Context<ApiEnv>, verb: ReleaseVerb): Promise<{ namespace: string; name: string; user: string }> {
+export async function allowReleaseSet(
+  auth: Authenticator,
+  c: Context<ApiEnv>,
+  verb: ReleaseVerb,
+): Promise<{ namespace: string; name: string; user: string }> {
   const key = releaseKey(c);
   const id = c.get('identity');
   if (!(await mayOnReleaseSets(auth, id, verb, key.namespace, key.name))) {
@@ -88,7 +134,11 @@ export async function allowReleaseSet(auth: Authenticator, c: Context<ApiEnv>, v
 }
 
 /** Validates the path and checks the caller may `verb` this Release (403 otherwise). */
-export async function allowRelease(auth: Authenticator, c: Context<ApiEnv>, verb: ReleaseVerb): Promise<{ namespace: string; name: string; user: string }> {
+export async function allowRelease(
+  auth: Authenticator,
+  c: Context<ApiEnv>,
+  verb: ReleaseVerb,
+): Promise<{ namespace: string; name: string; user: string }> {
   const key = releaseKey(c);
   const id = c.get('identity');
   if (!(await mayOnReleases(auth, id, verb, key.namespace, key.name))) {

@@ -56,7 +56,15 @@ import { registerReleaseViews } from './release-views.ts';
 import { registerReleaseSetRoutes } from './release-set-api.ts';
 import type { DiffLimits } from '../../domain/render/text-diff.ts';
 import type { UserClusters } from './user-cluster.ts';
-import { allowRelease, ApiError, mayOnReleases, namespaceOf, renderRefSchema, type ApiEnv, type ApiErrorBody } from './api-common.ts';
+import {
+  allowRelease,
+  ApiError,
+  mayOnReleases,
+  namespaceOf,
+  renderRefSchema,
+  type ApiEnv,
+  type ApiErrorBody,
+} from './api-common.ts';
 import { AuthCheckError, type Authenticator, type ReleaseVerb } from './auth.ts';
 import { pinRender, requireStore } from './pin-render.ts';
 import { gitWebhookNotImplemented, type GitWebhookHandler } from './git-hooks.ts';
@@ -105,36 +113,52 @@ function bearerToken(header: string | undefined): string | undefined {
 }
 
 function errorBody(err: ApiError): ApiErrorBody {
-  return err.field === undefined ? { error: err.code, message: err.message } : { error: err.code, message: err.message, field: err.field };
+  return err.field === undefined
+    ? { error: err.code, message: err.message }
+    : { error: err.code, message: err.message, field: err.field };
 }
 
 /** Maps any error to the API's answer; unexpected ones are logged and answered without detail. */
 function toApiError(err: unknown, logger: ApiLogger | undefined, where: string): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ReleaseNotFoundError) return new ApiError(404, 'NotFound', err.message);
-  if (err instanceof InvalidRenderKeyError) return new ApiError(400, 'InvalidRequest', err.message, err.field);
+  if (err instanceof InvalidRenderKeyError)
+    return new ApiError(400, 'InvalidRequest', err.message, err.field);
   if (err instanceof ReleaseApiError && err.code === 409) return new ApiError(409, 'Conflict', err.message);
   // Writes go with the caller's token: the API server itself refused the caller.
   if (err instanceof ReleaseApiError && err.code === 403) return new ApiError(403, 'Forbidden', err.message);
   logger?.error('http api: request failed', { where, error: err });
-  if (err instanceof AuthCheckError || err instanceof RenderStoreUnavailableError || (err instanceof ReleaseApiError && (err.code === 0 || err.code >= 500))) {
+  if (
+    err instanceof AuthCheckError ||
+    err instanceof RenderStoreUnavailableError ||
+    (err instanceof ReleaseApiError && (err.code === 0 || err.code >= 500))
+  ) {
     return new ApiError(503, 'Unavailable', `${err.message}; retry later`);
   }
-  if (err instanceof RenderStoreReadError) return new ApiError(500, 'Internal', `render store: ${err.message}`);
+  if (err instanceof RenderStoreReadError)
+    return new ApiError(500, 'Internal', `render store: ${err.message}`);
   if (err instanceof ReleaseApiError) return new ApiError(500, 'Internal', err.message);
   return new ApiError(500, 'Internal', 'the relay failed to handle the request; see its log');
 }
 
 /** Probes and metrics: open, so they name no tenant's Release unless the installation opts in (metricsPerRelease). */
-function registerProbes<E extends Env>(app: Hono<E>, deps: Pick<ApiDeps, 'metrics' | 'ready' | 'metricsPerRelease'>): void {
+function registerProbes<E extends Env>(
+  app: Hono<E>,
+  deps: Pick<ApiDeps, 'metrics' | 'ready' | 'metricsPerRelease'>,
+): void {
   app.get('/healthz', (c) => c.text('ok'));
   app.get('/readyz', (c) =>
     deps.ready()
       ? c.text('ok')
-      : c.json({ error: 'NotReady', message: 'the relay has not synced its informers yet' } satisfies ApiErrorBody, 503),
+      : c.json(
+          { error: 'NotReady', message: 'the relay has not synced its informers yet' } satisfies ApiErrorBody,
+          503,
+        ),
   );
   const perRelease = deps.metricsPerRelease === true;
-  app.get('/metrics', async (c) => c.body(await deps.metrics.render({ perRelease }), 200, { 'Content-Type': PROMETHEUS_TEXT }));
+  app.get('/metrics', async (c) =>
+    c.body(await deps.metrics.render({ perRelease }), 200, { 'Content-Type': PROMETHEUS_TEXT }),
+  );
 }
 
 /**
@@ -145,7 +169,15 @@ export function createProbeApp(deps: Pick<ApiDeps, 'metrics' | 'ready' | 'metric
   const app = new Hono();
   app.use('*', apiBodyLimit());
   registerProbes(app, deps);
-  app.notFound((c) => c.json({ error: 'NotFound', message: `${c.req.path} is served on the relay's HTTPS port only` } satisfies ApiErrorBody, 404));
+  app.notFound((c) =>
+    c.json(
+      {
+        error: 'NotFound',
+        message: `${c.req.path} is served on the relay's HTTPS port only`,
+      } satisfies ApiErrorBody,
+      404,
+    ),
+  );
   return app;
 }
 
@@ -158,7 +190,15 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
     const api = toApiError(err, logger, `${c.req.method} ${c.req.routePath}`);
     return c.json(errorBody(api), api.status);
   });
-  app.notFound((c) => c.json({ error: 'NotFound', message: `no route for ${c.req.method} ${c.req.path}; see API.md "HTTP API"` } satisfies ApiErrorBody, 404));
+  app.notFound((c) =>
+    c.json(
+      {
+        error: 'NotFound',
+        message: `no route for ${c.req.method} ${c.req.path}; see API.md "HTTP API"`,
+      } satisfies ApiErrorBody,
+      404,
+    ),
+  );
 
   // Before any route and before authentication: no route reads a body larger than this (body-limits.ts).
   app.use('*', apiBodyLimit(logger));
@@ -174,18 +214,27 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
     const token = bearerToken(c.req.header('Authorization'));
     if (token === undefined) {
       c.header('WWW-Authenticate', 'Bearer');
-      throw new ApiError(401, 'Unauthorized', 'this call needs an "Authorization: Bearer <token>" header with a Kubernetes token (e.g. kubectl create token)');
+      throw new ApiError(
+        401,
+        'Unauthorized',
+        'this call needs an "Authorization: Bearer <token>" header with a Kubernetes token (e.g. kubectl create token)',
+      );
     }
     const identity = await deps.auth.authenticate(token);
     if (identity === undefined) {
       c.header('WWW-Authenticate', 'Bearer error="invalid_token"');
-      throw new ApiError(401, 'Unauthorized', 'the bearer token is not valid for the management cluster (TokenReview refused it); get a new one');
+      throw new ApiError(
+        401,
+        'Unauthorized',
+        'the bearer token is not valid for the management cluster (TokenReview refused it); get a new one',
+      );
     }
     c.set('identity', identity);
     c.set('token', token);
     await next();
   };
-  for (const path of ['/v1/namespaces/*', '/v1/releases', '/v1/releasesets', '/v1/whoami']) app.use(path, authenticate);
+  for (const path of ['/v1/namespaces/*', '/v1/releases', '/v1/releasesets', '/v1/whoami'])
+    app.use(path, authenticate);
   const summaries = registerReleaseViews(app, deps);
   registerReleaseSetRoutes(app, {
     auth: deps.auth,
@@ -203,7 +252,11 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
     const id = c.get('identity');
     const allowed = await mayOnReleases(deps.auth, id, 'list', namespace);
     if (!allowed) {
-      throw new ApiError(403, 'Forbidden', `user "${id.user}" may not list releases.convoy.dev in namespace "${namespace}"; ask for a Role that grants "list" on releases.convoy.dev`);
+      throw new ApiError(
+        403,
+        'Forbidden',
+        `user "${id.user}" may not list releases.convoy.dev in namespace "${namespace}"; ask for a Role that grants "list" on releases.convoy.dev`,
+      );
     }
     const releases = (await deps.releases.list(namespace)).flatMap((raw) => {
       const parsed = parseRelease(raw);
@@ -216,36 +269,53 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
     const key = await allow(c, 'update');
     const forceParam = c.req.query('force');
     if (forceParam !== undefined && forceParam !== 'true' && forceParam !== 'false') {
-      throw new ApiError(400, 'InvalidRequest', `query parameter force must be "true" or "false", not ${JSON.stringify(forceParam.slice(0, 40))}`, 'force');
+      throw new ApiError(
+        400,
+        'InvalidRequest',
+        `query parameter force must be "true" or "false", not ${JSON.stringify(forceParam.slice(0, 40))}`,
+        'force',
+      );
     }
     const annotation = forceParam === 'true' ? Annotation.forceSyncRequestedAt : Annotation.syncRequestedAt;
     const value = toRfc3339(now());
     await deps.releases.writesAs(c.get('token')).annotate(key.namespace, key.name, annotation, value);
-    logger?.info('http api: sync requested', { namespace: key.namespace, release: key.name, user: key.user, annotation, value });
+    logger?.info('http api: sync requested', {
+      namespace: key.namespace,
+      release: key.name,
+      user: key.user,
+      annotation,
+      value,
+    });
     return c.json({ annotation, value }, 202);
   });
 
-  app.put(
-    `${base}/pin`,
-    async (c) => {
-      const key = await allow(c, 'update');
-      let raw: unknown;
-      try {
-        raw = JSON.parse(await c.req.text());
-      } catch {
-        throw new ApiError(400, 'InvalidRequest', 'the body is not JSON; send {"renderRef": "sha256:<64 hex digits>"}');
-      }
-      const parsed = pinBodySchema.safeParse(raw);
-      if (!parsed.success) {
-        const field = parsed.error.issues[0]?.path.join('.') || 'renderRef';
-        throw new ApiError(400, 'InvalidRequest', describeZodError(parsed.error), field);
-      }
-      const { renderRef } = parsed.data;
-      await pinRender(deps.releases, deps.store, key, renderRef, c.get('token'));
-      logger?.info('http api: pinned', { namespace: key.namespace, release: key.name, user: key.user, renderRef });
-      return c.json({ annotation: Annotation.pin, value: renderRef }, 200);
-    },
-  );
+  app.put(`${base}/pin`, async (c) => {
+    const key = await allow(c, 'update');
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await c.req.text());
+    } catch {
+      throw new ApiError(
+        400,
+        'InvalidRequest',
+        'the body is not JSON; send {"renderRef": "sha256:<64 hex digits>"}',
+      );
+    }
+    const parsed = pinBodySchema.safeParse(raw);
+    if (!parsed.success) {
+      const field = parsed.error.issues[0]?.path.join('.') || 'renderRef';
+      throw new ApiError(400, 'InvalidRequest', describeZodError(parsed.error), field);
+    }
+    const { renderRef } = parsed.data;
+    await pinRender(deps.releases, deps.store, key, renderRef, c.get('token'));
+    logger?.info('http api: pinned', {
+      namespace: key.namespace,
+      release: key.name,
+      user: key.user,
+      renderRef,
+    });
+    return c.json({ annotation: Annotation.pin, value: renderRef }, 200);
+  });
 
   app.delete(`${base}/pin`, async (c) => {
     const key = await allow(c, 'update');
@@ -259,7 +329,11 @@ export function createApiApp(deps: ApiDeps): Hono<ApiEnv> {
     const raw = await deps.releases.get(key.namespace, key.name);
     const parsed = parseRelease(raw);
     if (!parsed.ok) {
-      throw new ApiError(500, 'InvalidRelease', `Release ${key.namespace}/${key.name} does not match the convoy API this relay knows: ${parsed.error}`);
+      throw new ApiError(
+        500,
+        'InvalidRelease',
+        `Release ${key.namespace}/${key.name} does not match the convoy API this relay knows: ${parsed.error}`,
+      );
     }
     return c.json({ release: raw, verdict: combinedVerdict(parsed.value) }, 200);
   });

@@ -48,7 +48,16 @@ export function cachingAuthenticator(inner: Authenticator, options: AuthCacheOpt
       return identity;
     },
     async authorize(user, groups, request, subject) {
-      const key = JSON.stringify([user, groups, subject?.uid ?? null, subject?.extra ?? null, request.verb, request.namespace, request.resource, request.name ?? null]);
+      const key = JSON.stringify([
+        user,
+        groups,
+        subject?.uid ?? null,
+        subject?.extra ?? null,
+        request.verb,
+        request.namespace,
+        request.resource,
+        request.name ?? null,
+      ]);
       const t = now();
       const cached = decisions.get(key, t, accessMs);
       if (cached !== undefined) return cached;

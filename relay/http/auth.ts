@@ -78,10 +78,12 @@ interface ReviewStatus {
 export function createKubeAuthenticator(kube: KubeClientConfig): Authenticator {
   const client = createKubeClient(kube, { userAgent: 'convoy-relay', timeoutMs: 30_000 });
   const authn = {
-    createTokenReview: ({ body }: { body: unknown }) => client.create<ReviewStatus>('/apis/authentication.k8s.io/v1/tokenreviews', body),
+    createTokenReview: ({ body }: { body: unknown }) =>
+      client.create<ReviewStatus>('/apis/authentication.k8s.io/v1/tokenreviews', body),
   };
   const authz = {
-    createSubjectAccessReview: ({ body }: { body: unknown }) => client.create<ReviewStatus>('/apis/authorization.k8s.io/v1/subjectaccessreviews', body),
+    createSubjectAccessReview: ({ body }: { body: unknown }) =>
+      client.create<ReviewStatus>('/apis/authorization.k8s.io/v1/subjectaccessreviews', body),
   };
   return {
     async authenticate(bearer) {
@@ -93,7 +95,10 @@ export function createKubeAuthenticator(kube: KubeClientConfig): Authenticator {
         });
       } catch (err) {
         // The cause is dropped on purpose: a client error could carry the request body, which holds the token.
-        throw new AuthCheckError('TokenReview', `TokenReview failed (${describeFailure(err)}): check that the relay may create tokenreviews.authentication.k8s.io`);
+        throw new AuthCheckError(
+          'TokenReview',
+          `TokenReview failed (${describeFailure(err)}): check that the relay may create tokenreviews.authentication.k8s.io`,
+        );
       }
       const status = review.status;
       const username = status?.user?.username;

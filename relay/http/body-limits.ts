@@ -27,13 +27,23 @@ export interface BodyLimitLogger {
 }
 
 /** The middleware: 413 PayloadTooLarge (one JSON line, one log line) for a body over `maxBytes`. */
-export function apiBodyLimit<E extends Env>(logger?: BodyLimitLogger, maxBytes: number = MAX_API_BODY_BYTES): MiddlewareHandler<E> {
+export function apiBodyLimit<E extends Env>(
+  logger?: BodyLimitLogger,
+  maxBytes: number = MAX_API_BODY_BYTES,
+): MiddlewareHandler<E> {
   const limit = bodyLimit({
     maxSize: maxBytes,
     onError: (c) => {
-      logger?.warn('http api: request body over the limit refused', { method: c.req.method, path: c.req.path, limitBytes: maxBytes });
+      logger?.warn('http api: request body over the limit refused', {
+        method: c.req.method,
+        path: c.req.path,
+        limitBytes: maxBytes,
+      });
       return c.json(
-        { error: 'PayloadTooLarge', message: `the request body is larger than ${describeBytes(maxBytes)}, the most any route of this API reads; see docs/api.md for each route's body` } satisfies ApiErrorBody,
+        {
+          error: 'PayloadTooLarge',
+          message: `the request body is larger than ${describeBytes(maxBytes)}, the most any route of this API reads; see docs/api.md for each route's body`,
+        } satisfies ApiErrorBody,
         413,
       );
     },

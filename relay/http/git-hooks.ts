@@ -29,7 +29,14 @@ import { createKubeClient } from '../../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import { gitRepositorySchema, parseRelease, type Release } from '../../domain/api/objects.ts';
 import type { ReleaseKey } from '../../domain/relay/coalesce.ts';
-import { matchReleases, matchReleaseSets, pushCause, readGitWebhook, type GitRepositoryLike, type ReleaseSetLike } from '../../domain/relay/git-push.ts';
+import {
+  matchReleases,
+  matchReleaseSets,
+  pushCause,
+  readGitWebhook,
+  type GitRepositoryLike,
+  type ReleaseSetLike,
+} from '../../domain/relay/git-push.ts';
 import { FLEET_LOOP, type QueueLoop } from '../../domain/runtime/queue-message.ts';
 
 /** Handles one webhook delivery; it authenticates the sender itself (HMAC), not with a bearer token. */
@@ -40,7 +47,8 @@ export const gitWebhookNotImplemented: GitWebhookHandler = () =>
     Response.json(
       {
         error: 'NotImplemented',
-        message: 'POST /v1/hooks/git is not available in this build; use POST /v1/namespaces/{ns}/releases/{name}/sync to trigger a Release',
+        message:
+          'POST /v1/hooks/git is not available in this build; use POST /v1/namespaces/{ns}/releases/{name}/sync to trigger a Release',
       },
       { status: 501 },
     ),
@@ -51,7 +59,11 @@ export const gitWebhookNotImplemented: GitWebhookHandler = () =>
  * returns them. releaseSets undefined: sets are not matched (no fleet queue).
  */
 export interface WebhookReleaseSource {
-  list(): Promise<{ readonly releases: readonly unknown[]; readonly gitRepositories: readonly unknown[]; readonly releaseSets?: readonly unknown[] | undefined }>;
+  list(): Promise<{
+    readonly releases: readonly unknown[];
+    readonly gitRepositories: readonly unknown[];
+    readonly releaseSets?: readonly unknown[] | undefined;
+  }>;
 }
 
 /** The subset of the structured logger the webhook uses. Never give it the secret or a signature. */
@@ -74,7 +86,8 @@ export interface GitWebhookOptions {
 
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
-const error = (status: number, code: string, message: string) => Response.json({ error: code, message }, { status });
+const error = (status: number, code: string, message: string) =>
+  Response.json({ error: code, message }, { status });
 
 export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookHandler {
   const { logger } = options;
@@ -83,7 +96,11 @@ export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookH
   return async (request) => {
     const body = await readLimited(request, maxBytes);
     if (body === undefined) {
-      return error(413, 'PayloadTooLarge', `the webhook body is larger than ${maxBytes} bytes; convoy reads push events only`);
+      return error(
+        413,
+        'PayloadTooLarge',
+        `the webhook body is larger than ${maxBytes} bytes; convoy reads push events only`,
+      );
     }
 
     let secret: string;
@@ -95,7 +112,11 @@ export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookH
     }
     if (secret === '') {
       logger?.error('git webhook: no webhook secret is configured; every delivery is refused');
-      return error(503, 'Unavailable', 'the relay has no Git webhook secret configured, so it cannot verify deliveries; configure one on the relay');
+      return error(
+        503,
+        'Unavailable',
+        'the relay has no Git webhook secret configured, so it cannot verify deliveries; configure one on the relay',
+      );
     }
 
     const delivery = readGitWebhook(request.headers, body, secret);
@@ -103,16 +124,28 @@ export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookH
       case 'unknown-provider':
         return error(400, 'InvalidRequest', delivery.reason);
       case 'unauthorized':
-        logger?.warn('git webhook: delivery refused', { provider: delivery.provider, reason: delivery.reason });
+        logger?.warn('git webhook: delivery refused', {
+          provider: delivery.provider,
+          reason: delivery.reason,
+        });
         return error(401, 'Unauthorized', `${delivery.reason}; the webhook secret must equal the relay's`);
       case 'invalid':
-        logger?.warn('git webhook: push payload does not parse', { provider: delivery.provider, reason: delivery.reason });
+        logger?.warn('git webhook: push payload does not parse', {
+          provider: delivery.provider,
+          reason: delivery.reason,
+        });
         return error(400, 'InvalidRequest', delivery.reason);
       case 'ping':
         return Response.json({ pong: true }, { status: 200 });
       case 'ignored': {
         const event = delivery.event.slice(0, 80);
-        return Response.json({ ignored: event, message: `convoy acts on push events only; ${JSON.stringify(event)} was ignored` }, { status: 200 });
+        return Response.json(
+          {
+            ignored: event,
+            message: `convoy acts on push events only; ${JSON.stringify(event)} was ignored`,
+          },
+          { status: 200 },
+        );
       }
       case 'push':
         break;
@@ -121,7 +154,10 @@ export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookH
     const { push } = delivery;
     if (push.deleted) {
       logger?.info('git webhook: ref deleted; nothing queued', { provider: push.provider, ref: push.ref });
-      return Response.json({ ignored: 'push', message: `${push.ref} was deleted; nothing to deliver` }, { status: 200 });
+      return Response.json(
+        { ignored: 'push', message: `${push.ref} was deleted; nothing to deliver` },
+        { status: 200 },
+      );
     }
 
     let listed: Awaited<ReturnType<WebhookReleaseSource['list']>>;
@@ -129,23 +165,45 @@ export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookH
       listed = await options.releases.list();
     } catch (err) {
       logger?.error('git webhook: listing Releases failed', { error: err });
-      return error(503, 'Unavailable', 'the relay could not list Releases from the API server; redeliver the webhook later');
+      return error(
+        503,
+        'Unavailable',
+        'the relay could not list Releases from the API server; redeliver the webhook later',
+      );
     }
     const releases = parseAll(listed.releases, parseReleaseObject, 'Release', logger);
     const gitRepositories = parseAll(listed.gitRepositories, parseGitRepository, 'GitRepository', logger);
 
     const matched = matchReleases(push, releases, gitRepositories);
-    const sets = listed.releaseSets === undefined ? undefined : matchReleaseSets(push, parseAll(listed.releaseSets, parseReleaseSetObject, 'ReleaseSet', logger), gitRepositories);
+    const sets =
+      listed.releaseSets === undefined
+        ? undefined
+        : matchReleaseSets(
+            push,
+            parseAll(listed.releaseSets, parseReleaseSetObject, 'ReleaseSet', logger),
+            gitRepositories,
+          );
     const cause = pushCause(push);
     let failed = 0;
-    const queue = async (loop: QueueLoop, object: { metadata: { namespace?: string | undefined; name: string; uid?: string | undefined } }): Promise<string[]> => {
-      const key: ReleaseKey = { namespace: object.metadata.namespace ?? '', name: object.metadata.name, uid: object.metadata.uid ?? '' };
+    const queue = async (
+      loop: QueueLoop,
+      object: { metadata: { namespace?: string | undefined; name: string; uid?: string | undefined } },
+    ): Promise<string[]> => {
+      const key: ReleaseKey = {
+        namespace: object.metadata.namespace ?? '',
+        name: object.metadata.name,
+        uid: object.metadata.uid ?? '',
+      };
       try {
         await options.enqueue(loop, key, cause);
         return [`${key.namespace}/${key.name}`];
       } catch (err) {
         failed++;
-        logger?.error(`git webhook: queueing a ${loop === FLEET_LOOP ? 'ReleaseSet' : 'Release'} failed`, { namespace: key.namespace, name: key.name, error: err });
+        logger?.error(`git webhook: queueing a ${loop === FLEET_LOOP ? 'ReleaseSet' : 'Release'} failed`, {
+          namespace: key.namespace,
+          name: key.name,
+          error: err,
+        });
         return [];
       }
     };
@@ -153,12 +211,26 @@ export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookH
     for (const release of matched) names.push(...(await queue('reconcile', release)));
     const setNames: string[] = [];
     for (const set of sets ?? []) setNames.push(...(await queue(FLEET_LOOP, set)));
-    logger?.info('git webhook: push handled', { provider: push.provider, ref: push.ref, after: push.after, matched: names.length, matchedReleaseSets: setNames.length, failed });
+    logger?.info('git webhook: push handled', {
+      provider: push.provider,
+      ref: push.ref,
+      after: push.after,
+      matched: names.length,
+      matchedReleaseSets: setNames.length,
+      failed,
+    });
     if (failed > 0) {
       const total = matched.length + (sets?.length ?? 0);
-      return error(503, 'Unavailable', `${failed} of ${total} matching Releases and ReleaseSets could not be queued; redeliver the webhook later`);
+      return error(
+        503,
+        'Unavailable',
+        `${failed} of ${total} matching Releases and ReleaseSets could not be queued; redeliver the webhook later`,
+      );
     }
-    return Response.json(sets === undefined ? { matched: names } : { matched: names, matchedReleaseSets: setNames }, { status: 202 });
+    return Response.json(
+      sets === undefined ? { matched: names } : { matched: names, matchedReleaseSets: setNames },
+      { status: 202 },
+    );
   };
 }
 
@@ -205,23 +277,36 @@ const releaseSetLikeSchema = z.looseObject({
 
 function parseReleaseSetObject(raw: unknown): Parsed<ReleaseSetLike> {
   const parsed = releaseSetLikeSchema.safeParse(raw);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: parsed.error.issues[0]?.message ?? 'invalid' };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, error: parsed.error.issues[0]?.message ?? 'invalid' };
 }
 
 function parseGitRepository(raw: unknown): Parsed<GitRepositoryLike> {
   const parsed = gitRepositorySchema.safeParse(raw);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: parsed.error.issues[0]?.message ?? 'invalid' };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, error: parsed.error.issues[0]?.message ?? 'invalid' };
 }
 
 /** Parses every object; one that does not parse is logged and skipped (admission should prevent it). */
-function parseAll<T>(raws: readonly unknown[], parse: (raw: unknown) => Parsed<T>, kind: string, logger: GitWebhookLogger | undefined): T[] {
+function parseAll<T>(
+  raws: readonly unknown[],
+  parse: (raw: unknown) => Parsed<T>,
+  kind: string,
+  logger: GitWebhookLogger | undefined,
+): T[] {
   const out: T[] = [];
   for (const raw of raws) {
     const parsed = parse(raw);
     if (parsed.ok) out.push(parsed.value);
     else {
       const metadata = (raw as { metadata?: { namespace?: unknown; name?: unknown } } | null)?.metadata;
-      logger?.warn(`git webhook: ${kind} does not parse; not matched`, { namespace: metadata?.namespace, name: metadata?.name, error: parsed.error });
+      logger?.warn(`git webhook: ${kind} does not parse; not matched`, {
+        namespace: metadata?.namespace,
+        name: metadata?.name,
+        error: parsed.error,
+      });
     }
   }
   return out;
@@ -231,9 +316,13 @@ function parseAll<T>(raws: readonly unknown[], parse: (raw: unknown) => Parsed<T
  * Lists Releases and GitRepositories of every namespace from the API server, and ReleaseSets with
  * `releaseSets` (the relay has a fleet queue; it already has list RBAC on them).
  */
-export function createKubeWebhookReleaseSource(kube: KubeClientConfig, options: { readonly releaseSets?: boolean } = {}): WebhookReleaseSource {
+export function createKubeWebhookReleaseSource(
+  kube: KubeClientConfig,
+  options: { readonly releaseSets?: boolean } = {},
+): WebhookReleaseSource {
   const client = createKubeClient(kube, { userAgent: 'convoy-relay', timeoutMs: 30_000 });
-  const list = async (plural: ConvoyPlural): Promise<unknown[]> => (await client.list<unknown>(convoyPath(plural))).items;
+  const list = async (plural: ConvoyPlural): Promise<unknown[]> =>
+    (await client.list<unknown>(convoyPath(plural))).items;
   return {
     async list() {
       const [releases, gitRepositories, releaseSets] = await Promise.all([

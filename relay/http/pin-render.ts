@@ -6,7 +6,11 @@ import type { ReleaseApi } from './release-api.ts';
 
 export function requireStore(store: RenderStore | undefined): RenderStore {
   if (store === undefined) {
-    throw new ApiError(409, 'NoStore', 'no render store is configured for this convoy installation, so renders cannot be listed or pinned');
+    throw new ApiError(
+      409,
+      'NoStore',
+      'no render store is configured for this convoy installation, so renders cannot be listed or pinned',
+    );
   }
   return store;
 }

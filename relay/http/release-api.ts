@@ -47,7 +47,9 @@ export class ReleaseNotFoundError extends Error {
   readonly release: string;
 
   constructor(namespace: string, release: string) {
-    super(`Release ${namespace}/${release} does not exist: check the namespace and name (kubectl get releases.${API_GROUP} -n ${namespace})`);
+    super(
+      `Release ${namespace}/${release} does not exist: check the namespace and name (kubectl get releases.${API_GROUP} -n ${namespace})`,
+    );
     this.namespace = namespace;
     this.release = release;
   }
@@ -65,8 +67,9 @@ export class ReleaseApiError extends Error {
         ? `${operation} Release ${namespace}/${release}: the API server refused it for the caller's token (HTTP 403); the caller needs "update" on releases.${API_GROUP}`
         : `${operation} Release ${namespace}/${release} failed${code > 0 ? ` with HTTP ${code}` : ''}; see the relay log and its RBAC (it needs get on releases.${API_GROUP})`,
       {
-      cause,
-    });
+        cause,
+      },
+    );
     this.code = code;
     this.operation = operation;
   }
@@ -87,8 +90,17 @@ interface StoredRelease {
  * certificate), closed after the write.
  */
 function callerClient(relay: KubeClientConfig, token: string): { client: KubeClient; close: () => void } {
-  const config = kubeClientConfig({ server: relay.server, ca: relay.ca, insecureSkipTlsVerify: relay.insecureSkipTlsVerify, tlsServerName: relay.tlsServerName, token });
-  return { client: createKubeClient(config, { userAgent: 'convoy-relay-api', timeoutMs: 30_000 }), close: () => config.agent.destroy() };
+  const config = kubeClientConfig({
+    server: relay.server,
+    ca: relay.ca,
+    insecureSkipTlsVerify: relay.insecureSkipTlsVerify,
+    tlsServerName: relay.tlsServerName,
+    token,
+  });
+  return {
+    client: createKubeClient(config, { userAgent: 'convoy-relay-api', timeoutMs: 30_000 }),
+    close: () => config.agent.destroy(),
+  };
 }
 
 function translate(operation: string, namespace: string, name: string, err: unknown): Error {
@@ -122,14 +134,21 @@ export function createReleaseApi(kube: KubeClientConfig): ReleaseApi {
     },
     writesAs(token) {
       /** Read (relay), change, replace (caller); a 409 from a concurrent write is retried on a fresh read. */
-      const update = async (operation: string, namespace: string, name: string, change: (release: StoredRelease) => void): Promise<void> => {
+      const update = async (
+        operation: string,
+        namespace: string,
+        name: string,
+        change: (release: StoredRelease) => void,
+      ): Promise<void> => {
         const caller = callerClient(kube, token);
         try {
           for (let attempt = 1; ; attempt++) {
             try {
               const release = await api.get<StoredRelease>(releasePath(namespace, name));
               change(release);
-              await caller.client.replace(releasePath(namespace, name), release, { fieldManager: FIELD_MANAGER });
+              await caller.client.replace(releasePath(namespace, name), release, {
+                fieldManager: FIELD_MANAGER,
+              });
               return;
             } catch (err) {
               if (isKubeApiError(err, 409) && attempt < CONFLICT_ATTEMPTS) continue;

@@ -46,7 +46,13 @@ export interface ReleaseListing {
 }
 
 interface RawMeta {
-  metadata?: { namespace?: string; name?: string; generation?: number; creationTimestamp?: string; annotations?: Record<string, string> };
+  metadata?: {
+    namespace?: string;
+    name?: string;
+    generation?: number;
+    creationTimestamp?: string;
+    annotations?: Record<string, string>;
+  };
 }
 
 /** One Release as the list shows it; a Release that does not parse is shown as a failure naming why. */
@@ -62,14 +68,20 @@ export function summarize(raw: Record<string, unknown>): ReleaseSummary {
   if (!parsed.ok) {
     return {
       ...base,
-      verdict: { ready: false, signal: 'Applied', kind: 'failure', message: `the Release does not match the convoy API this relay knows: ${parsed.error}` },
+      verdict: {
+        ready: false,
+        signal: 'Applied',
+        kind: 'failure',
+        message: `the Release does not match the convoy API this relay knows: ${parsed.error}`,
+      },
       conditions: {},
       suspended: false,
     };
   }
   const release = parsed.value;
   const conditions: Record<string, ConditionSummary> = {};
-  for (const c of release.status?.conditions ?? []) conditions[c.type] = { status: c.status, reason: c.reason };
+  for (const c of release.status?.conditions ?? [])
+    conditions[c.type] = { status: c.status, reason: c.reason };
   const pinned = release.metadata.annotations?.[Annotation.pin];
   const applied = release.status?.lastSuccessful?.renderRef;
   const rollout = release.status?.rollout?.state;
@@ -85,7 +97,15 @@ export function summarize(raw: Record<string, unknown>): ReleaseSummary {
 }
 
 const byKey = (a: ReleaseSummary, b: ReleaseSummary) =>
-  a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  a.namespace < b.namespace
+    ? -1
+    : a.namespace > b.namespace
+      ? 1
+      : a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : 0;
 
 /**
  * The relay's cluster-wide list as summaries, shared by every caller. An answer younger than
@@ -95,9 +115,14 @@ const byKey = (a: ReleaseSummary, b: ReleaseSummary) =>
  */
 export function createSummaryCache(
   releases: ReleaseApi,
-  { ttlMs = 1000, maxStaleMs = 10_000, now = Date.now }: { ttlMs?: number; maxStaleMs?: number; now?: () => number } = {},
+  {
+    ttlMs = 1000,
+    maxStaleMs = 10_000,
+    now = Date.now,
+  }: { ttlMs?: number; maxStaleMs?: number; now?: () => number } = {},
 ): () => Promise<ReleaseSummary[]> {
-  const state: { value?: { at: number; items: ReleaseSummary[] }; refreshing?: Promise<ReleaseSummary[]> } = {};
+  const state: { value?: { at: number; items: ReleaseSummary[] }; refreshing?: Promise<ReleaseSummary[]> } =
+    {};
   const refresh = (): Promise<ReleaseSummary[]> => {
     if (state.refreshing !== undefined) return state.refreshing;
     const started = now();
@@ -138,9 +163,14 @@ export async function visibleReleases(
   const all = await summaries();
   const inNamespaces = (allowed: readonly string[]): ReleaseListing => {
     const set = new Set(allowed);
-    return { scope: 'namespaces', namespaces: [...allowed].sort(), items: all.filter((s) => set.has(s.namespace)) };
+    return {
+      scope: 'namespaces',
+      namespaces: [...allowed].sort(),
+      items: all.filter((s) => set.has(s.namespace)),
+    };
   };
-  if (namespace !== undefined) return inNamespaces((await mayOnReleases(auth, id, 'list', namespace)) ? [namespace] : []);
+  if (namespace !== undefined)
+    return inNamespaces((await mayOnReleases(auth, id, 'list', namespace)) ? [namespace] : []);
   if (await mayOnReleases(auth, id, 'list', '')) {
     return { scope: 'cluster', namespaces: [...new Set(all.map((s) => s.namespace))], items: all };
   }

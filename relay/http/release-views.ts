@@ -53,16 +53,28 @@ const base = '/v1/namespaces/:ns/releases/:name';
 
 async function readParsed(releases: ReleaseApi, key: { namespace: string; name: string }): Promise<Release> {
   const parsed = parseRelease(await releases.get(key.namespace, key.name));
-  if (!parsed.ok) throw new ApiError(500, 'InvalidRelease', `Release ${key.namespace}/${key.name} does not match the convoy API this relay knows: ${parsed.error}`);
+  if (!parsed.ok)
+    throw new ApiError(
+      500,
+      'InvalidRelease',
+      `Release ${key.namespace}/${key.name} does not match the convoy API this relay knows: ${parsed.error}`,
+    );
   return parsed.value;
 }
 
 /** A Kubernetes answer to the caller's own request, as the API's answer. */
 function asCaller(error: unknown, user: string, what: string): unknown {
-  if (isKubeApiError(error, 403)) return new ApiError(403, 'Forbidden', `user "${user}" may not ${what} (the API server refused it with the caller's token)`);
-  if (isKubeApiError(error, 401)) return new ApiError(401, 'Unauthorized', 'the bearer token is not valid any more; sign in again');
+  if (isKubeApiError(error, 403))
+    return new ApiError(
+      403,
+      'Forbidden',
+      `user "${user}" may not ${what} (the API server refused it with the caller's token)`,
+    );
+  if (isKubeApiError(error, 401))
+    return new ApiError(401, 'Unauthorized', 'the bearer token is not valid any more; sign in again');
   if (error instanceof ViewFailure) return new ApiError(409, 'TargetNotReady', error.message);
-  if (error instanceof KubeTransportError) return new ApiError(503, 'Unavailable', `the cluster could not be reached: ${error.reason}; retry later`);
+  if (error instanceof KubeTransportError)
+    return new ApiError(503, 'Unavailable', `the cluster could not be reached: ${error.reason}; retry later`);
   return error;
 }
 
@@ -77,7 +89,12 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
 
   app.get('/v1/releases', async (c) => {
     const ns = c.req.query('namespace');
-    const listing = await visibleReleases(deps.auth, summaries, c.get('identity'), ns === undefined || ns === '' ? undefined : checkNamespace(ns));
+    const listing = await visibleReleases(
+      deps.auth,
+      summaries,
+      c.get('identity'),
+      ns === undefined || ns === '' ? undefined : checkNamespace(ns),
+    );
     const body = JSON.stringify(listing);
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
     c.header('ETag', etag);
@@ -86,8 +103,16 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
     return c.body(body, 200, { 'Content-Type': 'application/json' });
   });
 
-  const withCaller = async <T>(c: { get(k: 'token'): string }, use: (cluster: ReturnType<UserClusters['open']>) => Promise<T>): Promise<T> => {
-    if (deps.userClusters === undefined) throw new ApiError(501, 'NotImplemented', 'this relay has no management cluster address for acting with the caller\'s token');
+  const withCaller = async <T>(
+    c: { get(k: 'token'): string },
+    use: (cluster: ReturnType<UserClusters['open']>) => Promise<T>,
+  ): Promise<T> => {
+    if (deps.userClusters === undefined)
+      throw new ApiError(
+        501,
+        'NotImplemented',
+        "this relay has no management cluster address for acting with the caller's token",
+      );
     const cluster = deps.userClusters.open(c.get('token'));
     try {
       return await use(cluster);
@@ -100,9 +125,15 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
     const key = await allowRelease(deps.auth, c, 'get');
     const release = await readParsed(deps.releases, key);
     const renderRef = release.status?.lastSuccessful?.renderRef;
-    if (renderRef === undefined) return c.json({ renderRef: null, objects: [], message: 'no render is applied yet' }, 200);
+    if (renderRef === undefined)
+      return c.json({ renderRef: null, objects: [], message: 'no render is applied yet' }, 200);
     const stored = await requireStore(deps.store).get(key.namespace, key.name, renderRef);
-    if (stored === undefined) throw new ApiError(404, 'RenderNotFound', `the applied render ${renderRef} is not in the render store any more`);
+    if (stored === undefined)
+      throw new ApiError(
+        404,
+        'RenderNotFound',
+        `the applied render ${renderRef} is not in the render store any more`,
+      );
     const objects = await withCaller(c, async (cluster) => {
       try {
         const target = await targetConfig(cluster, release);
@@ -112,7 +143,11 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
           if (target !== cluster.config) target.agent.destroy();
         }
       } catch (error) {
-        throw asCaller(error, key.user, `read and dry-run the objects of Release ${key.namespace}/${key.name}`);
+        throw asCaller(
+          error,
+          key.user,
+          `read and dry-run the objects of Release ${key.namespace}/${key.name}`,
+        );
       }
     });
     return c.json({ renderRef, objects }, 200);
@@ -122,14 +157,25 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
     const key = await allowRelease(deps.auth, c, 'get');
     const refs = (['from', 'to'] as const).map((field) => {
       const parsed = renderRefSchema.safeParse(c.req.query(field) ?? '');
-      if (!parsed.success) throw new ApiError(400, 'InvalidRequest', `query parameter ${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`, field);
+      if (!parsed.success)
+        throw new ApiError(
+          400,
+          'InvalidRequest',
+          `query parameter ${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`,
+          field,
+        );
       return parsed.data;
     });
     const store = requireStore(deps.store);
     const [from, to] = await Promise.all(
       refs.map(async (ref) => {
         const render = await store.get(key.namespace, key.name, ref);
-        if (render === undefined) throw new ApiError(404, 'RenderNotFound', `render ${ref} of Release ${key.namespace}/${key.name} is not in the render store`);
+        if (render === undefined)
+          throw new ApiError(
+            404,
+            'RenderNotFound',
+            `render ${ref} of Release ${key.namespace}/${key.name} is not in the render store`,
+          );
         return byObjectKey(render.objects as KubeObject[]);
       }),
     );
@@ -156,12 +202,22 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
     const name = `${key.namespace}/${key.name}`;
     const target = rollbackTarget(await readParsed(deps.releases, key), request, name);
     if (!target.ok) {
-      if (target.reason === 'ConflictingOptions') throw new ApiError(400, 'InvalidRequest', target.message, 'lastHealthy');
-      const hint = target.reason === 'NoRender' ? '' : '; name one: {"to": "sha256:…"} (GET …/renders lists the stored ones)';
+      if (target.reason === 'ConflictingOptions')
+        throw new ApiError(400, 'InvalidRequest', target.message, 'lastHealthy');
+      const hint =
+        target.reason === 'NoRender'
+          ? ''
+          : '; name one: {"to": "sha256:…"} (GET …/renders lists the stored ones)';
       throw new ApiError(409, target.reason, `${target.message}${hint}`, 'to');
     }
     await pinRender(deps.releases, deps.store, key, target.ref, c.get('token'));
-    deps.logger?.info('http api: rolled back', { namespace: key.namespace, release: key.name, user: key.user, renderRef: target.ref, why: target.why });
+    deps.logger?.info('http api: rolled back', {
+      namespace: key.namespace,
+      release: key.name,
+      user: key.user,
+      renderRef: target.ref,
+      why: target.why,
+    });
     return c.json({ annotation: Annotation.pin, value: target.ref, why: target.why }, 200);
   });
 
@@ -172,7 +228,11 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
     app.post(`${base}/${verb}`, async (c) => {
       const key = await allowRelease(deps.auth, c, 'update');
       await deps.releases.writesAs(c.get('token')).setSuspend(key.namespace, key.name, suspend);
-      deps.logger?.info(`http api: ${verb}ed`, { namespace: key.namespace, release: key.name, user: key.user });
+      deps.logger?.info(`http api: ${verb}ed`, {
+        namespace: key.namespace,
+        release: key.name,
+        user: key.user,
+      });
       return c.json({ suspend }, 200);
     });
   }
@@ -189,21 +249,40 @@ function rollbackRequest(text: string): RollbackRequest {
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new ApiError(400, 'InvalidRequest', 'the body is not JSON; send {}, {"to": "sha256:<64 hex digits>"} or {"lastHealthy": true}');
+    throw new ApiError(
+      400,
+      'InvalidRequest',
+      'the body is not JSON; send {}, {"to": "sha256:<64 hex digits>"} or {"lastHealthy": true}',
+    );
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new ApiError(400, 'InvalidRequest', 'the body is not a JSON object; send {}, {"to": "sha256:<64 hex digits>"} or {"lastHealthy": true}');
+    throw new ApiError(
+      400,
+      'InvalidRequest',
+      'the body is not a JSON object; send {}, {"to": "sha256:<64 hex digits>"} or {"lastHealthy": true}',
+    );
   const body = raw as { to?: unknown; renderRef?: unknown; lastHealthy?: unknown };
   const ref = (field: 'to' | 'renderRef'): string | undefined => {
     if (body[field] === undefined) return undefined;
     const parsed = renderRefSchema.safeParse(body[field]);
-    if (!parsed.success) throw new ApiError(400, 'InvalidRequest', `${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`, field);
+    if (!parsed.success)
+      throw new ApiError(
+        400,
+        'InvalidRequest',
+        `${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`,
+        field,
+      );
     return parsed.data;
   };
   const to = ref('to');
   const renderRef = ref('renderRef');
   if (to !== undefined && renderRef !== undefined && to !== renderRef)
-    throw new ApiError(400, 'InvalidRequest', 'to and renderRef (its former name) name two renders; give one', 'to');
+    throw new ApiError(
+      400,
+      'InvalidRequest',
+      'to and renderRef (its former name) name two renders; give one',
+      'to',
+    );
   if (body.lastHealthy !== undefined && typeof body.lastHealthy !== 'boolean')
     throw new ApiError(400, 'InvalidRequest', 'lastHealthy must be true or false', 'lastHealthy');
   return { to: to ?? renderRef, lastHealthy: body.lastHealthy === true };

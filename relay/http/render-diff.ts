@@ -28,7 +28,8 @@ export interface RenderDiff {
   unchanged: number;
 }
 
-const objectKey = (o: KubeObject) => `${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}|${o.metadata.name}`;
+const objectKey = (o: KubeObject) =>
+  `${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}|${o.metadata.name}`;
 
 /** Objects by apiVersion|kind|namespace|name, as the renders' maps are keyed. */
 export function byObjectKey(objects: readonly KubeObject[]): Map<string, KubeObject> {
@@ -64,7 +65,11 @@ export function diffRenders(
     const o = (b ?? a)!;
     const change: ObjectChange = a === undefined ? 'added' : b === undefined ? 'removed' : 'changed';
     const entry = { kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name, change };
-    objects.push(d.result === 'diffed' ? { ...entry, lines: d.lines } : { ...entry, lines: [`  ${d.skipped}`], skipped: d.skipped });
+    objects.push(
+      d.result === 'diffed'
+        ? { ...entry, lines: d.lines }
+        : { ...entry, lines: [`  ${d.skipped}`], skipped: d.skipped },
+    );
   });
   return { objects, unchanged };
 }

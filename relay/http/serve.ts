@@ -31,8 +31,18 @@ export function serveApi<E extends Env>(app: Hono<E>, options: ServeOptions): Pr
   return new Promise((resolve, reject) => {
     let server: ServerType | undefined = undefined;
     const onError = (err: Error) =>
-      reject(new ServeError(`the HTTP API could not listen on ${hostname}:${options.port}: ${err.message}`, { cause: err }));
-    const tls = options.tls === undefined ? {} : { createServer: createHttpsServer, serverOptions: { cert: options.tls.cert, key: options.tls.key } };
+      reject(
+        new ServeError(`the HTTP API could not listen on ${hostname}:${options.port}: ${err.message}`, {
+          cause: err,
+        }),
+      );
+    const tls =
+      options.tls === undefined
+        ? {}
+        : {
+            createServer: createHttpsServer,
+            serverOptions: { cert: options.tls.cert, key: options.tls.key },
+          };
     server = serve({ fetch: app.fetch, port: options.port, hostname, ...tls }, (info: AddressInfo) => {
       const s = server!;
       s.off('error', onError);

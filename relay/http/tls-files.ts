@@ -15,17 +15,24 @@ export class TlsConfigError extends Error {
   override name = 'TlsConfigError';
 }
 
-export async function loadTlsFiles(certFile: string | undefined, keyFile: string | undefined): Promise<TlsFiles> {
+export async function loadTlsFiles(
+  certFile: string | undefined,
+  keyFile: string | undefined,
+): Promise<TlsFiles> {
   if (!certFile && !keyFile) return { kind: 'off' };
   if (!certFile || !keyFile) {
-    throw new TlsConfigError(`set both CONVOY_TLS_CERT_FILE and CONVOY_TLS_KEY_FILE, or neither (only ${certFile ? 'CONVOY_TLS_CERT_FILE' : 'CONVOY_TLS_KEY_FILE'} is set)`);
+    throw new TlsConfigError(
+      `set both CONVOY_TLS_CERT_FILE and CONVOY_TLS_KEY_FILE, or neither (only ${certFile ? 'CONVOY_TLS_CERT_FILE' : 'CONVOY_TLS_KEY_FILE'} is set)`,
+    );
   }
   const read = async (path: string) => {
     try {
       return await readFile(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new TlsConfigError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new TlsConfigError(
+        `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
     }
   };
   const [cert, key] = await Promise.all([read(certFile), read(keyFile)]);

@@ -5,9 +5,26 @@
  * with backoff a bounded number of times; what still fails is logged and
  * counted (the Release's timers send it again later).
  */
-import { SendMessageBatchCommand, type SendMessageBatchCommandOutput, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import { createCoalesceBuffer, FLEET_COALESCE_RULE, type CoalescedSend, type ReleaseKey } from '../../domain/relay/coalesce.ts';
-import { asciiJson, FLEET_LOOP, queueMessageBody, QUEUE_LOOPS, QUEUE_MESSAGE_VERSION, type Loop, type QueueLoop } from '../../domain/runtime/queue-message.ts';
+import {
+  SendMessageBatchCommand,
+  type SendMessageBatchCommandOutput,
+  type SendMessageBatchRequestEntry,
+} from '@aws-sdk/client-sqs';
+import {
+  createCoalesceBuffer,
+  FLEET_COALESCE_RULE,
+  type CoalescedSend,
+  type ReleaseKey,
+} from '../../domain/relay/coalesce.ts';
+import {
+  asciiJson,
+  FLEET_LOOP,
+  queueMessageBody,
+  QUEUE_LOOPS,
+  QUEUE_MESSAGE_VERSION,
+  type Loop,
+  type QueueLoop,
+} from '../../domain/runtime/queue-message.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
 
@@ -95,15 +112,22 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
   const dispatch = (sends: CoalescedSend[]) => {
     for (const loop of QUEUE_LOOPS) {
       const forLoop = sends.filter((s) => s.loop === loop);
-      for (let i = 0; i < forLoop.length; i += MAX_BATCH) track(sendBatch(loop, forLoop.slice(i, i + MAX_BATCH)));
+      for (let i = 0; i < forLoop.length; i += MAX_BATCH)
+        track(sendBatch(loop, forLoop.slice(i, i + MAX_BATCH)));
     }
   };
 
   const releaseFor = (loop: QueueLoop, send: CoalescedSend): { release?: Record<string, unknown> } => {
-    if (loop !== 'reconcile' || !send.cause.startsWith('watch: Release added') || options.releaseOf === undefined) return {};
+    if (
+      loop !== 'reconcile' ||
+      !send.cause.startsWith('watch: Release added') ||
+      options.releaseOf === undefined
+    )
+      return {};
     const release = options.releaseOf(send.key);
     const uid = (release?.['metadata'] as { uid?: unknown } | undefined)?.uid;
-    if (release === undefined || uid !== send.key.uid || asciiJson(release).length > MAX_RELEASE_BYTES) return {};
+    if (release === undefined || uid !== send.key.uid || asciiJson(release).length > MAX_RELEASE_BYTES)
+      return {};
     return { release };
   };
 
@@ -128,7 +152,12 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
         entries.set(`m${i}`, { send, entry: { Id: `m${i}`, MessageBody: body } });
       } catch (error) {
         metrics.sendErrors.inc({ loop });
-        logger.error('queue message is invalid; not sent', { loop, namespace: send.key.namespace, release: send.key.name, error });
+        logger.error('queue message is invalid; not sent', {
+          loop,
+          namespace: send.key.namespace,
+          release: send.key.name,
+          error,
+        });
       }
     });
 
@@ -136,7 +165,12 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
       let retryable = new Map<string, { send: CoalescedSend; entry: SendMessageBatchRequestEntry }>();
       let lastError: unknown;
       try {
-        const out = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: [...entries.values()].map((e) => e.entry) }));
+        const out = await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: [...entries.values()].map((e) => e.entry),
+          }),
+        );
         const at = now().getTime();
         for (const ok of out.Successful ?? []) {
           const sent = ok.Id === undefined ? undefined : entries.get(ok.Id);
@@ -159,7 +193,9 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
             });
           } else {
             retryable.set(id, entry);
-            lastError = new Error(`SQS failed the entry with ${failed.Code ?? 'an unknown code'}: ${failed.Message ?? ''}`);
+            lastError = new Error(
+              `SQS failed the entry with ${failed.Code ?? 'an unknown code'}: ${failed.Message ?? ''}`,
+            );
           }
         }
       } catch (error) {
@@ -168,7 +204,13 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
         else {
           for (const { send } of entries.values()) {
             metrics.sendErrors.inc({ loop });
-            logger.error('SendMessageBatch failed; not retried', { loop, queueUrl, namespace: send.key.namespace, release: send.key.name, error });
+            logger.error('SendMessageBatch failed; not retried', {
+              loop,
+              queueUrl,
+              namespace: send.key.namespace,
+              release: send.key.name,
+              error,
+            });
           }
         }
       }
@@ -176,19 +218,29 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
       if (attempt >= maxAttempts) {
         for (const { send } of retryable.values()) {
           metrics.sendErrors.inc({ loop });
-          logger.error(`SendMessageBatch still failing after ${attempt} attempts; the Release's timers will send it again`, {
-            loop,
-            queueUrl,
-            namespace: send.key.namespace,
-            release: send.key.name,
-            error: lastError,
-          });
+          logger.error(
+            `SendMessageBatch still failing after ${attempt} attempts; the Release's timers will send it again`,
+            {
+              loop,
+              queueUrl,
+              namespace: send.key.namespace,
+              release: send.key.name,
+              error: lastError,
+            },
+          );
         }
         return;
       }
       metrics.sendRetries.inc({ loop });
       const delay = Math.min(retryBaseMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS);
-      logger.warn('SendMessageBatch failed; retrying', { loop, queueUrl, attempt, delayMs: delay, entries: retryable.size, error: lastError });
+      logger.warn('SendMessageBatch failed; retrying', {
+        loop,
+        queueUrl,
+        attempt,
+        delayMs: delay,
+        entries: retryable.size,
+        error: lastError,
+      });
       await new Promise((resolve) => setTimeout(resolve, delay));
       entries = retryable;
     }

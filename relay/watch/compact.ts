@@ -41,7 +41,8 @@ export function stringPool(): StringPool {
 
 type Raw = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Raw => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Raw =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Replaces every string of `value` equal to one seen before in it by that first one (in place). */
 function shareWithin(value: unknown, seen: Map<string, string>): void {
@@ -86,7 +87,9 @@ function internShared(release: Raw, strings: StringPool): void {
   }
   const status = release['status'];
   const conditions = isObject(status) ? status['conditions'] : undefined;
-  if (Array.isArray(conditions)) for (const condition of conditions as unknown[]) for (const key of ['type', 'status', 'reason']) pool(condition, key, strings);
+  if (Array.isArray(conditions))
+    for (const condition of conditions as unknown[])
+      for (const key of ['type', 'status', 'reason']) pool(condition, key, strings);
 }
 
 /**

@@ -10,7 +10,12 @@
  */
 import { parseRelease } from '../../domain/api/objects.ts';
 import { WATCH_LABEL_SELECTOR, type DependencyKind } from '../../domain/relay/affected-releases.ts';
-import { convoyPath, releasePath, releaseSetPath, type ConvoyPlural } from '../../adapters/kube/convoy-paths.ts';
+import {
+  convoyPath,
+  releasePath,
+  releaseSetPath,
+  type ConvoyPlural,
+} from '../../adapters/kube/convoy-paths.ts';
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -31,7 +36,11 @@ export type Watched = KubeObjectLike & { spec?: unknown };
  */
 export const LIST_PAGE_SIZE = 500;
 
-const CUSTOM_DEPENDENCIES: readonly { kind: DependencyKind; plural: ConvoyPlural; slim: (object: Watched) => Watched }[] = [
+const CUSTOM_DEPENDENCIES: readonly {
+  kind: DependencyKind;
+  plural: ConvoyPlural;
+  slim: (object: Watched) => Watched;
+}[] = [
   { kind: 'Cluster', plural: 'clusters', slim: slimCluster },
   { kind: 'Mutation', plural: 'mutations', slim: slimDependency },
   { kind: 'Lifecycle', plural: 'lifecycles', slim: slimDependency },
@@ -80,7 +89,13 @@ export function termInformers(options: TermInformerOptions): TermInformers {
     list: ListFunction<Watched>,
     transform: (object: Watched) => Watched,
     onEvent: (event: InformerEvent<Watched>) => void,
-    extra: { labelSelector?: string; createListWatch?: (list: ListFunction<Watched>, transform: (object: Watched) => Watched) => ListWatchLike<Watched> } = {},
+    extra: {
+      labelSelector?: string;
+      createListWatch?: (
+        list: ListFunction<Watched>,
+        transform: (object: Watched) => Watched,
+      ) => ListWatchLike<Watched>;
+    } = {},
   ) =>
     createResilientInformer<Watched>({
       name,
@@ -111,31 +126,57 @@ export function termInformers(options: TermInformerOptions): TermInformers {
     return slim;
   });
   const releasesPath = releasePath();
-  const releases = informer('Release', releasesPath, pagedList(kube, releasesPath, releaseTransform, { pageSize }), releaseTransform, options.onRelease);
+  const releases = informer(
+    'Release',
+    releasesPath,
+    pagedList(kube, releasesPath, releaseTransform, { pageSize }),
+    releaseTransform,
+    options.onRelease,
+  );
 
   const dependencies = new Map<DependencyKind, ResilientInformer<Watched>>();
   for (const { kind, plural, slim: transform } of CUSTOM_DEPENDENCIES) {
     const slim = once<Watched>(transform);
     const path = convoyPath(plural);
-    dependencies.set(kind, informer(kind, path, pagedList(kube, path, slim, { pageSize }), slim, (event) => options.onDependency(kind, event)));
+    dependencies.set(
+      kind,
+      informer(kind, path, pagedList(kube, path, slim, { pageSize }), slim, (event) =>
+        options.onDependency(kind, event),
+      ),
+    );
   }
   // ConfigMaps and Secrets as metadata only: the relay maps them to Releases by name and
   // never needs (or holds) their data.
-  for (const [kind, path] of METADATA_DEPENDENCIES.filter(([kind]) => kind !== 'Secret' || options.watchSecrets !== false)) {
+  for (const [kind, path] of METADATA_DEPENDENCIES.filter(
+    ([kind]) => kind !== 'Secret' || options.watchSecrets !== false,
+  )) {
     const metadata = metadataOnlyListWatch<Watched>(kube, path, WATCH_LABEL_SELECTOR);
     dependencies.set(
       kind,
-      informer(kind, path, metadata.list, once<Watched>(slimDependency), (event) => options.onDependency(kind, event), {
-        labelSelector: WATCH_LABEL_SELECTOR,
-        createListWatch: metadata.createListWatch,
-      }),
+      informer(
+        kind,
+        path,
+        metadata.list,
+        once<Watched>(slimDependency),
+        (event) => options.onDependency(kind, event),
+        {
+          labelSelector: WATCH_LABEL_SELECTOR,
+          createListWatch: metadata.createListWatch,
+        },
+      ),
     );
   }
   let releaseSets: ResilientInformer<Watched> | undefined;
   if (options.onReleaseSet !== undefined) {
     const slim = once<Watched>(slimReleaseSet);
     const path = releaseSetPath();
-    releaseSets = informer('ReleaseSet', path, pagedList(kube, path, slim, { pageSize }), slim, options.onReleaseSet);
+    releaseSets = informer(
+      'ReleaseSet',
+      path,
+      pagedList(kube, path, slim, { pageSize }),
+      slim,
+      options.onReleaseSet,
+    );
   }
   return { releases, dependencies, releaseSets, releaseParseError: (object) => parseErrors.get(object) };
 }

@@ -19,7 +19,14 @@ import { watchStream, type WatchEvent } from '../../adapters/kube/watch-stream.t
 export interface KubeObjectLike {
   apiVersion?: string | undefined;
   kind?: string | undefined;
-  metadata?: { name?: string | undefined; namespace?: string | undefined; uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
+  metadata?:
+    | {
+        name?: string | undefined;
+        namespace?: string | undefined;
+        uid?: string | undefined;
+        resourceVersion?: string | undefined;
+      }
+    | undefined;
 }
 
 /**
@@ -34,20 +41,39 @@ export interface ListWatchLike<T> {
 }
 
 /** Every object of the kind (one consistent snapshot) and the resourceVersion to watch from. */
-export type ListFunction<T> = () => Promise<{ metadata?: { resourceVersion?: string | undefined } | undefined; items: T[] }>;
+export type ListFunction<T> = () => Promise<{
+  metadata?: { resourceVersion?: string | undefined } | undefined;
+  items: T[];
+}>;
 
 /** Streams one watch from `resourceVersion` until the server ends it (resolves) or it fails (rejects). */
-export type WatchFunction = (resourceVersion: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal) => Promise<void>;
+export type WatchFunction = (
+  resourceVersion: string,
+  onEvent: (event: WatchEvent) => void,
+  signal: AbortSignal,
+) => Promise<void>;
 
 /** Server-side watch timeout: 5 to 10 minutes, spread, as client-go's reflector asks. */
 const watchTimeoutSeconds = () => 300 + Math.floor(Math.random() * 300);
 
 /** A watch of `path` (a collection of every namespace) over `config`; `accept` e.g. for metadata only. */
-export function kubeWatch(config: KubeClientConfig, path: string, options: { labelSelector?: string | undefined; accept?: string | undefined } = {}): WatchFunction {
+export function kubeWatch(
+  config: KubeClientConfig,
+  path: string,
+  options: { labelSelector?: string | undefined; accept?: string | undefined } = {},
+): WatchFunction {
   return (resourceVersion, onEvent, signal) =>
     watchStream(
       config,
-      { path, resourceVersion, labelSelector: options.labelSelector, timeoutSeconds: watchTimeoutSeconds(), signal, accept: options.accept, userAgent: 'convoy-relay' },
+      {
+        path,
+        resourceVersion,
+        labelSelector: options.labelSelector,
+        timeoutSeconds: watchTimeoutSeconds(),
+        signal,
+        accept: options.accept,
+        userAgent: 'convoy-relay',
+      },
       onEvent,
     );
 }
@@ -64,7 +90,11 @@ export class WatchEventError extends Error {
 
 type Callback<T> = (arg: T) => void;
 
-export function createListWatch<T extends KubeObjectLike>(list: ListFunction<T>, watch: WatchFunction, transform: (object: T) => T): ListWatchLike<T> {
+export function createListWatch<T extends KubeObjectLike>(
+  list: ListFunction<T>,
+  watch: WatchFunction,
+  transform: (object: T) => T,
+): ListWatchLike<T> {
   const callbacks = {
     add: [] as Callback<T>[],
     update: [] as Callback<T>[],
@@ -74,7 +104,10 @@ export function createListWatch<T extends KubeObjectLike>(list: ListFunction<T>,
   };
   const controller = new AbortController();
   let stopped = false;
-  const fire = <K extends keyof typeof callbacks>(verb: K, arg: Parameters<(typeof callbacks)[K][number]>[0]) => {
+  const fire = <K extends keyof typeof callbacks>(
+    verb: K,
+    arg: Parameters<(typeof callbacks)[K][number]>[0],
+  ) => {
     if (stopped) return;
     for (const callback of callbacks[verb] as Callback<typeof arg>[]) callback(arg);
   };
@@ -82,7 +115,10 @@ export function createListWatch<T extends KubeObjectLike>(list: ListFunction<T>,
   const onEvent = (event: WatchEvent, versionSeen: (version: string) => void) => {
     if (event.type === 'ERROR') {
       const status = event.object as { code?: number; message?: string; reason?: string };
-      throw new WatchEventError(`watch error: ${status.code ?? '?'} ${status.reason ?? ''} ${status.message ?? ''}`.trim(), status.code);
+      throw new WatchEventError(
+        `watch error: ${status.code ?? '?'} ${status.reason ?? ''} ${status.message ?? ''}`.trim(),
+        status.code,
+      );
     }
     const version = (event.object as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
     if (event.type === 'BOOKMARK') {
@@ -105,7 +141,9 @@ export function createListWatch<T extends KubeObjectLike>(list: ListFunction<T>,
           await watch(version, (event) => onEvent(event, (seen) => (version = seen)), controller.signal);
         } catch (error) {
           if (stopped) return;
-          const gone = (error instanceof WatchEventError && error.code === 410) || (error instanceof KubeApiError && error.status === 410);
+          const gone =
+            (error instanceof WatchEventError && error.code === 410) ||
+            (error instanceof KubeApiError && error.status === 410);
           if (gone) break; // list again
           throw error;
         }
@@ -136,7 +174,12 @@ export function pagedList<T extends KubeObjectLike>(
   config: KubeClientConfig,
   path: string,
   transform: (object: T) => T,
-  options: { pageSize: number; labelSelector?: string | undefined; accept?: string | undefined; expectKind?: string | undefined },
+  options: {
+    pageSize: number;
+    labelSelector?: string | undefined;
+    accept?: string | undefined;
+    expectKind?: string | undefined;
+  },
 ): ListFunction<T> {
   const http = createKubeHttp(config, { userAgent: 'convoy-relay' });
   return async () => {
@@ -150,9 +193,17 @@ export function pagedList<T extends KubeObjectLike>(
         query: { limit: String(options.pageSize), continue: next, labelSelector: options.labelSelector },
         accept: options.accept,
       });
-      const page = response.body as { kind?: string; items?: T[] | null; metadata?: { resourceVersion?: string; continue?: string } } | undefined;
-      if (response.status !== 200 || (options.expectKind !== undefined && page?.kind !== options.expectKind)) {
-        const kind = page?.kind !== undefined && response.status === 200 ? ` (${page.kind}, not ${options.expectKind})` : '';
+      const page = response.body as
+        | { kind?: string; items?: T[] | null; metadata?: { resourceVersion?: string; continue?: string } }
+        | undefined;
+      if (
+        response.status !== 200 ||
+        (options.expectKind !== undefined && page?.kind !== options.expectKind)
+      ) {
+        const kind =
+          page?.kind !== undefined && response.status === 200
+            ? ` (${page.kind}, not ${options.expectKind})`
+            : '';
         throw new KubeApiError(`list of ${path} answered HTTP ${response.status}${kind}`, response);
       }
       for (const item of page?.items ?? []) items.push(transform(item));

@@ -25,9 +25,19 @@ export interface MetadataListWatch<T extends KubeObjectLike> {
  * PartialObjectMetadata: apiVersion meta.k8s.io/v1, metadata only; a list answered with
  * anything but a PartialObjectMetadataList fails (KubeApiError naming the kind).
  */
-export function metadataOnlyListWatch<T extends KubeObjectLike>(config: KubeClientConfig, path: string, labelSelector?: string): MetadataListWatch<T> {
+export function metadataOnlyListWatch<T extends KubeObjectLike>(
+  config: KubeClientConfig,
+  path: string,
+  labelSelector?: string,
+): MetadataListWatch<T> {
   return {
-    list: pagedList<T>(config, path, (object) => object, { pageSize: PAGE_SIZE, labelSelector, accept: ACCEPT_LIST, expectKind: 'PartialObjectMetadataList' }),
-    createListWatch: (list, transform) => createListWatch(list, kubeWatch(config, path, { labelSelector, accept: ACCEPT_WATCH }), transform),
+    list: pagedList<T>(config, path, (object) => object, {
+      pageSize: PAGE_SIZE,
+      labelSelector,
+      accept: ACCEPT_LIST,
+      expectKind: 'PartialObjectMetadataList',
+    }),
+    createListWatch: (list, transform) =>
+      createListWatch(list, kubeWatch(config, path, { labelSelector, accept: ACCEPT_WATCH }), transform),
   };
 }

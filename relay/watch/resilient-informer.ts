@@ -22,7 +22,13 @@
  */
 import type { KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { Logger } from '../../platform/logger.ts';
-import { createListWatch as createKubeListWatch, kubeWatch, type KubeObjectLike, type ListFunction, type ListWatchLike } from './list-watch.ts';
+import {
+  createListWatch as createKubeListWatch,
+  kubeWatch,
+  type KubeObjectLike,
+  type ListFunction,
+  type ListWatchLike,
+} from './list-watch.ts';
 
 export type InformerEventType = 'added' | 'modified' | 'deleted';
 
@@ -92,7 +98,9 @@ export class InformerConfigError extends Error {
   override name = 'InformerConfigError';
 }
 
-export function createResilientInformer<T extends KubeObjectLike>(options: ResilientInformerOptions<T>): ResilientInformer<T> {
+export function createResilientInformer<T extends KubeObjectLike>(
+  options: ResilientInformerOptions<T>,
+): ResilientInformer<T> {
   const { logger, hooks = {}, name } = options;
   const initialMs = options.backoff?.initialMs ?? 1_000;
   const maxMs = options.backoff?.maxMs ?? 30_000;
@@ -102,8 +110,12 @@ export function createResilientInformer<T extends KubeObjectLike>(options: Resil
   const createListWatch =
     options.createListWatch ??
     ((list: ListFunction<T>, slim: (object: T) => T) => {
-      if (options.kube === undefined) throw new InformerConfigError(`informer ${name}: pass kube (a KubeClientConfig) or createListWatch`);
-      const watch = kubeWatch(options.kube, options.path, { labelSelector: options.labelSelector, accept: options.watchAccept });
+      if (options.kube === undefined)
+        throw new InformerConfigError(`informer ${name}: pass kube (a KubeClientConfig) or createListWatch`);
+      const watch = kubeWatch(options.kube, options.path, {
+        labelSelector: options.labelSelector,
+        accept: options.watchAccept,
+      });
       return createKubeListWatch<T>(list, watch, slim);
     });
 
@@ -119,7 +131,10 @@ export function createResilientInformer<T extends KubeObjectLike>(options: Resil
   let relistTimer: NodeJS.Timeout | undefined;
   const stopping = new Set<Promise<void>>();
 
-  const keyOf = (object: T) => ({ namespace: object.metadata?.namespace ?? '', name: object.metadata?.name ?? '' });
+  const keyOf = (object: T) => ({
+    namespace: object.metadata?.namespace ?? '',
+    name: object.metadata?.name ?? '',
+  });
   const lookup = (object: T) => {
     const { namespace, name: objectName } = keyOf(object);
     return known.get(namespace)?.get(objectName);
@@ -143,7 +158,13 @@ export function createResilientInformer<T extends KubeObjectLike>(options: Resil
       options.onEvent(event);
     } catch (error) {
       const { namespace, name: objectName } = keyOf(event.object);
-      logger.error('informer event handler failed', { informer: name, type: event.type, namespace, name: objectName, error });
+      logger.error('informer event handler failed', {
+        informer: name,
+        type: event.type,
+        namespace,
+        name: objectName,
+        error,
+      });
     }
   };
 
@@ -205,7 +226,11 @@ export function createResilientInformer<T extends KubeObjectLike>(options: Resil
     const delay = Math.min(initialMs * 2 ** failures, maxMs);
     failures += 1;
     hooks.onError?.(error, delay);
-    logger.warn(`informer ${name} failed; restarting in ${delay} ms`, { informer: name, restartInMs: delay, error });
+    logger.warn(`informer ${name} failed; restarting in ${delay} ms`, {
+      informer: name,
+      restartInMs: delay,
+      error,
+    });
     clearTimeout(restartTimer);
     restartTimer = setTimeout(() => {
       restartTimer = undefined;
@@ -239,7 +264,9 @@ export function createResilientInformer<T extends KubeObjectLike>(options: Resil
     listWatch.on('connect', () => {
       if (id === session && running) hooks.onConnect?.();
     });
-    listWatch.on('error', (error?: unknown) => fail(id, error ?? new Error(`informer ${name}: watch failed without an error`)));
+    listWatch.on('error', (error?: unknown) =>
+      fail(id, error ?? new Error(`informer ${name}: watch failed without an error`)),
+    );
     listWatch.start().catch((error: unknown) => fail(id, error));
   };
 

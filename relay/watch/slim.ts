@@ -43,12 +43,17 @@
  */
 import { createHash } from 'node:crypto';
 import type { KubeObjectLike } from './list-watch.ts';
-import { CHILD_ANNOTATIONS, CLUSTER_ANNOTATIONS_IGNORED, FLEET_REQUEST_ANNOTATIONS } from '../../domain/relay/fleet-triggers.ts';
+import {
+  CHILD_ANNOTATIONS,
+  CLUSTER_ANNOTATIONS_IGNORED,
+  FLEET_REQUEST_ANNOTATIONS,
+} from '../../domain/relay/fleet-triggers.ts';
 import { REQUEST_ANNOTATIONS } from '../../domain/relay/release-events.ts';
 
 type Raw = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Raw => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Raw =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The fields of `from` named in `keys` that it has (no key is added as undefined). */
 function pick(from: unknown, keys: readonly string[]): Raw | undefined {
@@ -75,11 +80,21 @@ function slimMetadata(metadata: unknown, keys: readonly string[], annotations: r
 
 const ATTEMPT = ['attemptedAt', 'phase', 'renderRef'] as const;
 const CONDITION = ['type', 'status', 'reason', 'lastTransitionTime', 'observedGeneration'] as const;
-const HEALTH_SUMMARY = ['renderRef', 'checkedAt', 'total', 'healthy', 'progressing', 'degraded', 'missing', 'unknown'] as const;
+const HEALTH_SUMMARY = [
+  'renderRef',
+  'checkedAt',
+  'total',
+  'healthy',
+  'progressing',
+  'degraded',
+  'missing',
+  'unknown',
+] as const;
 
 function slimStatus(status: unknown): Raw | undefined {
   if (!isObject(status)) return undefined;
-  const out = pick(status, ['observedGeneration', 'reconciledAt', 'lastHandledSyncAt', 'lastHandledForceSyncAt']) ?? {};
+  const out =
+    pick(status, ['observedGeneration', 'reconciledAt', 'lastHandledSyncAt', 'lastHandledForceSyncAt']) ?? {};
   put(out, 'lastAttempted', pick(status['lastAttempted'], ATTEMPT));
   put(out, 'lastSuccessful', pick(status['lastSuccessful'], ATTEMPT));
   put(out, 'rollout', pick(status['rollout'], ['renderRef', 'state']));
@@ -87,14 +102,18 @@ function slimStatus(status: unknown): Raw | undefined {
   const health = pick(status['healthSummary'], HEALTH_SUMMARY);
   if (health !== undefined) put(out, 'healthSummary', { ...health, objects: [] });
   const conditions = status['conditions'];
-  if (Array.isArray(conditions)) out['conditions'] = (conditions as unknown[]).map((c) => (isObject(c) ? { ...pick(c, CONDITION), message: '' } : c));
+  if (Array.isArray(conditions))
+    out['conditions'] = (conditions as unknown[]).map((c) =>
+      isObject(c) ? { ...pick(c, CONDITION), message: '' } : c,
+    );
   return out;
 }
 
 function slimSpec(spec: unknown): unknown {
   if (!isObject(spec)) return spec;
   const content = spec['content'];
-  if (!isObject(content) || !isObject(content['helm']) || content['helm']['values'] === undefined) return spec;
+  if (!isObject(content) || !isObject(content['helm']) || content['helm']['values'] === undefined)
+    return spec;
   const { values: _values, ...helm } = content['helm'];
   return { ...spec, content: { ...content, helm } };
 }
@@ -105,7 +124,11 @@ function slimSpec(spec: unknown): unknown {
  * times and its timestamps up to nine.
  */
 function shareStrings(value: unknown, seen = new Map<string, string>()): void {
-  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, i) => [i, item]) : isObject(value) ? Object.entries(value) : [];
+  const entries: [string | number, unknown][] = Array.isArray(value)
+    ? value.map((item, i) => [i, item])
+    : isObject(value)
+      ? Object.entries(value)
+      : [];
   for (const [key, item] of entries) {
     if (typeof item === 'string') {
       const first = seen.get(item);
@@ -123,7 +146,11 @@ const RELEASE_ANNOTATIONS = [...REQUEST_ANNOTATIONS, ...CHILD_ANNOTATIONS] as co
 /** A Release as the relay keeps it (see the header); it still parses as a Release. */
 export function slimRelease<T extends KubeObjectLike>(raw: T): T {
   const object = raw as unknown as Raw;
-  const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], RELEASE_METADATA, RELEASE_ANNOTATIONS) };
+  const out: Raw = {
+    apiVersion: object['apiVersion'],
+    kind: object['kind'],
+    metadata: slimMetadata(object['metadata'], RELEASE_METADATA, RELEASE_ANNOTATIONS),
+  };
   put(out, 'spec', slimSpec(object['spec']));
   put(out, 'status', slimStatus(object['status']));
   shareStrings(out);
@@ -133,7 +160,11 @@ export function slimRelease<T extends KubeObjectLike>(raw: T): T {
 /** A Cluster, Mutation, Lifecycle or GitRepository (spec kept), or a ConfigMap or Secret as metadata, as the relay keeps it. */
 export function slimDependency<T extends KubeObjectLike>(raw: T): T {
   const object = raw as unknown as Raw;
-  const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], IDENTITY_METADATA, []) };
+  const out: Raw = {
+    apiVersion: object['apiVersion'],
+    kind: object['kind'],
+    metadata: slimMetadata(object['metadata'], IDENTITY_METADATA, []),
+  };
   put(out, 'spec', object['spec']);
   return out as unknown as T;
 }
@@ -146,7 +177,10 @@ function comparedAnnotations(annotations: Raw): Raw {
   const out: Raw = {};
   for (const [key, value] of Object.entries(annotations)) {
     if (CLUSTER_ANNOTATIONS_IGNORED.includes(key)) continue;
-    out[key] = typeof value === 'string' && value.length > CLUSTER_ANNOTATION_VALUE_CHARS ? `sha256:${createHash('sha256').update(value).digest('hex')}` : value;
+    out[key] =
+      typeof value === 'string' && value.length > CLUSTER_ANNOTATION_VALUE_CHARS
+        ? `sha256:${createHash('sha256').update(value).digest('hex')}`
+        : value;
   }
   return out;
 }
@@ -157,8 +191,12 @@ export function slimCluster<T extends KubeObjectLike>(raw: T): T {
   const metadata = (raw as unknown as Raw)['metadata'];
   const labels = isObject(metadata) && isObject(metadata['labels']) ? metadata['labels'] : undefined;
   if (labels !== undefined && Object.keys(labels).length > 0) (out['metadata'] as Raw)['labels'] = labels;
-  const annotations = isObject(metadata) && isObject(metadata['annotations']) ? comparedAnnotations(metadata['annotations']) : undefined;
-  if (annotations !== undefined && Object.keys(annotations).length > 0) (out['metadata'] as Raw)['annotations'] = annotations;
+  const annotations =
+    isObject(metadata) && isObject(metadata['annotations'])
+      ? comparedAnnotations(metadata['annotations'])
+      : undefined;
+  if (annotations !== undefined && Object.keys(annotations).length > 0)
+    (out['metadata'] as Raw)['annotations'] = annotations;
   return out as unknown as T;
 }
 
@@ -167,11 +205,17 @@ const RELEASE_SET_METADATA = [...IDENTITY_METADATA, 'deletionTimestamp'] as cons
 /** A ReleaseSet as the relay keeps it (see the header): what its triggers and gauges read. */
 export function slimReleaseSet<T extends KubeObjectLike>(raw: T): T {
   const object = raw as unknown as Raw;
-  const out: Raw = { apiVersion: object['apiVersion'], kind: object['kind'], metadata: slimMetadata(object['metadata'], RELEASE_SET_METADATA, FLEET_REQUEST_ANNOTATIONS) };
+  const out: Raw = {
+    apiVersion: object['apiVersion'],
+    kind: object['kind'],
+    metadata: slimMetadata(object['metadata'], RELEASE_SET_METADATA, FLEET_REQUEST_ANNOTATIONS),
+  };
   const spec = object['spec'];
   const template = isObject(spec) && isObject(spec['template']) ? spec['template'] : undefined;
   const templateSpec = isObject(template?.['spec']) ? template['spec'] : undefined;
-  const interval = isObject(templateSpec?.['syncPolicy']) ? templateSpec['syncPolicy']['interval'] : undefined;
+  const interval = isObject(templateSpec?.['syncPolicy'])
+    ? templateSpec['syncPolicy']['interval']
+    : undefined;
   if (interval !== undefined) out['spec'] = { template: { spec: { syncPolicy: { interval } } } };
   const status = object['status'];
   if (isObject(status)) {

@@ -8,7 +8,8 @@ export function duplicating(sqs: SQSClient): SQSClient {
       if (property !== 'send') return Reflect.get(target, property, receiver) as unknown;
       return async (command: unknown) => {
         const first = await send(command);
-        if (command instanceof SendMessageCommand || command instanceof SendMessageBatchCommand) await send(command);
+        if (command instanceof SendMessageCommand || command instanceof SendMessageBatchCommand)
+          await send(command);
         return first;
       };
     },

@@ -32,7 +32,12 @@ const config = JSON.parse(process.env['FAULT_CHILD'] ?? '{}') as ChildConfig;
 const credentials = { accessKeyId: 'convoy-dev', secretAccessKey: 'convoy-dev' };
 const plainSqs = new SQSClient({ endpoint: config.endpoint, region: 'us-east-1', credentials });
 const sqs = config.duplicate ? duplicating(plainSqs) : plainSqs;
-const s3 = new S3Client({ endpoint: config.endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+const s3 = new S3Client({
+  endpoint: config.endpoint,
+  region: 'us-east-1',
+  forcePathStyle: true,
+  credentials,
+});
 const fnConfig = functionEnvSchema.parse({
   CONVOY_NAMESPACE: config.namespace,
   CONVOY_RENDER_BUCKET: config.bucket,
@@ -45,15 +50,34 @@ const fnConfig = functionEnvSchema.parse({
 });
 const logger = createLogger({ base: { pid: process.pid }, level: 'info' });
 // The installation's hint key: every child of one world seals and checks hints alike.
-const clients = { kc: fromKubeconfigFile(config.kubeconfigPath), sqs, s3, hintKey: hintKey(fnConfig.CONVOY_HINT_KEY), tenancy: tenancyFromEnv({ CONVOY_EGRESS_ALLOW: config.egressAllow }) };
+const clients = {
+  kc: fromKubeconfigFile(config.kubeconfigPath),
+  sqs,
+  s3,
+  hintKey: hintKey(fnConfig.CONVOY_HINT_KEY),
+  tenancy: tenancyFromEnv({ CONVOY_EGRESS_ALLOW: config.egressAllow }),
+};
 const queueUrlOf = (loop: Loop) => () => config.queues[loop].queueUrl;
 const handlers = {
-  reconcile: createReconcileHandler(fnConfig, clients, logger.child({ fn: 'reconcile' }), { queueUrlOf: queueUrlOf('reconcile') }),
-  drift: createDriftHandler(fnConfig, clients, logger.child({ fn: 'drift' }), { queueUrlOf: queueUrlOf('drift') }),
-  health: createHealthHandler(fnConfig, clients, logger.child({ fn: 'health' }), { queueUrlOf: queueUrlOf('health') }),
+  reconcile: createReconcileHandler(fnConfig, clients, logger.child({ fn: 'reconcile' }), {
+    queueUrlOf: queueUrlOf('reconcile'),
+  }),
+  drift: createDriftHandler(fnConfig, clients, logger.child({ fn: 'drift' }), {
+    queueUrlOf: queueUrlOf('drift'),
+  }),
+  health: createHealthHandler(fnConfig, clients, logger.child({ fn: 'health' }), {
+    queueUrlOf: queueUrlOf('health'),
+  }),
 };
 const pollers = (['reconcile', 'drift', 'health'] as const).map((loop) =>
-  startPoller({ sqs: plainSqs, queueUrl: config.queues[loop].queueUrl, queueArn: config.queues[loop].queueArn, handler: handlers[loop], logger: logger.child({ poller: loop }), waitTimeSeconds: 1 }),
+  startPoller({
+    sqs: plainSqs,
+    queueUrl: config.queues[loop].queueUrl,
+    queueArn: config.queues[loop].queueArn,
+    handler: handlers[loop],
+    logger: logger.child({ poller: loop }),
+    waitTimeSeconds: 1,
+  }),
 );
 process.on('SIGTERM', () => {
   void Promise.all(pollers.map((p) => p.stop())).then(() => process.exit(0));

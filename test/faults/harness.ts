@@ -93,7 +93,10 @@ export async function startWorld(options: { pods?: number } = {}): Promise<Fault
 /** Fresh queues (names carry the scenario) so scenarios never see each other's messages. */
 export async function freshQueues(world: FaultWorld, scenario: string): Promise<void> {
   for (const loop of LOOPS) {
-    world.queues[loop] = await ensureQueueWithDlq(world.sqs, `${scenario}-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 });
+    world.queues[loop] = await ensureQueueWithDlq(world.sqs, `${scenario}-${loop}`, {
+      maxReceiveCount: 100,
+      visibilityTimeout: 60,
+    });
   }
 }
 
@@ -104,7 +107,12 @@ export interface Functions {
 }
 
 /** Starts the three functions' pollers in a child process; every log line goes to `logs`. */
-export async function startFunctions(world: FaultWorld, namespace: string, logs: LogLine[], options: { duplicate?: boolean } = {}): Promise<Functions> {
+export async function startFunctions(
+  world: FaultWorld,
+  namespace: string,
+  logs: LogLine[],
+  options: { duplicate?: boolean } = {},
+): Promise<Functions> {
   const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-faults-cache-'));
   const config: ChildConfig = {
     kubeconfigPath: world.cp.kubeconfigPath,
@@ -140,12 +148,21 @@ export async function startFunctions(world: FaultWorld, namespace: string, logs:
   };
 }
 
-export function startScenarioRelay(world: FaultWorld, installation: string, namespaces: readonly string[], options: { duplicate?: boolean; identity?: string } = {}): Relay {
+export function startScenarioRelay(
+  world: FaultWorld,
+  installation: string,
+  namespaces: readonly string[],
+  options: { duplicate?: boolean; identity?: string } = {},
+): Relay {
   const sqs = options.duplicate === true ? duplicating(world.sqs) : world.sqs;
   return startRelay({
     kube: fromClientNodeKubeConfig(world.kc),
     sqs: onlyNamespaces(sqs, namespaces),
-    queueUrls: { reconcile: world.queues.reconcile.queueUrl, drift: world.queues.drift.queueUrl, health: world.queues.health.queueUrl },
+    queueUrls: {
+      reconcile: world.queues.reconcile.queueUrl,
+      drift: world.queues.drift.queueUrl,
+      health: world.queues.health.queueUrl,
+    },
     installationNamespace: installation,
     logger: createLogger({ level: 'error' }),
     tickMs: 500,
@@ -194,12 +211,21 @@ export async function createNamespace(world: FaultWorld, name: string): Promise<
  * A two-wave app per Release (its own directory, its own object names): wave 0 a Deployment
  * (KWOK runs its Pod) and a ConfigMap, wave 1 a ConfigMap.
  */
-export async function appRepo(world: FaultWorld, name: string, releases: readonly string[], options: { configMapsOnly?: boolean } = {}): Promise<string> {
+export async function appRepo(
+  world: FaultWorld,
+  name: string,
+  releases: readonly string[],
+  options: { configMapsOnly?: boolean } = {},
+): Promise<string> {
   const files: Record<string, string> = {};
   for (const r of releases) {
-    if (options.configMapsOnly !== true) files[`${r}/deploy.yaml`] = `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${r}-web, annotations: {convoy.dev/sync-wave: "0"}}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: ${r}-web}}\n  template:\n    metadata: {labels: {app: ${r}-web}}\n    spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}\n`;
-    files[`${r}/cm.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${r}-config, annotations: {convoy.dev/sync-wave: "0"}}\ndata: {a: "1"}\n`;
-    files[`${r}/after.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${r}-after, annotations: {convoy.dev/sync-wave: "1"}}\ndata: {b: "2"}\n`;
+    if (options.configMapsOnly !== true)
+      files[`${r}/deploy.yaml`] =
+        `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${r}-web, annotations: {convoy.dev/sync-wave: "0"}}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: ${r}-web}}\n  template:\n    metadata: {labels: {app: ${r}-web}}\n    spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}\n`;
+    files[`${r}/cm.yaml`] =
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${r}-config, annotations: {convoy.dev/sync-wave: "0"}}\ndata: {a: "1"}\n`;
+    files[`${r}/after.yaml`] =
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${r}-after, annotations: {convoy.dev/sync-wave: "1"}}\ndata: {b: "2"}\n`;
   }
   await createRepo(world.gitRoot, name, files);
   return `${world.git.url}/${name}.git`;
@@ -243,11 +269,21 @@ export function missingFields(r: Release): string[] {
   return wanted.filter(([, v]) => v === undefined).map(([k]) => k);
 }
 
-export async function waitConverged(world: FaultWorld, namespace: string, names: readonly string[], timeoutMs: number): Promise<{ ms: number; converged: number }> {
+export async function waitConverged(
+  world: FaultWorld,
+  namespace: string,
+  names: readonly string[],
+  timeoutMs: number,
+): Promise<{ ms: number; converged: number }> {
   const started = Date.now();
   let done = 0;
   while (Date.now() - started < timeoutMs) {
-    const list: unknown = await world.api.raw.listNamespacedCustomObject({ group: 'convoy.dev', version: 'v1alpha1', namespace, plural: 'releases' });
+    const list: unknown = await world.api.raw.listNamespacedCustomObject({
+      group: 'convoy.dev',
+      version: 'v1alpha1',
+      namespace,
+      plural: 'releases',
+    });
     const items = (list as { items: Release[] }).items;
     done = items.filter(converged).length;
     if (done >= names.length) return { ms: Date.now() - started, converged: done };
@@ -260,14 +296,24 @@ export async function deadLettered(world: FaultWorld): Promise<number> {
   let total = 0;
   for (const loop of LOOPS) {
     const { Attributes = {} } = await world.sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: world.queues[loop].dlqUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: world.queues[loop].dlqUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
     );
-    total += Number(Attributes['ApproximateNumberOfMessages'] ?? 0) + Number(Attributes['ApproximateNumberOfMessagesNotVisible'] ?? 0);
+    total +=
+      Number(Attributes['ApproximateNumberOfMessages'] ?? 0) +
+      Number(Attributes['ApproximateNumberOfMessagesNotVisible'] ?? 0);
   }
   return total;
 }
 
-const FULL_RUN_MSGS = new Set(['done', 'stopped until the next interval or change', 'failed; retrying with backoff', 'record handler threw; retrying with backoff']);
+const FULL_RUN_MSGS = new Set([
+  'done',
+  'stopped until the next interval or change',
+  'failed; retrying with backoff',
+  'record handler threw; retrying with backoff',
+]);
 
 /** An outcome line of a run that did the loop's work (not a Lease wait or a drop). */
 export function isFullRun(line: LogLine): boolean {
@@ -277,7 +323,10 @@ export function isFullRun(line: LogLine): boolean {
 }
 
 /** Runs per Release and loop, and how many pairs of runs of one Release and loop overlapped in time. */
-export function runStats(logs: readonly LogLine[], releases: number): { runsPerRelease: Record<Loop, number>; overlappingRuns: number } {
+export function runStats(
+  logs: readonly LogLine[],
+  releases: number,
+): { runsPerRelease: Record<Loop, number>; overlappingRuns: number } {
   const byKey = new Map<string, [number, number][]>();
   const counts: Record<Loop, number> = { reconcile: 0, drift: 0, health: 0 };
   for (const line of logs.filter(isFullRun)) {
@@ -296,7 +345,14 @@ export function runStats(logs: readonly LogLine[], releases: number): { runsPerR
     for (let i = 1; i < intervals.length; i++) if (intervals[i][0] < intervals[i - 1][1] - 5) overlapping++;
   }
   const per = (n: number) => Math.round((n / Math.max(releases, 1)) * 100) / 100;
-  return { runsPerRelease: { reconcile: per(counts.reconcile), drift: per(counts.drift), health: per(counts.health) }, overlappingRuns: overlapping };
+  return {
+    runsPerRelease: {
+      reconcile: per(counts.reconcile),
+      drift: per(counts.drift),
+      health: per(counts.health),
+    },
+    overlappingRuns: overlapping,
+  };
 }
 
 /**
@@ -345,7 +401,14 @@ export function sampleLoad(everyMs = 5_000) {
       clearInterval(timer);
       samples.push(loadavg()[0] ?? 0);
       const round = (n: number) => Math.round(n * 10) / 10;
-      return { loadAvg1m: { start: round(samples[0] ?? 0), max: round(Math.max(...samples)), end: round(samples.at(-1) ?? 0) }, cores: cpus().length };
+      return {
+        loadAvg1m: {
+          start: round(samples[0] ?? 0),
+          max: round(Math.max(...samples)),
+          end: round(samples.at(-1) ?? 0),
+        },
+        cores: cpus().length,
+      };
     },
   };
 }

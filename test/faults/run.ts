@@ -52,7 +52,14 @@ const DUP_N = Number(process.env['FAULT_DUP_N'] ?? 200);
 const LOG_DIR = process.env['FAULT_LOG_DIR'];
 const FREEZE_S = Number(process.env['FAULT_FREEZE_S'] ?? 45);
 const GIT_DOWN_S = Number(process.env['FAULT_GIT_DOWN_S'] ?? 60);
-const CI_SCENARIOS = ['every-message-twice', 'crashed-lease', 'kill-9-mid-wave', 'kill-9-mid-hook', 'two-processes', 'burst'];
+const CI_SCENARIOS = [
+  'every-message-twice',
+  'crashed-lease',
+  'kill-9-mid-wave',
+  'kill-9-mid-hook',
+  'two-processes',
+  'burst',
+];
 const CONVERGE_TIMEOUT_MS = Number(process.env['FAULT_TIMEOUT_S'] ?? 300) * 1000;
 /** The bursts (FAULT_BURST_N, FAULT_DUP_N) converge at the functions' throughput: a longer limit. */
 const BURST_TIMEOUT_MS = Number(process.env['FAULT_BURST_TIMEOUT_S'] ?? 1800) * 1000;
@@ -78,24 +85,54 @@ async function scenario(world: FaultWorld, name: string): Promise<Scenario> {
   await createNamespace(world, installation);
   await world.api.create('Cluster', ns, 'local', { inCluster: true });
   await freshQueues(world, `${name}-${suffix}`);
-  return { world, name, ns, installation, logs: [], relays: [], functions: [], releases: [], jobs: trackJobs(world, ns), load: sampleLoad() };
+  return {
+    world,
+    name,
+    ns,
+    installation,
+    logs: [],
+    relays: [],
+    functions: [],
+    releases: [],
+    jobs: trackJobs(world, ns),
+    load: sampleLoad(),
+  };
 }
 
 const releaseNames = (count: number) => Array.from({ length: count }, (_, i) => `r${i}`);
 
-async function createReleases(s: Scenario, names: readonly string[], url: string, extraSpec: Record<string, unknown> = {}): Promise<void> {
+async function createReleases(
+  s: Scenario,
+  names: readonly string[],
+  url: string,
+  extraSpec: Record<string, unknown> = {},
+): Promise<void> {
   for (let i = 0; i < names.length; i += 20) {
-    await Promise.all(names.slice(i, i + 20).map((n) => s.world.api.create('Release', s.ns, n, { ...releaseSpec(url, s.ns, n), ...extraSpec })));
+    await Promise.all(
+      names
+        .slice(i, i + 20)
+        .map((n) => s.world.api.create('Release', s.ns, n, { ...releaseSpec(url, s.ns, n), ...extraSpec })),
+    );
   }
   s.releases.push(...names);
 }
 
-async function finish(s: Scenario, startedAt: number, notes: Record<string, unknown> = {}, timeoutMs = CONVERGE_TIMEOUT_MS): Promise<Record<string, unknown>> {
+async function finish(
+  s: Scenario,
+  startedAt: number,
+  notes: Record<string, unknown> = {},
+  timeoutMs = CONVERGE_TIMEOUT_MS,
+): Promise<Record<string, unknown>> {
   const left = Math.max(timeoutMs - (Date.now() - startedAt), 1_000);
   const conv = await waitConverged(s.world, s.ns, s.releases, left);
   // A little longer, so that late duplicates and timers show up in the counts.
   await sleep(3_000);
-  const list = (await s.world.api.raw.listNamespacedCustomObject({ group: 'convoy.dev', version: 'v1alpha1', namespace: s.ns, plural: 'releases' })) as { items: Release[] };
+  const list = (await s.world.api.raw.listNamespacedCustomObject({
+    group: 'convoy.dev',
+    version: 'v1alpha1',
+    namespace: s.ns,
+    plural: 'releases',
+  })) as { items: Release[] };
   const lost = list.items.reduce((n, r) => n + missingFields(r).length, 0);
   const jobs = await s.jobs.stop();
   const result = {
@@ -112,7 +149,12 @@ async function finish(s: Scenario, startedAt: number, notes: Record<string, unkn
     notConverged: list.items
       .filter((r) => !converged(r))
       .slice(0, 3)
-      .map((r) => ({ name: r.metadata.name, applied: conditionOf(r, 'Applied')?.reason, inSync: conditionOf(r, 'InSync')?.reason, healthy: conditionOf(r, 'Healthy')?.reason })),
+      .map((r) => ({
+        name: r.metadata.name,
+        applied: conditionOf(r, 'Applied')?.reason,
+        inSync: conditionOf(r, 'InSync')?.reason,
+        healthy: conditionOf(r, 'Healthy')?.reason,
+      })),
   };
   for (const relay of s.relays) await relay.stop();
   for (const f of s.functions) {
@@ -120,7 +162,9 @@ async function finish(s: Scenario, startedAt: number, notes: Record<string, unkn
     await f.exited;
   }
   // Its Pods would crowd the simulated Nodes of the next scenario.
-  await deleteNamespace(s.world, s.ns).catch((error: unknown) => process.stderr.write(`deleting namespace ${s.ns}: ${String(error)}\n`));
+  await deleteNamespace(s.world, s.ns).catch((error: unknown) =>
+    process.stderr.write(`deleting namespace ${s.ns}: ${String(error)}\n`),
+  );
   if (LOG_DIR !== undefined) {
     await mkdir(LOG_DIR, { recursive: true });
     await writeFile(join(LOG_DIR, `${s.name}.jsonl`), s.logs.map((l) => JSON.stringify(l)).join('\n') + '\n');
@@ -159,7 +203,12 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
           metadata: { name: lease, namespace: s.installation, labels: { 'convoy.dev/release-uid': uid } },
-          spec: { holderIdentity: 'reconcile-crashed', leaseDurationSeconds: 60, acquireTime: now, renewTime: now },
+          spec: {
+            holderIdentity: 'reconcile-crashed',
+            leaseDurationSeconds: 60,
+            acquireTime: now,
+            renewTime: now,
+          },
         },
         { type: 'apply', fieldManager: 'fault-suite', force: true },
       );
@@ -177,7 +226,8 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
     await createReleases(s, names, await appRepo(world, s.ns, names));
     // Wait until a Release waits at wave 0 (mid-wave), then kill -9 the functions.
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && !s.logs.some((l) => l['applied'] === 'WaitingForWaveHealth')) await sleep(100);
+    while (Date.now() < deadline && !s.logs.some((l) => l['applied'] === 'WaitingForWaveHealth'))
+      await sleep(100);
     first.kill('SIGKILL');
     await first.exited;
     const killedAt = Date.now() - started;
@@ -201,7 +251,10 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
             backoffLimit: 0,
             template: {
               metadata: { annotations: { 'kwok.convoy.dev/run-for': '20s' } },
-              spec: { restartPolicy: 'Never', containers: [{ name: 'migrate', image: 'registry.invalid/migrate:1' }] },
+              spec: {
+                restartPolicy: 'Never',
+                containers: [{ name: 'migrate', image: 'registry.invalid/migrate:1' }],
+              },
             },
           },
         },
@@ -214,7 +267,8 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
     await createReleases(s, names, await appRepo(world, s.ns, names), { lifecycleRef: { name: 'migrate' } });
     // Wait until the hooks of most Releases run (their Jobs exist, WaitingForHook), then kill -9.
     const deadline = Date.now() + 60_000;
-    const waiting = () => new Set(s.logs.filter((l) => l['applied'] === 'WaitingForHook').map((l) => l['name'])).size;
+    const waiting = () =>
+      new Set(s.logs.filter((l) => l['applied'] === 'WaitingForHook').map((l) => l['name'])).size;
     while (Date.now() < deadline && waiting() < Math.ceil(N / 2)) await sleep(100);
     const hooksRunningAtKill = waiting();
     first.kill('SIGKILL');
@@ -267,7 +321,13 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
     const once = await runOnce('dupcost-once', false);
     const twice = await runOnce('dupcost-twice', true);
     const ratio = Number(twice['timeToConvergeS']) / Math.max(Number(once['timeToConvergeS']), 0.1);
-    const summary = { ...twice, scenario: 'duplicates-cost', baselineTimeToConvergeS: once['timeToConvergeS'], ratio: Math.round(ratio * 100) / 100, ratioTarget: 1.2 };
+    const summary = {
+      ...twice,
+      scenario: 'duplicates-cost',
+      baselineTimeToConvergeS: once['timeToConvergeS'],
+      ratio: Math.round(ratio * 100) / 100,
+      ratioTarget: 1.2,
+    };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return summary;
   },
@@ -308,8 +368,15 @@ const scenarios: Record<string, (world: FaultWorld) => Promise<Record<string, un
 };
 
 async function main(): Promise<void> {
-  const only = process.env['FAULT_ONLY']?.split(',').filter((x) => x !== '') ?? (CI_SUBSET ? CI_SCENARIOS : undefined);
-  const world = await startWorld({ pods: Math.max(N, only === undefined || only.includes('burst') ? BURST_N : 0, only === undefined || only.includes('duplicates-cost') ? DUP_N : 0) });
+  const only =
+    process.env['FAULT_ONLY']?.split(',').filter((x) => x !== '') ?? (CI_SUBSET ? CI_SCENARIOS : undefined);
+  const world = await startWorld({
+    pods: Math.max(
+      N,
+      only === undefined || only.includes('burst') ? BURST_N : 0,
+      only === undefined || only.includes('duplicates-cost') ? DUP_N : 0,
+    ),
+  });
   const results: Record<string, unknown>[] = [];
   try {
     for (const [name, run] of Object.entries(scenarios)) {
@@ -320,9 +387,16 @@ async function main(): Promise<void> {
     await world.stop();
   }
   const broken = results.filter(
-    (r) => r['overlappingRuns'] !== 0 || r['deadLettered'] !== 0 || r['statusFieldsLost'] !== 0 || r['duplicateHookJobs'] !== 0 || r['converged'] !== r['releases'],
+    (r) =>
+      r['overlappingRuns'] !== 0 ||
+      r['deadLettered'] !== 0 ||
+      r['statusFieldsLost'] !== 0 ||
+      r['duplicateHookJobs'] !== 0 ||
+      r['converged'] !== r['releases'],
   );
-  process.stdout.write(`${JSON.stringify({ scenarios: results.length, broken: broken.map((r) => r['scenario']) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ scenarios: results.length, broken: broken.map((r) => r['scenario']) })}\n`,
+  );
   process.exitCode = broken.length === 0 ? 0 : 1;
 }
 

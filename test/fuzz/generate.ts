@@ -34,36 +34,58 @@ export function generateCases(count: number, seed = Number(process.env['FUZZ_SEE
   const random = prng(seed);
   const int = (n: number) => Math.floor(random() * n);
   const pick = <T>(items: readonly T[]): T => items.at(int(items.length)) as T;
-  const hex = (n: number, alphabet = HEX) => Array.from({ length: n }, () => alphabet[int(alphabet.length)]).join('');
-  const junk = (n: number) => Array.from({ length: n }, () => String.fromCodePoint(pick([32 + int(95), 0x80 + int(0x700), 0x1f600 + int(50), 0]))).join('');
+  const hex = (n: number, alphabet = HEX) =>
+    Array.from({ length: n }, () => alphabet[int(alphabet.length)]).join('');
+  const junk = (n: number) =>
+    Array.from({ length: n }, () =>
+      String.fromCodePoint(pick([32 + int(95), 0x80 + int(0x700), 0x1f600 + int(50), 0])),
+    ).join('');
 
-  const pins = (): string => pick([
-    () => `sha256:${hex(64)}`,
-    () => `sha256:${hex(64).toUpperCase()}`,
-    () => `sha256:${hex(int(70))}`,
-    () => `sha1:${hex(40)}`,
-    () => hex(64),
-    () => 'garbage',
-    () => ` sha256:${hex(64)}`,
-    () => `sha256:${hex(64)}\n`,
-    () => `sha256:${'a'.repeat(2000)}`,
-    () => junk(1 + int(40)),
-    () => '',
-  ])();
-  const times = (): string => pick([
-    () => new Date(Date.UTC(2026, 0, 1) + int(1e10)).toISOString(),
-    () => new Date(Date.UTC(2026, 0, 1) + int(1e10)).toISOString().replace(/\.\d+Z$/, 'Z'),
-    () => '2026-13-45T99:99:99Z',
-    () => 'yesterday',
-    () => String(int(2e9)),
-    () => '-1',
-    () => junk(1 + int(20)),
-    () => `${'9'.repeat(300)}`,
-    () => '',
-  ])();
-  const waves = (): string => pick(['0', '1', '-3', ' 2 ', '+4', '1.5', '1e3', 'NaN', '99999999999999999999', '', junk(5), '0x10', '-0']);
+  const pins = (): string =>
+    pick([
+      () => `sha256:${hex(64)}`,
+      () => `sha256:${hex(64).toUpperCase()}`,
+      () => `sha256:${hex(int(70))}`,
+      () => `sha1:${hex(40)}`,
+      () => hex(64),
+      () => 'garbage',
+      () => ` sha256:${hex(64)}`,
+      () => `sha256:${hex(64)}\n`,
+      () => `sha256:${'a'.repeat(2000)}`,
+      () => junk(1 + int(40)),
+      () => '',
+    ])();
+  const times = (): string =>
+    pick([
+      () => new Date(Date.UTC(2026, 0, 1) + int(1e10)).toISOString(),
+      () => new Date(Date.UTC(2026, 0, 1) + int(1e10)).toISOString().replace(/\.\d+Z$/, 'Z'),
+      () => '2026-13-45T99:99:99Z',
+      () => 'yesterday',
+      () => String(int(2e9)),
+      () => '-1',
+      () => junk(1 + int(20)),
+      () => `${'9'.repeat(300)}`,
+      () => '',
+    ])();
+  const waves = (): string =>
+    pick([
+      '0',
+      '1',
+      '-3',
+      ' 2 ',
+      '+4',
+      '1.5',
+      '1e3',
+      'NaN',
+      '99999999999999999999',
+      '',
+      junk(5),
+      '0x10',
+      '-0',
+    ]);
   const prunes = (): string => pick(['disabled', 'Disabled', 'false', 'true', '', junk(3)]);
-  const durations = (): string => pick(['1s', '5m', '0', '-1s', '1d', 'forever', '1h30m', '0.5s', '9999999h', '', junk(4)]);
+  const durations = (): string =>
+    pick(['1s', '5m', '0', '-1s', '1d', 'forever', '1h30m', '0.5s', '9999999h', '', junk(4)]);
 
   return Array.from({ length: count }, (_, index) => {
     const annotations: Record<string, string> = {};
@@ -74,9 +96,17 @@ export function generateCases(count: number, seed = Number(process.env['FUZZ_SEE
     if (random() < 0.6) objectAnnotations['convoy.dev/sync-wave'] = waves();
     if (random() < 0.4) objectAnnotations['convoy.dev/prune'] = prunes();
     const spec: Record<string, unknown> = {};
-    if (random() < 0.4) spec['syncPolicy'] = { mode: pick(['Auto', 'Manual']), interval: durations(), ...(random() < 0.5 ? { retryBackoff: { initial: durations(), factor: pick([1, 2, 0, -1, 1e9]), max: durations() } } : {}) };
+    if (random() < 0.4)
+      spec['syncPolicy'] = {
+        mode: pick(['Auto', 'Manual']),
+        interval: durations(),
+        ...(random() < 0.5
+          ? { retryBackoff: { initial: durations(), factor: pick([1, 2, 0, -1, 1e9]), max: durations() } }
+          : {}),
+      };
     if (random() < 0.3) spec['healthAssessment'] = { interval: durations() };
-    if (random() < 0.3) spec['driftDetection'] = { interval: durations(), mode: pick(['Detect', 'Correct', 'Nope']) };
+    if (random() < 0.3)
+      spec['driftDetection'] = { interval: durations(), mode: pick(['Detect', 'Correct', 'Nope']) };
     return { index, annotations, spec, objectAnnotations };
   });
 }

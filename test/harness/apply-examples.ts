@@ -2,7 +2,13 @@
 // `kubectl apply --server-side` would, and returns the names of the Releases among them.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  KubernetesObjectApi,
+  PatchStrategy,
+  loadAllYaml,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 
 export async function applyExamples(kc: KubeConfig, examples: string): Promise<string[]> {
   const objects = KubernetesObjectApi.makeApiClient(kc);

@@ -9,13 +9,22 @@ export const CHROMIUM = process.env['CONVOY_CHROMIUM'] ?? '/usr/bin/chromium';
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CONVOY_CHROMIUM`);
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CONVOY_CHROMIUM`,
+    );
   }
   return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     // As root in a container Chromium needs --no-sandbox; /dev/shm is small there.
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check'],
+    args: [
+      '--no-sandbox',
+      '--headless=new',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--no-default-browser-check',
+    ],
   });
 }
 

@@ -52,7 +52,13 @@ export function startConvoy(
       resolve({ code, stdout, stderr, ms: Date.now() - started });
     });
   });
-  return { done, exited: () => finished, stderr: () => stderr, stdout: () => stdout, kill: () => child.kill() };
+  return {
+    done,
+    exited: () => finished,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    kill: () => child.kill(),
+  };
 }
 
 export const runConvoy = (

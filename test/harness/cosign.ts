@@ -14,7 +14,10 @@ const root = resolve(import.meta.dirname, '..', '..');
 const PASSWORD = 'convoy-test-cosign';
 
 export async function cosignBinary(): Promise<string> {
-  const { stdout } = await execFileAsync('bash', [join(root, 'scripts', 'build-cosign.sh')], { maxBuffer: 1 << 20, timeout: 30 * 60_000 });
+  const { stdout } = await execFileAsync('bash', [join(root, 'scripts', 'build-cosign.sh')], {
+    maxBuffer: 1 << 20,
+    timeout: 30 * 60_000,
+  });
   return stdout.trim();
 }
 
@@ -26,7 +29,14 @@ export interface CosignKeyPair {
 }
 
 function env(dir: string): NodeJS.ProcessEnv {
-  return { PATH: process.env['PATH'] ?? '', HOME: dir, COSIGN_PASSWORD: PASSWORD, COSIGN_YES: 'true', SIGSTORE_NO_CACHE: 'true', TUF_ROOT: join(dir, 'tuf') };
+  return {
+    PATH: process.env['PATH'] ?? '',
+    HOME: dir,
+    COSIGN_PASSWORD: PASSWORD,
+    COSIGN_YES: 'true',
+    SIGSTORE_NO_CACHE: 'true',
+    TUF_ROOT: join(dir, 'tuf'),
+  };
 }
 
 /** `cosign generate-key-pair` in `dir` (a folder of its own per pair). */
@@ -36,10 +46,24 @@ export async function generateKeyPair(cosign: string, dir: string): Promise<Cosi
 }
 
 /** `cosign sign --key` of `<host>/<repository>@<digest>` on a plain-HTTP registry, without the transparency log. */
-export async function signArtifact(cosign: string, dir: string, key: CosignKeyPair, reference: string): Promise<void> {
+export async function signArtifact(
+  cosign: string,
+  dir: string,
+  key: CosignKeyPair,
+  reference: string,
+): Promise<void> {
   await execFileAsync(
     cosign,
-    ['sign', '--key', key.keyFile, '--tlog-upload=false', '--allow-http-registry', '--allow-insecure-registry', '--yes', reference],
+    [
+      'sign',
+      '--key',
+      key.keyFile,
+      '--tlog-upload=false',
+      '--allow-http-registry',
+      '--allow-insecure-registry',
+      '--yes',
+      reference,
+    ],
     { cwd: dir, env: env(dir) },
   );
 }

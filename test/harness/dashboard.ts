@@ -1,6 +1,12 @@
 // What the dashboard's browser test and bench share: the relay's HTTP API served over a real socket
 // for a runtime, a ServiceAccount user with namespaced grants, and many Releases at once.
-import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { createS3RenderStore } from '../../adapters/store/s3-render-store.ts';
 import type { ConvoyRuntime } from '../../dev/runtime.ts';
@@ -14,11 +20,16 @@ import { userClustersOf } from '../../relay/http/user-cluster.ts';
 
 /** The HTTP API (and the dashboard) of `runtime`, as relay/main.ts composes it, on a free loopback port. */
 /** `runtime` absent: no render store (history, diff and tree answer 409 NoStore). */
-export function serveDashboard(kc: KubeConfig, runtime?: Pick<ConvoyRuntime, 's3' | 'bucket'> & { relay?: ConvoyRuntime['relay'] }): Promise<ServedApi> {
+export function serveDashboard(
+  kc: KubeConfig,
+  runtime?: Pick<ConvoyRuntime, 's3' | 'bucket'> & { relay?: ConvoyRuntime['relay'] },
+): Promise<ServedApi> {
   const app = createApiApp({
     auth: cachingAuthenticator(createKubeAuthenticator(fromClientNodeKubeConfig(kc))),
     releases: createReleaseApi(fromClientNodeKubeConfig(kc)),
-    ...(runtime !== undefined ? { store: createS3RenderStore({ s3: runtime.s3, bucket: runtime.bucket }) } : {}),
+    ...(runtime !== undefined
+      ? { store: createS3RenderStore({ s3: runtime.s3, bucket: runtime.bucket }) }
+      : {}),
     metrics: runtime?.relay?.metrics ?? { render: () => '' },
     ready: () => true,
     userClusters: userClustersOf(fromClientNodeKubeConfig(kc)),
@@ -46,7 +57,10 @@ export async function serviceAccountUser(
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
   for (const grant of grants) {
     const role = `${name}-dashboard`;
-    await rbac.createNamespacedRole({ namespace: grant.namespace, body: { metadata: { name: role }, rules: grant.rules } });
+    await rbac.createNamespacedRole({
+      namespace: grant.namespace,
+      body: { metadata: { name: role }, rules: grant.rules },
+    });
     await rbac.createNamespacedRoleBinding({
       namespace: grant.namespace,
       body: {
@@ -56,7 +70,11 @@ export async function serviceAccountUser(
       },
     });
   }
-  const requested = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+  const requested = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
   return {
     user: `system:serviceaccount:${namespace}:${name}`,
     token: requested.status?.token ?? '',
@@ -67,7 +85,12 @@ export async function serviceAccountUser(
 }
 
 /** Creates `count` minimal Releases named r-0000… in `namespace`, `parallel` at a time. */
-export async function createManyReleases(kc: KubeConfig, namespace: string, count: number, parallel = 20): Promise<void> {
+export async function createManyReleases(
+  kc: KubeConfig,
+  namespace: string,
+  count: number,
+  parallel = 20,
+): Promise<void> {
   const api = kc.makeApiClient(CustomObjectsApi);
   let next = 0;
   const worker = async () => {
@@ -82,7 +105,10 @@ export async function createManyReleases(kc: KubeConfig, namespace: string, coun
           apiVersion: `${API_GROUP}/${API_VERSION}`,
           kind: 'Release',
           metadata: { name: `r-${String(i).padStart(4, '0')}` },
-          spec: { cluster: { name: 'local' }, source: { git: { url: 'https://git.example.invalid/apps.git', ref: { branch: 'main' } } } },
+          spec: {
+            cluster: { name: 'local' },
+            source: { git: { url: 'https://git.example.invalid/apps.git', ref: { branch: 'main' } } },
+          },
         },
       });
     }

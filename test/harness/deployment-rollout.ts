@@ -16,7 +16,12 @@ export function deploymentRolledOut(d: V1Deployment): boolean {
 }
 
 /** Waits until the Deployment controller has finished rolling out `namespace/name` (read as `kc`). */
-export async function untilDeploymentRolledOut(kc: KubeConfig, namespace: string, name: string, timeoutMs = 60_000): Promise<V1Deployment> {
+export async function untilDeploymentRolledOut(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  timeoutMs = 60_000,
+): Promise<V1Deployment> {
   const apps = kc.makeApiClient(AppsV1Api);
   return until(
     `Deployment ${namespace}/${name} is rolled out`,

@@ -23,7 +23,12 @@ export interface FaultProxy {
 
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const log: string[] = [];
-  const faults: { remaining: number; status: number; prefix: string; retryAfterSeconds?: number | undefined }[] = [];
+  const faults: {
+    remaining: number;
+    status: number;
+    prefix: string;
+    retryAfterSeconds?: number | undefined;
+  }[] = [];
   const hanging = new Set<string>();
   const held: ServerResponse[] = [];
   const sockets = new Set<Socket>();
@@ -40,12 +45,30 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     if (fault !== undefined) {
       fault.remaining--;
       log.push(`${line} ${fault.status}`);
-      res.writeHead(fault.status, { 'content-type': 'application/json', ...(fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {}) });
-      res.end(JSON.stringify({ errors: [{ code: fault.status === 429 ? 'TOOMANYREQUESTS' : 'UNAVAILABLE', message: 'injected by the test proxy' }] }));
+      res.writeHead(fault.status, {
+        'content-type': 'application/json',
+        ...(fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {}),
+      });
+      res.end(
+        JSON.stringify({
+          errors: [
+            {
+              code: fault.status === 429 ? 'TOOMANYREQUESTS' : 'UNAVAILABLE',
+              message: 'injected by the test proxy',
+            },
+          ],
+        }),
+      );
       return;
     }
     const upstream = request(
-      { host: target.split(':')[0], port: Number(target.split(':')[1]), method: req.method, path, headers: { ...req.headers, host: target } },
+      {
+        host: target.split(':')[0],
+        port: Number(target.split(':')[1]),
+        method: req.method,
+        path,
+        headers: { ...req.headers, host: target },
+      },
       (answer) => {
         log.push(`${line} ${answer.statusCode ?? 0}`);
         res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -69,7 +92,12 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     host: `127.0.0.1:${port}`,
     log,
     failNext(count, status, opts = {}) {
-      faults.push({ remaining: count, status, prefix: opts.prefix ?? '/', retryAfterSeconds: opts.retryAfterSeconds });
+      faults.push({
+        remaining: count,
+        status,
+        prefix: opts.prefix ?? '/',
+        retryAfterSeconds: opts.retryAfterSeconds,
+      });
     },
     hang(prefix) {
       hanging.add(prefix);

@@ -45,7 +45,12 @@ export interface FleetScenario {
    * Polls the set until `check` returns a value; fails after timeoutMs naming `what` and the last
    * status. It only reads: the set is woken by the relay and its own rechecks, never by the wait.
    */
-  waitForSet<T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs?: number): Promise<T>;
+  waitForSet<T>(
+    name: string,
+    what: string,
+    check: (set: ReleaseSet) => T | undefined | false,
+    timeoutMs?: number,
+  ): Promise<T>;
   /** How many times the fleet function decided for the set so far (its 'fleet decided' log lines). */
   fleetRuns(name: string): number;
   /** Waits until RolloutSucceeded is True at the set's generation and the rollout Succeeded. */
@@ -56,7 +61,11 @@ export interface FleetScenario {
 /** Whether RolloutSucceeded is True for the set's current generation and the rollout state Succeeded. */
 export function hasSucceeded(set: ReleaseSet): boolean {
   const condition = conditionOf(set, 'RolloutSucceeded');
-  return condition?.status === 'True' && condition.observedGeneration === set.metadata.generation && set.status?.rollout?.state === 'Succeeded';
+  return (
+    condition?.status === 'True' &&
+    condition.observedGeneration === set.metadata.generation &&
+    set.status?.rollout?.state === 'Succeeded'
+  );
 }
 
 /**
@@ -64,13 +73,22 @@ export function hasSucceeded(set: ReleaseSet): boolean {
  * the test namespace under its name and labels unless `register` is false (the test registers its
  * own Clusters with registerCluster, e.g. several per target).
  */
-export async function startFleetScenario(prefix: string, targetSpecs: readonly TargetSpec[], options: { register?: boolean } = {}): Promise<FleetScenario> {
+export async function startFleetScenario(
+  prefix: string,
+  targetSpecs: readonly TargetSpec[],
+  options: { register?: boolean } = {},
+): Promise<FleetScenario> {
   const admin = kubeConfigFor(inject('kubeconfigPath'));
-  const [envResult, targetsResult] = await Promise.allSettled([startRuntimeEnv(admin, prefix), startFleetTargets(targetSpecs)]);
+  const [envResult, targetsResult] = await Promise.allSettled([
+    startRuntimeEnv(admin, prefix),
+    startFleetTargets(targetSpecs),
+  ]);
   if (envResult.status === 'rejected' || targetsResult.status === 'rejected') {
     if (envResult.status === 'fulfilled') await envResult.value.close();
     if (targetsResult.status === 'fulfilled') await stopFleetTargets(targetsResult.value);
-    throw envResult.status === 'rejected' ? envResult.reason : (targetsResult as PromiseRejectedResult).reason;
+    throw envResult.status === 'rejected'
+      ? envResult.reason
+      : (targetsResult as PromiseRejectedResult).reason;
   }
   const env = envResult.value;
   const targets = targetsResult.value;
@@ -80,13 +98,31 @@ export async function startFleetScenario(prefix: string, targetSpecs: readonly T
   const kick = async (name: string, cause: string): Promise<void> => {
     const set = await sets.get(name);
     // Read at each send: env.restart() starts a new runtime with new queues.
-    const queueUrl = (env.runtime.queues as unknown as Record<string, { queueUrl: string } | undefined>)['fleet']?.queueUrl;
-    if (queueUrl === undefined) throw new Error('the runtime has no fleet queue (dev/runtime.ts queues.fleet)');
-    const message: QueueMessage = { v: QUEUE_MESSAGE_VERSION, loop: 'fleet', namespace, name, uid: set.metadata.uid ?? '', cause: `test: ${cause}`, sentAt: new Date().toISOString() };
-    await env.runtime.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
+    const queueUrl = (env.runtime.queues as unknown as Record<string, { queueUrl: string } | undefined>)[
+      'fleet'
+    ]?.queueUrl;
+    if (queueUrl === undefined)
+      throw new Error('the runtime has no fleet queue (dev/runtime.ts queues.fleet)');
+    const message: QueueMessage = {
+      v: QUEUE_MESSAGE_VERSION,
+      loop: 'fleet',
+      namespace,
+      name,
+      uid: set.metadata.uid ?? '',
+      cause: `test: ${cause}`,
+      sentAt: new Date().toISOString(),
+    };
+    await env.runtime.sqs.send(
+      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }),
+    );
   };
 
-  const waitForSet = async <T>(name: string, what: string, check: (set: ReleaseSet) => T | undefined | false, timeoutMs = 180_000): Promise<T> => {
+  const waitForSet = async <T>(
+    name: string,
+    what: string,
+    check: (set: ReleaseSet) => T | undefined | false,
+    timeoutMs = 180_000,
+  ): Promise<T> => {
     let last: ReleaseSet | undefined;
     try {
       return await until(
@@ -99,7 +135,9 @@ export async function startFleetScenario(prefix: string, targetSpecs: readonly T
         { timeoutMs, intervalMs: 250 },
       );
     } catch (error) {
-      throw new Error(`${(error as Error).message}; last status: ${JSON.stringify(last?.status)}`, { cause: error });
+      throw new Error(`${(error as Error).message}; last status: ${JSON.stringify(last?.status)}`, {
+        cause: error,
+      });
     }
   };
 
@@ -121,9 +159,17 @@ export async function startFleetScenario(prefix: string, targetSpecs: readonly T
     },
     commitRevision: (name, revision) => env.commit(name, fleetChart(revision)),
     kick,
-    fleetRuns: (name) => env.logs.filter((l) => l['loop'] === 'fleet' && l['namespace'] === namespace && l['name'] === name && l.msg === 'fleet decided').length,
+    fleetRuns: (name) =>
+      env.logs.filter(
+        (l) =>
+          l['loop'] === 'fleet' &&
+          l['namespace'] === namespace &&
+          l['name'] === name &&
+          l.msg === 'fleet decided',
+      ).length,
     waitForSet,
-    succeeded: (name, timeoutMs) => waitForSet(name, 'the rollout succeeded', (set) => hasSucceeded(set) && set, timeoutMs),
+    succeeded: (name, timeoutMs) =>
+      waitForSet(name, 'the rollout succeeded', (set) => hasSucceeded(set) && set, timeoutMs),
     async close() {
       await env.close();
       await stopFleetTargets(targets);

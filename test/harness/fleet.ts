@@ -65,9 +65,11 @@ export async function startFleetTargets(
 ): Promise<FleetTarget[]> {
   const started = await Promise.allSettled(
     specs.map((spec) =>
-      startControlPlane({ controllers: options.controllers ?? true, nodes: options.nodes ?? 1, extraUsers: [{ name: TARGET_DEPLOYER }] }).then(
-        (cp) => ({ ...spec, cp, kc: kcOf(cp) }),
-      ),
+      startControlPlane({
+        controllers: options.controllers ?? true,
+        nodes: options.nodes ?? 1,
+        extraUsers: [{ name: TARGET_DEPLOYER }],
+      }).then((cp) => ({ ...spec, cp, kc: kcOf(cp) })),
     ),
   );
   const targets = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -97,14 +99,27 @@ export function targetKubeconfigYaml(cp: ControlPlane): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 't', cluster: { server: cp.server, 'certificate-authority-data': Buffer.from(cp.caPem).toString('base64') } }],
+    clusters: [
+      {
+        name: 't',
+        cluster: {
+          server: cp.server,
+          'certificate-authority-data': Buffer.from(cp.caPem).toString('base64'),
+        },
+      },
+    ],
     users: [{ name: 'u', user: { token: cp.tokens[TARGET_DEPLOYER] } }],
     contexts: [{ name: 't', context: { cluster: 't', user: 'u' } }],
     'current-context': 't',
   });
 }
 
-const clusterBody = (namespace: string, name: string, labels: Readonly<Record<string, string>>, secret: string) => ({
+const clusterBody = (
+  namespace: string,
+  name: string,
+  labels: Readonly<Record<string, string>>,
+  secret: string,
+) => ({
   apiVersion: `${API_GROUP}/${API_VERSION}`,
   kind: 'Cluster',
   metadata: { name, namespace, labels: { [FLEET_LABEL]: 'true', ...labels } },
@@ -124,7 +139,12 @@ export async function registerCluster(
 ): Promise<void> {
   const secret = `kubeconfig-${target.name}`;
   try {
-    await mgmt.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace, body: { metadata: { name: secret }, stringData: { value: targetKubeconfigYaml(target.cp) } } });
+    await mgmt
+      .makeApiClient(CoreV1Api)
+      .createNamespacedSecret({
+        namespace,
+        body: { metadata: { name: secret }, stringData: { value: targetKubeconfigYaml(target.cp) } },
+      });
   } catch (error) {
     if (!(error instanceof ApiException && error.code === 409)) throw error;
   }
@@ -139,25 +159,58 @@ export async function registerCluster(
 }
 
 /** Registers every target under its own name and labels. */
-export async function registerClusters(mgmt: KubeConfig, namespace: string, targets: readonly FleetTarget[]): Promise<void> {
+export async function registerClusters(
+  mgmt: KubeConfig,
+  namespace: string,
+  targets: readonly FleetTarget[],
+): Promise<void> {
   for (const t of targets) await registerCluster(mgmt, namespace, t);
 }
 
 /** Replaces a Cluster's labels (FLEET_LABEL stays unless `labels` sets it). */
-export async function relabelCluster(mgmt: KubeConfig, namespace: string, name: string, labels: Readonly<Record<string, string | null>>): Promise<void> {
-  await mgmt.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-    { group: API_GROUP, version: API_VERSION, namespace, plural: 'clusters', name, body: { metadata: { labels } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+export async function relabelCluster(
+  mgmt: KubeConfig,
+  namespace: string,
+  name: string,
+  labels: Readonly<Record<string, string | null>>,
+): Promise<void> {
+  await mgmt
+    .makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObject(
+      {
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace,
+        plural: 'clusters',
+        name,
+        body: { metadata: { labels } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 }
 
 export async function deleteCluster(mgmt: KubeConfig, namespace: string, name: string): Promise<void> {
-  await mgmt.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'clusters', name });
+  await mgmt
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: 'clusters',
+      name,
+    });
 }
 
 /** Creates `namespace` on every target (Releases do not create their targetNamespace). */
-export async function createTargetNamespace(targets: readonly FleetTarget[], namespace: string): Promise<void> {
-  await Promise.all(targets.map((t) => t.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } })));
+export async function createTargetNamespace(
+  targets: readonly FleetTarget[],
+  namespace: string,
+): Promise<void> {
+  await Promise.all(
+    targets.map((t) =>
+      t.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } }),
+    ),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,8 +233,16 @@ export interface ChartRevision {
 }
 
 /** The chart's files at a revision (commit them over the previous revision: same paths). */
-export function fleetChart({ revision, failRings = [], replicas = 1, progressDeadlineSeconds = 2 }: ChartRevision): FixtureFiles {
-  const failing = failRings.length === 0 ? 'false' : `has .Values.ring (list ${failRings.map((r) => JSON.stringify(r)).join(' ')})`;
+export function fleetChart({
+  revision,
+  failRings = [],
+  replicas = 1,
+  progressDeadlineSeconds = 2,
+}: ChartRevision): FixtureFiles {
+  const failing =
+    failRings.length === 0
+      ? 'false'
+      : `has .Values.ring (list ${failRings.map((r) => JSON.stringify(r)).join(' ')})`;
   return {
     'chart/Chart.yaml': 'apiVersion: v2\nname: fleet-app\nversion: 0.1.0\n',
     'chart/values.yaml': 'ring: ""\ncluster: ""\n',
@@ -222,12 +283,19 @@ export function fleetChart({ revision, failRings = [], replicas = 1, progressDea
  * `ring: ${cluster.labels.ring}` and `cluster: ${cluster.name}`, health assessed (so a crash-looping
  * Deployment is a failure of the child's verdict).
  */
-export function fleetTemplate(repoUrl: string, targetNamespace: string, branch = 'main'): Record<string, unknown> {
+export function fleetTemplate(
+  repoUrl: string,
+  targetNamespace: string,
+  branch = 'main',
+): Record<string, unknown> {
   return {
     spec: {
       targetNamespace,
       source: { git: { url: repoUrl, path: 'chart', ref: { branch } } },
-      content: { type: 'Helm', helm: { values: { ring: '${cluster.labels.ring}', cluster: '${cluster.name}' } } },
+      content: {
+        type: 'Helm',
+        helm: { values: { ring: '${cluster.labels.ring}', cluster: '${cluster.name}' } },
+      },
       healthAssessment: { interval: '1m', progressDeadline: '10m' },
     },
   };
@@ -236,16 +304,30 @@ export function fleetTemplate(repoUrl: string, targetNamespace: string, branch =
 // ---------------------------------------------------------------------------------------------
 // ReleaseSets and their children on the management apiserver.
 
-const setsBase = (namespace: string) => ({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releasesets' });
+const setsBase = (namespace: string) => ({
+  group: API_GROUP,
+  version: API_VERSION,
+  namespace,
+  plural: 'releasesets',
+});
 
 export function releaseSetApi(kc: KubeConfig, namespace: string) {
   const api = kc.makeApiClient(CustomObjectsApi);
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   return {
-    async create(name: string, spec: Record<string, unknown>, metadata: { annotations?: Record<string, string>; labels?: Record<string, string> } = {}): Promise<ReleaseSet> {
+    async create(
+      name: string,
+      spec: Record<string, unknown>,
+      metadata: { annotations?: Record<string, string>; labels?: Record<string, string> } = {},
+    ): Promise<ReleaseSet> {
       const raw: unknown = await api.createNamespacedCustomObject({
         ...setsBase(namespace),
-        body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind: 'ReleaseSet', metadata: { name, namespace, ...metadata }, spec },
+        body: {
+          apiVersion: `${API_GROUP}/${API_VERSION}`,
+          kind: 'ReleaseSet',
+          metadata: { name, namespace, ...metadata },
+          spec,
+        },
       });
       return parsedSet(raw);
     },
@@ -254,7 +336,9 @@ export function releaseSetApi(kc: KubeConfig, namespace: string) {
     },
     /** A JSON merge patch of the set (spec or metadata). */
     async patch(name: string, patch: Record<string, unknown>): Promise<ReleaseSet> {
-      return parsedSet(await api.patchNamespacedCustomObject({ ...setsBase(namespace), name, body: patch }, mergePatch));
+      return parsedSet(
+        await api.patchNamespacedCustomObject({ ...setsBase(namespace), name, body: patch }, mergePatch),
+      );
     },
     async delete(name: string): Promise<void> {
       await api.deleteNamespacedCustomObject({ ...setsBase(namespace), name });
@@ -279,7 +363,15 @@ export function releaseSetApi(kc: KubeConfig, namespace: string) {
     /** One Release of the namespace, or undefined when there is none. */
     async release(name: string): Promise<Release | undefined> {
       try {
-        const parsed = parseRelease(await api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases', name }));
+        const parsed = parseRelease(
+          await api.getNamespacedCustomObject({
+            group: API_GROUP,
+            version: API_VERSION,
+            namespace,
+            plural: 'releases',
+            name,
+          }),
+        );
         if (!parsed.ok) throw new Error(`Release ${namespace}/${name} does not parse: ${parsed.error}`);
         return parsed.value;
       } catch (error) {
@@ -288,7 +380,10 @@ export function releaseSetApi(kc: KubeConfig, namespace: string) {
       }
     },
     async patchRelease(name: string, patch: Record<string, unknown>): Promise<void> {
-      await api.patchNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: 'releases', name, body: patch }, mergePatch);
+      await api.patchNamespacedCustomObject(
+        { group: API_GROUP, version: API_VERSION, namespace, plural: 'releases', name, body: patch },
+        mergePatch,
+      );
     },
   };
 }
@@ -301,7 +396,8 @@ function parsedSet(raw: unknown): ReleaseSet {
   return parsed.value;
 }
 
-export const conditionOf = (set: ReleaseSet, type: string) => set.status?.conditions?.find((c) => c.type === type);
+export const conditionOf = (set: ReleaseSet, type: string) =>
+  set.status?.conditions?.find((c) => c.type === type);
 
 // ---------------------------------------------------------------------------------------------
 // What a target runs.
@@ -333,7 +429,9 @@ export async function targetApp(target: FleetTarget, namespace: string): Promise
     }
   };
   const cm = await orUndefined(() => core.readNamespacedConfigMap({ namespace, name: APP_NAME }));
-  const deployment: V1Deployment | undefined = await orUndefined(() => apps.readNamespacedDeployment({ namespace, name: APP_NAME }));
+  const deployment: V1Deployment | undefined = await orUndefined(() =>
+    apps.readNamespacedDeployment({ namespace, name: APP_NAME }),
+  );
   const revision = cm?.data?.['revision'];
   return {
     revision: revision === undefined ? undefined : Number(revision),
@@ -342,4 +440,3 @@ export async function targetApp(target: FleetTarget, namespace: string): Promise
     rolledOut: deployment === undefined ? false : deploymentRolledOut(deployment),
   };
 }
-

@@ -15,7 +15,10 @@ export interface FunctionsAccess {
 }
 
 /** Whether the functions acting with `functionsKc` may `verb` `resource` in `namespace`. */
-export async function functionsMay(functionsKc: KubeConfig, { verb, resource, namespace, group = API_GROUP }: FunctionsAccess): Promise<boolean> {
+export async function functionsMay(
+  functionsKc: KubeConfig,
+  { verb, resource, namespace, group = API_GROUP }: FunctionsAccess,
+): Promise<boolean> {
   const review = await functionsKc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
     body: { spec: { resourceAttributes: { group, resource, verb, namespace } } },
   });
@@ -28,13 +31,14 @@ export async function functionsUserName(functionsKc: KubeConfig): Promise<string
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
   });
   const username = review.status?.userInfo?.username;
-  if (username === undefined || username === '') throw new Error('the apiserver named no user for the functions\' credential (SelfSubjectReview)');
+  if (username === undefined || username === '')
+    throw new Error("the apiserver named no user for the functions' credential (SelfSubjectReview)");
   return username;
 }
 
 /** The bearer token the functions send (to check that no message carries it). */
 export function functionsToken(functionsKc: KubeConfig): string {
   const token = functionsKc.getCurrentUser()?.token;
-  if (token === undefined || token === '') throw new Error('the functions\' kubeconfig holds no bearer token');
+  if (token === undefined || token === '') throw new Error("the functions' kubeconfig holds no bearer token");
   return token;
 }

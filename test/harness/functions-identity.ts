@@ -8,7 +8,13 @@ import { kubeClientConfig, type KubeClientConfig } from '../../adapters/kube/kub
 import { FUNCTIONS_ROLE_NAME, functionsRbac } from '../../infra/relay-manifests.ts';
 
 /** A Role for `subject` in `namespace` with `rules`, bound to it. */
-export async function grant(kc: KubeConfig, namespace: string, name: string, subject: { kind: 'User' | 'ServiceAccount'; name: string }, rules: object[]): Promise<void> {
+export async function grant(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  subject: { kind: 'User' | 'ServiceAccount'; name: string },
+  rules: object[],
+): Promise<void> {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } as never });
   await rbac.createNamespacedRoleBinding({
@@ -16,7 +22,11 @@ export async function grant(kc: KubeConfig, namespace: string, name: string, sub
     body: {
       metadata: { name },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [subject.kind === 'User' ? { kind: 'User', name: subject.name, apiGroup: 'rbac.authorization.k8s.io' } : { kind: 'ServiceAccount', name: subject.name, namespace }],
+      subjects: [
+        subject.kind === 'User'
+          ? { kind: 'User', name: subject.name, apiGroup: 'rbac.authorization.k8s.io' }
+          : { kind: 'ServiceAccount', name: subject.name, namespace },
+      ],
     },
   });
 }
@@ -25,15 +35,31 @@ export async function grant(kc: KubeConfig, namespace: string, name: string, sub
 function serverAndCa(admin: KubeConfig): { server: string; ca: string | undefined } {
   const cluster = admin.getCurrentCluster();
   if (cluster === null) throw new Error('the admin kubeconfig has no current cluster');
-  const ca = cluster.caData !== undefined ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile !== undefined ? readFileSync(cluster.caFile, 'utf8') : undefined;
+  const ca =
+    cluster.caData !== undefined
+      ? Buffer.from(cluster.caData, 'base64').toString('utf8')
+      : cluster.caFile !== undefined
+        ? readFileSync(cluster.caFile, 'utf8')
+        : undefined;
   return { server: cluster.server, ca };
 }
 
 /** A token of the ServiceAccount `namespace/name` (TokenRequest, one hour) and a config that uses it. */
-export async function serviceAccountConfig(admin: KubeConfig, namespace: string, name: string): Promise<{ token: string; config: KubeClientConfig }> {
-  const answer = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+export async function serviceAccountConfig(
+  admin: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<{ token: string; config: KubeClientConfig }> {
+  const answer = await admin
+    .makeApiClient(CoreV1Api)
+    .createNamespacedServiceAccountToken({
+      namespace,
+      name,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
   const token = answer.status?.token;
-  if (token === undefined || token === '') throw new Error(`no token was issued for ServiceAccount ${namespace}/${name}`);
+  if (token === undefined || token === '')
+    throw new Error(`no token was issued for ServiceAccount ${namespace}/${name}`);
   return { token, config: kubeClientConfig({ ...serverAndCa(admin), token }) };
 }
 
@@ -42,31 +68,52 @@ export async function serviceAccountConfig(admin: KubeConfig, namespace: string,
  * generates for an installation in `namespace` with `tenantNamespaces` (cluster-scoped objects
  * get a `-<namespace>` suffix: they are shared by the test run).
  */
-export async function asFunctions(admin: KubeConfig, namespace: string, tenantNamespaces: readonly string[]): Promise<{ config: KubeClientConfig; close: () => Promise<void> }> {
+export async function asFunctions(
+  admin: KubeConfig,
+  namespace: string,
+  tenantNamespaces: readonly string[],
+): Promise<{ config: KubeClientConfig; close: () => Promise<void> }> {
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace, body: { metadata: { name: FUNCTIONS_ROLE_NAME } } });
+  await admin
+    .makeApiClient(CoreV1Api)
+    .createNamespacedServiceAccount({ namespace, body: { metadata: { name: FUNCTIONS_ROLE_NAME } } });
   const renamed = (name: unknown) => `${String(name)}-${namespace}`;
   const subjects = [{ kind: 'ServiceAccount', name: FUNCTIONS_ROLE_NAME, namespace }];
   const created: { kind: string; name: string }[] = [];
   for (const manifest of functionsRbac(namespace, {}, { tenantNamespaces })) {
-    const object = manifest as unknown as { kind: string; metadata: { name: string; namespace?: string }; roleRef?: { kind: string; name: string } };
-    const roleRef = object.roleRef && (object.roleRef.kind === 'ClusterRole' ? { ...object.roleRef, name: renamed(object.roleRef.name) } : object.roleRef);
+    const object = manifest as unknown as {
+      kind: string;
+      metadata: { name: string; namespace?: string };
+      roleRef?: { kind: string; name: string };
+    };
+    const roleRef =
+      object.roleRef &&
+      (object.roleRef.kind === 'ClusterRole'
+        ? { ...object.roleRef, name: renamed(object.roleRef.name) }
+        : object.roleRef);
     const body = { ...manifest, ...(roleRef ? { roleRef, subjects } : {}) } as never;
     const ns = object.metadata.namespace;
     if (object.kind === 'ClusterRole' || object.kind === 'ClusterRoleBinding') {
       const name = renamed(object.metadata.name);
       const named = { ...(body as object), metadata: { name } } as never;
-      await (object.kind === 'ClusterRole' ? rbac.createClusterRole({ body: named }) : rbac.createClusterRoleBinding({ body: named }));
+      await (object.kind === 'ClusterRole'
+        ? rbac.createClusterRole({ body: named })
+        : rbac.createClusterRoleBinding({ body: named }));
       created.push({ kind: object.kind, name });
-    } else if (object.kind === 'Role' && ns !== undefined) await rbac.createNamespacedRole({ namespace: ns, body });
-    else if (object.kind === 'RoleBinding' && ns !== undefined) await rbac.createNamespacedRoleBinding({ namespace: ns, body });
+    } else if (object.kind === 'Role' && ns !== undefined)
+      await rbac.createNamespacedRole({ namespace: ns, body });
+    else if (object.kind === 'RoleBinding' && ns !== undefined)
+      await rbac.createNamespacedRoleBinding({ namespace: ns, body });
     else throw new Error(`functionsRbac() generated a ${object.kind} this harness does not know`);
   }
   const { config } = await serviceAccountConfig(admin, namespace, FUNCTIONS_ROLE_NAME);
   return {
     config,
     close: async () => {
-      for (const { kind, name } of created) await (kind === 'ClusterRole' ? rbac.deleteClusterRole({ name }) : rbac.deleteClusterRoleBinding({ name }));
+      for (const { kind, name } of created)
+        await (kind === 'ClusterRole'
+          ? rbac.deleteClusterRole({ name })
+          : rbac.deleteClusterRoleBinding({ name }));
     },
   };
 }

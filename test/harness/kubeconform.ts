@@ -31,9 +31,12 @@ export class KubeconformError extends Error {
 
 /** scripts/build-kubeconform.sh: the cached binary, built on first use (~15 s). */
 export async function ensureKubeconform(): Promise<string> {
-  const { stdout } = await run('bash', [join(root, 'scripts', 'build-kubeconform.sh')], { maxBuffer: 1 << 20 });
+  const { stdout } = await run('bash', [join(root, 'scripts', 'build-kubeconform.sh')], {
+    maxBuffer: 1 << 20,
+  });
   const bin = stdout.trim().split('\n').pop() ?? '';
-  if (bin === '') throw new KubeconformError('scripts/build-kubeconform.sh printed no path; run it by hand to see why');
+  if (bin === '')
+    throw new KubeconformError('scripts/build-kubeconform.sh printed no path; run it by hand to see why');
   return bin;
 }
 
@@ -43,7 +46,10 @@ function convert(node: unknown): unknown {
   if (typeof node !== 'object' || node === null) return node;
   const src = node as Schema;
   if (src['format'] === 'int-or-string' || src['x-kubernetes-int-or-string'] === true) {
-    return { ...(src['description'] === undefined ? {} : { description: src['description'] }), oneOf: [{ type: 'string' }, { type: 'integer' }] };
+    return {
+      ...(src['description'] === undefined ? {} : { description: src['description'] }),
+      oneOf: [{ type: 'string' }, { type: 'integer' }],
+    };
   }
   const out: Schema = {};
   for (const [key, value] of Object.entries(src)) {
@@ -58,7 +64,11 @@ function convert(node: unknown): unknown {
     }
   }
   if (src['nullable'] === true && typeof src['type'] === 'string') out['type'] = [src['type'], 'null'];
-  if (src['properties'] !== undefined && src['additionalProperties'] === undefined && src['x-kubernetes-preserve-unknown-fields'] !== true) {
+  if (
+    src['properties'] !== undefined &&
+    src['additionalProperties'] === undefined &&
+    src['x-kubernetes-preserve-unknown-fields'] !== true
+  ) {
     out['additionalProperties'] = false;
   }
   return out;
@@ -119,7 +129,11 @@ export async function createKubeconform(options: {
   thirdPartyCrdDir?: string;
 }): Promise<Kubeconform> {
   const bin = await ensureKubeconform();
-  const { stdout } = await run(options.kubectl, ['--kubeconfig', options.kubeconfig, 'get', '--raw', '/openapi/v2'], { maxBuffer: 256 << 20 });
+  const { stdout } = await run(
+    options.kubectl,
+    ['--kubeconfig', options.kubeconfig, 'get', '--raw', '/openapi/v2'],
+    { maxBuffer: 256 << 20 },
+  );
   const definitions = (JSON.parse(stdout) as { definitions: Record<string, Schema> }).definitions;
   const schemas = new Map<string, () => Schema>();
   for (const [name, def] of Object.entries(definitions)) {
@@ -135,16 +149,29 @@ export async function createKubeconform(options: {
   }
   // convoy's CRDs from the repository (the apiserver's copy may be another test's older install), then
   // the vendored third-party ones.
-  const crdFiles = async (dir: string) => (await readdir(dir)).filter((f) => f.endsWith('.yaml')).map((f) => join(dir, f));
-  const crdPaths = [...(await crdFiles(options.crdDir ?? join(root, 'config', 'crds'))), ...(await crdFiles(options.thirdPartyCrdDir ?? THIRD_PARTY_CRD_DIR))];
+  const crdFiles = async (dir: string) =>
+    (await readdir(dir)).filter((f) => f.endsWith('.yaml')).map((f) => join(dir, f));
+  const crdPaths = [
+    ...(await crdFiles(options.crdDir ?? join(root, 'config', 'crds'))),
+    ...(await crdFiles(options.thirdPartyCrdDir ?? THIRD_PARTY_CRD_DIR)),
+  ];
   for (const path of crdPaths) {
     for (const doc of parseAllDocuments(await readFile(path, 'utf8'))) {
-      const crd = doc.toJS() as { spec: { group: string; names: { kind: string }; versions: { name: string; schema?: { openAPIV3Schema?: Schema } }[] } } | null;
+      const crd = doc.toJS() as {
+        spec: {
+          group: string;
+          names: { kind: string };
+          versions: { name: string; schema?: { openAPIV3Schema?: Schema } }[];
+        };
+      } | null;
       if (crd === null) continue;
       for (const version of crd.spec.versions) {
         const schema = version.schema?.openAPIV3Schema;
         if (schema === undefined) continue;
-        schemas.set(keyOf({ group: crd.spec.group, version: version.name, kind: crd.spec.names.kind }), () => convert(schema) as Schema);
+        schemas.set(
+          keyOf({ group: crd.spec.group, version: version.name, kind: crd.spec.names.kind }),
+          () => convert(schema) as Schema,
+        );
       }
     }
   }
@@ -160,17 +187,23 @@ export async function createKubeconform(options: {
         .filter((d): d is { apiVersion: string; kind: string } => d !== null && typeof d.kind === 'string');
       for (const doc of docs) {
         if (doc.kind in skip) continue;
-        const [group, version] = doc.apiVersion.includes('/') ? doc.apiVersion.split('/') : ['', doc.apiVersion];
+        const [group, version] = doc.apiVersion.includes('/')
+          ? doc.apiVersion.split('/')
+          : ['', doc.apiVersion];
         const key = keyOf({ group: group ?? '', version: version ?? '', kind: doc.kind });
         if (written.has(key)) continue;
         const make = schemas.get(key);
-        if (make === undefined) throw new KubeconformError(`no schema for ${doc.apiVersion} ${doc.kind}: the apiserver does not serve it and neither config/crds nor test/harness/crds defines it; vendor its CRD in test/harness/crds, or pass it in skip with the reason`);
+        if (make === undefined)
+          throw new KubeconformError(
+            `no schema for ${doc.apiVersion} ${doc.kind}: the apiserver does not serve it and neither config/crds nor test/harness/crds defines it; vendor its CRD in test/harness/crds, or pass it in skip with the reason`,
+          );
         await mkdir(join(schemaDir, key, '..'), { recursive: true });
         await writeFile(join(schemaDir, key), JSON.stringify(make()));
         written.add(key);
       }
       for (const [kind, reason] of Object.entries(skip)) {
-        if (docs.some((d) => d.kind === kind)) process.stderr.write(`kubeconform: ${kind} not validated: ${reason}\n`);
+        if (docs.some((d) => d.kind === kind))
+          process.stderr.write(`kubeconform: ${kind} not validated: ${reason}\n`);
       }
       const file = join(options.workDir, `checked-${++checked}.yaml`);
       await writeFile(file, yamlText);
@@ -187,18 +220,29 @@ export async function createKubeconform(options: {
       ];
       const result = await run(bin, args, { maxBuffer: 64 << 20 }).catch((error: unknown) => {
         const e = error as { stdout?: string; stderr?: string; code?: number };
-        if (e.stdout === undefined || e.stdout === '') throw new KubeconformError(`kubeconform failed (exit ${String(e.code)}): ${e.stderr ?? String(error)}`);
+        if (e.stdout === undefined || e.stdout === '')
+          throw new KubeconformError(
+            `kubeconform failed (exit ${String(e.code)}): ${e.stderr ?? String(error)}`,
+          );
         return { stdout: e.stdout, stderr: e.stderr ?? '' };
       });
       // An empty document (helm's leading '---', a template rendering nothing) has no status.
-      const report = JSON.parse(result.stdout) as { resources: { kind: string; name: string; status: string; msg: string }[] };
-      const bad = report.resources.filter((r) => !['statusValid', 'statusSkipped', 'statusEmpty', ''].includes(r.status));
+      const report = JSON.parse(result.stdout) as {
+        resources: { kind: string; name: string; status: string; msg: string }[];
+      };
+      const bad = report.resources.filter(
+        (r) => !['statusValid', 'statusSkipped', 'statusEmpty', ''].includes(r.status),
+      );
       if (bad.length > 0) {
-        throw new KubeconformError(`kubeconform refused ${bad.length} object(s) of ${file}:\n${bad.map((r) => `  ${r.kind} ${r.name}: ${r.status} ${r.msg}`).join('\n')}`);
+        throw new KubeconformError(
+          `kubeconform refused ${bad.length} object(s) of ${file}:\n${bad.map((r) => `  ${r.kind} ${r.name}: ${r.status} ${r.msg}`).join('\n')}`,
+        );
       }
       return {
         valid: report.resources.filter((r) => r.status === 'statusValid').map((r) => `${r.kind}/${r.name}`),
-        skipped: report.resources.filter((r) => r.status === 'statusSkipped').map((r) => `${r.kind}/${r.name}`),
+        skipped: report.resources
+          .filter((r) => r.status === 'statusSkipped')
+          .map((r) => `${r.kind}/${r.name}`),
       };
     },
   };

@@ -1,5 +1,10 @@
 // An in-memory RenderStore (the port is not Kubernetes, so a fake is fine) for HTTP API tests.
-import { compareNewestFirst, type RenderStore, type StoredRender, type StoredRenderMeta } from '../../domain/store/render-store.ts';
+import {
+  compareNewestFirst,
+  type RenderStore,
+  type StoredRender,
+  type StoredRenderMeta,
+} from '../../domain/store/render-store.ts';
 
 export class MemoryRenderStore implements RenderStore {
   readonly renders = new Map<string, StoredRender>();
@@ -18,7 +23,9 @@ export class MemoryRenderStore implements RenderStore {
     return Promise.resolve(this.renders.has(this.key(ns, release, renderRef)));
   }
   list(ns: string, release: string): Promise<StoredRenderMeta[]> {
-    const metas = [...this.renders.values()].map((r) => r.meta).filter((m) => m.namespace === ns && m.release === release);
+    const metas = [...this.renders.values()]
+      .map((r) => r.meta)
+      .filter((m) => m.namespace === ns && m.release === release);
     return Promise.resolve(metas.sort(compareNewestFirst));
   }
   delete(ns: string, release: string, renderRef: string): Promise<void> {

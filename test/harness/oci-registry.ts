@@ -78,7 +78,9 @@ async function freePort(): Promise<number> {
 }
 
 async function registryBinary(): Promise<string> {
-  const { stdout } = await execFileAsync('bash', [join(root, 'scripts', 'build-oci-registry.sh')], { maxBuffer: 1 << 20 });
+  const { stdout } = await execFileAsync('bash', [join(root, 'scripts', 'build-oci-registry.sh')], {
+    maxBuffer: 1 << 20,
+  });
   return stdout.trim();
 }
 
@@ -102,10 +104,21 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
       binary,
       work,
       host,
-      ...(tls ? { http: `http: {addr: "${host}", tls: {certificate: ${JSON.stringify(tls.certFile)}, key: ${JSON.stringify(tls.keyFile)}}}` } : {}),
+      ...(tls
+        ? {
+            http: `http: {addr: "${host}", tls: {certificate: ${JSON.stringify(tls.certFile)}, key: ${JSON.stringify(tls.keyFile)}}}`,
+          }
+        : {}),
       extraConfig: [
-        ...(auth ? ['auth:', `  htpasswd: {realm: convoy-test, path: ${JSON.stringify(join(work, 'htpasswd'))}}`] : []),
-        ...(token ? ['auth:', `  token: {realm: "${token.realm}", service: ${TOKEN_SERVICE}, issuer: ${TOKEN_ISSUER}, rootcertbundle: ${JSON.stringify(token.certFile)}}`] : []),
+        ...(auth
+          ? ['auth:', `  htpasswd: {realm: convoy-test, path: ${JSON.stringify(join(work, 'htpasswd'))}}`]
+          : []),
+        ...(token
+          ? [
+              'auth:',
+              `  token: {realm: "${token.realm}", service: ${TOKEN_SERVICE}, issuer: ${TOKEN_ISSUER}, rootcertbundle: ${JSON.stringify(token.certFile)}}`,
+            ]
+          : []),
       ],
     });
   } catch (error) {
@@ -135,8 +148,7 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
       const files: Record<string, string> = {
         'Chart.yaml': `apiVersion: v2\nname: ${name}\nversion: ${version}\ntype: application\n`,
         'values.yaml': 'replicaCount: 1\n',
-        'templates/cm.yaml':
-          `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}-version\ndata:\n  version: "${version}"\n  mark: "${mark}"\n`,
+        'templates/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}-version\ndata:\n  version: "${version}"\n  mark: "${mark}"\n`,
       };
       for (const [file, content] of Object.entries(files)) {
         await mkdir(dirname(join(dir, file)), { recursive: true });
@@ -148,7 +160,13 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
       const credentials = user ? ['--username', user.username, '--password', user.password] : [];
       const { stdout, stderr } = await execFileAsync(
         helm,
-        ['push', join(out, `${name}-${version}.tgz`), `oci://${host}/${path}`, ...(tls ? ['--ca-file', tls.caFile] : ['--plain-http']), ...credentials],
+        [
+          'push',
+          join(out, `${name}-${version}.tgz`),
+          `oci://${host}/${path}`,
+          ...(tls ? ['--ca-file', tls.caFile] : ['--plain-http']),
+          ...credentials,
+        ],
         { env: helmEnv },
       );
       const digest = /Digest:\s*(sha256:[0-9a-f]{64})/.exec(`${stdout}\n${stderr}`)?.[1];
@@ -164,7 +182,9 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
 }
 
 /** A CA and a server certificate for IP 127.0.0.1 it signed (P-256, two days), with openssl. */
-export async function makeTlsCertificate(work: string): Promise<{ caPem: string; caFile: string; certFile: string; keyFile: string }> {
+export async function makeTlsCertificate(
+  work: string,
+): Promise<{ caPem: string; caFile: string; certFile: string; keyFile: string }> {
   const dir = join(work, 'tls');
   await mkdir(dir, { recursive: true });
   const { caFile, keyFile: caKey, caPem } = await makeTestCa(dir, 'convoy-test-registry-ca');
@@ -172,20 +192,71 @@ export async function makeTlsCertificate(work: string): Promise<{ caPem: string;
   const csr = join(dir, 'server.csr');
   const certFile = join(dir, 'server.crt');
   const ext = join(dir, 'server.ext');
-  await writeFile(ext, 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n');
-  await execFileAsync('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', keyFile, '-out', csr]);
-  await execFileAsync('openssl', ['x509', '-req', '-in', csr, '-CA', caFile, '-CAkey', caKey, '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', certFile]);
+  await writeFile(
+    ext,
+    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n',
+  );
+  await execFileAsync('openssl', [
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    keyFile,
+    '-out',
+    csr,
+  ]);
+  await execFileAsync('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    caFile,
+    '-CAkey',
+    caKey,
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    ext,
+    '-out',
+    certFile,
+  ]);
   return { caPem, caFile, certFile, keyFile };
 }
 
 /** A self-signed CA (P-256, two days) in `dir`: `<name>.crt` and `<name>.key`. Tests use one that signed nothing as a wrong CA. */
-export async function makeTestCa(dir: string, name: string): Promise<{ caFile: string; keyFile: string; caPem: string }> {
+export async function makeTestCa(
+  dir: string,
+  name: string,
+): Promise<{ caFile: string; keyFile: string; caPem: string }> {
   const caFile = join(dir, `${name}.crt`);
   const keyFile = join(dir, `${name}.key`);
   await execFileAsync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${name}`, '-days', '2',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-    '-keyout', keyFile, '-out', caFile,
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    `/CN=${name}`,
+    '-days',
+    '2',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+    '-keyout',
+    keyFile,
+    '-out',
+    caFile,
   ]);
   return { caFile, keyFile, caPem: await readFile(caFile, 'utf8') };
 }
@@ -205,8 +276,21 @@ async function startTokenServer(
   const keyFile = join(work, 'token-key.pem');
   const certFile = join(work, 'token-cert.pem');
   await execFileAsync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-subj', '/CN=convoy-test-token', '-days', '2', '-keyout', keyFile, '-out', certFile,
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=convoy-test-token',
+    '-days',
+    '2',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
   ]);
   const key = createPrivateKey(await readFile(keyFile));
   const der = new X509Certificate(await readFile(certFile)).raw.toString('base64');
@@ -214,10 +298,15 @@ async function startTokenServer(
   const server = createHttpServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://token');
     const header = req.headers.authorization ?? '';
-    const decoded = header.startsWith('Basic ') ? Buffer.from(header.slice(6), 'base64').toString('utf8') : undefined;
-    const user = decoded === undefined ? undefined : users.find((u) => `${u.username}:${u.password}` === decoded);
+    const decoded = header.startsWith('Basic ')
+      ? Buffer.from(header.slice(6), 'base64').toString('utf8')
+      : undefined;
+    const user =
+      decoded === undefined ? undefined : users.find((u) => `${u.username}:${u.password}` === decoded);
     const scope = url.searchParams.get('scope') ?? '';
-    requests.push(`${decoded === undefined ? 'anonymous' : (user?.username ?? 'wrong-credentials')} ${scope}`);
+    requests.push(
+      `${decoded === undefined ? 'anonymous' : (user?.username ?? 'wrong-credentials')} ${scope}`,
+    );
     if (url.pathname !== '/token') {
       res.writeHead(404).end();
       return;
@@ -226,20 +315,39 @@ async function startTokenServer(
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"details":"wrong credentials"}');
       return;
     }
-    const access = scope === ''
-      ? []
-      : scope.split(' ').flatMap((s) => {
-          const [type, name, actions] = s.split(':');
-          if (type !== 'repository' || name === undefined || actions === undefined) return [];
-          const granted = user !== undefined ? actions.split(',') : name.startsWith('public/') ? actions.split(',').filter((a) => a === 'pull') : [];
-          return [{ type, name, actions: granted }];
-        });
+    const access =
+      scope === ''
+        ? []
+        : scope.split(' ').flatMap((s) => {
+            const [type, name, actions] = s.split(':');
+            if (type !== 'repository' || name === undefined || actions === undefined) return [];
+            const granted =
+              user !== undefined
+                ? actions.split(',')
+                : name.startsWith('public/')
+                  ? actions.split(',').filter((a) => a === 'pull')
+                  : [];
+            return [{ type, name, actions: granted }];
+          });
     const now = Math.floor(Date.now() / 1000);
     const head = b64url(JSON.stringify({ alg: 'ES256', typ: 'JWT', x5c: [der] }));
-    const claims = b64url(JSON.stringify({ iss: TOKEN_ISSUER, sub: user?.username ?? '', aud: url.searchParams.get('service') ?? TOKEN_SERVICE, exp: now + 600, nbf: now - 10, iat: now, jti: Math.random().toString(36).slice(2), access }));
+    const claims = b64url(
+      JSON.stringify({
+        iss: TOKEN_ISSUER,
+        sub: user?.username ?? '',
+        aud: url.searchParams.get('service') ?? TOKEN_SERVICE,
+        exp: now + 600,
+        nbf: now - 10,
+        iat: now,
+        jti: Math.random().toString(36).slice(2),
+        access,
+      }),
+    );
     const signature = sign('sha256', Buffer.from(`${head}.${claims}`), { key, dsaEncoding: 'ieee-p1363' });
     const token = `${head}.${claims}.${b64url(signature)}`;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token, access_token: token, expires_in: 600 }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ token, access_token: token, expires_in: 600 }));
   });
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);

@@ -4,15 +4,26 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { parseQueueMessage, type QueueMessage } from '../../domain/runtime/queue-message.ts';
 
-export async function drainQueueMessages(sqs: SQSClient, queueUrl: string, into: QueueMessage[]): Promise<void> {
+export async function drainQueueMessages(
+  sqs: SQSClient,
+  queueUrl: string,
+  into: QueueMessage[],
+): Promise<void> {
   for (;;) {
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     if (Messages.length === 0) return;
     for (const m of Messages) {
       const parsed = parseQueueMessage(m.Body ?? '');
       if (!parsed.ok) throw new Error(`a message on ${queueUrl} does not parse: ${parsed.error}`);
       into.push(parsed.message);
     }
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })),
+      }),
+    );
   }
 }

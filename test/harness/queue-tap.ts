@@ -70,11 +70,25 @@ export function tapQueue(sqs: SQSClient, queueUrl: string): QueueTap {
         const requestedAt = Date.now();
         const result = await next(args);
         const failed = new Set(((result.output as VisibilityBatchOutput).Failed ?? []).map((f) => f.Id));
-        const entries = command === 'ChangeMessageVisibilityCommand' ? [{ Id: undefined, ReceiptHandle: input.ReceiptHandle, VisibilityTimeout: input.VisibilityTimeout }] : (input.Entries ?? []);
+        const entries =
+          command === 'ChangeMessageVisibilityCommand'
+            ? [
+                {
+                  Id: undefined,
+                  ReceiptHandle: input.ReceiptHandle,
+                  VisibilityTimeout: input.VisibilityTimeout,
+                },
+              ]
+            : (input.Entries ?? []);
         for (const entry of entries) {
           const delivery = byHandle.get(entry.ReceiptHandle ?? '');
           if (delivery === undefined || (entry.Id !== undefined && failed.has(entry.Id))) continue;
-          changes.push({ messageId: delivery.messageId, receiveCount: delivery.receiveCount, seconds: entry.VisibilityTimeout ?? Number.NaN, requestedAt });
+          changes.push({
+            messageId: delivery.messageId,
+            receiveCount: delivery.receiveCount,
+            seconds: entry.VisibilityTimeout ?? Number.NaN,
+            requestedAt,
+          });
         }
         return result;
       }
@@ -83,7 +97,12 @@ export function tapQueue(sqs: SQSClient, queueUrl: string): QueueTap {
         const receivedAt = Date.now();
         for (const m of (result.output as Received).Messages ?? []) {
           if (m.MessageId === undefined || m.ReceiptHandle === undefined) continue;
-          const delivery = { messageId: m.MessageId, receiveCount: Number(m.Attributes?.['ApproximateReceiveCount'] ?? Number.NaN), receivedAt, receiptHandle: m.ReceiptHandle };
+          const delivery = {
+            messageId: m.MessageId,
+            receiveCount: Number(m.Attributes?.['ApproximateReceiveCount'] ?? Number.NaN),
+            receivedAt,
+            receiptHandle: m.ReceiptHandle,
+          };
           delivered.push(delivery);
           byHandle.set(m.ReceiptHandle, delivery);
         }
@@ -93,7 +112,8 @@ export function tapQueue(sqs: SQSClient, queueUrl: string): QueueTap {
     { step: 'initialize', name },
   );
 
-  const deliveries = (messageId: string) => delivered.filter((d) => d.messageId === messageId).sort((a, b) => a.receiveCount - b.receiveCount);
+  const deliveries = (messageId: string) =>
+    delivered.filter((d) => d.messageId === messageId).sort((a, b) => a.receiveCount - b.receiveCount);
   const visibilityChanges = (messageId: string) => changes.filter((c) => c.messageId === messageId);
   return {
     deliveries,

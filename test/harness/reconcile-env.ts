@@ -74,7 +74,11 @@ export interface ReconcileEnv {
    * One reconcile through the function's record handler: load, reconcile, write status.
    * `progressIntervalMs`: a run longer than this writes its progress to status (as the function does every 10 s).
    */
-  reconcile(name: string, ports?: ReconcilePorts, options?: { progressIntervalMs?: number }): Promise<{ outcome: Outcome; release: Release; notified: Loop[] }>;
+  reconcile(
+    name: string,
+    ports?: ReconcilePorts,
+    options?: { progressIntervalMs?: number },
+  ): Promise<{ outcome: Outcome; release: Release; notified: Loop[] }>;
   close(): Promise<void>;
 }
 
@@ -94,7 +98,10 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
   // The egress allow list: this env's Git server, then what tests add. One array, read at each
   // connection by every port built from `tenancy` (the policy holds it, never copies it).
   const allowed: AllowEntry[] = parseEgressAllow(new URL(git.url).host, 'the harness allow list');
-  const tenancy: TenancySettings = { ...tenancyFromEnv(identities.settings), egress: { allow: allowed, clusterNetworks: [] } };
+  const tenancy: TenancySettings = {
+    ...tenancyFromEnv(identities.settings),
+    egress: { allow: allowed, clusterNetworks: [] },
+  };
   const fauxqs = await startFauxqs({ port: 0, logger: false });
   const s3 = new S3Client({
     endpoint: `http://127.0.0.1:${fauxqs.port}`,
@@ -109,7 +116,12 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
   await api.create('Cluster', ns.name, 'local', { inCluster: true });
   const config = fromClientNodeKubeConfig(kc);
   const functionsConfig = fromClientNodeKubeConfig(identities.functions);
-  const defaultPorts = createReconcilePorts({ managementKubeConfig: functionsConfig, store, cacheDir, tenancy });
+  const defaultPorts = createReconcilePorts({
+    managementKubeConfig: functionsConfig,
+    store,
+    cacheDir,
+    tenancy,
+  });
   const statusWriter = createStatusWriter(functionsConfig);
   const logger = createLogger({ base: { test: prefix }, level: 'error' });
   // The env's hint key, as a function container makes one: the reconcile seals its hints (and so notifies before its write).
@@ -134,7 +146,9 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
     api,
     ports(override = {}) {
       const { wiring, ...ports } = override;
-      const base = wiring ? createReconcilePorts({ managementKubeConfig: functionsConfig, store, cacheDir, tenancy, ...wiring }) : defaultPorts;
+      const base = wiring
+        ? createReconcilePorts({ managementKubeConfig: functionsConfig, store, cacheDir, tenancy, ...wiring })
+        : defaultPorts;
       return { ...base, ...ports };
     },
     async repo(name, files, opts = {}) {
@@ -149,7 +163,9 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
         statusWriter,
         ports,
         hintKey: key,
-        ...(options.progressIntervalMs !== undefined ? { progress: { intervalMs: options.progressIntervalMs } } : {}),
+        ...(options.progressIntervalMs !== undefined
+          ? { progress: { intervalMs: options.progressIntervalMs } }
+          : {}),
         notify: (loop) => {
           notified.push(loop);
           return Promise.resolve();
@@ -157,7 +173,15 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
       });
       const current = await api.getRelease(ns.name, name);
       const outcome = await handler(
-        { v: 1, loop: 'reconcile', namespace: ns.name, name, uid: current.metadata.uid ?? '', cause: 'test', sentAt: new Date().toISOString() },
+        {
+          v: 1,
+          loop: 'reconcile',
+          namespace: ns.name,
+          name,
+          uid: current.metadata.uid ?? '',
+          cause: 'test',
+          sentAt: new Date().toISOString(),
+        },
         { logger, receiveCount: 1, messageId: 'test', record: {} as never },
       );
       return { outcome, release: await api.getRelease(ns.name, name), notified };

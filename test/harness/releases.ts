@@ -14,16 +14,35 @@ const plurals: Record<string, string> = {
 
 export function convoyApi(kc: KubeConfig) {
   const api = kc.makeApiClient(CustomObjectsApi);
-  const base = (kind: string, namespace: string) => ({ group: API_GROUP, version: API_VERSION, namespace, plural: plurals[kind] });
+  const base = (kind: string, namespace: string) => ({
+    group: API_GROUP,
+    version: API_VERSION,
+    namespace,
+    plural: plurals[kind],
+  });
   return {
-    async create(kind: string, namespace: string, name: string, spec: unknown, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}) {
+    async create(
+      kind: string,
+      namespace: string,
+      name: string,
+      spec: unknown,
+      extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+    ) {
       return (await api.createNamespacedCustomObject({
         ...base(kind, namespace),
-        body: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind, metadata: { name, namespace, ...extra }, spec },
+        body: {
+          apiVersion: `${API_GROUP}/${API_VERSION}`,
+          kind,
+          metadata: { name, namespace, ...extra },
+          spec,
+        },
       })) as Record<string, unknown>;
     },
     async get(kind: string, namespace: string, name: string) {
-      return (await api.getNamespacedCustomObject({ ...base(kind, namespace), name })) as Record<string, unknown>;
+      return (await api.getNamespacedCustomObject({ ...base(kind, namespace), name })) as Record<
+        string,
+        unknown
+      >;
     },
     async getRelease(namespace: string, name: string): Promise<Release> {
       const raw: unknown = await api.getNamespacedCustomObject({ ...base('Release', namespace), name });

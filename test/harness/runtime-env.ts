@@ -37,7 +37,11 @@ import { leaseName } from '../../domain/runtime/lease.ts';
 import type { Loop, QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../dev/git-http-server.ts';
 import { startConvoyRuntime, type ConvoyRuntime, type RuntimeOptions } from '../../dev/runtime.ts';
-import { prepareLambdaFunctions, type LambdaFunctions, type LambdaFunctionsOptions } from '../../dev/lambda/lambda-functions.ts';
+import {
+  prepareLambdaFunctions,
+  type LambdaFunctions,
+  type LambdaFunctionsOptions,
+} from '../../dev/lambda/lambda-functions.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { commitFiles, createRepo, type FixtureFiles } from './git-fixtures.ts';
 import { freshNamespace, type FreshNamespace } from './kube.ts';
@@ -115,7 +119,10 @@ export async function until<T>(
 export async function startRuntimeEnv(
   kc: KubeConfig,
   prefix: string,
-  options: Pick<RuntimeOptions, 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'relayTickMs' | 'pollerConcurrency'> & {
+  options: Pick<
+    RuntimeOptions,
+    'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'relayTickMs' | 'pollerConcurrency'
+  > & {
     /**
      * Runs the functions as their bundles under the Lambda runtime emulator (dev/lambda), with the
      * settings of the construct's template synthesized for this installation, instead of in-process.
@@ -165,25 +172,30 @@ export async function startRuntimeEnv(
           ...lambdaOptions,
         });
   let lambdaFunctions: LambdaFunctions | undefined;
-  const startRuntime = () => startConvoyRuntime({
-    kc,
-    logger,
-    namespace: installation.name,
-    awsPort: 0,
-    onlyNamespaces: [ns.name],
-    identities,
-    settings: identities.settings,
-    ...(lambda === undefined
-      ? {}
-      : {
-          visibilityTimeoutSeconds: lambda.queue.visibilityTimeoutSeconds,
-          ...(lambda.queue.maxReceiveCount !== undefined ? { maxReceiveCount: lambda.queue.maxReceiveCount } : {}),
-          functions: async (context) => (lambdaFunctions = await lambda.start(context)),
-        }),
-    ...runtimeOptions,
-  });
+  const startRuntime = () =>
+    startConvoyRuntime({
+      kc,
+      logger,
+      namespace: installation.name,
+      awsPort: 0,
+      onlyNamespaces: [ns.name],
+      identities,
+      settings: identities.settings,
+      ...(lambda === undefined
+        ? {}
+        : {
+            visibilityTimeoutSeconds: lambda.queue.visibilityTimeoutSeconds,
+            ...(lambda.queue.maxReceiveCount !== undefined
+              ? { maxReceiveCount: lambda.queue.maxReceiveCount }
+              : {}),
+            functions: async (context) => (lambdaFunctions = await lambda.start(context)),
+          }),
+      ...runtimeOptions,
+    });
   let runtime = await startRuntime();
-  await until('the relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading(), { timeoutMs: 30_000 });
+  await until('the relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading(), {
+    timeoutMs: 30_000,
+  });
   const coordination = kc.makeApiClient(CoordinationV1Api);
 
   return {
@@ -203,7 +215,11 @@ export async function startRuntimeEnv(
     },
     commit: (name, files) => commitFiles(gitRoot, name, files),
     async createRelease(name, spec) {
-      await api.create('Release', ns.name, name, { cluster: { name: 'local' }, targetNamespace: ns.name, ...spec });
+      await api.create('Release', ns.name, name, {
+        cluster: { name: 'local' },
+        targetNamespace: ns.name,
+        ...spec,
+      });
       return api.getRelease(ns.name, name);
     },
     getRelease: (name) => api.getRelease(ns.name, name),
@@ -234,7 +250,8 @@ export async function startRuntimeEnv(
           Entries: bodies.map((body, i) => ({ Id: `e${i}`, MessageBody: body })),
         }),
       );
-      if ((out.Failed ?? []).length > 0) throw new Error(`SendMessageBatch failed: ${JSON.stringify(out.Failed)}`);
+      if ((out.Failed ?? []).length > 0)
+        throw new Error(`SendMessageBatch failed: ${JSON.stringify(out.Failed)}`);
       return bodies.map((_, i) => {
         const id = out.Successful?.find((s) => s.Id === `e${i}`)?.MessageId;
         if (id === undefined) throw new Error(`SendMessageBatch returned no MessageId for entry e${i}`);
@@ -242,12 +259,23 @@ export async function startRuntimeEnv(
       });
     },
     messageBody(name, uid, cause, loop = 'reconcile') {
-      const message: QueueMessage = { v: 1, loop, namespace: ns.name, name, uid, cause, sentAt: new Date().toISOString() };
+      const message: QueueMessage = {
+        v: 1,
+        loop,
+        namespace: ns.name,
+        name,
+        uid,
+        cause,
+        sentAt: new Date().toISOString(),
+      };
       return JSON.stringify(message);
     },
     async lease(uid, loop = 'reconcile') {
       try {
-        return await coordination.readNamespacedLease({ name: leaseName(loop, uid), namespace: installation.name });
+        return await coordination.readNamespacedLease({
+          name: leaseName(loop, uid),
+          namespace: installation.name,
+        });
       } catch (error) {
         if (error instanceof ApiException && error.code === 404) return undefined;
         throw error;
@@ -281,7 +309,11 @@ export async function startRuntimeEnv(
     async restart() {
       await runtime.stop();
       runtime = await startRuntime();
-      await until('the restarted relay leads and has listed', () => runtime.relay.ready() && runtime.relay.leading(), { timeoutMs: 30_000 });
+      await until(
+        'the restarted relay leads and has listed',
+        () => runtime.relay.ready() && runtime.relay.leading(),
+        { timeoutMs: 30_000 },
+      );
     },
     async close() {
       await runtime.stop();

@@ -9,10 +9,13 @@ interface ManagedFields {
   fieldsV1?: unknown;
 }
 
-export const releaseCondition = (release: Release, type: string): Condition | undefined => release.status?.conditions?.find((c) => c.type === type);
+export const releaseCondition = (release: Release, type: string): Condition | undefined =>
+  release.status?.conditions?.find((c) => c.type === type);
 
 /** The field manager that owns the status condition `type` (a server-side apply list-map key). */
 export const statusManagerOf = (release: Release, type: string): string | undefined =>
   ((release.metadata as { managedFields?: ManagedFields[] }).managedFields ?? []).find(
-    (f) => f.subresource === 'status' && JSON.stringify(f.fieldsV1 ?? {}).includes(JSON.stringify(`k:{"type":"${type}"}`)),
+    (f) =>
+      f.subresource === 'status' &&
+      JSON.stringify(f.fieldsV1 ?? {}).includes(JSON.stringify(`k:{"type":"${type}"}`)),
   )?.manager;

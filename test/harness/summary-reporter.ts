@@ -36,7 +36,9 @@ export function timeTable(modules: ReadonlyArray<TestModule>, walls: ProjectWall
     rows.push({ file: module.relativeModuleId, ms: fileMs(module) });
     byProject.set(module.project.name, rows);
   }
-  const lines = ['test files by wall time (import, setup and tests; files of one project may run in parallel):'];
+  const lines = [
+    'test files by wall time (import, setup and tests; files of one project may run in parallel):',
+  ];
   for (const [project, rows] of [...byProject].sort(([a], [b]) => a.localeCompare(b))) {
     rows.sort((a, b) => b.ms - a.ms || a.file.localeCompare(b.file));
     const total = rows.reduce((sum, r) => sum + r.ms, 0);
@@ -45,7 +47,8 @@ export function timeTable(modules: ReadonlyArray<TestModule>, walls: ProjectWall
     lines.push(`  ${project || '(no project)'}  ${seconds(total).trim()} in ${rows.length} files${wallText}`);
     for (const r of rows.slice(0, SLOWEST)) lines.push(`  ${seconds(r.ms)}  ${r.file}`);
     const rest = rows.slice(SLOWEST);
-    if (rest.length > 0) lines.push(`  ${seconds(rest.reduce((sum, r) => sum + r.ms, 0))}  (${rest.length} more files)`);
+    if (rest.length > 0)
+      lines.push(`  ${seconds(rest.reduce((sum, r) => sum + r.ms, 0))}  (${rest.length} more files)`);
   }
   return lines.join('\n');
 }
@@ -85,8 +88,11 @@ export default class SummaryReporter implements Reporter {
     const timesFile = process.env['CONVOY_TEST_TIMES'];
     if (timesFile !== undefined && timesFile !== '') {
       const files = new Map<string, number>();
-      for (const module of testModules) files.set(module.project.name, (files.get(module.project.name) ?? 0) + 1);
-      const lines = [...walls].map(([project, ms]) => `project\t${project}\t${Math.round(ms / 1000)}\t${files.get(project) ?? 0}`);
+      for (const module of testModules)
+        files.set(module.project.name, (files.get(module.project.name) ?? 0) + 1);
+      const lines = [...walls].map(
+        ([project, ms]) => `project\t${project}\t${Math.round(ms / 1000)}\t${files.get(project) ?? 0}`,
+      );
       appendFileSync(timesFile, [...lines, `counts\t${passed}\t${failed}\t${skipped}`].join('\n') + '\n');
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);

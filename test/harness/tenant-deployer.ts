@@ -8,8 +8,13 @@ import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/
 export const TENANT_DEPLOYER = 'convoy-test-deployer';
 
 /** Creates TENANT_DEPLOYER in `namespace` with cluster-admin; returns its removal (the binding is cluster-scoped). */
-export async function createTenantDeployer(admin: KubeConfig, namespace: string): Promise<() => Promise<void>> {
-  await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace, body: { metadata: { name: TENANT_DEPLOYER } } });
+export async function createTenantDeployer(
+  admin: KubeConfig,
+  namespace: string,
+): Promise<() => Promise<void>> {
+  await admin
+    .makeApiClient(CoreV1Api)
+    .createNamespacedServiceAccount({ namespace, body: { metadata: { name: TENANT_DEPLOYER } } });
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
   const name = `${TENANT_DEPLOYER}-${namespace}`;
   await rbac.createClusterRoleBinding({

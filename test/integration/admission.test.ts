@@ -10,7 +10,9 @@ const git = { url: 'https://git.example.invalid/apps.git', ref: { branch: 'main'
 const invalid: { name: string; spec: Record<string, unknown>; field: string; reason: RegExp }[] = [
   {
     name: 'two sources at once',
-    spec: releaseSpec({ source: { git, helm: { repository: 'https://charts.example', chart: 'x', version: '1.0.0' } } }),
+    spec: releaseSpec({
+      source: { git, helm: { repository: 'https://charts.example', chart: 'x', version: '1.0.0' } },
+    }),
     field: 'spec.source',
     reason: /exactly one of git, gitRepositoryRef, helm, oci must be set/,
   },
@@ -52,7 +54,9 @@ const invalid: { name: string; spec: Record<string, unknown>; field: string; rea
   },
   {
     name: 'a GitRepository values layer without path',
-    spec: releaseSpec({ content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'GitRepository', name: 'platform' }] } } }),
+    spec: releaseSpec({
+      content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'GitRepository', name: 'platform' }] } },
+    }),
     field: 'spec.content.helm.valuesFrom[0]',
     reason: /path is required when kind is GitRepository/,
   },
@@ -64,13 +68,21 @@ const invalid: { name: string; spec: Record<string, unknown>; field: string; rea
   },
   {
     name: 'a health check on Secrets (their data is never read)',
-    spec: releaseSpec({ healthAssessment: { checks: [{ apiVersion: 'v1', kind: 'Secret', healthy: "object.data.password == 'x'" }] } }),
+    spec: releaseSpec({
+      healthAssessment: {
+        checks: [{ apiVersion: 'v1', kind: 'Secret', healthy: "object.data.password == 'x'" }],
+      },
+    }),
     field: 'spec.healthAssessment.checks[0]',
     reason: /checks on Secrets are not allowed/,
   },
   {
     name: 'a health check expression longer than 4096 characters',
-    spec: releaseSpec({ healthAssessment: { checks: [{ apiVersion: 'v1', kind: 'ConfigMap', healthy: `${'true || '.repeat(600)}true` }] } }),
+    spec: releaseSpec({
+      healthAssessment: {
+        checks: [{ apiVersion: 'v1', kind: 'ConfigMap', healthy: `${'true || '.repeat(600)}true` }],
+      },
+    }),
     field: 'spec.healthAssessment.checks[0].healthy',
     reason: /Too long: may not be (longer|more) than 4096/,
   },
@@ -89,7 +101,10 @@ describe('admission of invalid Releases (CRD schema + CEL)', () => {
     it(`refuses ${row.name}, naming ${row.field}`, async () => {
       const error = await convoyApi(kc)
         .create('Release', ns.name, 'invalid', row.spec)
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(error).toBeInstanceOf(ApiException);
       const body = JSON.parse((error as ApiException<string>).body) as { code: number; message: string };
       expect(body.code).toBe(422);
@@ -101,7 +116,12 @@ describe('admission of invalid Releases (CRD schema + CEL)', () => {
   it('accepts a valid Release and fills the defaults', async () => {
     await convoyApi(kc).create('Release', ns.name, 'valid', releaseSpec());
     const release = await convoyApi(kc).getRelease(ns.name, 'valid');
-    expect(release.spec.syncPolicy).toMatchObject({ mode: 'Automatic', interval: '5m', prune: true, waveTimeout: '5m' });
+    expect(release.spec.syncPolicy).toMatchObject({
+      mode: 'Automatic',
+      interval: '5m',
+      prune: true,
+      waveTimeout: '5m',
+    });
     expect(release.spec.content.type).toBe('Manifests');
     expect(release.spec.driftDetection).toMatchObject({ interval: '5m', mode: 'Detect' });
   });
@@ -109,7 +129,12 @@ describe('admission of invalid Releases (CRD schema + CEL)', () => {
   it('refuses a Cluster with both inCluster and a kubeConfig', async () => {
     const error = await convoyApi(kc)
       .create('Cluster', ns.name, 'both', { inCluster: true, kubeConfig: { secretRef: { name: 'k' } } })
-      .then(() => undefined, (e: unknown) => e);
-    expect((error as ApiException<string>).body).toContain('exactly one of inCluster: true, kubeConfig or eks must be set');
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((error as ApiException<string>).body).toContain(
+      'exactly one of inCluster: true, kubeConfig or eks must be set',
+    );
   });
 });

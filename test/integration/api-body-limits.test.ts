@@ -46,7 +46,12 @@ const set = `flooded-set-${randomBytes(3).toString('hex')}`;
 /** Every route of the API that takes a body (docs/api.md), with what a small body gets there. */
 const routes = () => [
   { method: 'POST', path: `/v1/namespaces/${tenant.name}/releases/${release}/sync`, small: 202 },
-  { method: 'PUT', path: `/v1/namespaces/${tenant.name}/releases/${release}/pin`, small: 409, body: JSON.stringify({ renderRef: `sha256:${'0'.repeat(64)}` }) },
+  {
+    method: 'PUT',
+    path: `/v1/namespaces/${tenant.name}/releases/${release}/pin`,
+    small: 409,
+    body: JSON.stringify({ renderRef: `sha256:${'0'.repeat(64)}` }),
+  },
   { method: 'DELETE', path: `/v1/namespaces/${tenant.name}/releases/${release}/pin`, small: 200 },
   { method: 'POST', path: `/v1/namespaces/${tenant.name}/releases/${release}/rollback`, small: 409 },
   { method: 'POST', path: `/v1/namespaces/${tenant.name}/releases/${release}/suspend`, small: 200 },
@@ -56,13 +61,20 @@ const routes = () => [
   { method: 'POST', path: `/v1/namespaces/${tenant.name}/releasesets/${set}/resume`, small: 200 },
   { method: 'POST', path: `/v1/namespaces/${tenant.name}/releasesets/${set}/rollback`, small: 409 },
   // Authenticated by HMAC, not a token; its own bound is 1 MiB (git-hooks.ts).
-  { method: 'POST', path: '/v1/hooks/git', small: 401, body: JSON.stringify({ ref: 'refs/heads/main' }), headers: { 'X-GitHub-Event': 'push' } },
+  {
+    method: 'POST',
+    path: '/v1/hooks/git',
+    small: 401,
+    body: JSON.stringify({ ref: 'refs/heads/main' }),
+    headers: { 'X-GitHub-Event': 'push' },
+  },
 ];
 
 /** Resident set and its peak (VmHWM) of a process, in bytes. */
 async function memoryOf(pid: number): Promise<{ rss: number; peak: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+  const kib = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
   return { rss: kib('VmRSS'), peak: kib('VmHWM') };
 }
 
@@ -75,7 +87,12 @@ interface Answer {
 }
 
 /** Sends `method path` with a body of `bytes` made as it goes (64 KiB at a time), declared or chunked; resolves on the answer. */
-function send(route: { method: string; path: string; headers?: Record<string, string> }, bytes: number, framing: 'content-length' | 'chunked', token: string): Promise<Answer> {
+function send(
+  route: { method: string; path: string; headers?: Record<string, string> },
+  bytes: number,
+  framing: 'content-length' | 'chunked',
+  token: string,
+): Promise<Answer> {
   const started = performance.now();
   let sent = 0;
   const body = Readable.from(
@@ -93,7 +110,9 @@ function send(route: { method: string; path: string; headers?: Record<string, st
       headers: {
         Authorization: `Bearer ${token}`,
         'Content-Type': 'application/json',
-        ...(framing === 'content-length' ? { 'Content-Length': String(bytes) } : { 'Transfer-Encoding': 'chunked' }),
+        ...(framing === 'content-length'
+          ? { 'Content-Length': String(bytes) }
+          : { 'Transfer-Encoding': 'chunked' }),
         ...route.headers,
       },
     });
@@ -120,7 +139,10 @@ function send(route: { method: string; path: string; headers?: Record<string, st
   });
 }
 
-function smallRequest(route: { method: string; path: string; body?: string; headers?: Record<string, string> }, token: string): Promise<Response> {
+function smallRequest(
+  route: { method: string; path: string; body?: string; headers?: Record<string, string> },
+  token: string,
+): Promise<Response> {
   return fetch(`${url}${route.path}`, {
     method: route.method,
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...route.headers },
@@ -142,45 +164,69 @@ beforeAll(async () => {
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
   await rbac.createNamespacedRole({
     namespace: tenant.name,
-    body: { metadata: { name: 'operator' }, rules: [{ apiGroups: ['convoy.dev'], resources: ['releases', 'releasesets'], verbs: ['get', 'list', 'update'] }] },
+    body: {
+      metadata: { name: 'operator' },
+      rules: [
+        {
+          apiGroups: ['convoy.dev'],
+          resources: ['releases', 'releasesets'],
+          verbs: ['get', 'list', 'update'],
+        },
+      ],
+    },
   });
   await rbac.createNamespacedRoleBinding({
     namespace: tenant.name,
-    body: { metadata: { name: 'alice-operator' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'operator' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] },
+    body: {
+      metadata: { name: 'alice-operator' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'operator' },
+      subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+    },
   });
   await convoyApi(admin).create('Release', tenant.name, release, releaseSpec());
   await convoyApi(admin).create('ReleaseSet', tenant.name, set, SET_SPEC);
 
   sqs = await startFauxqsSqs();
-  const queue = async (name: string) => (await sqs.sqs.send(new CreateQueueCommand({ QueueName: `${name}-${installation.name}` }))).QueueUrl ?? '';
+  const queue = async (name: string) =>
+    (await sqs.sqs.send(new CreateQueueCommand({ QueueName: `${name}-${installation.name}` }))).QueueUrl ??
+    '';
   dir = await mkdtemp(join(tmpdir(), 'convoy-flood-'));
   const kubeconfig = join(dir, 'relay.kubeconfig');
   await writeFile(kubeconfig, identities.relay.exportConfig());
   const [port] = await freePorts(1);
   url = `http://127.0.0.1:${port}`;
-  relay = spawnLogged(process.execPath, [...RELAY_NODE_FLAGS, join(root, 'relay', 'main.ts')], join(dir, 'relay.log'), {
-    PATH: process.env['PATH'] ?? '',
-    HOME: dir,
-    KUBECONFIG: kubeconfig,
-    CONVOY_NAMESPACE: installation.name,
-    CONVOY_RECONCILE_QUEUE_URL: await queue('reconcile'),
-    CONVOY_DRIFT_QUEUE_URL: await queue('drift'),
-    CONVOY_HEALTH_QUEUE_URL: await queue('health'),
-    CONVOY_FLEET_QUEUE_URL: await queue('fleet'),
-    CONVOY_HTTP_HOST: '127.0.0.1',
-    CONVOY_HTTP_PORT: String(port),
-    CONVOY_LOG_LEVEL: 'warn',
-    CONVOY_GIT_WEBHOOK_SECRET: randomBytes(16).toString('hex'),
-    AWS_ENDPOINT_URL: `http://127.0.0.1:${sqs.server.port}`,
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-  });
+  relay = spawnLogged(
+    process.execPath,
+    [...RELAY_NODE_FLAGS, join(root, 'relay', 'main.ts')],
+    join(dir, 'relay.log'),
+    {
+      PATH: process.env['PATH'] ?? '',
+      HOME: dir,
+      KUBECONFIG: kubeconfig,
+      CONVOY_NAMESPACE: installation.name,
+      CONVOY_RECONCILE_QUEUE_URL: await queue('reconcile'),
+      CONVOY_DRIFT_QUEUE_URL: await queue('drift'),
+      CONVOY_HEALTH_QUEUE_URL: await queue('health'),
+      CONVOY_FLEET_QUEUE_URL: await queue('fleet'),
+      CONVOY_HTTP_HOST: '127.0.0.1',
+      CONVOY_HTTP_PORT: String(port),
+      CONVOY_LOG_LEVEL: 'warn',
+      CONVOY_GIT_WEBHOOK_SECRET: randomBytes(16).toString('hex'),
+      AWS_ENDPOINT_URL: `http://127.0.0.1:${sqs.server.port}`,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+    },
+  );
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (relay.proc.exitCode !== null) throw new Error(`the relay exited (${relay.proc.exitCode}): ${await readFile(join(dir, 'relay.log'), 'utf8')}`);
+    if (relay.proc.exitCode !== null)
+      throw new Error(
+        `the relay exited (${relay.proc.exitCode}): ${await readFile(join(dir, 'relay.log'), 'utf8')}`,
+      );
     if ((await fetch(`${url}/readyz`).catch(() => undefined))?.ok === true) break;
-    if (Date.now() > deadline) throw new Error(`the relay was not ready in 60 s: ${await readFile(join(dir, 'relay.log'), 'utf8')}`);
+    if (Date.now() > deadline)
+      throw new Error(`the relay was not ready in 60 s: ${await readFile(join(dir, 'relay.log'), 'utf8')}`);
     await sleep(200);
   }
 });
@@ -206,7 +252,10 @@ describe('request bodies: every route is bounded (a real relay process)', () => 
     const token = inject('tokens')['alice'] ?? '';
     // One alone first, each framing: how long an answer takes without the rest of the flood (printed, not asserted).
     const rollback = routes().find((r) => r.path.endsWith(`${release}/rollback`))!;
-    const alone = [await send(rollback, FLOOD_BYTES, 'content-length', token), await send(rollback, FLOOD_BYTES, 'chunked', token)];
+    const alone = [
+      await send(rollback, FLOOD_BYTES, 'content-length', token),
+      await send(rollback, FLOOD_BYTES, 'chunked', token),
+    ];
     expect(alone.map((a) => a.status)).toEqual([413, 413]);
     const before = await memoryOf(relay.proc.pid!);
     // Reset the peak (VmHWM) to the current resident set, so the peak after the flood is the flood's.
@@ -219,8 +268,12 @@ describe('request bodies: every route is bounded (a real relay process)', () => 
         await sleep(10);
       }
     })();
-    const flood = routes().flatMap((route) => (['content-length', 'chunked'] as const).map((framing) => ({ route, framing })));
-    const answers = await Promise.all(flood.map(({ route, framing }) => send(route, FLOOD_BYTES, framing, token)));
+    const flood = routes().flatMap((route) =>
+      (['content-length', 'chunked'] as const).map((framing) => ({ route, framing })),
+    );
+    const answers = await Promise.all(
+      flood.map(({ route, framing }) => send(route, FLOOD_BYTES, framing, token)),
+    );
     flooded = true;
     await sampling;
     const after = await memoryOf(relay.proc.pid!);
@@ -255,7 +308,10 @@ describe('request bodies: every route is bounded (a real relay process)', () => 
       // The bound itself passes the limit and reaches the route, which refuses it as not JSON (the body is "aaa…").
       const atBound = await send(rollback, MAX_API_BODY_BYTES, framing, token);
       expect(atBound.status, `${framing}: ${atBound.body}`).toBe(400);
-      expect(JSON.parse(atBound.body)).toMatchObject({ error: 'InvalidRequest', message: expect.stringContaining('not JSON') as unknown });
+      expect(JSON.parse(atBound.body)).toMatchObject({
+        error: 'InvalidRequest',
+        message: expect.stringContaining('not JSON') as unknown,
+      });
     }
   });
 });

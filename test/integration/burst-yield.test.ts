@@ -15,15 +15,33 @@
 // - a first deploy whose rollout will be rechecked sends drift and health nothing during a burst;
 //   the run that finishes the rollout tells them (cause `settled`).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { ensureQueueWithDlq, type QueueWithDlq } from '../../adapters/sqs/queues.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import { DEFAULT_BURST_POLICY } from '../../domain/runtime/burst-yield.ts';
 import { leaseName } from '../../domain/runtime/lease.ts';
-import { parseQueueMessage, queueMessageBody, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import {
+  parseQueueMessage,
+  queueMessageBody,
+  type Loop,
+  type QueueMessage,
+} from '../../domain/runtime/queue-message.ts';
 import { recordsToDelete, toSqsEvent } from '../../dev/sqs-poller.ts';
 import { createDriftHandler } from '../../functions/drift/create-handler.ts';
 import { createHealthHandler } from '../../functions/health/create-handler.ts';
@@ -59,8 +77,16 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
   beforeAll(async () => {
     env = await startReconcileEnv(kubeConfigFor(inject('kubeconfigPath')), 'burst-yield');
     aws = await startFauxqs({ port: 0, logger: false });
-    sqs = new SQSClient({ endpoint: `http://127.0.0.1:${aws.port}`, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
-    for (const loop of LOOPS) queues[loop] = await ensureQueueWithDlq(sqs, `burst-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 });
+    sqs = new SQSClient({
+      endpoint: `http://127.0.0.1:${aws.port}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    for (const loop of LOOPS)
+      queues[loop] = await ensureQueueWithDlq(sqs, `burst-${loop}`, {
+        maxReceiveCount: 100,
+        visibilityTimeout: 60,
+      });
     const config = functionEnvSchema.parse({
       CONVOY_NAMESPACE: env.installationNamespace,
       CONVOY_RENDER_BUCKET: env.bucket,
@@ -69,11 +95,21 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
       CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
       CONVOY_LOG_LEVEL: 'error',
     });
-    const clients: FunctionClients = { kc: env.functionsConfig, sqs, s3: env.s3, tenancy: env.tenancy, hintKey: hintKey(undefined) };
+    const clients: FunctionClients = {
+      kc: env.functionsConfig,
+      sqs,
+      s3: env.s3,
+      tenancy: env.tenancy,
+      hintKey: hintKey(undefined),
+    };
     const logger = createLogger({ base: { test: 'burst-yield' }, level: 'error' });
-    handlers.reconcile = createReconcileHandler(config, clients, logger, { queueUrlOf: () => queues.reconcile.queueUrl });
+    handlers.reconcile = createReconcileHandler(config, clients, logger, {
+      queueUrlOf: () => queues.reconcile.queueUrl,
+    });
     handlers.drift = createDriftHandler(config, clients, logger, { queueUrlOf: () => queues.drift.queueUrl });
-    handlers.health = createHealthHandler(config, clients, logger, { queueUrlOf: () => queues.health.queueUrl });
+    handlers.health = createHealthHandler(config, clients, logger, {
+      queueUrlOf: () => queues.health.queueUrl,
+    });
 
     const repo = await env.repo(NAME, files);
     const created = await env.api.create('Release', env.ns.name, NAME, {
@@ -92,9 +128,20 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
 
   const release = () => env.api.getRelease(env.ns.name, NAME);
   const hasLease = (loop: Loop) =>
-    env.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: env.installationNamespace, name: leaseName(loop, uid) }).then(() => true, () => false);
-  const attribute = async (loop: Loop, name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesDelayed') => {
-    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queues[loop].queueUrl, AttributeNames: [name] }));
+    env.kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace: env.installationNamespace, name: leaseName(loop, uid) })
+      .then(
+        () => true,
+        () => false,
+      );
+  const attribute = async (
+    loop: Loop,
+    name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesDelayed',
+  ) => {
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queues[loop].queueUrl, AttributeNames: [name] }),
+    );
     return Number(Attributes?.[name] ?? Number.NaN);
   };
 
@@ -104,7 +151,18 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
       await sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: queues[loop].queueUrl,
-          Entries: chunk.map((e, j) => ({ Id: `m${j}`, MessageBody: queueMessageBody({ v: 1, loop, namespace: env.ns.name, name: e.name, uid: e.uid, cause: e.cause, sentAt: new Date().toISOString() }) })),
+          Entries: chunk.map((e, j) => ({
+            Id: `m${j}`,
+            MessageBody: queueMessageBody({
+              v: 1,
+              loop,
+              namespace: env.ns.name,
+              name: e.name,
+              uid: e.uid,
+              cause: e.cause,
+              sentAt: new Date().toISOString(),
+            }),
+          })),
         }),
       );
     }
@@ -116,7 +174,13 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
     const deadline = Date.now() + timeoutMs;
     while (handled.length < expect && Date.now() < deadline) {
       const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: queues[loop].queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+        new ReceiveMessageCommand({
+          QueueUrl: queues[loop].queueUrl,
+          MaxNumberOfMessages: 1,
+          WaitTimeSeconds: 1,
+          AttributeNames: ['All'],
+          MessageSystemAttributeNames: ['All'],
+        }),
       );
       if (Messages.length === 0) continue;
       const event = toSqsEvent(Messages, { queueArn: queues[loop].queueArn, awsRegion: 'us-east-1' });
@@ -126,40 +190,75 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
         if (parsed.ok) handled.push(parsed.message);
       }
       if (verdict.ok && verdict.records.length > 0) {
-        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues[loop].queueUrl, Entries: verdict.records.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })) }));
+        await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queues[loop].queueUrl,
+            Entries: verdict.records.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })),
+          }),
+        );
       }
     }
     return handled;
   }
 
   /** Hands the Release `name`'s reconcile deliveries to the function until `done` holds; every other message is put back at once (a standard queue keeps no order). */
-  const reconcileUntil = async (name: string, what: string, done: (r: Release) => boolean): Promise<Release> => {
+  const reconcileUntil = async (
+    name: string,
+    what: string,
+    done: (r: Release) => boolean,
+  ): Promise<Release> => {
     // A safety net: a run that ends in a retry or a recheck comes back after its delay.
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }));
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queues.reconcile.queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          AttributeNames: ['All'],
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
       const ours = Messages.filter((m) => (JSON.parse(m.Body ?? '{}') as QueueMessage).name === name);
       for (const m of Messages.filter((x) => !ours.includes(x))) {
-        await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.reconcile.queueUrl, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 0 }));
+        await sqs.send(
+          new ChangeMessageVisibilityCommand({
+            QueueUrl: queues.reconcile.queueUrl,
+            ReceiptHandle: m.ReceiptHandle ?? '',
+            VisibilityTimeout: 0,
+          }),
+        );
       }
       if (ours.length > 0) {
         const event = toSqsEvent(ours, { queueArn: queues.reconcile.queueArn, awsRegion: 'us-east-1' });
         const verdict = recordsToDelete(event, await handlers.reconcile(event));
-        if (verdict.ok && verdict.records.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues.reconcile.queueUrl, Entries: verdict.records.map((r, j) => ({ Id: `d${j}`, ReceiptHandle: r.receiptHandle })) }));
+        if (verdict.ok && verdict.records.length > 0)
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: queues.reconcile.queueUrl,
+              Entries: verdict.records.map((r, j) => ({ Id: `d${j}`, ReceiptHandle: r.receiptHandle })),
+            }),
+          );
       }
       const r = await env.api.getRelease(env.ns.name, name);
       if (done(r)) return r;
       if (ours.length === 0) await sleep(100);
     }
-    throw new Error(`${what}: not reached; status ${JSON.stringify((await env.api.getRelease(env.ns.name, name)).status ?? {})}`);
+    throw new Error(
+      `${what}: not reached; status ${JSON.stringify((await env.api.getRelease(env.ns.name, name)).status ?? {})}`,
+    );
   };
 
-  it('a first deploy\'s notices to drift and health wait behind a backlog with no request, then run once it drained', async () => {
+  it("a first deploy's notices to drift and health wait behind a backlog with no request, then run once it drained", async () => {
     // The first deploy: its reconcile message's first delivery runs whatever the backlog.
     await send('reconcile', [{ name: NAME, uid, cause: 'watch: Release added' }]);
     await send(
       'reconcile',
-      Array.from({ length: BACKLOG }, (_, i) => ({ name: `other-${i}`, uid: `uid-other-${i}`, cause: 'watch: Release added' })),
+      Array.from({ length: BACKLOG }, (_, i) => ({
+        name: `other-${i}`,
+        uid: `uid-other-${i}`,
+        cause: 'watch: Release added',
+      })),
     );
     await reconcileUntil(NAME, 'the first deploy', (r) => conditionOf(r, 'Applied')?.reason === 'Applied');
     const applied = await release();
@@ -180,9 +279,20 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
     // The backlog drains (the reconcile function took it): the delayed notices come back and run.
     const drained: string[] = [];
     while (drained.length < BACKLOG) {
-      const { Messages: batch = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const { Messages: batch = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queues.reconcile.queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        }),
+      );
       if (batch.length === 0) break;
-      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues.reconcile.queueUrl, Entries: batch.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queues.reconcile.queueUrl,
+          Entries: batch.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      );
       drained.push(...batch.map((m) => m.MessageId ?? ''));
     }
     expect(drained).toHaveLength(BACKLOG);
@@ -203,7 +313,8 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
   it('a first deploy with a rollout to recheck tells drift and health nothing during a burst; the run that finishes the rollout tells them', async () => {
     const name = 'burst-app';
     const repo = await env.repo(name, {
-      'deploy.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {nodeSelector: {burst-yield.convoy.dev/ready: "true"}, containers: [{name: main, image: "registry.invalid/web:1"}]}\n',
+      'deploy.yaml':
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {nodeSelector: {burst-yield.convoy.dev/ready: "true"}, containers: [{name: main, image: "registry.invalid/web:1"}]}\n',
     });
     const created = await env.api.create('Release', env.ns.name, name, {
       cluster: { name: 'local' },
@@ -213,9 +324,20 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
     });
     const appUid = String((created.metadata as { uid?: string }).uid ?? '');
     await send('reconcile', [{ name, uid: appUid, cause: 'watch: Release added' }]);
-    await send('reconcile', Array.from({ length: BACKLOG }, (_, i) => ({ name: `more-${i}`, uid: `uid-more-${i}`, cause: 'watch: Release added' })));
+    await send(
+      'reconcile',
+      Array.from({ length: BACKLOG }, (_, i) => ({
+        name: `more-${i}`,
+        uid: `uid-more-${i}`,
+        cause: 'watch: Release added',
+      })),
+    );
 
-    const applied = await reconcileUntil(name, 'the first deploy', (r) => conditionOf(r, 'Applied')?.reason === 'Applied');
+    const applied = await reconcileUntil(
+      name,
+      'the first deploy',
+      (r) => conditionOf(r, 'Applied')?.reason === 'Applied',
+    );
     expect(applied.status?.rollout?.state).toBe('Progressing');
     for (const loop of ['drift', 'health'] as const) {
       expect(await attribute(loop, 'ApproximateNumberOfMessages')).toBe(0);
@@ -227,26 +349,63 @@ describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
     // state meant, not a time); the backlog drains.
     const node = inject('nodeNames')[0] ?? 'kwok-node-0';
     const labelNode = (value: string | null) =>
-      env.kc.makeApiClient(CoreV1Api).patchNode({ name: node, body: { metadata: { labels: { 'burst-yield.convoy.dev/ready': value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      env.kc
+        .makeApiClient(CoreV1Api)
+        .patchNode(
+          { name: node, body: { metadata: { labels: { 'burst-yield.convoy.dev/ready': value } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
     await labelNode('true');
     const apps = env.kc.makeApiClient(AppsV1Api);
     try {
-      for (let i = 0; i < 240 && !(await apps.readNamespacedDeployment({ namespace: env.ns.name, name: 'web' }).then((d) => (d.status?.availableReplicas ?? 0) >= 1, () => false)); i++) await sleep(500);
+      for (
+        let i = 0;
+        i < 240 &&
+        !(await apps.readNamespacedDeployment({ namespace: env.ns.name, name: 'web' }).then(
+          (d) => (d.status?.availableReplicas ?? 0) >= 1,
+          () => false,
+        ));
+        i++
+      )
+        await sleep(500);
     } finally {
       await labelNode(null);
     }
     const rest: { ReceiptHandle?: string }[] = [];
-    for (let left = BACKLOG; left > 0; ) {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.reconcile.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    for (let left = BACKLOG; left > 0;) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queues.reconcile.queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        }),
+      );
       const backlog = Messages.filter((m) => (JSON.parse(m.Body ?? '{}') as QueueMessage).name !== name);
       rest.push(...Messages.filter((m) => !backlog.includes(m)));
-      if (backlog.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues.reconcile.queueUrl, Entries: backlog.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+      if (backlog.length > 0)
+        await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queues.reconcile.queueUrl,
+            Entries: backlog.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle ?? '' })),
+          }),
+        );
       left -= backlog.length;
     }
-    for (const m of rest) await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queues.reconcile.queueUrl, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 0 }));
+    for (const m of rest)
+      await sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queues.reconcile.queueUrl,
+          ReceiptHandle: m.ReceiptHandle ?? '',
+          VisibilityTimeout: 0,
+        }),
+      );
 
     // The recheck finds the rollout over: that run tells both observers.
-    const finished = await reconcileUntil(name, 'the rollout finished', (r) => r.status?.rollout?.state === 'Succeeded');
+    const finished = await reconcileUntil(
+      name,
+      'the rollout finished',
+      (r) => r.status?.rollout?.state === 'Succeeded',
+    );
     expect(conditionOf(finished, 'Applied')).toMatchObject({ status: 'True', reason: 'Applied' });
     for (const loop of ['drift', 'health'] as const) {
       const [notice] = await drain(loop, 1, 20_000);

@@ -40,7 +40,9 @@ const EVERY_KNOB = {
   logLevel: 'debug',
   tenantNamespaces: ['team-a'],
   watchSecrets: true,
-  serviceAccount: { annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::111111111111:role/convoy-relay' } },
+  serviceAccount: {
+    annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::111111111111:role/convoy-relay' },
+  },
   resources: { requests: { cpu: '200m', memory: '300Mi' }, limits: { memory: '1Gi' } },
   podAnnotations: { 'secret.reloader.stakater.com/reload': 'convoy-relay-tls' },
   podLabels: { team: 'platform' },
@@ -49,13 +51,24 @@ const EVERY_KNOB = {
   affinity: {
     podAntiAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [
-        { weight: 100, podAffinityTerm: { topologyKey: 'topology.kubernetes.io/zone', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'convoy-relay' } } } },
+        {
+          weight: 100,
+          podAffinityTerm: {
+            topologyKey: 'topology.kubernetes.io/zone',
+            labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'convoy-relay' } },
+          },
+        },
       ],
     },
   },
   priorityClassName: 'system-cluster-critical',
   topologySpreadConstraints: [
-    { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'convoy-relay' } } },
+    {
+      maxSkew: 1,
+      topologyKey: 'topology.kubernetes.io/zone',
+      whenUnsatisfiable: 'DoNotSchedule',
+      labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'convoy-relay' } },
+    },
   ],
   podDisruptionBudget: { enabled: true, maxUnavailable: '50%' },
   serviceMonitor: {
@@ -78,7 +91,9 @@ interface Doc {
 }
 interface PodTemplate {
   metadata: { labels: Record<string, string>; annotations: Record<string, string> };
-  spec: Record<string, unknown> & { containers: { image: string; imagePullPolicy: string; resources: unknown }[] };
+  spec: Record<string, unknown> & {
+    containers: { image: string; imagePullPolicy: string; resources: unknown }[];
+  };
 }
 
 describe('Helm chart charts/convoy', () => {
@@ -111,10 +126,16 @@ describe('Helm chart charts/convoy', () => {
     const file = await valuesFile(values);
     const lint = await run(tools.helm, ['lint', '--strict', chart, '-f', file, ...extra]);
     expect(lint.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
-    const { stdout: text } = await run(tools.helm, ['template', 'convoy', chart, '-n', ns.name, '--include-crds', '-f', file, ...extra], { maxBuffer: 16 << 20 });
+    const { stdout: text } = await run(
+      tools.helm,
+      ['template', 'convoy', chart, '-n', ns.name, '--include-crds', '-f', file, ...extra],
+      { maxBuffer: 16 << 20 },
+    );
     const checked = await kubeconform.validate(text);
     expect(checked.skipped).toEqual([]);
-    const docs = parseAllDocuments(text).map((d) => d.toJS() as Doc | null).filter((d): d is Doc => d !== null);
+    const docs = parseAllDocuments(text)
+      .map((d) => d.toJS() as Doc | null)
+      .filter((d): d is Doc => d !== null);
     expect(checked.valid).toHaveLength(docs.length);
     return { text, docs };
   }
@@ -128,7 +149,10 @@ describe('Helm chart charts/convoy', () => {
     const file = await valuesFile(values);
     const lint = await run(tools.helm, ['lint', '--strict', chart, '-f', file, ...extra]).then(
       ({ stdout, stderr }) => `${stdout}${stderr}`,
-      (error: unknown) => { const e = error as { stdout?: string; stderr?: string }; return `${e.stdout ?? ''}${e.stderr ?? String(error)}`; },
+      (error: unknown) => {
+        const e = error as { stdout?: string; stderr?: string };
+        return `${e.stdout ?? ''}${e.stderr ?? String(error)}`;
+      },
     );
     const template = await run(tools.helm, ['template', 'convoy', chart, '-f', file, ...extra]).then(
       () => 'rendered',
@@ -147,27 +171,57 @@ describe('Helm chart charts/convoy', () => {
   }
 
   const only = (docs: Doc[], kind: string) => docs.filter((d) => d.kind === kind);
-  const podTemplate = (docs: Doc[]) => (only(docs, 'Deployment')[0]?.spec as { template: PodTemplate }).template;
+  const podTemplate = (docs: Doc[]) =>
+    (only(docs, 'Deployment')[0]?.spec as { template: PodTemplate }).template;
 
   async function serverDryRun(text: string): Promise<string> {
     const file = join(dir, `dry-run-${++files}.yaml`);
     await writeFile(file, text);
-    const { stdout } = await run(tools.kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--dry-run=server', '--force-conflicts', '-f', file], { maxBuffer: 16 << 20 });
+    const { stdout } = await run(
+      tools.kubectl,
+      [
+        '--kubeconfig',
+        kubeconfig,
+        'apply',
+        '--server-side',
+        '--dry-run=server',
+        '--force-conflicts',
+        '-f',
+        file,
+      ],
+      { maxBuffer: 16 << 20 },
+    );
     return stdout;
   }
 
   it('defaults: every object of relayManifests() but the Namespace, lint --strict and kubeconform clean, accepted by a server-side dry run', async () => {
-    const { text, docs } = await render({ ...REQUIRED, renderBucket: 'renders', settings: { EXTRA_SETTING: 'on' } });
-    const expected = relayManifests({ queueUrls: PLACEHOLDER_QUEUE_URLS, region: 'r' }).filter((m) => m.kind !== 'Namespace');
+    const { text, docs } = await render({
+      ...REQUIRED,
+      renderBucket: 'renders',
+      settings: { EXTRA_SETTING: 'on' },
+    });
+    const expected = relayManifests({ queueUrls: PLACEHOLDER_QUEUE_URLS, region: 'r' }).filter(
+      (m) => m.kind !== 'Namespace',
+    );
     expect(docs.map((d) => d.kind).sort()).toEqual(expected.map((m) => m.kind).sort());
     const config = only(docs, 'ConfigMap')[0];
     expect(config?.metadata.namespace).toBe(ns.name);
-    expect(config?.data).toMatchObject({ CONVOY_NAMESPACE: ns.name, CONVOY_RENDER_BUCKET: 'renders', EXTRA_SETTING: 'on', AWS_REGION: 'us-east-1' });
+    expect(config?.data).toMatchObject({
+      CONVOY_NAMESPACE: ns.name,
+      CONVOY_RENDER_BUCKET: 'renders',
+      EXTRA_SETTING: 'on',
+      AWS_REGION: 'us-east-1',
+    });
     // The generated Deployment's scheduling, unchanged by the knobs' defaults.
-    const generated = relayManifests({ queueUrls: PLACEHOLDER_QUEUE_URLS, region: 'r' }).find((m) => m.kind === 'Deployment') as unknown as { spec: { template: PodTemplate } };
+    const generated = relayManifests({ queueUrls: PLACEHOLDER_QUEUE_URLS, region: 'r' }).find(
+      (m) => m.kind === 'Deployment',
+    ) as unknown as { spec: { template: PodTemplate } };
     const pod = podTemplate(docs);
-    expect(pod.spec['topologySpreadConstraints']).toEqual(generated.spec.template.spec['topologySpreadConstraints']);
-    for (const field of ['imagePullSecrets', 'priorityClassName', 'nodeSelector', 'tolerations', 'affinity']) expect(pod.spec).not.toHaveProperty(field);
+    expect(pod.spec['topologySpreadConstraints']).toEqual(
+      generated.spec.template.spec['topologySpreadConstraints'],
+    );
+    for (const field of ['imagePullSecrets', 'priorityClassName', 'nodeSelector', 'tolerations', 'affinity'])
+      expect(pod.spec).not.toHaveProperty(field);
     expect(only(docs, 'ServiceMonitor')).toEqual([]);
     const applied = await serverDryRun(text);
     expect(applied).toMatch(/deployment\.apps\/convoy-relay serverside-applied \(server dry run\)/);
@@ -178,7 +232,9 @@ describe('Helm chart charts/convoy', () => {
     const { text, docs } = await render(EVERY_KNOB);
     const pod = podTemplate(docs);
     expect(pod.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': 'convoy-relay', team: 'platform' });
-    expect(pod.metadata.annotations).toMatchObject({ 'secret.reloader.stakater.com/reload': 'convoy-relay-tls' });
+    expect(pod.metadata.annotations).toMatchObject({
+      'secret.reloader.stakater.com/reload': 'convoy-relay-tls',
+    });
     expect(pod.metadata.annotations['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
     expect(pod.spec).toMatchObject({
       imagePullSecrets: EVERY_KNOB.imagePullSecrets,
@@ -188,10 +244,19 @@ describe('Helm chart charts/convoy', () => {
       affinity: EVERY_KNOB.affinity,
       topologySpreadConstraints: EVERY_KNOB.topologySpreadConstraints,
     });
-    expect(pod.spec.containers[0]).toMatchObject({ image: `${IMAGE}:abc123`, imagePullPolicy: 'Always', resources: EVERY_KNOB.resources });
+    expect(pod.spec.containers[0]).toMatchObject({
+      image: `${IMAGE}:abc123`,
+      imagePullPolicy: 'Always',
+      resources: EVERY_KNOB.resources,
+    });
     expect(only(docs, 'Deployment')[0]?.spec).toMatchObject({ replicas: 3 });
-    expect(only(docs, 'PodDisruptionBudget')[0]?.spec).toEqual({ maxUnavailable: '50%', selector: { matchLabels: { 'app.kubernetes.io/name': 'convoy-relay' } } });
-    expect(only(docs, 'ServiceAccount')[0]?.metadata).toMatchObject({ annotations: EVERY_KNOB.serviceAccount.annotations });
+    expect(only(docs, 'PodDisruptionBudget')[0]?.spec).toEqual({
+      maxUnavailable: '50%',
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'convoy-relay' } },
+    });
+    expect(only(docs, 'ServiceAccount')[0]?.metadata).toMatchObject({
+      annotations: EVERY_KNOB.serviceAccount.annotations,
+    });
     expect(only(docs, 'ConfigMap')[0]?.data).toMatchObject({
       AWS_REGION: 'eu-west-1',
       CONVOY_LOG_LEVEL: 'debug',
@@ -204,10 +269,15 @@ describe('Helm chart charts/convoy', () => {
     expect(only(docs, 'RoleBinding').map((b) => b.metadata.namespace)).toContain('team-a');
     expect(only(docs, 'ServiceMonitor')).toHaveLength(1);
     // The API server has no ServiceMonitor kind (prometheus-operator's CRD): everything else goes to the dry run.
-    await run(tools.kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'team-a']).catch((error: unknown) => {
-      if (!String(error).includes('AlreadyExists')) throw error;
-    });
-    const withoutMonitor = parseAllDocuments(text).filter((d) => (d.toJS() as Doc | null)?.kind !== 'ServiceMonitor').map((d) => d.toString()).join('---\n');
+    await run(tools.kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'team-a']).catch(
+      (error: unknown) => {
+        if (!String(error).includes('AlreadyExists')) throw error;
+      },
+    );
+    const withoutMonitor = parseAllDocuments(text)
+      .filter((d) => (d.toJS() as Doc | null)?.kind !== 'ServiceMonitor')
+      .map((d) => d.toString())
+      .join('---\n');
     const applied = await serverDryRun(withoutMonitor);
     expect(applied).toMatch(/deployment\.apps\/convoy-relay serverside-applied \(server dry run\)/);
     expect(applied).toMatch(/poddisruptionbudget\.policy\/convoy-relay serverside-applied/);
@@ -215,56 +285,103 @@ describe('Helm chart charts/convoy', () => {
 
   it('kubeconform here refuses what the apiserver refuses: an unknown field, a wrong type; int-or-string takes both', async () => {
     const { docs } = await render(REQUIRED);
-    const deployment = structuredClone(only(docs, 'Deployment')[0]) as Doc & { spec: { replicas: unknown; template: PodTemplate } };
+    const deployment = structuredClone(only(docs, 'Deployment')[0]) as Doc & {
+      spec: { replicas: unknown; template: PodTemplate };
+    };
     deployment.spec.replicas = 'two';
-    (deployment.spec.template.spec.containers[0] as unknown as Record<string, unknown>)['imagePullPolcy'] = 'Always';
+    (deployment.spec.template.spec.containers[0] as unknown as Record<string, unknown>)['imagePullPolcy'] =
+      'Always';
     const refusal = kubeconform.validate(stringify(deployment));
-    await expect(refusal).rejects.toThrow(/Deployment convoy-relay: statusInvalid .*replicas.*got string, want integer/s);
+    await expect(refusal).rejects.toThrow(
+      /Deployment convoy-relay: statusInvalid .*replicas.*got string, want integer/s,
+    );
     await expect(refusal).rejects.toThrow(/imagePullPolcy/);
-    const service = structuredClone(only(docs, 'Service')[0]) as Doc & { spec: { ports: { targetPort: unknown }[] } };
-    service.spec.ports = [{ ...service.spec.ports[0], targetPort: 8080 }, { ...service.spec.ports[1], targetPort: 'https' }] as { targetPort: unknown }[];
+    const service = structuredClone(only(docs, 'Service')[0]) as Doc & {
+      spec: { ports: { targetPort: unknown }[] };
+    };
+    service.spec.ports = [
+      { ...service.spec.ports[0], targetPort: 8080 },
+      { ...service.spec.ports[1], targetPort: 'https' },
+    ] as { targetPort: unknown }[];
     expect((await kubeconform.validate(stringify(service))).valid).toEqual(['Service/convoy-relay']);
   });
 
-  it('the ServiceMonitor is checked against prometheus-operator\'s CRD schema, strictly: every knob passes; an unknown field, a wrong type are refused', async () => {
+  it("the ServiceMonitor is checked against prometheus-operator's CRD schema, strictly: every knob passes; an unknown field, a wrong type are refused", async () => {
     const { docs } = await render(EVERY_KNOB);
     const [monitor] = only(docs, 'ServiceMonitor');
     expect((await kubeconform.validate(stringify(monitor))).valid).toEqual(['ServiceMonitor/convoy-relay']);
-    type Monitor = Doc & { spec: { endpoints: Record<string, unknown>[]; selector: Record<string, unknown> } };
+    type Monitor = Doc & {
+      spec: { endpoints: Record<string, unknown>[]; selector: Record<string, unknown> };
+    };
     const misspelt = structuredClone(monitor) as Monitor;
     misspelt.spec.endpoints[0] = { ...misspelt.spec.endpoints[0], scrapeIntervall: '30s' };
-    await expect(kubeconform.validate(stringify(misspelt))).rejects.toThrow(/ServiceMonitor convoy-relay: statusInvalid .*scrapeIntervall/s);
+    await expect(kubeconform.validate(stringify(misspelt))).rejects.toThrow(
+      /ServiceMonitor convoy-relay: statusInvalid .*scrapeIntervall/s,
+    );
     const wrongType = structuredClone(monitor) as Monitor;
     wrongType.spec.endpoints[0] = { ...wrongType.spec.endpoints[0], honorLabels: 'always' };
-    await expect(kubeconform.validate(stringify(wrongType))).rejects.toThrow(/ServiceMonitor convoy-relay: statusInvalid .*honorLabels.*got string, want boolean/s);
+    await expect(kubeconform.validate(stringify(wrongType))).rejects.toThrow(
+      /ServiceMonitor convoy-relay: statusInvalid .*honorLabels.*got string, want boolean/s,
+    );
     const badEnum = structuredClone(monitor) as Monitor;
     badEnum.spec.endpoints[0] = { ...badEnum.spec.endpoints[0], scheme: 'gopher' };
-    await expect(kubeconform.validate(stringify(badEnum))).rejects.toThrow(/ServiceMonitor convoy-relay: statusInvalid .*scheme/s);
+    await expect(kubeconform.validate(stringify(badEnum))).rejects.toThrow(
+      /ServiceMonitor convoy-relay: statusInvalid .*scheme/s,
+    );
   });
 
   it('values.schema.json refuses an unknown key, naming it, at every level', async () => {
     await refusedBySchema({ ...REQUIRED, replica: 3 }, /additional properties 'replica' not allowed/);
-    await refusedBySchema({ ...REQUIRED, image: { repository: IMAGE, tags: 'x' } }, /at '\/image': additional properties 'tags' not allowed/);
-    await refusedBySchema({ ...REQUIRED, serviceMonitor: { enable: true } }, /at '\/serviceMonitor': additional properties 'enable' not allowed/);
-    await refusedBySchema({ ...REQUIRED, podDisruptionBudget: { minAvailible: 1 } }, /at '\/podDisruptionBudget': additional properties 'minAvailible' not allowed/);
+    await refusedBySchema(
+      { ...REQUIRED, image: { repository: IMAGE, tags: 'x' } },
+      /at '\/image': additional properties 'tags' not allowed/,
+    );
+    await refusedBySchema(
+      { ...REQUIRED, serviceMonitor: { enable: true } },
+      /at '\/serviceMonitor': additional properties 'enable' not allowed/,
+    );
+    await refusedBySchema(
+      { ...REQUIRED, podDisruptionBudget: { minAvailible: 1 } },
+      /at '\/podDisruptionBudget': additional properties 'minAvailible' not allowed/,
+    );
   });
 
-  it('values.schema.json refuses a wrong type: replicas=two, a string for a boolean, a bad enum, the chart\'s own label or annotation', async () => {
+  it("values.schema.json refuses a wrong type: replicas=two, a string for a boolean, a bad enum, the chart's own label or annotation", async () => {
     await refusedBySchema(REQUIRED, /at '\/replicas': got string, want integer/, ['--set', 'replicas=two']);
-    await refusedBySchema({ ...REQUIRED, watchSecrets: 'yes' }, /at '\/watchSecrets': got string, want boolean/);
-    await refusedBySchema({ ...REQUIRED, image: { repository: IMAGE, pullPolicy: 'Sometimes' } }, /at '\/image\/pullPolicy'/);
-    await refusedBySchema({ ...REQUIRED, tolerations: { key: 'x' } }, /at '\/tolerations': got object, want array/);
-    await refusedBySchema({ ...REQUIRED, podLabels: { 'app.kubernetes.io/name': 'other' } }, /at '\/podLabels'/);
-    await refusedBySchema({ ...REQUIRED, podAnnotations: { 'checksum/config': 'x' } }, /at '\/podAnnotations'/);
+    await refusedBySchema(
+      { ...REQUIRED, watchSecrets: 'yes' },
+      /at '\/watchSecrets': got string, want boolean/,
+    );
+    await refusedBySchema(
+      { ...REQUIRED, image: { repository: IMAGE, pullPolicy: 'Sometimes' } },
+      /at '\/image\/pullPolicy'/,
+    );
+    await refusedBySchema(
+      { ...REQUIRED, tolerations: { key: 'x' } },
+      /at '\/tolerations': got object, want array/,
+    );
+    await refusedBySchema(
+      { ...REQUIRED, podLabels: { 'app.kubernetes.io/name': 'other' } },
+      /at '\/podLabels'/,
+    );
+    await refusedBySchema(
+      { ...REQUIRED, podAnnotations: { 'checksum/config': 'x' } },
+      /at '\/podAnnotations'/,
+    );
   });
 
   it('a settings change changes checksum/config (so helm upgrade rolls the relay); a change outside the ConfigMap does not', async () => {
-    const checksum = async (values: unknown) => podTemplate((await render(values)).docs).metadata.annotations['checksum/config'];
+    const checksum = async (values: unknown) =>
+      podTemplate((await render(values)).docs).metadata.annotations['checksum/config'];
     const base = await checksum(REQUIRED);
     expect(await checksum(REQUIRED)).toBe(base);
     expect(await checksum({ ...REQUIRED, logLevel: 'debug' })).not.toBe(base);
-    expect(await checksum({ ...REQUIRED, settings: { CONVOY_DEFAULT_SERVICE_ACCOUNT: 'convoy-deployer' } })).not.toBe(base);
-    expect(await checksum({ ...REQUIRED, queues: { ...QUEUES, health: `${QUEUES.health}-2` } })).not.toBe(base);
+    expect(
+      await checksum({ ...REQUIRED, settings: { CONVOY_DEFAULT_SERVICE_ACCOUNT: 'convoy-deployer' } }),
+    ).not.toBe(base);
+    expect(await checksum({ ...REQUIRED, queues: { ...QUEUES, health: `${QUEUES.health}-2` } })).not.toBe(
+      base,
+    );
     expect(await checksum({ ...REQUIRED, replicas: 3, podLabels: { team: 'a' } })).toBe(base);
   });
 
@@ -273,22 +390,47 @@ describe('Helm chart charts/convoy', () => {
     // cluster-scoped RBAC is left out: its fixed names are shared by the whole test run.
     const apply = async (values: unknown) => {
       const { docs } = await render(values);
-      const namespaced = docs.filter((d) => !d.kind.startsWith('Cluster') && d.kind !== 'CustomResourceDefinition');
+      const namespaced = docs.filter(
+        (d) => !d.kind.startsWith('Cluster') && d.kind !== 'CustomResourceDefinition',
+      );
       const file = join(dir, `apply-${++files}.yaml`);
       await writeFile(file, namespaced.map((d) => stringify(d)).join('---\n'));
-      await run(tools.kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--field-manager', 'chart-test', '-n', ns.name, '-f', file]);
+      await run(tools.kubectl, [
+        '--kubeconfig',
+        kubeconfig,
+        'apply',
+        '--server-side',
+        '--field-manager',
+        'chart-test',
+        '-n',
+        ns.name,
+        '-f',
+        file,
+      ]);
       return podTemplate(docs).metadata.annotations['checksum/config'];
     };
     const get = async <T>(...args: string[]): Promise<T> =>
-      JSON.parse((await run(tools.kubectl, ['--kubeconfig', kubeconfig, '-n', ns.name, 'get', ...args, '-o', 'json'])).stdout) as T;
+      JSON.parse(
+        (await run(tools.kubectl, ['--kubeconfig', kubeconfig, '-n', ns.name, 'get', ...args, '-o', 'json']))
+          .stdout,
+      ) as T;
     type Deployment = { metadata: { generation: number }; status?: { observedGeneration?: number } };
-    type ReplicaSets = { items: { metadata: { name: string; annotations: Record<string, string> }; spec: { replicas: number; template: PodTemplate } }[] };
+    type ReplicaSets = {
+      items: {
+        metadata: { name: string; annotations: Record<string, string> };
+        spec: { replicas: number; template: PodTemplate };
+      }[];
+    };
     /** The ReplicaSets once the Deployment controller has acted on the Deployment's current generation. */
     const replicaSets = async () => {
-      await until('the Deployment controller observed the current generation', async () => {
-        const d = await get<Deployment>('deployment', 'convoy-relay');
-        return d.status?.observedGeneration === d.metadata.generation;
-      }, { timeoutMs: 60_000 });
+      await until(
+        'the Deployment controller observed the current generation',
+        async () => {
+          const d = await get<Deployment>('deployment', 'convoy-relay');
+          return d.status?.observedGeneration === d.metadata.generation;
+        },
+        { timeoutMs: 60_000 },
+      );
       return (await get<ReplicaSets>('replicasets', '-l', 'app.kubernetes.io/name=convoy-relay')).items;
     };
     const values = { ...REQUIRED, replicas: 1 };
@@ -319,19 +461,29 @@ describe('Helm chart charts/convoy', () => {
 
   it('the ServiceMonitor only when enabled: it selects the relay Service and scrapes /metrics on its http port', async () => {
     expect(only((await render(REQUIRED)).docs, 'ServiceMonitor')).toEqual([]);
-    const { docs } = await render({ ...REQUIRED, serviceMonitor: { enabled: true, labels: { release: 'prom' } } });
+    const { docs } = await render({
+      ...REQUIRED,
+      serviceMonitor: { enabled: true, labels: { release: 'prom' } },
+    });
     const [monitor] = only(docs, 'ServiceMonitor');
     const [service] = only(docs, 'Service');
     expect(monitor?.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(monitor?.metadata).toMatchObject({ namespace: ns.name, labels: { release: 'prom' } });
-    const spec = monitor?.spec as { selector: { matchLabels: Record<string, string> }; namespaceSelector: { matchNames: string[] }; endpoints: Record<string, unknown>[] };
-    for (const [label, value] of Object.entries(spec.selector.matchLabels)) expect(service?.metadata.labels?.[label]).toBe(value);
+    const spec = monitor?.spec as {
+      selector: { matchLabels: Record<string, string> };
+      namespaceSelector: { matchNames: string[] };
+      endpoints: Record<string, unknown>[];
+    };
+    for (const [label, value] of Object.entries(spec.selector.matchLabels))
+      expect(service?.metadata.labels?.[label]).toBe(value);
     expect(spec.namespaceSelector.matchNames).toEqual([ns.name]);
     expect(spec.endpoints).toEqual([{ port: 'http', path: '/metrics', scheme: 'http' }]);
     // The Service port named http reaches the container port that serves /metrics (relay/http/app.ts, probe app).
     const ports = (service?.spec as { ports: { name: string; targetPort: string }[] }).ports;
     expect(ports.find((p) => p.name === 'http')?.targetPort).toBe('http');
-    const container = podTemplate(docs).spec.containers[0] as unknown as { ports: { name: string; containerPort: number }[] };
+    const container = podTemplate(docs).spec.containers[0] as unknown as {
+      ports: { name: string; containerPort: number }[];
+    };
     expect(container.ports.find((p) => p.name === 'http')?.containerPort).toBe(8080);
   });
 
@@ -344,7 +496,8 @@ describe('Helm chart charts/convoy', () => {
   });
 
   it('the relay runs image.repository at the chart appVersion unless image.tag says otherwise', async () => {
-    const image = async (values: unknown) => podTemplate((await render(values)).docs).spec.containers[0]?.image;
+    const image = async (values: unknown) =>
+      podTemplate((await render(values)).docs).spec.containers[0]?.image;
     const { appVersion } = parse(await readFile(join(chart, 'Chart.yaml'), 'utf8')) as { appVersion: string };
     expect(await image(REQUIRED)).toBe(`${IMAGE}:${appVersion}`);
     expect(await image({ ...REQUIRED, image: { repository: IMAGE, tag: 'abc123' } })).toBe(`${IMAGE}:abc123`);
@@ -352,7 +505,11 @@ describe('Helm chart charts/convoy', () => {
 
   it('NOTES names the image the relay runs and how to build and push another', async () => {
     const file = await valuesFile(REQUIRED);
-    const { stdout } = await run(tools.helm, ['install', 'convoy', chart, '-n', ns.name, '--dry-run=client', '-f', file], { maxBuffer: 16 << 20 });
+    const { stdout } = await run(
+      tools.helm,
+      ['install', 'convoy', chart, '-n', ns.name, '--dry-run=client', '-f', file],
+      { maxBuffer: 16 << 20 },
+    );
     const notes = stdout.slice(stdout.indexOf('NOTES:'));
     const { appVersion } = parse(await readFile(join(chart, 'Chart.yaml'), 'utf8')) as { appVersion: string };
     expect(notes).toContain(`Image: ${IMAGE}:${appVersion}`);
@@ -365,6 +522,8 @@ describe('Helm chart charts/convoy', () => {
   it('without queue URLs helm refuses, naming the value', async () => {
     const { template, lint } = await refused({ image: { repository: IMAGE } });
     expect(template).toMatch(/queues\.reconcile: the URL of the reconcile SQS queue is required/);
-    expect(lint).toMatch(/missing required values.*queues\.reconcile: the URL of the reconcile SQS queue is required/);
+    expect(lint).toMatch(
+      /missing required values.*queues\.reconcile: the URL of the reconcile SQS queue is required/,
+    );
   });
 });

@@ -28,13 +28,24 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
   const ns = () => env.ns.name;
 
   const label = async (name: string, labels: Record<string, string>) => {
-    await env.kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-      { group: 'convoy.dev', version: 'v1alpha1', namespace: ns(), plural: 'releases', name, body: { metadata: { labels } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await env.kc
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObject(
+        {
+          group: 'convoy.dev',
+          version: 'v1alpha1',
+          namespace: ns(),
+          plural: 'releases',
+          name,
+          body: { metadata: { labels } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
   };
   const greeting = async (name: string) =>
-    (await env.kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns(), name })).data?.['greeting'];
+    (await env.kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns(), name })).data?.[
+      'greeting'
+    ];
   const applied = (name: string, predicate: (r: Release) => boolean, what: string) =>
     until(
       what,
@@ -46,7 +57,10 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
     );
 
   beforeAll(async () => {
-    env = await startRuntimeEnv(kubeConfigFor(kubeconfig), 'cli-get', { relayTickMs: 200, visibilityTimeoutSeconds: 5 });
+    env = await startRuntimeEnv(kubeConfigFor(kubeconfig), 'cli-get', {
+      relayTickMs: 200,
+      visibilityTimeoutSeconds: 5,
+    });
     const app = await env.repo('app', { 'cm.yaml': configMap('app-config', 'one') });
     commits.push(app.commit);
     const other = await env.repo('other', { 'cm.yaml': configMap('other-config', 'x') });
@@ -64,13 +78,23 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
   it('get <release> -o json prints the Release object as the API server returns it, without managedFields unless asked', async () => {
     const run = await convoy('get', 'app', '-n', ns(), '-o', 'json');
     expect(run.code).toBe(0);
-    const object = JSON.parse(run.stdout) as Release & { metadata: { managedFields?: unknown; labels?: Record<string, string> } };
+    const object = JSON.parse(run.stdout) as Release & {
+      metadata: { managedFields?: unknown; labels?: Record<string, string> };
+    };
     const live = await env.getRelease('app');
-    expect(object).toMatchObject({ apiVersion: 'convoy.dev/v1alpha1', kind: 'Release', metadata: { name: 'app', namespace: ns(), uid: live.metadata.uid, labels: { team: 'a' } } });
+    expect(object).toMatchObject({
+      apiVersion: 'convoy.dev/v1alpha1',
+      kind: 'Release',
+      metadata: { name: 'app', namespace: ns(), uid: live.metadata.uid, labels: { team: 'a' } },
+    });
     expect(object.spec.source).toEqual(live.spec.source);
-    expect(object.status?.conditions?.map((c) => c.type)).toEqual(expect.arrayContaining(['Applied', 'InSync']));
+    expect(object.status?.conditions?.map((c) => c.type)).toEqual(
+      expect.arrayContaining(['Applied', 'InSync']),
+    );
     expect(object.metadata.managedFields).toBeUndefined();
-    const withFields = JSON.parse((await convoy('get', 'app', '-n', ns(), '-o', 'json', '--show-managed-fields')).stdout) as { metadata: { managedFields?: unknown[] } };
+    const withFields = JSON.parse(
+      (await convoy('get', 'app', '-n', ns(), '-o', 'json', '--show-managed-fields')).stdout,
+    ) as { metadata: { managedFields?: unknown[] } };
     expect(withFields.metadata.managedFields?.length).toBeGreaterThan(0);
   });
 
@@ -79,7 +103,10 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
     expect(run.code).toBe(0);
     const list = parseYaml(run.stdout) as { apiVersion: string; kind: string; items: Release[] };
     expect(list).toMatchObject({ apiVersion: 'v1', kind: 'List' });
-    expect(list.items.map((r) => [r.kind, r.metadata.name]).sort()).toEqual([['Release', 'app'], ['Release', 'other']]);
+    expect(list.items.map((r) => [r.kind, r.metadata.name]).sort()).toEqual([
+      ['Release', 'app'],
+      ['Release', 'other'],
+    ]);
     expect(list.items.every((r) => r.status?.lastSuccessful?.renderRef !== undefined)).toBe(true);
   });
 
@@ -89,24 +116,36 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
     const rows = table.stdout.trim().split('\n');
     expect(rows).toHaveLength(2);
     expect(rows[1]).toMatch(/^app\s/);
-    const json = JSON.parse((await convoy('get', '-n', ns(), '--selector', 'team!=a', '-o', 'json')).stdout) as { items: Release[] };
+    const json = JSON.parse(
+      (await convoy('get', '-n', ns(), '--selector', 'team!=a', '-o', 'json')).stdout,
+    ) as { items: Release[] };
     expect(json.items.map((r) => r.metadata.name)).toEqual(['other']);
-    expect((await convoy('get', '-n', ns(), '-l', 'team in (a,b)', '-o', 'name')).stdout.trim().split('\n').sort()).toEqual([
-      'release.convoy.dev/app',
-      'release.convoy.dev/other',
-    ]);
+    expect(
+      (await convoy('get', '-n', ns(), '-l', 'team in (a,b)', '-o', 'name')).stdout.trim().split('\n').sort(),
+    ).toEqual(['release.convoy.dev/app', 'release.convoy.dev/other']);
     const none = await convoy('get', '-n', ns(), '-l', 'team=nobody');
-    expect([none.code, none.stdout, none.stderr]).toEqual([0, '', `No Releases found in namespace ${ns()}.\n`]);
+    expect([none.code, none.stdout, none.stderr]).toEqual([
+      0,
+      '',
+      `No Releases found in namespace ${ns()}.\n`,
+    ]);
     const both = await convoy('get', 'app', '-n', ns(), '-l', 'team=a');
-    expect([both.code, both.stderr]).toEqual([2, 'convoy: get: -l selects Releases by label; do not name one (see convoy get --help)\n']);
+    expect([both.code, both.stderr]).toEqual([
+      2,
+      'convoy: get: -l selects Releases by label; do not name one (see convoy get --help)\n',
+    ]);
   });
 
   it('get -A lists every namespace with a NAMESPACE column, and combines with -l and -o wide', async () => {
     const run = await convoy('get', '-A', '-l', 'team=b', '-o', 'wide');
     expect(run.code).toBe(0);
     const [header, ...rows] = run.stdout.trim().split('\n');
-    expect(header).toMatch(/^NAMESPACE\s+NAME\s+VERDICT\s+APPLIED\s+ROLLOUT\s+RENDER\s+SUSPENDED\s+AGE\s+REVISION\s+SOURCE\s+MESSAGE$/);
-    expect(rows.filter((r) => r.startsWith(`${ns()} `))).toEqual([expect.stringMatching(new RegExp(`^${ns()}\\s+other\\s+.*/other\\.git\\s`))]);
+    expect(header).toMatch(
+      /^NAMESPACE\s+NAME\s+VERDICT\s+APPLIED\s+ROLLOUT\s+RENDER\s+SUSPENDED\s+AGE\s+REVISION\s+SOURCE\s+MESSAGE$/,
+    );
+    expect(rows.filter((r) => r.startsWith(`${ns()} `))).toEqual([
+      expect.stringMatching(new RegExp(`^${ns()}\\s+other\\s+.*/other\\.git\\s`)),
+    ]);
     const everything = await convoy('get', '-A', '-o', 'name');
     expect(everything.stdout).toContain('release.convoy.dev/app');
   });
@@ -114,11 +153,19 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
   it('get -w prints the list, then a change made after it started (suspend), until it is stopped', async () => {
     const watch = startConvoy(['get', '-n', ns(), '-l', 'team=a', '-w'], kubeconfig);
     try {
-      await until('the watch printed the list', () => /^app\s.*\sfalse\s/m.test(watch.stdout()) || watch.exited(), { timeoutMs: 30_000 });
+      await until(
+        'the watch printed the list',
+        () => /^app\s.*\sfalse\s/m.test(watch.stdout()) || watch.exited(),
+        { timeoutMs: 30_000 },
+      );
       expect(watch.exited()).toBe(false);
       expect(watch.stdout()).not.toMatch(/^app\s.*\strue\s/m);
       expect((await convoy('suspend', `${ns()}/app`)).code).toBe(0);
-      await until('the watch printed the suspended Release', () => /^app\s.*\strue\s/m.test(watch.stdout()) || watch.exited(), { timeoutMs: 30_000 });
+      await until(
+        'the watch printed the suspended Release',
+        () => /^app\s.*\strue\s/m.test(watch.stdout()) || watch.exited(),
+        { timeoutMs: 30_000 },
+      );
       expect(watch.exited()).toBe(false);
     } finally {
       watch.kill();
@@ -127,7 +174,9 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
     const lines = run.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+VERDICT/);
     expect(lines.filter((l) => l.startsWith('other'))).toEqual([]);
-    expect(lines.findIndex((l) => /^app\s.*\strue\s/.test(l))).toBeGreaterThan(lines.findIndex((l) => /^app\s.*\sfalse\s/.test(l)));
+    expect(lines.findIndex((l) => /^app\s.*\strue\s/.test(l))).toBeGreaterThan(
+      lines.findIndex((l) => /^app\s.*\sfalse\s/.test(l)),
+    );
     expect(run.stderr).toBe('');
     expect((await convoy('resume', `${ns()}/app`)).code).toBe(0);
   });
@@ -138,7 +187,11 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
     const { commit } = await env.commit('app', { 'cm.yaml': configMap('app-config', 'two') });
     commits.push(commit);
     expect((await convoy('sync', `${ns()}/app`)).code).toBe(0); // as flux reconcile: read the new commit now
-    const moved = await applied('app', (r) => r.status?.lastSuccessful?.resolvedSource?.git?.commit === commit, 'app applied the second commit');
+    const moved = await applied(
+      'app',
+      (r) => r.status?.lastSuccessful?.resolvedSource?.git?.commit === commit,
+      'app applied the second commit',
+    );
     const second = moved.status?.lastSuccessful?.renderRef;
     expect(moved.status?.rollout).toMatchObject({ renderRef: second, previousRenderRef: first });
     expect(await greeting('app-config')).toBe('two');
@@ -152,8 +205,14 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
       ),
     );
     expect((await env.getRelease('app')).metadata.annotations?.['convoy.dev/pin']).toBe(first);
-    await until('the first render is live again', async () => (await greeting('app-config')) === 'one', { timeoutMs: 150_000 });
-    const pinned = await applied('app', (r) => r.status?.rollout?.renderRef === first, 'the pinned render is the rollout');
+    await until('the first render is live again', async () => (await greeting('app-config')) === 'one', {
+      timeoutMs: 150_000,
+    });
+    const pinned = await applied(
+      'app',
+      (r) => r.status?.rollout?.renderRef === first,
+      'the pinned render is the rollout',
+    );
     expect(pinned.status?.pin).toMatchObject({ renderRef: first, state: 'Active' });
 
     // Like helm rollback: the previous render is now the second one.
@@ -176,14 +235,18 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
     expect([conflicting.code, conflicting.stderr.trim().split('\n').length]).toEqual([2, 1]);
 
     expect((await convoy('unpin', `${ns()}/app`)).code).toBe(0);
-    await until('the Git head is live again', async () => (await greeting('app-config')) === 'two', { timeoutMs: 150_000 });
+    await until('the Git head is live again', async () => (await greeting('app-config')) === 'two', {
+      timeoutMs: 150_000,
+    });
   });
 
   it('rollback of a Release that applied one render only: exit 1, one line saying to name one with --to', async () => {
     const run = await convoy('rollback', `${ns()}/other`);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      new RegExp(`^convoy: Release ${ns()}/other has no previous render: [0-9a-f]{12} is the first it applied; name one with convoy rollback ${ns()}/other --to <renderRef> \\(convoy history ${ns()}/other lists them\\)\\n$`),
+      new RegExp(
+        `^convoy: Release ${ns()}/other has no previous render: [0-9a-f]{12} is the first it applied; name one with convoy rollback ${ns()}/other --to <renderRef> \\(convoy history ${ns()}/other lists them\\)\\n$`,
+      ),
     );
     expect((await env.getRelease('other')).metadata.annotations?.['convoy.dev/pin']).toBeUndefined();
   });

@@ -36,7 +36,10 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
   let admin: AdminKubeconfig;
   const server = () => admin.clusters[0]?.cluster.server ?? '';
   const caData = () => admin.clusters[0]?.cluster['certificate-authority-data'] ?? '';
-  const cluster = (extra: Record<string, unknown> = {}) => ({ name: 'test', cluster: { server: server(), 'certificate-authority-data': caData(), ...extra } });
+  const cluster = (extra: Record<string, unknown> = {}) => ({
+    name: 'test',
+    cluster: { server: server(), 'certificate-authority-data': caData(), ...extra },
+  });
   const config = (user: Record<string, unknown>, clusterExtra: Record<string, unknown> = {}) =>
     stringify({
       apiVersion: 'v1',
@@ -51,7 +54,8 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
     await writeFile(path, text, { mode });
     return path;
   };
-  const getApp = (kubeconfig: string, env: Record<string, string> = {}) => runConvoy(['get', 'app', '-n', ns.name], kubeconfig, env);
+  const getApp = (kubeconfig: string, env: Record<string, string> = {}) =>
+    runConvoy(['get', 'app', '-n', ns.name], kubeconfig, env);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'convoy-cli-kubeconfig-'));
@@ -126,7 +130,11 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
     const lines = (await readFile(runs, 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toContain('args=eks get-token --cluster-name test profile=dev');
-    const info = JSON.parse(lines[0]?.split(' info=')[1] ?? '{}') as { apiVersion: string; kind: string; spec: { interactive: boolean } };
+    const info = JSON.parse(lines[0]?.split(' info=')[1] ?? '{}') as {
+      apiVersion: string;
+      kind: string;
+      spec: { interactive: boolean };
+    };
     expect(info).toEqual({ apiVersion: EXEC_API, kind: 'ExecCredential', spec: { interactive: false } });
   });
 
@@ -136,11 +144,22 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
       'bridge-token',
       `echo run >> "${runs}"\nprintf '{"apiVersion":"${EXEC_API}","kind":"ExecCredential","status":{"token":"%s"}}' "$ALICE_TOKEN"`,
     );
-    const path = await write('bridge.yaml', config({ exec: { apiVersion: EXEC_API, command: plugin, env: [{ name: 'ALICE_TOKEN', value: aliceToken }] } }));
+    const path = await write(
+      'bridge.yaml',
+      config({
+        exec: { apiVersion: EXEC_API, command: plugin, env: [{ name: 'ALICE_TOKEN', value: aliceToken }] },
+      }),
+    );
     const bridged = fromClientNodeKubeConfig(loadUserKubeConfig([path]));
     const client = createKubeClient(bridged);
     try {
-      const releases = await Promise.all([1, 2, 3].map(() => client.get<{ metadata: { name: string } }>(resourcePath('convoy.dev/v1alpha1', 'releases', ns.name, 'app'))));
+      const releases = await Promise.all(
+        [1, 2, 3].map(() =>
+          client.get<{ metadata: { name: string } }>(
+            resourcePath('convoy.dev/v1alpha1', 'releases', ns.name, 'app'),
+          ),
+        ),
+      );
       expect(releases.map((r) => r.metadata.name)).toEqual(['app', 'app', 'app']);
       expect((await readFile(runs, 'utf8')).trim().split('\n')).toHaveLength(1);
     } finally {
@@ -149,8 +168,16 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
   });
 
   it('a failing exec plugin is one line naming the command, its exit code and its stderr', async () => {
-    const plugin = await execPlugin('aws', 'echo "" >&2\necho "Error loading SSO Token: Token for dev does not exist" >&2\necho "run aws sso login" >&2\nexit 255');
-    const run = await getApp(await write('failing.yaml', config({ exec: { apiVersion: EXEC_API, command: plugin, args: ['eks', 'get-token'] } })));
+    const plugin = await execPlugin(
+      'aws',
+      'echo "" >&2\necho "Error loading SSO Token: Token for dev does not exist" >&2\necho "run aws sso login" >&2\nexit 255',
+    );
+    const run = await getApp(
+      await write(
+        'failing.yaml',
+        config({ exec: { apiVersion: EXEC_API, command: plugin, args: ['eks', 'get-token'] } }),
+      ),
+    );
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     const lines = run.stderr.trim().split('\n');
@@ -162,7 +189,16 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
 
   it('an exec plugin that is not installed: one line with the installHint', async () => {
     const run = await getApp(
-      await write('missing.yaml', config({ exec: { apiVersion: EXEC_API, command: 'convoy-test-no-such-plugin', installHint: 'install it from example.com/plugin' } })),
+      await write(
+        'missing.yaml',
+        config({
+          exec: {
+            apiVersion: EXEC_API,
+            command: 'convoy-test-no-such-plugin',
+            installHint: 'install it from example.com/plugin',
+          },
+        }),
+      ),
     );
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
@@ -172,9 +208,13 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
 
   it('an exec plugin printing no ExecCredential: one line, the output not quoted', async () => {
     const plugin = await execPlugin('garbled', `echo "not json ${aliceToken}"`);
-    const run = await getApp(await write('garbled.yaml', config({ exec: { apiVersion: EXEC_API, command: plugin } })));
+    const run = await getApp(
+      await write('garbled.yaml', config({ exec: { apiVersion: EXEC_API, command: plugin } })),
+    );
     expect(run.code).toBe(1);
-    expect(run.stderr.trim()).toBe(`convoy: no cluster: the exec plugin ${plugin} of kubeconfig user alice printed no usable ExecCredential: stdout is not JSON`);
+    expect(run.stderr.trim()).toBe(
+      `convoy: no cluster: the exec plugin ${plugin} of kubeconfig user alice printed no usable ExecCredential: stdout is not JSON`,
+    );
     expect(run.stderr).not.toContain(aliceToken);
   });
 
@@ -230,9 +270,14 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     // --context picks a context of any file of the list.
-    const other = await runConvoy(['get', 'app', '-n', ns.name, '--context', 'nowhere'], [first, second].join(':'));
+    const other = await runConvoy(
+      ['get', 'app', '-n', ns.name, '--context', 'nowhere'],
+      [first, second].join(':'),
+    );
     expect(other.code).toBe(1);
-    expect(other.stderr.trim()).toMatch(/^convoy: no cluster: the kubeconfigs .* context nowhere names the cluster nowhere, which is not defined$/);
+    expect(other.stderr.trim()).toMatch(
+      /^convoy: no cluster: the kubeconfigs .* context nowhere names the cluster nowhere, which is not defined$/,
+    );
   });
 
   it('proxy-url: every request goes through the proxy (HTTP CONNECT)', async () => {
@@ -255,7 +300,9 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     try {
       const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-      const run = await getApp(await write('proxy.yaml', config({ token: aliceToken }, { 'proxy-url': proxyUrl })));
+      const run = await getApp(
+        await write('proxy.yaml', config({ token: aliceToken }, { 'proxy-url': proxyUrl })),
+      );
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       expect(tunnels).toEqual([new URL(server()).host]);
@@ -268,8 +315,12 @@ describe('the CLI takes every kubeconfig kubectl takes', { timeout: 120_000 }, (
 
   it('an exec plugin that is not executable (EACCES) is one line, not a stack trace', async () => {
     const plugin = await write('not-executable', '#!/bin/sh\necho hi\n', 0o600);
-    const run = await getApp(await write('noexec.yaml', config({ exec: { apiVersion: EXEC_API, command: plugin } })));
+    const run = await getApp(
+      await write('noexec.yaml', config({ exec: { apiVersion: EXEC_API, command: plugin } })),
+    );
     expect(run.code).toBe(1);
-    expect(run.stderr.trim()).toBe(`convoy: no cluster: the exec plugin ${plugin} of kubeconfig user alice could not start: EACCES`);
+    expect(run.stderr.trim()).toBe(
+      `convoy: no cluster: the exec plugin ${plugin} of kubeconfig user alice could not start: EACCES`,
+    );
   });
 });

@@ -60,7 +60,11 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
     // Issue 23: -o json is the object as the API server returns it (kubectl's shape); the
     // verdict alone is `status -o json`.
     const json = JSON.parse((await convoy('get', key(), '-o', 'json')).stdout) as Release;
-    expect(json).toMatchObject({ apiVersion: 'convoy.dev/v1alpha1', kind: 'Release', metadata: { name: 'app' } });
+    expect(json).toMatchObject({
+      apiVersion: 'convoy.dev/v1alpha1',
+      kind: 'Release',
+      metadata: { name: 'app' },
+    });
     expect(json.status?.lastSuccessful?.renderRef).toBe(ready.status?.lastSuccessful?.renderRef);
     expect(JSON.parse((await convoy('status', key(), '-o', 'json')).stdout)).toMatchObject({ ready: true });
   });
@@ -188,14 +192,18 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
   it('diff names the cap instead of the lines when an object has more changed lines than the cap per object (2,000), as the relay diff does', async () => {
     expect((await convoy('suspend', key())).code).toBe(0);
     const data = Array.from({ length: 2_100 }, (_, i) => `  key-${i}: value-${i}`).join('\n');
-    await env.commit('app', { 'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata:\n${data}\n` });
+    await env.commit('app', {
+      'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata:\n${data}\n`,
+    });
     const run = await convoy('diff', key());
     expect(run.code).toBe(1);
     expect(run.stdout.trim().split('\n')).toEqual([
       `~ ConfigMap ${env.ns.name}/app-config`,
       '      diff skipped: object has over 2000 changed lines (cap per object)',
     ]);
-    expect(run.stderr).toMatch(/^1 of 1 objects of render sha256:\S+ at revision \S+ differ from the live objects \(1 not diffed: over a cap, named on its line\)$/m);
+    expect(run.stderr).toMatch(
+      /^1 of 1 objects of render sha256:\S+ at revision \S+ differ from the live objects \(1 not diffed: over a cap, named on its line\)$/m,
+    );
     await env.commit('app', { 'cm.yaml': configMap('app-config', 'bonjour') });
     expect((await convoy('resume', key())).code).toBe(0);
   });

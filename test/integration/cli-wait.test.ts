@@ -83,23 +83,33 @@ describe('convoy status and wait on the real stack', () => {
       await env.createRelease('paused', { ...git('paused'), ...fastRetry });
       // Suspended while a wait runs (retrying: the repository does not exist yet): that wait ends at once too.
       const waiting = startConvoy(['wait', `${env.ns.name}/paused`, '--timeout', '10m'], kubeconfig);
-      await until('wait reports the retried stop', () => waiting.stderr().includes('Retrying (Applied)') || waiting.exited(), {
-        timeoutMs: 60_000,
-      });
+      await until(
+        'wait reports the retried stop',
+        () => waiting.stderr().includes('Retrying (Applied)') || waiting.exited(),
+        {
+          timeoutMs: 60_000,
+        },
+      );
       expect(waiting.exited()).toBe(false);
       await env.api.patchMerge('Release', env.ns.name, 'paused', { spec: { suspend: true } });
       const during = await waiting.done;
       expect(during.code).toBe(4);
       expect(during.stdout).toBe('');
-      expect(during.stderr.trim().split('\n').pop()).toMatch(new RegExp(`^convoy: ${env.ns.name}/paused is suspended \\(spec\\.suspend: true\\)`));
+      expect(during.stderr.trim().split('\n').pop()).toMatch(
+        new RegExp(`^convoy: ${env.ns.name}/paused is suspended \\(spec\\.suspend: true\\)`),
+      );
 
       // A wait started on a suspended Release: one line, exit 4, no waiting line before it.
       await env.repo('paused', { 'cm.yaml': configMap('paused-config') });
       const run = await runConvoy(['wait', `${env.ns.name}/paused`, '--timeout', '10m'], kubeconfig);
       expect(run.code).toBe(4);
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
-      expect(run.stderr).toContain(`${env.ns.name}/paused is suspended (spec.suspend: true): convoy applies nothing until it is resumed`);
-      expect(run.stderr).toContain(`kubectl patch releases.convoy.dev paused -n ${env.ns.name} --type merge -p '{"spec":{"suspend":false}}'`);
+      expect(run.stderr).toContain(
+        `${env.ns.name}/paused is suspended (spec.suspend: true): convoy applies nothing until it is resumed`,
+      );
+      expect(run.stderr).toContain(
+        `kubectl patch releases.convoy.dev paused -n ${env.ns.name} --type merge -p '{"spec":{"suspend":false}}'`,
+      );
       expect(run.ms).toBeLessThan(300_000); // far below the 10-m timeout: Node's start on a busy machine
 
       // The command the line names resumes the Release; wait then follows it to Ready.

@@ -2,7 +2,14 @@
 // (app.request()), with the REAL authenticator (TokenReview + SubjectAccessReview), the real Release
 // API and, for the tree and Events, the caller's own token against the test apiserver. The callers are
 // ServiceAccounts with real RBAC: a cluster-wide viewer, an operator of one namespace, a reader.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
@@ -18,8 +25,19 @@ import { convoyApi, releaseSpec } from '../harness/releases.ts';
 
 const REF1 = `sha256:${'1'.repeat(64)}`;
 const REF2 = `sha256:${'2'.repeat(64)}`;
-const configMap = (ns: string, name: string, greeting: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { greeting } });
-const secret = (ns: string, password: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: ns }, type: 'Opaque', data: { password: Buffer.from(password).toString('base64') } });
+const configMap = (ns: string, name: string, greeting: string) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns },
+  data: { greeting },
+});
+const secret = (ns: string, password: string) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'creds', namespace: ns },
+  type: 'Opaque',
+  data: { password: Buffer.from(password).toString('base64') },
+});
 
 describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
   let admin: KubeConfig;
@@ -33,14 +51,21 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
   let app: ReturnType<typeof createApiApp>;
   let convoy: ReturnType<typeof convoyApi>;
 
-  const as = (u: ServiceAccountUser, init: RequestInit = {}) => ({ ...init, headers: { ...(init.headers as Record<string, string>), Authorization: `Bearer ${u.token}` } });
+  const as = (u: ServiceAccountUser, init: RequestInit = {}) => ({
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), Authorization: `Bearer ${u.token}` },
+  });
   const path = (ns: string, name: string, rest = '') => `/v1/namespaces/${ns}/releases/${name}${rest}`;
   const json = async <T>(res: Response) => (await res.json()) as T;
 
   beforeAll(async () => {
     admin = kubeConfigFor(inject('kubeconfigPath'));
     convoy = convoyApi(admin);
-    [a, b, c] = await Promise.all([freshNamespace(admin, 'dash-api-a'), freshNamespace(admin, 'dash-api-b'), freshNamespace(admin, 'dash-api-c')]);
+    [a, b, c] = await Promise.all([
+      freshNamespace(admin, 'dash-api-a'),
+      freshNamespace(admin, 'dash-api-b'),
+      freshNamespace(admin, 'dash-api-c'),
+    ]);
     const releases = [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list'] }];
     operator = await serviceAccountUser(admin, a.name, 'operator', [
       {
@@ -60,7 +85,11 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
     await rbac.createClusterRole({ body: { metadata: { name: clusterRole }, rules: releases } });
     await rbac.createClusterRoleBinding({
-      body: { metadata: { name: clusterRole }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole }, subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace: a.name }] },
+      body: {
+        metadata: { name: clusterRole },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+        subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace: a.name }],
+      },
     });
 
     await convoy.create('Cluster', a.name, 'local', { inCluster: true });
@@ -68,17 +97,43 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     await convoy.create('Release', a.name, 'other', releaseSpec());
     await convoy.create('Release', b.name, 'remote', releaseSpec());
     await convoy.create('Release', c.name, 'hidden', releaseSpec());
-    const status = { lastSuccessful: { attemptedAt: '2026-12-01T10:00:00Z', phase: 'Succeeded', renderRef: REF1 } };
-    await admin.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
-      { group: API_GROUP, version: API_VERSION, namespace: a.name, plural: 'releases', name: 'app', body: { status } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-    await admin.makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: a.name, body: configMap(a.name, 'web', 'hello') });
+    const status = {
+      lastSuccessful: { attemptedAt: '2026-12-01T10:00:00Z', phase: 'Succeeded', renderRef: REF1 },
+    };
+    await admin
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObjectStatus(
+        {
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: a.name,
+          plural: 'releases',
+          name: 'app',
+          body: { status },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    await admin
+      .makeApiClient(CoreV1Api)
+      .createNamespacedConfigMap({ namespace: a.name, body: configMap(a.name, 'web', 'hello') });
 
     const store = new MemoryRenderStore();
-    const meta = (renderRef: string, createdAt: string, objectCount: number) => ({ renderRef, namespace: a.name, release: 'app', createdAt, objectCount });
-    await store.put(meta(REF1, '2026-12-01T10:00:00Z', 2), [configMap(a.name, 'web', 'hello'), configMap(a.name, 'gone', 'x')]);
-    await store.put(meta(REF2, '2026-12-01T11:00:00Z', 3), [configMap(a.name, 'web', 'world'), secret(a.name, 's3cret'), configMap(a.name, 'extra', 'y')]);
+    const meta = (renderRef: string, createdAt: string, objectCount: number) => ({
+      renderRef,
+      namespace: a.name,
+      release: 'app',
+      createdAt,
+      objectCount,
+    });
+    await store.put(meta(REF1, '2026-12-01T10:00:00Z', 2), [
+      configMap(a.name, 'web', 'hello'),
+      configMap(a.name, 'gone', 'x'),
+    ]);
+    await store.put(meta(REF2, '2026-12-01T11:00:00Z', 3), [
+      configMap(a.name, 'web', 'world'),
+      secret(a.name, 's3cret'),
+      configMap(a.name, 'extra', 'y'),
+    ]);
     app = createApiApp({
       auth: createKubeAuthenticator(fromClientNodeKubeConfig(admin)),
       releases: createReleaseApi(fromClientNodeKubeConfig(admin)),
@@ -89,7 +144,10 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     });
     // RBAC is served from an informer cache: wait until every grant is visible.
     for (let i = 0; ; i++) {
-      const [o, v] = await Promise.all([app.request(path(a.name, 'app', '/events'), as(operator)), app.request('/v1/releases', as(viewer))]);
+      const [o, v] = await Promise.all([
+        app.request(path(a.name, 'app', '/events'), as(operator)),
+        app.request('/v1/releases', as(viewer)),
+      ]);
       if (o.status === 200 && (await json<ReleaseListing>(v)).scope === 'cluster') break;
       if (i > 100) throw new Error('the RoleBindings did not become visible');
       await new Promise((r) => setTimeout(r, 100));
@@ -114,12 +172,16 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     const all = await json<ReleaseListing>(await app.request('/v1/releases', as(viewer)));
     expect(all.scope).toBe('cluster');
     const names = all.items.map((r) => `${r.namespace}/${r.name}`);
-    expect(names).toEqual(expect.arrayContaining([`${a.name}/app`, `${a.name}/other`, `${b.name}/remote`, `${c.name}/hidden`]));
+    expect(names).toEqual(
+      expect.arrayContaining([`${a.name}/app`, `${a.name}/other`, `${b.name}/remote`, `${c.name}/hidden`]),
+    );
 
     const mine = await json<ReleaseListing>(await app.request('/v1/releases', as(operator)));
     expect(mine.scope).toBe('namespaces');
     expect(mine.namespaces).toEqual([a.name, b.name].sort());
-    expect(mine.items.map((r) => `${r.namespace}/${r.name}`)).toEqual([`${a.name}/app`, `${a.name}/other`, `${b.name}/remote`].sort());
+    expect(mine.items.map((r) => `${r.namespace}/${r.name}`)).toEqual(
+      [`${a.name}/app`, `${a.name}/other`, `${b.name}/remote`].sort(),
+    );
     const app0 = mine.items.find((r) => r.name === 'app');
     expect(app0).toMatchObject({ applied: REF1, suspended: false, verdict: { ready: false } });
 
@@ -139,30 +201,53 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
   });
 
   it('suspend and resume set spec.suspend for an operator; a reader gets 403 naming the verb', async () => {
-    expect((await app.request(path(a.name, 'app', '/suspend'), as(operator, { method: 'POST' }))).status).toBe(200);
+    expect(
+      (await app.request(path(a.name, 'app', '/suspend'), as(operator, { method: 'POST' }))).status,
+    ).toBe(200);
     expect((await convoy.getRelease(a.name, 'app')).spec.suspend).toBe(true);
-    expect((await app.request(path(a.name, 'app', '/resume'), as(operator, { method: 'POST' }))).status).toBe(200);
+    expect((await app.request(path(a.name, 'app', '/resume'), as(operator, { method: 'POST' }))).status).toBe(
+      200,
+    );
     expect((await convoy.getRelease(a.name, 'app')).spec.suspend).toBe(false);
     const denied = await app.request(path(a.name, 'app', '/suspend'), as(reader, { method: 'POST' }));
     expect(denied.status).toBe(403);
-    expect((await json<{ message: string }>(denied)).message).toContain(`user "${reader.user}" may not update releases.convoy.dev "app"`);
-    expect((await app.request(path(a.name, 'missing', '/suspend'), as(operator, { method: 'POST' }))).status).toBe(404);
+    expect((await json<{ message: string }>(denied)).message).toContain(
+      `user "${reader.user}" may not update releases.convoy.dev "app"`,
+    );
+    expect(
+      (await app.request(path(a.name, 'missing', '/suspend'), as(operator, { method: 'POST' }))).status,
+    ).toBe(404);
   });
 
   it('rollback pins the previous render by default, as convoy rollback; {"to"} a stored render, {"lastHealthy": true} the last healthy one; refusals name what is missing', async () => {
     const post = (body?: unknown, user = operator) =>
-      app.request(path(a.name, 'app', '/rollback'), as(user, { method: 'POST', ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+      app.request(
+        path(a.name, 'app', '/rollback'),
+        as(user, { method: 'POST', ...(body === undefined ? {} : { body: JSON.stringify(body) }) }),
+      );
     const pin = async () => (await convoy.getRelease(a.name, 'app')).metadata.annotations?.['convoy.dev/pin'];
     const setStatus = (status: Record<string, unknown>) =>
-      admin.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
-        { group: API_GROUP, version: API_VERSION, namespace: a.name, plural: 'releases', name: 'app', body: { status } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      admin
+        .makeApiClient(CustomObjectsApi)
+        .patchNamespacedCustomObjectStatus(
+          {
+            group: API_GROUP,
+            version: API_VERSION,
+            namespace: a.name,
+            plural: 'releases',
+            name: 'app',
+            body: { status },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
     // Nothing rolled out yet (status.rollout unset), no lastHealthy.
     const none = await post();
     expect([none.status, (await json<{ error: string }>(none)).error]).toEqual([409, 'NoRender']);
     const noHealthy = await post({ lastHealthy: true });
-    expect([noHealthy.status, (await json<{ error: string }>(noHealthy)).error]).toEqual([409, 'NoHealthyRender']);
+    expect([noHealthy.status, (await json<{ error: string }>(noHealthy)).error]).toEqual([
+      409,
+      'NoHealthyRender',
+    ]);
     const named = await post({ to: REF1 });
     expect(await json(named)).toEqual({ annotation: 'convoy.dev/pin', value: REF1, why: 'the render named' });
     expect(await pin()).toBe(REF1);
@@ -171,12 +256,27 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     expect(await pin()).toBe(REF2);
 
     // REF2 rolled out after REF1, and is the last healthy one.
-    const attempt = (renderRef: string) => ({ attemptedAt: '2026-12-01T11:00:00Z', phase: 'Succeeded', renderRef });
-    await setStatus({ rollout: { renderRef: REF2, previousRenderRef: REF1, state: 'Succeeded' }, lastHealthy: attempt(REF2) });
+    const attempt = (renderRef: string) => ({
+      attemptedAt: '2026-12-01T11:00:00Z',
+      phase: 'Succeeded',
+      renderRef,
+    });
+    await setStatus({
+      rollout: { renderRef: REF2, previousRenderRef: REF1, state: 'Succeeded' },
+      lastHealthy: attempt(REF2),
+    });
     const previous = await post({});
-    expect(await json(previous)).toEqual({ annotation: 'convoy.dev/pin', value: REF1, why: `the render applied before ${'2'.repeat(12)}` });
+    expect(await json(previous)).toEqual({
+      annotation: 'convoy.dev/pin',
+      value: REF1,
+      why: `the render applied before ${'2'.repeat(12)}`,
+    });
     expect(await pin()).toBe(REF1);
-    expect(await json(await post({ lastHealthy: true }))).toEqual({ annotation: 'convoy.dev/pin', value: REF2, why: 'the last healthy render' });
+    expect(await json(await post({ lastHealthy: true }))).toEqual({
+      annotation: 'convoy.dev/pin',
+      value: REF2,
+      why: 'the last healthy render',
+    });
     expect(await pin()).toBe(REF2);
     // The first render applied has no previous one.
     await setStatus({ rollout: { renderRef: REF1, previousRenderRef: null, state: 'Succeeded' } });
@@ -196,7 +296,10 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     const malformed = await post({ to: 'abc' });
     expect([malformed.status, (await json<{ field: string }>(malformed)).field]).toEqual([400, 'to']);
     const malformedOld = await post({ renderRef: 'abc' });
-    expect([malformedOld.status, (await json<{ field: string }>(malformedOld)).field]).toEqual([400, 'renderRef']);
+    expect([malformedOld.status, (await json<{ field: string }>(malformedOld)).field]).toEqual([
+      400,
+      'renderRef',
+    ]);
     expect((await post({}, reader)).status).toBe(403);
     await app.request(path(a.name, 'app', '/pin'), as(operator, { method: 'DELETE' }));
   });
@@ -205,13 +308,28 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     const res = await app.request(path(a.name, 'app', `/renders/diff?from=${REF1}&to=${REF2}`), as(reader));
     expect(res.status).toBe(200);
     const text = await res.clone().text();
-    const diff = await json<{ objects: { kind: string; name: string; change: string; lines: string[] }[]; unchanged: number }>(res);
-    expect(diff.objects.map((o) => `${o.kind}/${o.name} ${o.change}`)).toEqual(['ConfigMap/extra added', 'ConfigMap/gone removed', 'ConfigMap/web changed', 'Secret/creds added']);
-    expect(diff.objects.find((o) => o.name === 'web')?.lines).toEqual(expect.arrayContaining(['-   greeting: hello', '+   greeting: world']));
-    expect(diff.objects.find((o) => o.name === 'creds')?.lines.join('\n')).toMatch(/password: <hidden [0-9a-f]{12}>/);
+    const diff = await json<{
+      objects: { kind: string; name: string; change: string; lines: string[] }[];
+      unchanged: number;
+    }>(res);
+    expect(diff.objects.map((o) => `${o.kind}/${o.name} ${o.change}`)).toEqual([
+      'ConfigMap/extra added',
+      'ConfigMap/gone removed',
+      'ConfigMap/web changed',
+      'Secret/creds added',
+    ]);
+    expect(diff.objects.find((o) => o.name === 'web')?.lines).toEqual(
+      expect.arrayContaining(['-   greeting: hello', '+   greeting: world']),
+    );
+    expect(diff.objects.find((o) => o.name === 'creds')?.lines.join('\n')).toMatch(
+      /password: <hidden [0-9a-f]{12}>/,
+    );
     expect(text).not.toContain('s3cret');
     expect(text).not.toContain(Buffer.from('s3cret').toString('base64'));
-    const missing = await app.request(path(a.name, 'app', `/renders/diff?from=${REF1}&to=sha256:${'9'.repeat(64)}`), as(reader));
+    const missing = await app.request(
+      path(a.name, 'app', `/renders/diff?from=${REF1}&to=sha256:${'9'.repeat(64)}`),
+      as(reader),
+    );
     expect([missing.status, (await json<{ error: string }>(missing)).error]).toEqual([404, 'RenderNotFound']);
     const bad = await app.request(path(a.name, 'app', `/renders/diff?from=nope&to=${REF2}`), as(reader));
     expect([bad.status, (await json<{ field: string }>(bad)).field]).toEqual([400, 'from']);
@@ -220,19 +338,30 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
   it("the tree compares the applied render with the live objects using the caller's token", async () => {
     const res = await app.request(path(a.name, 'app', '/tree'), as(operator));
     expect(res.status).toBe(200);
-    const tree = await json<{ renderRef: string; objects: { name: string; sync: string; health: string }[] }>(res);
-    expect(tree.renderRef).toBe(REF1);
-    expect(tree.objects.map((o) => `${o.name} ${o.sync} ${o.health}`)).toEqual(['web Synced Healthy', 'gone Missing Missing']);
-    await admin.makeApiClient(CoreV1Api).patchNamespacedConfigMap(
-      { namespace: a.name, name: 'web', body: { data: { greeting: 'edited' } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    const tree = await json<{ renderRef: string; objects: { name: string; sync: string; health: string }[] }>(
+      res,
     );
-    const edited = await json<{ objects: { name: string; sync: string }[] }>(await app.request(path(a.name, 'app', '/tree'), as(operator)));
+    expect(tree.renderRef).toBe(REF1);
+    expect(tree.objects.map((o) => `${o.name} ${o.sync} ${o.health}`)).toEqual([
+      'web Synced Healthy',
+      'gone Missing Missing',
+    ]);
+    await admin
+      .makeApiClient(CoreV1Api)
+      .patchNamespacedConfigMap(
+        { namespace: a.name, name: 'web', body: { data: { greeting: 'edited' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    const edited = await json<{ objects: { name: string; sync: string }[] }>(
+      await app.request(path(a.name, 'app', '/tree'), as(operator)),
+    );
     expect(edited.objects.find((o) => o.name === 'web')?.sync).toBe('OutOfSync');
     // The reader may get the Release but not the Cluster or the objects: the API server says no.
     const denied = await app.request(path(a.name, 'app', '/tree'), as(reader));
     expect(denied.status).toBe(403);
-    expect((await json<{ message: string }>(denied)).message).toContain(`user "${reader.user}" may not read and dry-run the objects of Release ${a.name}/app`);
+    expect((await json<{ message: string }>(denied)).message).toContain(
+      `user "${reader.user}" may not read and dry-run the objects of Release ${a.name}/app`,
+    );
   });
 
   it("Events are listed with the caller's token; without the right it is 403; a deleted Release is 404", async () => {
@@ -252,14 +381,25 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
         reason: 'RenderApplied',
         type: 'Normal',
         note: 'applied 2 objects',
-        regarding: { apiVersion: `${API_GROUP}/${API_VERSION}`, kind: 'Release', name: 'app', namespace: a.name },
+        regarding: {
+          apiVersion: `${API_GROUP}/${API_VERSION}`,
+          kind: 'Release',
+          name: 'app',
+          namespace: a.name,
+        },
       },
     });
-    const res = await json<{ events: { reason: string; note: string }[] }>(await app.request(path(a.name, 'app', '/events'), as(operator)));
-    expect(res.events).toEqual([expect.objectContaining({ reason: 'RenderApplied', note: 'applied 2 objects' })]);
+    const res = await json<{ events: { reason: string; note: string }[] }>(
+      await app.request(path(a.name, 'app', '/events'), as(operator)),
+    );
+    expect(res.events).toEqual([
+      expect.objectContaining({ reason: 'RenderApplied', note: 'applied 2 objects' }),
+    ]);
     const denied = await app.request(path(a.name, 'app', '/events'), as(reader));
     expect(denied.status).toBe(403);
-    expect((await json<{ message: string }>(denied)).message).toContain(`may not list events.events.k8s.io in namespace "${a.name}"`);
+    expect((await json<{ message: string }>(denied)).message).toContain(
+      `may not list events.events.k8s.io in namespace "${a.name}"`,
+    );
     expect((await app.request(path(a.name, 'nothere', '/events'), as(operator))).status).toBe(404);
   });
 });

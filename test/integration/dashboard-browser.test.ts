@@ -11,13 +11,19 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { API_GROUP } from '../../domain/api/common.ts';
 import type { ServedApi } from '../../relay/http/serve.ts';
 import { axeViolations, launchChromium, seriousViolations } from '../harness/chromium.ts';
-import { createManyReleases, serveDashboard, serviceAccountUser, type ServiceAccountUser } from '../harness/dashboard.ts';
+import {
+  createManyReleases,
+  serveDashboard,
+  serviceAccountUser,
+  type ServiceAccountUser,
+} from '../harness/dashboard.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi, releaseSpec } from '../harness/releases.ts';
 import { startRuntimeEnv, until, type RuntimeEnv } from '../harness/runtime-env.ts';
 import { clickNow } from '../harness/page-click.ts';
 
-const configMap = (value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata: {greeting: ${value}}\n`;
+const configMap = (value: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata: {greeting: ${value}}\n`;
 const MANY = 1000;
 const reader = [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list'] }];
 
@@ -35,27 +41,43 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
   const pageErrors: string[] = [];
 
   const js = <T>(expression: string) => page.evaluate(expression) as Promise<T>;
-  const waitFor = (expression: string, timeout = 30_000) => page.waitForFunction(expression, { timeout, polling: 200 });
-  const textOf = (selector: string): Promise<string> => js<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
+  const waitFor = (expression: string, timeout = 30_000) =>
+    page.waitForFunction(expression, { timeout, polling: 200 });
+  const textOf = (selector: string): Promise<string> =>
+    js<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
   const waitText = async (selector: string, pattern: RegExp, timeout = 30_000) => {
     try {
-      await waitFor(`${pattern.toString()}.test(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`, timeout);
+      await waitFor(
+        `${pattern.toString()}.test(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`,
+        timeout,
+      );
     } catch (error) {
       const seen = await textOf(selector).catch(() => '?');
       const alert = await textOf('[role=alert]').catch(() => '?');
-      throw new Error(`${selector} did not match ${pattern} within ${timeout} ms: it shows ${JSON.stringify(seen.slice(0, 300))}; alert ${JSON.stringify(alert)}; page errors ${JSON.stringify(pageErrors)}`, { cause: error });
+      throw new Error(
+        `${selector} did not match ${pattern} within ${timeout} ms: it shows ${JSON.stringify(seen.slice(0, 300))}; alert ${JSON.stringify(alert)}; page errors ${JSON.stringify(pageErrors)}`,
+        { cause: error },
+      );
     }
   };
-  const rowCount = (selector: string) => js<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
+  const rowCount = (selector: string) =>
+    js<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
   const expectAccessible = async (where: string) => {
     expect(seriousViolations(await axeViolations(page)), `axe on ${where}`).toEqual([]);
   };
 
   beforeAll(async () => {
     env = await startRuntimeEnv(admin, 'dash', { relayTickMs: 200, visibilityTimeoutSeconds: 5 });
-    [other, big, hidden] = await Promise.all([freshNamespace(admin, 'dash-other'), freshNamespace(admin, 'dash-big'), freshNamespace(admin, 'dash-hidden')]);
+    [other, big, hidden] = await Promise.all([
+      freshNamespace(admin, 'dash-other'),
+      freshNamespace(admin, 'dash-big'),
+      freshNamespace(admin, 'dash-hidden'),
+    ]);
     const convoy = convoyApi(admin);
-    await Promise.all([convoy.create('Release', other.name, 'elsewhere', releaseSpec()), convoy.create('Release', hidden.name, 'secret-app', releaseSpec())]);
+    await Promise.all([
+      convoy.create('Release', other.name, 'elsewhere', releaseSpec()),
+      convoy.create('Release', hidden.name, 'secret-app', releaseSpec()),
+    ]);
     await createManyReleases(admin, big.name, MANY);
     user = await serviceAccountUser(admin, env.ns.name, 'dash-user', [
       {
@@ -97,7 +119,10 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
   it('signs in once per session (sessionStorage, never the URL) and lists every namespace the token may list; a Release goes Ready live', async () => {
     await page.evaluate(`document.querySelector('#token').value = ${JSON.stringify(user.token)}`);
     await page.click('#signin button[type=submit]');
-    await waitText('#summary', new RegExp(`^${MANY + 1} Releases in 2 namespaces \\(the namespaces your token may list\\)$`));
+    await waitText(
+      '#summary',
+      new RegExp(`^${MANY + 1} Releases in 2 namespaces \\(the namespaces your token may list\\)$`),
+    );
     expect(await textOf('#who')).toContain(user.user);
     expect(page.url()).not.toContain(user.token);
     expect(await js<string>(`sessionStorage.getItem('convoy.token')`)).toBe(user.token);
@@ -106,7 +131,9 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     const repo = await env.repo('app', { 'cm.yaml': configMap('hello') });
     await env.createRelease('app', { source: { git: { url: repo.url, ref: { branch: 'main' } } } });
     await waitText('#summary', new RegExp(`^${MANY + 2} Releases in 3 namespaces`));
-    const namespaces = await js<string[]>(`[...document.querySelectorAll('#ns-filter option')].map((o) => o.value)`);
+    const namespaces = await js<string[]>(
+      `[...document.querySelectorAll('#ns-filter option')].map((o) => o.value)`,
+    );
     expect(namespaces).toEqual(['', ...[env.ns.name, other.name, big.name].sort()]);
     expect(namespaces).not.toContain(hidden.name);
     await page.select('#ns-filter', env.ns.name);
@@ -156,11 +183,20 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
   });
 
   it('Roll back to previous render pins the render applied before the current one, as convoy rollback does', async () => {
-    const newer = await js<string>(`document.querySelectorAll('#history-table tbody tr')[0].getAttribute('data-render')`);
-    const older = await js<string>(`document.querySelectorAll('#history-table tbody tr')[1].getAttribute('data-render')`);
+    const newer = await js<string>(
+      `document.querySelectorAll('#history-table tbody tr')[0].getAttribute('data-render')`,
+    );
+    const older = await js<string>(
+      `document.querySelectorAll('#history-table tbody tr')[1].getAttribute('data-render')`,
+    );
     await waitFor(`document.querySelector('#rollback').disabled === false`);
     await clickNow(page, '#rollback');
-    await waitText('#action-result', new RegExp(`^Rolled back: pinned to render ${older.slice(7, 19)} \\(the render applied before ${newer.slice(7, 19)}\\)`));
+    await waitText(
+      '#action-result',
+      new RegExp(
+        `^Rolled back: pinned to render ${older.slice(7, 19)} \\(the render applied before ${newer.slice(7, 19)}\\)`,
+      ),
+    );
     expect((await env.getRelease('app')).metadata.annotations?.['convoy.dev/pin']).toBe(older);
     await waitFor(`document.querySelector('#pinned') !== null`);
     await clickNow(page, '#unpin');
@@ -169,19 +205,27 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
   });
 
   it('Rollback pins the older render and convoy applies it again', async () => {
-    const older = await js<string>(`document.querySelectorAll('#history-table tbody tr')[1].getAttribute('data-render')`);
+    const older = await js<string>(
+      `document.querySelectorAll('#history-table tbody tr')[1].getAttribute('data-render')`,
+    );
     await clickNow(page, `#history-table tbody tr[data-render="${older}"] .rollback-to`);
     await waitText('#action-result', new RegExp(`^Rolled back: pinned to render ${older.slice(7, 19)}`));
     await waitFor(`document.querySelector('#pinned') !== null`);
     expect((await env.getRelease('app')).metadata.annotations?.['convoy.dev/pin']).toBe(older);
-    await until('the pinned render is applied', async () => (await env.getRelease('app')).status?.lastSuccessful?.renderRef === older, { timeoutMs: 90_000, intervalMs: 500 });
+    await until(
+      'the pinned render is applied',
+      async () => (await env.getRelease('app')).status?.lastSuccessful?.renderRef === older,
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
     await waitText('#facts', new RegExp(`Applied render ${older.slice(7, 19)}`));
     await clickNow(page, '#unpin');
     await waitText('#action-result', /^Unpinned/);
   });
 
   it('a Release deleted while its page is open shows a clear "deleted" state', async () => {
-    await env.createRelease('doomed', { source: { git: { url: 'https://git.example.invalid/x.git', ref: { branch: 'main' } } } });
+    await env.createRelease('doomed', {
+      source: { git: { url: 'https://git.example.invalid/x.git', ref: { branch: 'main' } } },
+    });
     await page.goto(`${api.url}/dashboard#/r/${env.ns.name}/doomed`);
     await waitText('h1', /doomed/);
     // Loaded first (the facts line is drawn from the Release): a page that never saw it says "There is no Release".

@@ -9,7 +9,12 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubernetesObjectApi, PatchStrategy, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  KubernetesObjectApi,
+  PatchStrategy,
+  loadAllYaml,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../dev/control-plane/processes.ts';
 import { convoyApi } from '../harness/releases.ts';
@@ -36,9 +41,15 @@ interface Run {
 }
 
 function start(argv: string[], opts: { npm?: boolean; tmpDir?: string } = {}): Run {
-  const [cmd, args] = opts.npm ? ['npm', ['start', '--silent', '--', ...argv]] : [process.execPath, [join(repoRoot, 'bin/convoy.ts'), 'dev', ...argv]];
+  const [cmd, args] = opts.npm
+    ? ['npm', ['start', '--silent', '--', ...argv]]
+    : [process.execPath, [join(repoRoot, 'bin/convoy.ts'), 'dev', ...argv]];
   // detached: its own process group, as a shell gives a foreground job.
-  const env = { ...process.env, NO_COLOR: '1', ...(opts.tmpDir !== undefined ? { TMPDIR: opts.tmpDir } : {}) };
+  const env = {
+    ...process.env,
+    NO_COLOR: '1',
+    ...(opts.tmpDir !== undefined ? { TMPDIR: opts.tmpDir } : {}),
+  };
   const proc = spawn(cmd, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   const run: Run = {
     proc,
@@ -55,8 +66,10 @@ function start(argv: string[], opts: { npm?: boolean; tmpDir?: string } = {}): R
 async function runningBanner(run: Run, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!run.stdout.includes('convoy dev is running')) {
-    if (run.proc.exitCode !== null || run.proc.signalCode !== null) throw new Error(`convoy dev exited before running:\n${run.stderr}\n${run.stdout.slice(-2000)}`);
-    if (Date.now() > deadline) throw new Error(`convoy dev did not start within ${timeoutMs} ms:\n${run.stderr}`);
+    if (run.proc.exitCode !== null || run.proc.signalCode !== null)
+      throw new Error(`convoy dev exited before running:\n${run.stderr}\n${run.stdout.slice(-2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`convoy dev did not start within ${timeoutMs} ms:\n${run.stderr}`);
     await sleep(100);
   }
 }
@@ -80,7 +93,11 @@ function processesOf(ownerPid: number): number[] {
 
 function childrenOf(pid: number): number[] {
   try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -96,7 +113,9 @@ function isAlive(pid: number): boolean {
 }
 
 function tempDirsOf(ownerPid: number, dir = tmpdir()): string[] {
-  return readdirSync(dir).filter((n) => DEV_TEMP_PREFIXES.some((prefix) => n.startsWith(prefix)) && n.includes(`-${ownerPid}-`));
+  return readdirSync(dir).filter(
+    (n) => DEV_TEMP_PREFIXES.some((prefix) => n.startsWith(prefix)) && n.includes(`-${ownerPid}-`),
+  );
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -108,7 +127,11 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /** What a stopped run left behind, polled briefly (the reaper needs up to a second). */
-async function leftovers(ownerPid: number, ports: number[], tmpDir = tmpdir()): Promise<{ processes: number[]; dirs: string[]; busyPorts: number[] }> {
+async function leftovers(
+  ownerPid: number,
+  ports: number[],
+  tmpDir = tmpdir(),
+): Promise<{ processes: number[]; dirs: string[]; busyPorts: number[] }> {
   const deadline = Date.now() + 3_000;
   for (;;) {
     const processes = processesOf(ownerPid).filter((p) => p !== ownerPid);
@@ -116,7 +139,8 @@ async function leftovers(ownerPid: number, ports: number[], tmpDir = tmpdir()): 
     const busyPorts: number[] = [];
     for (const p of ports) if (!(await canListen(p))) busyPorts.push(p);
     const found = { processes, dirs, busyPorts };
-    if ((processes.length === 0 && dirs.length === 0 && busyPorts.length === 0) || Date.now() > deadline) return found;
+    if ((processes.length === 0 && dirs.length === 0 && busyPorts.length === 0) || Date.now() > deadline)
+      return found;
     await sleep(100);
   }
 }
@@ -128,7 +152,8 @@ describe('convoy dev start and stop', () => {
   });
   const track = (run: Run): Run => {
     cleanups.push(() => {
-      for (const pid of [run.proc.pid ?? -1, run.convoyPid]) if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
+      for (const pid of [run.proc.pid ?? -1, run.convoyPid])
+        if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
     });
     return run;
   };
@@ -142,8 +167,13 @@ describe('convoy dev start and stop', () => {
     const { code } = await run.exited;
     expect(code).toBe(2);
     // Stale temp folders of convoy devs killed earlier on this machine are removed (and said) first.
-    const lines = run.stderr.trim().split('\n').filter((l) => !/^convoy dev: removed \S+ \(left behind by a convoy dev that was killed\)$/.test(l));
-    expect(lines).toEqual([`convoy dev: port ${apiPort} (--api-port) is already in use; stop what holds it, or pick another port with --api-port <port>`]);
+    const lines = run.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => !/^convoy dev: removed \S+ \(left behind by a convoy dev that was killed\)$/.test(l));
+    expect(lines).toEqual([
+      `convoy dev: port ${apiPort} (--api-port) is already in use; stop what holds it, or pick another port with --api-port <port>`,
+    ]);
     expect(run.stdout).toBe('');
     expect(await leftovers(run.convoyPid, [gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
   });
@@ -163,15 +193,35 @@ describe('convoy dev start and stop', () => {
     cleanups.push(() => rm(examples, { recursive: true, force: true }));
     await cp(join(repoRoot, 'examples'), examples, { recursive: true });
     await mkdir(join(examples, 'repos', 'broken'), { recursive: true });
-    await writeFile(join(examples, 'repos', 'broken', 'bad.yaml'), 'kind: ConfigMap\nmetadata: {name: [unclosed\n');
+    await writeFile(
+      join(examples, 'repos', 'broken', 'bad.yaml'),
+      'kind: ConfigMap\nmetadata: {name: [unclosed\n',
+    );
 
-    const [apiPort, gitPort, ociPort] = await freePorts(3) as [number, number, number];
-    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--oci-port', String(ociPort), '--examples', examples], { tmpDir: tmpRoot }));
+    const [apiPort, gitPort, ociPort] = (await freePorts(3)) as [number, number, number];
+    const run = track(
+      start(
+        [
+          '--embedded',
+          '--api-port',
+          String(apiPort),
+          '--git-port',
+          String(gitPort),
+          '--oci-port',
+          String(ociPort),
+          '--examples',
+          examples,
+        ],
+        { tmpDir: tmpRoot },
+      ),
+    );
     await runningBanner(run);
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(live)).toBe(true);
     expect(run.stderr).toContain(`removed ${stale} (left behind by a convoy dev that was killed)`);
-    expect(run.stderr).toMatch(/convoy dev: example \S*repos\/broken\/bad\.yaml is not valid YAML \(.+\); it is served as is/);
+    expect(run.stderr).toMatch(
+      /convoy dev: example \S*repos\/broken\/bad\.yaml is not valid YAML \(.+\); it is served as is/,
+    );
     expect(run.stderr).toMatch(/convoy dev: starting the embedded cluster \(--embedded\)/);
     expect(processesOf(run.convoyPid).length).toBeGreaterThanOrEqual(6); // etcd, apiserver, kcm, scheduler, kwok, reaper
     const leading = Date.now() + 15_000;
@@ -187,15 +237,27 @@ describe('convoy dev start and stop', () => {
     const order = [...run.stderr.matchAll(/convoy dev: stopped (.+) \(\d+ ms\)/g)].map((m) => m[1]);
     // The OCI registry runs beside the Git server when scripts/build-oci-registry.sh built it (else one line says it is skipped).
     const registry = existsSync(registryBinaryPath()) ? ['the OCI registry'] : [];
-    expect(order).toEqual(['the relay and the function pollers', ...registry, 'the Git server', 'the example repositories', 'the embedded cluster']);
+    expect(order).toEqual([
+      'the relay and the function pollers',
+      ...registry,
+      'the Git server',
+      'the example repositories',
+      'the embedded cluster',
+    ]);
     expect(run.stdout).toContain('stopped leading'); // the relay gave up its leader Lease
     expect(run.stdout).not.toContain('giving up the leader Lease failed');
-    expect(await leftovers(run.convoyPid, [apiPort, gitPort, ociPort], tmpRoot)).toEqual({ processes: [], dirs: [], busyPorts: [] });
-    process.stderr.write(`convoy dev: SIGINT → exit in ${stopMs} ms (${order.length} steps: ${[...run.stderr.matchAll(/stopped .+ \((\d+ ms)\)/g)].map((m) => m[1]).join(', ')})\n`);
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort, ociPort], tmpRoot)).toEqual({
+      processes: [],
+      dirs: [],
+      busyPorts: [],
+    });
+    process.stderr.write(
+      `convoy dev: SIGINT → exit in ${stopMs} ms (${order.length} steps: ${[...run.stderr.matchAll(/stopped .+ \((\d+ ms)\)/g)].map((m) => m[1]).join(', ')})\n`,
+    );
   });
 
   it('SIGTERM to the process group, with --git-port 18481-style ports: the examples reach Applied first; exits, nothing left', async () => {
-    const [apiPort, gitPort] = await freePorts(2) as [number, number];
+    const [apiPort, gitPort] = (await freePorts(2)) as [number, number];
     const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)]));
     await runningBanner(run);
     // kubectl apply -f examples/ with the kubeconfig convoy dev printed: this run's own file (its
@@ -205,7 +267,9 @@ describe('convoy dev start and stop', () => {
     const kc = kubeConfigFor(kubeconfig);
     const objects = KubernetesObjectApi.makeApiClient(kc);
     for (const file of ['00-namespace.yaml', '10-hello-release.yaml']) {
-      for (const doc of loadAllYaml(readFileSync(join(repoRoot, 'examples', file), 'utf8')) as KubernetesObject[]) {
+      for (const doc of loadAllYaml(
+        readFileSync(join(repoRoot, 'examples', file), 'utf8'),
+      ) as KubernetesObject[]) {
         await objects.patch(doc, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
       }
     }
@@ -213,11 +277,14 @@ describe('convoy dev start and stop', () => {
     const deadline = Date.now() + 30_000;
     let applied: string | undefined;
     while (applied !== 'True' && Date.now() < deadline) {
-      applied = (await api.getRelease('convoy-examples', 'hello')).status?.conditions?.find((c) => c.type === 'Applied')?.status;
+      applied = (await api.getRelease('convoy-examples', 'hello')).status?.conditions?.find(
+        (c) => c.type === 'Applied',
+      )?.status;
       if (applied !== 'True') await sleep(250);
     }
     expect(applied).toBe('True');
-    const resolved = (await api.getRelease('convoy-examples', 'hello')).status?.lastAttempted?.resolvedSource?.git?.url;
+    const resolved = (await api.getRelease('convoy-examples', 'hello')).status?.lastAttempted?.resolvedSource
+      ?.git?.url;
     expect(resolved).toBe(`http://127.0.0.1:${gitPort}/hello.git`);
 
     const t = Date.now();
@@ -227,36 +294,64 @@ describe('convoy dev start and stop', () => {
     expect(code).toBe(0);
     expect(stopMs).toBeLessThan(STOP_LIMIT_MS);
     expect(run.stdout).not.toContain('giving up the leader Lease failed');
-    expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({
+      processes: [],
+      dirs: [],
+      busyPorts: [],
+    });
     expect(existsSync(kubeconfig)).toBe(false); // another port's kubeconfig goes with its cluster
     process.stderr.write(`convoy dev: SIGTERM to the group → exit in ${stopMs} ms\n`);
   });
 
-  it('the OCI registry beside the Git server (issue 25): the example chart pushed with helm push and the manifests artifact in flux push artifact\'s format; both example Releases of examples/oci reach Applied', async () => {
+  it("the OCI registry beside the Git server (issue 25): the example chart pushed with helm push and the manifests artifact in flux push artifact's format; both example Releases of examples/oci reach Applied", async () => {
     // The registry binary, as the OCI tests build it (instant when cached).
     await new Promise<void>((ok, fail) => {
       const build = spawn('bash', [join(repoRoot, 'scripts', 'build-oci-registry.sh')], { stdio: 'ignore' });
-      build.once('exit', (code) => (code === 0 ? ok() : fail(new Error(`build-oci-registry.sh exited ${code}`))));
+      build.once('exit', (code) =>
+        code === 0 ? ok() : fail(new Error(`build-oci-registry.sh exited ${code}`)),
+      );
     });
-    const [apiPort, gitPort, ociPort] = await freePorts(3) as [number, number, number];
-    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--oci-port', String(ociPort)]));
+    const [apiPort, gitPort, ociPort] = (await freePorts(3)) as [number, number, number];
+    const run = track(
+      start([
+        '--embedded',
+        '--api-port',
+        String(apiPort),
+        '--git-port',
+        String(gitPort),
+        '--oci-port',
+        String(ociPort),
+      ]),
+    );
     await runningBanner(run);
-    expect(run.stdout).toContain(`OCI registry 127.0.0.1:${ociPort}   (oci://127.0.0.1:${ociPort}/charts/hello-chart, oci://127.0.0.1:${ociPort}/manifests/hello-oci:1.0.0; plain HTTP allowed)`);
+    expect(run.stdout).toContain(
+      `OCI registry 127.0.0.1:${ociPort}   (oci://127.0.0.1:${ociPort}/charts/hello-chart, oci://127.0.0.1:${ociPort}/manifests/hello-oci:1.0.0; plain HTTP allowed)`,
+    );
     // The egress policy refuses loopback: convoy dev allows its own two servers, and says so.
-    expect(run.stdout).toContain(`egress       Releases may reach public addresses and 127.0.0.1:${gitPort}, 127.0.0.1:${ociPort} (convoy dev's own servers); other loopback and private addresses are refused`);
+    expect(run.stdout).toContain(
+      `egress       Releases may reach public addresses and 127.0.0.1:${gitPort}, 127.0.0.1:${ociPort} (convoy dev's own servers); other loopback and private addresses are refused`,
+    );
     const kubeconfig = /kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '';
     const kc = kubeConfigFor(kubeconfig);
     const objects = KubernetesObjectApi.makeApiClient(kc);
     // kubectl apply -f examples/00-namespace.yaml -f examples/oci, with this run's --oci-port instead of 8482.
-    const files = [join(repoRoot, 'examples', '00-namespace.yaml'), ...readdirSync(join(repoRoot, 'examples', 'oci')).filter((f) => f.endsWith('.yaml')).map((f) => join(repoRoot, 'examples', 'oci', f))];
+    const files = [
+      join(repoRoot, 'examples', '00-namespace.yaml'),
+      ...readdirSync(join(repoRoot, 'examples', 'oci'))
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => join(repoRoot, 'examples', 'oci', f)),
+    ];
     for (const file of files) {
-      for (const doc of loadAllYaml(readFileSync(file, 'utf8').replaceAll('127.0.0.1:8482', `127.0.0.1:${ociPort}`)) as KubernetesObject[]) {
+      for (const doc of loadAllYaml(
+        readFileSync(file, 'utf8').replaceAll('127.0.0.1:8482', `127.0.0.1:${ociPort}`),
+      ) as KubernetesObject[]) {
         await objects.patch(doc, undefined, undefined, 'kubectl', true, PatchStrategy.ServerSideApply);
       }
     }
     const api = convoyApi(kc);
     const deadline = Date.now() + 60_000;
-    const appliedOf = async (name: string) => (await api.getRelease('convoy-examples', name)).status?.conditions?.find((c) => c.type === 'Applied');
+    const appliedOf = async (name: string) =>
+      (await api.getRelease('convoy-examples', name)).status?.conditions?.find((c) => c.type === 'Applied');
     while (Date.now() < deadline) {
       const states = await Promise.all(['hello-oci-chart', 'hello-oci-manifests'].map(appliedOf));
       if (states.every((c) => c?.status === 'True')) break;
@@ -265,24 +360,38 @@ describe('convoy dev start and stop', () => {
     expect(await appliedOf('hello-oci-chart')).toMatchObject({ status: 'True', reason: 'Applied' });
     expect(await appliedOf('hello-oci-manifests')).toMatchObject({ status: 'True', reason: 'Applied' });
     const chart = await api.getRelease('convoy-examples', 'hello-oci-chart');
-    expect(chart.status?.lastAttempted?.resolvedSource?.helm).toMatchObject({ chart: 'hello-chart', version: '0.1.0' });
+    expect(chart.status?.lastAttempted?.resolvedSource?.helm).toMatchObject({
+      chart: 'hello-chart',
+      version: '0.1.0',
+    });
     expect(chart.status?.lastAttempted?.resolvedSource?.helm?.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     const manifests = await api.getRelease('convoy-examples', 'hello-oci-manifests');
-    expect(manifests.status?.lastAttempted?.resolvedSource?.oci).toMatchObject({ url: `oci://127.0.0.1:${ociPort}/manifests/hello-oci`, tag: '1.0.0' });
+    expect(manifests.status?.lastAttempted?.resolvedSource?.oci).toMatchObject({
+      url: `oci://127.0.0.1:${ociPort}/manifests/hello-oci`,
+      tag: '1.0.0',
+    });
 
     process.kill(-run.convoyPid, 'SIGTERM');
     const { code } = await run.exited;
     expect(code).toBe(0);
     expect(run.stderr).toMatch(/convoy dev: stopped the OCI registry \(\d+ ms\)/);
-    expect(await leftovers(run.convoyPid, [apiPort, gitPort, ociPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort, ociPort])).toEqual({
+      processes: [],
+      dirs: [],
+      busyPorts: [],
+    });
   });
 
   it('SIGTERM to the `npm start` process: npm forwards it, convoy dev stops, nothing orphaned', async () => {
-    const [apiPort, gitPort] = await freePorts(2) as [number, number];
-    const run = track(start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)], { npm: true }));
+    const [apiPort, gitPort] = (await freePorts(2)) as [number, number];
+    const run = track(
+      start(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)], { npm: true }),
+    );
     await runningBanner(run);
     // npm runs the start script with `exec`, so convoy dev is npm's own child.
-    const convoy = childrenOf(run.proc.pid ?? -1).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('bin/convoy.ts'));
+    const convoy = childrenOf(run.proc.pid ?? -1).find((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('bin/convoy.ts'),
+    );
     expect(convoy).toBeDefined();
     run.convoyPid = convoy!;
 
@@ -293,7 +402,11 @@ describe('convoy dev start and stop', () => {
     const stopMs = Date.now() - t;
     expect(isAlive(run.convoyPid)).toBe(false);
     expect(stopMs).toBeLessThan(STOP_LIMIT_MS);
-    expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({ processes: [], dirs: [], busyPorts: [] });
+    expect(await leftovers(run.convoyPid, [apiPort, gitPort])).toEqual({
+      processes: [],
+      dirs: [],
+      busyPorts: [],
+    });
     process.stderr.write(`convoy dev: SIGTERM to npm → everything gone in ${stopMs} ms\n`);
   });
 });

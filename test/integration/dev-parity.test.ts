@@ -32,8 +32,17 @@ interface Run {
 }
 
 function startDev(argv: string[], env: NodeJS.ProcessEnv): Run {
-  const proc = spawn(process.execPath, [join(repoRoot, 'bin/convoy.ts'), 'dev', ...argv], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
-  const run: Run = { proc, stdout: '', stderr: '', exited: new Promise((ok) => proc.once('exit', (code) => ok(code))) };
+  const proc = spawn(process.execPath, [join(repoRoot, 'bin/convoy.ts'), 'dev', ...argv], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', ...env },
+  });
+  const run: Run = {
+    proc,
+    stdout: '',
+    stderr: '',
+    exited: new Promise((ok) => proc.once('exit', (code) => ok(code))),
+  };
   proc.stdout?.on('data', (c: Buffer) => (run.stdout += c.toString()));
   proc.stderr?.on('data', (c: Buffer) => (run.stderr += c.toString()));
   return run;
@@ -46,7 +55,11 @@ function startDev(argv: string[], env: NodeJS.ProcessEnv): Run {
  * (CI once matched `"durationMs":403` of an ordinary requeue line).
  */
 function refusedRequests(output: string): string[] {
-  return output.split('\n').filter((line) => /HTTP 403\b|"(?:status|code|statusCode)":\s*403\b|forbidden|cannot impersonate/i.test(line));
+  return output
+    .split('\n')
+    .filter((line) =>
+      /HTTP 403\b|"(?:status|code|statusCode)":\s*403\b|forbidden|cannot impersonate/i.test(line),
+    );
 }
 
 describe('convoy dev with the shipped identities', () => {
@@ -55,55 +68,93 @@ describe('convoy dev with the shipped identities', () => {
     for (const c of cleanups.reverse()) await c();
   });
 
-  it('the examples become Ready with no loop request refused and their Events written; a Release without a ServiceAccount (CONVOY_DEFAULT_SERVICE_ACCOUNT=default) may not create a Namespace', { timeout: 300_000 }, async () => {
-    const evilNamespace = `evil-ns-${randomBytes(3).toString('hex')}`;
-    const examples = await mkdtemp(join(tmpdir(), 'convoy-test-examples-'));
-    cleanups.push(() => rm(examples, { recursive: true, force: true }));
-    await cp(join(repoRoot, 'examples'), examples, { recursive: true });
-    await mkdir(join(examples, 'repos', 'evil', 'app'), { recursive: true });
-    await writeFile(join(examples, 'repos', 'evil', 'app', 'namespace.yaml'), `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${evilNamespace}\n`);
+  it(
+    'the examples become Ready with no loop request refused and their Events written; a Release without a ServiceAccount (CONVOY_DEFAULT_SERVICE_ACCOUNT=default) may not create a Namespace',
+    { timeout: 300_000 },
+    async () => {
+      const evilNamespace = `evil-ns-${randomBytes(3).toString('hex')}`;
+      const examples = await mkdtemp(join(tmpdir(), 'convoy-test-examples-'));
+      cleanups.push(() => rm(examples, { recursive: true, force: true }));
+      await cp(join(repoRoot, 'examples'), examples, { recursive: true });
+      await mkdir(join(examples, 'repos', 'evil', 'app'), { recursive: true });
+      await writeFile(
+        join(examples, 'repos', 'evil', 'app', 'namespace.yaml'),
+        `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${evilNamespace}\n`,
+      );
 
-    const [apiPort, gitPort] = (await freePorts(2)) as [number, number];
-    const run = startDev(['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--examples', examples], { CONVOY_DEFAULT_SERVICE_ACCOUNT: 'default' });
-    cleanups.push(async () => {
-      if (run.proc.exitCode === null && run.proc.signalCode === null) {
-        run.proc.kill('SIGINT');
-        await run.exited;
+      const [apiPort, gitPort] = (await freePorts(2)) as [number, number];
+      const run = startDev(
+        ['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort), '--examples', examples],
+        { CONVOY_DEFAULT_SERVICE_ACCOUNT: 'default' },
+      );
+      cleanups.push(async () => {
+        if (run.proc.exitCode === null && run.proc.signalCode === null) {
+          run.proc.kill('SIGINT');
+          await run.exited;
+        }
+      });
+      await until(
+        'convoy dev is running',
+        () => {
+          if (run.proc.exitCode !== null)
+            throw new Error(`convoy dev exited (${run.proc.exitCode}):\n${run.stderr}`);
+          return run.stdout.includes('convoy dev is running');
+        },
+        { timeoutMs: 120_000 },
+      );
+      expect(run.stderr).toContain(
+        'the relay acts as ServiceAccount convoy-system/convoy-relay, the functions as the group convoy:functions; tenant namespaces: convoy-examples',
+      );
+
+      const kc = kubeConfigFor(/kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '');
+      const names = await applyExamples(kc, examples);
+      const api = convoyApi(kc);
+      await until(
+        'every example Release is Ready',
+        async () => {
+          const releases = await Promise.all(names.map((n) => api.getRelease(EXAMPLES_NS, n)));
+          return releases.every((r) => combinedVerdict(r).ready);
+        },
+        { timeoutMs: 90_000, intervalMs: 250 },
+      );
+      // Events of every example Release, written by the functions as convoy:functions.
+      const events = (
+        await createKubeClient(fromClientNodeKubeConfig(kc)).get<{
+          items: { reportingController?: string; regarding?: { name?: string } }[];
+        }>(resourcePath('events.k8s.io/v1', 'events', EXAMPLES_NS))
+      ).items;
+      for (const name of names) {
+        expect(
+          events.some((e) => e.regarding?.name === name && e.reportingController === 'convoy.dev/reconcile'),
+          `an Event about ${name}`,
+        ).toBe(true);
       }
-    });
-    await until('convoy dev is running', () => {
-      if (run.proc.exitCode !== null) throw new Error(`convoy dev exited (${run.proc.exitCode}):\n${run.stderr}`);
-      return run.stdout.includes('convoy dev is running');
-    }, { timeoutMs: 120_000 });
-    expect(run.stderr).toContain('the relay acts as ServiceAccount convoy-system/convoy-relay, the functions as the group convoy:functions; tenant namespaces: convoy-examples');
+      expect(refusedRequests(run.stdout + run.stderr)).toEqual([]);
 
-    const kc = kubeConfigFor(/kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '');
-    const names = await applyExamples(kc, examples);
-    const api = convoyApi(kc);
-    await until('every example Release is Ready', async () => {
-      const releases = await Promise.all(names.map((n) => api.getRelease(EXAMPLES_NS, n)));
-      return releases.every((r) => combinedVerdict(r).ready);
-    }, { timeoutMs: 90_000, intervalMs: 250 });
-    // Events of every example Release, written by the functions as convoy:functions.
-    const events = (await createKubeClient(fromClientNodeKubeConfig(kc)).get<{ items: { reportingController?: string; regarding?: { name?: string } }[] }>(
-      resourcePath('events.k8s.io/v1', 'events', EXAMPLES_NS),
-    )).items;
-    for (const name of names) {
-      expect(events.some((e) => e.regarding?.name === name && e.reportingController === 'convoy.dev/reconcile'), `an Event about ${name}`).toBe(true);
-    }
-    expect(refusedRequests(run.stdout + run.stderr)).toEqual([]);
+      // The tenant's attack: a Release without serviceAccountName whose render is a Namespace.
+      await api.create('Release', EXAMPLES_NS, 'evil', {
+        cluster: { name: 'local' },
+        targetNamespace: EXAMPLES_NS,
+        source: { gitRepositoryRef: { name: 'evil', path: 'app' } },
+      });
+      const refused = await until(
+        'the evil Release is refused',
+        async () => {
+          const applied = (await api.getRelease(EXAMPLES_NS, 'evil')).status?.conditions?.find(
+            (c) => c.type === 'Applied',
+          );
+          return applied?.status === 'False' ? applied : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
+      expect(refused.message).toContain(`system:serviceaccount:${EXAMPLES_NS}:default`);
+      await expect(kc.makeApiClient(CoreV1Api).readNamespace({ name: evilNamespace })).rejects.toSatisfy(
+        (e: unknown) => e instanceof ApiException && e.code === 404,
+      );
 
-    // The tenant's attack: a Release without serviceAccountName whose render is a Namespace.
-    await api.create('Release', EXAMPLES_NS, 'evil', { cluster: { name: 'local' }, targetNamespace: EXAMPLES_NS, source: { gitRepositoryRef: { name: 'evil', path: 'app' } } });
-    const refused = await until('the evil Release is refused', async () => {
-      const applied = (await api.getRelease(EXAMPLES_NS, 'evil')).status?.conditions?.find((c) => c.type === 'Applied');
-      return applied?.status === 'False' ? applied : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 250 });
-    expect(refused.message).toContain(`system:serviceaccount:${EXAMPLES_NS}:default`);
-    await expect(kc.makeApiClient(CoreV1Api).readNamespace({ name: evilNamespace })).rejects.toSatisfy((e: unknown) => e instanceof ApiException && e.code === 404);
-
-    run.proc.kill('SIGINT');
-    expect(await run.exited).toBe(0);
-    await sleep(0);
-  });
+      run.proc.kill('SIGINT');
+      expect(await run.exited).toBe(0);
+      await sleep(0);
+    },
+  );
 });

@@ -38,9 +38,11 @@ spec:
     metadata: {labels: {app: ${name}}}
     spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}
 `;
-const configMapYaml = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {greeting: hello}\n`;
+const configMapYaml = (name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {greeting: hello}\n`;
 
-const inSyncOf = (release: Release): Condition | undefined => release.status?.conditions?.find((c) => c.type === 'InSync');
+const inSyncOf = (release: Release): Condition | undefined =>
+  release.status?.conditions?.find((c) => c.type === 'InSync');
 
 describe('drift with the container memory of clean checks (issue 24)', () => {
   let env: ReconcileEnv;
@@ -57,7 +59,10 @@ describe('drift with the container memory of clean checks (issue 24)', () => {
   const ns = () => env.ns.name;
 
   /** One warm drift container: its caches and target resolver live across checks, as in a Lambda container. */
-  function container(): { check(name: string): Promise<{ release: Release; requests: number }>; caches: ObserverCaches } {
+  function container(): {
+    check(name: string): Promise<{ release: Release; requests: number }>;
+    caches: ObserverCaches;
+  } {
     const caches = createObserverCaches();
     const counter: RequestCounter = { count: 0 };
     const handler: RecordHandler = createDriftRecordHandler({
@@ -82,7 +87,15 @@ describe('drift with the container memory of clean checks (issue 24)', () => {
         const current = await env.api.getRelease(ns(), name);
         const before = counter.count;
         await handler(
-          { v: 1, loop: 'drift', namespace: ns(), name, uid: current.metadata.uid ?? '', cause: 'timer: drift interval', sentAt: new Date().toISOString() },
+          {
+            v: 1,
+            loop: 'drift',
+            namespace: ns(),
+            name,
+            uid: current.metadata.uid ?? '',
+            cause: 'timer: drift interval',
+            sentAt: new Date().toISOString(),
+          },
           { logger, receiveCount: 1, messageId: `drift-${++n}`, record: {} as never },
         );
         return { release: await env.api.getRelease(ns(), name), requests: counter.count - before };
@@ -92,11 +105,21 @@ describe('drift with the container memory of clean checks (issue 24)', () => {
 
   async function appliedRelease(web: string): Promise<string> {
     const name = `rel-${web}`;
-    const repo = await env.repo(name, { 'deploy.yaml': deploymentYaml(web), 'cm.yaml': configMapYaml(`${web}-cfg`) });
-    await env.api.create('Release', ns(), name, { cluster: { name: 'local' }, targetNamespace: ns(), source: { git: { url: repo.url, ref: { branch: 'main' } } } });
+    const repo = await env.repo(name, {
+      'deploy.yaml': deploymentYaml(web),
+      'cm.yaml': configMapYaml(`${web}-cfg`),
+    });
+    await env.api.create('Release', ns(), name, {
+      cluster: { name: 'local' },
+      targetNamespace: ns(),
+      source: { git: { url: repo.url, ref: { branch: 'main' } } },
+    });
     for (let i = 0; i < 10; i++) {
       const { release } = await env.reconcile(name);
-      if (release.status?.lastSuccessful?.renderRef !== undefined && release.status.lastSuccessful.renderRef === release.status.lastAttempted?.renderRef) {
+      if (
+        release.status?.lastSuccessful?.renderRef !== undefined &&
+        release.status.lastSuccessful.renderRef === release.status.lastAttempted?.renderRef
+      ) {
         // The checks below count requests on objects nobody writes between them: the Deployment
         // controller writes the Deployment's status until its rollout is over (each write a new
         // resourceVersion, which the memory rightly takes as a change), so wait for that first.
@@ -108,8 +131,15 @@ describe('drift with the container memory of clean checks (issue 24)', () => {
   }
 
   async function patch(path: string, body: Obj, what: string): Promise<Obj> {
-    const response = await raw({ method: 'PATCH', path, query: { fieldManager: 'kubectl-edit' }, contentType: 'application/merge-patch+json', body: JSON.stringify(body) });
-    if (response.status < 200 || response.status > 299) throw new Error(`${what}: HTTP ${response.status}: ${JSON.stringify(response.body)}`);
+    const response = await raw({
+      method: 'PATCH',
+      path,
+      query: { fieldManager: 'kubectl-edit' },
+      contentType: 'application/merge-patch+json',
+      body: JSON.stringify(body),
+    });
+    if (response.status < 200 || response.status > 299)
+      throw new Error(`${what}: HTTP ${response.status}: ${JSON.stringify(response.body)}`);
     return response.body as Obj;
   }
 
@@ -132,8 +162,14 @@ describe('drift with the container memory of clean checks (issue 24)', () => {
     expect(warm.requests).toBe(2);
 
     const before = await patch(`/apis/apps/v1/namespaces/${ns()}/deployments/${web}`, {}, 'read generation');
-    const edited = await patch(`/apis/apps/v1/namespaces/${ns()}/deployments/${web}`, { metadata: { labels: { tier: 'edited-by-hand' } } }, 'label edit');
-    expect((edited['metadata'] as { generation: number }).generation).toBe((before['metadata'] as { generation: number }).generation);
+    const edited = await patch(
+      `/apis/apps/v1/namespaces/${ns()}/deployments/${web}`,
+      { metadata: { labels: { tier: 'edited-by-hand' } } },
+      'label edit',
+    );
+    expect((edited['metadata'] as { generation: number }).generation).toBe(
+      (before['metadata'] as { generation: number }).generation,
+    );
 
     const after = await drift.check(name);
     const inSync = inSyncOf(after.release);
@@ -167,14 +203,17 @@ describe('drift with the container memory of clean checks (issue 24)', () => {
     expect((await drift.check(name)).requests).toBe(2);
 
     // Deleted while the Deployment is remembered as clean.
-    const deleted = await raw({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${ns()}/deployments/${web}` });
+    const deleted = await raw({
+      method: 'DELETE',
+      path: `/apis/apps/v1/namespaces/${ns()}/deployments/${web}`,
+    });
     expect(deleted.status).toBeLessThan(300);
     const missing = await drift.check(name);
     expect(inSyncOf(missing.release)).toMatchObject({ status: 'False', reason: 'Drifted' });
     expect(inSyncOf(missing.release)?.message).toContain(`Deployment ${ns()}/${web}: missing`);
   });
 
-  it("a tenant that loses its access is refused at the next check, though the memory says unchanged", async () => {
+  it('a tenant that loses its access is refused at the next check, though the memory says unchanged', async () => {
     const web = 'access';
     const name = await appliedRelease(web);
     const drift = container();
@@ -194,18 +233,27 @@ describe('drift with the container memory of clean checks (issue 24)', () => {
           body: {
             spec: {
               user: `system:serviceaccount:${ns()}:${TENANT_DEPLOYER}`,
-              resourceAttributes: { group: 'apps', resource: 'deployments', verb: 'get', namespace: ns(), name: web },
+              resourceAttributes: {
+                group: 'apps',
+                resource: 'deployments',
+                verb: 'get',
+                namespace: ns(),
+                name: web,
+              },
             },
           },
         });
         if (review.status?.allowed !== true) break;
-        if (Date.now() > deadline) throw new Error('the tenant kept its access after its binding was deleted');
+        if (Date.now() > deadline)
+          throw new Error('the tenant kept its access after its binding was deleted');
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const refused = await drift.check(name);
       expect(inSyncOf(refused.release)).toMatchObject({ status: 'Unknown', reason: 'ClusterNotReady' });
     } finally {
-      await rbac.createClusterRoleBinding({ body: { metadata: { name: bindingName }, roleRef: binding.roleRef, subjects: binding.subjects ?? [] } });
+      await rbac.createClusterRoleBinding({
+        body: { metadata: { name: bindingName }, roleRef: binding.roleRef, subjects: binding.subjects ?? [] },
+      });
     }
   });
 });

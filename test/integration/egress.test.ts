@@ -7,7 +7,13 @@
 // sees no credentials. Every server runs on 127.0.0.1: the env's egress allow list opens only the
 // servers a row plays as legitimate (the hostile registry, the host a redirect may go to).
 import { readFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -35,7 +41,10 @@ interface Recorder {
   connections: number;
 }
 
-async function record(server: Server, handler: (req: IncomingMessage, res: ServerResponse, self: Recorder) => void): Promise<Recorder> {
+async function record(
+  server: Server,
+  handler: (req: IncomingMessage, res: ServerResponse, self: Recorder) => void,
+): Promise<Recorder> {
   const self: Recorder = { server, host: '', requests: [], connections: 0 };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     self.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
@@ -57,7 +66,11 @@ function hostile(targets: () => { other: string; otherTls: string; apiserverPort
     const url = req.url ?? '/';
     if (url.startsWith('/v2/attack/realm/')) {
       // A token realm on the management network: the credentials would go there.
-      res.writeHead(401, { 'www-authenticate': `Bearer realm="https://127.0.0.1:${targets().apiserverPort}/token",service="x"` }).end();
+      res
+        .writeHead(401, {
+          'www-authenticate': `Bearer realm="https://127.0.0.1:${targets().apiserverPort}/token",service="x"`,
+        })
+        .end();
       return;
     }
     if (req.headers.authorization !== BASIC) {
@@ -76,11 +89,14 @@ function hostile(targets: () => { other: string; otherTls: string; apiserverPort
     else if (repo === 'chain') {
       const hop = Number(url.split('/').pop());
       go(`/v2/attack/chain/manifests/${Number.isInteger(hop) ? hop + 1 : 0}`);
-    }
-    else if (repo === 'link' && url.includes('/tags/list')) {
-      res.writeHead(200, { 'content-type': 'application/json', link: `<http://${t.other}/v2/attack/link/tags/list?last=1.0.0>; rel="next"` });
+    } else if (repo === 'link' && url.includes('/tags/list')) {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        link: `<http://${t.other}/v2/attack/link/tags/list?last=1.0.0>; rel="next"`,
+      });
       res.end(JSON.stringify({ name: 'attack/link', tags: ['1.0.0'] }));
-    } else res.writeHead(404).end(`{"errors":[{"code":"NAME_UNKNOWN","message":"${self.host} knows nothing"}]}`);
+    } else
+      res.writeHead(404).end(`{"errors":[{"code":"NAME_UNKNOWN","message":"${self.host} knows nothing"}]}`);
   };
 }
 
@@ -124,12 +140,21 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
     // The legitimate servers of these rows; the apiserver, convoy's API and the closed port are not listed.
     env.allowEgress(https.host, plain.host, other.host, otherTls.host);
     // A name the attacker's DNS points at 127.0.0.1 (a resolver stub; everything else resolves as usual).
-    const resolver: Resolver = (name) => (name === 'registry.attacker.test' ? Promise.resolve([{ address: '127.0.0.1', family: 4 }]) : systemResolver(name));
-    ports = env.ports({ wiring: { tenancy: { ...env.tenancy, insecureRegistries: 'all' }, egressResolver: resolver } });
+    const resolver: Resolver = (name) =>
+      name === 'registry.attacker.test'
+        ? Promise.resolve([{ address: '127.0.0.1', family: 4 }])
+        : systemResolver(name);
+    ports = env.ports({
+      wiring: { tenancy: { ...env.tenancy, insecureRegistries: 'all' }, egressResolver: resolver },
+    });
 
-    const clusterCa = (await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'kube-root-ca.crt' })).data?.['ca.crt'] ?? '';
+    const clusterCa =
+      (await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'kube-root-ca.crt' })).data?.[
+        'ca.crt'
+      ] ?? '';
     expect(clusterCa).toContain('BEGIN CERTIFICATE');
-    const secret = (name: string, stringData: Record<string, string>) => core.createNamespacedSecret({ namespace: env.ns.name, body: { metadata: { name }, stringData } });
+    const secret = (name: string, stringData: Record<string, string>) =>
+      core.createNamespacedSecret({ namespace: env.ns.name, body: { metadata: { name }, stringData } });
     await secret('cluster-ca', { 'ca.crt': clusterCa });
     await secret('hostile-ca', { 'ca.crt': cert.caPem });
     await secret('registry-creds', { username: 'puller', password: PASSWORD });
@@ -147,22 +172,59 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
 
   async function reconcile(source: Record<string, unknown>): Promise<{ release: Release; kind: string }> {
     const name = `eg-${++n}`;
-    await env.api.create('Release', env.ns.name, name, { cluster: { name: 'local' }, targetNamespace: env.ns.name, source, content: { type: 'Manifests' } });
+    await env.api.create('Release', env.ns.name, name, {
+      cluster: { name: 'local' },
+      targetNamespace: env.ns.name,
+      source,
+      content: { type: 'Manifests' },
+    });
     const result = await env.reconcile(name, ports);
     return { release: result.release, kind: result.outcome.kind };
   }
 
-  const oci = (url: string, extra: Record<string, unknown> = {}) => ({ oci: { url, ref: { tag: '1.0.0' }, ...extra } });
+  const oci = (url: string, extra: Record<string, unknown> = {}) => ({
+    oci: { url, ref: { tag: '1.0.0' }, ...extra },
+  });
 
   it('the apiserver, convoy API, a closed port and a name resolving to 127.0.0.1: the same refusal, whatever each would have answered', async () => {
     const rows = [
-      { what: 'apiserver, with the cluster CA', host: `127.0.0.1:${apiserverPort}`, source: oci(`oci://127.0.0.1:${apiserverPort}/api/v1`, { certSecretRef: { name: 'cluster-ca' } }) },
-      { what: "convoy's HTTP API", host: new URL(convoyApi.url).host, source: oci(`oci://${new URL(convoyApi.url).host}/v1/releases`, { insecure: true }) },
-      { what: 'a closed port', host: `127.0.0.1:${closedPort}`, source: oci(`oci://127.0.0.1:${closedPort}/x`, { insecure: true }) },
-      { what: 'a name resolving to 127.0.0.1', host: `registry.attacker.test:${apiserverPort}`, source: oci(`oci://registry.attacker.test:${apiserverPort}/api/v1`, { certSecretRef: { name: 'cluster-ca' } }) },
-      { what: 'the apiserver as decimal IPv4', host: `2130706433:${apiserverPort}`, source: oci(`oci://2130706433:${apiserverPort}/api/v1`) },
-      { what: 'the apiserver as octal IPv4', host: `0177.0.0.1:${apiserverPort}`, source: oci(`oci://0177.0.0.1:${apiserverPort}/api/v1`) },
-      { what: 'the apiserver as hex IPv4', host: `0x7f.1:${apiserverPort}`, source: oci(`oci://0x7f.1:${apiserverPort}/api/v1`) },
+      {
+        what: 'apiserver, with the cluster CA',
+        host: `127.0.0.1:${apiserverPort}`,
+        source: oci(`oci://127.0.0.1:${apiserverPort}/api/v1`, { certSecretRef: { name: 'cluster-ca' } }),
+      },
+      {
+        what: "convoy's HTTP API",
+        host: new URL(convoyApi.url).host,
+        source: oci(`oci://${new URL(convoyApi.url).host}/v1/releases`, { insecure: true }),
+      },
+      {
+        what: 'a closed port',
+        host: `127.0.0.1:${closedPort}`,
+        source: oci(`oci://127.0.0.1:${closedPort}/x`, { insecure: true }),
+      },
+      {
+        what: 'a name resolving to 127.0.0.1',
+        host: `registry.attacker.test:${apiserverPort}`,
+        source: oci(`oci://registry.attacker.test:${apiserverPort}/api/v1`, {
+          certSecretRef: { name: 'cluster-ca' },
+        }),
+      },
+      {
+        what: 'the apiserver as decimal IPv4',
+        host: `2130706433:${apiserverPort}`,
+        source: oci(`oci://2130706433:${apiserverPort}/api/v1`),
+      },
+      {
+        what: 'the apiserver as octal IPv4',
+        host: `0177.0.0.1:${apiserverPort}`,
+        source: oci(`oci://0177.0.0.1:${apiserverPort}/api/v1`),
+      },
+      {
+        what: 'the apiserver as hex IPv4',
+        host: `0x7f.1:${apiserverPort}`,
+        source: oci(`oci://0x7f.1:${apiserverPort}/api/v1`),
+      },
     ];
     const messages: string[] = [];
     for (const row of rows) {
@@ -171,7 +233,9 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
       expect(cond, row.what).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
       expect(kind, row.what).toBe('retry');
       messages.push((cond?.message ?? '').replaceAll(row.host, '<registry>'));
-      expect(JSON.stringify(release.status), row.what).not.toMatch(/HTTP \d{3}|403|401|ECONNREFUSED|connection refused|TLS|Forbidden|Unauthorized/);
+      expect(JSON.stringify(release.status), row.what).not.toMatch(
+        /HTTP \d{3}|403|401|ECONNREFUSED|connection refused|TLS|Forbidden|Unauthorized/,
+      );
     }
     expect(new Set(messages).size).toBe(1);
     expect(messages[0]).toBe(
@@ -189,15 +253,42 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
 
   it('Git and Helm URLs in IPv6 and the other spellings reach the same refusal; a trailing dot and credentials in the URL are refused, the password nowhere', async () => {
     const rows: [string, Record<string, unknown>, RegExp][] = [
-      ['[::1]', { git: { url: `http://[::1]:${apiserverPort}/x.git`, ref: { branch: 'main' } } }, /refused by the egress policy \(a loopback address\)/],
-      ['[::ffff:127.0.0.1]', { git: { url: `http://[::ffff:127.0.0.1]:${apiserverPort}/x.git`, ref: { branch: 'main' } } }, /refused by the egress policy \(a loopback address\)/],
-      ['userinfo on a Git URL', { git: { url: `https://user:${PASSWORD}@127.0.0.1:${apiserverPort}/x.git`, ref: { branch: 'main' } } }, /refused by the egress policy \(a loopback address\)/],
-      ['octal Helm repository', { helm: { repository: `https://0177.0.0.1:${apiserverPort}/charts`, chart: 'x', version: '1.0.0' } }, /refused by the egress policy \(a loopback address\)/],
-      ['trailing dot', { helm: { repository: `https://localhost.:${apiserverPort}/charts`, chart: 'x', version: '1.0.0' } }, /the host ends in a dot; write it without the trailing dot/],
+      [
+        '[::1]',
+        { git: { url: `http://[::1]:${apiserverPort}/x.git`, ref: { branch: 'main' } } },
+        /refused by the egress policy \(a loopback address\)/,
+      ],
+      [
+        '[::ffff:127.0.0.1]',
+        { git: { url: `http://[::ffff:127.0.0.1]:${apiserverPort}/x.git`, ref: { branch: 'main' } } },
+        /refused by the egress policy \(a loopback address\)/,
+      ],
+      [
+        'userinfo on a Git URL',
+        {
+          git: { url: `https://user:${PASSWORD}@127.0.0.1:${apiserverPort}/x.git`, ref: { branch: 'main' } },
+        },
+        /refused by the egress policy \(a loopback address\)/,
+      ],
+      [
+        'octal Helm repository',
+        { helm: { repository: `https://0177.0.0.1:${apiserverPort}/charts`, chart: 'x', version: '1.0.0' } },
+        /refused by the egress policy \(a loopback address\)/,
+      ],
+      [
+        'trailing dot',
+        { helm: { repository: `https://localhost.:${apiserverPort}/charts`, chart: 'x', version: '1.0.0' } },
+        /the host ends in a dot; write it without the trailing dot/,
+      ],
     ];
     for (const [what, source, message] of rows) {
       const name = `eg-${++n}`;
-      await env.api.create('Release', env.ns.name, name, { cluster: { name: 'local' }, targetNamespace: env.ns.name, source, content: { type: source['helm'] ? 'Helm' : 'Manifests' } });
+      await env.api.create('Release', env.ns.name, name, {
+        cluster: { name: 'local' },
+        targetNamespace: env.ns.name,
+        source,
+        content: { type: source['helm'] ? 'Helm' : 'Manifests' },
+      });
       const { release } = await env.reconcile(name, ports);
       expect(applied(release), what).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
       expect(applied(release)?.message, what).toMatch(message);
@@ -206,9 +297,18 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
   });
 
   it('an OCI URL with user info, an IPv6 literal or a trailing dot is refused at admission, naming the field', async () => {
-    for (const url of [`oci://user:${PASSWORD}@127.0.0.1:${apiserverPort}/x`, `oci://[::1]:${apiserverPort}/x`, 'oci://localhost./x']) {
+    for (const url of [
+      `oci://user:${PASSWORD}@127.0.0.1:${apiserverPort}/x`,
+      `oci://[::1]:${apiserverPort}/x`,
+      'oci://localhost./x',
+    ]) {
       await expect(
-        env.api.create('Release', env.ns.name, `eg-${++n}`, { cluster: { name: 'local' }, targetNamespace: env.ns.name, source: oci(url), content: { type: 'Manifests' } }),
+        env.api.create('Release', env.ns.name, `eg-${++n}`, {
+          cluster: { name: 'local' },
+          targetNamespace: env.ns.name,
+          source: oci(url),
+          content: { type: 'Manifests' },
+        }),
         url,
       ).rejects.toThrow(/spec\.source\.oci/);
     }
@@ -217,7 +317,10 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
   it('a hostile HTTPS registry redirecting to plain HTTP, to loopback or to link-local, or naming a token realm on loopback: refused, nothing reaches the target', async () => {
     const access = { certSecretRef: { name: 'hostile-ca' }, secretRef: { name: 'registry-creds' } };
     const rows: [string, string][] = [
-      ['to-http', 'a redirect was not followed: redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only'],
+      [
+        'to-http',
+        'a redirect was not followed: redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only',
+      ],
       ['to-loopback', 'refused by the egress policy (a redirect leads to a loopback address)'],
       ['to-link-local', 'refused by the egress policy (a redirect leads to a link-local address)'],
       ['realm', 'refused by the egress policy (a loopback address)'],
@@ -233,7 +336,9 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
   it("a redirect to another allowed host is followed without the credentials, over TLS without the tenant's CA; a loop and a long chain end with what happened", async () => {
     const access = { certSecretRef: { name: 'hostile-ca' }, secretRef: { name: 'registry-creds' } };
     const before = other.requests.length;
-    const plainRegistry = await reconcile(oci(`oci://${plain.host}/attack/to-other`, { insecure: true, secretRef: { name: 'registry-creds' } }));
+    const plainRegistry = await reconcile(
+      oci(`oci://${plain.host}/attack/to-other`, { insecure: true, secretRef: { name: 'registry-creds' } }),
+    );
     expect(applied(plainRegistry.release)?.status).toBe('False'); // what the other host serves is no artifact
     const followed = other.requests.slice(before);
     expect(followed.map((r) => r.url)).toContain('/v2/blob');
@@ -242,24 +347,41 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
     // The tenant's CA is trusted for its registry's origin only: another host is checked against the public trust store.
     const connections = otherTls.connections;
     const tlsRegistry = await reconcile(oci(`oci://${https.host}/attack/to-other-tls`, access));
-    expect(applied(tlsRegistry.release)?.message).toContain(`registry ${https.host}: TLS failure: certificate not trusted`);
+    expect(applied(tlsRegistry.release)?.message).toContain(
+      `registry ${https.host}: TLS failure: certificate not trusted`,
+    );
     expect(otherTls.connections).toBeGreaterThan(connections);
     expect(otherTls.requests).toEqual([]);
 
     const loop = await reconcile(oci(`oci://${https.host}/attack/loop`, access));
-    expect(applied(loop.release)?.message).toContain(`registry ${https.host}: a redirect was not followed: redirect loop`);
+    expect(applied(loop.release)?.message).toContain(
+      `registry ${https.host}: a redirect was not followed: redirect loop`,
+    );
     const chain = await reconcile(oci(`oci://${https.host}/attack/chain`, access));
-    expect(applied(chain.release)?.message).toContain(`registry ${https.host}: a redirect was not followed: more than 5 redirects`);
+    expect(applied(chain.release)?.message).toContain(
+      `registry ${https.host}: a redirect was not followed: more than 5 redirects`,
+    );
   });
 
   it("a tag list whose Link names another host: refused, the other host never asked, no credentials anywhere but the registry's", async () => {
     for (const registry of [https, plain]) {
       const before = other.requests.length;
       const access = registry === https ? { certSecretRef: { name: 'hostile-ca' } } : { insecure: true };
-      const { release } = await reconcile({ oci: { url: `oci://${registry.host}/attack/link`, ref: { semver: '>=1.0.0' }, secretRef: { name: 'registry-creds' }, ...access } });
+      const { release } = await reconcile({
+        oci: {
+          url: `oci://${registry.host}/attack/link`,
+          ref: { semver: '>=1.0.0' },
+          secretRef: { name: 'registry-creds' },
+          ...access,
+        },
+      });
       expect(applied(release)).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
-      expect(applied(release)?.message).toContain(`registry ${registry.host} names the next page of the tag list of ${registry.host}/attack/link on another host or scheme`);
-      expect(registry.requests.some((r) => r.url.includes('/tags/list') && r.headers.authorization === BASIC)).toBe(true);
+      expect(applied(release)?.message).toContain(
+        `registry ${registry.host} names the next page of the tag list of ${registry.host}/attack/link on another host or scheme`,
+      );
+      expect(
+        registry.requests.some((r) => r.url.includes('/tags/list') && r.headers.authorization === BASIC),
+      ).toBe(true);
       expect(other.requests.slice(before)).toEqual([]);
       expect(JSON.stringify(release.status)).not.toContain(PASSWORD);
     }

@@ -27,7 +27,8 @@ import { appliedOf, startRuntimeEnv, until, type LogLine, type RuntimeEnv } from
 
 const MARK = 'convoy.dev/release';
 
-const configMap = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: {k: v}\n`;
+const configMap = (name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: {k: v}\n`;
 /** Never available: its Pod waits for a Node labelled `forged.convoy.dev/never` (none is). */
 const stuckDeployment = (name: string) =>
   `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${name}}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: ${name}}}\n` +
@@ -35,9 +36,11 @@ const stuckDeployment = (name: string) =>
   `      containers: [{name: app, image: registry.k8s.io/pause:3.10}]\n`;
 
 /** The outcome line of one message (done, dropped, requeued, stopped, a retry). */
-const outcomeOf = (lines: readonly LogLine[]): LogLine | undefined => lines.find((l) => typeof l['outcome'] === 'string');
+const outcomeOf = (lines: readonly LogLine[]): LogLine | undefined =>
+  lines.find((l) => typeof l['outcome'] === 'string');
 
-const conditionOf = (release: Release, type: string) => release.status?.conditions?.find((c) => c.type === type);
+const conditionOf = (release: Release, type: string) =>
+  release.status?.conditions?.find((c) => c.type === type);
 
 describe('forged queue messages (whoever can send to a queue)', () => {
   let env: RuntimeEnv;
@@ -48,7 +51,11 @@ describe('forged queue messages (whoever can send to a queue)', () => {
 
   beforeAll(async () => {
     const kc = kubeConfigFor(inject('kubeconfigPath'));
-    env = await startRuntimeEnv(kc, 'forged', { relayTickMs: 200, visibilityTimeoutSeconds: 5, maxReceiveCount: 3 });
+    env = await startRuntimeEnv(kc, 'forged', {
+      relayTickMs: 200,
+      visibilityTimeoutSeconds: 5,
+      maxReceiveCount: 3,
+    });
     quiet = await freshNamespace(kc, 'forged-quiet');
     core = kc.makeApiClient(CoreV1Api);
     url = (
@@ -68,14 +75,20 @@ describe('forged queue messages (whoever can send to a queue)', () => {
   });
 
   const send = async (loop: Loop, message: Record<string, unknown>): Promise<string> => {
-    const [id] = await env.sendRaw(loop, [JSON.stringify({ v: 1, loop, sentAt: new Date().toISOString(), ...message })]);
+    const [id] = await env.sendRaw(loop, [
+      JSON.stringify({ v: 1, loop, sentAt: new Date().toISOString(), ...message }),
+    ]);
     if (id === undefined) throw new Error('no message id');
     return id;
   };
 
   /** Waits for the outcome of one message, in any namespace (recordLines is for env.ns only). */
   const outcome = (messageId: string, timeoutMs = 20_000): Promise<LogLine> =>
-    until(`message ${messageId} has an outcome`, () => outcomeOf(env.logs.filter((l) => l['messageId'] === messageId)), { timeoutMs });
+    until(
+      `message ${messageId} has an outcome`,
+      () => outcomeOf(env.logs.filter((l) => l['messageId'] === messageId)),
+      { timeoutMs },
+    );
 
   /** Every ConfigMap in the namespaces that carries convoy's mark for `release` (ns/name). */
   const markedConfigMaps = async (namespaces: readonly string[], release: string): Promise<V1ConfigMap[]> => {
@@ -88,28 +101,55 @@ describe('forged queue messages (whoever can send to a queue)', () => {
   };
 
   const configMapNames = async (namespace: string): Promise<string[]> =>
-    (await core.listNamespacedConfigMap({ namespace })).items.map((cm) => cm.metadata?.name ?? '').filter((n) => n !== 'kube-root-ca.crt');
+    (await core.listNamespacedConfigMap({ namespace })).items
+      .map((cm) => cm.metadata?.name ?? '')
+      .filter((n) => n !== 'kube-root-ca.crt');
 
-  const releaseCopy = (namespace: string, name: string, uid: string, spec: Record<string, unknown>, status?: unknown) => ({
+  const releaseCopy = (
+    namespace: string,
+    name: string,
+    uid: string,
+    spec: Record<string, unknown>,
+    status?: unknown,
+  ) => ({
     apiVersion: `${API_GROUP}/${API_VERSION}`,
     kind: 'Release',
-    metadata: { name, namespace, uid, generation: 1, resourceVersion: '1', creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+    metadata: {
+      name,
+      namespace,
+      uid,
+      generation: 1,
+      resourceVersion: '1',
+      creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    },
     spec,
     ...(status === undefined ? {} : { status }),
   });
 
-  async function appliedRelease(name: string, spec: Record<string, unknown>, also: (r: Release) => boolean = () => true): Promise<Release> {
+  async function appliedRelease(
+    name: string,
+    spec: Record<string, unknown>,
+    also: (r: Release) => boolean = () => true,
+  ): Promise<Release> {
     await env.createRelease(name, spec);
-    return until(`${name} is Applied`, async () => {
-      const r = await env.getRelease(name);
-      return appliedOf(r)?.status === 'True' && also(r) ? r : undefined;
-    }, { timeoutMs: 30_000 });
+    return until(
+      `${name} is Applied`,
+      async () => {
+        const r = await env.getRelease(name);
+        return appliedOf(r)?.status === 'True' && also(r) ? r : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
   }
 
   it('a reconcile message for a Release that does not exist applies nothing and leaves no Lease', async () => {
     const name = `forged-${randomUUID().slice(0, 8)}`;
     const uid = randomUUID();
-    const spec = { cluster: { name: 'local' }, targetNamespace: env.ns.name, source: { git: { url, ref: { branch: 'main' }, path: 'evil' } } };
+    const spec = {
+      cluster: { name: 'local' },
+      targetNamespace: env.ns.name,
+      source: { git: { url, ref: { branch: 'main' }, path: 'evil' } },
+    };
     // Exactly what the relay sends for a Release just added: the cause and a copy of the Release.
     const id = await send('reconcile', {
       namespace: env.ns.name,
@@ -129,7 +169,9 @@ describe('forged queue messages (whoever can send to a queue)', () => {
   it('a reconcile message with the right uid and an altered copy (source, serviceAccountName, namespace) is acted on only as the live Release says', async () => {
     // Sent the moment the Release exists: ahead of the relay's own message (200 ms coalescing),
     // so the forged message is the Release's first run — the one the relay's copy used to serve.
-    const live = await env.createRelease('victim', { source: { git: { url, ref: { branch: 'main' }, path: 'app' } } });
+    const live = await env.createRelease('victim', {
+      source: { git: { url, ref: { branch: 'main' }, path: 'app' } },
+    });
     const uid = live.metadata.uid ?? '';
     const altered = releaseCopy(quiet.name, 'victim', uid, {
       cluster: { name: 'local' },
@@ -137,7 +179,13 @@ describe('forged queue messages (whoever can send to a queue)', () => {
       serviceAccountName: 'forged-sa',
       source: { git: { url, ref: { branch: 'main' }, path: 'evil' } },
     });
-    const id = await send('reconcile', { namespace: env.ns.name, name: 'victim', uid, cause: 'watch: Release added', release: altered });
+    const id = await send('reconcile', {
+      namespace: env.ns.name,
+      name: 'victim',
+      uid,
+      cause: 'watch: Release added',
+      release: altered,
+    });
     const line = await outcome(id);
     // Its own run ('done'), or — when the relay's message for the new Release got there first, as
     // under load — a wait for the Lease that run holds (the outcome kind is 'requeueAfter'; the
@@ -152,7 +200,11 @@ describe('forged queue messages (whoever can send to a queue)', () => {
     expect(appliedOf(after)).toMatchObject({ status: 'True', reason: 'Applied' });
     expect(JSON.stringify(after.status)).not.toMatch(/forged-sa|evil/);
     // The live source's object, marked for the live Release, in the live target namespace; nothing of the copy's.
-    expect((await markedConfigMaps([env.ns.name, quiet.name], `${env.ns.name}/victim`)).map((cm) => cm.metadata?.name)).toEqual(['app-config']);
+    expect(
+      (await markedConfigMaps([env.ns.name, quiet.name], `${env.ns.name}/victim`)).map(
+        (cm) => cm.metadata?.name,
+      ),
+    ).toEqual(['app-config']);
     expect(await configMapNames(quiet.name)).not.toContain('evil-config');
     expect(await configMapNames(env.ns.name)).not.toContain('evil-config');
     // The log says the copy was not the live Release.
@@ -160,14 +212,19 @@ describe('forged queue messages (whoever can send to a queue)', () => {
   });
 
   it('a reconcile message whose uid is not the live one is dropped before its Lease', async () => {
-    const live = await appliedRelease('renamed', { source: { git: { url, ref: { branch: 'main' }, path: 'app' } } });
+    const live = await appliedRelease('renamed', {
+      source: { git: { url, ref: { branch: 'main' }, path: 'app' } },
+    });
     const uid = randomUUID();
     const id = await send('reconcile', {
       namespace: env.ns.name,
       name: 'renamed',
       uid,
       cause: 'watch: Release added',
-      release: releaseCopy(env.ns.name, 'renamed', uid, { ...live.spec, source: { git: { url, ref: { branch: 'main' }, path: 'evil' } } }),
+      release: releaseCopy(env.ns.name, 'renamed', uid, {
+        ...live.spec,
+        source: { git: { url, ref: { branch: 'main' }, path: 'evil' } },
+      }),
     });
     const line = await outcome(id);
     expect(line['outcome']).toBe('dropped');
@@ -177,16 +234,28 @@ describe('forged queue messages (whoever can send to a queue)', () => {
   });
 
   it('a forged health hint cannot write made-up observations, nor a status for a uid that is not the live one', async () => {
-    const live = await appliedRelease('stuck', { source: { git: { url, ref: { branch: 'main' }, path: 'stuck' } }, healthAssessment: {} }, (r) =>
-      conditionOf(r, 'Healthy') !== undefined,
+    const live = await appliedRelease(
+      'stuck',
+      { source: { git: { url, ref: { branch: 'main' }, path: 'stuck' } }, healthAssessment: {} },
+      (r) => conditionOf(r, 'Healthy') !== undefined,
     );
     const renderRef = live.status?.lastAttempted?.renderRef ?? '';
     expect(conditionOf(live, 'Healthy')?.status).not.toBe('True');
     const ns = env.ns.name;
     const mark = { [MARK]: `${ns}/stuck` };
     const objects = [
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'stuck-config', namespace: ns, annotations: mark }, data: { k: 'v' } },
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'stuck', namespace: ns, annotations: mark }, spec: { replicas: 1 } },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'stuck-config', namespace: ns, annotations: mark },
+        data: { k: 'v' },
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'stuck', namespace: ns, annotations: mark },
+        spec: { replicas: 1 },
+      },
     ];
     // The cluster as the attacker would like it seen: the Deployment available.
     const observed = [
@@ -200,21 +269,41 @@ describe('forged queue messages (whoever can send to a queue)', () => {
           updatedReplicas: 1,
           readyReplicas: 1,
           availableReplicas: 1,
-          conditions: [{ type: 'Available', status: 'True' }, { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' }],
+          conditions: [
+            { type: 'Available', status: 'True' },
+            { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' },
+          ],
         },
       },
     ];
-    const hint = (uid: string) => ({ renderRef, release: { ...live, metadata: { ...live.metadata, uid } }, live: observed, objects });
+    const hint = (uid: string) => ({
+      renderRef,
+      release: { ...live, metadata: { ...live.metadata, uid } },
+      live: observed,
+      objects,
+    });
 
     // 1. Another uid (a Release the sender cannot read): nothing is written.
     const otherUid = randomUUID();
-    const first = await send('health', { namespace: ns, name: 'stuck', uid: otherUid, cause: `applied ${renderRef}`, applied: hint(otherUid) });
+    const first = await send('health', {
+      namespace: ns,
+      name: 'stuck',
+      uid: otherUid,
+      cause: `applied ${renderRef}`,
+      applied: hint(otherUid),
+    });
     expect((await outcome(first))['outcome']).toBe('dropped');
     expect(conditionOf(await env.getRelease('stuck'), 'Healthy')?.status).not.toBe('True');
 
     // 2. The live uid: the health loop looks at the cluster itself.
     const uid = live.metadata.uid ?? '';
-    const second = await send('health', { namespace: ns, name: 'stuck', uid, cause: `applied ${renderRef}`, applied: hint(uid) });
+    const second = await send('health', {
+      namespace: ns,
+      name: 'stuck',
+      uid,
+      cause: `applied ${renderRef}`,
+      applied: hint(uid),
+    });
     const line = await outcome(second);
     expect(line['outcome']).not.toBe('dropped');
     const after = await env.getRelease('stuck');
@@ -223,8 +312,14 @@ describe('forged queue messages (whoever can send to a queue)', () => {
   });
 
   it("a forged drift hint cannot report another Release's render as this one's", async () => {
-    const alpha = await appliedRelease('alpha', { source: { git: { url, ref: { branch: 'main' }, path: 'app' } } }, (r) => conditionOf(r, 'InSync')?.status === 'True');
-    const beta = await appliedRelease('beta', { source: { git: { url, ref: { branch: 'main' }, path: 'two' } } });
+    const alpha = await appliedRelease(
+      'alpha',
+      { source: { git: { url, ref: { branch: 'main' }, path: 'app' } } },
+      (r) => conditionOf(r, 'InSync')?.status === 'True',
+    );
+    const beta = await appliedRelease('beta', {
+      source: { git: { url, ref: { branch: 'main' }, path: 'two' } },
+    });
     const alphaRef = alpha.status?.lastSuccessful?.renderRef ?? '';
     const betaRef = beta.status?.lastSuccessful?.renderRef ?? '';
     expect(alphaRef).not.toBe(betaRef);
@@ -234,7 +329,10 @@ describe('forged queue messages (whoever can send to a queue)', () => {
       ...beta,
       metadata: { ...beta.metadata, uid },
       spec: { ...beta.spec, serviceAccountName: 'forged-sa' },
-      status: { ...beta.status, conditions: (beta.status?.conditions ?? []).filter((c) => c.type !== 'InSync') },
+      status: {
+        ...beta.status,
+        conditions: (beta.status?.conditions ?? []).filter((c) => c.type !== 'InSync'),
+      },
     };
     const id = await send('drift', {
       namespace: env.ns.name,
@@ -261,9 +359,30 @@ describe('forged queue messages (whoever can send to a queue)', () => {
       sentAt: new Date().toISOString(),
     } satisfies QueueMessage);
     const garbage = '{"v":1,"loop":"reconcile", this is not json';
-    const oversized = JSON.stringify({ v: 1, loop: 'reconcile', namespace: env.ns.name, name: 'x', uid: 'u', cause: 'c'.repeat(200_000), sentAt: new Date().toISOString() });
-    const wrongLoop = JSON.stringify({ v: 1, loop: 'health', namespace: env.ns.name, name: 'x', uid: 'u', cause: 'c', sentAt: new Date().toISOString() });
-    const [garbageId, forgedId, oversizedId, wrongLoopId] = await env.sendRaw('reconcile', [garbage, forged, oversized, wrongLoop]);
+    const oversized = JSON.stringify({
+      v: 1,
+      loop: 'reconcile',
+      namespace: env.ns.name,
+      name: 'x',
+      uid: 'u',
+      cause: 'c'.repeat(200_000),
+      sentAt: new Date().toISOString(),
+    });
+    const wrongLoop = JSON.stringify({
+      v: 1,
+      loop: 'health',
+      namespace: env.ns.name,
+      name: 'x',
+      uid: 'u',
+      cause: 'c',
+      sentAt: new Date().toISOString(),
+    });
+    const [garbageId, forgedId, oversizedId, wrongLoopId] = await env.sendRaw('reconcile', [
+      garbage,
+      forged,
+      oversized,
+      wrongLoop,
+    ]);
     expect((await outcome(forgedId ?? ''))['outcome']).toBe('dropped');
     // Each invalid body fails alone, with one warning, and is copied to the DLQ at its first receive.
     // Each look at the DLQ hides what it received for a minute: collect across looks.
@@ -272,7 +391,8 @@ describe('forged queue messages (whoever can send to a queue)', () => {
       'the invalid bodies are in the dead-letter queue',
       async () => {
         // Copied there at the first receive; the copy names the original (adapters/sqs/dead-letter.ts).
-        for (const m of await env.dlqMessages('reconcile')) dead.add(m.MessageAttributes?.[DeadLetterAttribute.sourceMessageId]?.StringValue);
+        for (const m of await env.dlqMessages('reconcile'))
+          dead.add(m.MessageAttributes?.[DeadLetterAttribute.sourceMessageId]?.StringValue);
         return [garbageId, oversizedId, wrongLoopId].every((id) => dead.has(id));
       },
       { timeoutMs: 30_000, intervalMs: 500 },

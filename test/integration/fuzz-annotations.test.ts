@@ -17,19 +17,26 @@ const NAMED = new Set<string>(Object.values(AppliedReason));
 describe('fuzz sample through the real apiserver', () => {
   let env: RuntimeEnv;
   beforeAll(async () => {
-    env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'fuzz', { relayTickMs: 200, visibilityTimeoutSeconds: 5 });
+    env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'fuzz', {
+      relayTickMs: 200,
+      visibilityTimeoutSeconds: 5,
+    });
   });
   afterAll(async () => {
     await env?.close();
   });
 
   it(`${SAMPLE} generated cases: refused at admission naming a field, or a named Applied reason within 30 s`, async () => {
-    const cases = generateCases(1000).filter((_, i) => i % Math.floor(1000 / SAMPLE) === 0).slice(0, SAMPLE);
+    const cases = generateCases(1000)
+      .filter((_, i) => i % Math.floor(1000 / SAMPLE) === 0)
+      .slice(0, SAMPLE);
     const created: string[] = [];
     const endings: Record<string, number> = {};
     for (const c of cases) {
       const name = `fuzz-${c.index}`;
-      const annotations = Object.entries(c.objectAnnotations).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`).join('\n');
+      const annotations = Object.entries(c.objectAnnotations)
+        .map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`)
+        .join('\n');
       const repo = await env.repo(name, {
         'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${annotations === '' ? '' : `  annotations:\n${annotations}\n`}data: {k: v}\n`,
       });
@@ -38,7 +45,12 @@ describe('fuzz sample through the real apiserver', () => {
           'Release',
           env.ns.name,
           name,
-          { cluster: { name: 'local' }, targetNamespace: env.ns.name, source: { git: { url: repo.url, ref: { branch: 'main' } } }, ...c.spec },
+          {
+            cluster: { name: 'local' },
+            targetNamespace: env.ns.name,
+            source: { git: { url: repo.url, ref: { branch: 'main' } } },
+            ...c.spec,
+          },
           { annotations: c.annotations },
         );
         created.push(name);
@@ -49,10 +61,14 @@ describe('fuzz sample through the real apiserver', () => {
       }
     }
     for (const name of created) {
-      const reason = await until(`${name} has a named Applied reason`, async () => {
-        const applied = appliedOf(await env.getRelease(name));
-        return applied !== undefined && NAMED.has(applied.reason) ? applied.reason : undefined;
-      }, { timeoutMs: 30_000, intervalMs: 250 });
+      const reason = await until(
+        `${name} has a named Applied reason`,
+        async () => {
+          const applied = appliedOf(await env.getRelease(name));
+          return applied !== undefined && NAMED.has(applied.reason) ? applied.reason : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
       endings[reason] = (endings[reason] ?? 0) + 1;
     }
     // No run crashed: nothing was logged at error level by the functions.

@@ -2,12 +2,23 @@
 // listing Releases and GitRepositories from the test apiserver, with a recording enqueue.
 import { createHmac, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { ReleaseKey } from '../../domain/relay/coalesce.ts';
-import { LOOPS, parseQueueMessage, type Loop, type QueueLoop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import {
+  LOOPS,
+  parseQueueMessage,
+  type Loop,
+  type QueueLoop,
+  type QueueMessage,
+} from '../../domain/runtime/queue-message.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { createApiApp } from '../../relay/http/app.ts';
 import { createKubeAuthenticator } from '../../relay/http/auth.ts';
@@ -23,7 +34,8 @@ const SHA = 'c0ffee0123456789abcdef0123456789abcdef01';
 // A repository no other test file uses: the source lists every namespace of the shared apiserver.
 const REPO = `webhook-${randomBytes(4).toString('hex')}`;
 const CLONE_URL = `https://git.example.invalid/org/${REPO}.git`;
-const sign = (body: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+const sign = (body: string, secret = SECRET) =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 const githubPush = (ref: string) =>
   JSON.stringify({
@@ -50,34 +62,87 @@ describe('POST /v1/hooks/git', () => {
   let sent: Sent[];
 
   const deliver = (body: string, headers: Record<string, string>) =>
-    app.request('/v1/hooks/git', { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers } });
+    app.request('/v1/hooks/git', {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json', ...headers },
+    });
   const github = (body: string, signature = sign(body), event = 'push') =>
-    deliver(body, { 'X-GitHub-Event': event, 'X-GitHub-Delivery': randomBytes(8).toString('hex'), 'X-Hub-Signature-256': signature });
+    deliver(body, {
+      'X-GitHub-Event': event,
+      'X-GitHub-Delivery': randomBytes(8).toString('hex'),
+      'X-Hub-Signature-256': signature,
+    });
 
   beforeAll(async () => {
     admin = kubeConfigFor(inject('kubeconfigPath'));
     const convoy = convoyApi(admin);
     ns = await freshNamespace(admin, 'git-webhook');
     const n = ns.name;
-    await convoy.create('GitRepository', n, 'platform', { url: `http://GIT.example.invalid/org/${REPO}/`, ref: { branch: 'main' } });
+    await convoy.create('GitRepository', n, 'platform', {
+      url: `http://GIT.example.invalid/org/${REPO}/`,
+      ref: { branch: 'main' },
+    });
     await convoy.create('GitRepository', n, 'platform-dev', { url: CLONE_URL, ref: { branch: 'dev' } });
     // Follows the pushed repository and branch (written differently from the payload's clone_url).
-    await convoy.create('Release', n, 'matching', releaseSpec({ source: { git: { url: `https://Git.Example.Invalid/org/${REPO}`, ref: { branch: 'main' } } } }));
-    await convoy.create('Release', n, 'other-branch', releaseSpec({ source: { git: { url: CLONE_URL, ref: { branch: 'dev' } } } }));
-    await convoy.create('Release', n, 'other-repo', releaseSpec({ source: { git: { url: `https://git.example.invalid/org/${REPO}-2.git`, ref: { branch: 'main' } } } }));
-    await convoy.create('Release', n, 'via-gitrepository', releaseSpec({ source: { gitRepositoryRef: { name: 'platform' } } }));
-    await convoy.create('Release', n, 'via-gitrepository-dev', releaseSpec({ source: { gitRepositoryRef: { name: 'platform-dev' } } }));
+    await convoy.create(
+      'Release',
+      n,
+      'matching',
+      releaseSpec({
+        source: { git: { url: `https://Git.Example.Invalid/org/${REPO}`, ref: { branch: 'main' } } },
+      }),
+    );
+    await convoy.create(
+      'Release',
+      n,
+      'other-branch',
+      releaseSpec({ source: { git: { url: CLONE_URL, ref: { branch: 'dev' } } } }),
+    );
+    await convoy.create(
+      'Release',
+      n,
+      'other-repo',
+      releaseSpec({
+        source: { git: { url: `https://git.example.invalid/org/${REPO}-2.git`, ref: { branch: 'main' } } },
+      }),
+    );
+    await convoy.create(
+      'Release',
+      n,
+      'via-gitrepository',
+      releaseSpec({ source: { gitRepositoryRef: { name: 'platform' } } }),
+    );
+    await convoy.create(
+      'Release',
+      n,
+      'via-gitrepository-dev',
+      releaseSpec({ source: { gitRepositoryRef: { name: 'platform-dev' } } }),
+    );
     await convoy.create(
       'Release',
       n,
       'via-values-layer',
       releaseSpec({
         source: { git: { url: 'https://git.example.invalid/org/charts.git', ref: { branch: 'main' } } },
-        content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'GitRepository', name: 'platform', path: 'values/prod.yaml' }] } },
+        content: {
+          type: 'Helm',
+          helm: { valuesFrom: [{ kind: 'GitRepository', name: 'platform', path: 'values/prod.yaml' }] },
+        },
       }),
     );
-    await convoy.create('Release', n, 'pinned-commit', releaseSpec({ source: { git: { url: CLONE_URL, ref: { commit: SHA } } } }));
-    await convoy.create('Release', n, 'on-tag', releaseSpec({ source: { git: { url: CLONE_URL, ref: { tag: 'v1.0.0' } } } }));
+    await convoy.create(
+      'Release',
+      n,
+      'pinned-commit',
+      releaseSpec({ source: { git: { url: CLONE_URL, ref: { commit: SHA } } } }),
+    );
+    await convoy.create(
+      'Release',
+      n,
+      'on-tag',
+      releaseSpec({ source: { git: { url: CLONE_URL, ref: { tag: 'v1.0.0' } } } }),
+    );
 
     const handler = createGitWebhookHandler({
       secret: () => Promise.resolve(SECRET),
@@ -122,7 +187,9 @@ describe('POST /v1/hooks/git', () => {
   it('a push to another branch enqueues the Releases of that branch only', async () => {
     const res = await github(githubPush('refs/heads/dev'));
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ matched: [`${ns.name}/other-branch`, `${ns.name}/via-gitrepository-dev`] });
+    expect(await res.json()).toEqual({
+      matched: [`${ns.name}/other-branch`, `${ns.name}/via-gitrepository-dev`],
+    });
   });
 
   it('a tag push enqueues the Releases on that tag', async () => {
@@ -136,18 +203,32 @@ describe('POST /v1/hooks/git', () => {
       object_kind: 'push',
       ref: 'refs/heads/main',
       after: SHA,
-      project: { git_http_url: CLONE_URL, git_ssh_url: `git@git.example.invalid:org/${REPO}.git`, web_url: `https://git.example.invalid/org/${REPO}` },
+      project: {
+        git_http_url: CLONE_URL,
+        git_ssh_url: `git@git.example.invalid:org/${REPO}.git`,
+        web_url: `https://git.example.invalid/org/${REPO}`,
+      },
     });
     const res = await deliver(body, { 'X-Gitlab-Event': 'Push Hook', 'X-Gitlab-Token': SECRET });
     expect(res.status).toBe(202);
-    expect(((await res.json()) as { matched: string[] }).matched).toEqual([`${ns.name}/matching`, `${ns.name}/via-gitrepository`, `${ns.name}/via-values-layer`]);
+    expect(((await res.json()) as { matched: string[] }).matched).toEqual([
+      `${ns.name}/matching`,
+      `${ns.name}/via-gitrepository`,
+      `${ns.name}/via-values-layer`,
+    ]);
   });
 
   it('a Gitea push (X-Gitea-Signature) matches by the same rules', async () => {
     const body = githubPush('refs/heads/dev');
-    const res = await deliver(body, { 'X-Gitea-Event': 'push', 'X-GitHub-Event': 'push', 'X-Gitea-Signature': sign(body).slice('sha256='.length) });
+    const res = await deliver(body, {
+      'X-Gitea-Event': 'push',
+      'X-GitHub-Event': 'push',
+      'X-Gitea-Signature': sign(body).slice('sha256='.length),
+    });
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ matched: [`${ns.name}/other-branch`, `${ns.name}/via-gitrepository-dev`] });
+    expect(await res.json()).toEqual({
+      matched: [`${ns.name}/other-branch`, `${ns.name}/via-gitrepository-dev`],
+    });
   });
 
   it('a push to a repository no Release follows → 202 with nothing matched', async () => {
@@ -172,7 +253,10 @@ describe('POST /v1/hooks/git', () => {
 
   it('a tampered body → 401', async () => {
     const body = githubPush('refs/heads/main');
-    const res = await deliver(body.replace('refs/heads/main', 'refs/heads/dev'), { 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': sign(body) });
+    const res = await deliver(body.replace('refs/heads/main', 'refs/heads/dev'), {
+      'X-GitHub-Event': 'push',
+      'X-Hub-Signature-256': sign(body),
+    });
     expect(res.status).toBe(401);
     expect(sent).toEqual([]);
   });
@@ -180,7 +264,9 @@ describe('POST /v1/hooks/git', () => {
   it('no signature → 401; a wrong GitLab token → 401', async () => {
     const body = githubPush('refs/heads/main');
     expect((await deliver(body, { 'X-GitHub-Event': 'push' })).status).toBe(401);
-    expect((await deliver(body, { 'X-Gitlab-Event': 'Push Hook', 'X-Gitlab-Token': 'guess' })).status).toBe(401);
+    expect((await deliver(body, { 'X-Gitlab-Event': 'Push Hook', 'X-Gitlab-Token': 'guess' })).status).toBe(
+      401,
+    );
     expect(sent).toEqual([]);
   });
 
@@ -231,7 +317,12 @@ describe('POST /v1/hooks/git with Relay.enqueue', () => {
       queueUrls,
       installationNamespace: ns.name,
       logger: createLogger({ write: (line) => logLines.push(line), base: { identity } }),
-      leases: { acquire: () => Promise.reject(new Error('unused')), release: () => Promise.resolve(), removeAll: () => Promise.resolve(), releaseUids: () => Promise.resolve([]) },
+      leases: {
+        acquire: () => Promise.reject(new Error('unused')),
+        release: () => Promise.resolve(),
+        removeAll: () => Promise.resolve(),
+        releaseUids: () => Promise.resolve([]),
+      },
       identity,
       timers: false,
       leaderElection: { leaseDurationMs: 3_000, renewIntervalMs: 500 },
@@ -249,18 +340,38 @@ describe('POST /v1/hooks/git with Relay.enqueue', () => {
   };
 
   /** Reconcile messages for Release `name` of this namespace whose cause starts with `cause`, waiting (bounded) until `count` arrived. */
-  const reconcileMessages = async (name: string, cause: string, count = 1, timeoutMs = 10_000): Promise<QueueMessage[]> => {
+  const reconcileMessages = async (
+    name: string,
+    cause: string,
+    count = 1,
+    timeoutMs = 10_000,
+  ): Promise<QueueMessage[]> => {
     const found: QueueMessage[] = [];
     const deadline = Date.now() + timeoutMs;
     while (found.length < count && Date.now() < deadline) {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrls.reconcile, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrls.reconcile,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+        }),
+      );
       for (const m of Messages) {
         const parsed = parseQueueMessage(m.Body ?? '');
-        if (parsed.ok && parsed.message.namespace === ns.name && parsed.message.name === name && parsed.message.cause.startsWith(cause)) found.push(parsed.message);
+        if (
+          parsed.ok &&
+          parsed.message.namespace === ns.name &&
+          parsed.message.name === name &&
+          parsed.message.cause.startsWith(cause)
+        )
+          found.push(parsed.message);
       }
       if (Messages.length > 0) {
         await sqs.send(
-          new DeleteMessageBatchCommand({ QueueUrl: queueUrls.reconcile, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })) }),
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrls.reconcile,
+            Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
+          }),
         );
       } else await sleep(100);
     }
@@ -285,20 +396,41 @@ describe('POST /v1/hooks/git with Relay.enqueue', () => {
     return app.request('/v1/hooks/git', {
       method: 'POST',
       body,
-      headers: { 'Content-Type': 'application/json', 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': sign(body) },
+      headers: {
+        'Content-Type': 'application/json',
+        'X-GitHub-Event': 'push',
+        'X-Hub-Signature-256': sign(body),
+      },
     });
   };
 
   beforeAll(async () => {
     admin = kubeConfigFor(inject('kubeconfigPath'));
     ns = await freshNamespace(admin, 'git-webhook-relay');
-    await convoyApi(admin).create('Release', ns.name, 'follows-main', releaseSpec({ source: { git: { url: repoUrl, ref: { branch: 'main' } } } }));
-    await convoyApi(admin).create('Release', ns.name, 'follows-dev', releaseSpec({ source: { git: { url: repoUrl, ref: { branch: 'dev' } } } }));
+    await convoyApi(admin).create(
+      'Release',
+      ns.name,
+      'follows-main',
+      releaseSpec({ source: { git: { url: repoUrl, ref: { branch: 'main' } } } }),
+    );
+    await convoyApi(admin).create(
+      'Release',
+      ns.name,
+      'follows-dev',
+      releaseSpec({ source: { git: { url: repoUrl, ref: { branch: 'dev' } } } }),
+    );
     server = await startFauxqs({ port: 0, logger: false });
-    sqs = new SQSClient({ endpoint: `http://127.0.0.1:${server.port}`, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    sqs = new SQSClient({
+      endpoint: `http://127.0.0.1:${server.port}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
     const suffix = randomBytes(3).toString('hex');
     const urls: Partial<Record<Loop, string>> = {};
-    for (const loop of LOOPS) urls[loop] = (await sqs.send(new CreateQueueCommand({ QueueName: `webhook-${suffix}-${loop}` }))).QueueUrl!;
+    for (const loop of LOOPS)
+      urls[loop] = (
+        await sqs.send(new CreateQueueCommand({ QueueName: `webhook-${suffix}-${loop}` }))
+      ).QueueUrl!;
     queueUrls = urls as Record<Loop, string>;
   });
 
@@ -326,7 +458,12 @@ describe('POST /v1/hooks/git with Relay.enqueue', () => {
       expect(await res.json()).toEqual({ matched: [`${ns.name}/follows-main`] });
       const messages = await reconcileMessages('follows-main', 'git push');
       expect(messages).toHaveLength(1);
-      expect(messages[0]).toMatchObject({ loop: 'reconcile', namespace: ns.name, name: 'follows-main', cause: 'git push refs/heads/main c0ffee0' });
+      expect(messages[0]).toMatchObject({
+        loop: 'reconcile',
+        namespace: ns.name,
+        name: 'follows-main',
+        cause: 'git push refs/heads/main c0ffee0',
+      });
     }
   });
 });

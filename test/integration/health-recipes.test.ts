@@ -52,7 +52,11 @@ function fluxOutcome(exprs: FluxExprs, object: Record<string, unknown>): Record<
     if (typeof value !== 'boolean') throw new Error(`"${expression}" gave ${String(value)}, not a bool`);
     return value;
   };
-  return { inProgress: evaluate(exprs.inProgress), failed: evaluate(exprs.failed), current: evaluate(exprs.current) };
+  return {
+    inProgress: evaluate(exprs.inProgress),
+    failed: evaluate(exprs.failed),
+    current: evaluate(exprs.current),
+  };
 }
 
 // ---- Argo CD: the Lua script with `obj` set, as Argo CD runs it ----
@@ -103,8 +107,10 @@ function argoHealth(script: string, object: Record<string, unknown>): { status: 
   };
   push(object);
   lua.lua_setglobal(L, to_luastring('obj'));
-  if (lauxlib.luaL_loadstring(L, to_luastring(script)) !== lua.LUA_OK) throw new Error(`the Lua script does not load: ${lua.lua_tojsstring(L, -1)}`);
-  if (lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK) throw new Error(`the Lua script failed: ${lua.lua_tojsstring(L, -1)}`);
+  if (lauxlib.luaL_loadstring(L, to_luastring(script)) !== lua.LUA_OK)
+    throw new Error(`the Lua script does not load: ${lua.lua_tojsstring(L, -1)}`);
+  if (lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK)
+    throw new Error(`the Lua script failed: ${lua.lua_tojsstring(L, -1)}`);
   lua.lua_getfield(L, -1, to_luastring('status'));
   const status = lua.lua_tojsstring(L, -1);
   lua.lua_pop(L, 1);
@@ -115,7 +121,8 @@ function argoHealth(script: string, object: Record<string, unknown>): { status: 
 
 // ---- The Releases ----
 
-const configMap = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {k: v}\n`;
+const configMap = (name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {k: v}\n`;
 /** Pods that can never be scheduled: the Deployment stays Progressing (Healthy False/Progressing). */
 const stuckDeployment = `apiVersion: apps/v1
 kind: Deployment
@@ -137,18 +144,29 @@ describe('health recipes of docs/health-checks.md on real Releases', () => {
   const states: Record<string, { raw: Record<string, unknown>; verdict: Verdict }> = {};
 
   const settle = async (name: string, settled: (v: Verdict, r: Release) => boolean) => {
-    const release = await until(`${name} settles`, async () => {
-      const r = await env.getRelease(name);
-      return settled(combinedVerdict(r), r) ? r : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 250 });
+    const release = await until(
+      `${name} settles`,
+      async () => {
+        const r = await env.getRelease(name);
+        return settled(combinedVerdict(r), r) ? r : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
     const raw = await env.api.get('Release', env.ns.name, name);
     states[name] = { raw, verdict: combinedVerdict(release) };
   };
 
   beforeAll(async () => {
     doc = await readFile(DOC, 'utf8');
-    env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'recipes', { relayTickMs: 200, visibilityTimeoutSeconds: 5 });
-    const repo = await env.repo('recipes', { 'ready/cm.yaml': configMap('recipe-cfg'), 'paused/cm.yaml': configMap('paused-cfg'), 'stuck/deploy.yaml': stuckDeployment });
+    env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'recipes', {
+      relayTickMs: 200,
+      visibilityTimeoutSeconds: 5,
+    });
+    const repo = await env.repo('recipes', {
+      'ready/cm.yaml': configMap('recipe-cfg'),
+      'paused/cm.yaml': configMap('paused-cfg'),
+      'stuck/deploy.yaml': stuckDeployment,
+    });
     const git = (path: string) => ({ git: { url: repo.url, ref: { branch: 'main' }, path } });
     await env.createRelease('ready', { source: git('ready'), healthAssessment: { interval: '1m' } });
     await env.createRelease('paused', { source: git('paused') });
@@ -159,7 +177,13 @@ describe('health recipes of docs/health-checks.md on real Releases', () => {
     await settle('paused', (v) => v.ready);
     await env.api.patchMerge('Release', env.ns.name, 'paused', { spec: { suspend: true } });
     await settle('paused', (v) => !v.ready && v.kind === 'suspended');
-    await settle('stuck', (v, r) => !v.ready && v.signal === 'Healthy' && r.status?.conditions?.find((c) => c.type === 'Healthy')?.reason === 'Progressing');
+    await settle(
+      'stuck',
+      (v, r) =>
+        !v.ready &&
+        v.signal === 'Healthy' &&
+        r.status?.conditions?.find((c) => c.type === 'Healthy')?.reason === 'Progressing',
+    );
     await settle('failing', (v) => !v.ready && v.kind === 'failure');
   }, 300_000);
   afterAll(async () => {
@@ -174,7 +198,9 @@ describe('health recipes of docs/health-checks.md on real Releases', () => {
   });
 
   it('Flux healthCheckExprs: current for the Ready one, failed for the failed one, inProgress for the suspended one, none for the waiting one', () => {
-    const kustomization = parseYaml(recipe(doc, 'flux')) as { spec: { healthCheckExprs: (FluxExprs & { apiVersion: string; kind: string })[] } };
+    const kustomization = parseYaml(recipe(doc, 'flux')) as {
+      spec: { healthCheckExprs: (FluxExprs & { apiVersion: string; kind: string })[] };
+    };
     const [exprs] = kustomization.spec.healthCheckExprs;
     expect(exprs).toMatchObject({ apiVersion: 'convoy.dev/v1alpha1', kind: 'Release' });
     const outcome = (name: string) => fluxOutcome(exprs, states[name].raw);
@@ -201,9 +227,17 @@ describe('health recipes of docs/health-checks.md on real Releases', () => {
     const script = recipe(doc, 'kubectl');
     const shell = async (name: string, timeoutSeconds: number) => {
       const started = Date.now();
-      const outcome = await run('sh', ['-c', script, 'convoy-wait.sh', name, env.ns.name, String(timeoutSeconds)], {
-        env: { ...process.env, PATH: `${dirname(kubectl)}:${process.env['PATH'] ?? ''}`, KUBECONFIG: inject('kubeconfigPath') },
-      }).then(
+      const outcome = await run(
+        'sh',
+        ['-c', script, 'convoy-wait.sh', name, env.ns.name, String(timeoutSeconds)],
+        {
+          env: {
+            ...process.env,
+            PATH: `${dirname(kubectl)}:${process.env['PATH'] ?? ''}`,
+            KUBECONFIG: inject('kubeconfigPath'),
+          },
+        },
+      ).then(
         ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
         (error: unknown) => error as { code: number; stdout: string; stderr: string },
       );
@@ -227,7 +261,9 @@ describe('health recipes of docs/health-checks.md on real Releases', () => {
     const paused = await shell('paused', 600);
     expect(paused.code).toBe(4);
     expect(paused.stderr).toContain(`${env.ns.name}/paused is suspended (spec.suspend: true)`);
-    expect(paused.stderr).toContain(`kubectl patch releases.convoy.dev/paused -n ${env.ns.name} --type merge -p '{"spec":{"suspend":false}}'`);
+    expect(paused.stderr).toContain(
+      `kubectl patch releases.convoy.dev/paused -n ${env.ns.name} --type merge -p '{"spec":{"suspend":false}}'`,
+    );
     expect(paused.ms).toBeLessThan(300_000);
     expect(exitFor(combinedVerdict(await env.getRelease('paused')))).toBe(4);
 
@@ -235,8 +271,14 @@ describe('health recipes of docs/health-checks.md on real Releases', () => {
     const stuck = await shell('stuck', 3);
     expect(stuck.code).toBe(1);
     expect(stuck.stderr.split('\n')[0]).toBe('waiting: Healthy is False (Progressing)');
-    expect(stuck.stderr).toMatch(new RegExp(`\\n${env.ns.name}/stuck: timed out; last: Healthy is False \\(Progressing\\)\\n$`));
+    expect(stuck.stderr).toMatch(
+      new RegExp(`\\n${env.ns.name}/stuck: timed out; last: Healthy is False \\(Progressing\\)\\n$`),
+    );
     expect(stuck.ms).toBeGreaterThanOrEqual(2000); // the deadline is in whole seconds of `date +%s`: at least timeout - 1 s
-    expect(combinedVerdict(await env.getRelease('stuck'))).toMatchObject({ ready: false, kind: 'wait', signal: 'Healthy' });
+    expect(combinedVerdict(await env.getRelease('stuck'))).toMatchObject({
+      ready: false,
+      kind: 'wait',
+      signal: 'Healthy',
+    });
   }, 400_000);
 });

@@ -18,7 +18,8 @@ const NOW = new Date('2026-11-29T10:00:00.750Z');
 const NOW_RFC3339 = '2026-11-29T10:00:00Z';
 const ref = (c: string) => `sha256:${c.repeat(64)}`;
 
-const METRICS = '# HELP convoy_relay_up 1 when the relay runs.\n# TYPE convoy_relay_up gauge\nconvoy_relay_up 1\n';
+const METRICS =
+  '# HELP convoy_relay_up 1 when the relay runs.\n# TYPE convoy_relay_up gauge\nconvoy_relay_up 1\n';
 
 async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -41,24 +42,37 @@ describe('HTTP API', () => {
 
   const bearer = (user: string) => ({ Authorization: `Bearer ${tokens[user]}` });
   const path = (ns: string, name: string, rest = '') => `/v1/namespaces/${ns}/releases/${name}${rest}`;
-  const annotations = async (ns: string, name: string) => (await convoy.getRelease(ns, name)).metadata.annotations ?? {};
+  const annotations = async (ns: string, name: string) =>
+    (await convoy.getRelease(ns, name)).metadata.annotations ?? {};
 
   beforeAll(async () => {
     admin = kubeConfigFor(inject('kubeconfigPath'));
     tokens = inject('tokens');
-    if (!tokens['alice'] || !tokens['bob']) throw new Error('the control plane has no static tokens for alice and bob: check test/harness/global-setup.ts');
+    if (!tokens['alice'] || !tokens['bob'])
+      throw new Error(
+        'the control plane has no static tokens for alice and bob: check test/harness/global-setup.ts',
+      );
     convoy = convoyApi(admin);
-    [granted, denied] = await Promise.all([freshNamespace(admin, 'http-api'), freshNamespace(admin, 'http-api-denied')]);
+    [granted, denied] = await Promise.all([
+      freshNamespace(admin, 'http-api'),
+      freshNamespace(admin, 'http-api-denied'),
+    ]);
 
     const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
     const ns = granted.name;
     await rbac.createNamespacedRole({
       namespace: ns,
-      body: { metadata: { name: 'release-operator' }, rules: [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list', 'update'] }] },
+      body: {
+        metadata: { name: 'release-operator' },
+        rules: [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get', 'list', 'update'] }],
+      },
     });
     await rbac.createNamespacedRole({
       namespace: ns,
-      body: { metadata: { name: 'release-reader' }, rules: [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get'] }] },
+      body: {
+        metadata: { name: 'release-reader' },
+        rules: [{ apiGroups: [API_GROUP], resources: ['releases'], verbs: ['get'] }],
+      },
     });
     for (const [user, role] of [
       ['alice', 'release-operator'],
@@ -74,7 +88,8 @@ describe('HTTP API', () => {
       });
     }
 
-    for (const name of ['podinfo', 'pinned', 'verdict']) await convoy.create('Release', granted.name, name, releaseSpec());
+    for (const name of ['podinfo', 'pinned', 'verdict'])
+      await convoy.create('Release', granted.name, name, releaseSpec());
     await convoy.create('Release', denied.name, 'podinfo', releaseSpec());
 
     auth = createKubeAuthenticator(fromClientNodeKubeConfig(admin));
@@ -92,8 +107,18 @@ describe('HTTP API', () => {
     // RBAC is served from an informer cache: wait until the bindings are visible.
     await waitUntil('alice may update and bob may get releases', async () => {
       const [a, b] = await Promise.all([
-        auth.authorize('alice', ['system:authenticated'], { verb: 'update', namespace: ns, resource: 'releases', name: 'podinfo' }),
-        auth.authorize('bob', ['system:authenticated'], { verb: 'get', namespace: ns, resource: 'releases', name: 'podinfo' }),
+        auth.authorize('alice', ['system:authenticated'], {
+          verb: 'update',
+          namespace: ns,
+          resource: 'releases',
+          name: 'podinfo',
+        }),
+        auth.authorize('bob', ['system:authenticated'], {
+          verb: 'get',
+          namespace: ns,
+          resource: 'releases',
+          name: 'podinfo',
+        }),
       ]);
       return a && b;
     });
@@ -112,7 +137,10 @@ describe('HTTP API', () => {
     });
 
     it('answers 401 to a token the TokenReview refuses', async () => {
-      const res = await app.request(path(granted.name, 'podinfo', '/sync'), { method: 'POST', headers: { Authorization: 'Bearer not-a-real-token' } });
+      const res = await app.request(path(granted.name, 'podinfo', '/sync'), {
+        method: 'POST',
+        headers: { Authorization: 'Bearer not-a-real-token' },
+      });
       expect(res.status).toBe(401);
       const body = (await res.json()) as { message: string };
       expect(body).toMatchObject({ error: 'Unauthorized' });
@@ -120,11 +148,17 @@ describe('HTTP API', () => {
     });
 
     it('the static token authenticates as its user', async () => {
-      expect(await auth.authenticate(tokens['alice'])).toMatchObject({ user: 'alice', groups: expect.arrayContaining(['system:authenticated']) as unknown });
+      expect(await auth.authenticate(tokens['alice'])).toMatchObject({
+        user: 'alice',
+        groups: expect.arrayContaining(['system:authenticated']) as unknown,
+      });
     });
 
     it("answers 403 to alice's /sync where she has no RBAC", async () => {
-      const res = await app.request(path(denied.name, 'podinfo', '/sync'), { method: 'POST', headers: bearer('alice') });
+      const res = await app.request(path(denied.name, 'podinfo', '/sync'), {
+        method: 'POST',
+        headers: bearer('alice'),
+      });
       expect(res.status).toBe(403);
       const body = (await res.json()) as { error: string; message: string };
       expect(body.error).toBe('Forbidden');
@@ -139,7 +173,10 @@ describe('HTTP API', () => {
     });
 
     it('needs update for /sync: get alone (bob) is refused, but bob may read', async () => {
-      const sync = await app.request(path(granted.name, 'podinfo', '/sync'), { method: 'POST', headers: bearer('bob') });
+      const sync = await app.request(path(granted.name, 'podinfo', '/sync'), {
+        method: 'POST',
+        headers: bearer('bob'),
+      });
       expect(sync.status).toBe(403);
       const read = await app.request(path(granted.name, 'podinfo'), { headers: bearer('bob') });
       expect(read.status).toBe(200);
@@ -149,7 +186,10 @@ describe('HTTP API', () => {
   describe('POST …/sync', () => {
     it('sets convoy.dev/sync-requested-at to now (RFC 3339, seconds) without changing the generation', async () => {
       const before = await convoy.getRelease(granted.name, 'podinfo');
-      const res = await app.request(path(granted.name, 'podinfo', '/sync'), { method: 'POST', headers: bearer('alice') });
+      const res = await app.request(path(granted.name, 'podinfo', '/sync'), {
+        method: 'POST',
+        headers: bearer('alice'),
+      });
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ annotation: 'convoy.dev/sync-requested-at', value: NOW_RFC3339 });
       const after = await convoy.getRelease(granted.name, 'podinfo');
@@ -160,9 +200,15 @@ describe('HTTP API', () => {
 
     it('?force=true sets convoy.dev/force-sync-requested-at', async () => {
       const before = await convoy.getRelease(granted.name, 'podinfo');
-      const res = await app.request(path(granted.name, 'podinfo', '/sync?force=true'), { method: 'POST', headers: bearer('alice') });
+      const res = await app.request(path(granted.name, 'podinfo', '/sync?force=true'), {
+        method: 'POST',
+        headers: bearer('alice'),
+      });
       expect(res.status).toBe(202);
-      expect(await res.json()).toEqual({ annotation: 'convoy.dev/force-sync-requested-at', value: NOW_RFC3339 });
+      expect(await res.json()).toEqual({
+        annotation: 'convoy.dev/force-sync-requested-at',
+        value: NOW_RFC3339,
+      });
       const after = await convoy.getRelease(granted.name, 'podinfo');
       expect(after.metadata.annotations?.[Annotation.forceSyncRequestedAt]).toBe(NOW_RFC3339);
       expect(after.metadata.generation).toBe(before.metadata.generation);
@@ -170,13 +216,19 @@ describe('HTTP API', () => {
     });
 
     it('answers 400 to a force value that is not true or false', async () => {
-      const res = await app.request(path(granted.name, 'podinfo', '/sync?force=yes'), { method: 'POST', headers: bearer('alice') });
+      const res = await app.request(path(granted.name, 'podinfo', '/sync?force=yes'), {
+        method: 'POST',
+        headers: bearer('alice'),
+      });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ error: 'InvalidRequest', field: 'force' });
     });
 
     it('answers 404 for a Release that does not exist', async () => {
-      const res = await app.request(path(granted.name, 'nope', '/sync'), { method: 'POST', headers: bearer('alice') });
+      const res = await app.request(path(granted.name, 'nope', '/sync'), {
+        method: 'POST',
+        headers: bearer('alice'),
+      });
       expect(res.status).toBe(404);
       const body = (await res.json()) as { error: string; message: string };
       expect(body.error).toBe('NotFound');
@@ -227,7 +279,16 @@ describe('HTTP API', () => {
     });
 
     it('sets convoy.dev/pin when the store holds the render, without changing the generation', async () => {
-      await store.put({ renderRef: ref('d'), namespace: granted.name, release: 'pinned', createdAt: '2026-11-29T09:00:00Z', objectCount: 3 }, []);
+      await store.put(
+        {
+          renderRef: ref('d'),
+          namespace: granted.name,
+          release: 'pinned',
+          createdAt: '2026-11-29T09:00:00Z',
+          objectCount: 3,
+        },
+        [],
+      );
       const before = await convoy.getRelease(granted.name, 'pinned');
       const res = await put('pinned', { renderRef: ref('d') });
       expect(res.status).toBe(200);
@@ -239,9 +300,14 @@ describe('HTTP API', () => {
     });
 
     it('DELETE removes the pin (and is idempotent)', async () => {
-      await convoy.patchMerge('Release', granted.name, 'pinned', { metadata: { annotations: { [Annotation.pin]: ref('d') } } });
+      await convoy.patchMerge('Release', granted.name, 'pinned', {
+        metadata: { annotations: { [Annotation.pin]: ref('d') } },
+      });
       for (let i = 0; i < 2; i++) {
-        const res = await app.request(path(granted.name, 'pinned', '/pin'), { method: 'DELETE', headers: bearer('alice') });
+        const res = await app.request(path(granted.name, 'pinned', '/pin'), {
+          method: 'DELETE',
+          headers: bearer('alice'),
+        });
         expect(res.status).toBe(200);
         expect(await res.json()).toEqual({ annotation: 'convoy.dev/pin', value: null });
         expect((await annotations(granted.name, 'pinned'))[Annotation.pin]).toBeUndefined();
@@ -249,7 +315,10 @@ describe('HTTP API', () => {
     });
 
     it('needs update: bob (get only) may not pin', async () => {
-      const res = await app.request(path(granted.name, 'pinned', '/pin'), { method: 'DELETE', headers: bearer('bob') });
+      const res = await app.request(path(granted.name, 'pinned', '/pin'), {
+        method: 'DELETE',
+        headers: bearer('bob'),
+      });
       expect(res.status).toBe(403);
     });
   });
@@ -267,7 +336,14 @@ describe('HTTP API', () => {
       const release = await convoy.getRelease(granted.name, 'verdict');
       const generation = release.metadata.generation ?? 1;
       const T = '2026-11-29T10:00:00Z';
-      const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: '', lastTransitionTime: T, observedGeneration: generation });
+      const cond = (type: string, reason: string) => ({
+        type,
+        status: 'True',
+        reason,
+        message: '',
+        lastTransitionTime: T,
+        observedGeneration: generation,
+      });
       const attempt = { attemptedAt: T, phase: 'Succeeded', renderRef: ref('e') };
       const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
       await convoy.raw.patchNamespacedCustomObjectStatus(
@@ -282,7 +358,11 @@ describe('HTTP API', () => {
               observedGeneration: generation,
               lastAttempted: attempt,
               lastSuccessful: attempt,
-              conditions: [cond('Applied', 'Applied'), cond('InSync', 'InSync'), cond('Healthy', 'NotConfigured')],
+              conditions: [
+                cond('Applied', 'Applied'),
+                cond('InSync', 'InSync'),
+                cond('Healthy', 'NotConfigured'),
+              ],
             },
           },
         },
@@ -308,7 +388,13 @@ describe('HTTP API', () => {
 
   describe('GET …/renders', () => {
     it('lists the stored renders newest first', async () => {
-      const meta = (c: string, createdAt: string): StoredRenderMeta => ({ renderRef: ref(c), namespace: granted.name, release: 'podinfo', createdAt, objectCount: 1 });
+      const meta = (c: string, createdAt: string): StoredRenderMeta => ({
+        renderRef: ref(c),
+        namespace: granted.name,
+        release: 'podinfo',
+        createdAt,
+        objectCount: 1,
+      });
       await store.put(meta('1', '2026-11-29T08:00:00Z'), []);
       await store.put(meta('3', '2026-11-29T10:00:00Z'), []);
       await store.put(meta('2', '2026-11-29T09:00:00Z'), []);
@@ -319,7 +405,10 @@ describe('HTTP API', () => {
     });
 
     it('answers 409 NoStore without a render store', async () => {
-      const res = await createApiApp({ ...deps, store: undefined }).request(path(granted.name, 'podinfo', '/renders'), { headers: bearer('bob') });
+      const res = await createApiApp({ ...deps, store: undefined }).request(
+        path(granted.name, 'podinfo', '/renders'),
+        { headers: bearer('bob') },
+      );
       expect(res.status).toBe(409);
     });
   });
@@ -361,8 +450,14 @@ describe('HTTP API', () => {
     it('lists the Releases of a namespace with their combined verdicts for a user who may list them', async () => {
       const res = await app.request(`/v1/namespaces/${granted.name}/releases`, { headers: bearer('alice') });
       expect(res.status).toBe(200);
-      const body = (await res.json()) as { releases: { release: { metadata: { name: string } }; verdict: { ready: boolean } }[] };
-      expect(body.releases.map((r) => r.release.metadata.name).sort()).toEqual(['pinned', 'podinfo', 'verdict']);
+      const body = (await res.json()) as {
+        releases: { release: { metadata: { name: string } }; verdict: { ready: boolean } }[];
+      };
+      expect(body.releases.map((r) => r.release.metadata.name).sort()).toEqual([
+        'pinned',
+        'podinfo',
+        'verdict',
+      ]);
       for (const entry of body.releases) expect(entry.verdict).toHaveProperty('ready');
     });
 
@@ -398,10 +493,15 @@ describe('HTTP API', () => {
         const health = await fetch(`${served.url}/healthz`);
         expect(health.status).toBe(200);
         expect(await health.text()).toBe('ok');
-        const unauth = await fetch(`${served.url}${path(granted.name, 'podinfo', '/sync')}`, { method: 'POST' });
+        const unauth = await fetch(`${served.url}${path(granted.name, 'podinfo', '/sync')}`, {
+          method: 'POST',
+        });
         expect(unauth.status).toBe(401);
         await unauth.body?.cancel();
-        const sync = await fetch(`${served.url}${path(granted.name, 'podinfo', '/sync')}`, { method: 'POST', headers: bearer('alice') });
+        const sync = await fetch(`${served.url}${path(granted.name, 'podinfo', '/sync')}`, {
+          method: 'POST',
+          headers: bearer('alice'),
+        });
         expect(sync.status).toBe(202);
         expect(await sync.json()).toEqual({ annotation: Annotation.syncRequestedAt, value: NOW_RFC3339 });
       } finally {

@@ -18,14 +18,17 @@ describe('the transport on the real apiserver', () => {
     for (let i = 0; i < 3; i++) {
       const ns = await client.get<{ metadata: { name: string } }>('/api/v1/namespaces/default');
       expect(ns.metadata.name).toBe('default');
-      for (const list of Object.values(config.agent.freeSockets)) for (const socket of list ?? []) sockets.add(socket);
+      for (const list of Object.values(config.agent.freeSockets))
+        for (const socket of list ?? []) sockets.add(socket);
     }
     expect(sockets.size).toBe(1);
   });
 
   it('a missing object → KubeApiError 404 (isNotFound) with the server message', async () => {
     const client = createKubeClient(fromKubeconfigFile(inject('kubeconfigPath')));
-    const error = await client.get('/api/v1/namespaces/default/configmaps/convoy-does-not-exist').catch((e: unknown) => e);
+    const error = await client
+      .get('/api/v1/namespaces/default/configmaps/convoy-does-not-exist')
+      .catch((e: unknown) => e);
     expect(isNotFound(error)).toBe(true);
     expect((error as Error).message).toContain('configmaps "convoy-does-not-exist" not found');
   });
@@ -41,11 +44,24 @@ describe('the transport against a plain HTTP server', () => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
-        seen.push({ method: req.method, url: req.url, auth: req.headers.authorization, type: req.headers['content-type'], body });
+        seen.push({
+          method: req.method,
+          url: req.url,
+          auth: req.headers.authorization,
+          type: req.headers['content-type'],
+          body,
+        });
         res.setHeader('Content-Type', 'application/json');
         if (req.url?.startsWith('/api/v1/namespaces/a/secrets/')) {
           res.statusCode = 404;
-          res.end(JSON.stringify({ kind: 'Status', reason: 'NotFound', message: 'secrets "b" not found, value hunter2', code: 404 }));
+          res.end(
+            JSON.stringify({
+              kind: 'Status',
+              reason: 'NotFound',
+              message: 'secrets "b" not found, value hunter2',
+              code: 404,
+            }),
+          );
         } else if (req.url === '/throttled' && throttled++ < 1) {
           res.statusCode = 429;
           res.setHeader('Retry-After', '1');
@@ -62,7 +78,11 @@ describe('the transport against a plain HTTP server', () => {
 
   it('sends the bearer token, query and apply-patch content type; parses JSON', async () => {
     const client = createKubeClient(kubeClientConfig({ server: url, token: 'tok' }));
-    const answer = await client.patch('/apis/g/v1/namespaces/a/things/b', { x: 1 }, { type: 'apply', fieldManager: 'convoy', force: true, dryRun: true });
+    const answer = await client.patch(
+      '/apis/g/v1/namespaces/a/things/b',
+      { x: 1 },
+      { type: 'apply', fieldManager: 'convoy', force: true, dryRun: true },
+    );
     expect(answer).toEqual({ ok: true });
     expect(seen.at(-1)).toEqual({
       method: 'PATCH',

@@ -24,7 +24,8 @@ import type { InvocationRecord } from '../../dev/lambda/esm-driver.ts';
 /** The smallest functionTimeout the construct accepts (T + LEASE_SECONDS < 6 T). */
 const TIMEOUT_SECONDS = Math.floor(LEASE_SECONDS / (VISIBILITY_PER_TIMEOUT - 1)) + 1;
 
-const configMap = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {k: v}\n`;
+const configMap = (name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: {k: v}\n`;
 
 /** A TCP proxy to the git server that, while stalled, accepts connections and never answers them. */
 interface StallingProxy {
@@ -85,7 +86,8 @@ interface LeaseSeen {
 }
 
 /** A Lease MicroTime (a Date from the client, a string on the wire) as RFC 3339 with milliseconds. */
-const iso = (value: Date | string | undefined): string => (value === undefined ? '' : value instanceof Date ? value.toISOString() : new Date(value).toISOString());
+const iso = (value: Date | string | undefined): string =>
+  value === undefined ? '' : value instanceof Date ? value.toISOString() : new Date(value).toISOString();
 
 describe('a function killed by its timeout under the Lambda runtime emulator', () => {
   let env: RuntimeEnv;
@@ -126,7 +128,11 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
     if (lambda === undefined) throw new Error('no Lambda runtime');
     const visibilityMs = lambda.functions.reconcile.eventSource.queue.visibilityTimeoutSeconds * 1000;
     await env.repo('slow', { 'app/cm.yaml': configMap('killed-by-timeout') });
-    const created = await env.createRelease('slow', { source: { git: { url: `http://127.0.0.1:${proxy.port}/slow.git`, ref: { branch: 'main' }, path: 'app' } } });
+    const created = await env.createRelease('slow', {
+      source: {
+        git: { url: `http://127.0.0.1:${proxy.port}/slow.git`, ref: { branch: 'main' }, path: 'app' },
+      },
+    });
     const uid = created.metadata?.uid ?? '';
 
     // Every holder of the Release's reconcile Lease, as the functions wrote it.
@@ -137,9 +143,15 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
         const lease = await env.lease(uid).catch(() => undefined);
         const spec = lease?.spec;
         if (spec?.holderIdentity !== undefined) {
-          const seen = { holder: spec.holderIdentity, acquireTime: iso(spec.acquireTime), renewTime: iso(spec.renewTime ?? spec.acquireTime), durationSeconds: spec.leaseDurationSeconds ?? 0 };
+          const seen = {
+            holder: spec.holderIdentity,
+            acquireTime: iso(spec.acquireTime),
+            renewTime: iso(spec.renewTime ?? spec.acquireTime),
+            durationSeconds: spec.leaseDurationSeconds ?? 0,
+          };
           const last = leases.at(-1);
-          if (last === undefined || last.holder !== seen.holder || last.acquireTime !== seen.acquireTime) leases.push(seen);
+          if (last === undefined || last.holder !== seen.holder || last.acquireTime !== seen.acquireTime)
+            leases.push(seen);
           else last.renewTime = seen.renewTime;
         }
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -149,7 +161,11 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
 
     try {
       // 1. The first run hangs on its fetch until the emulator kills it.
-      const killed = await until('a reconcile invocation timed out', () => reconciles().find((i) => i.result.timedOut), { timeoutMs: 120_000, intervalMs: 250 });
+      const killed = await until(
+        'a reconcile invocation timed out',
+        () => reconciles().find((i) => i.result.timedOut),
+        { timeoutMs: 120_000, intervalMs: 250 },
+      );
       const killedAt = Date.now();
       expect(killed.result.error?.type).toBe('Sandbox.Timedout');
       expect(killed.result.body).toMatch(new RegExp(`^Task timed out after ${TIMEOUT_SECONDS}\\.00 seconds`));
@@ -159,7 +175,11 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
       expect(leases.length).toBeGreaterThan(0);
       const killedHolder = leases[0];
       expect(proxy.held.length).toBeGreaterThan(0);
-      await until('the killed run\'s stalled connections are closed', () => proxy.held.every((h) => h.closedByClient), { timeoutMs: 30_000 });
+      await until(
+        "the killed run's stalled connections are closed",
+        () => proxy.held.every((h) => h.closedByClient),
+        { timeoutMs: 30_000 },
+      );
       const status = await env.getRelease('slow');
       expect(appliedOf(status)).toBeUndefined();
 
@@ -167,7 +187,7 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
       proxy.stalled = false;
       const [messageId] = killed.messageIds;
       const again = await until(
-        'the killed batch\'s message was delivered again',
+        "the killed batch's message was delivered again",
         () => reconciles().find((i) => i !== killed && i.messageIds.includes(messageId ?? '')),
         { timeoutMs: 240_000, intervalMs: 250 },
       );
@@ -186,7 +206,13 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
       const index = again.messageIds.indexOf(messageId ?? '');
       expect(again.receiveCounts[index]).toBe(2);
       expect(again.receivedAt - killed.receivedAt).toBeGreaterThanOrEqual(visibilityMs - 1000);
-      const between = reconciles().filter((i) => i !== killed && i !== again && i.messageIds.includes(messageId ?? '') && i.receivedAt < again.receivedAt);
+      const between = reconciles().filter(
+        (i) =>
+          i !== killed &&
+          i !== again &&
+          i.messageIds.includes(messageId ?? '') &&
+          i.receivedAt < again.receivedAt,
+      );
       expect(between).toEqual([]);
 
       // 3. No overlap: the killed run never renewed its Lease after it was killed, and every later
@@ -195,13 +221,23 @@ describe('a function killed by its timeout under the Lambda runtime emulator', (
       await watcher;
       expect(killedHolder).toBeDefined();
       if (killedHolder === undefined) return;
-      const killedRenewal = leases.filter((l) => l.holder === killedHolder.holder && l.acquireTime === killedHolder.acquireTime).at(-1) ?? killedHolder;
+      const killedRenewal =
+        leases
+          .filter((l) => l.holder === killedHolder.holder && l.acquireTime === killedHolder.acquireTime)
+          .at(-1) ?? killedHolder;
       expect(Date.parse(killedRenewal.renewTime)).toBeLessThanOrEqual(killedAt);
       const expiry = Date.parse(killedRenewal.renewTime) + killedRenewal.durationSeconds * 1000;
-      const later = leases.filter((l) => !(l.holder === killedHolder.holder && l.acquireTime === killedHolder.acquireTime));
+      const later = leases.filter(
+        (l) => !(l.holder === killedHolder.holder && l.acquireTime === killedHolder.acquireTime),
+      );
       expect(later.length).toBeGreaterThan(0);
-      for (const holder of later) expect(Date.parse(holder.acquireTime), `${holder.holder} took the Lease`).toBeGreaterThanOrEqual(expiry);
-      expect(printed.filter((l) => l.includes('the Lease was taken over while this run was still alive'))).toEqual([]);
+      for (const holder of later)
+        expect(Date.parse(holder.acquireTime), `${holder.holder} took the Lease`).toBeGreaterThanOrEqual(
+          expiry,
+        );
+      expect(
+        printed.filter((l) => l.includes('the Lease was taken over while this run was still alive')),
+      ).toEqual([]);
 
       // 4. Nothing dead-lettered: the valid work was done, not lost.
       expect(await env.dlqMessages('reconcile')).toEqual([]);

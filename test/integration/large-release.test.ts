@@ -14,7 +14,8 @@ const LABEL = 'convoy.dev/test-large';
 function configMaps(release: string, n: number): Record<string, string> {
   const docs = Array.from(
     { length: n },
-    (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${release}-${String(i).padStart(4, '0')}\n  labels: {${LABEL}: ${release}}\ndata: {index: "${i}"}\n`,
+    (_, i) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${release}-${String(i).padStart(4, '0')}\n  labels: {${LABEL}: ${release}}\ndata: {index: "${i}"}\n`,
   );
   return { 'app/objects.yaml': docs.join('---\n') };
 }
@@ -33,7 +34,15 @@ async function watchRelease(env: ReconcileEnv, name: string) {
   const controller = await new Watch(env.kc).watch(
     `/apis/${API_GROUP}/${API_VERSION}/namespaces/${env.ns.name}/releases`,
     { fieldSelector: `metadata.name=${name}` },
-    (_type: string, obj: { status?: { lastAttempted?: { phase?: string; progress?: Seen['progress'] }; conditions?: { type: string; reason: string }[] } }) => {
+    (
+      _type: string,
+      obj: {
+        status?: {
+          lastAttempted?: { phase?: string; progress?: Seen['progress'] };
+          conditions?: { type: string; reason: string }[];
+        };
+      },
+    ) => {
       const s: Seen = {
         phase: obj.status?.lastAttempted?.phase,
         progress: obj.status?.lastAttempted?.progress,
@@ -75,7 +84,8 @@ describe('large Releases', () => {
     });
   };
   const liveCount = async (name: string) =>
-    (await core.listNamespacedConfigMap({ namespace: env.ns.name, labelSelector: `${LABEL}=${name}` })).items.length;
+    (await core.listNamespacedConfigMap({ namespace: env.ns.name, labelSelector: `${LABEL}=${name}` })).items
+      .length;
 
   it('a render over the object limit → Rendering / DeployFailed naming the count and the limit; nothing stored or applied', async () => {
     await create('over', 30);
@@ -86,7 +96,10 @@ describe('large Releases', () => {
     expect(applied).toMatchObject({ status: 'False', reason: 'DeployFailed' });
     expect(applied?.message).toContain('has 30 objects');
     expect(applied?.message).toContain('limit of 20 objects per render');
-    expect(release.status?.lastAttempted).toMatchObject({ phase: 'Failed', failure: { stage: 'Rendering', reason: 'DeployFailed' } });
+    expect(release.status?.lastAttempted).toMatchObject({
+      phase: 'Failed',
+      failure: { stage: 'Rendering', reason: 'DeployFailed' },
+    });
     expect(release.status?.lastAttempted?.failure?.message).toContain('CONVOY_MAX_RENDER_OBJECTS');
     // Stopped before the render was finished: no renderRef, nothing in the store, nothing on the cluster.
     expect(release.status?.lastAttempted?.renderRef).toBeUndefined();
@@ -120,10 +133,15 @@ describe('large Releases', () => {
       source: { git: { url: chart.url, ref: { branch: 'main' } } },
       content: { type: 'Helm', helm: {} },
     });
-    const helm = await env.reconcile('bytes-chart', env.ports({ wiring: { renderLimits: { maxBytes: 2_048 } } }));
+    const helm = await env.reconcile(
+      'bytes-chart',
+      env.ports({ wiring: { renderLimits: { maxBytes: 2_048 } } }),
+    );
     const helmApplied = helm.release.status?.conditions?.find((c) => c.type === 'Applied');
     expect(helmApplied).toMatchObject({ status: 'False', reason: 'DeployFailed' });
-    expect(helmApplied?.message).toMatch(/^helm template bytes-chart: the output is larger than this installation's render limit of 2048 bytes \(CONVOY_MAX_RENDER_BYTES/);
+    expect(helmApplied?.message).toMatch(
+      /^helm template bytes-chart: the output is larger than this installation's render limit of 2048 bytes \(CONVOY_MAX_RENDER_BYTES/,
+    );
     expect(await liveCount('bytes-chart')).toBe(0);
     // Within the limit (the default), the chart applies.
     const within = await env.reconcile('bytes-chart');

@@ -102,8 +102,21 @@ describe('one run per Release and loop with Leases closed by the status write', 
     const ended: { cause: string; outcome: Outcome['kind'] }[] = [];
     const deliver = async (cause: string, sentAt: string): Promise<void> => {
       for (;;) {
-        const message: QueueMessage = { v: 1, loop: 'reconcile', namespace: ns.name, name: 'exclusive', uid, cause, sentAt };
-        const outcome = await guarded(message, { logger, receiveCount: 1, messageId: randomUUID(), record: {} as never });
+        const message: QueueMessage = {
+          v: 1,
+          loop: 'reconcile',
+          namespace: ns.name,
+          name: 'exclusive',
+          uid,
+          cause,
+          sentAt,
+        };
+        const outcome = await guarded(message, {
+          logger,
+          receiveCount: 1,
+          messageId: randomUUID(),
+          record: {} as never,
+        });
         if (outcome.kind === 'requeueAfter' && outcome.asNewMessage === true) {
           await sleep(outcome.delayMs);
           continue;
@@ -126,7 +139,14 @@ describe('one run per Release and loop with Leases closed by the status write', 
 
     expect(overlaps).toBe(0);
     // Every message ended: run, or dropped as covered by a run that started after it was sent.
-    expect(ended.map((e) => e.cause).sort()).toEqual(['long', 'short-1', 'short-2', 'short-3', 'short-4', 'short-5']);
+    expect(ended.map((e) => e.cause).sort()).toEqual([
+      'long',
+      'short-1',
+      'short-2',
+      'short-3',
+      'short-4',
+      'short-5',
+    ]);
     expect(ended.every((e) => e.outcome === 'done' || e.outcome === 'dropped')).toBe(true);
     // The long run held the Lease past its duration (the heartbeat renewed it) while others waited.
     expect(ran[0]?.cause).toBe('long');
@@ -137,9 +157,13 @@ describe('one run per Release and loop with Leases closed by the status write', 
     expect([...marks].sort()).toEqual(marks);
     expect(new Set(marks).size).toBe(marks.length);
     // The last run's status write left the Lease free as exactly `reconcile@<its mark>`.
-    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: leaseName('reconcile', uid), namespace: ns.name });
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: leaseName('reconcile', uid), namespace: ns.name });
     expect(lease.spec?.holderIdentity).toBe(`reconcile@${marks.at(-1) ?? ''}`);
-    process.stdout.write(`lease-exclusive: ${ran.length} runs (${ran.map((r) => `${r.cause} ${r.ms} ms`).join(', ')}), ${ended.filter((e) => e.outcome === 'dropped').length} dropped\n`);
+    process.stdout.write(
+      `lease-exclusive: ${ran.length} runs (${ran.map((r) => `${r.cause} ${r.ms} ms`).join(', ')}), ${ended.filter((e) => e.outcome === 'dropped').length} dropped\n`,
+    );
   }, 60_000);
 
   it('a run whose view of the Release was older than the last close, dropped after its take, gives the Lease back free as the value it found — the next run takes it at once', async () => {
@@ -156,9 +180,24 @@ describe('one run per Release and loop with Leases closed by the status write', 
     const logger = createLogger({ base: { test: 'lease-exclusive' }, level: 'error' });
     const writes: string[] = [];
     const handler: DecisionHandler<AnySlice> = () => Promise.resolve(writeMark((mark) => writes.push(mark)));
-    const message = (cause: string, sentAt: string): QueueMessage => ({ v: 1, loop: 'reconcile', namespace: ns.name, name: 'stale-view', uid, cause, sentAt });
+    const message = (cause: string, sentAt: string): QueueMessage => ({
+      v: 1,
+      loop: 'reconcile',
+      namespace: ns.name,
+      name: 'stale-view',
+      uid,
+      cause,
+      sentAt,
+    });
     const ctx = () => ({ logger, receiveCount: 1, messageId: randomUUID(), record: {} as never });
-    const guard = (marks: typeof reads.marks) => withLease(handler, { loop: 'reconcile', leases, durationSeconds: 30, marks, commit: releaseCommitPorts('reconcile', { statusWriter }) });
+    const guard = (marks: typeof reads.marks) =>
+      withLease(handler, {
+        loop: 'reconcile',
+        leases,
+        durationSeconds: 30,
+        marks,
+        commit: releaseCommitPorts('reconcile', { statusWriter }),
+      });
 
     // A first run, then a second whose write closes the Lease as reconcile@<its mark>.
     const copySentAt = new Date().toISOString();
@@ -177,9 +216,13 @@ describe('one run per Release and loop with Leases closed by the status write', 
     expect(copy).toMatchObject({ kind: 'dropped' });
     expect(String((copy as { reason?: string }).reason)).toContain('already handled');
     // The Lease is free as the value the Release's status means free: a run that reads it takes it at once.
-    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: leaseName('reconcile', uid), namespace: ns.name });
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: leaseName('reconcile', uid), namespace: ns.name });
     expect(lease.spec?.holderIdentity).toBe(`reconcile@${writes.at(-1) ?? ''}`);
-    const next = await leases.acquire('reconcile', uid, 'reconcile@2099-01-01T00:00:00Z', 30, undefined, { closedAs: `reconcile@${writes.at(-1) ?? ''}` });
+    const next = await leases.acquire('reconcile', uid, 'reconcile@2099-01-01T00:00:00Z', 30, undefined, {
+      closedAs: `reconcile@${writes.at(-1) ?? ''}`,
+    });
     expect(next.kind).toBe('acquired');
   }, 60_000);
 });

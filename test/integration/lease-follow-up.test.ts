@@ -15,7 +15,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fromKubeconfigFile } from '../../adapters/kube/kubeconfig.ts';
 import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { dropped, waitAsNewMessage, type Outcome } from '../../domain/runtime/outcome.ts';
-import { parseQueueMessage, resentMessageBody, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import {
+  parseQueueMessage,
+  resentMessageBody,
+  type QueueMessage,
+} from '../../domain/runtime/queue-message.ts';
 import { withLease } from '../../functions/runtime/lease-guard.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
@@ -61,19 +65,35 @@ describe('a recheck stays the follow-up through resends', () => {
       }
       return waitAsNewMessage(1_000, 'look again');
     };
-    const guarded = withLease(handler, { loop: 'fleet', leases: createLeasePort(config, ns.name), durationSeconds: 30 });
-    const deliver = (delivery: Delivery) => guarded(delivery.message, { logger, receiveCount: 1, messageId: delivery.messageId, record: {} as never });
+    const guarded = withLease(handler, {
+      loop: 'fleet',
+      leases: createLeasePort(config, ns.name),
+      durationSeconds: 30,
+    });
+    const deliver = (delivery: Delivery) =>
+      guarded(delivery.message, {
+        logger,
+        receiveCount: 1,
+        messageId: delivery.messageId,
+        record: {} as never,
+      });
     const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
     const base = { v: 1, loop: 'fleet', namespace: ns.name, name: 'wave', uid } as const;
 
     // The first run schedules its recheck as a new message: the Lease records it as the follow-up.
-    const first: Delivery = { message: { ...base, cause: 'recheck', sentAt: at(0) }, messageId: randomUUID() };
+    const first: Delivery = {
+      message: { ...base, cause: 'recheck', sentAt: at(0) },
+      messageId: randomUUID(),
+    };
     expect(await deliver(first)).toMatchObject({ kind: 'requeueAfter', asNewMessage: true });
     const recheck = resent(first);
     expect(recheck.message.followUpOf).toBe(first.messageId);
 
     // Another message's run holds the Lease when the recheck comes: it waits as a new message again.
-    const other: Delivery = { message: { ...base, cause: 'another message', sentAt: at(10) }, messageId: randomUUID() };
+    const other: Delivery = {
+      message: { ...base, cause: 'another message', sentAt: at(10) },
+      messageId: randomUUID(),
+    };
     const holding = deliver(other);
     await expect.poll(() => ran.includes('another message')).toBe(true);
     const busy = await deliver(recheck);
@@ -110,10 +130,26 @@ describe('a recheck stays the follow-up through resends', () => {
       },
       { loop: 'fleet', leases: createLeasePort(config, ns.name), durationSeconds: 30 },
     );
-    let delivery: Delivery = { message: { v: 1, loop: 'fleet', namespace: ns.name, name: 'soak', uid, cause: 'recheck', sentAt: new Date().toISOString() }, messageId: randomUUID() };
+    let delivery: Delivery = {
+      message: {
+        v: 1,
+        loop: 'fleet',
+        namespace: ns.name,
+        name: 'soak',
+        uid,
+        cause: 'recheck',
+        sentAt: new Date().toISOString(),
+      },
+      messageId: randomUUID(),
+    };
     for (let i = 0; i < 30; i++) {
       // Each copy is a first receive (SQS counts receives per message): the chain spends none.
-      const outcome = await guarded(delivery.message, { logger, receiveCount: 1, messageId: delivery.messageId, record: {} as never });
+      const outcome = await guarded(delivery.message, {
+        logger,
+        receiveCount: 1,
+        messageId: delivery.messageId,
+        record: {} as never,
+      });
       expect(outcome).toMatchObject({ kind: 'requeueAfter', asNewMessage: true });
       delivery = resent(delivery);
     }

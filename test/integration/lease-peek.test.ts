@@ -62,11 +62,22 @@ describe('a fleet message reads the Lease first', () => {
       },
       { loop: 'fleet', leases },
     );
-    const deliver = (message: QueueMessage) => peeked(message, { logger, receiveCount: 1, messageId: randomUUID(), record: {} as never });
+    const deliver = (message: QueueMessage) =>
+      peeked(message, { logger, receiveCount: 1, messageId: randomUUID(), record: {} as never });
     const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
-    const message = (cause: string, sentAt: string, forUid = uid): QueueMessage => ({ v: 1, loop: 'fleet', namespace: ns.name, name: 'wave', uid: forUid, cause, sentAt });
+    const message = (cause: string, sentAt: string, forUid = uid): QueueMessage => ({
+      v: 1,
+      loop: 'fleet',
+      namespace: ns.name,
+      name: 'wave',
+      uid: forUid,
+      cause,
+      sentAt,
+    });
     const leaseVersion = async () => {
-      const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: leaseName('fleet', uid), namespace: ns.name });
+      const lease = await kc
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ name: leaseName('fleet', uid), namespace: ns.name });
       return lease.metadata?.resourceVersion;
     };
 
@@ -80,7 +91,9 @@ describe('a fleet message reads the Lease first', () => {
     expect(waits).toMatchObject({ kind: 'requeueAfter', asNewMessage: true });
     expect(reasonOf(waits)).toMatch(/^lease held by fleet-/);
     // Sent before it: the run in progress covers it.
-    expect(reasonOf(await deliver(message('an older notice', at(-5_000))))).toMatch(/^dropped: covered by the run in progress/);
+    expect(reasonOf(await deliver(message('an older notice', at(-5_000))))).toMatch(
+      /^dropped: covered by the run in progress/,
+    );
     expect(admitted).toEqual(['the run']);
     expect(await leaseVersion()).toBe(held);
 
@@ -100,7 +113,10 @@ describe('a fleet message reads the Lease first', () => {
 
     // A uid no set has: no Lease to read, the admission refuses, and no Lease is written.
     const unknown = randomUUID();
-    expect(await deliver(message('forged', at(0), unknown))).toMatchObject({ kind: 'dropped', reason: 'no such ReleaseSet' });
+    expect(await deliver(message('forged', at(0), unknown))).toMatchObject({
+      kind: 'dropped',
+      reason: 'no such ReleaseSet',
+    });
     expect(await leases.peek('fleet', unknown)).toEqual({ kind: 'missing' });
   });
 });

@@ -18,14 +18,25 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppsV1Api, CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { createKubeRequest } from '../../adapters/kube/target-cluster.ts';
 import { ensureQueueWithDlq, type QueueWithDlq } from '../../adapters/sqs/queues.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import { observersNotified } from '../../domain/relay/timers.ts';
 import { leaseName } from '../../domain/runtime/lease.ts';
-import { parseQueueMessage, queueMessageBody, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import {
+  parseQueueMessage,
+  queueMessageBody,
+  type Loop,
+  type QueueMessage,
+} from '../../domain/runtime/queue-message.ts';
 import { recordsToDelete, toSqsEvent } from '../../dev/sqs-poller.ts';
 import { createDriftHandler } from '../../functions/drift/create-handler.ts';
 import { createHealthHandler } from '../../functions/health/create-handler.ts';
@@ -56,7 +67,8 @@ spec:
     spec: {containers: [{name: main, image: "registry.invalid/web:1"}]}
 `,
   'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-cfg\ndata: {greeting: hello}\n',
-  'svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports: [{port: 80}]\n',
+  'svc.yaml':
+    'apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports: [{port: 80}]\n',
 };
 
 const conditionOf = releaseCondition;
@@ -73,8 +85,16 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
   beforeAll(async () => {
     env = await startReconcileEnv(kubeConfigFor(inject('kubeconfigPath')), 'observer-rides');
     aws = await startFauxqs({ port: 0, logger: false });
-    sqs = new SQSClient({ endpoint: `http://127.0.0.1:${aws.port}`, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
-    for (const loop of LOOPS) queues[loop] = await ensureQueueWithDlq(sqs, `rides-${loop}`, { maxReceiveCount: 100, visibilityTimeout: 60 });
+    sqs = new SQSClient({
+      endpoint: `http://127.0.0.1:${aws.port}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    for (const loop of LOOPS)
+      queues[loop] = await ensureQueueWithDlq(sqs, `rides-${loop}`, {
+        maxReceiveCount: 100,
+        visibilityTimeout: 60,
+      });
     const config = functionEnvSchema.parse({
       CONVOY_NAMESPACE: env.installationNamespace,
       CONVOY_RENDER_BUCKET: env.bucket,
@@ -84,11 +104,21 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
       CONVOY_LOG_LEVEL: 'error',
     });
     // One container per function, one hint key for the three (an installation's shared key).
-    const clients: FunctionClients = { kc: env.functionsConfig, sqs, s3: env.s3, tenancy: env.tenancy, hintKey: hintKey(undefined) };
+    const clients: FunctionClients = {
+      kc: env.functionsConfig,
+      sqs,
+      s3: env.s3,
+      tenancy: env.tenancy,
+      hintKey: hintKey(undefined),
+    };
     const logger = createLogger({ base: { test: 'observer-rides' }, level: 'error' });
-    handlers.reconcile = createReconcileHandler(config, clients, logger, { queueUrlOf: () => queues.reconcile.queueUrl });
+    handlers.reconcile = createReconcileHandler(config, clients, logger, {
+      queueUrlOf: () => queues.reconcile.queueUrl,
+    });
     handlers.drift = createDriftHandler(config, clients, logger, { queueUrlOf: () => queues.drift.queueUrl });
-    handlers.health = createHealthHandler(config, clients, logger, { queueUrlOf: () => queues.health.queueUrl });
+    handlers.health = createHealthHandler(config, clients, logger, {
+      queueUrlOf: () => queues.health.queueUrl,
+    });
 
     const repo = await env.repo(NAME, files);
     const created = await env.api.create('Release', env.ns.name, NAME, {
@@ -110,8 +140,21 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
 
   /** Sends one message for the Release to `loop`'s queue, as the relay's timer does. */
   async function send(loop: Loop, cause: string): Promise<void> {
-    const body = queueMessageBody({ v: 1, loop, namespace: env.ns.name, name: NAME, uid, cause, sentAt: new Date().toISOString() });
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queues[loop].queueUrl, Entries: [{ Id: 'm0', MessageBody: body }] }));
+    const body = queueMessageBody({
+      v: 1,
+      loop,
+      namespace: env.ns.name,
+      name: NAME,
+      uid,
+      cause,
+      sentAt: new Date().toISOString(),
+    });
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queues[loop].queueUrl,
+        Entries: [{ Id: 'm0', MessageBody: body }],
+      }),
+    );
   }
 
   /**
@@ -123,12 +166,27 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
     const deadline = Date.now() + timeoutMs;
     while (handled.length < expect && Date.now() < deadline) {
       const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: queues[loop].queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+        new ReceiveMessageCommand({
+          QueueUrl: queues[loop].queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          AttributeNames: ['All'],
+          MessageSystemAttributeNames: ['All'],
+        }),
       );
       const first = Messages.filter((m) => Number(m.Attributes?.ApproximateReceiveCount ?? '1') <= 1);
       const later = Messages.filter((m) => !first.includes(m));
       if (later.length > 0) {
-        await sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queues[loop].queueUrl, Entries: later.map((m, i) => ({ Id: `v${i}`, ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: 0 })) }));
+        await sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queues[loop].queueUrl,
+            Entries: later.map((m, i) => ({
+              Id: `v${i}`,
+              ReceiptHandle: m.ReceiptHandle ?? '',
+              VisibilityTimeout: 0,
+            })),
+          }),
+        );
       }
       if (first.length === 0) continue;
       const event = toSqsEvent(first, { queueArn: queues[loop].queueArn, awsRegion: 'us-east-1' });
@@ -138,7 +196,12 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
         if (parsed.ok) handled.push(parsed.message);
       }
       if (verdict.ok && verdict.records.length > 0) {
-        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queues[loop].queueUrl, Entries: verdict.records.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })) }));
+        await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queues[loop].queueUrl,
+            Entries: verdict.records.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })),
+          }),
+        );
       }
     }
     return handled;
@@ -153,8 +216,17 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
       await drain('drift', 10, 1_500);
       await drain('health', 10, 1_500);
       const r = await release();
-      const available = await apps.readNamespacedDeployment({ namespace: env.ns.name, name: 'web' }).then((d) => (d.status?.availableReplicas ?? 0) >= 1, () => false);
-      if (available && conditionOf(r, 'Applied')?.reason === 'Applied' && r.status?.rollout?.state !== 'Progressing' && conditionOf(r, 'Healthy')?.status === 'True' && conditionOf(r, 'InSync')?.status === 'True') {
+      const available = await apps.readNamespacedDeployment({ namespace: env.ns.name, name: 'web' }).then(
+        (d) => (d.status?.availableReplicas ?? 0) >= 1,
+        () => false,
+      );
+      if (
+        available &&
+        conditionOf(r, 'Applied')?.reason === 'Applied' &&
+        r.status?.rollout?.state !== 'Progressing' &&
+        conditionOf(r, 'Healthy')?.status === 'True' &&
+        conditionOf(r, 'InSync')?.status === 'True'
+      ) {
         for (const loop of LOOPS) await drain(loop, 10, 1_500);
         return;
       }
@@ -168,9 +240,12 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
   const leaseVersion = (loop: Loop) =>
     coordination()
       .readNamespacedLease({ namespace: env.installationNamespace, name: leaseName(loop, uid) })
-      .then((l) => `${l.metadata?.resourceVersion ?? ''} ${l.spec?.holderIdentity ?? ''}`, () => 'none');
+      .then(
+        (l) => `${l.metadata?.resourceVersion ?? ''} ${l.spec?.holderIdentity ?? ''}`,
+        () => 'none',
+      );
 
-  it("a settled reconcile sends drift and health its sealed answers; drift changes nothing and takes no Lease; health writes the same verdict as its own tick", async () => {
+  it('a settled reconcile sends drift and health its sealed answers; drift changes nothing and takes no Lease; health writes the same verdict as its own tick', async () => {
     const before = await release();
     await send('reconcile', 'timer: reconcile interval');
     expect(await drain('reconcile', 1)).toHaveLength(1);
@@ -208,21 +283,31 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
     expect(counts(own)).toEqual(counts(afterHealth));
   });
 
-  it('a label edited by hand while nothing else happened: Drifted at drift\'s own tick; the reconcile\'s check writes it back (DriftCorrected) and drift, told, turns InSync True under its Lease', async () => {
+  it("a label edited by hand while nothing else happened: Drifted at drift's own tick; the reconcile's check writes it back (DriftCorrected) and drift, told, turns InSync True under its Lease", async () => {
     const raw = createKubeRequest(env.config);
     const path = `/apis/apps/v1/namespaces/${env.ns.name}/deployments/web`;
-    const edit = await raw({ method: 'PATCH', path, query: { fieldManager: 'kubectl-edit' }, contentType: 'application/merge-patch+json', body: JSON.stringify({ metadata: { labels: { tier: 'edited-by-hand' } } }) });
+    const edit = await raw({
+      method: 'PATCH',
+      path,
+      query: { fieldManager: 'kubectl-edit' },
+      contentType: 'application/merge-patch+json',
+      body: JSON.stringify({ metadata: { labels: { tier: 'edited-by-hand' } } }),
+    });
     expect(edit.status).toBe(200);
 
     await send('drift', 'timer: drift interval');
     expect(await drain('drift', 1)).toHaveLength(1);
     const drifted = await release();
     expect(conditionOf(drifted, 'InSync')).toMatchObject({ status: 'False', reason: 'Drifted' });
-    expect(conditionOf(drifted, 'InSync')?.message).toContain(`Deployment ${env.ns.name}/web: /metadata/labels/tier`);
+    expect(conditionOf(drifted, 'InSync')?.message).toContain(
+      `Deployment ${env.ns.name}/web: /metadata/labels/tier`,
+    );
 
     await send('reconcile', 'timer: reconcile interval');
     expect(await drain('reconcile', 1)).toHaveLength(1);
-    const deployment = await env.kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: env.ns.name, name: 'web' });
+    const deployment = await env.kc
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ namespace: env.ns.name, name: 'web' });
     expect(deployment.metadata?.labels?.['tier']).toBe('web');
 
     const driftLease = await leaseVersion('drift');
@@ -240,21 +325,27 @@ describe('the observers ride on a settled reconcile (issue 24)', () => {
     expect(reasons).toEqual(expect.arrayContaining(['DriftDetected', 'DriftCorrected', 'DriftResolved']));
   });
 
-  it('an object deleted while nothing else happened: the reconcile\'s check re-creates it (DriftCorrected naming it); the observers ride on that run', async () => {
+  it("an object deleted while nothing else happened: the reconcile's check re-creates it (DriftCorrected naming it); the observers ride on that run", async () => {
     const core = env.kc.makeApiClient(CoreV1Api);
     await core.deleteNamespacedConfigMap({ namespace: env.ns.name, name: 'web-cfg' });
     const before = await release();
     await send('reconcile', 'timer: reconcile interval');
     expect(await drain('reconcile', 1)).toHaveLength(1);
-    expect((await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'web-cfg' })).data).toEqual({ greeting: 'hello' });
+    expect((await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'web-cfg' })).data).toEqual({
+      greeting: 'hello',
+    });
     const [driftMessage] = await drain('drift', 1);
     expect(driftMessage?.cause).toMatch(/^corrected sha256:/);
     await drain('health', 1);
     const after = await release();
     expect(conditionOf(after, 'InSync')).toMatchObject({ status: 'True', reason: 'InSync' });
-    expect(conditionOf(after, 'InSync')?.lastTransitionTime).toBe(conditionOf(before, 'InSync')?.lastTransitionTime);
+    expect(conditionOf(after, 'InSync')?.lastTransitionTime).toBe(
+      conditionOf(before, 'InSync')?.lastTransitionTime,
+    );
     const events = await core.listNamespacedEvent({ namespace: env.ns.name });
-    const corrected = events.items.filter((e) => e.involvedObject.name === NAME && e.reason === 'DriftCorrected').map((e) => e.message ?? '');
+    const corrected = events.items
+      .filter((e) => e.involvedObject.name === NAME && e.reason === 'DriftCorrected')
+      .map((e) => e.message ?? '');
     expect(corrected.some((m) => m.includes('web-cfg'))).toBe(true);
   });
 });

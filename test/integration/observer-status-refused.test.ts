@@ -26,7 +26,10 @@ function corruptingWriter(real: StatusWriter, times: number): StatusWriter & { a
     apply(key, write) {
       attempts.push(write);
       if (attempts.length > times) return real.apply(key, write);
-      const slice = { ...write.slice, conditions: write.slice.conditions.map((c) => ({ ...c, message: TOO_LONG })) };
+      const slice = {
+        ...write.slice,
+        conditions: write.slice.conditions.map((c) => ({ ...c, message: TOO_LONG })),
+      };
       return real.apply(key, { ...write, slice } as AnySlice);
     },
   };
@@ -42,7 +45,9 @@ describe('a refused observer status ends in a named reason', () => {
   afterAll(() => env.close());
 
   async function appliedRelease(name: string): Promise<Release> {
-    const repo = await env.repo(name, { 'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}-cm}\ndata: {a: "1"}\n` });
+    const repo = await env.repo(name, {
+      'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}-cm}\ndata: {a: "1"}\n`,
+    });
     await env.api.create('Release', env.ns.name, name, {
       cluster: { name: 'local' },
       targetNamespace: env.ns.name,
@@ -51,14 +56,26 @@ describe('a refused observer status ends in a named reason', () => {
     });
     for (let i = 0; i < 10; i++) {
       const { release } = await env.reconcile(name);
-      if (release.status?.lastSuccessful?.renderRef !== undefined && release.status.lastSuccessful.renderRef === release.status.lastAttempted?.renderRef) return release;
+      if (
+        release.status?.lastSuccessful?.renderRef !== undefined &&
+        release.status.lastSuccessful.renderRef === release.status.lastAttempted?.renderRef
+      )
+        return release;
     }
     throw new Error(`${name} was not applied`);
   }
 
   const invoke = async (handler: RecordHandler, loop: Loop, release: Release) =>
     handler(
-      { v: 1, loop, namespace: env.ns.name, name: release.metadata.name, uid: release.metadata.uid ?? '', cause: 'test', sentAt: new Date().toISOString() },
+      {
+        v: 1,
+        loop,
+        namespace: env.ns.name,
+        name: release.metadata.name,
+        uid: release.metadata.uid ?? '',
+        cause: 'test',
+        sentAt: new Date().toISOString(),
+      },
       { logger, receiveCount: 1, messageId: `test-${loop}`, record: {} as never },
     );
 
@@ -77,7 +94,9 @@ describe('a refused observer status ends in a named reason', () => {
     const after = await env.api.getRelease(env.ns.name, release.metadata.name);
     const healthy = after.status?.conditions?.find((c) => c.type === 'Healthy');
     expect(healthy).toMatchObject({ status: 'Unknown', reason: 'Pending' });
-    expect(healthy?.message).toMatch(/health status convoy computed was refused.*status\.conditions\.0\.message/);
+    expect(healthy?.message).toMatch(
+      /health status convoy computed was refused.*status\.conditions\.0\.message/,
+    );
     expect(after.status?.healthSummary).toBeUndefined();
     // The reconcile's own fields are untouched.
     expect(after.status?.lastSuccessful?.renderRef).toBe(release.status?.lastSuccessful?.renderRef);
@@ -99,6 +118,8 @@ describe('a refused observer status ends in a named reason', () => {
     const after = await env.api.getRelease(env.ns.name, release.metadata.name);
     const inSync = after.status?.conditions?.find((c) => c.type === 'InSync');
     expect(inSync).toMatchObject({ status: 'Unknown', reason: 'Pending' });
-    expect(inSync?.message).toMatch(/drift status convoy computed was refused.*status\.conditions\.0\.message/);
+    expect(inSync?.message).toMatch(
+      /drift status convoy computed was refused.*status\.conditions\.0\.message/,
+    );
   });
 });

@@ -23,7 +23,16 @@ import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.t
 type Obj = Record<string, unknown>;
 
 /** `fail`: its pods crash-loop (KWOK's failure stage), so it never becomes available. */
-const deploymentYaml = (name: string, opts: { image?: string; replicas?: number; wave?: number; fail?: boolean; progressDeadlineSeconds?: number } = {}) => `apiVersion: apps/v1
+const deploymentYaml = (
+  name: string,
+  opts: {
+    image?: string;
+    replicas?: number;
+    wave?: number;
+    fail?: boolean;
+    progressDeadlineSeconds?: number;
+  } = {},
+) => `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: ${name}
@@ -54,7 +63,9 @@ interface ManagedFieldsEntry {
 /** manager → the status fields (`healthSummary`, `conditions[Healthy]`, …) it owns. */
 function statusOwnership(obj: Obj): Map<string, string[]> {
   const owned = new Map<string, string[]>();
-  const entries = ((obj['metadata'] as { managedFields?: ManagedFieldsEntry[] }).managedFields ?? []).filter((e) => e.subresource === 'status');
+  const entries = ((obj['metadata'] as { managedFields?: ManagedFieldsEntry[] }).managedFields ?? []).filter(
+    (e) => e.subresource === 'status',
+  );
   for (const entry of entries) {
     const fields: string[] = [];
     for (const [key, value] of Object.entries(entry.fieldsV1?.['f:status'] ?? {})) {
@@ -103,7 +114,11 @@ describe('the drift and health loops', () => {
   async function applied(name: string): Promise<Release> {
     for (let i = 0; i < 10; i++) {
       const { release: r } = await env.reconcile(name);
-      if (r.status?.lastSuccessful?.renderRef !== undefined && r.status.lastSuccessful.renderRef === r.status.lastAttempted?.renderRef) return r;
+      if (
+        r.status?.lastSuccessful?.renderRef !== undefined &&
+        r.status.lastSuccessful.renderRef === r.status.lastAttempted?.renderRef
+      )
+        return r;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     throw new Error(`Release ${name} was not applied in 10 reconciles`);
@@ -112,7 +127,15 @@ describe('the drift and health loops', () => {
   async function invoke(handler: RecordHandler, loop: Loop, name: string): Promise<Outcome> {
     const current = await env.api.getRelease(ns(), name);
     return handler(
-      { v: 1, loop, namespace: ns(), name, uid: current.metadata.uid ?? '', cause: 'test', sentAt: new Date().toISOString() },
+      {
+        v: 1,
+        loop,
+        namespace: ns(),
+        name,
+        uid: current.metadata.uid ?? '',
+        cause: 'test',
+        sentAt: new Date().toISOString(),
+      },
       { logger, receiveCount: 1, messageId: `test-${loop}`, record: {} as never },
     );
   }
@@ -130,7 +153,11 @@ describe('the drift and health loops', () => {
     const handler = createDriftRecordHandler({
       releases: createReleaseSource(env.config),
       statusWriter: createStatusWriter(env.config),
-      targets: createObserverTargetResolver({ managementKubeConfig: env.config, requestCounter: counter, ...opts }),
+      targets: createObserverTargetResolver({
+        managementKubeConfig: env.config,
+        requestCounter: counter,
+        ...opts,
+      }),
       renders: env.store,
       notify: (loop) => {
         notified.push(loop);
@@ -154,7 +181,8 @@ describe('the drift and health loops', () => {
   }
 
   async function ok(response: { status: number; body: unknown }, what: string): Promise<Obj> {
-    if (response.status < 200 || response.status > 299) throw new Error(`${what}: HTTP ${response.status}: ${JSON.stringify(response.body)}`);
+    if (response.status < 200 || response.status > 299)
+      throw new Error(`${what}: HTTP ${response.status}: ${JSON.stringify(response.body)}`);
     return Promise.resolve(response.body as Obj);
   }
 
@@ -178,12 +206,27 @@ describe('the drift and health loops', () => {
   async function rolledOut(deployment: string): Promise<void> {
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const live = await ok(await raw({ method: 'GET', path: deploymentPath(deployment) }), `read ${deployment}`);
+      const live = await ok(
+        await raw({ method: 'GET', path: deploymentPath(deployment) }),
+        `read ${deployment}`,
+      );
       const generation = (live['metadata'] as { generation: number }).generation;
       const replicas = (live['spec'] as { replicas: number }).replicas;
-      const status = (live['status'] ?? {}) as { observedGeneration?: number; updatedReplicas?: number; availableReplicas?: number; replicas?: number };
-      if (status.observedGeneration === generation && status.updatedReplicas === replicas && status.availableReplicas === replicas && status.replicas === replicas) return;
-      if (Date.now() > deadline) throw new Error(`${deployment} did not finish its rollout: ${JSON.stringify(status)}`);
+      const status = (live['status'] ?? {}) as {
+        observedGeneration?: number;
+        updatedReplicas?: number;
+        availableReplicas?: number;
+        replicas?: number;
+      };
+      if (
+        status.observedGeneration === generation &&
+        status.updatedReplicas === replicas &&
+        status.availableReplicas === replicas &&
+        status.replicas === replicas
+      )
+        return;
+      if (Date.now() > deadline)
+        throw new Error(`${deployment} did not finish its rollout: ${JSON.stringify(status)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -191,7 +234,10 @@ describe('the drift and health loops', () => {
   describe('InSync', () => {
     it('True / InSync: every object of the applied render matches; a check costs objects + apiVersions requests', async () => {
       const web = unique('web');
-      const name = await release({ 'deploy.yaml': deploymentYaml(web), 'cm.yaml': configMapYaml(`${web}-cfg`) });
+      const name = await release({
+        'deploy.yaml': deploymentYaml(web),
+        'cm.yaml': configMapYaml(`${web}-cfg`),
+      });
       await applied(name);
 
       // Right after the apply, convoy's own writes are too recent to prove a no-op: each is read once.
@@ -203,8 +249,14 @@ describe('the drift and health loops', () => {
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       const steady = await drift(name, { recentWriteWindowMs: 1_000 });
       const inSync = conditionOf(steady.release, 'InSync')!;
-      expect(inSync).toMatchObject({ status: 'True', reason: 'InSync', observedGeneration: steady.release.metadata.generation });
-      expect(inSync.message).toBe(`all 2 objects of render ${steady.release.status?.lastSuccessful?.renderRef} match the cluster`);
+      expect(inSync).toMatchObject({
+        status: 'True',
+        reason: 'InSync',
+        observedGeneration: steady.release.metadata.generation,
+      });
+      expect(inSync.message).toBe(
+        `all 2 objects of render ${steady.release.status?.lastSuccessful?.renderRef} match the cluster`,
+      );
       expect(steady.requests).toBe(2 + 2);
       expect(steady.outcome).toEqual({ kind: 'stop' });
       // Unchanged: the status is not written again.
@@ -230,7 +282,10 @@ describe('the drift and health loops', () => {
 
     it('driftDetection.ignore /spec/replicas for Deployments → InSync True despite the scale', async () => {
       const web = unique('web');
-      const name = await release({ 'deploy.yaml': deploymentYaml(web) }, { driftDetection: { ignore: [{ kind: 'Deployment', jsonPointers: ['/spec/replicas'] }] } });
+      const name = await release(
+        { 'deploy.yaml': deploymentYaml(web) },
+        { driftDetection: { ignore: [{ kind: 'Deployment', jsonPointers: ['/spec/replicas'] }] } },
+      );
       await applied(name);
       await scaleByHand(web, 5);
       const result = await drift(name);
@@ -239,7 +294,10 @@ describe('the drift and health loops', () => {
 
     it('mode Correct: a drifted Release is sent to the reconcile queue', async () => {
       const web = unique('web');
-      const name = await release({ 'deploy.yaml': deploymentYaml(web) }, { driftDetection: { mode: 'Correct' } });
+      const name = await release(
+        { 'deploy.yaml': deploymentYaml(web) },
+        { driftDetection: { mode: 'Correct' } },
+      );
       await applied(name);
       await scaleByHand(web, 4);
       const result = await drift(name);
@@ -248,7 +306,10 @@ describe('the drift and health loops', () => {
     });
 
     it('Unknown / Pending: no render applied yet', async () => {
-      const name = await release({ 'cm.yaml': configMapYaml(unique('cfg')) }, { syncPolicy: { mode: 'Manual' } });
+      const name = await release(
+        { 'cm.yaml': configMapYaml(unique('cfg')) },
+        { syncPolicy: { mode: 'Manual' } },
+      );
       await env.reconcile(name);
       const result = await drift(name);
       expect(conditionOf(result.release, 'InSync')).toMatchObject({ status: 'Unknown', reason: 'Pending' });
@@ -259,14 +320,26 @@ describe('the drift and health loops', () => {
   describe('Healthy', () => {
     it('True / Healthy once the workloads report a finished rollout; objects + apiVersions requests', async () => {
       const web = unique('web');
-      const name = await release({ 'deploy.yaml': deploymentYaml(web), 'cm.yaml': configMapYaml(`${web}-cfg`) }, { healthAssessment: { interval: '1m' } });
+      const name = await release(
+        { 'deploy.yaml': deploymentYaml(web), 'cm.yaml': configMapYaml(`${web}-cfg`) },
+        { healthAssessment: { interval: '1m' } },
+      );
       await applied(name);
       await rolledOut(web);
       const result = await health(name);
       const healthy = conditionOf(result.release, 'Healthy')!;
       const renderRef = result.release.status?.lastSuccessful?.renderRef;
-      expect(healthy).toMatchObject({ status: 'True', reason: 'Healthy', message: `all 2 objects of render ${renderRef} are healthy` });
-      expect(result.release.status?.healthSummary).toMatchObject({ renderRef, total: 2, healthy: 2, objects: [] });
+      expect(healthy).toMatchObject({
+        status: 'True',
+        reason: 'Healthy',
+        message: `all 2 objects of render ${renderRef} are healthy`,
+      });
+      expect(result.release.status?.healthSummary).toMatchObject({
+        renderRef,
+        total: 2,
+        healthy: 2,
+        objects: [],
+      });
       expect(result.requests).toBe(2 + 2);
       expect(result.outcome).toEqual({ kind: 'stop' });
     });
@@ -276,7 +349,10 @@ describe('the drift and health loops', () => {
       const name = await release({ 'deploy.yaml': deploymentYaml(web, { fail: true }) });
       await applied(name);
       const result = await health(name);
-      expect(conditionOf(result.release, 'Healthy')).toMatchObject({ status: 'True', reason: 'NotConfigured' });
+      expect(conditionOf(result.release, 'Healthy')).toMatchObject({
+        status: 'True',
+        reason: 'NotConfigured',
+      });
       expect(result.release.status?.healthSummary).toMatchObject({ total: 1, progressing: 1 });
       expect(result.outcome).toEqual({ kind: 'stop' });
     });
@@ -287,7 +363,10 @@ describe('the drift and health loops', () => {
       const first = await applied(name);
       const appliedRef = first.status?.lastSuccessful?.renderRef;
       // The new render: a Deployment in wave 0 that never becomes healthy here, the ConfigMap in wave 1.
-      await env.commit(name, { 'deploy.yaml': deploymentYaml(web, { wave: 0, fail: true }), 'cm.yaml': configMapYaml(`${web}-cfg`, { greeting: 'bonjour' }, 1) });
+      await env.commit(name, {
+        'deploy.yaml': deploymentYaml(web, { wave: 0, fail: true }),
+        'cm.yaml': configMapYaml(`${web}-cfg`, { greeting: 'bonjour' }, 1),
+      });
       const waiting = (await env.reconcile(name)).release;
       expect(conditionOf(waiting, 'Applied')?.reason).toBe('WaitingForWaveHealth');
       const newRef = waiting.status?.lastAttempted?.renderRef;
@@ -302,18 +381,29 @@ describe('the drift and health loops', () => {
       expect(result.release.status?.healthSummary).toBeUndefined();
       expect(result.requests).toBe(0);
       // Drift waits too: the cluster holds parts of both renders.
-      expect(conditionOf((await drift(name)).release, 'InSync')).toMatchObject({ status: 'Unknown', reason: 'Pending' });
+      expect(conditionOf((await drift(name)).release, 'InSync')).toMatchObject({
+        status: 'Unknown',
+        reason: 'Pending',
+      });
     });
 
     it('a render that changes while a check is Progressing is assessed against the new render (Flux kustomize-controller #701)', async () => {
       const web = unique('web');
-      const name = await release({ 'deploy.yaml': deploymentYaml(web, { fail: true }) }, { healthAssessment: {} });
+      const name = await release(
+        { 'deploy.yaml': deploymentYaml(web, { fail: true }) },
+        { healthAssessment: {} },
+      );
       const first = await applied(name);
       const firstRef = first.status?.lastSuccessful?.renderRef;
       const progressing = await health(name);
-      expect(conditionOf(progressing.release, 'Healthy')).toMatchObject({ status: 'False', reason: 'Progressing' });
+      expect(conditionOf(progressing.release, 'Healthy')).toMatchObject({
+        status: 'False',
+        reason: 'Progressing',
+      });
       expect(progressing.outcome.kind).toBe('requeueAfter');
-      expect(progressing.outcome.kind === 'requeueAfter' && progressing.outcome.delayMs).toBeLessThanOrEqual(10_000);
+      expect(progressing.outcome.kind === 'requeueAfter' && progressing.outcome.delayMs).toBeLessThanOrEqual(
+        10_000,
+      );
       expect(progressing.release.status?.healthSummary?.renderRef).toBe(firstRef);
 
       await env.commit(name, { 'deploy.yaml': deploymentYaml(web, { image: 'registry.invalid/web:2' }) });
@@ -323,7 +413,11 @@ describe('the drift and health loops', () => {
       await rolledOut(web);
       const recheck = await health(name);
       expect(recheck.release.status?.healthSummary?.renderRef).toBe(secondRef);
-      expect(conditionOf(recheck.release, 'Healthy')).toMatchObject({ status: 'True', reason: 'Healthy', message: `all 1 objects of render ${secondRef} are healthy` });
+      expect(conditionOf(recheck.release, 'Healthy')).toMatchObject({
+        status: 'True',
+        reason: 'Healthy',
+        message: `all 1 objects of render ${secondRef} are healthy`,
+      });
     });
 
     it('False / Degraded: a healthAssessment check that does not compile is named checks[0]', async () => {
@@ -341,10 +435,16 @@ describe('the drift and health loops', () => {
 
   it('False / Degraded: pods that crash-loop leave the Deployment at 0 available; the Deployment controller marks its progress deadline exceeded', async () => {
     const web = unique('web');
-    const name = await release({ 'deploy.yaml': deploymentYaml(web, { fail: true, progressDeadlineSeconds: 2 }) }, { healthAssessment: {} });
+    const name = await release(
+      { 'deploy.yaml': deploymentYaml(web, { fail: true, progressDeadlineSeconds: 2 }) },
+      { healthAssessment: {} },
+    );
     await applied(name);
     const progressing = await health(name);
-    expect(conditionOf(progressing.release, 'Healthy')).toMatchObject({ status: 'False', reason: 'Progressing' });
+    expect(conditionOf(progressing.release, 'Healthy')).toMatchObject({
+      status: 'False',
+      reason: 'Progressing',
+    });
     // No hand-written status: kube-controller-manager sets Progressing=False/ProgressDeadlineExceeded.
     const deadline = Date.now() + 20_000;
     let result = progressing;
@@ -362,7 +462,10 @@ describe('the drift and health loops', () => {
 
   it('deleting an object: drift names it "missing" and Healthy is False / Missing', async () => {
     const web = unique('web');
-    const name = await release({ 'deploy.yaml': deploymentYaml(web), 'cm.yaml': configMapYaml(`${web}-cfg`) }, { healthAssessment: {} });
+    const name = await release(
+      { 'deploy.yaml': deploymentYaml(web), 'cm.yaml': configMapYaml(`${web}-cfg`) },
+      { healthAssessment: {} },
+    );
     await applied(name);
     await ok(await raw({ method: 'DELETE', path: deploymentPath(web) }), `delete ${web}`);
     const drifted = await drift(name);
@@ -412,7 +515,10 @@ spec:
     const widget = `apiVersion: ${group}/v1\nkind: Widget\nmetadata:\n  name: gizmo\n  annotations: {convoy.dev/sync-wave: "1"}\nspec: {size: 3}\n`;
     const name = await release({ 'crd.yaml': crd, 'widget.yaml': widget }, { healthAssessment: {} });
     await applied(name);
-    expect(conditionOf((await health(name)).release, 'Healthy')).toMatchObject({ status: 'True', reason: 'Healthy' });
+    expect(conditionOf((await health(name)).release, 'Healthy')).toMatchObject({
+      status: 'True',
+      reason: 'Healthy',
+    });
 
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`;
     await ok(await raw({ method: 'DELETE', path: crdPath }), 'delete the CRD');
@@ -431,10 +537,17 @@ spec:
     await applied(name);
     await env.api.patchMerge('Release', ns(), name, { spec: { cluster: { name: 'nowhere' } } });
     const drifted = await drift(name);
-    expect(conditionOf(drifted.release, 'InSync')).toMatchObject({ status: 'Unknown', reason: 'ClusterNotReady', message: `Cluster ${ns()}/nowhere does not exist` });
+    expect(conditionOf(drifted.release, 'InSync')).toMatchObject({
+      status: 'Unknown',
+      reason: 'ClusterNotReady',
+      message: `Cluster ${ns()}/nowhere does not exist`,
+    });
     expect(drifted.outcome).toEqual({ kind: 'stop' });
     const result = await health(name);
-    expect(conditionOf(result.release, 'Healthy')).toMatchObject({ status: 'Unknown', reason: 'ClusterNotReady' });
+    expect(conditionOf(result.release, 'Healthy')).toMatchObject({
+      status: 'Unknown',
+      reason: 'ClusterNotReady',
+    });
     expect(result.outcome).toEqual({ kind: 'stop' });
   });
 
@@ -445,7 +558,9 @@ spec:
     await env.store.delete(ns(), name, renderRef);
     const drifted = await drift(name);
     expect(conditionOf(drifted.release, 'InSync')).toMatchObject({ status: 'Unknown', reason: 'Pending' });
-    expect(conditionOf(drifted.release, 'InSync')?.message).toContain(`render ${renderRef} is not in the render store`);
+    expect(conditionOf(drifted.release, 'InSync')?.message).toContain(
+      `render ${renderRef} is not in the render store`,
+    );
     const result = await health(name);
     expect(conditionOf(result.release, 'Healthy')).toMatchObject({ status: 'Unknown', reason: 'Pending' });
   });
@@ -453,7 +568,10 @@ spec:
   it('Secret data never appears in any condition message or summary', async () => {
     const web = unique('web');
     const secret = `apiVersion: v1\nkind: Secret\nmetadata: {name: ${web}-creds}\ndata: {password: ${b64(SECRET_VALUE)}}\n`;
-    const name = await release({ 'deploy.yaml': deploymentYaml(web), 'secret.yaml': secret }, { healthAssessment: {} });
+    const name = await release(
+      { 'deploy.yaml': deploymentYaml(web), 'secret.yaml': secret },
+      { healthAssessment: {} },
+    );
     await applied(name);
     await ok(
       await raw({
@@ -466,7 +584,9 @@ spec:
       'edit the Secret',
     );
     const drifted = await drift(name);
-    expect(conditionOf(drifted.release, 'InSync')?.message).toContain(`Secret ${ns()}/${web}-creds: /data/password`);
+    expect(conditionOf(drifted.release, 'InSync')?.message).toContain(
+      `Secret ${ns()}/${web}-creds: /data/password`,
+    );
     const result = await health(name);
     const status = JSON.stringify(result.release.status);
     for (const value of [SECRET_VALUE, EDITED_SECRET_VALUE, b64(SECRET_VALUE), b64(EDITED_SECRET_VALUE)]) {

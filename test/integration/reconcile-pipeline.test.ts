@@ -47,7 +47,13 @@ describe('reconcile pipeline', () => {
   afterAll(() => env.close());
 
   const create = (name: string, spec: Record<string, unknown>, labels?: Record<string, string>) =>
-    env.api.create('Release', env.ns.name, name, { cluster: { name: 'local' }, targetNamespace: env.ns.name, ...spec }, labels ? { labels } : {});
+    env.api.create(
+      'Release',
+      env.ns.name,
+      name,
+      { cluster: { name: 'local' }, targetNamespace: env.ns.name, ...spec },
+      labels ? { labels } : {},
+    );
 
   it('a Helm chart with three values layers renders the merged values (later wins, inline last)', async () => {
     const chart = await env.repo('layered-chart', {
@@ -57,9 +63,21 @@ describe('reconcile pipeline', () => {
         'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: layered}\ndata:\n  a: {{ .Values.a | quote }}\n  b: {{ .Values.b | quote }}\n  c: {{ .Values.c | quote }}\n  d: {{ .Values.d | quote }}\n  e: {{ .Values.e | quote }}\n',
     });
     await env.repo('platform-values', { 'values/prod.yaml': 'c: gitrepo\nd: gitrepo\n' });
-    await env.api.create('GitRepository', env.ns.name, 'platform', { url: `${env.git.url}/platform-values.git`, ref: { branch: 'main' } });
-    await core.createNamespacedConfigMap({ namespace: env.ns.name, body: { metadata: { name: 'layer-cm' }, data: { 'values.yaml': 'a: configmap\nb: configmap\nc: configmap\n' } } });
-    await core.createNamespacedSecret({ namespace: env.ns.name, body: { metadata: { name: 'layer-secret' }, stringData: { custom: 'b: secret\nc: secret\n' } } });
+    await env.api.create('GitRepository', env.ns.name, 'platform', {
+      url: `${env.git.url}/platform-values.git`,
+      ref: { branch: 'main' },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: env.ns.name,
+      body: {
+        metadata: { name: 'layer-cm' },
+        data: { 'values.yaml': 'a: configmap\nb: configmap\nc: configmap\n' },
+      },
+    });
+    await core.createNamespacedSecret({
+      namespace: env.ns.name,
+      body: { metadata: { name: 'layer-secret' }, stringData: { custom: 'b: secret\nc: secret\n' } },
+    });
     await create('layered', {
       source: { git: { url: chart.url, ref: { branch: 'main' } } },
       content: {
@@ -75,23 +93,33 @@ describe('reconcile pipeline', () => {
       },
     });
     const result = await env.reconcile('layered');
-    expect(result.release.status?.conditions?.find((c) => c.type === 'Applied')).toMatchObject({ reason: 'Applied' });
+    expect(result.release.status?.conditions?.find((c) => c.type === 'Applied')).toMatchObject({
+      reason: 'Applied',
+    });
     const out = await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'layered' });
     expect(out.data).toEqual({ a: 'configmap', b: 'secret', c: 'gitrepo', d: 'inline', e: 'chart' });
   });
 
   it('two runs with the same inputs give the same renderRef, and the second writes no object', async () => {
-    const repo = await env.repo('stable', { 'a.yaml': cm('stable-a'), 'b.yaml': cm('stable-b'), 'c.yaml': cm('stable-c') });
+    const repo = await env.repo('stable', {
+      'a.yaml': cm('stable-a'),
+      'b.yaml': cm('stable-b'),
+      'c.yaml': cm('stable-c'),
+    });
     await create('stable', { source: { git: { url: repo.url, ref: { branch: 'main' } } } });
     const first = countingWrites(env.ports());
     const run1 = await env.reconcile('stable', first.ports);
     expect(first.writes).toHaveLength(3);
-    const rv = (await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'stable-a' })).metadata?.resourceVersion;
+    const rv = (await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'stable-a' })).metadata
+      ?.resourceVersion;
     const second = countingWrites(env.ports());
     const run2 = await env.reconcile('stable', second.ports);
     expect(run2.release.status?.lastAttempted?.renderRef).toBe(run1.release.status?.lastAttempted?.renderRef);
     expect(second.writes).toEqual([]);
-    expect((await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'stable-a' })).metadata?.resourceVersion).toBe(rv);
+    expect(
+      (await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'stable-a' })).metadata
+        ?.resourceVersion,
+    ).toBe(rv);
     // Settled: the observers' interval checks ride on this run (domain/status/observer-ticks.ts, issue 24).
     expect(run2.notified.sort()).toEqual(['drift', 'health']);
   });
@@ -100,15 +128,21 @@ describe('reconcile pipeline', () => {
     const repo = await env.repo('prune', {
       'keep.yaml': cm('p-keep'),
       'drop.yaml': cm('p-drop'),
-      'sticky.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p-sticky, annotations: {convoy.dev/prune: disabled}}\n',
+      'sticky.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p-sticky, annotations: {convoy.dev/prune: disabled}}\n',
     });
     await create('prune', { source: { git: { url: repo.url, ref: { branch: 'main' } } } });
     await env.reconcile('prune');
-    await core.createNamespacedConfigMap({ namespace: env.ns.name, body: { metadata: { name: 'p-bystander' } } });
+    await core.createNamespacedConfigMap({
+      namespace: env.ns.name,
+      body: { metadata: { name: 'p-bystander' } },
+    });
     await env.commit('prune', { 'drop.yaml': null, 'sticky.yaml': null });
     const result = await env.reconcile('prune');
     expect(result.release.status?.conditions?.find((c) => c.type === 'Applied')?.reason).toBe('Applied');
-    const names = (await core.listNamespacedConfigMap({ namespace: env.ns.name })).items.map((i) => i.metadata?.name);
+    const names = (await core.listNamespacedConfigMap({ namespace: env.ns.name })).items.map(
+      (i) => i.metadata?.name,
+    );
     expect(names).toContain('p-keep');
     expect(names).not.toContain('p-drop');
     expect(names).toContain('p-sticky');
@@ -116,11 +150,20 @@ describe('reconcile pipeline', () => {
   });
 
   it('Mutations apply in order and are recorded in resolvedMutations', async () => {
-    const repo = await env.repo('mutated', { 'd.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: "ghcr.io/org/web:1.0"}]}}}\n' });
+    const repo = await env.repo('mutated', {
+      'd.yaml':
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: "ghcr.io/org/web:1.0"}]}}}\n',
+    });
     await env.api.create('Mutation', env.ns.name, 'b-replicas', {
       releaseSelector: { matchLabels: { tier: 'prod' } },
       order: 20,
-      patches: [{ target: { kind: 'Deployment', name: 'web' }, type: 'JSON6902', patch: [{ op: 'replace', path: '/spec/replicas', value: 3 }] }],
+      patches: [
+        {
+          target: { kind: 'Deployment', name: 'web' },
+          type: 'JSON6902',
+          patch: [{ op: 'replace', path: '/spec/replicas', value: 3 }],
+        },
+      ],
     });
     await env.api.create('Mutation', env.ns.name, 'a-labels', {
       releaseSelector: { matchLabels: { tier: 'prod' } },
@@ -128,12 +171,24 @@ describe('reconcile pipeline', () => {
       commonLabels: { team: 'a' },
       images: [{ name: 'ghcr.io/org/web', newTag: '1.1' }],
     });
-    await env.api.create('Mutation', env.ns.name, 'other-tier', { releaseSelector: { matchLabels: { tier: 'dev' } }, commonLabels: { x: 'y' } });
-    await create('mutated', { source: { git: { url: repo.url, ref: { branch: 'main' } } } }, { tier: 'prod' });
+    await env.api.create('Mutation', env.ns.name, 'other-tier', {
+      releaseSelector: { matchLabels: { tier: 'dev' } },
+      commonLabels: { x: 'y' },
+    });
+    await create(
+      'mutated',
+      { source: { git: { url: repo.url, ref: { branch: 'main' } } } },
+      { tier: 'prod' },
+    );
     const result = await env.reconcile('mutated');
-    expect(result.release.status?.lastAttempted?.resolvedMutations?.map((m) => m.name)).toEqual(['a-labels', 'b-replicas']);
+    expect(result.release.status?.lastAttempted?.resolvedMutations?.map((m) => m.name)).toEqual([
+      'a-labels',
+      'b-replicas',
+    ]);
     const { AppsV1Api } = await import('@kubernetes/client-node');
-    const web = await env.kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: env.ns.name, name: 'web' });
+    const web = await env.kc
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ namespace: env.ns.name, name: 'web' });
     expect(web.spec?.replicas).toBe(3);
     expect(web.metadata?.labels?.['team']).toBe('a');
     expect(web.metadata?.labels?.['x']).toBeUndefined();
@@ -142,13 +197,26 @@ describe('reconcile pipeline', () => {
 
   it('a GitRepository reference is a source', async () => {
     await env.repo('shared-apps', { 'team/cm.yaml': cm('from-gitrepo') });
-    await env.api.create('GitRepository', env.ns.name, 'shared', { url: `${env.git.url}/shared-apps.git`, ref: { tag: 'v1' } }).catch(() => undefined);
+    await env.api
+      .create('GitRepository', env.ns.name, 'shared', {
+        url: `${env.git.url}/shared-apps.git`,
+        ref: { tag: 'v1' },
+      })
+      .catch(() => undefined);
     await env.commit('shared-apps', {}).catch(() => undefined);
-    await env.api.create('GitRepository', env.ns.name, 'shared-main', { url: `${env.git.url}/shared-apps.git`, ref: { branch: 'main' } });
+    await env.api.create('GitRepository', env.ns.name, 'shared-main', {
+      url: `${env.git.url}/shared-apps.git`,
+      ref: { branch: 'main' },
+    });
     await create('via-gitrepo', { source: { gitRepositoryRef: { name: 'shared-main', path: 'team' } } });
     const result = await env.reconcile('via-gitrepo');
-    expect(result.release.status?.lastAttempted?.resolvedSource?.git).toMatchObject({ url: `${env.git.url}/shared-apps.git`, ref: 'refs/heads/main' });
-    await expect(core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'from-gitrepo' })).resolves.toBeDefined();
+    expect(result.release.status?.lastAttempted?.resolvedSource?.git).toMatchObject({
+      url: `${env.git.url}/shared-apps.git`,
+      ref: 'refs/heads/main',
+    });
+    await expect(
+      core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'from-gitrepo' }),
+    ).resolves.toBeDefined();
   });
 
   it('a Helm repository source: a semver range picks the highest version and records the digest', async () => {
@@ -157,16 +225,27 @@ describe('reconcile pipeline', () => {
       const dir = await mkdtemp(join(tmpdir(), 'chart-'));
       await mkdir(join(dir, 'templates'));
       await writeFile(join(dir, 'Chart.yaml'), `apiVersion: v2\nname: podinfo\nversion: ${version}\n`);
-      await writeFile(join(dir, 'templates/cm.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: podinfo-version}\ndata: {version: "${version}"}\n`);
+      await writeFile(
+        join(dir, 'templates/cm.yaml'),
+        `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: podinfo-version}\ndata: {version: "${version}"}\n`,
+      );
       dirs.push(dir);
     }
     const repo = await startHelmRepo({ charts: dirs.map((dir) => ({ dir })) });
     env.allowEgress(new URL(repo.url).host); // on 127.0.0.1: the egress allow list opens exactly it
     try {
-      await create('from-helm', { source: { helm: { repository: repo.url, chart: 'podinfo', version: '1.x' } }, content: { type: 'Helm' } });
+      await create('from-helm', {
+        source: { helm: { repository: repo.url, chart: 'podinfo', version: '1.x' } },
+        content: { type: 'Helm' },
+      });
       const result = await env.reconcile('from-helm');
-      expect(result.release.status?.lastAttempted?.resolvedSource?.helm).toMatchObject({ chart: 'podinfo', version: '1.2.0' });
-      expect(result.release.status?.lastAttempted?.resolvedSource?.helm?.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(result.release.status?.lastAttempted?.resolvedSource?.helm).toMatchObject({
+        chart: 'podinfo',
+        version: '1.2.0',
+      });
+      expect(result.release.status?.lastAttempted?.resolvedSource?.helm?.digest).toMatch(
+        /^sha256:[0-9a-f]{64}$/,
+      );
       const out = await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'podinfo-version' });
       expect(out.data?.['version']).toBe('1.2.0');
     } finally {
@@ -183,25 +262,49 @@ describe('bad input ends in the reason the spec names, with a message naming the
   });
   afterAll(() => env.close());
 
-  const rows: { name: string; files: Record<string, string | { symlink: string }>; content?: Record<string, unknown>; reason: string; names: RegExp }[] = [
-    { name: 'an object without kind', files: { 'nokind.yaml': 'apiVersion: v1\nmetadata: {name: x}\n' }, reason: 'DeployFailed', names: /nokind\.yaml.*kind/ },
+  const rows: {
+    name: string;
+    files: Record<string, string | { symlink: string }>;
+    content?: Record<string, unknown>;
+    reason: string;
+    names: RegExp;
+  }[] = [
+    {
+      name: 'an object without kind',
+      files: { 'nokind.yaml': 'apiVersion: v1\nmetadata: {name: x}\n' },
+      reason: 'DeployFailed',
+      names: /nokind\.yaml.*kind/,
+    },
     {
       name: 'an alias-bomb YAML',
-      files: { 'bomb.yaml': 'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n' },
+      files: {
+        'bomb.yaml':
+          'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n',
+      },
       reason: 'DeployFailed',
       names: /bomb\.yaml/,
     },
-    { name: 'a huge YAML file', files: { 'huge.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: huge}\ndata: {x: "${'y'.repeat(11 * 1024 * 1024)}"}\n` }, reason: 'DeployFailed', names: /huge\.yaml/ },
+    {
+      name: 'a huge YAML file',
+      files: {
+        'huge.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: huge}\ndata: {x: "${'y'.repeat(11 * 1024 * 1024)}"}\n`,
+      },
+      reason: 'DeployFailed',
+      names: /huge\.yaml/,
+    },
     {
       name: 'a Helm chart that fails to template',
-      files: { 'Chart.yaml': 'apiVersion: v2\nname: broken\nversion: 0.1.0\n', 'templates/x.yaml': '{{ fail "this chart refuses" }}\n' },
+      files: {
+        'Chart.yaml': 'apiVersion: v2\nname: broken\nversion: 0.1.0\n',
+        'templates/x.yaml': '{{ fail "this chart refuses" }}\n',
+      },
       content: { type: 'Helm' },
       reason: 'DeployFailed',
       names: /this chart refuses/,
     },
     {
       name: 'a symlinked path that leaves the checkout',
-      files: { 'app': { symlink: '../../../../etc' } },
+      files: { app: { symlink: '../../../../etc' } },
       reason: 'Unsupported',
       names: /spec\.source\.git\.path|outside/,
     },
@@ -214,7 +317,13 @@ describe('bad input ends in the reason the spec names, with a message naming the
       await env.api.create('Release', env.ns.name, slug, {
         cluster: { name: 'local' },
         targetNamespace: env.ns.name,
-        source: { git: { url: repo.url, ref: { branch: 'main' }, ...(row.name.includes('symlink') ? { path: 'app' } : {}) } },
+        source: {
+          git: {
+            url: repo.url,
+            ref: { branch: 'main' },
+            ...(row.name.includes('symlink') ? { path: 'app' } : {}),
+          },
+        },
         ...(row.content ? { content: row.content } : {}),
       });
       const result = await env.reconcile(slug);
@@ -225,9 +334,18 @@ describe('bad input ends in the reason the spec names, with a message naming the
   }
 
   it('a values layer that is not YAML → ValuesNotReady, naming the layer and never quoting a Secret', async () => {
-    const chart = await env.repo('values-chart', { 'Chart.yaml': 'apiVersion: v2\nname: v\nversion: 0.1.0\n', 'templates/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v}\n' });
+    const chart = await env.repo('values-chart', {
+      'Chart.yaml': 'apiVersion: v2\nname: v\nversion: 0.1.0\n',
+      'templates/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v}\n',
+    });
     const core = env.kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedSecret({ namespace: env.ns.name, body: { metadata: { name: 'bad-values' }, stringData: { 'values.yaml': 'password: "hunter2\n  : : [' } } });
+    await core.createNamespacedSecret({
+      namespace: env.ns.name,
+      body: {
+        metadata: { name: 'bad-values' },
+        stringData: { 'values.yaml': 'password: "hunter2\n  : : [' },
+      },
+    });
     await env.api.create('Release', env.ns.name, 'bad-values', {
       cluster: { name: 'local' },
       source: { git: { url: chart.url, ref: { branch: 'main' } } },

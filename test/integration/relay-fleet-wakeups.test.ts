@@ -14,7 +14,14 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -24,7 +31,11 @@ import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config
 import { createLeasePort } from '../../adapters/kube/lease.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { relayManifests, RELAY_SERVICE_ACCOUNT, type KubeManifest } from '../../infra/relay-manifests.ts';
-import { createGitWebhookHandler, createKubeWebhookReleaseSource, type GitWebhookHandler } from '../../relay/http/git-hooks.ts';
+import {
+  createGitWebhookHandler,
+  createKubeWebhookReleaseSource,
+  type GitWebhookHandler,
+} from '../../relay/http/git-hooks.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { drainQueueMessages } from '../harness/queue-drain.ts';
@@ -51,19 +62,32 @@ const OTHER = 'https://git.example.invalid/org/other.git';
 /** A set that was deleted before the relay started: its Lease is an orphan. */
 const GONE_UID = '00000000-0000-4000-8000-00000000dead';
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}; relay log:\n${relayLog.slice(-15).join('\n')}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting until ${what}; relay log:\n${relayLog.slice(-15).join('\n')}`,
+      );
     await sleep(100);
   }
 }
 
 const inbox: QueueMessage[] = [];
 const pull = () => drainQueueMessages(sqs, fleetQueueUrl, inbox);
-const messagesFor = (name: string, from = 0) => inbox.slice(from).filter((m) => m.namespace === tenantNs.name && m.name === name);
+const messagesFor = (name: string, from = 0) =>
+  inbox.slice(from).filter((m) => m.namespace === tenantNs.name && m.name === name);
 
-const setPath = () => ({ group: API_GROUP, version: API_VERSION, namespace: tenantNs.name, plural: 'releasesets' });
+const setPath = () => ({
+  group: API_GROUP,
+  version: API_VERSION,
+  namespace: tenantNs.name,
+  plural: 'releasesets',
+});
 /** Creates a set whose template follows `url`'s main branch; returns its uid. */
 async function createSet(name: string, url: string, interval?: string): Promise<string> {
   const created = (await objects.createNamespacedCustomObject({
@@ -74,7 +98,12 @@ async function createSet(name: string, url: string, interval?: string): Promise<
       metadata: { name, namespace: tenantNs.name },
       spec: {
         clusters: { selector: { matchLabels: { tier: 'prod' } } },
-        template: { spec: { source: { git: { url, ref: { branch: 'main' } } }, ...(interval === undefined ? {} : { syncPolicy: { interval } }) } },
+        template: {
+          spec: {
+            source: { git: { url, ref: { branch: 'main' } } },
+            ...(interval === undefined ? {} : { syncPolicy: { interval } }),
+          },
+        },
       },
     },
   })) as { metadata: { uid: string } };
@@ -100,13 +129,27 @@ const leaseExists = async (name: string) =>
 /** The install manifests' RBAC for the relay, with this run's names (cluster-scoped objects renamed per run). */
 function relayRbac(namespace: string): KubeManifest[] {
   const suffix = `-${namespace}`;
-  return relayManifests({ queueUrls: { reconcile: 'https://q/r', drift: 'https://q/d', health: 'https://q/h' }, region: 'us-east-1', namespace, crds: [] })
-    .filter((m) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
+  return relayManifests({
+    queueUrls: { reconcile: 'https://q/r', drift: 'https://q/d', health: 'https://q/h' },
+    region: 'us-east-1',
+    namespace,
+    crds: [],
+  })
+    .filter((m) =>
+      ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind),
+    )
     .filter((m) => m.metadata['name'] === 'convoy-relay' || m.kind === 'ServiceAccount')
     .map((m) => {
       if (m.kind !== 'ClusterRole' && m.kind !== 'ClusterRoleBinding') return m;
-      const renamed = { ...m, metadata: { ...m.metadata, name: `${String(m.metadata['name'])}${suffix}` } } as KubeManifest;
-      if (m.kind === 'ClusterRoleBinding') (renamed as unknown as { roleRef: { name: string } }).roleRef = { ...(m as unknown as { roleRef: { name: string } }).roleRef, name: `convoy-relay${suffix}` };
+      const renamed = {
+        ...m,
+        metadata: { ...m.metadata, name: `${String(m.metadata['name'])}${suffix}` },
+      } as KubeManifest;
+      if (m.kind === 'ClusterRoleBinding')
+        (renamed as unknown as { roleRef: { name: string } }).roleRef = {
+          ...(m as unknown as { roleRef: { name: string } }).roleRef,
+          name: `convoy-relay${suffix}`,
+        };
       return renamed;
     });
 }
@@ -140,10 +183,18 @@ beforeAll(async () => {
     currentContext: 'relay',
   });
   fauxqs = await startFauxqs({ port: 0, logger: false });
-  sqs = new SQSClient({ endpoint: `http://127.0.0.1:${fauxqs.port}`, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' } });
+  sqs = new SQSClient({
+    endpoint: `http://127.0.0.1:${fauxqs.port}`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 't', secretAccessKey: 't' },
+  });
   queueUrls = {} as Record<Loop, string>;
-  for (const loop of LOOPS) queueUrls[loop] = (await sqs.send(new CreateQueueCommand({ QueueName: `${installation.name}-${loop}` }))).QueueUrl!;
-  fleetQueueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${installation.name}-fleet` }))).QueueUrl!;
+  for (const loop of LOOPS)
+    queueUrls[loop] = (
+      await sqs.send(new CreateQueueCommand({ QueueName: `${installation.name}-${loop}` }))
+    ).QueueUrl!;
+  fleetQueueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${installation.name}-fleet` })))
+    .QueueUrl!;
 
   // Before the relay starts: a live set with a Lease, and the Lease of a set deleted while no relay led.
   liveUid = await createSet('live', OTHER);
@@ -166,9 +217,15 @@ beforeAll(async () => {
     secret: SECRET,
     releases: createKubeWebhookReleaseSource(fromClientNodeKubeConfig(relayKc), { releaseSets: true }),
     enqueue: (loop, key, cause) => relay!.enqueue(loop, key, cause),
-    logger: createLogger({ write: (line) => relayLog.push(line), base: { test: 'relay-fleet-wakeups', component: 'git-webhook' } }),
+    logger: createLogger({
+      write: (line) => relayLog.push(line),
+      base: { test: 'relay-fleet-wakeups', component: 'git-webhook' },
+    }),
   });
-  await until('the relay leads and every informer (ReleaseSets too) has synced', () => relay!.leading() && relay!.ready());
+  await until(
+    'the relay leads and every informer (ReleaseSets too) has synced',
+    () => relay!.leading() && relay!.ready(),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -198,7 +255,8 @@ describe('what else wakes a ReleaseSet, and its Lease after it is gone (the rela
     const mine = messagesFor('ticking', from);
     expect(mine[0]).toMatchObject({ loop: 'fleet', uid, cause: 'watch: ReleaseSet added' });
     const ticks = mine.filter((m) => m.cause === 'timer: interval');
-    for (const tick of ticks) expect(tick).toMatchObject({ loop: 'fleet', namespace: tenantNs.name, name: 'ticking', uid });
+    for (const tick of ticks)
+      expect(tick).toMatchObject({ loop: 'fleet', namespace: tenantNs.name, name: 'ticking', uid });
     // Each message restarts the timer: the next tick comes about an interval (2 s) after the one before, not at every 1-s tick.
     const sent = mine.map((m) => Date.parse(m.sentAt));
     for (let i = 1; i < sent.length; i++) expect(sent[i] - sent[i - 1]).toBeGreaterThanOrEqual(1_500);
@@ -215,23 +273,45 @@ describe('what else wakes a ReleaseSet, and its Lease after it is gone (the rela
       ref: 'refs/heads/main',
       before: '1'.repeat(40),
       after: SHA,
-      repository: { full_name: 'org/apps', clone_url: APPS, html_url: 'https://git.example.invalid/org/apps' },
+      repository: {
+        full_name: 'org/apps',
+        clone_url: APPS,
+        html_url: 'https://git.example.invalid/org/apps',
+      },
     });
     const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
-    const response = await webhook(new Request('http://relay/v1/hooks/git', { method: 'POST', body, headers: { 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': signature } }));
+    const response = await webhook(
+      new Request('http://relay/v1/hooks/git', {
+        method: 'POST',
+        body,
+        headers: { 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': signature },
+      }),
+    );
     expect(response.status).toBe(202);
     const answer = (await response.json()) as { matched: string[]; matchedReleaseSets: string[] };
     // `ticking` follows apps.git's main too; `live` follows other.git.
-    expect(answer).toEqual({ matched: [], matchedReleaseSets: [`${tenantNs.name}/follows-push`, `${tenantNs.name}/ticking`] });
+    expect(answer).toEqual({
+      matched: [],
+      matchedReleaseSets: [`${tenantNs.name}/follows-push`, `${tenantNs.name}/ticking`],
+    });
     await until('the push message for the set', async () => {
       await pull();
       return messagesFor('follows-push', from).some((m) => m.cause === 'git push refs/heads/main 0123456');
     });
-    expect(messagesFor('follows-push', from).find((m) => m.cause.startsWith('git push'))).toMatchObject({ loop: 'fleet', uid });
+    expect(messagesFor('follows-push', from).find((m) => m.cause.startsWith('git push'))).toMatchObject({
+      loop: 'fleet',
+      uid,
+    });
     expect(messagesFor('live', from)).toEqual([]);
 
     // A wrong signature is refused and sends nothing, as for Releases.
-    const refused = await webhook(new Request('http://relay/v1/hooks/git', { method: 'POST', body, headers: { 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': `sha256=${'0'.repeat(64)}` } }));
+    const refused = await webhook(
+      new Request('http://relay/v1/hooks/git', {
+        method: 'POST',
+        body,
+        headers: { 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': `sha256=${'0'.repeat(64)}` },
+      }),
+    );
     expect(refused.status).toBe(401);
   });
 

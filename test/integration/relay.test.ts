@@ -7,13 +7,29 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
 import type { LeasePort } from '../../domain/runtime/lease.ts';
-import { LOOPS, parseQueueMessage, type Loop, type QueueMessage } from '../../domain/runtime/queue-message.ts';
+import {
+  LOOPS,
+  parseQueueMessage,
+  type Loop,
+  type QueueMessage,
+} from '../../domain/runtime/queue-message.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { startRelay, type Relay, type RelayOptions } from '../../relay/relay.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
@@ -57,7 +73,12 @@ function start(identity: string, overrides: Partial<RelayOptions> = {}): Relay {
   });
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 10_000, between?: () => Promise<void>): Promise<void> {
+async function until(
+  what: string,
+  check: () => boolean,
+  timeoutMs = 10_000,
+  between?: () => Promise<void>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (await between?.(); !check(); await between?.()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
@@ -93,7 +114,11 @@ async function pull(loop: Loop): Promise<void> {
 async function messagesFor(
   loop: Loop,
   name: string,
-  { atLeast = 1, timeoutMs = 8_000, settleMs = 1_200 }: { atLeast?: number; timeoutMs?: number; settleMs?: number } = {},
+  {
+    atLeast = 1,
+    timeoutMs = 8_000,
+    settleMs = 1_200,
+  }: { atLeast?: number; timeoutMs?: number; settleMs?: number } = {},
 ): Promise<QueueMessage[]> {
   const deadline = Date.now() + timeoutMs;
   let settleUntil: number | undefined;
@@ -121,7 +146,14 @@ const unique = (prefix: string) => `${prefix}-${randomBytes(3).toString('hex')}`
 
 async function patchReleaseStatus(name: string, status: Record<string, unknown>) {
   await api.raw.patchNamespacedCustomObjectStatus(
-    { group: API_GROUP, version: API_VERSION, namespace: ns.name, plural: 'releases', name, body: { status } },
+    {
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: ns.name,
+      plural: 'releases',
+      name,
+      body: { status },
+    },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
 }
@@ -183,8 +215,14 @@ describe('relay', () => {
     expect(changed[0]?.cause).toContain('spec changed');
 
     const seen = relay!.metrics.eventsSeen.get({ kind: 'Release' });
-    await patchReleaseStatus(name, { observedGeneration: 2, reconciledAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
-    await until('the relay saw the status update', () => relay!.metrics.eventsSeen.get({ kind: 'Release' }) > seen);
+    await patchReleaseStatus(name, {
+      observedGeneration: 2,
+      reconciledAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    });
+    await until(
+      'the relay saw the status update',
+      () => relay!.metrics.eventsSeen.get({ kind: 'Release' }) > seen,
+    );
     expect(await messagesFor('reconcile', name, { timeoutMs: 1_200 })).toEqual([]);
   });
 
@@ -192,15 +230,23 @@ describe('relay', () => {
     const cluster = unique('east');
     const east = [unique('east-a'), unique('east-b')];
     const west = unique('west');
-    for (const name of east) await api.create('Release', ns.name, name, releaseSpec({ cluster: { name: cluster } }));
+    for (const name of east)
+      await api.create('Release', ns.name, name, releaseSpec({ cluster: { name: cluster } }));
     await api.create('Release', ns.name, west, releaseSpec({ cluster: { name: 'elsewhere' } }));
-    for (const name of [...east, west]) expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+    for (const name of [...east, west])
+      expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
 
     await api.create('Cluster', ns.name, cluster, { kubeConfig: { secretRef: { name: 'kubeconfig-1' } } });
-    for (const name of east) expect((await messagesFor('reconcile', name, { settleMs: 300 }))[0]?.cause).toBe(`watch: Cluster ${cluster} added`);
+    for (const name of east)
+      expect((await messagesFor('reconcile', name, { settleMs: 300 }))[0]?.cause).toBe(
+        `watch: Cluster ${cluster} added`,
+      );
 
-    await api.patchMerge('Cluster', ns.name, cluster, { spec: { kubeConfig: { secretRef: { name: 'kubeconfig-2' } } } });
-    for (const name of east) expect((await messagesFor('reconcile', name))[0]?.cause).toBe(`watch: Cluster ${cluster} modified`);
+    await api.patchMerge('Cluster', ns.name, cluster, {
+      spec: { kubeConfig: { secretRef: { name: 'kubeconfig-2' } } },
+    });
+    for (const name of east)
+      expect((await messagesFor('reconcile', name))[0]?.cause).toBe(`watch: Cluster ${cluster} modified`);
     expect(await messagesFor('reconcile', west, { timeoutMs: 0, settleMs: 0 })).toEqual([]);
 
     await api.patchMerge('Cluster', ns.name, cluster, { metadata: { labels: { note: 'metadata-only' } } });
@@ -211,12 +257,22 @@ describe('relay', () => {
   it('a labelled ConfigMap values layer reaches the Releases that read it when its data changes', async () => {
     const name = unique('values');
     const configMap = unique('vals');
-    await api.create('Release', ns.name, name, releaseSpec({ content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'ConfigMap', name: configMap }] } } }));
+    await api.create(
+      'Release',
+      ns.name,
+      name,
+      releaseSpec({
+        content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'ConfigMap', name: configMap }] } },
+      }),
+    );
     expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespacedConfigMap({
       namespace: ns.name,
-      body: { metadata: { name: configMap, labels: { 'convoy.dev/watch': 'true' } }, data: { 'values.yaml': 'a: 1' } },
+      body: {
+        metadata: { name: configMap, labels: { 'convoy.dev/watch': 'true' } },
+        data: { 'values.yaml': 'a: 1' },
+      },
     });
     expect(await messagesFor('reconcile', name)).toHaveLength(1);
     await core.patchNamespacedConfigMap(
@@ -231,7 +287,13 @@ describe('relay', () => {
     const created = await api.create('Release', ns.name, name, releaseSpec());
     const uid = (created['metadata'] as { uid: string }).uid;
     expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
-    await api.raw.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns.name, plural: 'releases', name });
+    await api.raw.deleteNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: ns.name,
+      plural: 'releases',
+      name,
+    });
     expect((await messagesFor('reconcile', name, { settleMs: 0 }))[0]?.cause).toBe('watch: Release deleted');
     await until('the Leases are removed', () => removedLeases.includes(uid), 2_000);
   });
@@ -240,38 +302,51 @@ describe('relay', () => {
     await until('the orphan Leases are removed', () => removedLeases.includes(ORPHAN_UID), 5_000);
   });
 
-  it('200 quick label updates of one Release: every update is counted in exactly one message, and the messages are at least 1 s apart', { timeout: 120_000 }, async () => {
-    // How many messages a burst makes depends on how long the burst takes (one a second, plus the
-    // last): a speed, in bench section queueCadence. Here: the rule itself, read from the messages.
-    const name = unique('burst');
-    await api.create('Release', ns.name, name, releaseSpec());
-    expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
-    for (let batch = 0; batch < 10; batch++) {
-      await Promise.all(
-        Array.from({ length: 20 }, (_, i) => api.patchMerge('Release', ns.name, name, { metadata: { labels: { n: String(batch * 20 + i) } } })),
+  it(
+    '200 quick label updates of one Release: every update is counted in exactly one message, and the messages are at least 1 s apart',
+    { timeout: 120_000 },
+    async () => {
+      // How many messages a burst makes depends on how long the burst takes (one a second, plus the
+      // last): a speed, in bench section queueCadence. Here: the rule itself, read from the messages.
+      const name = unique('burst');
+      await api.create('Release', ns.name, name, releaseSpec());
+      expect(await messagesFor('reconcile', name, { settleMs: 0 })).toHaveLength(1);
+      for (let batch = 0; batch < 10; batch++) {
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            api.patchMerge('Release', ns.name, name, { metadata: { labels: { n: String(batch * 20 + i) } } }),
+          ),
+        );
+      }
+      // A coalesced message says how many watch events it stands for: "<first cause> (and N more events)".
+      const eventsIn = (m: QueueMessage) => 1 + Number(/\(and (\d+) more events\)$/.exec(m.cause)?.[1] ?? 0);
+      const messages: QueueMessage[] = [];
+      // Safety net only: the relay sends the last events at most ~1 s after the last update.
+      await until(
+        'all 200 updates are in messages',
+        () => messages.reduce((sum, m) => sum + eventsIn(m), 0) >= 200,
+        60_000,
+        async () => {
+          messages.push(...(await messagesFor('reconcile', name, { atLeast: 1, timeoutMs: 0, settleMs: 0 })));
+        },
       );
-    }
-    // A coalesced message says how many watch events it stands for: "<first cause> (and N more events)".
-    const eventsIn = (m: QueueMessage) => 1 + Number(/\(and (\d+) more events\)$/.exec(m.cause)?.[1] ?? 0);
-    const messages: QueueMessage[] = [];
-    // Safety net only: the relay sends the last events at most ~1 s after the last update.
-    await until('all 200 updates are in messages', () => messages.reduce((sum, m) => sum + eventsIn(m), 0) >= 200, 60_000, async () => {
-      messages.push(...(await messagesFor('reconcile', name, { atLeast: 1, timeoutMs: 0, settleMs: 0 })));
-    });
-    expect(messages.reduce((sum, m) => sum + eventsIn(m), 0)).toBe(200);
-    for (const m of messages) expect(m.cause).toMatch(/^watch: labels changed/);
-    expect(messages.length).toBeLessThan(200);
-    // One Release is sent at most once a second (the sender's minSpacingMs); sentAt is stamped as
-    // the send leaves the buffer, a few ms at most after the spacing was checked.
-    const sentAt = messages.map((m) => Date.parse(m.sentAt)).sort((a, b) => a - b);
-    const gaps = sentAt.slice(1).map((t, i) => t - (sentAt[i] ?? 0));
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(950);
-  });
+      expect(messages.reduce((sum, m) => sum + eventsIn(m), 0)).toBe(200);
+      for (const m of messages) expect(m.cause).toMatch(/^watch: labels changed/);
+      expect(messages.length).toBeLessThan(200);
+      // One Release is sent at most once a second (the sender's minSpacingMs); sentAt is stamped as
+      // the send leaves the buffer, a few ms at most after the spacing was checked.
+      const sentAt = messages.map((m) => Date.parse(m.sentAt)).sort((a, b) => a - b);
+      const gaps = sentAt.slice(1).map((t, i) => t - (sentAt[i] ?? 0));
+      for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(950);
+    },
+  );
 
   it('a Release with syncPolicy.interval 2s and an old lastAttempted.attemptedAt gets a timer message', async () => {
     const name = unique('timed');
     await api.create('Release', ns.name, name, releaseSpec({ syncPolicy: { interval: '2s' } }));
-    await patchReleaseStatus(name, { lastAttempted: { attemptedAt: '2026-01-01T00:00:00Z', phase: 'Succeeded' } });
+    await patchReleaseStatus(name, {
+      lastAttempted: { attemptedAt: '2026-01-01T00:00:00Z', phase: 'Succeeded' },
+    });
     // Safety net only: the timer is due at once (attemptedAt is long past); the relay ticks every 1 s.
     const messages = await messagesFor('reconcile', name, { atLeast: 2, timeoutMs: 15_000, settleMs: 0 });
     expect(messages.map((m) => m.cause)).toEqual(['watch: Release added', 'timer: reconcile interval']);
@@ -289,7 +364,9 @@ describe('relay', () => {
     relay = start('relay-b');
     const messages = await messagesFor('reconcile', name, { timeoutMs: 10_000, settleMs: 0 });
     expect(messages[0]?.cause).toBe('watch: Release added');
-    expect(await relay.metrics.render()).toMatch(/convoy_relay_messages_sent_total\{loop="reconcile"\} [1-9]/);
+    expect(await relay.metrics.render()).toMatch(
+      /convoy_relay_messages_sent_total\{loop="reconcile"\} [1-9]/,
+    );
   });
 
   it('after a leadership change, a Release whose status is up to date is not sent again; one whose status is behind is', async () => {
@@ -299,16 +376,37 @@ describe('relay', () => {
     await api.create('Release', ns.name, behind, releaseSpec());
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const attempt = { attemptedAt: now, phase: 'Succeeded', renderRef: `sha256:${'1'.repeat(64)}` };
-    const applied = { type: 'Applied', status: 'True', reason: 'Applied', message: 'applied', lastTransitionTime: now, observedGeneration: 1 };
-    await patchReleaseStatus(upToDate, { observedGeneration: 1, reconciledAt: now, lastAttempted: attempt, lastSuccessful: attempt, conditions: [applied] });
+    const applied = {
+      type: 'Applied',
+      status: 'True',
+      reason: 'Applied',
+      message: 'applied',
+      lastTransitionTime: now,
+      observedGeneration: 1,
+    };
+    await patchReleaseStatus(upToDate, {
+      observedGeneration: 1,
+      reconciledAt: now,
+      lastAttempted: attempt,
+      lastSuccessful: attempt,
+      conditions: [applied],
+    });
     // The spec changed since (observedGeneration 0 < generation 1): its event may have been missed.
-    await patchReleaseStatus(behind, { observedGeneration: 0, reconciledAt: now, lastAttempted: attempt, lastSuccessful: attempt, conditions: [applied] });
+    await patchReleaseStatus(behind, {
+      observedGeneration: 0,
+      reconciledAt: now,
+      lastAttempted: attempt,
+      lastSuccessful: attempt,
+      conditions: [applied],
+    });
     await relay!.stop();
     relay = undefined;
     await drain();
 
     relay = start('relay-takes-over');
-    expect((await messagesFor('reconcile', behind, { timeoutMs: 10_000, settleMs: 0 }))[0]?.cause).toBe('watch: Release added');
+    expect((await messagesFor('reconcile', behind, { timeoutMs: 10_000, settleMs: 0 }))[0]?.cause).toBe(
+      'watch: Release added',
+    );
     expect(await messagesFor('reconcile', upToDate, { timeoutMs: 2_000, settleMs: 0 })).toEqual([]);
   });
 
@@ -344,9 +442,15 @@ describe('relay', () => {
       () => counts.indexed === counts.listed && counts.listed > 5,
       15_000,
       async () => {
-        const listed = (await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: 'releases' })) as { items: unknown[] };
+        const listed = (await kc
+          .makeApiClient(CustomObjectsApi)
+          .listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: 'releases' })) as {
+          items: unknown[];
+        };
         counts.listed = listed.items.length;
-        counts.indexed = Number(/^convoy_relay_releases (\d+)$/m.exec(await relay!.metrics.render())?.[1] ?? -1);
+        counts.indexed = Number(
+          /^convoy_relay_releases (\d+)$/m.exec(await relay!.metrics.render())?.[1] ?? -1,
+        );
       },
     );
   });

@@ -29,13 +29,20 @@ describe('the ReleaseSet page in headless Chromium', { timeout: 180_000 }, () =>
   const pageErrors: string[] = [];
 
   const js = <T>(expression: string) => page.evaluate(expression) as Promise<T>;
-  const textOf = (selector: string): Promise<string> => js<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
+  const textOf = (selector: string): Promise<string> =>
+    js<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
   const waitText = async (selector: string, pattern: RegExp, timeout = 30_000) => {
     try {
-      await page.waitForFunction(`${pattern.toString()}.test(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`, { timeout, polling: 200 });
+      await page.waitForFunction(
+        `${pattern.toString()}.test(document.querySelector(${JSON.stringify(selector)})?.textContent ?? '')`,
+        { timeout, polling: 200 },
+      );
     } catch (error) {
       const seen = await textOf(selector).catch(() => '?');
-      throw new Error(`${selector} did not match ${pattern} within ${timeout} ms: it shows ${JSON.stringify(seen.slice(0, 300))}; alert ${JSON.stringify(await textOf('[role=alert]').catch(() => '?'))}; page errors ${JSON.stringify(pageErrors)}`, { cause: error });
+      throw new Error(
+        `${selector} did not match ${pattern} within ${timeout} ms: it shows ${JSON.stringify(seen.slice(0, 300))}; alert ${JSON.stringify(await textOf('[role=alert]').catch(() => '?'))}; page errors ${JSON.stringify(pageErrors)}`,
+        { cause: error },
+      );
     }
   };
 
@@ -79,17 +86,26 @@ describe('the ReleaseSet page in headless Chromium', { timeout: 180_000 }, () =>
     expect(await textOf('#set-counts')).toBe('3 Clusters selected: 1 updated, 0 ready, 1 failed, 2 waiting');
     expect(await textOf('#steps-table [data-step="canary"]')).toMatch(/^canary1101Succeeded/);
     expect(await textOf('#steps-table [data-step="eu"]')).toBe('eu2000WaitingForApproval—');
-    expect(await textOf('#failing-table [data-failing="canary-1"]')).toMatch(/^canary-1web-canary-1HealthyDegradedDeployment web\/web: 0\/3 replicas available/);
+    expect(await textOf('#failing-table [data-failing="canary-1"]')).toMatch(
+      /^canary-1web-canary-1HealthyDegradedDeployment web\/web: 0\/3 replicas available/,
+    );
     expect(await textOf('#held-table tbody')).toBe('eu-2web-eu-2PinnedByUser');
-    const links = await js<string[]>(`[...document.querySelectorAll('#children-table tbody th a')].map((a) => a.getAttribute('href'))`);
+    const links = await js<string[]>(
+      `[...document.querySelectorAll('#children-table tbody th a')].map((a) => a.getAttribute('href'))`,
+    );
     expect(links).toEqual(['web-canary-1', 'web-eu-1', 'web-eu-2'].map((r) => `#/r/${ns.name}/${r}`));
     await waitText('#set-events-table', /StepStarted/);
     expect(await textOf('#set-approve')).toBe('Approve step eu');
     expect(seriousViolations(await axeViolations(page)), 'axe on the ReleaseSet page').toEqual([]);
 
     await clickNow(page, '#set-approve');
-    await waitText('#set-action-result', new RegExp(`^Approved: convoy\\.dev/approve=eu@${REVISION_B.id}\\.$`));
-    const set = (await convoyApi(admin).get('ReleaseSet', ns.name, 'web')) as { metadata: { annotations?: Record<string, string> } };
+    await waitText(
+      '#set-action-result',
+      new RegExp(`^Approved: convoy\\.dev/approve=eu@${REVISION_B.id}\\.$`),
+    );
+    const set = (await convoyApi(admin).get('ReleaseSet', ns.name, 'web')) as {
+      metadata: { annotations?: Record<string, string> };
+    };
     expect(set.metadata.annotations?.['convoy.dev/approve']).toBe(`eu@${REVISION_B.id}`);
 
     await clickNow(page, `#children-table [data-child="web-canary-1"] a`);

@@ -19,7 +19,15 @@ import { runConvoy } from '../harness/cli.ts';
 import { serveDashboard, serviceAccountUser, type ServiceAccountUser } from '../harness/dashboard.ts';
 import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/kube.ts';
 import { convoyApi } from '../harness/releases.ts';
-import { createWaitingSet, REVISION_A, REVISION_B, succeededStatus, tokenKubeconfig, waitingStatus, writeSetStatus } from '../harness/release-set-fixture.ts';
+import {
+  createWaitingSet,
+  REVISION_A,
+  REVISION_B,
+  succeededStatus,
+  tokenKubeconfig,
+  waitingStatus,
+  writeSetStatus,
+} from '../harness/release-set-fixture.ts';
 
 interface SetObject {
   metadata: { annotations?: Record<string, string>; generation: number };
@@ -36,18 +44,25 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
   let dir: string;
   let api: ServedApi;
   const cli = (...args: string[]) => runConvoy(args, kubeconfig);
-  const readSet = async (ns: string, name = 'web') => (await convoy.get('ReleaseSet', ns, name)) as unknown as SetObject;
+  const readSet = async (ns: string, name = 'web') =>
+    (await convoy.get('ReleaseSet', ns, name)) as unknown as SetObject;
   const http = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${api.url}${path}`, {
       method,
-      headers: { Authorization: `Bearer ${tenant.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${tenant.token}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
   beforeAll(async () => {
-    [mine, other] = await Promise.all([freshNamespace(admin, 'rset-ops'), freshNamespace(admin, 'rset-ops-other')]);
+    [mine, other] = await Promise.all([
+      freshNamespace(admin, 'rset-ops'),
+      freshNamespace(admin, 'rset-ops-other'),
+    ]);
     await Promise.all([createWaitingSet(admin, mine.name), createWaitingSet(admin, other.name)]);
     tenant = await serviceAccountUser(admin, mine.name, 'rset-tenant', [
       {
@@ -76,26 +91,45 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
     expect(list.code).toBe(0);
     const [header, row] = list.stdout.trim().split('\n');
     expect(header).toMatch(/^NAME\s+STATE\s+STEP\s+UPDATED\/SELECTED\s+READY\s+FAILED\s+REVISION\s+AGE$/);
-    expect(row).toMatch(new RegExp(`^web\\s+WaitingForApproval\\s+eu \\(2/2\\)\\s+1/3\\s+0\\s+1\\s+${REVISION_B.id}\\s+\\d+[smhd]$`));
-    const json = JSON.parse((await cli('get', 'rset', 'web', '-n', mine.name, '-o', 'json')).stdout) as Record<string, unknown>;
-    expect(json).toMatchObject({ apiVersion: 'convoy.dev/v1alpha1', kind: 'ReleaseSet', metadata: { name: 'web' }, status: { revision: { id: REVISION_B.id } } });
+    expect(row).toMatch(
+      new RegExp(
+        `^web\\s+WaitingForApproval\\s+eu \\(2/2\\)\\s+1/3\\s+0\\s+1\\s+${REVISION_B.id}\\s+\\d+[smhd]$`,
+      ),
+    );
+    const json = JSON.parse(
+      (await cli('get', 'rset', 'web', '-n', mine.name, '-o', 'json')).stdout,
+    ) as Record<string, unknown>;
+    expect(json).toMatchObject({
+      apiVersion: 'convoy.dev/v1alpha1',
+      kind: 'ReleaseSet',
+      metadata: { name: 'web' },
+      status: { revision: { id: REVISION_B.id } },
+    });
     expect((json.metadata as Record<string, unknown>).managedFields).toBeUndefined();
 
     const d = await cli('describe', `rset/web`, '-n', mine.name);
     expect(d.stderr).toBe('');
     expect(d.code).toBe(0);
-    expect(d.stdout).toMatch(/^Verdict:\s+WaitingForApproval: revision bbbbbbbbbbbbbbbb: WaitingForApproval: step eu \(2 Clusters\) needs approval/m);
-    expect(d.stdout).toContain(`Last succeeded: ${REVISION_A.id} (git https://git.example.invalid/apps.git@aaaaaaaaaaaa)`);
+    expect(d.stdout).toMatch(
+      /^Verdict:\s+WaitingForApproval: revision bbbbbbbbbbbbbbbb: WaitingForApproval: step eu \(2 Clusters\) needs approval/m,
+    );
+    expect(d.stdout).toContain(
+      `Last succeeded: ${REVISION_A.id} (git https://git.example.invalid/apps.git@aaaaaaaaaaaa)`,
+    );
     expect(d.stdout).toMatch(/^Clusters:\s+3 selected, 1 updated, 0 ready, 1 failed, 2 waiting$/m);
     expect(d.stdout).toContain(`Approve:     convoy approve rset/web -n ${mine.name} --step eu`);
     expect(d.stdout).toMatch(/^\s+canary\s+1\s+1\s+0\s+1\s+Succeeded\s+2026-01-01T12:00:00Z$/m);
     expect(d.stdout).toMatch(/^\s+eu\s+2\s+0\s+0\s+0\s+WaitingForApproval\s+-$/m);
     expect(d.stdout).toMatch(/^\s+Healthy\s+2\s+1\s+0$/m);
-    expect(d.stdout).toMatch(/^\s+canary-1\s+web-canary-1\s+Healthy\s+Degraded\s+2026-01-01T12:00:00Z\s+Deployment web\/web: 0\/3 replicas available$/m);
+    expect(d.stdout).toMatch(
+      /^\s+canary-1\s+web-canary-1\s+Healthy\s+Degraded\s+2026-01-01T12:00:00Z\s+Deployment web\/web: 0\/3 replicas available$/m,
+    );
     expect(d.stdout).toMatch(/^\s+eu-2\s+web-eu-2\s+PinnedByUser$/m);
     expect(d.stdout).toMatch(new RegExp(`^\\s+web-canary-1\\s+canary-1\\s+${REVISION_B.id}\\s+Waiting`, 'm'));
     expect(d.stdout).toMatch(new RegExp(`^\\s+web-eu-1\\s+eu-1\\s+${REVISION_A.id}\\s+`, 'm'));
-    expect(d.stdout).toMatch(/^\s+\d+[smhd]\s+Normal\s+StepStarted\s+convoy\.dev\/fleet\s+1\s+step canary started/m);
+    expect(d.stdout).toMatch(
+      /^\s+\d+[smhd]\s+Normal\s+StepStarted\s+convoy\.dev\/fleet\s+1\s+step canary started/m,
+    );
     const events = await cli('events', 'rset/web', '-n', mine.name, '-o', 'json');
     expect(events.code).toBe(0);
     expect((JSON.parse(events.stdout) as { reason: string }[]).map((e) => e.reason)).toEqual(['StepStarted']);
@@ -114,13 +148,19 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
   it('approve rset: refuses a step that is not waiting, then writes convoy.dev/approve=<step>@<revision> for the waiting one', async () => {
     const wrong = await cli('approve', 'rset/web', '-n', mine.name, '--step', 'canary');
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr.trim()).toBe(`convoy: step canary of ReleaseSet ${mine.name}/web does not wait for approval: step eu does (convoy describe rset/<name> shows the rollout)`);
+    expect(wrong.stderr.trim()).toBe(
+      `convoy: step canary of ReleaseSet ${mine.name}/web does not wait for approval: step eu does (convoy describe rset/<name> shows the rollout)`,
+    );
     expect((await readSet(mine.name)).metadata.annotations?.['convoy.dev/approve']).toBeUndefined();
     const ok = await cli('approve', 'rset/web', '-n', mine.name);
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
-    expect(ok.stdout.trim()).toBe(`${mine.name}/web: step eu approved (convoy.dev/approve=eu@${REVISION_B.id})`);
-    expect((await readSet(mine.name)).metadata.annotations?.['convoy.dev/approve']).toBe(`eu@${REVISION_B.id}`);
+    expect(ok.stdout.trim()).toBe(
+      `${mine.name}/web: step eu approved (convoy.dev/approve=eu@${REVISION_B.id})`,
+    );
+    expect((await readSet(mine.name)).metadata.annotations?.['convoy.dev/approve']).toBe(
+      `eu@${REVISION_B.id}`,
+    );
   });
 
   it('rollback rset writes convoy.dev/rollback=<current revision>; refused when nothing older succeeded; wait then follows the verdict', async () => {
@@ -135,7 +175,17 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
     await writeSetStatus(admin, mine.name, 'web', (g) => ({
       ...waitingStatus(g),
       rollout: { state: 'RolledBack', step: 1, stepName: 'eu' },
-      conditions: [waitingStatus(g).conditions![0], { type: 'RolloutSucceeded', status: 'False', reason: 'RollbackRequested', message: `rollback requested (convoy.dev/rollback=${REVISION_B.id}): rolled back 1 Clusters to revision ${REVISION_A.id} (lastSucceededRevision)`, lastTransitionTime: '2026-01-01T12:00:00Z', observedGeneration: g }],
+      conditions: [
+        waitingStatus(g).conditions![0],
+        {
+          type: 'RolloutSucceeded',
+          status: 'False',
+          reason: 'RollbackRequested',
+          message: `rollback requested (convoy.dev/rollback=${REVISION_B.id}): rolled back 1 Clusters to revision ${REVISION_A.id} (lastSucceededRevision)`,
+          lastTransitionTime: '2026-01-01T12:00:00Z',
+          observedGeneration: g,
+        },
+      ],
     }));
     const rolled = await cli('wait', 'rset/web', '-n', mine.name, '--timeout', '60s');
     expect(rolled.code).toBe(1);
@@ -146,8 +196,12 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
     await writeSetStatus(admin, mine.name, 'web', succeededStatus);
     const done = await cli('wait', 'rset/web', '-n', mine.name, '--timeout', '60s');
     expect(done.code).toBe(0);
-    expect(done.stdout.trim()).toMatch(/^Succeeded: revision bbbbbbbbbbbbbbbb: revision bbbbbbbbbbbbbbbb is rolled out/);
-    await convoy.patchMerge('ReleaseSet', mine.name, 'web', { metadata: { annotations: { 'convoy.dev/rollback': null } } });
+    expect(done.stdout.trim()).toMatch(
+      /^Succeeded: revision bbbbbbbbbbbbbbbb: revision bbbbbbbbbbbbbbbb is rolled out/,
+    );
+    await convoy.patchMerge('ReleaseSet', mine.name, 'web', {
+      metadata: { annotations: { 'convoy.dev/rollback': null } },
+    });
     const refused = await cli('rollback', 'rset/web', '-n', mine.name);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim()).toBe(
@@ -159,9 +213,25 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
   it('pause and resume rset set spec.rollout.paused; wait on a paused set exits 4 naming convoy resume', async () => {
     const pause = await cli('pause', 'rset/web', '-n', mine.name);
     expect(pause.code).toBe(0);
-    expect(pause.stdout.trim()).toBe(`${mine.name}/web paused: no child Release is written or deleted until convoy resume rset/web`);
+    expect(pause.stdout.trim()).toBe(
+      `${mine.name}/web paused: no child Release is written or deleted until convoy resume rset/web`,
+    );
     expect((await readSet(mine.name)).spec.rollout.paused).toBe(true);
-    await writeSetStatus(admin, mine.name, 'web', (g) => ({ ...waitingStatus(g), rollout: { state: 'Paused', step: 1, stepName: 'eu' }, conditions: [waitingStatus(g).conditions![0], { type: 'RolloutSucceeded', status: 'False', reason: 'Paused', message: 'spec.rollout.paused is true', lastTransitionTime: '2026-01-01T12:00:00Z', observedGeneration: g }] }));
+    await writeSetStatus(admin, mine.name, 'web', (g) => ({
+      ...waitingStatus(g),
+      rollout: { state: 'Paused', step: 1, stepName: 'eu' },
+      conditions: [
+        waitingStatus(g).conditions![0],
+        {
+          type: 'RolloutSucceeded',
+          status: 'False',
+          reason: 'Paused',
+          message: 'spec.rollout.paused is true',
+          lastTransitionTime: '2026-01-01T12:00:00Z',
+          observedGeneration: g,
+        },
+      ],
+    }));
     const held = await cli('wait', 'rset/web', '-n', mine.name);
     expect(held.code).toBe(4);
     expect(held.stderr.trim()).toBe(
@@ -173,13 +243,25 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
   });
 
   it('describe rset for a user who may read the set but not list its Releases or Events: the set, and why those sections are empty', async () => {
-    const reader = await serviceAccountUser(admin, mine.name, 'rset-reader', [{ namespace: mine.name, rules: [{ apiGroups: [API_GROUP], resources: ['releasesets'], verbs: ['get'] }] }]);
-    const run = await runConvoy(['describe', 'rset/web', '-n', mine.name], await tokenKubeconfig(admin, reader.token, dir, 'reader.yaml'));
+    const reader = await serviceAccountUser(admin, mine.name, 'rset-reader', [
+      {
+        namespace: mine.name,
+        rules: [{ apiGroups: [API_GROUP], resources: ['releasesets'], verbs: ['get'] }],
+      },
+    ]);
+    const run = await runConvoy(
+      ['describe', 'rset/web', '-n', mine.name],
+      await tokenKubeconfig(admin, reader.token, dir, 'reader.yaml'),
+    );
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Clusters:\s+3 selected/m);
-    expect(run.stdout).toContain(`Children:    (forbidden: you may not list releases.convoy.dev in namespace ${mine.name})`);
-    expect(run.stdout).toContain(`Events:\n  forbidden: you may not list events.events.k8s.io in namespace ${mine.name}`);
+    expect(run.stdout).toContain(
+      `Children:    (forbidden: you may not list releases.convoy.dev in namespace ${mine.name})`,
+    );
+    expect(run.stdout).toContain(
+      `Events:\n  forbidden: you may not list events.events.k8s.io in namespace ${mine.name}`,
+    );
   });
 
   it("another namespace's set: every CLI verb gets one clear 403 line, nothing is changed", async () => {
@@ -196,7 +278,9 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
       expect(run.code, args.join(' ')).toBe(1);
       expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(run.stderr, args.join(' ')).toMatch(
-        new RegExp(`^convoy: forbidden \\(HTTP 403\\): releasesets\\.convoy\\.dev (("web" )?is forbidden): User "system:serviceaccount:${mine.name}:rset-tenant" cannot (get|list|patch) resource "releasesets"`),
+        new RegExp(
+          `^convoy: forbidden \\(HTTP 403\\): releasesets\\.convoy\\.dev (("web" )?is forbidden): User "system:serviceaccount:${mine.name}:rset-tenant" cannot (get|list|patch) resource "releasesets"`,
+        ),
       );
     }
     const untouched = await readSet(other.name);
@@ -204,34 +288,67 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
     expect(untouched.spec.rollout.paused).toBe(false);
   });
 
-  it('the HTTP API: the tenant reads, approves, pauses, resumes and rolls back its set; another namespace is 403 Forbidden, never the relay\'s view', async () => {
+  it("the HTTP API: the tenant reads, approves, pauses, resumes and rolls back its set; another namespace is 403 Forbidden, never the relay's view", async () => {
     await writeSetStatus(admin, mine.name, 'web', waitingStatus);
     const list = await http('GET', `/v1/namespaces/${mine.name}/releasesets`);
     expect(list.status).toBe(200);
-    expect(list.body.items).toMatchObject([{ namespace: mine.name, name: 'web', state: 'WaitingForApproval', step: 'eu', revision: REVISION_B.id, verdict: { kind: 'held', word: 'WaitingForApproval' } }]);
+    expect(list.body.items).toMatchObject([
+      {
+        namespace: mine.name,
+        name: 'web',
+        state: 'WaitingForApproval',
+        step: 'eu',
+        revision: REVISION_B.id,
+        verdict: { kind: 'held', word: 'WaitingForApproval' },
+      },
+    ]);
     const one = await http('GET', `/v1/namespaces/${mine.name}/releasesets/web`);
     expect(one.status).toBe(200);
     expect(one.body.verdict).toMatchObject({ kind: 'held', word: 'WaitingForApproval' });
-    expect((one.body.children as { name: string }[]).map((c) => c.name)).toEqual(['web-canary-1', 'web-eu-1', 'web-eu-2']);
-    expect(((one.body.releaseSet as { metadata: Record<string, unknown> }).metadata).managedFields).toBeUndefined();
+    expect((one.body.children as { name: string }[]).map((c) => c.name)).toEqual([
+      'web-canary-1',
+      'web-eu-1',
+      'web-eu-2',
+    ]);
+    expect(
+      (one.body.releaseSet as { metadata: Record<string, unknown> }).metadata.managedFields,
+    ).toBeUndefined();
     const events = await http('GET', `/v1/namespaces/${mine.name}/releasesets/web/events`);
     expect((events.body.events as { reason: string }[]).map((e) => e.reason)).toEqual(['StepStarted']);
     const across = await http('GET', '/v1/releasesets');
     expect(across.body).toMatchObject({ scope: 'namespaces', namespaces: [mine.name] });
     expect((across.body.items as { namespace: string }[]).map((s) => s.namespace)).toEqual([mine.name]);
 
-    await convoy.patchMerge('ReleaseSet', mine.name, 'web', { metadata: { annotations: { 'convoy.dev/approve': null } } });
-    const wrongStep = await http('POST', `/v1/namespaces/${mine.name}/releasesets/web/approve`, { step: 'canary' });
+    await convoy.patchMerge('ReleaseSet', mine.name, 'web', {
+      metadata: { annotations: { 'convoy.dev/approve': null } },
+    });
+    const wrongStep = await http('POST', `/v1/namespaces/${mine.name}/releasesets/web/approve`, {
+      step: 'canary',
+    });
     expect(wrongStep).toMatchObject({ status: 409, body: { error: 'NothingToApprove', field: 'step' } });
     const approve = await http('POST', `/v1/namespaces/${mine.name}/releasesets/web/approve`, {});
-    expect(approve).toEqual({ status: 200, body: { annotation: 'convoy.dev/approve', value: `eu@${REVISION_B.id}` } });
-    expect((await readSet(mine.name)).metadata.annotations?.['convoy.dev/approve']).toBe(`eu@${REVISION_B.id}`);
-    expect(await http('POST', `/v1/namespaces/${mine.name}/releasesets/web/pause`)).toEqual({ status: 200, body: { paused: true } });
+    expect(approve).toEqual({
+      status: 200,
+      body: { annotation: 'convoy.dev/approve', value: `eu@${REVISION_B.id}` },
+    });
+    expect((await readSet(mine.name)).metadata.annotations?.['convoy.dev/approve']).toBe(
+      `eu@${REVISION_B.id}`,
+    );
+    expect(await http('POST', `/v1/namespaces/${mine.name}/releasesets/web/pause`)).toEqual({
+      status: 200,
+      body: { paused: true },
+    });
     expect((await readSet(mine.name)).spec.rollout.paused).toBe(true);
-    expect(await http('POST', `/v1/namespaces/${mine.name}/releasesets/web/resume`)).toEqual({ status: 200, body: { paused: false } });
+    expect(await http('POST', `/v1/namespaces/${mine.name}/releasesets/web/resume`)).toEqual({
+      status: 200,
+      body: { paused: false },
+    });
     expect((await readSet(mine.name)).spec.rollout.paused).toBe(false);
     const rollback = await http('POST', `/v1/namespaces/${mine.name}/releasesets/web/rollback`);
-    expect(rollback).toEqual({ status: 200, body: { annotation: 'convoy.dev/rollback', value: REVISION_B.id, to: REVISION_A.id } });
+    expect(rollback).toEqual({
+      status: 200,
+      body: { annotation: 'convoy.dev/rollback', value: REVISION_B.id, to: REVISION_A.id },
+    });
 
     for (const [method, path] of [
       ['GET', `/v1/namespaces/${other.name}/releasesets`],
@@ -244,7 +361,11 @@ describe('ReleaseSets for a tenant: the CLI and the HTTP API', { timeout: 120_00
       const res = await http(method, path);
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body.error).toBe('Forbidden');
-      expect(res.body.message).toMatch(new RegExp(`^user "system:serviceaccount:${mine.name}:rset-tenant" may not (get|list|update) releasesets\\.convoy\\.dev`));
+      expect(res.body.message).toMatch(
+        new RegExp(
+          `^user "system:serviceaccount:${mine.name}:rset-tenant" may not (get|list|update) releasesets\\.convoy\\.dev`,
+        ),
+      );
       expect(JSON.stringify(res.body)).not.toContain(REVISION_B.id);
     }
     const untouched = await readSet(other.name);

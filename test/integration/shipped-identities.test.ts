@@ -5,7 +5,15 @@
  * relay with its ServiceAccount's token. Never admin, except to set the scene.
  */
 import { randomBytes } from 'node:crypto';
-import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fromClientNodeKubeConfig } from '../../adapters/kube/client-node-config.ts';
 import { createEventRecorder } from '../../adapters/kube/events.ts';
@@ -46,7 +54,10 @@ beforeAll(async () => {
   functions = fromClientNodeKubeConfig(identities.functions);
   await admin.makeApiClient(CoreV1Api).createNamespacedSecret({
     namespace: tenant.name,
-    body: { metadata: { name: 'db', labels: { 'convoy.dev/watch': 'true' } }, stringData: { password: SECRET_VALUE } },
+    body: {
+      metadata: { name: 'db', labels: { 'convoy.dev/watch': 'true' } },
+      stringData: { password: SECRET_VALUE },
+    },
   });
 });
 
@@ -57,10 +68,12 @@ afterAll(async () => {
 
 describe("the functions' identity under the shipped RBAC (issue 20 item 6)", () => {
   it('may impersonate a ServiceAccount of a tenant namespace (the request is made as it)', async () => {
-    const review = await asServiceAccount(`${tenant.name}:default`).create<{ status?: { userInfo?: { username?: string } } }>(
-      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-      { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-    );
+    const review = await asServiceAccount(`${tenant.name}:default`).create<{
+      status?: { userInfo?: { username?: string } };
+    }>('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'SelfSubjectReview',
+    });
     expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${tenant.name}:default`);
   });
 
@@ -70,9 +83,18 @@ describe("the functions' identity under the shipped RBAC (issue 20 item 6)", () 
     ["convoy's own relay ServiceAccount", 'installation'],
   ])('may not impersonate %s: the apiserver refuses the impersonation itself', async (_what, where) => {
     const serviceAccount =
-      where === 'kube-system' ? 'kube-system:clusterrole-aggregation-controller' : where === 'outsider' ? `${outsider.name}:default` : `${installation.name}:convoy-relay`;
+      where === 'kube-system'
+        ? 'kube-system:clusterrole-aggregation-controller'
+        : where === 'outsider'
+          ? `${outsider.name}:default`
+          : `${installation.name}:convoy-relay`;
     const client = asServiceAccount(serviceAccount);
-    await expect(client.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' })).rejects.toMatchObject({
+    await expect(
+      client.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'SelfSubjectReview',
+      }),
+    ).rejects.toMatchObject({
       status: 403,
       message: expect.stringMatching(/cannot impersonate resource "serviceaccounts"/) as unknown,
     });
@@ -93,7 +115,18 @@ describe("the functions' identity under the shipped RBAC (issue 20 item 6)", () 
     const allowed = async (namespace: string) =>
       (
         await authz.createSubjectAccessReview({
-          body: { spec: { user: 'x', groups: ['convoy:functions'], resourceAttributes: { verb: 'impersonate', resource: 'serviceaccounts', namespace, name: 'default' } } },
+          body: {
+            spec: {
+              user: 'x',
+              groups: ['convoy:functions'],
+              resourceAttributes: {
+                verb: 'impersonate',
+                resource: 'serviceaccounts',
+                namespace,
+                name: 'default',
+              },
+            },
+          },
         })
       ).status?.allowed === true;
     expect(await allowed(tenant.name)).toBe(true);
@@ -108,39 +141,77 @@ describe("the relay's identity under the shipped RBAC (issue 20 item 7)", () => 
     const name = `victim-${randomBytes(3).toString('hex')}`;
     await convoyApi(admin).create('Release', tenant.name, name, releaseSpec());
     const relay = identities.relay.makeApiClient(CustomObjectsApi);
-    const target = { group: 'convoy.dev', version: 'v1alpha1', namespace: tenant.name, plural: 'releases', name };
+    const target = {
+      group: 'convoy.dev',
+      version: 'v1alpha1',
+      namespace: tenant.name,
+      plural: 'releases',
+      name,
+    };
     await expect(
-      relay.patchNamespacedCustomObject({ ...target, dryRun: 'All', body: { spec: { serviceAccountName: 'cluster-admin-sa' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      relay.patchNamespacedCustomObject(
+        { ...target, dryRun: 'All', body: { spec: { serviceAccountName: 'cluster-admin-sa' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
     ).rejects.toMatchObject({ code: 403 });
     const current = (await relay.getNamespacedCustomObject(target)) as { spec: Record<string, unknown> };
     await expect(
-      relay.replaceNamespacedCustomObject({ ...target, dryRun: 'All', body: { ...current, spec: { ...current.spec, serviceAccountName: 'cluster-admin-sa' } } }),
+      relay.replaceNamespacedCustomObject({
+        ...target,
+        dryRun: 'All',
+        body: { ...current, spec: { ...current.spec, serviceAccountName: 'cluster-admin-sa' } },
+      }),
     ).rejects.toMatchObject({ code: 403 });
   });
 
   it('may neither list nor get Secrets (watchSecrets off: no Secret data reaches the relay)', async () => {
     const core = identities.relay.makeApiClient(CoreV1Api);
-    await expect(core.listSecretForAllNamespaces({ labelSelector: 'convoy.dev/watch=true' })).rejects.toMatchObject({ code: 403 });
+    await expect(
+      core.listSecretForAllNamespaces({ labelSelector: 'convoy.dev/watch=true' }),
+    ).rejects.toMatchObject({ code: 403 });
     await expect(core.listNamespacedSecret({ namespace: tenant.name })).rejects.toMatchObject({ code: 403 });
-    await expect(core.readNamespacedSecret({ namespace: tenant.name, name: 'db' })).rejects.toMatchObject({ code: 403 });
+    await expect(core.readNamespacedSecret({ namespace: tenant.name, name: 'db' })).rejects.toMatchObject({
+      code: 403,
+    });
   });
 
   it("the HTTP API still syncs: the write is made with the caller's token (alice may update), not the relay's", async () => {
     const name = `synced-${randomBytes(3).toString('hex')}`;
     await convoyApi(admin).create('Release', tenant.name, name, releaseSpec());
     const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createNamespacedRole({ namespace: tenant.name, body: { metadata: { name: 'release-operator' }, rules: [{ apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'update'] }] } });
+    await rbac.createNamespacedRole({
+      namespace: tenant.name,
+      body: {
+        metadata: { name: 'release-operator' },
+        rules: [{ apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'update'] }],
+      },
+    });
     await rbac.createNamespacedRoleBinding({
       namespace: tenant.name,
-      body: { metadata: { name: 'alice-operator' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'release-operator' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] },
+      body: {
+        metadata: { name: 'alice-operator' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'release-operator' },
+        subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+      },
     });
-    const app = createApiApp({ auth: createKubeAuthenticator(fromClientNodeKubeConfig(identities.relay)), releases: createReleaseApi(fromClientNodeKubeConfig(identities.relay)), metrics: { render: () => '' }, ready: () => true });
-    const sync = await app.request(`/v1/namespaces/${tenant.name}/releases/${name}/sync`, { method: 'POST', headers: { Authorization: `Bearer ${inject('tokens')['alice']}` } });
+    const app = createApiApp({
+      auth: createKubeAuthenticator(fromClientNodeKubeConfig(identities.relay)),
+      releases: createReleaseApi(fromClientNodeKubeConfig(identities.relay)),
+      metrics: { render: () => '' },
+      ready: () => true,
+    });
+    const sync = await app.request(`/v1/namespaces/${tenant.name}/releases/${name}/sync`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inject('tokens')['alice']}` },
+    });
     expect(sync.status, await sync.clone().text()).toBe(202);
     const { annotation, value } = (await sync.json()) as { annotation: string; value: string };
     const release = await convoyApi(admin).getRelease(tenant.name, name);
     expect(release.metadata.annotations?.[annotation]).toBe(value);
-    const suspend = await app.request(`/v1/namespaces/${tenant.name}/releases/${name}/suspend`, { method: 'POST', headers: { Authorization: `Bearer ${inject('tokens')['alice']}` } });
+    const suspend = await app.request(`/v1/namespaces/${tenant.name}/releases/${name}/suspend`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inject('tokens')['alice']}` },
+    });
     expect(suspend.status, await suspend.clone().text()).toBe(200);
     expect((await convoyApi(admin).getRelease(tenant.name, name)).spec.suspend).toBe(true);
   });
@@ -148,14 +219,29 @@ describe("the relay's identity under the shipped RBAC (issue 20 item 7)", () => 
 
 describe('Events under the shipped RBAC (issue 22)', () => {
   it("the functions' group creates a Release's Events in its namespace and counts a repeat in the series", async () => {
-    const recorder = createEventRecorder(functions, { controller: 'convoy.dev/reconcile', instance: 'shipped-identities' });
+    const recorder = createEventRecorder(functions, {
+      controller: 'convoy.dev/reconcile',
+      instance: 'shipped-identities',
+    });
     const subject = { namespace: tenant.name, name: 'hello', uid: randomBytes(8).toString('hex') };
-    const event = { type: 'Normal' as const, reason: 'RenderApplied', action: 'Apply', note: 'applied 3 objects' };
+    const event = {
+      type: 'Normal' as const,
+      reason: 'RenderApplied',
+      action: 'Apply',
+      note: 'applied 3 objects',
+    };
     expect(await recorder.record(subject, [event])).toEqual([]);
     expect(await recorder.record(subject, [event])).toEqual([]);
-    const events = (await createKubeClient(fromClientNodeKubeConfig(admin)).get<{ items: { reason: string; series?: { count: number } }[] }>(
-      resourcePath('events.k8s.io/v1', 'events', tenant.name),
-    )).items;
-    expect(events).toContainEqual(expect.objectContaining({ reason: 'RenderApplied', series: expect.objectContaining({ count: 2 }) as unknown }));
+    const events = (
+      await createKubeClient(fromClientNodeKubeConfig(admin)).get<{
+        items: { reason: string; series?: { count: number } }[];
+      }>(resourcePath('events.k8s.io/v1', 'events', tenant.name))
+    ).items;
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        reason: 'RenderApplied',
+        series: expect.objectContaining({ count: 2 }) as unknown,
+      }),
+    );
   });
 });

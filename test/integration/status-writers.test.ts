@@ -36,7 +36,17 @@ const releaseSlice = (overrides: Partial<ReleaseSlice> = {}): ReleaseSlice => ({
 });
 const observeSlice: ObserveSlice = { conditions: [cond('InSync', 'True', 'InSync')] };
 const healthSlice: HealthSlice = {
-  healthSummary: { renderRef: `sha256:${'a'.repeat(64)}`, checkedAt: T, total: 1, healthy: 1, progressing: 0, degraded: 0, missing: 0, unknown: 0, objects: [] },
+  healthSummary: {
+    renderRef: `sha256:${'a'.repeat(64)}`,
+    checkedAt: T,
+    total: 1,
+    healthy: 1,
+    progressing: 0,
+    degraded: 0,
+    missing: 0,
+    unknown: 0,
+    objects: [],
+  },
   conditions: [cond('Healthy', 'True', 'Healthy')],
 };
 
@@ -59,7 +69,8 @@ function ownership(obj: Record<string, unknown>): Map<string, string[]> {
       if (key === 'f:conditions') {
         for (const item of Object.keys(value as object)) {
           const type = /"type":"([^"]+)"/.exec(item)?.[1];
-          if (type) owners.set(`conditions[${type}]`, [...(owners.get(`conditions[${type}]`) ?? []), entry.manager]);
+          if (type)
+            owners.set(`conditions[${type}]`, [...(owners.get(`conditions[${type}]`) ?? []), entry.manager]);
         }
       } else {
         const field = key.replace(/^f:/, '');
@@ -93,11 +104,23 @@ describe('status writers on the real apiserver', () => {
     await w.apply(key, { manager: FieldManager.observe, slice: observeSlice });
     await w.apply(key, { manager: FieldManager.health, slice: healthSlice });
     // The controller-manager writes again (a new reconcile) — it must not remove InSync/Healthy.
-    await w.apply(key, { manager: FieldManager.release, slice: releaseSlice({ reconciledAt: '2026-11-29T10:01:00Z' }) });
+    await w.apply(key, {
+      manager: FieldManager.release,
+      slice: releaseSlice({ reconciledAt: '2026-11-29T10:01:00Z' }),
+    });
 
     const obj = await convoyApi(kc).get('Release', ns.name, key.name);
-    const status = obj['status'] as { conditions: Condition[]; healthSummary?: unknown; reconciledAt: string };
-    expect(status.conditions.map((c) => c.type).sort()).toEqual(['Applied', 'Healthy', 'InSync', 'RolloutSucceeded']);
+    const status = obj['status'] as {
+      conditions: Condition[];
+      healthSummary?: unknown;
+      reconciledAt: string;
+    };
+    expect(status.conditions.map((c) => c.type).sort()).toEqual([
+      'Applied',
+      'Healthy',
+      'InSync',
+      'RolloutSucceeded',
+    ]);
     expect(status.healthSummary).toBeDefined();
     expect(status.reconciledAt).toBe('2026-11-29T10:01:00Z');
 
@@ -127,12 +150,19 @@ describe('status writers on the real apiserver', () => {
     await w.apply(key, { manager: FieldManager.release, slice: releaseSlice() });
     await w.apply(key, { manager: FieldManager.health, slice: healthSlice });
     await w.apply(key, { manager: FieldManager.release, slice: releaseSlice({ waves: undefined }) });
-    const status = (await convoyApi(kc).get('Release', ns.name, key.name))['status'] as Record<string, unknown>;
+    const status = (await convoyApi(kc).get('Release', ns.name, key.name))['status'] as Record<
+      string,
+      unknown
+    >;
     expect(status['waves']).toBeUndefined();
     expect(status['rollout']).toBeDefined();
     expect(status['lastSuccessful']).toBeDefined();
     expect(status['healthSummary']).toBeDefined();
-    expect((status['conditions'] as Condition[]).map((c) => c.type).sort()).toEqual(['Applied', 'Healthy', 'RolloutSucceeded']);
+    expect((status['conditions'] as Condition[]).map((c) => c.type).sort()).toEqual([
+      'Applied',
+      'Healthy',
+      'RolloutSucceeded',
+    ]);
   });
 
   it('re-applying identical status leaves resourceVersion unchanged', async () => {
@@ -146,7 +176,10 @@ describe('status writers on the real apiserver', () => {
   it("a writer cannot take another writer's condition", async () => {
     const key = await newRelease('foreign');
     await expect(
-      writer().apply(key, { manager: FieldManager.observe, slice: { conditions: [cond('Healthy', 'True', 'Healthy')] } }),
+      writer().apply(key, {
+        manager: FieldManager.observe,
+        slice: { conditions: [cond('Healthy', 'True', 'Healthy')] },
+      }),
     ).rejects.toThrow(/convoy-observe may not write condition Healthy/);
   });
 
@@ -154,7 +187,10 @@ describe('status writers on the real apiserver', () => {
     const key = await newRelease('printed');
     const w = writer();
     await w.apply(key, { manager: FieldManager.release, slice: releaseSlice() });
-    await w.apply(key, { manager: FieldManager.observe, slice: { conditions: [cond('InSync', 'False', 'Drifted')] } });
+    await w.apply(key, {
+      manager: FieldManager.observe,
+      slice: { conditions: [cond('InSync', 'False', 'Drifted')] },
+    });
     await w.apply(key, { manager: FieldManager.health, slice: healthSlice });
     const table = await tableOf(kc, `/apis/convoy.dev/v1alpha1/namespaces/${ns.name}/releases/${key.name}`);
     const names = table.columnDefinitions.map((c) => c.name);
@@ -163,7 +199,10 @@ describe('status writers on the real apiserver', () => {
   });
 });
 
-async function tableOf(kc: KubeConfig, path: string): Promise<{ columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] }> {
+async function tableOf(
+  kc: KubeConfig,
+  path: string,
+): Promise<{ columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] }> {
   const https = await import('node:https');
   const opts: import('node:https').RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
@@ -171,16 +210,23 @@ async function tableOf(kc: KubeConfig, path: string): Promise<{ columnDefinition
   return new Promise((resolve, reject) => {
     const req = https.request(
       url,
-      { ...opts, method: 'GET', headers: { ...(opts.headers ?? {}), Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } },
+      {
+        ...opts,
+        method: 'GET',
+        headers: { ...(opts.headers ?? {}), Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body) as never) : reject(new Error(`${res.statusCode}: ${body}`))));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(JSON.parse(body) as never)
+            : reject(new Error(`${res.statusCode}: ${body}`)),
+        );
       },
     );
     req.on('error', reject);
     req.end();
   });
 }
-

@@ -9,7 +9,9 @@ import { toRfc3339 } from '../../domain/status/conditions.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { startReconcileEnv, type ReconcileEnv } from '../harness/reconcile-env.ts';
 
-const cm = (value: string) => ({ 'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {v: "${value}"}\n` });
+const cm = (value: string) => ({
+  'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {v: "${value}"}\n`,
+});
 
 describe('a sync request bypasses the shared ls-remote answers', () => {
   let env: ReconcileEnv;
@@ -21,12 +23,15 @@ describe('a sync request bypasses the shared ls-remote answers', () => {
   });
   afterAll(() => env.close());
 
-  const commitOf = async () => (await env.api.getRelease(env.ns.name, 'fresh')).status?.lastAttempted?.resolvedSource?.git?.commit;
+  const commitOf = async () =>
+    (await env.api.getRelease(env.ns.name, 'fresh')).status?.lastAttempted?.resolvedSource?.git?.commit;
   const gitRequests = () => env.git.requests.filter((r) => r.path.startsWith('/fresh-app.git/')).length;
   const request = async (annotation: string) => {
     // A second later than the last attempt, as a user's request after it would be.
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    await env.api.patchMerge('Release', env.ns.name, 'fresh', { metadata: { annotations: { [annotation]: toRfc3339(new Date()) } } });
+    await env.api.patchMerge('Release', env.ns.name, 'fresh', {
+      metadata: { annotations: { [annotation]: toRfc3339(new Date()) } },
+    });
   };
 
   it('an interval run keeps the cached commit; /sync and /sync?force=true each resolve the pushed one', async () => {

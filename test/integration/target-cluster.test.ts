@@ -120,15 +120,28 @@ describe('TargetCluster: apply and dry run', () => {
 
   it('user data with emoji, DEL, C1 controls and U+FEFF is applied and dry-run as is (the apply body escapes what the YAML reader refuses)', async () => {
     const target = createTargetCluster(config, identity);
-    const data = { emoji: 'ship 🚢 ok', del: 'a\u007fb', c1: 'x\u0085\u009fy', bom: '\ufeffstart', tab: 'a\tb\nc', quote: 'say "\\U0001F600"' };
+    const data = {
+      emoji: 'ship 🚢 ok',
+      del: 'a\u007fb',
+      c1: 'x\u0085\u009fy',
+      bom: '\ufeffstart',
+      tab: 'a\tb\nc',
+      quote: 'say "\\U0001F600"',
+    };
     const cm = configMap(unique('cm'), data);
     cm.metadata.annotations = { 'example.com/note': 'rocket 🚀' };
     await target.apply(cm);
     const live = await target.read(cm);
     expect(live?.data).toEqual(data);
-    expect((live?.metadata as { annotations?: Record<string, string> }).annotations?.['example.com/note']).toBe('rocket 🚀');
+    expect(
+      (live?.metadata as { annotations?: Record<string, string> }).annotations?.['example.com/note'],
+    ).toBe('rocket 🚀');
     expect(await createTargetCluster(config, identity).dryRun([cm])).toEqual([{ kind: 'unchanged' }]);
-    expect(await createTargetCluster(config, identity).dryRun([configMap(cm.metadata.name, { ...data, emoji: 'ship 🛳 changed' })])).toEqual([{ kind: 'changed' }]);
+    expect(
+      await createTargetCluster(config, identity).dryRun([
+        configMap(cm.metadata.name, { ...data, emoji: 'ship 🛳 changed' }),
+      ]),
+    ).toEqual([{ kind: 'changed' }]);
   });
 
   it('dry run after apply: unchanged for both, without a write, in 2 requests per object', async () => {
@@ -139,13 +152,17 @@ describe('TargetCluster: apply and dry run', () => {
     // The real Deployment controller writes the revision annotation and status right after the
     // apply; wait until it is done, so the versions below change only if convoy writes.
     await settled(objects[1]);
-    const versions = await Promise.all(objects.map(async (o) => resourceVersion(await createTargetCluster(config, identity).read(o))));
+    const versions = await Promise.all(
+      objects.map(async (o) => resourceVersion(await createTargetCluster(config, identity).read(o))),
+    );
 
     counter.count = 0;
     expect(await target.dryRun(objects)).toEqual([{ kind: 'unchanged' }, { kind: 'unchanged' }]);
     expect(counter.count).toBe(2 * objects.length); // GET + dry-run PATCH; discovery is cached
 
-    const after = await Promise.all(objects.map(async (o) => resourceVersion(await createTargetCluster(config, identity).read(o))));
+    const after = await Promise.all(
+      objects.map(async (o) => resourceVersion(await createTargetCluster(config, identity).read(o))),
+    );
     expect(after).toEqual(versions);
   });
 
@@ -468,7 +485,8 @@ describe('ClusterResolver', () => {
     if (!parsed.ok) throw new Error(parsed.error);
     return parsed.value;
   };
-  const resolver = () => createClusterResolver({ managementKubeConfig: config, ...createManagementReaders(config) });
+  const resolver = () =>
+    createClusterResolver({ managementKubeConfig: config, ...createManagementReaders(config) });
   const kubeconfigSecret = async (name: string, data: Record<string, string>) =>
     core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name }, stringData: data } });
 
@@ -513,7 +531,9 @@ describe('ClusterResolver', () => {
 
     const error = await rejection(resolver().resolve(releaseFor(name)));
     // Refused at once, not given up after the probe timeout: the reason says which.
-    expect(error.message).toBe(`Cluster ${ns.name}/${name} is unreachable at https://127.0.0.1:1: ECONNREFUSED`);
+    expect(error.message).toBe(
+      `Cluster ${ns.name}/${name} is unreachable at https://127.0.0.1:1: ECONNREFUSED`,
+    );
     expect(error.message).not.toContain('s3cr3t');
   });
 

@@ -20,7 +20,8 @@ const TENANTS = ['team-a', 'team-b'] as const;
 type Tenant = (typeof TENANTS)[number];
 const tenancy = { ...DEFAULT_TENANCY, defaultServiceAccount: 'default' };
 const applied = (release: Release) => release.status?.conditions?.find((c) => c.type === 'Applied');
-const configMap = (name: string, namespace: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${namespace}}\ndata: {k: v}\n`;
+const configMap = (name: string, namespace: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${namespace}}\ndata: {k: v}\n`;
 
 /** A CA of our own whose client certificates target B also trusts (its client CA file is reloaded when it changes). */
 async function clientCertificates(users: readonly string[]) {
@@ -32,14 +33,39 @@ async function clientCertificates(users: readonly string[]) {
   const notAfter = new Date(Date.now() + 24 * 3600_000);
   const caKeys = await keys();
   const ca = await x509.X509CertificateGenerator.createSelfSigned(
-    { name: 'CN=tenancy-test-client-ca', keys: caKeys, notBefore, notAfter, signingAlgorithm: signing, extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.digitalSignature, true)] },
+    {
+      name: 'CN=tenancy-test-client-ca',
+      keys: caKeys,
+      notBefore,
+      notAfter,
+      signingAlgorithm: signing,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, undefined, true),
+        new x509.KeyUsagesExtension(
+          x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.digitalSignature,
+          true,
+        ),
+      ],
+    },
     webcrypto,
   );
   const certs: Record<string, { cert: string; key: string }> = {};
   for (const user of users) {
     const userKeys = await keys();
     const cert = await x509.X509CertificateGenerator.create(
-      { subject: `CN=${user}`, issuer: ca.subject, publicKey: userKeys.publicKey, signingKey: caKeys.privateKey, notBefore, notAfter, signingAlgorithm: signing, extensions: [new x509.BasicConstraintsExtension(false, undefined, true), new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth], false)] },
+      {
+        subject: `CN=${user}`,
+        issuer: ca.subject,
+        publicKey: userKeys.publicKey,
+        signingKey: caKeys.privateKey,
+        notBefore,
+        notAfter,
+        signingAlgorithm: signing,
+        extensions: [
+          new x509.BasicConstraintsExtension(false, undefined, true),
+          new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth], false),
+        ],
+      },
       webcrypto,
     );
     const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', userKeys.privateKey);
@@ -52,7 +78,9 @@ function kubeconfigYaml(server: string, caPem: string, user: Record<string, stri
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 't', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+    clusters: [
+      { name: 't', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } },
+    ],
     users: [{ name: 'u', user }],
     contexts: [{ name: 't', context: { cluster: 't', user: 'u' } }],
     'current-context': 't',
@@ -71,10 +99,26 @@ async function prepareTarget(kc: KubeConfig, userOf: (tenant: Tenant) => string)
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   for (const tenant of TENANTS) {
     await core.createNamespace({ body: { metadata: { name: tenant } } });
-    await rbac.createNamespacedRole({ namespace: tenant, body: { metadata: { name: 'deployer' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] }] } });
+    await rbac.createNamespacedRole({
+      namespace: tenant,
+      body: {
+        metadata: { name: 'deployer' },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['configmaps'],
+            verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+          },
+        ],
+      },
+    });
     await rbac.createNamespacedRoleBinding({
       namespace: tenant,
-      body: { metadata: { name: 'deployer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' }, subjects: [{ kind: 'User', name: userOf(tenant), apiGroup: 'rbac.authorization.k8s.io' }] },
+      body: {
+        metadata: { name: 'deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+        subjects: [{ kind: 'User', name: userOf(tenant), apiGroup: 'rbac.authorization.k8s.io' }],
+      },
     });
   }
 }
@@ -120,22 +164,64 @@ describe('three kube-apiservers, two tenants on each', () => {
         body: {
           metadata: { name: 'deployer' },
           rules: [
-            { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] },
-            { apiGroups: [''], resources: ['secrets'], resourceNames: ['kubeconfig-a', 'kubeconfig-b'], verbs: ['get'] },
+            {
+              apiGroups: [''],
+              resources: ['configmaps'],
+              verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+            },
+            {
+              apiGroups: [''],
+              resources: ['secrets'],
+              resourceNames: ['kubeconfig-a', 'kubeconfig-b'],
+              verbs: ['get'],
+            },
           ],
         },
       });
-      await rbac.createNamespacedRoleBinding({ namespace: ns, body: { metadata: { name: 'deployer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' }, subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }] } });
+      await rbac.createNamespacedRoleBinding({
+        namespace: ns,
+        body: {
+          metadata: { name: 'deployer' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+          subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }],
+        },
+      });
       // Target A: a token user; target B: a client certificate.
-      await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'kubeconfig-a' }, stringData: { value: kubeconfigYaml(targetA.server, targetA.caPem, { token: targetA.tokens[`${tenant}-deployer`] }) } } });
+      await core.createNamespacedSecret({
+        namespace: ns,
+        body: {
+          metadata: { name: 'kubeconfig-a' },
+          stringData: {
+            value: kubeconfigYaml(targetA.server, targetA.caPem, {
+              token: targetA.tokens[`${tenant}-deployer`],
+            }),
+          },
+        },
+      });
       const cert = client.certs[`${tenant}-deployer`];
-      await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'kubeconfig-b' }, stringData: { value: kubeconfigYaml(targetB.server, targetB.caPem, { 'client-certificate-data': Buffer.from(cert.cert).toString('base64'), 'client-key-data': Buffer.from(cert.key).toString('base64') }) } } });
+      await core.createNamespacedSecret({
+        namespace: ns,
+        body: {
+          metadata: { name: 'kubeconfig-b' },
+          stringData: {
+            value: kubeconfigYaml(targetB.server, targetB.caPem, {
+              'client-certificate-data': Buffer.from(cert.cert).toString('base64'),
+              'client-key-data': Buffer.from(cert.key).toString('base64'),
+            }),
+          },
+        },
+      });
       await env.api.create('Cluster', ns, 'a', { kubeConfig: { secretRef: { name: 'kubeconfig-a' } } });
       await env.api.create('Cluster', ns, 'b', { kubeConfig: { secretRef: { name: 'kubeconfig-b' } } });
     }
     // Target B trusts the new client CA once it has reloaded its client CA file.
     const probe = new KubeConfig();
-    probe.loadFromString(kubeconfigYaml(targetB.server, targetB.caPem, { 'client-certificate-data': Buffer.from(client.certs['team-a-deployer'].cert).toString('base64'), 'client-key-data': Buffer.from(client.certs['team-a-deployer'].key).toString('base64') }));
+    probe.loadFromString(
+      kubeconfigYaml(targetB.server, targetB.caPem, {
+        'client-certificate-data': Buffer.from(client.certs['team-a-deployer'].cert).toString('base64'),
+        'client-key-data': Buffer.from(client.certs['team-a-deployer'].key).toString('base64'),
+      }),
+    );
     const deadline = Date.now() + 90_000;
     for (;;) {
       try {
@@ -153,29 +239,61 @@ describe('three kube-apiservers, two tenants on each', () => {
     await Promise.all([targetA?.stop(), targetB?.stop()]);
   });
 
-  it('Releases of team-a and team-b on the management cluster, target A (token) and target B (client certificate) land only where their identity may write', { timeout: 180_000 }, async () => {
-    const targets = { local: admin, a: kcOf(targetA), b: kcOf(targetB) } as const;
-    for (const tenant of TENANTS) {
-      const env = envs[tenant];
-      const other: Tenant = tenant === 'team-a' ? 'team-b' : 'team-a';
-      for (const cluster of ['local', 'a', 'b'] as const) {
-        const own = cluster === 'local' ? env.ns.name : tenant;
-        const foreign = cluster === 'local' ? envs[other].ns.name : other;
-        const repo = await env.repo(`${cluster}-own`, { 'cm.yaml': configMap(`${tenant}-on-${cluster}`, own) });
-        await env.api.create('Release', env.ns.name, `${cluster}-own`, { cluster: { name: cluster }, serviceAccountName: 'deployer', source: { git: { url: repo.url, ref: { branch: 'main' } } } });
-        const ok = await env.reconcile(`${cluster}-own`, env.ports({ wiring: { tenancy: { ...tenancy, egress: env.tenancy.egress } } }));
-        expect(applied(ok.release), `${tenant} on ${cluster}`).toMatchObject({ status: 'True', reason: 'Applied' });
-        expect(await exists(targets[cluster], own, `${tenant}-on-${cluster}`)).toBe(true);
+  it(
+    'Releases of team-a and team-b on the management cluster, target A (token) and target B (client certificate) land only where their identity may write',
+    { timeout: 180_000 },
+    async () => {
+      const targets = { local: admin, a: kcOf(targetA), b: kcOf(targetB) } as const;
+      for (const tenant of TENANTS) {
+        const env = envs[tenant];
+        const other: Tenant = tenant === 'team-a' ? 'team-b' : 'team-a';
+        for (const cluster of ['local', 'a', 'b'] as const) {
+          const own = cluster === 'local' ? env.ns.name : tenant;
+          const foreign = cluster === 'local' ? envs[other].ns.name : other;
+          const repo = await env.repo(`${cluster}-own`, {
+            'cm.yaml': configMap(`${tenant}-on-${cluster}`, own),
+          });
+          await env.api.create('Release', env.ns.name, `${cluster}-own`, {
+            cluster: { name: cluster },
+            serviceAccountName: 'deployer',
+            source: { git: { url: repo.url, ref: { branch: 'main' } } },
+          });
+          const ok = await env.reconcile(
+            `${cluster}-own`,
+            env.ports({ wiring: { tenancy: { ...tenancy, egress: env.tenancy.egress } } }),
+          );
+          expect(applied(ok.release), `${tenant} on ${cluster}`).toMatchObject({
+            status: 'True',
+            reason: 'Applied',
+          });
+          expect(await exists(targets[cluster], own, `${tenant}-on-${cluster}`)).toBe(true);
 
-        const intruder = await env.repo(`${cluster}-intrude`, { 'cm.yaml': configMap(`${tenant}-intrudes-${cluster}`, foreign) });
-        await env.api.create('Release', env.ns.name, `${cluster}-intrude`, { cluster: { name: cluster }, serviceAccountName: 'deployer', source: { git: { url: intruder.url, ref: { branch: 'main' } } } });
-        const refused = await env.reconcile(`${cluster}-intrude`, env.ports({ wiring: { tenancy: { ...tenancy, egress: env.tenancy.egress } } }));
-        const cond = applied(refused.release)!;
-        expect(cond, `${tenant} into ${other} on ${cluster}`).toMatchObject({ status: 'False', reason: 'Unappliable' });
-        expect(cond.message).toContain(`ConfigMap ${foreign}/${tenant}-intrudes-${cluster}`);
-        expect(cond.message).toContain(cluster === 'local' ? `system:serviceaccount:${env.ns.name}:deployer` : `credentials of Cluster ${env.ns.name}/${cluster}`);
-        expect(await exists(targets[cluster], foreign, `${tenant}-intrudes-${cluster}`)).toBe(false);
+          const intruder = await env.repo(`${cluster}-intrude`, {
+            'cm.yaml': configMap(`${tenant}-intrudes-${cluster}`, foreign),
+          });
+          await env.api.create('Release', env.ns.name, `${cluster}-intrude`, {
+            cluster: { name: cluster },
+            serviceAccountName: 'deployer',
+            source: { git: { url: intruder.url, ref: { branch: 'main' } } },
+          });
+          const refused = await env.reconcile(
+            `${cluster}-intrude`,
+            env.ports({ wiring: { tenancy: { ...tenancy, egress: env.tenancy.egress } } }),
+          );
+          const cond = applied(refused.release)!;
+          expect(cond, `${tenant} into ${other} on ${cluster}`).toMatchObject({
+            status: 'False',
+            reason: 'Unappliable',
+          });
+          expect(cond.message).toContain(`ConfigMap ${foreign}/${tenant}-intrudes-${cluster}`);
+          expect(cond.message).toContain(
+            cluster === 'local'
+              ? `system:serviceaccount:${env.ns.name}:deployer`
+              : `credentials of Cluster ${env.ns.name}/${cluster}`,
+          );
+          expect(await exists(targets[cluster], foreign, `${tenant}-intrudes-${cluster}`)).toBe(false);
+        }
       }
-    }
-  });
+    },
+  );
 });

@@ -34,7 +34,7 @@ const GUESS = 'team-b-guess-0000';
 const MARKER = 'team-a-private-plans-3c9f';
 const applied = (release: Release) => release.status?.conditions?.find((c) => c.type === 'Applied');
 
-describe("tenancy: a Git checkout made with credentials is served only to the same credentials (issue 20)", () => {
+describe('tenancy: a Git checkout made with credentials is served only to the same credentials (issue 20)', () => {
   let admin: KubeConfig;
   let env: ReconcileEnv;
   let teamA: string;
@@ -62,14 +62,20 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
     installation = await freshNamespace(admin, 'gitcache-convoy');
     functions = await asFunctions(admin, installation.name, [teamA, teamB.name]);
     // The env's egress allow list (its Git servers and the private one below, on 127.0.0.1).
-    tenancy = { ...parseTenancySettings({ defaultServiceAccount: 'default', inClusterNamespaces: '*' }), egress: env.tenancy.egress };
+    tenancy = {
+      ...parseTenancySettings({ defaultServiceAccount: 'default', inClusterNamespaces: '*' }),
+      egress: env.tenancy.egress,
+    };
     for (const ns of [teamA, teamB.name]) await env.api.create('Cluster', ns, 'local', { inCluster: true });
 
     privateRoot = await mkdtemp(join(tmpdir(), 'convoy-private-git-'));
     ({ commit } = await createRepo(privateRoot, 'plans', {
       'deploy/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plans}\ndata: {plan: ${MARKER}}\n`,
     }));
-    privateGit = await startGitHttpServer({ projectRoot: privateRoot, auth: { username: 'team-a', password: PASSWORD } });
+    privateGit = await startGitHttpServer({
+      projectRoot: privateRoot,
+      auth: { username: 'team-a', password: PASSWORD },
+    });
     env.allowEgress(new URL(privateGit.url).host); // on 127.0.0.1: the egress allow list opens exactly it
     privateUrl = `${privateGit.url}/plans.git`;
 
@@ -79,15 +85,29 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
       { ns: teamB.name, user: 'bob', secret: 'guess-creds', password: GUESS },
     ];
     for (const t of tenants) {
-      await core.createNamespacedServiceAccount({ namespace: t.ns, body: { metadata: { name: 'deployer' } } });
-      await core.createNamespacedSecret({ namespace: t.ns, body: { metadata: { name: t.secret }, stringData: { username: 'team-a', password: t.password } } });
+      await core.createNamespacedServiceAccount({
+        namespace: t.ns,
+        body: { metadata: { name: 'deployer' } },
+      });
+      await core.createNamespacedSecret({
+        namespace: t.ns,
+        body: { metadata: { name: t.secret }, stringData: { username: 'team-a', password: t.password } },
+      });
       // Each deployer: ConfigMaps of its namespace, and its own credentials Secret only.
       await grant(admin, t.ns, 'deployer', { kind: 'ServiceAccount', name: 'deployer' }, [
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] },
+        {
+          apiGroups: [''],
+          resources: ['configmaps'],
+          verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+        },
         { apiGroups: [''], resources: ['secrets'], resourceNames: [t.secret], verbs: ['get'] },
       ]);
       await grant(admin, t.ns, 'tenant', { kind: 'User', name: t.user }, [
-        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] },
+        {
+          apiGroups: ['convoy.dev'],
+          resources: ['releases'],
+          verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+        },
         { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] },
       ]);
     }
@@ -114,16 +134,33 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
       notify: () => Promise.resolve(),
     });
     const current = await env.api.getRelease(namespace, name);
-    const logger = createLogger({ base: { test: 'tenancy-git-cache' }, level: 'debug', write: (line) => logs.push(line) });
+    const logger = createLogger({
+      base: { test: 'tenancy-git-cache' },
+      level: 'debug',
+      write: (line) => logs.push(line),
+    });
     const outcome = await handler(
-      { v: 1, loop: 'reconcile', namespace, name, uid: current.metadata.uid ?? '', cause: 'test', sentAt: new Date().toISOString() },
+      {
+        v: 1,
+        loop: 'reconcile',
+        namespace,
+        name,
+        uid: current.metadata.uid ?? '',
+        cause: 'test',
+        sentAt: new Date().toISOString(),
+      },
       { logger, receiveCount: 1, messageId: name, record: {} as never },
     );
     return { outcome, release: await env.api.getRelease(namespace, name) };
   }
 
   /** The tenant creates its Release with its own token. */
-  async function release(user: 'alice' | 'bob', namespace: string, name: string, git: Record<string, unknown>) {
+  async function release(
+    user: 'alice' | 'bob',
+    namespace: string,
+    name: string,
+    git: Record<string, unknown>,
+  ) {
     await convoyApi(kubeConfigFor(inject('kubeconfigPath'), user)).create('Release', namespace, name, {
       cluster: { name: 'local' },
       targetNamespace: namespace,
@@ -134,7 +171,9 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
 
   /** The ConfigMaps of team-b as bob reads them. */
   async function teamBConfigMaps(): Promise<string> {
-    const list = await kubeConfigFor(inject('kubeconfigPath'), 'bob').makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: teamB.name });
+    const list = await kubeConfigFor(inject('kubeconfigPath'), 'bob')
+      .makeApiClient(CoreV1Api)
+      .listNamespacedConfigMap({ namespace: teamB.name });
     return JSON.stringify(list.items.map((cm) => ({ name: cm.metadata?.name, data: cm.data })));
   }
 
@@ -156,7 +195,9 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
     const result = await reconcile(teamA, 'a-plans');
     expect(applied(result.release)).toMatchObject({ status: 'True', reason: 'Applied' });
     expect(privateGit.requests.slice(mark).some((r) => r.command === 'fetch' && r.status === 200)).toBe(true);
-    const cm = await kubeConfigFor(inject('kubeconfigPath'), 'alice').makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: teamA, name: 'plans' });
+    const cm = await kubeConfigFor(inject('kubeconfigPath'), 'alice')
+      .makeApiClient(CoreV1Api)
+      .readNamespacedConfigMap({ namespace: teamA, name: 'plans' });
     expect(cm.data).toEqual({ plan: MARKER });
   });
 
@@ -180,7 +221,10 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
   });
 
   it('B with credentials the server refuses (its own Secret, a guessed password) → the same SourceNotReady, nothing rendered', async () => {
-    await release('bob', teamB.name, 'b-wrong-creds', { ref: { commit }, secretRef: { name: 'guess-creds' } });
+    await release('bob', teamB.name, 'b-wrong-creds', {
+      ref: { commit },
+      secretRef: { name: 'guess-creds' },
+    });
     const mark = privateGit.requests.length;
     const result = await reconcile(teamB.name, 'b-wrong-creds');
     const cond = applied(result.release)!;
@@ -192,8 +236,10 @@ describe("tenancy: a Git checkout made with credentials is served only to the sa
     await assertNothingOfA(result.release);
   });
 
-  it("B in a new container adopting the warm cache directory → refused the same way", async () => {
-    const fresh = env.ports({ wiring: { managementKubeConfig: functions.config, tenancy, caches: createPortCaches() } });
+  it('B in a new container adopting the warm cache directory → refused the same way', async () => {
+    const fresh = env.ports({
+      wiring: { managementKubeConfig: functions.config, tenancy, caches: createPortCaches() },
+    });
     const mark = privateGit.requests.length;
     const result = await reconcile(teamB.name, 'b-no-creds', fresh);
     expect(applied(result.release)).toMatchObject({ status: 'False', reason: 'SourceNotReady' });

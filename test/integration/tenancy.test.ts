@@ -2,7 +2,12 @@
 // ServiceAccount may do (impersonated), the installation's policy refuses inCluster targets and
 // cross-namespace references, and every refusal ends at a row of the spec's table naming the
 // object and the identity — never with Secret data in status.
-import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Release } from '../../domain/api/objects.ts';
 import { DEFAULT_TENANCY, type TenancySettings } from '../../domain/tenancy/settings.ts';
@@ -24,7 +29,11 @@ describe('tenancy: per-Release identity and the installation policy', () => {
   let tenant: KubeConfig;
   let teamB: FreshNamespace;
   let teamA: string;
-  const lockedDown = (over: Partial<TenancySettings> = {}): TenancySettings => ({ ...DEFAULT_TENANCY, defaultServiceAccount: 'default', ...over });
+  const lockedDown = (over: Partial<TenancySettings> = {}): TenancySettings => ({
+    ...DEFAULT_TENANCY,
+    defaultServiceAccount: 'default',
+    ...over,
+  });
 
   beforeAll(async () => {
     admin = kubeConfigFor(inject('kubeconfigPath'));
@@ -34,27 +43,70 @@ describe('tenancy: per-Release identity and the installation policy', () => {
     teamB = await freshNamespace(admin, 'team-b');
     const core = admin.makeApiClient(CoreV1Api);
     for (const name of ['deployer', 'default']) {
-      await core.createNamespacedServiceAccount({ namespace: teamA, body: { metadata: { name } } }).catch((e: { code?: number }) => {
-        if (e.code !== 409) throw e;
-      });
+      await core
+        .createNamespacedServiceAccount({ namespace: teamA, body: { metadata: { name } } })
+        .catch((e: { code?: number }) => {
+          if (e.code !== 409) throw e;
+        });
     }
     // The tenant (alice): Releases and Clusters in team-a, nothing else.
     await grant(admin, teamA, 'tenant', { kind: 'User', name: 'alice' }, [
-      { apiGroups: ['convoy.dev'], resources: ['releases', 'clusters'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+      {
+        apiGroups: ['convoy.dev'],
+        resources: ['releases', 'clusters'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      },
     ]);
     // team-a's deployer: ConfigMaps in team-a only.
     await grant(admin, teamA, 'deployer', { kind: 'ServiceAccount', name: 'deployer' }, [
-      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      },
     ]);
-    await core.createNamespacedSecret({ namespace: teamB.name, body: { metadata: { name: 'b-values' }, stringData: { 'values.yaml': `password: ${SECRET_VALUE}\n` } } });
-    const fileKubeconfig = (user: string) => `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: ${user}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`;
-    await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'auth-provider-kubeconfig' }, stringData: { value: fileKubeconfig(`{auth-provider: {name: oidc, config: {id-token: ${SECRET_VALUE}}}}`) } } });
-    await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'token-file-kubeconfig' }, stringData: { value: fileKubeconfig('{tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}') } } });
+    await core.createNamespacedSecret({
+      namespace: teamB.name,
+      body: { metadata: { name: 'b-values' }, stringData: { 'values.yaml': `password: ${SECRET_VALUE}\n` } },
+    });
+    const fileKubeconfig = (user: string) =>
+      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: ${user}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`;
+    await core.createNamespacedSecret({
+      namespace: teamA,
+      body: {
+        metadata: { name: 'auth-provider-kubeconfig' },
+        stringData: {
+          value: fileKubeconfig(`{auth-provider: {name: oidc, config: {id-token: ${SECRET_VALUE}}}}`),
+        },
+      },
+    });
+    await core.createNamespacedSecret({
+      namespace: teamA,
+      body: {
+        metadata: { name: 'token-file-kubeconfig' },
+        stringData: {
+          value: fileKubeconfig('{tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}'),
+        },
+      },
+    });
     // Releases without serviceAccountName act as `default`, which may read these kubeconfigs (a Release reads what it names as its identity).
     await grant(admin, teamA, 'default-kubeconfigs', { kind: 'ServiceAccount', name: 'default' }, [
-      { apiGroups: [''], resources: ['secrets'], resourceNames: ['auth-provider-kubeconfig', 'token-file-kubeconfig', 'bad-kubeconfig'], verbs: ['get'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['auth-provider-kubeconfig', 'token-file-kubeconfig', 'bad-kubeconfig'],
+        verbs: ['get'],
+      },
     ]);
-    await core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'bad-kubeconfig' }, stringData: { value: `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {exec: {command: /bin/sh, args: ["-c", "echo ${SECRET_VALUE}"]}}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n` } } });
+    await core.createNamespacedSecret({
+      namespace: teamA,
+      body: {
+        metadata: { name: 'bad-kubeconfig' },
+        stringData: {
+          value: `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {exec: {command: /bin/sh, args: ["-c", "echo ${SECRET_VALUE}"]}}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`,
+        },
+      },
+    });
   });
   afterAll(async () => {
     await env?.close();
@@ -62,7 +114,11 @@ describe('tenancy: per-Release identity and the installation policy', () => {
   });
 
   /** The tenant creates the Release (and, when asked, its Cluster) with its own token. */
-  async function tenantRelease(name: string, files: Record<string, string>, spec: Record<string, unknown> = {}) {
+  async function tenantRelease(
+    name: string,
+    files: Record<string, string>,
+    spec: Record<string, unknown> = {},
+  ) {
     const repo = await env.repo(name, files);
     await convoyApi(tenant).create('Release', teamA, name, {
       cluster: { name: 'local' },
@@ -73,9 +129,14 @@ describe('tenancy: per-Release identity and the installation policy', () => {
     return name;
   }
 
-  async function exists(kind: 'ConfigMap' | 'ClusterRoleBinding', name: string, namespace?: string): Promise<boolean> {
+  async function exists(
+    kind: 'ConfigMap' | 'ClusterRoleBinding',
+    name: string,
+    namespace?: string,
+  ): Promise<boolean> {
     try {
-      if (kind === 'ConfigMap') await admin.makeApiClient(CoreV1Api).readNamespacedConfigMap({ name, namespace: namespace ?? teamA });
+      if (kind === 'ConfigMap')
+        await admin.makeApiClient(CoreV1Api).readNamespacedConfigMap({ name, namespace: namespace ?? teamA });
       else await admin.makeApiClient(RbacAuthorizationV1Api).readClusterRoleBinding({ name });
       return true;
     } catch (error) {
@@ -100,12 +161,19 @@ describe('tenancy: per-Release identity and the installation policy', () => {
     expect(cond).toMatchObject({ status: 'False', reason: 'Unappliable' });
     expect(cond.message).toContain(`ClusterRoleBinding ${crb}`);
     expect(cond.message).toContain(`system:serviceaccount:${teamA}:deployer`);
-    expect(result.release.status?.lastAttempted?.failure).toMatchObject({ stage: 'Syncing', reason: 'Unappliable' });
+    expect(result.release.status?.lastAttempted?.failure).toMatchObject({
+      stage: 'Syncing',
+      reason: 'Unappliable',
+    });
     expect(result.outcome.kind).toBe('stop');
     expect(await exists('ClusterRoleBinding', crb)).toBe(false);
     expect(await exists('ConfigMap', 'innocent')).toBe(false);
     // The other half of the report: a ConfigMap planted in kube-system.
-    const planted = await tenantRelease('plant', { 'cm.yaml': configMap(`planted-${teamA}`, 'kube-system') }, { cluster: { name: 'mgmt' }, serviceAccountName: 'deployer' });
+    const planted = await tenantRelease(
+      'plant',
+      { 'cm.yaml': configMap(`planted-${teamA}`, 'kube-system') },
+      { cluster: { name: 'mgmt' }, serviceAccountName: 'deployer' },
+    );
     const plantResult = await env.reconcile(planted, env.ports({ wiring: { tenancy: lockedDown() } }));
     expect(applied(plantResult.release)).toMatchObject({ status: 'False', reason: 'Unappliable' });
     expect(applied(plantResult.release)!.message).toContain(`ConfigMap kube-system/planted-${teamA}`);
@@ -117,24 +185,38 @@ describe('tenancy: per-Release identity and the installation policy', () => {
     expect(review.status?.allowed).toBe(false);
   });
 
-  it("a Release acts as its ServiceAccount: what that ServiceAccount may write lands (and drift and health see it as that identity)", async () => {
-    const name = await tenantRelease('allowed', { 'cm.yaml': configMap('allowed-cm') }, { serviceAccountName: 'deployer' });
+  it('a Release acts as its ServiceAccount: what that ServiceAccount may write lands (and drift and health see it as that identity)', async () => {
+    const name = await tenantRelease(
+      'allowed',
+      { 'cm.yaml': configMap('allowed-cm') },
+      { serviceAccountName: 'deployer' },
+    );
     const result = await env.reconcile(name, env.ports({ wiring: { tenancy: lockedDown() } }));
     expect(applied(result.release)).toMatchObject({ status: 'True', reason: 'Applied' });
     expect(await exists('ConfigMap', 'allowed-cm')).toBe(true);
-    const managers = (await admin.makeApiClient(CoreV1Api).readNamespacedConfigMap({ name: 'allowed-cm', namespace: teamA })).metadata?.managedFields?.map((m) => m.manager);
+    const managers = (
+      await admin.makeApiClient(CoreV1Api).readNamespacedConfigMap({ name: 'allowed-cm', namespace: teamA })
+    ).metadata?.managedFields?.map((m) => m.manager);
     expect(managers).toContain('convoy');
   });
 
   it('team-a cannot write into team-b, nor a cluster-scoped kind its ServiceAccount may not create', async () => {
-    const cross = await tenantRelease('into-b', { 'cm.yaml': configMap('in-b', teamB.name) }, { serviceAccountName: 'deployer' });
+    const cross = await tenantRelease(
+      'into-b',
+      { 'cm.yaml': configMap('in-b', teamB.name) },
+      { serviceAccountName: 'deployer' },
+    );
     const intoB = await env.reconcile(cross, env.ports({ wiring: { tenancy: lockedDown() } }));
     expect(applied(intoB.release)).toMatchObject({ status: 'False', reason: 'Unappliable' });
     expect(applied(intoB.release)!.message).toContain(`ConfigMap ${teamB.name}/in-b`);
     expect(applied(intoB.release)!.message).toContain(`system:serviceaccount:${teamA}:deployer`);
     expect(await exists('ConfigMap', 'in-b', teamB.name)).toBe(false);
 
-    const scoped = await tenantRelease('cluster-scoped', { 'ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: owned-by-${teamA}}\n` }, { serviceAccountName: 'deployer' });
+    const scoped = await tenantRelease(
+      'cluster-scoped',
+      { 'ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: owned-by-${teamA}}\n` },
+      { serviceAccountName: 'deployer' },
+    );
     const ns = await env.reconcile(scoped, env.ports({ wiring: { tenancy: lockedDown() } }));
     expect(applied(ns.release)).toMatchObject({ status: 'False', reason: 'Unappliable' });
     expect(applied(ns.release)!.message).toContain(`Namespace owned-by-${teamA}`);
@@ -151,7 +233,11 @@ describe('tenancy: per-Release identity and the installation policy', () => {
   });
 
   it('bad input: a serviceAccountName that does not exist → Unappliable naming the identity, nothing applied', async () => {
-    const name = await tenantRelease('no-such-sa', { 'cm.yaml': configMap('never') }, { serviceAccountName: 'no-such-sa' });
+    const name = await tenantRelease(
+      'no-such-sa',
+      { 'cm.yaml': configMap('never') },
+      { serviceAccountName: 'no-such-sa' },
+    );
     const result = await env.reconcile(name, env.ports({ wiring: { tenancy: lockedDown() } }));
     expect(applied(result.release)).toMatchObject({ status: 'False', reason: 'Unappliable' });
     expect(applied(result.release)!.message).toContain(`system:serviceaccount:${teamA}:no-such-sa`);
@@ -160,7 +246,10 @@ describe('tenancy: per-Release identity and the installation policy', () => {
 
   it('policy inClusterNamespaces: an inCluster target outside the allowed namespaces → ClusterNotReady naming the policy', async () => {
     const name = await tenantRelease('in-cluster-refused', { 'cm.yaml': configMap('refused') });
-    const result = await env.reconcile(name, env.ports({ wiring: { tenancy: lockedDown({ inClusterNamespaces: new Set(['convoy-system']) }) } }));
+    const result = await env.reconcile(
+      name,
+      env.ports({ wiring: { tenancy: lockedDown({ inClusterNamespaces: new Set(['convoy-system']) }) } }),
+    );
     expect(applied(result.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
     expect(applied(result.release)!.message).toContain('inClusterNamespaces');
     expect(result.outcome.kind).toBe('retry');
@@ -169,29 +258,50 @@ describe('tenancy: per-Release identity and the installation policy', () => {
 
   it('policy crossNamespaceRefs: a Cluster, GitRepository or values Secret in another namespace is refused by its step, naming the policy; no Secret data anywhere', async () => {
     const ports = env.ports({ wiring: { tenancy: lockedDown() } });
-    const clusterRef = await tenantRelease('cross-cluster', { 'cm.yaml': configMap('x1') }, { cluster: { name: 'local', namespace: teamB.name } });
+    const clusterRef = await tenantRelease(
+      'cross-cluster',
+      { 'cm.yaml': configMap('x1') },
+      { cluster: { name: 'local', namespace: teamB.name } },
+    );
     const c = await env.reconcile(clusterRef, ports);
     expect(applied(c.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
     expect(applied(c.release)!.message).toContain('crossNamespaceRefs');
 
     const repoRef = 'cross-repo';
-    await convoyApi(tenant).create('Release', teamA, repoRef, { cluster: { name: 'local' }, source: { gitRepositoryRef: { name: 'shared', namespace: teamB.name } } });
+    await convoyApi(tenant).create('Release', teamA, repoRef, {
+      cluster: { name: 'local' },
+      source: { gitRepositoryRef: { name: 'shared', namespace: teamB.name } },
+    });
     const r = await env.reconcile(repoRef, ports);
     expect(applied(r.release)).toMatchObject({ status: 'False', reason: 'SourceNotReady' });
     expect(applied(r.release)!.message).toContain('crossNamespaceRefs');
 
-    const values = await tenantRelease('cross-values', { 'Chart.yaml': 'apiVersion: v2\nname: x\nversion: 0.1.0\n' }, {
-      content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'Secret', name: 'b-values', namespace: teamB.name }] } },
-    });
+    const values = await tenantRelease(
+      'cross-values',
+      { 'Chart.yaml': 'apiVersion: v2\nname: x\nversion: 0.1.0\n' },
+      {
+        content: {
+          type: 'Helm',
+          helm: { valuesFrom: [{ kind: 'Secret', name: 'b-values', namespace: teamB.name }] },
+        },
+      },
+    );
     const v = await env.reconcile(values, ports);
     expect(applied(v.release)).toMatchObject({ status: 'False', reason: 'ValuesNotReady' });
     expect(applied(v.release)!.message).toContain('crossNamespaceRefs');
-    for (const release of [c.release, r.release, v.release]) expect(JSON.stringify(release.status)).not.toContain(SECRET_VALUE);
+    for (const release of [c.release, r.release, v.release])
+      expect(JSON.stringify(release.status)).not.toContain(SECRET_VALUE);
   });
 
   it('bad input: a kubeconfig Secret with an exec plugin → ClusterNotReady naming the field, no Secret data in status', async () => {
-    await convoyApi(tenant).create('Cluster', teamA, 'exec-cluster', { kubeConfig: { secretRef: { name: 'bad-kubeconfig' } } });
-    const name = await tenantRelease('exec-kubeconfig', { 'cm.yaml': configMap('x2') }, { cluster: { name: 'exec-cluster' } });
+    await convoyApi(tenant).create('Cluster', teamA, 'exec-cluster', {
+      kubeConfig: { secretRef: { name: 'bad-kubeconfig' } },
+    });
+    const name = await tenantRelease(
+      'exec-kubeconfig',
+      { 'cm.yaml': configMap('x2') },
+      { cluster: { name: 'exec-cluster' } },
+    );
     const result = await env.reconcile(name, env.ports({ wiring: { tenancy: lockedDown() } }));
     expect(applied(result.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
     expect(applied(result.release)!.message).toContain('users[].user.exec');
@@ -204,8 +314,14 @@ describe('tenancy: per-Release identity and the installation policy', () => {
       { secret: 'token-file-kubeconfig', field: 'tokenFile' },
     ];
     for (const { secret, field } of cases) {
-      await convoyApi(tenant).create('Cluster', teamA, secret, { kubeConfig: { secretRef: { name: secret } } });
-      const name = await tenantRelease(`release-${secret}`, { 'cm.yaml': configMap(`cm-${secret}`) }, { cluster: { name: secret } });
+      await convoyApi(tenant).create('Cluster', teamA, secret, {
+        kubeConfig: { secretRef: { name: secret } },
+      });
+      const name = await tenantRelease(
+        `release-${secret}`,
+        { 'cm.yaml': configMap(`cm-${secret}`) },
+        { cluster: { name: secret } },
+      );
       const result = await env.reconcile(name, env.ports({ wiring: { tenancy: lockedDown() } }));
       expect(applied(result.release), secret).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
       expect(applied(result.release)!.message).toContain(field);
@@ -221,15 +337,30 @@ describe('tenancy: per-Release identity and the installation policy', () => {
       fetch: (url, init) => fetch(url.replace(/^https:\/\/[^/]+/, 'http://127.0.0.1:1'), init),
       timeoutMs: 2_000,
     });
-    await convoyApi(tenant).create('Cluster', teamA, 'eks-gone', { eks: { name: 'no-such-cluster', region: 'eu-west-1' } });
-    const unreachable = await tenantRelease('eks-unreachable', { 'cm.yaml': configMap('cm-eks-1') }, { cluster: { name: 'eks-gone' } });
+    await convoyApi(tenant).create('Cluster', teamA, 'eks-gone', {
+      eks: { name: 'no-such-cluster', region: 'eu-west-1' },
+    });
+    const unreachable = await tenantRelease(
+      'eks-unreachable',
+      { 'cm.yaml': configMap('cm-eks-1') },
+      { cluster: { name: 'eks-gone' } },
+    );
     // team-a may use the functions' own role here (policy eksRoles), so the token is minted and the endpoint tried.
-    const down = await env.reconcile(unreachable, env.ports({ wiring: { tenancy: lockedDown({ eksRoles: parseEksRoles(`${teamA}=self`) }), eks: eks.access } }));
+    const down = await env.reconcile(
+      unreachable,
+      env.ports({
+        wiring: { tenancy: lockedDown({ eksRoles: parseEksRoles(`${teamA}=self`) }), eks: eks.access },
+      }),
+    );
     expect(applied(down.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
     expect(applied(down.release)!.message).toContain('no-such-cluster');
     expect(JSON.stringify(down.release.status)).not.toContain(SECRET_VALUE);
 
-    const noCredentials = await tenantRelease('eks-no-credentials', { 'cm.yaml': configMap('cm-eks-2') }, { cluster: { name: 'eks-gone' } });
+    const noCredentials = await tenantRelease(
+      'eks-no-credentials',
+      { 'cm.yaml': configMap('cm-eks-2') },
+      { cluster: { name: 'eks-gone' } },
+    );
     const refused = await env.reconcile(noCredentials, env.ports({ wiring: { tenancy: lockedDown() } }));
     expect(applied(refused.release)).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
     expect(applied(refused.release)!.message).toContain('spec.eks');

@@ -22,29 +22,47 @@ import { verdictLine, verdictWord } from '../../cli/verdict-line.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
 import { startRuntimeEnv, until, type LogLine, type RuntimeEnv } from '../harness/runtime-env.ts';
 
-const conditionOf = (release: Release, type: string): Condition | undefined => release.status?.conditions?.find((c) => c.type === type);
-const configMap = (name: string, data: Record<string, string>) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: ${JSON.stringify(data)}\n`;
+const conditionOf = (release: Release, type: string): Condition | undefined =>
+  release.status?.conditions?.find((c) => c.type === type);
+const configMap = (name: string, data: Record<string, string>) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata: ${JSON.stringify(data)}\n`;
 const SAFETY_NET_MS = 120_000;
 
 describe('the verdict never goes stale', () => {
   let env: RuntimeEnv;
 
   beforeAll(async () => {
-    env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'verdict-fresh', { relayTickMs: 200, visibilityTimeoutSeconds: 5 });
+    env = await startRuntimeEnv(kubeConfigFor(inject('kubeconfigPath')), 'verdict-fresh', {
+      relayTickMs: 200,
+      visibilityTimeoutSeconds: 5,
+    });
   });
   afterAll(async () => {
     await env?.close();
   });
 
   const ready = (name: string) =>
-    until(`${name} is Ready`, async () => {
-      const r = await env.getRelease(name);
-      return combinedVerdict(r).ready ? r : undefined;
-    }, { timeoutMs: SAFETY_NET_MS, intervalMs: 200 });
+    until(
+      `${name} is Ready`,
+      async () => {
+        const r = await env.getRelease(name);
+        return combinedVerdict(r).ready ? r : undefined;
+      },
+      { timeoutMs: SAFETY_NET_MS, intervalMs: 200 },
+    );
 
   /** Log lines of one loop for a Release after index `from` of the log. */
-  const linesAfter = (name: string, loop: 'drift' | 'health' | 'reconcile', msg: string, from: number): LogLine[] =>
-    env.logs.slice(from).filter((l) => l['namespace'] === env.ns.name && l['name'] === name && l['loop'] === loop && l.msg === msg);
+  const linesAfter = (
+    name: string,
+    loop: 'drift' | 'health' | 'reconcile',
+    msg: string,
+    from: number,
+  ): LogLine[] =>
+    env.logs
+      .slice(from)
+      .filter(
+        (l) => l['namespace'] === env.ns.name && l['name'] === name && l['loop'] === loop && l.msg === msg,
+      );
 
   it('suspend → the verdict is Suspended; resume → Ready, brought by the reconcile of the new generation telling drift and health', async () => {
     const repo = await env.repo('paused', { 'cm.yaml': configMap('paused-cfg', { v: '1' }) });
@@ -76,7 +94,8 @@ describe('the verdict never goes stale', () => {
     process.stdout.write(`resume → Ready: ${Date.now() - resumedAt} ms\n`);
     const generation = resumed.metadata.generation ?? 0;
     expect(generation).toBe(generationBefore + 2);
-    for (const type of ['Applied', 'InSync', 'Healthy']) expect(conditionOf(resumed, type)?.observedGeneration).toBe(generation);
+    for (const type of ['Applied', 'InSync', 'Healthy'])
+      expect(conditionOf(resumed, type)?.observedGeneration).toBe(generation);
 
     // The cause: the reconcile of the new generation sent both observers a message, and each
     // observer ran that message (a first delivery); no interval tick ran after the resume. Another
@@ -87,10 +106,14 @@ describe('the verdict never goes stale', () => {
     const cause = `generation ${generation} handled (was ${generationBefore})`;
     // A loop logs its line after its status write and Events: wait for the lines, not for time.
     const told = (loop: 'drift' | 'health', msg: string) =>
-      until(`${loop} logged its run of the generation's message`, () => {
-        const lines = linesAfter('paused', loop, msg, mark);
-        return lines.some((l) => l['cause'] === cause) ? lines : undefined;
-      }, { timeoutMs: SAFETY_NET_MS, intervalMs: 100 });
+      until(
+        `${loop} logged its run of the generation's message`,
+        () => {
+          const lines = linesAfter('paused', loop, msg, mark);
+          return lines.some((l) => l['cause'] === cause) ? lines : undefined;
+        },
+        { timeoutMs: SAFETY_NET_MS, intervalMs: 100 },
+      );
     for (const lines of [await told('drift', 'drift checked'), await told('health', 'health assessed')]) {
       expect(lines.find((l) => l['cause'] === cause)?.['receiveCount']).toBe(1);
       expect(lines.filter((l) => String(l['cause']).startsWith('timer:'))).toEqual([]);
@@ -109,18 +132,35 @@ describe('the verdict never goes stale', () => {
     // kubectl edit: another field manager changes a field convoy owns.
     const core = env.kc.makeApiClient(CoreV1Api);
     await core.patchNamespacedConfigMap(
-      { name: 'healing-cfg', namespace: env.ns.name, body: { data: { mode: 'edited' } }, fieldManager: 'kubectl-edit' },
+      {
+        name: 'healing-cfg',
+        namespace: env.ns.name,
+        body: { data: { mode: 'edited' } },
+        fieldManager: 'kubectl-edit',
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     // A drift check now (the interval is 10 min): a plain message, as the relay's timer would send.
     const mark = env.logs.length;
-    const check: QueueMessage = { v: 1, loop: 'drift', namespace: env.ns.name, name: 'healing', uid: created.metadata.uid ?? '', cause: 'test: check drift now', sentAt: new Date().toISOString() };
+    const check: QueueMessage = {
+      v: 1,
+      loop: 'drift',
+      namespace: env.ns.name,
+      name: 'healing',
+      uid: created.metadata.uid ?? '',
+      cause: 'test: check drift now',
+      sentAt: new Date().toISOString(),
+    };
     await env.sendRaw('drift', [JSON.stringify(check)]);
 
-    const inSync = await until('InSync True again after the correction', () => {
-      const lines = linesAfter('healing', 'drift', 'drift checked', mark);
-      return lines.length >= 2 && lines.at(-1)?.['inSync'] === 'InSync' ? lines : undefined;
-    }, { timeoutMs: SAFETY_NET_MS, intervalMs: 200 });
+    const inSync = await until(
+      'InSync True again after the correction',
+      () => {
+        const lines = linesAfter('healing', 'drift', 'drift checked', mark);
+        return lines.length >= 2 && lines.at(-1)?.['inSync'] === 'InSync' ? lines : undefined;
+      },
+      { timeoutMs: SAFETY_NET_MS, intervalMs: 200 },
+    );
 
     // 1. The test's check found the drift and asked for a correction.
     expect(inSync[0]).toMatchObject({ cause: 'test: check drift now', inSync: 'Drifted', corrected: true });
@@ -130,10 +170,16 @@ describe('the verdict never goes stale', () => {
     const renderRef = (await env.getRelease('healing')).status?.lastSuccessful?.renderRef ?? '';
     // 3. InSync True came from that message (first delivery), the very next drift run.
     expect(inSync).toHaveLength(2);
-    expect(inSync[1]).toMatchObject({ cause: `corrected ${renderRef}: 1 objects applied again`, receiveCount: 1, inSync: 'InSync' });
+    expect(inSync[1]).toMatchObject({
+      cause: `corrected ${renderRef}: 1 objects applied again`,
+      receiveCount: 1,
+      inSync: 'InSync',
+    });
     const r = await env.getRelease('healing');
     expect(conditionOf(r, 'InSync')).toMatchObject({ status: 'True', reason: 'InSync' });
-    expect((await core.readNamespacedConfigMap({ name: 'healing-cfg', namespace: env.ns.name })).data?.['mode']).toBe('a');
+    expect(
+      (await core.readNamespacedConfigMap({ name: 'healing-cfg', namespace: env.ns.name })).data?.['mode'],
+    ).toBe('a');
     expect(combinedVerdict(r).ready).toBe(true);
     await env.deleteRelease('healing');
   }, 200_000);

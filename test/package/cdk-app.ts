@@ -11,7 +11,9 @@ export const root = join(import.meta.dirname, '..', '..');
 
 /** The version of a package installed in this repository (so npm finds it in its cache). */
 export function repoVersion(name: string): string {
-  return (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  return (
+    JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }
+  ).version;
 }
 
 /** The user's app: `node app.ts` synthesizes and prints {errors, functions, template} as JSON. */
@@ -55,15 +57,37 @@ process.stdout.write(JSON.stringify({ errors, functions: Object.keys(convoy.func
 
 export async function createCdkApp(dir: string, tarball: string): Promise<void> {
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'user-cdk-app', private: true, type: 'module' }, null, 2));
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'user-cdk-app', private: true, type: 'module' }, null, 2),
+  );
   await writeFile(
     join(dir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { target: 'es2024', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['app.ts'] }),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'es2024',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        types: ['node'],
+      },
+      include: ['app.ts'],
+    }),
   );
   await writeFile(join(dir, 'app.ts'), APP_TS);
   await run(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball, ...['aws-cdk-lib', 'constructs', 'cdk-nag', '@types/node'].map((p) => `${p}@${repoVersion(p)}`)],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--loglevel=error',
+      tarball,
+      ...['aws-cdk-lib', 'constructs', 'cdk-nag', '@types/node'].map((p) => `${p}@${repoVersion(p)}`),
+    ],
     { cwd: dir, maxBuffer: 16 << 20 },
   );
 }

@@ -19,7 +19,8 @@ export interface KnownWarning {
 export const KNOWN_WARNINGS: readonly KnownWarning[] = [
   {
     rule: 'W3005',
-    message: /^'[A-Za-z0-9]+' dependency already enforced by a 'GetAtt' at 'Resources\/[A-Za-z0-9]+\/Properties\/Role'$/,
+    message:
+      /^'[A-Za-z0-9]+' dependency already enforced by a 'GetAtt' at 'Resources\/[A-Za-z0-9]+\/Properties\/Role'$/,
     why: "aws-cdk-lib's lambda.Function adds its role (and the role's default policy) to DependsOn so the function waits for its permissions; the role is also its Role GetAtt. Redundant, harmless; overriding DependsOn would drop the policy dependency too",
   },
 ];
@@ -35,24 +36,34 @@ export interface Finding {
 /** cfn-lint's findings on these templates, for us-east-1 and eu-west-1. */
 export async function cfnLint(files: string[]): Promise<Finding[]> {
   // Exit code: a bit per level found (2 error, 4 warning, 8 informational); the JSON on stdout is the answer.
-  const answer = await run('cfn-lint', ['--format', 'json', '--regions', 'us-east-1', 'eu-west-1', '--', ...files], { maxBuffer: 16 << 20 }).catch(
-    (error: { stdout?: string; code?: unknown; stderr?: string }) => {
-      if (typeof error.code === 'number' && error.stdout !== undefined && error.stdout.trim().startsWith('[')) return { stdout: error.stdout };
-      throw new Error(`cfn-lint failed to run (exit ${String(error.code)}): ${error.stderr ?? ''}`);
-    },
-  );
+  const answer = await run(
+    'cfn-lint',
+    ['--format', 'json', '--regions', 'us-east-1', 'eu-west-1', '--', ...files],
+    { maxBuffer: 16 << 20 },
+  ).catch((error: { stdout?: string; code?: unknown; stderr?: string }) => {
+    if (typeof error.code === 'number' && error.stdout !== undefined && error.stdout.trim().startsWith('['))
+      return { stdout: error.stdout };
+    throw new Error(`cfn-lint failed to run (exit ${String(error.code)}): ${error.stderr ?? ''}`);
+  });
   return JSON.parse(answer.stdout) as Finding[];
 }
 
 /** Findings that fail a template: every error, and every warning not in KNOWN_WARNINGS. */
 export function unexpectedFindings(findings: readonly Finding[]): Finding[] {
-  return findings.filter((f) => f.Level === 'Error' || (f.Level === 'Warning' && !KNOWN_WARNINGS.some((k) => k.rule === f.Rule.Id && k.message.test(f.Message))));
+  return findings.filter(
+    (f) =>
+      f.Level === 'Error' ||
+      (f.Level === 'Warning' &&
+        !KNOWN_WARNINGS.some((k) => k.rule === f.Rule.Id && k.message.test(f.Message))),
+  );
 }
 
 /** Throws, saying how to install it, unless cfn-lint CFN_LINT_VERSION is on PATH. */
 export async function checkCfnLintVersion(): Promise<void> {
   const version = await run('cfn-lint', ['--version']).catch(() => ({ stdout: '' }));
   if (!version.stdout.includes(CFN_LINT_VERSION)) {
-    throw new Error(`cfn-lint ${CFN_LINT_VERSION} is needed on PATH (found: ${version.stdout.trim() || 'none'}): pip install cfn-lint==${CFN_LINT_VERSION} (.ci/run does)`);
+    throw new Error(
+      `cfn-lint ${CFN_LINT_VERSION} is needed on PATH (found: ${version.stdout.trim() || 'none'}): pip install cfn-lint==${CFN_LINT_VERSION} (.ci/run does)`,
+    );
   }
 }

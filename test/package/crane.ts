@@ -28,7 +28,9 @@ async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -41,7 +43,9 @@ export interface Registry {
 /** `crane registry serve` on a free loopback port, answering /v2/. */
 export async function startRegistry(crane: string): Promise<Registry> {
   const port = await freePort();
-  const child: ChildProcess = spawn(crane, ['registry', 'serve', '--address', `127.0.0.1:${port}`], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(crane, ['registry', 'serve', '--address', `127.0.0.1:${port}`], {
+    stdio: 'ignore',
+  });
   const host = `127.0.0.1:${port}`;
   const deadline = Date.now() + 15_000;
   for (;;) {

@@ -17,7 +17,21 @@ export interface GlobalInstall {
 
 /** `npm install -g --prefix <prefix> <tarball>` (dependencies from npm's cache, as the CDK app test does). */
 export async function installGlobally(tarball: string, prefix: string): Promise<GlobalInstall> {
-  await run('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { maxBuffer: 16 << 20 });
+  await run(
+    'npm',
+    [
+      'install',
+      '-g',
+      '--prefix',
+      prefix,
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--loglevel=error',
+      tarball,
+    ],
+    { maxBuffer: 16 << 20 },
+  );
   return { binDir: join(prefix, 'bin'), packageDir: join(prefix, 'lib', 'node_modules', 'convoy') };
 }
 
@@ -29,9 +43,23 @@ export interface DevRun {
 }
 
 /** Starts `<binDir>/convoy dev <args>` in `cwd`. */
-export function startDev(binDir: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): DevRun {
-  const proc = spawn(join(binDir, 'convoy'), ['dev', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const dev: DevRun = { proc, stdout: '', stderr: '', exited: new Promise((resolve) => proc.once('exit', (code) => resolve(code))) };
+export function startDev(
+  binDir: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): DevRun {
+  const proc = spawn(join(binDir, 'convoy'), ['dev', ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const dev: DevRun = {
+    proc,
+    stdout: '',
+    stderr: '',
+    exited: new Promise((resolve) => proc.once('exit', (code) => resolve(code))),
+  };
   proc.stdout?.on('data', (c: Buffer) => (dev.stdout += c.toString()));
   proc.stderr?.on('data', (c: Buffer) => (dev.stderr += c.toString()));
   return dev;
@@ -41,8 +69,10 @@ export function startDev(binDir: string, args: readonly string[], cwd: string, e
 export async function devRunning(dev: DevRun, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!dev.stdout.includes('convoy dev is running')) {
-    if (dev.proc.exitCode !== null || dev.proc.signalCode !== null) throw new Error(`convoy dev exited before running:\n${dev.stderr}\n${dev.stdout.slice(-2000)}`);
-    if (Date.now() > deadline) throw new Error(`convoy dev did not start within ${timeoutMs} ms:\n${dev.stderr}`);
+    if (dev.proc.exitCode !== null || dev.proc.signalCode !== null)
+      throw new Error(`convoy dev exited before running:\n${dev.stderr}\n${dev.stdout.slice(-2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`convoy dev did not start within ${timeoutMs} ms:\n${dev.stderr}`);
     await sleep(200);
   }
 }
@@ -58,7 +88,15 @@ export function devKubeconfig(dev: DevRun): string {
 export async function applyShippedHello(packageDir: string, kubeconfig: string): Promise<void> {
   const examples = join(packageDir, 'dist', 'examples');
   const { kubectl } = await createToolLocator().locate();
-  await run(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', join(examples, '00-namespace.yaml'), '-f', join(examples, '10-hello-release.yaml')]);
+  await run(kubectl, [
+    '--kubeconfig',
+    kubeconfig,
+    'apply',
+    '-f',
+    join(examples, '00-namespace.yaml'),
+    '-f',
+    join(examples, '10-hello-release.yaml'),
+  ]);
 }
 
 /** SIGINT, then the exit code (convoy dev stops everything it started first). */

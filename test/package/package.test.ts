@@ -32,7 +32,15 @@ import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/k
 import { convoyApi } from '../harness/releases.ts';
 import { appliedOf, until } from '../harness/runtime-env.ts';
 import { createCdkApp, root } from './cdk-app.ts';
-import { applyShippedHello, devKubeconfig, devRunning, installGlobally, startDev, stopDev, type GlobalInstall } from './installed-dev.ts';
+import {
+  applyShippedHello,
+  devKubeconfig,
+  devRunning,
+  installGlobally,
+  startDev,
+  stopDev,
+  type GlobalInstall,
+} from './installed-dev.ts';
 import { ensureCrane, startRegistry, type Registry } from './crane.ts';
 import { checkTemplate } from './template-checks.ts';
 
@@ -70,17 +78,31 @@ describe('the npm package in a user CDK app', () => {
   it('installs the tarball, imports convoy/infra, applies AwsSolutionsChecks and synthesizes with 0 errors', async () => {
     await timed('cdkAppInstall', () => createCdkApp(app(), tarball));
     const { stdout } = await timed('cdkSynth', () =>
-      run(process.execPath, ['app.ts'], { cwd: app(), maxBuffer: 64 << 20, env: { ...process.env, CDK_OUTDIR: join(app(), 'cdk.out') } }),
+      run(process.execPath, ['app.ts'], {
+        cwd: app(),
+        maxBuffer: 64 << 20,
+        env: { ...process.env, CDK_OUTDIR: join(app(), 'cdk.out') },
+      }),
     );
-    const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { errors: string[]; functions: number; template: string };
+    const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as {
+      errors: string[];
+      functions: number;
+      template: string;
+    };
     expect(result.errors).toEqual([]);
     expect(result.functions).toBe(4);
-    const template = JSON.parse(await readFile(result.template, 'utf8')) as Parameters<typeof checkTemplate>[0];
+    const template = JSON.parse(await readFile(result.template, 'utf8')) as Parameters<
+      typeof checkTemplate
+    >[0];
     expect(checkTemplate(template)).toEqual([]);
   });
 
   it("the app typechecks against the package's declarations", async () => {
-    await timed('cdkTsc', () => run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: app() }));
+    await timed('cdkTsc', () =>
+      run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
+        cwd: app(),
+      }),
+    );
   });
 
   it('npx convoy --help runs from the install with Node 24 and no TypeScript loader', async () => {
@@ -89,10 +111,14 @@ describe('the npm package in a user CDK app', () => {
       env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}`, NODE_OPTIONS: '' },
     });
     expect(stdout).toMatch(/^Usage: convoy <command>/m);
-    const { stdout: printed } = await run('npx', ['--no-install', 'convoy', 'install', '--print', '--no-crds', '--image', 'reg.example/convoy-relay:1'], {
-      cwd: app(),
-      env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}` },
-    });
+    const { stdout: printed } = await run(
+      'npx',
+      ['--no-install', 'convoy', 'install', '--print', '--no-crds', '--image', 'reg.example/convoy-relay:1'],
+      {
+        cwd: app(),
+        env: { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}` },
+      },
+    );
     expect(printed).toContain('kind: Deployment');
   });
 
@@ -102,28 +128,55 @@ describe('the npm package in a user CDK app', () => {
     // The app's own install (node_modules/.bin/convoy → node_modules/convoy/dist/bin/convoy.js), run in
     // the app's folder: its construct synthesizes the template with the app's aws-cdk-lib, and its
     // dist/lambda bundles are the code assets the emulator runs. The state folder is the test's own.
-    const env = { ...process.env, PATH: `${nodeDir}:${process.env['PATH'] ?? ''}`, NODE_OPTIONS: '', XDG_STATE_HOME: join(work, 'lambda-dev-state') };
-    const args = ['--embedded', '--runtime', 'lambda', '--lambda-slots', '1', '--api-port', String(apiPort), '--git-port', String(gitPort)];
+    const env = {
+      ...process.env,
+      PATH: `${nodeDir}:${process.env['PATH'] ?? ''}`,
+      NODE_OPTIONS: '',
+      XDG_STATE_HOME: join(work, 'lambda-dev-state'),
+    };
+    const args = [
+      '--embedded',
+      '--runtime',
+      'lambda',
+      '--lambda-slots',
+      '1',
+      '--api-port',
+      String(apiPort),
+      '--git-port',
+      String(gitPort),
+    ];
     const dev = startDev(join(app(), 'node_modules', '.bin'), args, app(), env);
     try {
       await timed('lambdaDevRunning', () => devRunning(dev, 360_000));
       // The functions' settings are the installed construct's defaults, read from its template.
-      expect(dev.stderr).toMatch(/Lambda runtime: template synthesized in \d+ ms; reconcile 1024 MB, \d+ s, batch 10, concurrency 1; drift 256 MB, \d+ s, batch 10, concurrency 1; health 256 MB, \d+ s, batch 10, concurrency 1; fleet 256 MB, \d+ s, batch 1, concurrency 1/);
+      expect(dev.stderr).toMatch(
+        /Lambda runtime: template synthesized in \d+ ms; reconcile 1024 MB, \d+ s, batch 10, concurrency 1; drift 256 MB, \d+ s, batch 10, concurrency 1; health 256 MB, \d+ s, batch 10, concurrency 1; fleet 256 MB, \d+ s, batch 1, concurrency 1/,
+      );
       const kubeconfig = devKubeconfig(dev);
       await applyShippedHello(packageDir, kubeconfig);
       const api = convoyApi(kubeConfigFor(kubeconfig));
       await timed('lambdaHelloApplied', () =>
-        until('the hello Release is Applied True', async () => appliedOf(await api.getRelease('convoy-examples', 'hello'))?.status === 'True', { timeoutMs: 300_000, intervalMs: 500 }),
+        until(
+          'the hello Release is Applied True',
+          async () => appliedOf(await api.getRelease('convoy-examples', 'hello'))?.status === 'True',
+          { timeoutMs: 300_000, intervalMs: 500 },
+        ),
       ).catch((error: unknown) => {
         throw new Error(`${String(error)}\nconvoy dev's stderr (end):\n${dev.stderr.slice(-6000)}`);
       });
       // The reconcile that applied it is the bundle under the emulator: its own JSON lines, prefixed with loop and
       // slot. They travel function → emulator → convoy dev's stderr → this pipe, a path independent of the status
       // write the wait above saw, so they may arrive after it (CI at 208a507 checked too early): wait for them.
-      await until('the reconcile bundle\'s own JSON log lines', () => Promise.resolve(/^reconcile\[0\] \{/m.test(dev.stderr)), { timeoutMs: 60_000, intervalMs: 200 }).catch((error: unknown) => {
+      await until(
+        "the reconcile bundle's own JSON log lines",
+        () => Promise.resolve(/^reconcile\[0\] \{/m.test(dev.stderr)),
+        { timeoutMs: 60_000, intervalMs: 200 },
+      ).catch((error: unknown) => {
         throw new Error(`${String(error)}\nconvoy dev's stderr (end):\n${dev.stderr.slice(-6000)}`);
       });
-      expect(dev.stderr.split('\n').filter((line) => /HTTP 403\b|forbidden|cannot impersonate/i.test(line))).toEqual([]);
+      expect(
+        dev.stderr.split('\n').filter((line) => /HTTP 403\b|forbidden|cannot impersonate/i.test(line)),
+      ).toEqual([]);
     } finally {
       await stopDev(dev);
     }
@@ -134,7 +187,11 @@ describe('the npm package in a user CDK app', () => {
 describe('the package installed with npm i -g, run outside the repository', () => {
   let installed: GlobalInstall;
   let outside: string;
-  const env = () => ({ ...process.env, PATH: `${installed.binDir}:${nodeDir}:${process.env['PATH'] ?? ''}`, NODE_OPTIONS: '' });
+  const env = () => ({
+    ...process.env,
+    PATH: `${installed.binDir}:${nodeDir}:${process.env['PATH'] ?? ''}`,
+    NODE_OPTIONS: '',
+  });
 
   beforeAll(async () => {
     installed = await timed('npmInstallGlobal', () => installGlobally(tarball, join(work, 'global')));
@@ -149,20 +206,34 @@ describe('the package installed with npm i -g, run outside the repository', () =
       const { stdout } = await run(join(installed.binDir, bin), ['--help'], { cwd: outside, env: env() });
       expect(stdout).toMatch(/^Usage: convoy <command>/);
     }
-    const { stdout } = await run(join(installed.binDir, 'convoy'), ['dev', '--help'], { cwd: outside, env: env() });
+    const { stdout } = await run(join(installed.binDir, 'convoy'), ['dev', '--help'], {
+      cwd: outside,
+      env: env(),
+    });
     expect(stdout).toMatch(/^convoy dev \[--embedded \| --kubeconfig <file>\]/);
   });
 
   it('what convoy dev reads at run time is in the package: the KWOK stages, the examples and the control-plane build script', async () => {
     const dist = join(installed.packageDir, 'dist');
-    for (const file of ['dev/control-plane/kwok-stages.yaml', 'dev/control-plane/kwok-fail-stages.yaml', 'examples/10-hello-release.yaml', 'examples/repos/hello/app', 'scripts/build-control-plane.sh', 'config/crds']) {
+    for (const file of [
+      'dev/control-plane/kwok-stages.yaml',
+      'dev/control-plane/kwok-fail-stages.yaml',
+      'examples/10-hello-release.yaml',
+      'examples/repos/hello/app',
+      'scripts/build-control-plane.sh',
+      'config/crds',
+    ]) {
       await expect(run('test', ['-e', join(dist, file)]), file).resolves.toBeDefined();
     }
     // With no binaries anywhere, one line names KUBEBUILDER_ASSETS and the shipped build script.
-    const noBinaries = await run(join(installed.binDir, 'convoy'), ['dev', '--embedded', '--api-port', '0', '--git-port', '0'], {
-      cwd: outside,
-      env: { ...env(), XDG_CACHE_HOME: join(outside, 'empty-cache'), KUBEBUILDER_ASSETS: '' },
-    }).then(
+    const noBinaries = await run(
+      join(installed.binDir, 'convoy'),
+      ['dev', '--embedded', '--api-port', '0', '--git-port', '0'],
+      {
+        cwd: outside,
+        env: { ...env(), XDG_CACHE_HOME: join(outside, 'empty-cache'), KUBEBUILDER_ASSETS: '' },
+      },
+    ).then(
       () => expect.fail('convoy dev started without control-plane binaries'),
       (error: { code: number; stderr: string }) => error,
     );
@@ -170,7 +241,11 @@ describe('the package installed with npm i -g, run outside the repository', () =
     const lines = noBinaries.stderr
       .trim()
       .split('\n')
-      .filter((l) => !l.includes('left behind by a convoy dev') && !l.startsWith('convoy dev: starting the embedded cluster'));
+      .filter(
+        (l) =>
+          !l.includes('left behind by a convoy dev') &&
+          !l.startsWith('convoy dev: starting the embedded cluster'),
+      );
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`Run \`bash ${join(dist, 'scripts', 'build-control-plane.sh')}\``);
     expect(lines[0]).toContain('or set KUBEBUILDER_ASSETS to a folder holding them');
@@ -179,24 +254,39 @@ describe('the package installed with npm i -g, run outside the repository', () =
   it('an older Node (the system Node 20) runs the installed bin to one line saying which Node it needs', async () => {
     const oldNode = '/usr/bin/node';
     const { stdout: version } = await run(oldNode, ['--version']);
-    expect(Number(/^v(\d+)/.exec(version)?.[1]), `${oldNode} is the older Node this test needs`).toBeLessThan(22);
-    const failed = await run(oldNode, [join(installed.packageDir, 'dist', 'bin', 'convoy.js'), 'get', '-A'], { cwd: outside }).then(
+    expect(Number(/^v(\d+)/.exec(version)?.[1]), `${oldNode} is the older Node this test needs`).toBeLessThan(
+      22,
+    );
+    const failed = await run(oldNode, [join(installed.packageDir, 'dist', 'bin', 'convoy.js'), 'get', '-A'], {
+      cwd: outside,
+    }).then(
       () => expect.fail('the bin ran on an old Node'),
       (error: { code: number; stderr: string }) => error,
     );
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toBe(`convoy needs Node.js 22.13.0 or later (Node 22 LTS or 24); this is Node.js ${version.trim().slice(1)}. Install a newer one (https://nodejs.org, nvm install 24) and run convoy again.\n`);
+    expect(failed.stderr).toBe(
+      `convoy needs Node.js 22.13.0 or later (Node 22 LTS or 24); this is Node.js ${version.trim().slice(1)}. Install a newer one (https://nodejs.org, nvm install 24) and run convoy again.\n`,
+    );
   });
 
   it('convoy dev --embedded from the install: the shipped examples reach Ready, watched with the installed convoy wait', async () => {
     const [apiPort, gitPort] = (await freePorts(2)) as [number, number];
-    const dev = startDev(installed.binDir, ['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)], outside, env());
+    const dev = startDev(
+      installed.binDir,
+      ['--embedded', '--api-port', String(apiPort), '--git-port', String(gitPort)],
+      outside,
+      env(),
+    );
     try {
       await timed('devRunning', () => devRunning(dev, 240_000));
       const kubeconfig = devKubeconfig(dev);
       await applyShippedHello(installed.packageDir, kubeconfig);
       const { stdout } = await timed('helloReady', () =>
-        run(join(installed.binDir, 'convoy'), ['wait', 'convoy-examples/hello', '--kubeconfig', kubeconfig, '--timeout', '5m'], { cwd: outside, env: env() }),
+        run(
+          join(installed.binDir, 'convoy'),
+          ['wait', 'convoy-examples/hello', '--kubeconfig', kubeconfig, '--timeout', '5m'],
+          { cwd: outside, env: env() },
+        ),
       );
       expect(stdout).toMatch(/Ready/);
     } finally {
@@ -219,7 +309,13 @@ describe('the relay image without Docker', () => {
   beforeAll(async () => {
     crane = await timed('crane', () => ensureCrane());
     const staged = await timed('stageApp', () => stageApp({ workDir: join(work, 'stage'), tarball }));
-    image = await timed('buildOci', () => buildOciImage({ appDir: staged.appDir, outDir: join(work, 'oci'), archive: join(work, 'relay-oci.tar') }));
+    image = await timed('buildOci', () =>
+      buildOciImage({
+        appDir: staged.appDir,
+        outDir: join(work, 'oci'),
+        archive: join(work, 'relay-oci.tar'),
+      }),
+    );
     registry = await startRegistry(crane);
   });
 
@@ -236,14 +332,23 @@ describe('the relay image without Docker', () => {
 
   it('crane pushes the OCI layout and validates it (digests, diff_ids, config)', async () => {
     await timed('cranePush', () => run(crane, ['push', image.layoutDir, ref(), '--insecure']));
-    const { stdout } = await timed('craneValidate', () => run(crane, ['validate', '--remote', ref(), '--insecure']));
+    const { stdout } = await timed('craneValidate', () =>
+      run(crane, ['validate', '--remote', ref(), '--insecure']),
+    );
     expect(stdout).toContain(`PASS: ${ref()}`);
     const config = JSON.parse((await run(crane, ['config', ref(), '--insecure'])).stdout) as {
       os: string;
       architecture: string;
       config: { User: string; Entrypoint: string[] };
     };
-    expect(config).toMatchObject({ os: 'linux', architecture: 'amd64', config: { User: '1000:1000', Entrypoint: ['/usr/local/bin/node', ...RELAY_NODE_FLAGS, '/app/dist/relay/main.js'] } });
+    expect(config).toMatchObject({
+      os: 'linux',
+      architecture: 'amd64',
+      config: {
+        User: '1000:1000',
+        Entrypoint: ['/usr/local/bin/node', ...RELAY_NODE_FLAGS, '/app/dist/relay/main.js'],
+      },
+    });
     expect(image.layers.map((l) => l.name)).toEqual(['base', 'node', 'app']);
   });
 
@@ -254,27 +359,59 @@ describe('the relay image without Docker', () => {
     ns = await freshNamespace(kc, 'relay-image');
     // The relay's objects from `convoy install --print`, applied for real in a fresh namespace.
     let manifests = '';
-    expect(installCommand(['--print', '--no-crds', '-n', ns.name, '--image', ref()], { out: (t) => (manifests += t), err: (l) => expect.fail(l) })).toBe(0);
+    expect(
+      installCommand(['--print', '--no-crds', '-n', ns.name, '--image', ref()], {
+        out: (t) => (manifests += t),
+        err: (l) => expect.fail(l),
+      }),
+    ).toBe(0);
     const manifestFile = join(work, 'install.yaml');
     await writeFile(manifestFile, manifests);
-    await run(kubectl, ['--kubeconfig', kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', manifestFile]);
-    const { stdout: token } = await run(kubectl, ['--kubeconfig', kubeconfigPath, '-n', ns.name, 'create', 'token', 'convoy-relay', '--duration', '1h']);
+    await run(kubectl, [
+      '--kubeconfig',
+      kubeconfigPath,
+      'apply',
+      '--server-side',
+      '--force-conflicts',
+      '-f',
+      manifestFile,
+    ]);
+    const { stdout: token } = await run(kubectl, [
+      '--kubeconfig',
+      kubeconfigPath,
+      '-n',
+      ns.name,
+      'create',
+      'token',
+      'convoy-relay',
+      '--duration',
+      '1h',
+    ]);
 
     fauxqs = await startFauxqs({ port: 0, logger: false });
     const endpoint = `http://127.0.0.1:${fauxqs.port}`;
-    const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
-    const queueUrl = async (name: string) => (await sqs.send(new CreateQueueCommand({ QueueName: `${ns?.name ?? ''}-${name}` }))).QueueUrl ?? '';
+    const sqs = new SQSClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    const queueUrl = async (name: string) =>
+      (await sqs.send(new CreateQueueCommand({ QueueName: `${ns?.name ?? ''}-${name}` }))).QueueUrl ?? '';
 
     const rootfs = join(work, 'rootfs');
     await mkdir(rootfs);
-    await timed('craneExport', () => run('sh', ['-c', `"${crane}" export --insecure "${ref()}" - | tar -x -C "${rootfs}"`]));
+    await timed('craneExport', () =>
+      run('sh', ['-c', `"${crane}" export --insecure "${ref()}" - | tar -x -C "${rootfs}"`]),
+    );
     const cluster = kc.getCurrentCluster();
     await writeFile(
       join(rootfs, 'tmp', 'kubeconfig'),
       stringify({
         apiVersion: 'v1',
         kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: cluster?.server, 'certificate-authority-data': cluster?.caData } }],
+        clusters: [
+          { name: 'c', cluster: { server: cluster?.server, 'certificate-authority-data': cluster?.caData } },
+        ],
         users: [{ name: 'relay', user: { token: token.trim() } }],
         contexts: [{ name: 'relay', context: { cluster: 'c', user: 'relay' } }],
         'current-context': 'relay',
@@ -286,7 +423,9 @@ describe('the relay image without Docker', () => {
       config: { User: string; Env: string[]; Entrypoint: string[]; WorkingDir: string };
     };
     const port = 18_000 + Math.floor(Math.random() * 2000);
-    const env: Record<string, string> = Object.fromEntries(config.config.Env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    const env: Record<string, string> = Object.fromEntries(
+      config.config.Env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+    );
     Object.assign(env, {
       KUBECONFIG: '/tmp/kubeconfig',
       CONVOY_NAMESPACE: ns.name,
@@ -304,17 +443,25 @@ describe('the relay image without Docker', () => {
     // the relay reads no relative paths, so the WorkingDir /app is not needed to prove it runs).
     const chroot = (await run('sh', ['-c', 'command -v chroot'])).stdout.trim();
     let logs = '';
-    relay = spawn(chroot, [`--userspec=${config.config.User}`, rootfs, ...config.config.Entrypoint], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    relay = spawn(chroot, [`--userspec=${config.config.User}`, rootfs, ...config.config.Entrypoint], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     relay.stdout?.on('data', (b: Buffer) => (logs += b.toString()));
     relay.stderr?.on('data', (b: Buffer) => (logs += b.toString()));
 
     const readyAt = await timed('relayReady', async () => {
       const deadline = Date.now() + 60_000;
       for (;;) {
-        if (relay?.exitCode !== null) throw new Error(`the relay exited (${String(relay?.exitCode)}): ${logs.slice(-2000)}`);
-        const answer = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+        if (relay?.exitCode !== null)
+          throw new Error(`the relay exited (${String(relay?.exitCode)}): ${logs.slice(-2000)}`);
+        const answer = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (answer === 200) return Date.now();
-        if (Date.now() > deadline) throw new Error(`/readyz did not answer 200 within 60 s: ${logs.slice(-2000)}`);
+        if (Date.now() > deadline)
+          throw new Error(`/readyz did not answer 200 within 60 s: ${logs.slice(-2000)}`);
         await new Promise((r) => setTimeout(r, 250));
       }
     });

@@ -21,7 +21,17 @@ import { STYLE_CSS } from './style.ts';
  * dependency order): one request instead of a module waterfall, and no import statements in
  * these strings (image/prune-deps.ts reads import statements in the compiled files).
  */
-const APP_JS = ['"use strict";', API_JS, DOM_JS, SIGNIN_JS, RELEASE_SET_JS, LIST_JS, SECTIONS_JS, RELEASE_JS, MAIN_JS].join('\n');
+const APP_JS = [
+  '"use strict";',
+  API_JS,
+  DOM_JS,
+  SIGNIN_JS,
+  RELEASE_SET_JS,
+  LIST_JS,
+  SECTIONS_JS,
+  RELEASE_JS,
+  MAIN_JS,
+].join('\n');
 
 const ASSETS: Readonly<Record<string, { type: string; body: string }>> = {
   'style.css': { type: 'text/css; charset=utf-8', body: STYLE_CSS },
@@ -42,7 +52,12 @@ export function registerDashboard(app: Hono<ApiEnv>): void {
   app.get('/dashboard', (c) => c.html(PAGE_HTML, 200, { ...SECURITY_HEADERS, 'Cache-Control': 'no-cache' }));
   app.get('/dashboard/assets/:file', (c) => {
     const asset = ASSETS[c.req.param('file')];
-    if (asset === undefined) return c.json({ error: 'NotFound', message: `no dashboard asset ${c.req.param('file')}` }, 404);
-    return c.body(asset.body, 200, { ...SECURITY_HEADERS, 'Content-Type': asset.type, 'Cache-Control': 'no-cache' });
+    if (asset === undefined)
+      return c.json({ error: 'NotFound', message: `no dashboard asset ${c.req.param('file')}` }, 404);
+    return c.body(asset.body, 200, {
+      ...SECURITY_HEADERS,
+      'Content-Type': asset.type,
+      'Cache-Control': 'no-cache',
+    });
   });
 }

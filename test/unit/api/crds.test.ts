@@ -20,15 +20,19 @@ describe('CRDs generated from the zod schemas', () => {
     });
   }
 
-  it('spec.syncPolicy.retryBackoff says what happens without it: the runtime\'s default backoff (kubectl explain shows it)', () => {
+  it("spec.syncPolicy.retryBackoff says what happens without it: the runtime's default backoff (kubectl explain shows it)", () => {
     const release = parse(renderCrdFiles().find((f) => f.file.startsWith('releases.'))!.yaml) as {
       spec: { versions: { schema: { openAPIV3Schema: Schema } }[] };
     };
-    const retryBackoff = release.spec.versions[0]?.schema.openAPIV3Schema.properties?.['spec']?.properties?.['syncPolicy']?.properties?.['retryBackoff'];
+    const retryBackoff =
+      release.spec.versions[0]?.schema.openAPIV3Schema.properties?.['spec']?.properties?.['syncPolicy']
+        ?.properties?.['retryBackoff'];
     const description = retryBackoff?.description ?? '';
     const { initialMs, factor, maxMs, jitter } = DEFAULT_RETRY_BACKOFF;
     const duration = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
-    expect(description).toContain(`Absent (the default): initial ${duration(initialMs)}, factor ${factor}, max ${duration(maxMs)}, with equal jitter`);
+    expect(description).toContain(
+      `Absent (the default): initial ${duration(initialMs)}, factor ${factor}, max ${duration(maxMs)}, with equal jitter`,
+    );
     expect(jitter).toBe(0.5); // "equal jitter": [d/2, d]
     expect(description).toContain('drawn from [d/2, d]');
     // The examples in the text are the runtime's own delays (top of each range; the bottom is half of it).
@@ -52,7 +56,10 @@ describe('zod parsing of a Release', () => {
     apiVersion: 'convoy.dev/v1alpha1',
     kind: 'Release',
     metadata: { name: 'web', namespace: 'team-a' },
-    spec: { cluster: { name: 'prod' }, source: { git: { url: 'https://git.example/x.git', ref: { branch: 'main' } } } },
+    spec: {
+      cluster: { name: 'prod' },
+      source: { git: { url: 'https://git.example/x.git', ref: { branch: 'main' } } },
+    },
   };
 
   it('applies the defaults of the API', () => {

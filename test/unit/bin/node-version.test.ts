@@ -10,15 +10,20 @@ describe('the Node version convoy needs', () => {
     expect(nodeVersionProblem(version)).toBeUndefined();
   });
 
-  it.each([['20.20.2'], ['18.19.0'], ['22.12.0'], ['22.5.1']])('Node %s gets one line naming both versions', (version) => {
-    const line = nodeVersionProblem(version);
-    expect(line).toBe(
-      `convoy needs Node.js ${MINIMUM_NODE} or later (Node 22 LTS or 24); this is Node.js ${version}. Install a newer one (https://nodejs.org, nvm install 24) and run convoy again.`,
-    );
-  });
+  it.each([['20.20.2'], ['18.19.0'], ['22.12.0'], ['22.5.1']])(
+    'Node %s gets one line naming both versions',
+    (version) => {
+      const line = nodeVersionProblem(version);
+      expect(line).toBe(
+        `convoy needs Node.js ${MINIMUM_NODE} or later (Node 22 LTS or 24); this is Node.js ${version}. Install a newer one (https://nodejs.org, nvm install 24) and run convoy again.`,
+      );
+    },
+  );
 
   it("package.json's engines.node (what npm warns about) names the same minimum the CLI checks", () => {
-    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8')) as { engines: { node: string } };
+    const pkg = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8'),
+    ) as { engines: { node: string } };
     expect(pkg.engines.node).toBe(`>=${MINIMUM_NODE}`);
   });
 });

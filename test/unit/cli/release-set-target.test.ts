@@ -18,9 +18,15 @@ describe('ReleaseSet operands', () => {
     expect(setKey('wait', ['rset/web'], 'fleet')).toEqual({ namespace: 'fleet', name: 'web' });
     expect(setKey('wait', ['rset/fleet/web'], undefined)).toEqual({ namespace: 'fleet', name: 'web' });
     expect(setKey('wait', ['rset/web'], undefined)).toEqual({ namespace: 'default', name: 'web' });
-    expect(() => setKey('approve', ['rset'], undefined)).toThrow('approve: missing the ReleaseSet: convoy approve rset/<name> [-n <namespace>]');
+    expect(() => setKey('approve', ['rset'], undefined)).toThrow(
+      'approve: missing the ReleaseSet: convoy approve rset/<name> [-n <namespace>]',
+    );
     expect(() => setKey('wait', ['rset/Web'], undefined)).toThrow('wait: "Web" is not a ReleaseSet name');
-    expect(() => setKey('wait', ['rset/a/web'], 'b')).toThrow('wait: "a/web" names namespace a but -n says b');
-    expect(() => setKey('wait', ['rset/web', 'extra'], undefined)).toThrow('wait: unexpected argument "extra"');
+    expect(() => setKey('wait', ['rset/a/web'], 'b')).toThrow(
+      'wait: "a/web" names namespace a but -n says b',
+    );
+    expect(() => setKey('wait', ['rset/web', 'extra'], undefined)).toThrow(
+      'wait: unexpected argument "extra"',
+    );
   });
 });

@@ -15,22 +15,50 @@ describe('convoy dev settings', () => {
   });
 
   it('CONVOY_DEFAULT_SERVICE_ACCOUNT, CONVOY_IN_CLUSTER_NAMESPACES and CONVOY_CROSS_NAMESPACE_REFS are read; flags win over them', () => {
-    const env = { CONVOY_DEFAULT_SERVICE_ACCOUNT: 'deployer', CONVOY_IN_CLUSTER_NAMESPACES: 'team-a', CONVOY_CROSS_NAMESPACE_REFS: 'true' };
-    expect(devSettings({}, env, EXAMPLES).tenancy).toMatchObject({ defaultServiceAccount: 'deployer', inClusterNamespaces: 'team-a', crossNamespaceRefs: true });
-    expect(devSettings({ 'default-service-account': 'ci', 'in-cluster-namespaces': 'team-b' }, env, EXAMPLES).tenancy).toMatchObject({ defaultServiceAccount: 'ci', inClusterNamespaces: 'team-b' });
-    expect(() => devSettings({}, { CONVOY_CROSS_NAMESPACE_REFS: 'yes' }, EXAMPLES)).toThrow(/CONVOY_CROSS_NAMESPACE_REFS: must be true or false/);
+    const env = {
+      CONVOY_DEFAULT_SERVICE_ACCOUNT: 'deployer',
+      CONVOY_IN_CLUSTER_NAMESPACES: 'team-a',
+      CONVOY_CROSS_NAMESPACE_REFS: 'true',
+    };
+    expect(devSettings({}, env, EXAMPLES).tenancy).toMatchObject({
+      defaultServiceAccount: 'deployer',
+      inClusterNamespaces: 'team-a',
+      crossNamespaceRefs: true,
+    });
+    expect(
+      devSettings({ 'default-service-account': 'ci', 'in-cluster-namespaces': 'team-b' }, env, EXAMPLES)
+        .tenancy,
+    ).toMatchObject({ defaultServiceAccount: 'ci', inClusterNamespaces: 'team-b' });
+    expect(() => devSettings({}, { CONVOY_CROSS_NAMESPACE_REFS: 'yes' }, EXAMPLES)).toThrow(
+      /CONVOY_CROSS_NAMESPACE_REFS: must be true or false/,
+    );
   });
 
   it('--tenant-namespaces adds tenants after the examples namespace; --open-tenancy opens inCluster and cross-namespace references; --watch-secrets', () => {
-    const open = devSettings({ 'tenant-namespaces': 'team-a, team-b,convoy-examples', 'open-tenancy': true, 'watch-secrets': true }, {}, EXAMPLES);
+    const open = devSettings(
+      { 'tenant-namespaces': 'team-a, team-b,convoy-examples', 'open-tenancy': true, 'watch-secrets': true },
+      {},
+      EXAMPLES,
+    );
     expect(open).toEqual({
-      tenancy: { tenantNamespaces: [EXAMPLES, 'team-a', 'team-b'], defaultServiceAccount: 'default', inClusterNamespaces: '*', crossNamespaceRefs: true },
+      tenancy: {
+        tenantNamespaces: [EXAMPLES, 'team-a', 'team-b'],
+        defaultServiceAccount: 'default',
+        inClusterNamespaces: '*',
+        crossNamespaceRefs: true,
+      },
       watchSecrets: true,
     });
   });
 
-  it('the identities dev installs are the install manifests\' (ServiceAccounts, RBAC, settings ConfigMap), cluster-scoped names suffixed when asked', () => {
-    const manifests = identityManifests({ namespace: 'convoy-system', tenancy: { tenantNamespaces: [EXAMPLES] }, watchSecrets: false, functionsToken: 't', clusterScopedSuffix: '-x' });
+  it("the identities dev installs are the install manifests' (ServiceAccounts, RBAC, settings ConfigMap), cluster-scoped names suffixed when asked", () => {
+    const manifests = identityManifests({
+      namespace: 'convoy-system',
+      tenancy: { tenantNamespaces: [EXAMPLES] },
+      watchSecrets: false,
+      functionsToken: 't',
+      clusterScopedSuffix: '-x',
+    });
     expect(manifests.map((m) => `${m.kind}/${String(m.metadata['name'])}`).sort()).toEqual(
       [
         'ServiceAccount/convoy-relay',
@@ -47,10 +75,17 @@ describe('convoy dev settings', () => {
         'ConfigMap/convoy-relay-config',
       ].sort(),
     );
-    const tenantBinding = manifests.find((m) => m.kind === 'RoleBinding' && m.metadata['namespace'] === EXAMPLES);
-    expect(tenantBinding?.['roleRef']).toMatchObject({ kind: 'ClusterRole', name: 'convoy-functions-impersonate-x' });
+    const tenantBinding = manifests.find(
+      (m) => m.kind === 'RoleBinding' && m.metadata['namespace'] === EXAMPLES,
+    );
+    expect(tenantBinding?.['roleRef']).toMatchObject({
+      kind: 'ClusterRole',
+      name: 'convoy-functions-impersonate-x',
+    });
     // No ServiceAccount subject for the functions when a user of their group is given.
-    const functionsSubjects = manifests.filter((m) => String(m.metadata['name']).startsWith('convoy-functions') && 'subjects' in m).flatMap((m) => m['subjects'] as { kind: string }[]);
+    const functionsSubjects = manifests
+      .filter((m) => String(m.metadata['name']).startsWith('convoy-functions') && 'subjects' in m)
+      .flatMap((m) => m['subjects'] as { kind: string }[]);
     expect(functionsSubjects.map((s) => s.kind)).toEqual(['Group', 'Group', 'Group']);
   });
 });

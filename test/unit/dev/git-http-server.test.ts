@@ -18,9 +18,16 @@ describe('the Git server records a response status as its headers go out', () =>
     dir = await mkdtemp(join(tmpdir(), 'convoy-git-http-status-'));
     // A backend that answers in full, closes its stdout, then lingers before it exits.
     const backend = join(dir, 'lingering-backend');
-    await writeFile(backend, "#!/bin/sh\nprintf 'Status: 203 Lingering\\r\\nContent-Type: text/plain\\r\\n\\r\\nanswered\\n'\nexec 1>&-\nsleep 3\n");
+    await writeFile(
+      backend,
+      "#!/bin/sh\nprintf 'Status: 203 Lingering\\r\\nContent-Type: text/plain\\r\\n\\r\\nanswered\\n'\nexec 1>&-\nsleep 3\n",
+    );
     await chmod(backend, 0o755);
-    server = await startGitHttpServer({ projectRoot: dir, backend, onRequest: (record) => finished.push(record.status) });
+    server = await startGitHttpServer({
+      projectRoot: dir,
+      backend,
+      onRequest: (record) => finished.push(record.status),
+    });
   });
 
   afterAll(async () => {
@@ -33,7 +40,12 @@ describe('the Git server records a response status as its headers go out', () =>
     expect(await response.text()).toBe('answered\n');
     expect(response.status).toBe(203);
     const record = server.requests.at(-1);
-    expect(record).toMatchObject({ method: 'GET', path: '/repo.git/info/refs', command: 'advertise', status: 203 });
+    expect(record).toMatchObject({
+      method: 'GET',
+      path: '/repo.git/info/refs',
+      command: 'advertise',
+      status: 203,
+    });
     // The backend is still sleeping (onRequest comes when it exits): the record did not wait for it.
     expect(finished).toEqual([]);
     await expect.poll(() => finished, { timeout: 10_000 }).toEqual([203]);

@@ -7,7 +7,9 @@ import { readFunctionSettings, TemplateError, type CfnTemplate } from '../../../
 const loops = ['reconcile', 'drift', 'health', 'fleet'] as const;
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-function template(overrides: { mapping?: Record<string, unknown>; fn?: Record<string, unknown> } = {}): CfnTemplate {
+function template(
+  overrides: { mapping?: Record<string, unknown>; fn?: Record<string, unknown> } = {},
+): CfnTemplate {
   const resources: Record<string, CfnTemplate['Resources'][string]> = {
     Bucket: { Type: 'AWS::S3::Bucket' },
     Secret: { Type: 'AWS::SecretsManager::Secret' },
@@ -17,7 +19,13 @@ function template(overrides: { mapping?: Record<string, unknown>; fn?: Record<st
     resources[`${cap(loop)}Dlq`] = { Type: 'AWS::SQS::Queue', Properties: {} };
     resources[`${cap(loop)}Queue`] = {
       Type: 'AWS::SQS::Queue',
-      Properties: { VisibilityTimeout: 330, RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [`${cap(loop)}Dlq`, 'Arn'] }, maxReceiveCount: 100 } },
+      Properties: {
+        VisibilityTimeout: 330,
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [`${cap(loop)}Dlq`, 'Arn'] },
+          maxReceiveCount: 100,
+        },
+      },
     };
   }
   for (const loop of loops) {
@@ -37,7 +45,9 @@ function template(overrides: { mapping?: Record<string, unknown>; fn?: Record<st
             CONVOY_RENDER_BUCKET: { Ref: 'Bucket' },
             CONVOY_CACHE_DIR: '/tmp/convoy',
             // As the construct writes them: the hint key for the Release functions, the fleet queue for the fleet function.
-            ...(loop === 'fleet' ? { CONVOY_FLEET_QUEUE_URL: { Ref: 'FleetQueue' } } : { CONVOY_HINT_KEY_SECRET_ARN: { Ref: 'Secret' } }),
+            ...(loop === 'fleet'
+              ? { CONVOY_FLEET_QUEUE_URL: { Ref: 'FleetQueue' } }
+              : { CONVOY_HINT_KEY_SECRET_ARN: { Ref: 'Secret' } }),
           },
         },
         ...(overrides.fn ?? {}),
@@ -75,19 +85,41 @@ describe('readFunctionSettings', () => {
         maximumBatchingWindowInSeconds: 0,
         maximumConcurrency: 10,
         reportBatchItemFailures: true,
-        queue: { logicalId: 'ReconcileQueue', visibilityTimeoutSeconds: 330, redrive: { deadLetterLogicalId: 'ReconcileDlq', maxReceiveCount: 100 } },
+        queue: {
+          logicalId: 'ReconcileQueue',
+          visibilityTimeoutSeconds: 330,
+          redrive: { deadLetterLogicalId: 'ReconcileDlq', maxReceiveCount: 100 },
+        },
       },
     });
     expect(settings.health.memorySize).toBe(512);
     expect(settings.drift.layerAssets).toEqual([]);
     // The fleet function (issue 26) is the one whose mapping reads the queue its CONVOY_FLEET_QUEUE_URL names,
     // though it also carries the three Release queues' URLs.
-    expect(settings.fleet).toMatchObject({ logicalId: 'FleetFunction', codeAsset: 'asset.fleet', eventSource: { queue: { logicalId: 'FleetQueue' } } });
+    expect(settings.fleet).toMatchObject({
+      logicalId: 'FleetFunction',
+      codeAsset: 'asset.fleet',
+      eventSource: { queue: { logicalId: 'FleetQueue' } },
+    });
   });
 
   it('takes the batching window and the response types as the mapping sets them; defaults otherwise', () => {
-    const settings = readFunctionSettings(template({ mapping: { MaximumBatchingWindowInSeconds: 5, FunctionResponseTypes: undefined, ScalingConfig: undefined, BatchSize: undefined } }));
-    expect(settings.drift.eventSource).toMatchObject({ maximumBatchingWindowInSeconds: 5, reportBatchItemFailures: false, maximumConcurrency: undefined, batchSize: 10 });
+    const settings = readFunctionSettings(
+      template({
+        mapping: {
+          MaximumBatchingWindowInSeconds: 5,
+          FunctionResponseTypes: undefined,
+          ScalingConfig: undefined,
+          BatchSize: undefined,
+        },
+      }),
+    );
+    expect(settings.drift.eventSource).toMatchObject({
+      maximumBatchingWindowInSeconds: 5,
+      reportBatchItemFailures: false,
+      maximumConcurrency: undefined,
+      batchSize: 10,
+    });
   });
 
   it('a template without a mapping for a loop, or a function without its code asset, is refused naming it', () => {
@@ -123,11 +155,21 @@ describe('resolveEnvironment', () => {
       CONVOY_HINT_KEY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:0:secret:hint',
       CONVOY_CACHE_DIR: '/tmp/convoy',
     });
-    expect(resolveEnvironment({ A: { 'Fn::GetAtt': ['ReconcileQueue', 'Arn'] }, B: { 'Fn::Join': [':', ['x', { Ref: 'Bucket' }]] } }, resources)).toEqual({ A: 'arn:aws:sqs:us-east-1:0:r', B: 'x:convoy-renders' });
+    expect(
+      resolveEnvironment(
+        {
+          A: { 'Fn::GetAtt': ['ReconcileQueue', 'Arn'] },
+          B: { 'Fn::Join': [':', ['x', { Ref: 'Bucket' }]] },
+        },
+        resources,
+      ),
+    ).toEqual({ A: 'arn:aws:sqs:us-east-1:0:r', B: 'x:convoy-renders' });
   });
 
   it('a value with no stand-in fails naming the variable', () => {
     expect(() => resolveEnvironment({ CONVOY_X: { Ref: 'Nope' } }, resources)).toThrow(ResolveError);
-    expect(() => resolveEnvironment({ CONVOY_X: { Ref: 'Nope' } }, resources)).toThrow(/CONVOY_X: \{ Ref: Nope \}/);
+    expect(() => resolveEnvironment({ CONVOY_X: { Ref: 'Nope' } }, resources)).toThrow(
+      /CONVOY_X: \{ Ref: Nope \}/,
+    );
   });
 });

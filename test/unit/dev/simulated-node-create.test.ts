@@ -6,7 +6,10 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePki, type Pki } from '../../../dev/control-plane/pki.ts';
-import { createSimulatedNode, type SimulatedClusterOptions } from '../../../dev/control-plane/simulated-cluster.ts';
+import {
+  createSimulatedNode,
+  type SimulatedClusterOptions,
+} from '../../../dev/control-plane/simulated-cluster.ts';
 
 describe('creating a simulated Node', () => {
   let pki: Pki;
@@ -34,7 +37,8 @@ describe('creating a simulated Node', () => {
 
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const options = (): SimulatedClusterOptions => ({ server: url, pki, timeoutMs: 30_000, dir: '/nonexistent' }) as unknown as SimulatedClusterOptions;
+  const options = (): SimulatedClusterOptions =>
+    ({ server: url, pki, timeoutMs: 30_000, dir: '/nonexistent' }) as unknown as SimulatedClusterOptions;
 
   it('a create dropped without an answer is sent again; the 409 of a create that had landed is success', async () => {
     seen.length = 0;
@@ -46,14 +50,18 @@ describe('creating a simulated Node', () => {
   it('an HTTP error answer stops the start at once, naming the Node and the status', async () => {
     seen.length = 0;
     script.push(403);
-    await expect(createSimulatedNode(options(), 'kwok-node-1', Date.now() + 30_000)).rejects.toThrow(/creating the simulated Node kwok-node-1 failed: HTTP 403/);
+    await expect(createSimulatedNode(options(), 'kwok-node-1', Date.now() + 30_000)).rejects.toThrow(
+      /creating the simulated Node kwok-node-1 failed: HTTP 403/,
+    );
     expect(seen).toEqual(['POST /api/v1/nodes 403']);
   });
 
   it('past the deadline a dropped create ends the start, naming the Node and the error', async () => {
     seen.length = 0;
     script.push('drop');
-    await expect(createSimulatedNode(options(), 'kwok-node-2', Date.now() - 1)).rejects.toThrow(/creating the simulated Node kwok-node-2 failed within 30000 ms: .*logs are in \/nonexistent/);
+    await expect(createSimulatedNode(options(), 'kwok-node-2', Date.now() - 1)).rejects.toThrow(
+      /creating the simulated Node kwok-node-2 failed within 30000 ms: .*logs are in \/nonexistent/,
+    );
     expect(seen).toEqual(['POST /api/v1/nodes drop']);
   });
 });

@@ -34,7 +34,11 @@ async function listen(server: Server, address = '127.0.0.1'): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-async function recorder(handler: Handler, make: (h: Parameters<typeof createServer>[1]) => Server = (h) => createServer(h), address = '127.0.0.1'): Promise<Recorder> {
+async function recorder(
+  handler: Handler,
+  make: (h: Parameters<typeof createServer>[1]) => Server = (h) => createServer(h),
+  address = '127.0.0.1',
+): Promise<Recorder> {
   const r = { connections: 0, requests: [] } as unknown as Recorder;
   r.server = make((req, res) => {
     r.requests.push({ url: req.url ?? '', headers: req.headers });
@@ -48,7 +52,10 @@ async function recorder(handler: Handler, make: (h: Parameters<typeof createServ
 }
 
 const ok: Handler = (_url, res) => res.end('hello');
-const allowing = (...hosts: string[]): EgressPolicy => ({ allow: parseEgressAllow(hosts.join(','), 'test'), clusterNetworks: [] });
+const allowing = (...hosts: string[]): EgressPolicy => ({
+  allow: parseEgressAllow(hosts.join(','), 'test'),
+  clusterNetworks: [],
+});
 
 async function refusal(promise: Promise<unknown>): Promise<EgressRefusedError> {
   const error = await promise.then(
@@ -69,13 +76,16 @@ const servers: Server[] = [];
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'convoy-egress-test-'));
-  internal = await recorder((_url, res) => res.writeHead(403).end('{"kind":"Status","message":"forbidden: User system:anonymous"}'));
+  internal = await recorder((_url, res) =>
+    res.writeHead(403).end('{"kind":"Status","message":"forbidden: User system:anonymous"}'),
+  );
   other = await recorder(ok);
   open = await recorder((url, res) => {
     const to = /^\/to\/(.*)$/.exec(url)?.[1];
     if (to !== undefined) res.writeHead(302, { location: decodeURIComponent(to) }).end();
     else if (url === '/loop') res.writeHead(302, { location: '/loop' }).end();
-    else if (/^\/chain\/\d+$/.test(url)) res.writeHead(302, { location: `/chain/${Number(url.split('/')[2]) + 1}` }).end();
+    else if (/^\/chain\/\d+$/.test(url))
+      res.writeHead(302, { location: `/chain/${Number(url.split('/')[2]) + 1}` }).end();
     else res.end('hello');
   });
   const cert = await makeTlsCertificate(work);
@@ -111,7 +121,9 @@ describe('egress client: refused addresses are never connected to', () => {
   ])('%s: refused by the policy naming the rule, the server saw no connection', async (_what, url) => {
     const before = internal.connections;
     const error = await refusal(createEgress(STRICT_EGRESS).fetch(url(internal.port)));
-    expect(error.message).toMatch(/^refused by the egress policy \(((a loopback)|(the unspecified)) address\)/);
+    expect(error.message).toMatch(
+      /^refused by the egress policy \(((a loopback)|(the unspecified)) address\)/,
+    );
     expect(error.message).not.toContain('forbidden');
     expect(internal.connections).toBe(before);
   });
@@ -127,7 +139,9 @@ describe('egress client: refused addresses are never connected to', () => {
       lookups.push(name);
       return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
     };
-    const error = await refusal(createEgress(STRICT_EGRESS, { resolver }).fetch(`http://registry.attacker.test:${internal.port}/v2/`));
+    const error = await refusal(
+      createEgress(STRICT_EGRESS, { resolver }).fetch(`http://registry.attacker.test:${internal.port}/v2/`),
+    );
     expect(error.rule).toBe('loopback');
     expect(lookups).toEqual(['registry.attacker.test']);
     const allowed = createEgress(allowing(`registry.attacker.test:${open.port}`), { resolver });
@@ -140,7 +154,8 @@ describe('egress client: refused addresses are never connected to', () => {
     if (rebound === undefined) throw new Error('cannot listen on 127.0.0.2: the test needs the loopback /8');
     servers.push(rebound.server);
     let calls = 0;
-    const resolver: Resolver = () => Promise.resolve([{ address: calls++ === 0 ? '127.0.0.1' : '127.0.0.2', family: 4 }]);
+    const resolver: Resolver = () =>
+      Promise.resolve([{ address: calls++ === 0 ? '127.0.0.1' : '127.0.0.2', family: 4 }]);
     const egress = createEgress(allowing(`127.0.0.1:${open.port}`), { resolver });
     expect(await (await egress.fetch(`http://rebind.test:${open.port}/`)).text()).toBe('hello');
     expect(calls).toBe(1);
@@ -154,11 +169,14 @@ describe('egress client: refused addresses are never connected to', () => {
 });
 
 describe('egress client: redirects', () => {
-  const via = (server: Recorder, to: string, scheme = 'http') => `${scheme}://${server.host}/to/${encodeURIComponent(to)}`;
+  const via = (server: Recorder, to: string, scheme = 'http') =>
+    `${scheme}://${server.host}/to/${encodeURIComponent(to)}`;
 
   it('to another allowed origin: followed, without the Authorization header', async () => {
     const egress = createEgress(allowing(open.host, other.host));
-    const response = await egress.fetch(via(open, `http://${other.host}/blob`), { headers: { authorization: 'Basic c2VjcmV0LXBhc3N3b3Jk' } });
+    const response = await egress.fetch(via(open, `http://${other.host}/blob`), {
+      headers: { authorization: 'Basic c2VjcmV0LXBhc3N3b3Jk' },
+    });
     expect(await response.text()).toBe('hello');
     expect(open.requests.at(-1)?.headers.authorization).toBe('Basic c2VjcmV0LXBhc3N3b3Jk');
     expect(other.requests.at(-1)?.url).toBe('/blob');
@@ -167,13 +185,17 @@ describe('egress client: redirects', () => {
 
   it('to a loopback port the policy does not allow: refused, the target never connected', async () => {
     const before = internal.connections;
-    const error = await refusal(createEgress(allowing(open.host)).fetch(via(open, `http://127.0.0.1:${internal.port}/api`)));
+    const error = await refusal(
+      createEgress(allowing(open.host)).fetch(via(open, `http://127.0.0.1:${internal.port}/api`)),
+    );
     expect(error.message).toMatch(/^refused by the egress policy \(a redirect leads to a loopback address\)/);
     expect(internal.connections).toBe(before);
   });
 
   it('to a link-local metadata-like address: refused (169.254.0.1, never connected)', async () => {
-    const error = await refusal(createEgress(allowing(open.host)).fetch(via(open, 'http://169.254.0.1/latest/meta-data/iam/')));
+    const error = await refusal(
+      createEgress(allowing(open.host)).fetch(via(open, 'http://169.254.0.1/latest/meta-data/iam/')),
+    );
     expect(error.rule).toBe('link-local');
   });
 
@@ -181,8 +203,15 @@ describe('egress client: redirects', () => {
     const before = other.connections;
     const egress = createEgress(allowing(tls.host, other.host));
     expect(await (await egress.fetch(`https://${tls.host}/`, { ca: caPem })).text()).toBe('secure hello');
-    const error = await refusal(egress.fetch(via(tls, `http://${other.host}/blob`, 'https'), { ca: caPem, headers: { authorization: 'Bearer tok' } }));
-    expect(error.message).toBe('a redirect was not followed: redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only');
+    const error = await refusal(
+      egress.fetch(via(tls, `http://${other.host}/blob`, 'https'), {
+        ca: caPem,
+        headers: { authorization: 'Bearer tok' },
+      }),
+    );
+    expect(error.message).toBe(
+      'a redirect was not followed: redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only',
+    );
     expect(other.connections).toBe(before);
   });
 
@@ -190,20 +219,30 @@ describe('egress client: redirects', () => {
     const egress = createEgress(allowing(open.host, other.host));
     const plainHttp = (host: string) => host === open.host;
     const error = await refusal(egress.fetch(via(open, `http://${other.host}/blob`), { plainHttp }));
-    expect(error.message).toContain('plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES');
+    expect(error.message).toContain(
+      'plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES',
+    );
   });
 
   it('a loop and a chain longer than five hops: refused with what happened', async () => {
     const egress = createEgress(allowing(open.host));
-    expect((await refusal(egress.fetch(`http://${open.host}/loop`))).message).toBe('a redirect was not followed: redirect loop');
-    expect((await refusal(egress.fetch(`http://${open.host}/chain/0`))).message).toBe('a redirect was not followed: more than 5 redirects');
+    expect((await refusal(egress.fetch(`http://${open.host}/loop`))).message).toBe(
+      'a redirect was not followed: redirect loop',
+    );
+    expect((await refusal(egress.fetch(`http://${open.host}/chain/0`))).message).toBe(
+      'a redirect was not followed: more than 5 redirects',
+    );
     expect(open.requests.filter((r) => r.url.startsWith('/chain/')).length).toBe(6);
   });
 
   it('to a URL with user info or a host with a trailing dot: refused', async () => {
     const egress = createEgress(allowing(open.host, other.host));
-    expect((await refusal(egress.fetch(via(open, `http://user:pw@${other.host}/`)))).message).toContain('user info');
-    expect((await refusal(egress.fetch(via(open, `http://localhost.:${other.port}/`)))).message).toContain('trailing dot');
+    expect((await refusal(egress.fetch(via(open, `http://user:pw@${other.host}/`)))).message).toContain(
+      'user info',
+    );
+    expect((await refusal(egress.fetch(via(open, `http://localhost.:${other.port}/`)))).message).toContain(
+      'trailing dot',
+    );
     expect((await refusal(egress.fetch(`http://user:pw@${open.host}/`))).message).toContain('user info');
   });
 });

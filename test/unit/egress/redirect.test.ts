@@ -10,23 +10,38 @@ describe('redirects convoy follows', () => {
     const cdn = redirectStep(from, 'https://cdn.example.net/blob?sig=1', [from.href], from.origin);
     expect(cdn).toMatchObject({ ok: true, sameOrigin: false });
     const plain = new URL('http://registry.local:5000/v2/');
-    expect(redirectStep(plain, 'https://registry.local:5443/v2/', [plain.href], plain.origin)).toMatchObject({ ok: true, sameOrigin: false });
+    expect(redirectStep(plain, 'https://registry.local:5443/v2/', [plain.href], plain.origin)).toMatchObject({
+      ok: true,
+      sameOrigin: false,
+    });
   });
 
   it('never HTTPS to plain HTTP, nor another scheme', () => {
     expect(redirectStep(from, 'http://registry.example.com/v2/', [from.href], from.origin)).toEqual({
       ok: false,
-      reason: 'redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only',
+      reason:
+        'redirected from HTTPS to plain HTTP; convoy follows redirects to the same scheme or HTTPS only',
     });
-    expect(redirectStep(from, 'file:///etc/passwd', [from.href], from.origin)).toEqual({ ok: false, reason: 'redirected to a file URL; only http(s) is followed' });
+    expect(redirectStep(from, 'file:///etc/passwd', [from.href], from.origin)).toEqual({
+      ok: false,
+      reason: 'redirected to a file URL; only http(s) is followed',
+    });
     expect(redirectStep(from, 'gopher://x/', [from.href], from.origin)).toMatchObject({ ok: false });
   });
 
   it('not a loop, and not more than MAX_REDIRECTS hops', () => {
-    expect(redirectStep(from, from.href, [from.href], from.origin)).toEqual({ ok: false, reason: 'redirect loop' });
+    expect(redirectStep(from, from.href, [from.href], from.origin)).toEqual({
+      ok: false,
+      reason: 'redirect loop',
+    });
     const visited = Array.from({ length: MAX_REDIRECTS + 1 }, (_, i) => `https://registry.example.com/${i}`);
-    expect(redirectStep(from, '/next', visited, from.origin)).toEqual({ ok: false, reason: `more than ${MAX_REDIRECTS} redirects` });
-    expect(redirectStep(from, '/next', visited.slice(0, MAX_REDIRECTS), from.origin)).toMatchObject({ ok: true });
+    expect(redirectStep(from, '/next', visited, from.origin)).toEqual({
+      ok: false,
+      reason: `more than ${MAX_REDIRECTS} redirects`,
+    });
+    expect(redirectStep(from, '/next', visited.slice(0, MAX_REDIRECTS), from.origin)).toMatchObject({
+      ok: true,
+    });
   });
 
   it('not to a URL with user info or a host with a trailing dot', () => {
@@ -38,7 +53,12 @@ describe('redirects convoy follows', () => {
   });
 
   it('a hop to another origin carries no Authorization, Cookie or Proxy-Authorization', () => {
-    const headers = { Authorization: 'Basic c2VjcmV0', accept: 'application/json', cookie: 'a=b', 'Proxy-Authorization': 'x' };
+    const headers = {
+      Authorization: 'Basic c2VjcmV0',
+      accept: 'application/json',
+      cookie: 'a=b',
+      'Proxy-Authorization': 'x',
+    };
     expect(headersForHop(headers, false)).toEqual({ accept: 'application/json' });
     expect(headersForHop(headers, true)).toEqual(headers);
   });

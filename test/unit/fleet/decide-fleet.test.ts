@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { decideFleet, withWriteFailures } from '../../../domain/fleet/decide-fleet.ts';
-import { at, cluster, COMMIT_A, COMMIT_B, FakeNamespace, gitSource, reconcile, releaseSet, SET_UID } from './fleet-fixtures.ts';
+import {
+  at,
+  cluster,
+  COMMIT_A,
+  COMMIT_B,
+  FakeNamespace,
+  gitSource,
+  reconcile,
+  releaseSet,
+  SET_UID,
+} from './fleet-fixtures.ts';
 
 const fleet = [
   cluster('canary-1', { ring: 'canary' }),
@@ -9,8 +19,10 @@ const fleet = [
   cluster('us-1', { ring: 'prod', region: 'us' }),
 ];
 
-const condition = (status: { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined, type: string) =>
-  status?.conditions?.find((c) => c.type === type);
+const condition = (
+  status: { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined,
+  type: string,
+) => status?.conditions?.find((c) => c.type === type);
 
 describe('decideFleet: a rollout step by step', () => {
   const spec = {
@@ -28,17 +40,38 @@ describe('decideFleet: a rollout step by step', () => {
     expect(r.decision.writes.map((w) => `${w.action}:${w.name}`)).toEqual(['apply:web-canary-1']);
     expect(r.decision.stop).toBe('waitingForBatchHealth');
     expect(r.decision.requeueAfterSeconds).toBe(30);
-    expect(r.decision.status.rollout).toMatchObject({ state: 'Progressing', step: 0, stepName: 'canary', stepStartedAt: '2026-01-01T12:00:00Z' });
-    expect(r.decision.status.steps?.map((s) => `${s.name}:${s.state}:${s.clusters}`)).toEqual(['canary:Progressing:1', '(remaining):Pending:3']);
+    expect(r.decision.status.rollout).toMatchObject({
+      state: 'Progressing',
+      step: 0,
+      stepName: 'canary',
+      stepStartedAt: '2026-01-01T12:00:00Z',
+    });
+    expect(r.decision.status.steps?.map((s) => `${s.name}:${s.state}:${s.clusters}`)).toEqual([
+      'canary:Progressing:1',
+      '(remaining):Pending:3',
+    ]);
     expect(condition(r.decision.status, 'Generated')).toMatchObject({ status: 'True', reason: 'Generated' });
-    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'WaitingForBatchHealth' });
+    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForBatchHealth',
+    });
 
     const child = ns.releases.get('web-canary-1')!;
     expect(child.spec.cluster.name).toBe('canary-1');
     expect(child.spec.source.git?.ref).toEqual({ commit: COMMIT_A });
-    expect(child.metadata.labels).toMatchObject({ 'convoy.dev/release-set': 'web', 'convoy.dev/cluster': 'canary-1' });
+    expect(child.metadata.labels).toMatchObject({
+      'convoy.dev/release-set': 'web',
+      'convoy.dev/cluster': 'canary-1',
+    });
     expect((child.metadata as { ownerReferences?: unknown[] }).ownerReferences).toEqual([
-      { apiVersion: 'convoy.dev/v1alpha1', kind: 'ReleaseSet', name: 'web', uid: SET_UID, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'convoy.dev/v1alpha1',
+        kind: 'ReleaseSet',
+        name: 'web',
+        uid: SET_UID,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
     set = r.set;
 
@@ -63,8 +96,15 @@ describe('decideFleet: a rollout step by step', () => {
 
     r = reconcile(set, ns, { clusters: fleet, now: at(320) });
     expect(r.decision.writes.map((w) => w.name)).toEqual(['web-eu-1']);
-    expect(r.decision.status.rollout).toMatchObject({ step: 1, stepName: '(remaining)', stepStartedAt: '2026-01-01T12:05:20Z' });
-    expect(r.decision.status.steps?.[0]).toMatchObject({ state: 'Succeeded', finishedAt: '2026-01-01T12:05:20Z' });
+    expect(r.decision.status.rollout).toMatchObject({
+      step: 1,
+      stepName: '(remaining)',
+      stepStartedAt: '2026-01-01T12:05:20Z',
+    });
+    expect(r.decision.status.steps?.[0]).toMatchObject({
+      state: 'Succeeded',
+      finishedAt: '2026-01-01T12:05:20Z',
+    });
     expect(r.decision.events.map((e) => e.reason)).toEqual(['StepSucceeded', 'StepStarted']);
     set = r.set;
 
@@ -80,7 +120,10 @@ describe('decideFleet: a rollout step by step', () => {
     expect(r.decision.status.lastSucceededRevision).toEqual(r.decision.status.revision);
     expect(r.decision.status.clusters).toEqual({ selected: 4, updated: 4, ready: 4, waiting: 0, failed: 0 });
     expect(r.decision.status.releaseConditions?.Healthy).toEqual({ True: 4, False: 0, Unknown: 0 });
-    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({
+      status: 'True',
+      reason: 'Succeeded',
+    });
     expect(r.decision.requeueAfterSeconds).toBeUndefined();
   });
 
@@ -116,13 +159,20 @@ describe('decideFleet: a rollout step by step', () => {
     expect(r.decision.status.revision?.source.git?.commit).toBe(COMMIT_B);
     expect(r.decision.status.lastSucceededRevision?.id).toBe(first.id);
     expect(r.decision.writes.map((w) => w.name)).toEqual(['web-canary-1']);
-    expect(ns.releases.get('web-canary-1')?.metadata.annotations?.['convoy.dev/release-set-previous-revision']).toBe(first.id);
+    expect(
+      ns.releases.get('web-canary-1')?.metadata.annotations?.['convoy.dev/release-set-previous-revision'],
+    ).toBe(first.id);
   });
 });
 
 describe('decideFleet: approval and pause', () => {
   const spec = {
-    rollout: { steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } } }, { name: 'prod', clusters: { matchLabels: { ring: 'prod' } }, approval: 'Required' }] },
+    rollout: {
+      steps: [
+        { name: 'canary', clusters: { matchLabels: { ring: 'canary' } } },
+        { name: 'prod', clusters: { matchLabels: { ring: 'prod' } }, approval: 'Required' },
+      ],
+    },
   };
 
   it('waits for convoy.dev/approve=<step>@<revision> before writing anything of the step', () => {
@@ -135,18 +185,35 @@ describe('decideFleet: approval and pause', () => {
     expect(r.decision.stop).toBe('waitingForApproval');
     expect(r.decision.writes).toEqual([]);
     const revision = r.decision.status.revision!.id;
-    expect(condition(r.decision.status, 'RolloutSucceeded')?.message).toContain(`convoy.dev/approve=prod@${revision}`);
+    expect(condition(r.decision.status, 'RolloutSucceeded')?.message).toContain(
+      `convoy.dev/approve=prod@${revision}`,
+    );
     expect(r.decision.status.rollout).toMatchObject({ state: 'WaitingForApproval', stepName: 'prod' });
     expect(r.decision.status.rollout?.stepStartedAt).toBeUndefined();
     set = r.set;
 
     // An approval of another revision does not count.
-    r = reconcile({ ...set, metadata: { ...set.metadata, annotations: { 'convoy.dev/approve': 'prod@0000000000000000' } } }, ns, { clusters: fleet, now: at(20) });
+    r = reconcile(
+      {
+        ...set,
+        metadata: { ...set.metadata, annotations: { 'convoy.dev/approve': 'prod@0000000000000000' } },
+      },
+      ns,
+      { clusters: fleet, now: at(20) },
+    );
     expect(r.decision.stop).toBe('waitingForApproval');
     set = r.set;
-    r = reconcile({ ...set, metadata: { ...set.metadata, annotations: { 'convoy.dev/approve': `prod@${revision}` } } }, ns, { clusters: fleet, now: at(30) });
+    r = reconcile(
+      { ...set, metadata: { ...set.metadata, annotations: { 'convoy.dev/approve': `prod@${revision}` } } },
+      ns,
+      { clusters: fleet, now: at(30) },
+    );
     expect(r.decision.writes.map((w) => w.name)).toEqual(['web-eu-1', 'web-eu-2', 'web-us-1']);
-    expect(r.decision.status.rollout).toMatchObject({ state: 'Progressing', stepName: 'prod', stepStartedAt: '2026-01-01T12:00:30Z' });
+    expect(r.decision.status.rollout).toMatchObject({
+      state: 'Progressing',
+      stepName: 'prod',
+      stepStartedAt: '2026-01-01T12:00:30Z',
+    });
   });
 
   it('paused: nothing is written or deleted; unpausing restarts the step clock', () => {
@@ -156,7 +223,10 @@ describe('decideFleet: approval and pause', () => {
     expect(r.decision.writes).toEqual([]);
     expect(r.decision.stop).toBe('paused');
     expect(r.decision.status.rollout?.state).toBe('Paused');
-    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'Paused' });
+    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'Paused',
+    });
     set = { ...r.set, spec: { ...r.set.spec, rollout: { ...r.set.spec.rollout, paused: false } } };
     r = reconcile(set, ns, { clusters: fleet, now: at(100) });
     expect(r.decision.writes).toHaveLength(4);
@@ -166,7 +236,13 @@ describe('decideFleet: approval and pause', () => {
 
 describe('decideFleet: failures', () => {
   const spec = (onFailure: 'Halt' | 'RollbackFleet', extra: Record<string, unknown> = {}) => ({
-    rollout: { onFailure, maxFailures: 0, stepTimeout: '10m', steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } } }], ...extra },
+    rollout: {
+      onFailure,
+      maxFailures: 0,
+      stepTimeout: '10m',
+      steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } } }],
+      ...extra,
+    },
   });
 
   it('Halt: a failure over maxFailures halts the rollout, lists the failing Cluster, writes nothing more', () => {
@@ -180,10 +256,21 @@ describe('decideFleet: failures', () => {
     expect(r.decision.retry).toBe(false);
     expect(r.decision.writes).toEqual([]);
     expect(r.decision.status.rollout?.state).toBe('Halted');
-    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'StepFailed' });
-    expect(condition(r.decision.status, 'RolloutSucceeded')?.message).toContain('1 of 1 Clusters failed, more than maxFailures 0 (canary-1)');
+    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'StepFailed',
+    });
+    expect(condition(r.decision.status, 'RolloutSucceeded')?.message).toContain(
+      '1 of 1 Clusters failed, more than maxFailures 0 (canary-1)',
+    );
     expect(r.decision.status.failing).toEqual([
-      expect.objectContaining({ cluster: 'canary-1', release: 'web-canary-1', signal: 'Healthy', reason: 'Degraded', since: '2026-01-01T00:00:00Z' }),
+      expect.objectContaining({
+        cluster: 'canary-1',
+        release: 'web-canary-1',
+        signal: 'Healthy',
+        reason: 'Degraded',
+        since: '2026-01-01T00:00:00Z',
+      }),
     ]);
     expect(r.decision.status.failing?.[0]?.message.length).toBe(256);
     expect(r.decision.status.steps?.[0]?.state).toBe('Failed');
@@ -207,7 +294,9 @@ describe('decideFleet: failures', () => {
     set = r.set;
     r = reconcile(set, ns, { clusters: fleet, now: at(600) });
     expect(r.decision.stop).toBe('stepFailed');
-    expect(condition(r.decision.status, 'RolloutSucceeded')?.message).toContain('passed its stepTimeout with 1 of 1 Clusters not ready (canary-1)');
+    expect(condition(r.decision.status, 'RolloutSucceeded')?.message).toContain(
+      'passed its stepTimeout with 1 of 1 Clusters not ready (canary-1)',
+    );
     expect(r.decision.status.failing?.[0]).toMatchObject({ cluster: 'canary-1', reason: 'StepTimeout' });
   });
 
@@ -235,12 +324,25 @@ describe('decideFleet: failures', () => {
     expect(r.decision.stop).toBe('rolledBack');
     expect(r.decision.status.rollout?.state).toBe('RolledBack');
     expect(r.decision.writes).toEqual([
-      expect.objectContaining({ action: 'rollback', name: 'web-canary-1', renderRef: renderA, toRevision: a }),
+      expect.objectContaining({
+        action: 'rollback',
+        name: 'web-canary-1',
+        renderRef: renderA,
+        toRevision: a,
+      }),
     ]);
     const rollback = r.decision.writes[0];
-    expect(rollback.action === 'rollback' && rollback.release.metadata.annotations).toMatchObject({ 'convoy.dev/pin': renderA, 'convoy.dev/release-set-pin': renderA });
-    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'RolledBack' });
-    expect(condition(r.decision.status, 'RolloutSucceeded')?.message).toContain(`rolled back 1 Clusters to revision ${a.id}`);
+    expect(rollback.action === 'rollback' && rollback.release.metadata.annotations).toMatchObject({
+      'convoy.dev/pin': renderA,
+      'convoy.dev/release-set-pin': renderA,
+    });
+    expect(condition(r.decision.status, 'RolloutSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'RolledBack',
+    });
+    expect(condition(r.decision.status, 'RolloutSucceeded')?.message).toContain(
+      `rolled back 1 Clusters to revision ${a.id}`,
+    );
     expect(r.decision.status.failing?.map((f) => f.cluster)).toEqual(['canary-1']);
     expect(r.decision.status.lastSucceededRevision).toEqual(a);
     set = r.set;
@@ -266,17 +368,39 @@ describe('decideFleet: failures', () => {
 describe('decideFleet: where a reconcile stops before the rollout', () => {
   it('source not resolvable: SourceNotReady is retried, Unsupported is not; nothing is written', () => {
     const set = releaseSet({});
-    const notReady = decideFleet({ set, clusters: { ok: true, clusters: fleet }, source: { ok: false, reason: 'SourceNotReady', message: 'git ls-remote: timeout' }, releases: [], now: at(0) });
+    const notReady = decideFleet({
+      set,
+      clusters: { ok: true, clusters: fleet },
+      source: { ok: false, reason: 'SourceNotReady', message: 'git ls-remote: timeout' },
+      releases: [],
+      now: at(0),
+    });
     expect(notReady).toMatchObject({ stop: 'sourceNotReady', retry: true, writes: [] });
-    expect(condition(notReady.status, 'Generated')).toMatchObject({ status: 'False', reason: 'SourceNotReady', message: 'spec.template.spec.source: git ls-remote: timeout' });
-    const unsupported = decideFleet({ set, clusters: { ok: true, clusters: fleet }, source: { ok: false, reason: 'Unsupported', message: 'ssh URLs' }, releases: [], now: at(0) });
+    expect(condition(notReady.status, 'Generated')).toMatchObject({
+      status: 'False',
+      reason: 'SourceNotReady',
+      message: 'spec.template.spec.source: git ls-remote: timeout',
+    });
+    const unsupported = decideFleet({
+      set,
+      clusters: { ok: true, clusters: fleet },
+      source: { ok: false, reason: 'Unsupported', message: 'ssh URLs' },
+      releases: [],
+      now: at(0),
+    });
     expect(unsupported).toMatchObject({ stop: 'sourceUnsupported', retry: false });
   });
 
   it('a Cluster read that fails is ClusterNotReady, retried, and deletes nothing', () => {
     const ns = new FakeNamespace();
     const r = reconcile(releaseSet({}), ns, { clusters: fleet, now: at(0) });
-    const d = decideFleet({ set: r.set, clusters: { ok: false, message: 'apiserver 503' }, source: gitSource(), releases: ns.list(), now: at(10) });
+    const d = decideFleet({
+      set: r.set,
+      clusters: { ok: false, message: 'apiserver 503' },
+      source: gitSource(),
+      releases: ns.list(),
+      now: at(10),
+    });
     expect(d).toMatchObject({ stop: 'clusterReadFailed', retry: true, writes: [] });
     expect(condition(d.status, 'Generated')).toMatchObject({ status: 'False', reason: 'ClusterNotReady' });
     expect(d.status.rollout).toEqual(r.set.status?.rollout);
@@ -285,33 +409,70 @@ describe('decideFleet: where a reconcile stops before the rollout', () => {
   it('no Cluster matches: Generated False/NoClusters, nothing deleted', () => {
     const ns = new FakeNamespace();
     const r = reconcile(releaseSet({}), ns, { clusters: fleet, now: at(0) });
-    const set = { ...r.set, spec: { ...r.set.spec, clusters: { ...r.set.spec.clusters, selector: { matchLabels: { ring: 'nope' } } } } };
-    const d = decideFleet({ set, clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: ns.list(), now: at(10) });
+    const set = {
+      ...r.set,
+      spec: {
+        ...r.set.spec,
+        clusters: { ...r.set.spec.clusters, selector: { matchLabels: { ring: 'nope' } } },
+      },
+    };
+    const d = decideFleet({
+      set,
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: ns.list(),
+      now: at(10),
+    });
     expect(d).toMatchObject({ stop: 'noClusters', retry: false, writes: [] });
     expect(condition(d.status, 'Generated')).toMatchObject({ status: 'False', reason: 'NoClusters' });
   });
 
   it('an unknown variable fails the whole set, naming the Cluster and the field', () => {
     const set = releaseSet({
-      template: { spec: { targetNamespace: 'app-${cluster.labels.region}', source: { git: { url: 'https://git.example/apps.git', ref: { branch: 'main' } } } } },
+      template: {
+        spec: {
+          targetNamespace: 'app-${cluster.labels.region}',
+          source: { git: { url: 'https://git.example/apps.git', ref: { branch: 'main' } } },
+        },
+      },
     });
-    const d = decideFleet({ set, clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: [], now: at(0) });
+    const d = decideFleet({
+      set,
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: [],
+      now: at(0),
+    });
     expect(d.writes).toEqual([]);
     expect(condition(d.status, 'Generated')).toMatchObject({
       status: 'False',
       reason: 'TemplateFailed',
-      message: 'Cluster canary-1: spec.template.spec.targetNamespace: Cluster canary-1 has no label "region" (${cluster.labels.region})',
+      message:
+        'Cluster canary-1: spec.template.spec.targetNamespace: Cluster canary-1 has no label "region" (${cluster.labels.region})',
     });
     expect(condition(d.status, 'RolloutSucceeded')).toMatchObject({ status: 'Unknown' });
   });
 
   it('a template that renders an invalid Release names the field', () => {
     const set = releaseSet({
-      template: { spec: { syncPolicy: { interval: '${cluster.name}' }, source: { git: { url: 'https://git.example/apps.git', ref: { branch: 'main' } } } } },
+      template: {
+        spec: {
+          syncPolicy: { interval: '${cluster.name}' },
+          source: { git: { url: 'https://git.example/apps.git', ref: { branch: 'main' } } },
+        },
+      },
     });
-    const d = decideFleet({ set, clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: [], now: at(0) });
+    const d = decideFleet({
+      set,
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: [],
+      now: at(0),
+    });
     expect(d.writes).toEqual([]);
-    expect(condition(d.status, 'Generated')?.message).toMatch(/^Cluster canary-1: spec\.template\.spec\.syncPolicy\.interval: must be a non-negative duration/);
+    expect(condition(d.status, 'Generated')?.message).toMatch(
+      /^Cluster canary-1: spec\.template\.spec\.syncPolicy\.interval: must be a non-negative duration/,
+    );
   });
 
   it('two sets claiming one child name: the newcomer stops with NameConflict and writes nothing', () => {
@@ -320,29 +481,61 @@ describe('decideFleet: where a reconcile stops before the rollout', () => {
     const other = releaseSet({}, { name: 'web-eu' });
     const otherSet = { ...other, metadata: { ...other.metadata, uid: 'uid-other' } };
     reconcile(otherSet, ns, { clusters: [cluster('1')], now: at(0) });
-    const d = decideFleet({ set: releaseSet({}), clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: ns.list(), now: at(0) });
+    const d = decideFleet({
+      set: releaseSet({}),
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: ns.list(),
+      now: at(0),
+    });
     expect(d.writes).toEqual([]);
     expect(condition(d.status, 'Generated')).toMatchObject({ reason: 'NameConflict' });
-    expect(condition(d.status, 'Generated')?.message).toContain('Release web-eu-1, but that name is taken by a Release owned by ReleaseSet web-eu');
+    expect(condition(d.status, 'Generated')?.message).toContain(
+      'Release web-eu-1, but that name is taken by a Release owned by ReleaseSet web-eu',
+    );
   });
 
   it('a step that selects no Cluster is InvalidSpec naming the step', () => {
-    const set = releaseSet({ rollout: { steps: [{ name: 'asia', clusters: { matchLabels: { region: 'asia' } } }] } });
-    const d = decideFleet({ set, clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: [], now: at(0) });
+    const set = releaseSet({
+      rollout: { steps: [{ name: 'asia', clusters: { matchLabels: { region: 'asia' } } }] },
+    });
+    const d = decideFleet({
+      set,
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: [],
+      now: at(0),
+    });
     expect(condition(d.status, 'Generated')).toMatchObject({ reason: 'InvalidSpec' });
-    expect(condition(d.status, 'Generated')?.message).toMatch(/^spec\.rollout\.steps\[0\]\.clusters: step asia selects no Cluster/);
+    expect(condition(d.status, 'Generated')?.message).toMatch(
+      /^spec\.rollout\.steps\[0\]\.clusters: step asia selects no Cluster/,
+    );
   });
 
   it('an invalid selector is InvalidSpec naming the field', () => {
     const set = releaseSet({ clusters: { selector: { matchLabels: { 'bad key!': 'x' } } } });
-    const d = decideFleet({ set, clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: [], now: at(0) });
-    expect(condition(d.status, 'Generated')?.message).toMatch(/^spec\.clusters\.selector\.matchLabels: "bad key!" is not a label key/);
+    const d = decideFleet({
+      set,
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: [],
+      now: at(0),
+    });
+    expect(condition(d.status, 'Generated')?.message).toMatch(
+      /^spec\.clusters\.selector\.matchLabels: "bad key!" is not a label key/,
+    );
   });
 
   it('a set being deleted is left to the garbage collector: its children follow their owner references', () => {
     const set = releaseSet({});
     const deleting = { ...set, metadata: { ...set.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } };
-    const d = decideFleet({ set: deleting, clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: [], now: at(0) });
+    const d = decideFleet({
+      set: deleting,
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: [],
+      now: at(0),
+    });
     expect(d.writes).toEqual([]);
   });
 });
@@ -356,9 +549,18 @@ describe('decideFleet: children', () => {
     expect(r.decision.stop).toBe('succeeded');
     ns.releases.delete('web-eu-2');
     const eu1 = ns.releases.get('web-eu-1')!;
-    ns.releases.set('web-eu-1', { ...eu1, spec: { ...eu1.spec, source: { git: { url: 'https://git.example/other.git', ref: { branch: 'dev' }, path: '.' } } } });
+    ns.releases.set('web-eu-1', {
+      ...eu1,
+      spec: {
+        ...eu1.spec,
+        source: { git: { url: 'https://git.example/other.git', ref: { branch: 'dev' }, path: '.' } },
+      },
+    });
     r = reconcile(r.set, ns, { clusters: fleet, now: at(20) });
-    expect(r.decision.writes.map((w) => w.action === 'apply' && `${w.why}:${w.name}`).sort()).toEqual(['create:web-eu-2', 'restore:web-eu-1']);
+    expect(r.decision.writes.map((w) => w.action === 'apply' && `${w.why}:${w.name}`).sort()).toEqual([
+      'create:web-eu-2',
+      'restore:web-eu-1',
+    ]);
   });
 
   it("a user's pin holds the child: counted as waiting with its reason, never updated, not blocking its step", () => {
@@ -366,11 +568,19 @@ describe('decideFleet: children', () => {
     let r = reconcile(releaseSet({}), ns, { clusters: fleet.slice(0, 2), now: at(0) });
     for (const n of ns.releases.keys()) ns.makeReady(n);
     const eu1 = ns.releases.get('web-eu-1')!;
-    ns.releases.set('web-eu-1', { ...eu1, metadata: { ...eu1.metadata, annotations: { ...eu1.metadata.annotations, 'convoy.dev/pin': `sha256:${'c'.repeat(64)}` } } });
+    ns.releases.set('web-eu-1', {
+      ...eu1,
+      metadata: {
+        ...eu1.metadata,
+        annotations: { ...eu1.metadata.annotations, 'convoy.dev/pin': `sha256:${'c'.repeat(64)}` },
+      },
+    });
     r = reconcile(r.set, ns, { clusters: fleet.slice(0, 2), now: at(10) });
     r = reconcile(r.set, ns, { clusters: fleet.slice(0, 2), source: gitSource(COMMIT_B), now: at(20) });
     expect(r.decision.writes.map((w) => w.name)).toEqual(['web-canary-1']);
-    expect(r.decision.status.held).toEqual([{ cluster: 'eu-1', release: 'web-eu-1', reason: 'PinnedByUser' }]);
+    expect(r.decision.status.held).toEqual([
+      { cluster: 'eu-1', release: 'web-eu-1', reason: 'PinnedByUser' },
+    ]);
     ns.makeReady('web-canary-1');
     r = reconcile(r.set, ns, { clusters: fleet.slice(0, 2), source: gitSource(COMMIT_B), now: at(30) });
     expect(r.decision.stop).toBe('succeeded');
@@ -381,30 +591,70 @@ describe('decideFleet: children', () => {
   it('a Cluster that stops matching: its child is deleted (onRemoval Delete) or orphaned (Orphan)', () => {
     for (const onRemoval of ['Delete', 'Orphan'] as const) {
       const ns = new FakeNamespace();
-      const r = reconcile(releaseSet({ clusters: { selector: {}, onRemoval } }), ns, { clusters: fleet, now: at(0) });
-      const d = decideFleet({ set: r.set, clusters: { ok: true, clusters: fleet.slice(0, 3) }, source: gitSource(), releases: ns.list(), now: at(10) });
-      expect(d.writes.filter((w) => w.action === 'delete' || w.action === 'orphan')).toEqual([{ action: onRemoval === 'Delete' ? 'delete' : 'orphan', name: 'web-us-1', cluster: 'us-1' }]);
+      const r = reconcile(releaseSet({ clusters: { selector: {}, onRemoval } }), ns, {
+        clusters: fleet,
+        now: at(0),
+      });
+      const d = decideFleet({
+        set: r.set,
+        clusters: { ok: true, clusters: fleet.slice(0, 3) },
+        source: gitSource(),
+        releases: ns.list(),
+        now: at(10),
+      });
+      expect(d.writes.filter((w) => w.action === 'delete' || w.action === 'orphan')).toEqual([
+        { action: onRemoval === 'Delete' ? 'delete' : 'orphan', name: 'web-us-1', cluster: 'us-1' },
+      ]);
     }
   });
 
   it('withWriteFailures turns the stop into DeployFailed, retried', () => {
-    const d = decideFleet({ set: releaseSet({}), clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: [], now: at(0) });
-    const failed = withWriteFailures(d, [{ name: 'web-eu-1', message: 'the server is currently unable to handle the request' }], 1, at(0));
+    const d = decideFleet({
+      set: releaseSet({}),
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: [],
+      now: at(0),
+    });
+    const failed = withWriteFailures(
+      d,
+      [{ name: 'web-eu-1', message: 'the server is currently unable to handle the request' }],
+      1,
+      at(0),
+    );
     expect(failed).toMatchObject({ stop: 'writeFailed', retry: true });
-    expect(condition(failed.status, 'RolloutSucceeded')).toMatchObject({ status: 'False', reason: 'DeployFailed' });
-    expect(condition(failed.status, 'RolloutSucceeded')?.message).toContain('writing 1 of 4 child Releases failed (retried): web-eu-1: the server');
+    expect(condition(failed.status, 'RolloutSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'DeployFailed',
+    });
+    expect(condition(failed.status, 'RolloutSucceeded')?.message).toContain(
+      'writing 1 of 4 child Releases failed (retried): web-eu-1: the server',
+    );
   });
 
   it("withWriteFailures keeps the whole of an apiserver's 403 with the longest names: which verb on which resource was refused, and where", () => {
-    const d = decideFleet({ set: releaseSet({}), clusters: { ok: true, clusters: fleet }, source: gitSource(), releases: [], now: at(0) });
+    const d = decideFleet({
+      set: releaseSet({}),
+      clusters: { ok: true, clusters: fleet },
+      source: gitSource(),
+      releases: [],
+      now: at(0),
+    });
     const [ns, child] = ['n'.repeat(63), 'c'.repeat(63)];
     const user = `arn:aws:sts::123456789012:assumed-role/${'r'.repeat(64)}/${'s'.repeat(64)}`;
     const why = `releases.convoy.dev "${child}" is forbidden: User "${user}" cannot patch resource "releases" in API group "convoy.dev" in the namespace "${ns}"`;
     const error = `PATCH /apis/convoy.dev/v1alpha1/namespaces/${ns}/releases/${child}: HTTP 403 Forbidden: ${why}`;
-    const message = condition(withWriteFailures(d, [{ name: child, message: error }], 1, at(0)).status, 'RolloutSucceeded')?.message;
+    const message = condition(
+      withWriteFailures(d, [{ name: child, message: error }], 1, at(0)).status,
+      'RolloutSucceeded',
+    )?.message;
     expect(message).toBe(`writing 1 of 4 child Releases failed (retried): ${child}: ${error}`);
     // A longer error is still cut, so five of them keep the condition small.
-    const long = condition(withWriteFailures(d, [{ name: child, message: 'x'.repeat(5_000) }], 1, at(0)).status, 'RolloutSucceeded')?.message ?? '';
+    const long =
+      condition(
+        withWriteFailures(d, [{ name: child, message: 'x'.repeat(5_000) }], 1, at(0)).status,
+        'RolloutSucceeded',
+      )?.message ?? '';
     expect(long.length).toBeLessThan(1_000);
     expect(long.endsWith('…')).toBe(true);
   });
@@ -419,9 +669,15 @@ describe('decideFleet: a Cluster annotation read by the template changes (same r
   ];
   const spec = (rollout: Record<string, unknown> = {}) => ({
     template: { spec: { targetNamespace: 'app-${cluster.annotations.region}', source: { git } } },
-    rollout: { maxConcurrent: 1, minHealthyTime: '1m', steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } } }], ...rollout },
+    rollout: {
+      maxConcurrent: 1,
+      minHealthyTime: '1m',
+      steps: [{ name: 'canary', clusters: { matchLabels: { ring: 'canary' } } }],
+      ...rollout,
+    },
   });
-  const applies = (writes: readonly { action: string; name: string; why?: string }[]) => writes.map((w) => `${w.action}:${w.why ?? ''}:${w.name}`);
+  const applies = (writes: readonly { action: string; name: string; why?: string }[]) =>
+    writes.map((w) => `${w.action}:${w.why ?? ''}:${w.name}`);
 
   /** Rolls `spec` out to every Cluster of `clusters` and returns the set with the Succeeded status. */
   function rolledOut(ns: FakeNamespace, clusters: ReturnType<typeof annotated>) {
@@ -434,19 +690,23 @@ describe('decideFleet: a Cluster annotation read by the template changes (same r
     return r;
   }
 
-  it('after the rollout succeeded: only that Cluster\'s child is re-applied (restore) at once, with the new value; the revision and the rollout stay', () => {
+  it("after the rollout succeeded: only that Cluster's child is re-applied (restore) at once, with the new value; the revision and the rollout stay", () => {
     const ns = new FakeNamespace();
     const done = rolledOut(ns, annotated({}));
     expect(ns.releases.get('web-eu-1')?.spec.targetNamespace).toBe('app-eu');
     const r = reconcile(done.set, ns, { clusters: annotated({ 'eu-1': 'eu-central' }), now: at(3000) });
     expect(applies(r.decision.writes)).toEqual(['apply:restore:web-eu-1']);
     expect(ns.releases.get('web-eu-1')?.spec.targetNamespace).toBe('app-eu-central');
-    expect(ns.releases.get('web-eu-1')?.metadata.annotations?.['convoy.dev/release-set-revision']).toBe(done.decision.status.revision?.id);
+    expect(ns.releases.get('web-eu-1')?.metadata.annotations?.['convoy.dev/release-set-revision']).toBe(
+      done.decision.status.revision?.id,
+    );
     expect(r.decision.status.revision).toEqual(done.decision.status.revision);
     expect(r.decision.status.rollout).toEqual(done.decision.status.rollout);
     expect(r.decision.events.map((e) => e.reason)).not.toContain('RolloutStarted');
     // Written once: the next run finds it applied.
-    expect(reconcile(r.set, ns, { clusters: annotated({ 'eu-1': 'eu-central' }), now: at(3010) }).decision.writes).toEqual([]);
+    expect(
+      reconcile(r.set, ns, { clusters: annotated({ 'eu-1': 'eu-central' }), now: at(3010) }).decision.writes,
+    ).toEqual([]);
   });
 
   it('mid-rollout: a Cluster of a step already written follows at once (its soak restarts), one of a later step gets the new value when its step comes', () => {
@@ -474,18 +734,36 @@ describe('decideFleet: a Cluster annotation read by the template changes (same r
   it('paused or halted: nothing is written, as for every other change; a user-pinned child is held', () => {
     const ns = new FakeNamespace();
     const done = rolledOut(ns, annotated({}));
-    const paused = { ...done.set, spec: { ...done.set.spec, rollout: { ...done.set.spec.rollout, paused: true } } };
-    expect(reconcile(paused, ns, { clusters: annotated({ 'eu-1': 'x' }), now: at(3000) }).decision.writes).toEqual([]);
+    const paused = {
+      ...done.set,
+      spec: { ...done.set.spec, rollout: { ...done.set.spec.rollout, paused: true } },
+    };
+    expect(
+      reconcile(paused, ns, { clusters: annotated({ 'eu-1': 'x' }), now: at(3000) }).decision.writes,
+    ).toEqual([]);
 
     const eu1 = ns.releases.get('web-eu-1')!;
-    ns.releases.set('web-eu-1', { ...eu1, metadata: { ...eu1.metadata, annotations: { ...eu1.metadata.annotations, 'convoy.dev/pin': `sha256:${'c'.repeat(64)}` } } });
-    expect(reconcile(done.set, ns, { clusters: annotated({ 'eu-1': 'x' }), now: at(3010) }).decision.writes).toEqual([]);
+    ns.releases.set('web-eu-1', {
+      ...eu1,
+      metadata: {
+        ...eu1.metadata,
+        annotations: { ...eu1.metadata.annotations, 'convoy.dev/pin': `sha256:${'c'.repeat(64)}` },
+      },
+    });
+    expect(
+      reconcile(done.set, ns, { clusters: annotated({ 'eu-1': 'x' }), now: at(3010) }).decision.writes,
+    ).toEqual([]);
 
     const halted = new FakeNamespace();
-    let r = reconcile(releaseSet(spec({ onFailure: 'Halt' })), halted, { clusters: annotated({}), now: at(0) });
+    let r = reconcile(releaseSet(spec({ onFailure: 'Halt' })), halted, {
+      clusters: annotated({}),
+      now: at(0),
+    });
     halted.makeFailing('web-canary-1');
     r = reconcile(r.set, halted, { clusters: annotated({}), now: at(10) });
     expect(r.decision.status.rollout?.state).toBe('Halted');
-    expect(reconcile(r.set, halted, { clusters: annotated({ 'canary-1': 'x' }), now: at(20) }).decision.writes).toEqual([]);
+    expect(
+      reconcile(r.set, halted, { clusters: annotated({ 'canary-1': 'x' }), now: at(20) }).decision.writes,
+    ).toEqual([]);
   });
 });

@@ -12,27 +12,56 @@ export const SET_UID = 'uid-set-web';
 export const COMMIT_A = 'a'.repeat(40);
 export const COMMIT_B = 'b'.repeat(40);
 
-export function cluster(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): ClusterFacts {
+export function cluster(
+  name: string,
+  labels: Record<string, string> = {},
+  annotations: Record<string, string> = {},
+): ClusterFacts {
   return { name, labels, annotations };
 }
 
-export function releaseSet(spec: Record<string, unknown>, extra: { name?: string; generation?: number; annotations?: Record<string, string>; status?: ReleaseSetStatus } = {}): ReleaseSet {
+export function releaseSet(
+  spec: Record<string, unknown>,
+  extra: {
+    name?: string;
+    generation?: number;
+    annotations?: Record<string, string>;
+    status?: ReleaseSetStatus;
+  } = {},
+): ReleaseSet {
   return releaseSetSchema.parse({
     apiVersion: 'convoy.dev/v1alpha1',
     kind: 'ReleaseSet',
-    metadata: { name: extra.name ?? 'web', namespace: 'fleet', uid: SET_UID, generation: extra.generation ?? 1, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
+    metadata: {
+      name: extra.name ?? 'web',
+      namespace: 'fleet',
+      uid: SET_UID,
+      generation: extra.generation ?? 1,
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
+    },
     spec: {
       clusters: { selector: {} },
-      template: { spec: { source: { git: { url: 'https://git.example/apps.git', ref: { branch: 'main' } } } } },
+      template: {
+        spec: { source: { git: { url: 'https://git.example/apps.git', ref: { branch: 'main' } } } },
+      },
       ...spec,
     },
     ...(extra.status ? { status: extra.status } : {}),
   });
 }
 
-export const gitSource = (commit = COMMIT_A): SourceResolution => ({ ok: true, resolved: { git: { url: 'https://git.example/apps.git', commit } } });
+export const gitSource = (commit = COMMIT_A): SourceResolution => ({
+  ok: true,
+  resolved: { git: { url: 'https://git.example/apps.git', commit } },
+});
 
-const condition = (type: string, status: 'True' | 'False' | 'Unknown', reason: string, generation: number, message = ''): Condition => ({
+const condition = (
+  type: string,
+  status: 'True' | 'False' | 'Unknown',
+  reason: string,
+  generation: number,
+  message = '',
+): Condition => ({
   type,
   status,
   reason,
@@ -60,7 +89,12 @@ export class FakeNamespace {
         const generation = (existing?.metadata.generation ?? 0) + 1;
         this.releases.set(w.name, {
           ...parsed,
-          metadata: { ...parsed.metadata, annotations, uid: existing?.metadata.uid ?? `uid-${++this.uid}`, generation },
+          metadata: {
+            ...parsed.metadata,
+            annotations,
+            uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
+            generation,
+          },
           status: existing?.status,
         });
       }
@@ -77,7 +111,11 @@ export class FakeNamespace {
       status: {
         lastAttempted: { attemptedAt: '2026-01-01T00:00:00Z', phase: 'Succeeded', renderRef: render },
         lastSuccessful: { attemptedAt: '2026-01-01T00:00:00Z', phase: 'Succeeded', renderRef: render },
-        conditions: [condition('Applied', 'True', 'Applied', g), condition('InSync', 'True', 'InSync', g), condition('Healthy', 'True', 'Healthy', g)],
+        conditions: [
+          condition('Applied', 'True', 'Applied', g),
+          condition('InSync', 'True', 'InSync', g),
+          condition('Healthy', 'True', 'Healthy', g),
+        ],
       },
     });
   }
@@ -86,7 +124,9 @@ export class FakeNamespace {
     this.makeReady(name);
     const r = this.releases.get(name)!;
     const g = r.metadata.generation ?? 1;
-    const conditions = r.status!.conditions!.map((c) => (c.type === 'Healthy' ? condition('Healthy', 'False', 'Degraded', g, message) : c));
+    const conditions = r.status!.conditions!.map((c) =>
+      c.type === 'Healthy' ? condition('Healthy', 'False', 'Degraded', g, message) : c,
+    );
     this.releases.set(name, { ...r, status: { ...r.status, conditions } });
   }
 
@@ -96,9 +136,19 @@ export class FakeNamespace {
 }
 
 /** One reconcile: decide, apply the writes, and return the set with its new status. */
-export function reconcile(set: ReleaseSet, ns: FakeNamespace, input: Omit<Partial<FleetInput>, 'clusters'> & { clusters: ClusterFacts[]; now: Date }): { set: ReleaseSet; decision: FleetDecision } {
+export function reconcile(
+  set: ReleaseSet,
+  ns: FakeNamespace,
+  input: Omit<Partial<FleetInput>, 'clusters'> & { clusters: ClusterFacts[]; now: Date },
+): { set: ReleaseSet; decision: FleetDecision } {
   const clusters = { ok: true as const, clusters: input.clusters };
-  const decision = decideFleet({ set, clusters, source: input.source ?? gitSource(), releases: input.releases ?? ns.list(), now: input.now });
+  const decision = decideFleet({
+    set,
+    clusters,
+    source: input.source ?? gitSource(),
+    releases: input.releases ?? ns.list(),
+    now: input.now,
+  });
   ns.apply(decision.writes);
   return { set: { ...set, status: decision.status }, decision };
 }

@@ -6,7 +6,11 @@ import { revisionOf, templateHash } from '../../../domain/fleet/revision.ts';
 import { substituteString } from '../../../domain/fleet/substitute.ts';
 import { cluster, COMMIT_A } from './fleet-fixtures.ts';
 
-const eu = cluster('eu-1', { region: 'eu', 'topology.kubernetes.io/zone': 'eu-1a' }, { 'example.com/owner': 'team-eu' });
+const eu = cluster(
+  'eu-1',
+  { region: 'eu', 'topology.kubernetes.io/zone': 'eu-1a' },
+  { 'example.com/owner': 'team-eu' },
+);
 const set = { name: 'web', namespace: 'fleet', uid: 'u1' };
 const revision = revisionOf('sha256:t', { git: { url: 'https://git.example/apps.git', commit: COMMIT_A } });
 const spec = (extra: Record<string, unknown> = {}) =>
@@ -29,16 +33,29 @@ describe('substitution', () => {
   });
   it('refuses unknown variables, missing labels and unclosed ${', () => {
     expect(substituteString('${cluster.uid}', eu, 'f')).toMatchObject({ ok: false, field: 'f' });
-    expect(JSON.stringify(substituteString('${cluster.uid}', eu, 'f'))).toContain('unknown variable ${cluster.uid}');
-    expect(substituteString('${cluster.labels.tier}', eu, 'f')).toMatchObject({ ok: false, message: 'Cluster eu-1 has no label "tier" (${cluster.labels.tier})' });
-    expect(substituteString('${cluster.annotations.x}', eu, 'f')).toMatchObject({ ok: false, message: 'Cluster eu-1 has no annotation "x" (${cluster.annotations.x})' });
-    expect(JSON.stringify(substituteString('a ${cluster.name', eu, 'f'))).toContain('"ok":false,"field":"f","message":"unclosed ${');
+    expect(JSON.stringify(substituteString('${cluster.uid}', eu, 'f'))).toContain(
+      'unknown variable ${cluster.uid}',
+    );
+    expect(substituteString('${cluster.labels.tier}', eu, 'f')).toMatchObject({
+      ok: false,
+      message: 'Cluster eu-1 has no label "tier" (${cluster.labels.tier})',
+    });
+    expect(substituteString('${cluster.annotations.x}', eu, 'f')).toMatchObject({
+      ok: false,
+      message: 'Cluster eu-1 has no annotation "x" (${cluster.annotations.x})',
+    });
+    expect(JSON.stringify(substituteString('a ${cluster.name', eu, 'f'))).toContain(
+      '"ok":false,"field":"f","message":"unclosed ${',
+    );
   });
 });
 
 describe('merge patch (spec.overrides)', () => {
   it('merges objects, replaces lists and values, removes with null', () => {
-    expect(mergePatch({ a: { b: 1, c: [1, 2] }, d: 1 }, { a: { c: [3] }, d: null, e: 'x' })).toEqual({ a: { b: 1, c: [3] }, e: 'x' });
+    expect(mergePatch({ a: { b: 1, c: [1, 2] }, d: 1 }, { a: { c: [3] }, d: null, e: 'x' })).toEqual({
+      a: { b: 1, c: [3] },
+      e: 'x',
+    });
   });
 });
 
@@ -47,12 +64,22 @@ describe('generateChild', () => {
     const s = spec({
       template: {
         metadata: { labels: { app: 'web', region: '${cluster.labels.region}' } },
-        spec: { targetNamespace: 'web-${cluster.name}', syncPolicy: { interval: '10m' }, source: { git: { url: 'https://git.example/apps.git', path: 'apps/web', ref: { branch: 'main' } } } },
+        spec: {
+          targetNamespace: 'web-${cluster.name}',
+          syncPolicy: { interval: '10m' },
+          source: { git: { url: 'https://git.example/apps.git', path: 'apps/web', ref: { branch: 'main' } } },
+        },
       },
       overrides: [
-        { clusters: { matchLabels: { region: 'eu' } }, spec: { syncPolicy: { interval: '1m', prune: false } } },
+        {
+          clusters: { matchLabels: { region: 'eu' } },
+          spec: { syncPolicy: { interval: '1m', prune: false } },
+        },
         { clusters: { matchLabels: { region: 'us' } }, spec: { syncPolicy: { interval: '2m' } } },
-        { clusters: { matchExpressions: [{ key: 'region', operator: 'Exists' }] }, spec: { syncPolicy: { interval: '3m' } } },
+        {
+          clusters: { matchExpressions: [{ key: 'region', operator: 'Exists' }] },
+          spec: { syncPolicy: { interval: '3m' } },
+        },
       ],
     });
     const g = generateChild(set, s, eu, revision, undefined);
@@ -73,27 +100,96 @@ describe('generateChild', () => {
   });
 
   it('pins a Helm chart to the resolved version', () => {
-    const s = spec({ template: { spec: { content: { type: 'Helm' }, source: { helm: { repository: 'https://charts.example', chart: 'web', version: '1.x' } } } } });
-    const g = generateChild(set, s, eu, revisionOf('sha256:t', { helm: { repository: 'https://charts.example', chart: 'web', version: '1.4.2' } }), undefined);
-    expect(g.ok && g.child.spec['source']).toEqual({ helm: { repository: 'https://charts.example', chart: 'web', version: '1.4.2' } });
+    const s = spec({
+      template: {
+        spec: {
+          content: { type: 'Helm' },
+          source: { helm: { repository: 'https://charts.example', chart: 'web', version: '1.x' } },
+        },
+      },
+    });
+    const g = generateChild(
+      set,
+      s,
+      eu,
+      revisionOf('sha256:t', {
+        helm: { repository: 'https://charts.example', chart: 'web', version: '1.4.2' },
+      }),
+      undefined,
+    );
+    expect(g.ok && g.child.spec['source']).toEqual({
+      helm: { repository: 'https://charts.example', chart: 'web', version: '1.4.2' },
+    });
   });
 
-  it('refuses a child that is not a valid Release, an unknown field and the set\'s own labels, naming the field', () => {
-    const bad = generateChild(set, spec({ template: { spec: { clusterWave: 5000, source: { git: { url: 'u', ref: { branch: 'main' } } } } } }), eu, revision, undefined);
-    expect(bad).toMatchObject({ ok: false, cluster: 'eu-1', field: 'spec.template.spec.clusterWave' });
-    const typo = generateChild(set, spec({ template: { spec: { syncPolicy: { intervall: '1m' }, source: { git: { url: 'u', ref: { branch: 'main' } } } } } }), eu, revision, undefined);
-    expect(typo).toMatchObject({ ok: false, field: 'spec.template.spec.syncPolicy.intervall', message: 'unknown field' });
-    const reserved = generateChild(
+  it("refuses a child that is not a valid Release, an unknown field and the set's own labels, naming the field", () => {
+    const bad = generateChild(
       set,
-      spec({ template: { metadata: { labels: { 'convoy.dev/release-set': 'x' } }, spec: { source: { git: { url: 'u', ref: { branch: 'main' } } } } } }),
+      spec({
+        template: { spec: { clusterWave: 5000, source: { git: { url: 'u', ref: { branch: 'main' } } } } },
+      }),
       eu,
       revision,
       undefined,
     );
-    expect(reserved).toMatchObject({ ok: false, field: 'spec.template.metadata.labels.convoy.dev/release-set' });
-    const pin = generateChild(set, spec({ template: { metadata: { annotations: { 'convoy.dev/pin': 'x' } }, spec: { source: { git: { url: 'u', ref: { branch: 'main' } } } } } }), eu, revision, undefined);
+    expect(bad).toMatchObject({ ok: false, cluster: 'eu-1', field: 'spec.template.spec.clusterWave' });
+    const typo = generateChild(
+      set,
+      spec({
+        template: {
+          spec: { syncPolicy: { intervall: '1m' }, source: { git: { url: 'u', ref: { branch: 'main' } } } },
+        },
+      }),
+      eu,
+      revision,
+      undefined,
+    );
+    expect(typo).toMatchObject({
+      ok: false,
+      field: 'spec.template.spec.syncPolicy.intervall',
+      message: 'unknown field',
+    });
+    const reserved = generateChild(
+      set,
+      spec({
+        template: {
+          metadata: { labels: { 'convoy.dev/release-set': 'x' } },
+          spec: { source: { git: { url: 'u', ref: { branch: 'main' } } } },
+        },
+      }),
+      eu,
+      revision,
+      undefined,
+    );
+    expect(reserved).toMatchObject({
+      ok: false,
+      field: 'spec.template.metadata.labels.convoy.dev/release-set',
+    });
+    const pin = generateChild(
+      set,
+      spec({
+        template: {
+          metadata: { annotations: { 'convoy.dev/pin': 'x' } },
+          spec: { source: { git: { url: 'u', ref: { branch: 'main' } } } },
+        },
+      }),
+      eu,
+      revision,
+      undefined,
+    );
     expect(pin).toMatchObject({ ok: false, field: 'spec.template.metadata.annotations.convoy.dev/pin' });
-    const label = generateChild(set, spec({ template: { metadata: { labels: { owner: '${cluster.annotations.example.com/owner} and more' } }, spec: { source: { git: { url: 'u', ref: { branch: 'main' } } } } } }), eu, revision, undefined);
+    const label = generateChild(
+      set,
+      spec({
+        template: {
+          metadata: { labels: { owner: '${cluster.annotations.example.com/owner} and more' } },
+          spec: { source: { git: { url: 'u', ref: { branch: 'main' } } } },
+        },
+      }),
+      eu,
+      revision,
+      undefined,
+    );
     expect(label).toMatchObject({ ok: false, field: 'spec.template.metadata.labels.owner' });
   });
 
@@ -105,8 +201,14 @@ describe('generateChild', () => {
 
 describe('revision', () => {
   it('hashes the template and overrides, not key order; the id changes with the source', () => {
-    const a = templateHash({ template: { spec: { source: { git: { url: 'u', ref: { branch: 'main' } } } } }, overrides: [] });
-    const b = templateHash({ template: { spec: { source: { git: { ref: { branch: 'main' }, url: 'u' } } } }, overrides: undefined });
+    const a = templateHash({
+      template: { spec: { source: { git: { url: 'u', ref: { branch: 'main' } } } } },
+      overrides: [],
+    });
+    const b = templateHash({
+      template: { spec: { source: { git: { ref: { branch: 'main' }, url: 'u' } } } },
+      overrides: undefined,
+    });
     expect(a).toBe(b);
     expect(a).toMatch(/^sha256:[0-9a-f]{64}$/);
     const one = revisionOf(a, { git: { url: 'u', commit: COMMIT_A } });

@@ -6,8 +6,13 @@ import { at, cluster, FakeNamespace, reconcile, releaseSet } from './fleet-fixtu
 
 describe('ReleaseSet status size', () => {
   it('is under 64 KiB at 5,000 Clusters', { timeout: 60_000 }, () => {
-    const clusters = Array.from({ length: 5000 }, (_, i) => cluster(`cluster-with-a-rather-long-name-${String(i).padStart(5, '0')}`, { ring: `ring-${i % 32}` }));
-    const steps = Array.from({ length: 32 }, (_, i) => ({ name: `step-${i}`, clusters: { matchLabels: { ring: `ring-${i}` } } }));
+    const clusters = Array.from({ length: 5000 }, (_, i) =>
+      cluster(`cluster-with-a-rather-long-name-${String(i).padStart(5, '0')}`, { ring: `ring-${i % 32}` }),
+    );
+    const steps = Array.from({ length: 32 }, (_, i) => ({
+      name: `step-${i}`,
+      clusters: { matchLabels: { ring: `ring-${i}` } },
+    }));
     const ns = new FakeNamespace();
     // Every child written at once (no steps), then the same set with 32 steps: 5,000 children exist.
     let r = reconcile(releaseSet({ rollout: { maxFailures: '100%' } }), ns, { clusters, now: at(0) });
@@ -16,7 +21,13 @@ describe('ReleaseSet status size', () => {
     for (const [i, name] of [...ns.releases.keys()].entries()) {
       if (i % 2 === 0) {
         const rel = ns.releases.get(name)!;
-        ns.releases.set(name, { ...rel, metadata: { ...rel.metadata, annotations: { ...rel.metadata.annotations, 'convoy.dev/pin': `sha256:${'e'.repeat(64)}` } } });
+        ns.releases.set(name, {
+          ...rel,
+          metadata: {
+            ...rel.metadata,
+            annotations: { ...rel.metadata.annotations, 'convoy.dev/pin': `sha256:${'e'.repeat(64)}` },
+          },
+        });
       }
     }
     const stepped = releaseSet({ rollout: { maxFailures: '100%', steps } }, { status: r.set.status });

@@ -36,8 +36,18 @@ describe(`fuzz: 1000 generated annotation and spec cases (seed ${SEED})`, () => 
       const raw = {
         apiVersion: `${API_GROUP}/${API_VERSION}`,
         kind: 'Release',
-        metadata: { name: `fuzz-${c.index}`, namespace: 'fuzz', uid: `uid-${c.index}`, generation: 1, annotations: c.annotations },
-        spec: { cluster: { name: 'local' }, source: { git: { url: 'https://git.example/app.git', ref: { branch: 'main' } } }, ...c.spec },
+        metadata: {
+          name: `fuzz-${c.index}`,
+          namespace: 'fuzz',
+          uid: `uid-${c.index}`,
+          generation: 1,
+          annotations: c.annotations,
+        },
+        spec: {
+          cluster: { name: 'local' },
+          source: { git: { url: 'https://git.example/app.git', ref: { branch: 'main' } } },
+          ...c.spec,
+        },
       };
       const parsed = parseRelease(raw);
       if (!parsed.ok) {
@@ -54,14 +64,21 @@ describe(`fuzz: 1000 generated annotation and spec cases (seed ${SEED})`, () => 
         expect(typeof isNewRequest(annotationOf(release, key), undefined)).toBe('boolean');
       }
       // The retry backoff of the Release's policy never throws (it becomes a visibility timeout).
-      expect(() => retryDelaySeconds(3, retryPolicyOf(release)), `case ${c.index}: ${JSON.stringify(c.spec)}`).not.toThrow();
+      expect(
+        () => retryDelaySeconds(3, retryPolicyOf(release)),
+        `case ${c.index}: ${JSON.stringify(c.spec)}`,
+      ).not.toThrow();
 
       // Where the reconcile would stop: a bad pin, a bad sync-wave, or applied.
       let halt: Halt | undefined;
       const pin = annotationOf(release, Annotation.pin);
       const problem = pin === undefined ? undefined : pinProblem(pin);
       if (problem !== undefined) halt = { halt: 'pinInvalid', message: problem };
-      const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', annotations: c.objectAnnotations } };
+      const object = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cm', annotations: c.objectAnnotations },
+      };
       if (halt === undefined) {
         try {
           planWaves([object]);
@@ -79,7 +96,10 @@ describe(`fuzz: 1000 generated annotation and spec cases (seed ${SEED})`, () => 
       });
       const applied = decision.slice.conditions.find((cond) => cond.type === 'Applied');
       expect(NAMED.has(applied?.reason ?? ''), `case ${c.index}: ${applied?.reason}`).toBe(true);
-      expect(statusProblems(statusPatchBody('convoy-release', decision.slice)), `case ${c.index}`).toBeUndefined();
+      expect(
+        statusProblems(statusPatchBody('convoy-release', decision.slice)),
+        `case ${c.index}`,
+      ).toBeUndefined();
       count(applied?.reason ?? '?');
     }
     expect([...endings.values()].reduce((a, b) => a + b, 0)).toBe(1000);

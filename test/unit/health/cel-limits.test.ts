@@ -26,12 +26,16 @@ const check = (healthy: string): HealthCheck => ({ apiVersion: 'v1', kind: 'Conf
 
 const ten = '[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]';
 const nested = (depth: number, body: string): string =>
-  Array.from({ length: depth }, (_, i) => `v${i}`).reduceRight((inner, v) => `${ten}.all(${v}, ${inner})`, body);
+  Array.from({ length: depth }, (_, i) => `v${i}`).reduceRight(
+    (inner, v) => `${ten}.all(${v}, ${inner})`,
+    body,
+  );
 
 /** Cost is deterministic; the wall-clock bounds are moved out of reach except where a test drives them with its own clock. */
 const NO_TIME_LIMITS = { timePerEvaluationMs: 600_000, timePerAssessmentMs: 600_000 };
 
-const OVER_COST = /^checks\[0\] \(v1 ConfigMap\): healthy exceeded its cost budget of 1000000 units and was stopped$/;
+const OVER_COST =
+  /^checks\[0\] \(v1 ConfigMap\): healthy exceeded its cost budget of 1000000 units and was stopped$/;
 
 describe('CEL checks over their cost budget end Degraded, naming the check', () => {
   const runtime = createCelRuntime({ limits: NO_TIME_LIMITS });
@@ -39,16 +43,24 @@ describe('CEL checks over their cost budget end Degraded, naming the check', () 
   function costOf(expression: string, data: Record<string, string> = {}) {
     const compiled = runtime.compile(expression);
     if (!compiled.ok) throw new Error(compiled.message);
-    return runtime.evaluate(compiled.program, { object: configMap(data) }, { costLimit: 1_000_000, timeLimitMs: 60_000 });
+    return runtime.evaluate(
+      compiled.program,
+      { object: configMap(data) },
+      { costLimit: 1_000_000, timeLimitMs: 60_000 },
+    );
   }
 
   it.each([
     ['six nested comprehensions (10^6 iterations)', nested(6, 'v0 + v5 > 0'), {}],
     ['the same, its error absorbed by || true', `${nested(6, 'v0 + v5 > 0')} || true`, {}],
-    ['the same inside exists (which keeps iterating after an error)', `[1].exists(x, ${nested(6, 'v0 + v5 > 0')})`, {}],
+    [
+      'the same inside exists (which keeps iterating after an error)',
+      `[1].exists(x, ${nested(6, 'v0 + v5 > 0')})`,
+      {},
+    ],
     [
       'a string doubled by cel.bind',
-      "cel.bind(a, object.data.v + object.data.v, cel.bind(b, a + a, cel.bind(c, b + b, cel.bind(d, c + c, cel.bind(e, d + d, cel.bind(f, e + e, f.size() > 0))))))",
+      'cel.bind(a, object.data.v + object.data.v, cel.bind(b, a + a, cel.bind(c, b + b, cel.bind(d, c + c, cel.bind(e, d + d, cel.bind(f, e + e, f.size() > 0))))))',
       { v: 'x'.repeat(100_000) },
     ],
     [
@@ -56,8 +68,16 @@ describe('CEL checks over their cost budget end Degraded, naming the check', () 
       'cel.bind(a, object.data.v.split(""), cel.bind(b, a + a, cel.bind(c, b + b, cel.bind(d, c + c, d.size() > 0))))',
       { v: 'x'.repeat(200_000) },
     ],
-    ['a long string compared with itself in a loop', "object.data.v.split('').all(a, object.data.v.split('').all(b, a == b))", { v: 'x'.repeat(3_000) }],
-    ['a large RE2 program over a long input', "object.data.v.matches('\\\\pL{1000}')", { v: 'a'.repeat(100_000) }],
+    [
+      'a long string compared with itself in a loop',
+      "object.data.v.split('').all(a, object.data.v.split('').all(b, a == b))",
+      { v: 'x'.repeat(3_000) },
+    ],
+    [
+      'a large RE2 program over a long input',
+      "object.data.v.matches('\\\\pL{1000}')",
+      { v: 'a'.repeat(100_000) },
+    ],
   ])('%s', (_name, expression, data) => {
     const { compiled, errors } = compileChecks([check(expression)], { runtime });
     expect(errors).toEqual([]);
@@ -78,7 +98,9 @@ describe('CEL checks over their cost budget end Degraded, naming the check', () 
   });
 
   it('an everyday check costs a few dozen units', () => {
-    const evaluation = costOf("has(object.data.mode) && object.data.mode.matches('^(on|off)$')", { mode: 'on' });
+    const evaluation = costOf("has(object.data.mode) && object.data.mode.matches('^(on|off)$')", {
+      mode: 'on',
+    });
     expect(evaluation).toMatchObject({ ok: true, value: true });
     expect(evaluation.cost).toBeLessThan(50);
   });
@@ -120,24 +142,40 @@ describe('CEL checks have a wall-clock bound, checked while they run', () => {
 describe('one Release’s checks cannot hold the loop: a budget per assessment', () => {
   it('slow evaluations use up the assessment’s time; the microseconds of ordinary ones never do', () => {
     let clock = 0;
-    const limits = { costPerEvaluation: 1e9, costPerAssessment: 1e12, timePerEvaluationMs: 5, timePerAssessmentMs: 12 };
+    const limits = {
+      costPerEvaluation: 1e9,
+      costPerAssessment: 1e12,
+      timePerEvaluationMs: 5,
+      timePerAssessmentMs: 12,
+    };
     const runtime = createCelRuntime({ now: () => (clock += 0.01), limits });
     const slow = compileChecks([check(nested(3, 'v0 > 0'))], { runtime }).compiled;
-    const verdicts = Array.from({ length: 5 }, () => evaluateChecks(slow, configMap(), 'v1', 'ConfigMap')?.message ?? '');
+    const verdicts = Array.from(
+      { length: 5 },
+      () => evaluateChecks(slow, configMap(), 'v1', 'ConfigMap')?.message ?? '',
+    );
     expect(verdicts.slice(0, 2)).toEqual([
       'checks[0] (v1 ConfigMap): healthy exceeded its time bound of 5 ms and was stopped',
       'checks[0] (v1 ConfigMap): healthy exceeded its time bound of 5 ms and was stopped',
     ]);
-    expect(verdicts.at(-1)).toContain('was not evaluated: the checks of this Release spent their budget for one assessment');
+    expect(verdicts.at(-1)).toContain(
+      'was not evaluated: the checks of this Release spent their budget for one assessment',
+    );
     const ordinary = compileChecks([check("object.data.ready == 'true'")], { runtime }).compiled;
-    const states = Array.from({ length: 2_000 }, () => evaluateChecks(ordinary, configMap({ ready: 'true' }), 'v1', 'ConfigMap')?.state);
+    const states = Array.from(
+      { length: 2_000 },
+      () => evaluateChecks(ordinary, configMap({ ready: 'true' }), 'v1', 'ConfigMap')?.state,
+    );
     expect(new Set(states)).toEqual(new Set(['Healthy']));
   });
 
   it('once a Release’s assessment budget is spent, its remaining objects are not evaluated', () => {
     const runtime = createCelRuntime({ limits: { ...NO_TIME_LIMITS, costPerAssessment: 2_500_000 } });
     const { compiled } = compileChecks([check(nested(6, 'v0 > 0'))], { runtime });
-    const verdicts = Array.from({ length: 5 }, () => evaluateChecks(compiled, configMap(), 'v1', 'ConfigMap')?.message);
+    const verdicts = Array.from(
+      { length: 5 },
+      () => evaluateChecks(compiled, configMap(), 'v1', 'ConfigMap')?.message,
+    );
     expect(verdicts.slice(0, 2)).toEqual([
       'checks[0] (v1 ConfigMap): healthy exceeded its cost budget of 1000000 units and was stopped',
       'checks[0] (v1 ConfigMap): healthy exceeded its cost budget of 1000000 units and was stopped',
@@ -160,7 +198,9 @@ describe('one Release’s checks cannot hold the loop: a budget per assessment',
     const other = compileChecks([check("object.data.ready == 'true'")], { runtime }).compiled;
     expect(evaluateChecks(other, configMap({ ready: 'true' }), 'v1', 'ConfigMap')?.state).toBe('Healthy');
     const nextAssessment = compileChecks([check(nested(6, 'v0 > 0'))], { runtime }).compiled;
-    expect(evaluateChecks(nextAssessment, configMap(), 'v1', 'ConfigMap')?.message).toContain('exceeded its cost budget');
+    expect(evaluateChecks(nextAssessment, configMap(), 'v1', 'ConfigMap')?.message).toContain(
+      'exceeded its cost budget',
+    );
   });
 });
 
@@ -172,7 +212,9 @@ describe('CEL checks never throw on a hostile object', () => {
     const live = { ...configMap(), spec: { deep } };
     expect(evaluateChecks(compiled, live, 'v1', 'ConfigMap')).toEqual({
       state: 'Degraded',
-      message: expect.stringMatching(/^checks\[0\] \(v1 ConfigMap\): the object cannot be given to CEL: /) as unknown,
+      message: expect.stringMatching(
+        /^checks\[0\] \(v1 ConfigMap\): the object cannot be given to CEL: /,
+      ) as unknown,
     });
   });
 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { lastIndexOfLinear } from '../../../domain/health/cel-strings.ts';
-import { compileChecks, createCelRuntime, evaluateChecks, type HealthCheck } from '../../../domain/health/index.ts';
+import {
+  compileChecks,
+  createCelRuntime,
+  evaluateChecks,
+  type HealthCheck,
+} from '../../../domain/health/index.ts';
 
 /**
  * CEL checks follow Kubernetes CEL (cel-go): regular expressions are RE2, so
@@ -25,7 +30,8 @@ function verdict(healthy: string, data: Record<string, string> = {}) {
   return evaluateChecks(compiled, configMap(data), 'v1', 'ConfigMap');
 }
 
-const isTrue = (healthy: string, data: Record<string, string> = {}) => verdict(healthy, data)?.state === 'Healthy';
+const isTrue = (healthy: string, data: Record<string, string> = {}) =>
+  verdict(healthy, data)?.state === 'Healthy';
 
 describe('CEL matches() has RE2 syntax and semantics', () => {
   it('a backreference in a literal pattern is a compile error naming the check', () => {
@@ -35,7 +41,9 @@ describe('CEL matches() has RE2 syntax and semantics', () => {
     ]);
     expect(compiled.map((c) => c.index)).toEqual([0]);
     expect(errors).toHaveLength(1);
-    expect(errors[0]?.message).toMatch(/^checks\[1\] \(v1 ConfigMap\): healthy: invalid regular expression '\^\(a\)\\1\$'/);
+    expect(errors[0]?.message).toMatch(
+      /^checks\[1\] \(v1 ConfigMap\): healthy: invalid regular expression '\^\(a\)\\1\$'/,
+    );
     expect(errors[0]?.message).toContain('no backreferences');
   });
 
@@ -53,12 +61,16 @@ describe('CEL matches() has RE2 syntax and semantics', () => {
       degraded ? { ...check('true'), degraded: expression } : check(expression),
     ]);
     expect(errors[0]?.message).toMatch(
-      new RegExp(`^checks\\[0\\] \\(v1 ConfigMap\\): ${degraded ? 'degraded' : 'healthy'}: invalid regular expression`),
+      new RegExp(
+        `^checks\\[0\\] \\(v1 ConfigMap\\): ${degraded ? 'degraded' : 'healthy'}: invalid regular expression`,
+      ),
     );
   });
 
   it('an invalid pattern read from the object is an evaluation error naming the check: Degraded', () => {
-    expect(verdict('object.data.value.matches(object.data.pattern)', { value: 'aa', pattern: '(a)\\1' })).toEqual({
+    expect(
+      verdict('object.data.value.matches(object.data.pattern)', { value: 'aa', pattern: '(a)\\1' }),
+    ).toEqual({
       state: 'Degraded',
       message: expect.stringMatching(
         /^checks\[0\] \(v1 ConfigMap\): healthy evaluation failed: invalid regular expression '\(a\)\\1'/,
@@ -128,9 +140,14 @@ describe('CEL duration() parses as Go does, in linear time', () => {
     ['no number', 'h'],
     ['a long run of digits (cubic on cel-js built-in parser)', '1'.repeat(3000)],
   ])('%s is an evaluation error naming the check', (_name, text) => {
-    const health = verdict('duration(object.data.value) > duration(object.data.zero)', { value: text, zero: '0' });
+    const health = verdict('duration(object.data.value) > duration(object.data.zero)', {
+      value: text,
+      zero: '0',
+    });
     expect(health?.state).toBe('Degraded');
-    expect(health?.message).toMatch(/^checks\[0\] \(v1 ConfigMap\): healthy evaluation failed: invalid duration/);
+    expect(health?.message).toMatch(
+      /^checks\[0\] \(v1 ConfigMap\): healthy evaluation failed: invalid duration/,
+    );
   });
 });
 

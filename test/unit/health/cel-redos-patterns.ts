@@ -19,7 +19,10 @@ export interface RedosCase {
   n: number;
 }
 
-const run = (unit: string, suffix = '!', prefix = '') => (n: number) => `${prefix}${unit.repeat(n)}${suffix}`;
+const run =
+  (unit: string, suffix = '!', prefix = '') =>
+  (n: number) =>
+    `${prefix}${unit.repeat(n)}${suffix}`;
 
 export const REDOS_CASES: readonly RedosCase[] = [
   // Nested quantifiers over one character: exponential.
@@ -71,7 +74,7 @@ export const REDOS_CASES: readonly RedosCase[] = [
     input: run('a'),
     n: 5000,
   },
-  { pattern: '^[a-zA-Z]+(([\\\'\\,\\.\\- ][a-zA-Z ])?[a-zA-Z]*)*$', input: run('a', '!'), n: 5000 }, // OWASP person name
+  { pattern: "^[a-zA-Z]+(([\\'\\,\\.\\- ][a-zA-Z ])?[a-zA-Z]*)*$", input: run('a', '!'), n: 5000 }, // OWASP person name
   {
     // URL pattern with a nested path star (CVE-style)
     pattern: '^(https?://)?([\\da-z.-]+)\\.([a-z.]{2,6})([/\\w .-]*)*/?$',
@@ -80,7 +83,8 @@ export const REDOS_CASES: readonly RedosCase[] = [
   },
   {
     // `ms` duration parser (CVE-2017-20162 family): overlapping digit runs
-    pattern: '^((?:\\d+)?\\.?\\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|years?|yrs?|y)?$',
+    pattern:
+      '^((?:\\d+)?\\.?\\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|years?|yrs?|y)?$',
     input: run('1', 'x'),
     n: 5000,
   },

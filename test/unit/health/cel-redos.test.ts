@@ -1,5 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileChecks, createCelRuntime, evaluateChecks, type HealthCheck } from '../../../domain/health/index.ts';
+import {
+  compileChecks,
+  createCelRuntime,
+  evaluateChecks,
+  type HealthCheck,
+} from '../../../domain/health/index.ts';
 import { REDOS_CASES } from './cel-redos-patterns.ts';
 
 /**
@@ -31,11 +36,15 @@ const check = (healthy: string): HealthCheck => ({ apiVersion: 'v1', kind: 'Conf
 
 describe('CEL matches() runs RE2: catastrophic-backtracking patterns finish', () => {
   // The wall-clock bounds are out of reach: this test measures CPU, and a loaded host stretches wall time.
-  const runtime = createCelRuntime({ limits: { timePerEvaluationMs: 600_000, timePerAssessmentMs: 600_000 } });
+  const runtime = createCelRuntime({
+    limits: { timePerEvaluationMs: 600_000, timePerAssessmentMs: 600_000 },
+  });
   const measured: { pattern: string; ms: number }[] = [];
   afterAll(() => {
     const worst = measured.reduce((a, b) => (b.ms > a.ms ? b : a), { pattern: '', ms: 0 });
-    console.log(`celRedos (unit): ${measured.length} evaluations, max CPU ${worst.ms.toFixed(2)} ms (${worst.pattern})`);
+    console.log(
+      `celRedos (unit): ${measured.length} evaluations, max CPU ${worst.ms.toFixed(2)} ms (${worst.pattern})`,
+    );
   });
 
   it('has fifty distinct patterns', () => {
@@ -48,7 +57,10 @@ describe('CEL matches() runs RE2: catastrophic-backtracking patterns finish', ()
     const before = cpuMs();
     const health = evaluateChecks(compiled, configMap({ value: `${'a'.repeat(32)}!` }), 'v1', 'ConfigMap');
     measured.push({ pattern: '^(a+)+$ (32 a)', ms: cpuMs() - before });
-    expect(health).toEqual({ state: 'Progressing', message: 'checks[0] (v1 ConfigMap): the healthy expression is false' });
+    expect(health).toEqual({
+      state: 'Progressing',
+      message: 'checks[0] (v1 ConfigMap): the healthy expression is false',
+    });
   });
 
   it.each(REDOS_CASES.map((c) => [c.pattern, c] as const))('%s on its malicious input', (_name, redos) => {
@@ -56,10 +68,17 @@ describe('CEL matches() runs RE2: catastrophic-backtracking patterns finish', ()
     expect(input.length).toBeGreaterThanOrEqual(30);
     expect(input.length).toBeLessThanOrEqual(5001);
     // The pattern comes from the object, so its RE2 compilation is inside the measurement too.
-    const { compiled, errors } = compileChecks([check('object.data.value.matches(object.data.pattern)')], { runtime });
+    const { compiled, errors } = compileChecks([check('object.data.value.matches(object.data.pattern)')], {
+      runtime,
+    });
     expect(errors).toEqual([]);
     const before = cpuMs();
-    const health = evaluateChecks(compiled, configMap({ value: input, pattern: redos.pattern }), 'v1', 'ConfigMap');
+    const health = evaluateChecks(
+      compiled,
+      configMap({ value: input, pattern: redos.pattern }),
+      'v1',
+      'ConfigMap',
+    );
     const ms = cpuMs() - before;
     measured.push({ pattern: redos.pattern, ms });
     expect(health?.state, health?.message).toMatch(/^(Healthy|Progressing)$/);

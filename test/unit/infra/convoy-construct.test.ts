@@ -123,7 +123,9 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
 
   it('memory by default: reconcile 1024 MB, drift, health and fleet 256 MB (the bench lambdaRuntime peaks: 110–127 MB), from DEFAULT_MEMORY_MB', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
-    const memory = Object.fromEntries(QUEUE_LOOPS.map((loop) => [loop, functions[fnId(loop)].Properties['MemorySize']]));
+    const memory = Object.fromEntries(
+      QUEUE_LOOPS.map((loop) => [loop, functions[fnId(loop)].Properties['MemorySize']]),
+    );
     expect(memory).toEqual({ reconcile: 1024, drift: 256, health: 256, fleet: 256 });
     expect(memory).toEqual(DEFAULT_MEMORY_MB);
   });
@@ -295,8 +297,13 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
-  it('IAM: each function consumes its own queue and sends only there (a busy Lease waits as a new message) and where its loop sends (reconcile → drift, health; drift → reconcile); the three loops read the reconcile queue\'s backlog', () => {
-    const sendsTo = { reconcile: ['reconcile', 'drift', 'health'], drift: ['drift', 'reconcile'], health: ['health'], fleet: ['fleet'] } as const;
+  it("IAM: each function consumes its own queue and sends only there (a busy Lease waits as a new message) and where its loop sends (reconcile → drift, health; drift → reconcile); the three loops read the reconcile queue's backlog", () => {
+    const sendsTo = {
+      reconcile: ['reconcile', 'drift', 'health'],
+      drift: ['drift', 'reconcile'],
+      health: ['health'],
+      fleet: ['fleet'],
+    } as const;
     for (const loop of QUEUE_LOOPS) {
       const statements = statementsOf(main.template, roleIdOf(main.template, fnId(loop)));
       const on = (action: string) =>
@@ -319,7 +326,11 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     for (const loop of QUEUE_LOOPS) {
       const statements = statementsOf(main.template, roleIdOf(main.template, fnId(loop)));
       const sendsTo = QUEUE_LOOPS.filter((target) =>
-        statements.some((s) => actionsOf([s]).includes('sqs:SendMessage') && JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [dlqId(target), 'Arn'] })),
+        statements.some(
+          (s) =>
+            actionsOf([s]).includes('sqs:SendMessage') &&
+            JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [dlqId(target), 'Arn'] }),
+        ),
       );
       expect(sendsTo, loop).toEqual([loop]);
     }
@@ -360,48 +371,76 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
 
   it('object limit (issue 24 item 4): the reconcile function gets CONVOY_MAX_RENDER_OBJECTS and CONVOY_MAX_RENDER_BYTES (default 10000 and 32 MiB, or maxRenderObjects, maxRenderBytes), the observers do not; a bad value fails synth naming the prop', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
-    const varsOf = (fns: typeof functions, id: string) => (fns[id]?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
-    expect(varsOf(functions, fnId('reconcile'))).toMatchObject({ CONVOY_MAX_RENDER_OBJECTS: '10000', CONVOY_MAX_RENDER_BYTES: String(32 * 1024 * 1024) });
+    const varsOf = (fns: typeof functions, id: string) =>
+      (fns[id]?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    expect(varsOf(functions, fnId('reconcile'))).toMatchObject({
+      CONVOY_MAX_RENDER_OBJECTS: '10000',
+      CONVOY_MAX_RENDER_BYTES: String(32 * 1024 * 1024),
+    });
     expect(varsOf(functions, fnId('drift'))['CONVOY_MAX_RENDER_OBJECTS']).toBeUndefined();
     expect(varsOf(functions, fnId('health'))['CONVOY_MAX_RENDER_OBJECTS']).toBeUndefined();
     const small = synth({ maxRenderObjects: 2_500, maxRenderBytes: 1_000_000 });
     const reconcileId = logicalId(small.stack, small.convoy.functions.reconcile);
-    expect(varsOf(byType(small.template, 'AWS::Lambda::Function'), reconcileId)).toMatchObject({ CONVOY_MAX_RENDER_OBJECTS: '2500', CONVOY_MAX_RENDER_BYTES: '1000000' });
-    for (const bad of [0, 1.5]) expect(() => synth({ maxRenderObjects: bad })).toThrow(/maxRenderObjects is .*whole number of at least 1/);
+    expect(varsOf(byType(small.template, 'AWS::Lambda::Function'), reconcileId)).toMatchObject({
+      CONVOY_MAX_RENDER_OBJECTS: '2500',
+      CONVOY_MAX_RENDER_BYTES: '1000000',
+    });
+    for (const bad of [0, 1.5])
+      expect(() => synth({ maxRenderObjects: bad })).toThrow(
+        /maxRenderObjects is .*whole number of at least 1/,
+      );
     expect(() => synth({ maxRenderBytes: -1 })).toThrow(/maxRenderBytes is -1/);
     expect(() => synth({ maxRenderObjects: 0 })).toThrow(ConvoyConfigError);
   });
 
   it('OCI artifact size limit (issue 25): maxOciArtifactBytes reaches the reconcile function as CONVOY_OCI_MAX_ARTIFACT_BYTES (unset = the function default); a bad value fails synth naming the prop', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
-    const varsOf = (fns: typeof functions, id: string) => (fns[id]?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    const varsOf = (fns: typeof functions, id: string) =>
+      (fns[id]?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
     expect(varsOf(functions, fnId('reconcile'))['CONVOY_OCI_MAX_ARTIFACT_BYTES']).toBeUndefined();
     const small = synth({ maxOciArtifactBytes: 5_000_000 });
     const reconcileId = logicalId(small.stack, small.convoy.functions.reconcile);
-    expect(varsOf(byType(small.template, 'AWS::Lambda::Function'), reconcileId)).toMatchObject({ CONVOY_OCI_MAX_ARTIFACT_BYTES: '5000000' });
+    expect(varsOf(byType(small.template, 'AWS::Lambda::Function'), reconcileId)).toMatchObject({
+      CONVOY_OCI_MAX_ARTIFACT_BYTES: '5000000',
+    });
     expect(() => synth({ maxOciArtifactBytes: 0 })).toThrow(/maxOciArtifactBytes is 0/);
   });
 
   it("hint key: one generated secret (the construct's KMS key, kept like the store) whose ARN the three Release functions get and may read (not fleet: it neither seals nor reads hints); no key material in the template", () => {
-    const secrets = main.template.findResources('AWS::SecretsManager::Secret') as Record<string, Resource & { DeletionPolicy?: string }>;
+    const secrets = main.template.findResources('AWS::SecretsManager::Secret') as Record<
+      string,
+      Resource & { DeletionPolicy?: string }
+    >;
     const secretId = logicalId(main.stack, main.convoy.hintKeySecret);
     expect(Object.keys(secrets)).toEqual([secretId]);
     const secret = secrets[secretId];
-    expect(secret?.Properties['GenerateSecretString']).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
-    expect(secret?.Properties['KmsKeyId']).toEqual({ 'Fn::GetAtt': [logicalId(main.stack, main.convoy.key), 'Arn'] });
+    expect(secret?.Properties['GenerateSecretString']).toMatchObject({
+      PasswordLength: 64,
+      ExcludePunctuation: true,
+    });
+    expect(secret?.Properties['KmsKeyId']).toEqual({
+      'Fn::GetAtt': [logicalId(main.stack, main.convoy.key), 'Arn'],
+    });
     expect(secret?.DeletionPolicy).toBe('Retain');
     const functions = byType(main.template, 'AWS::Lambda::Function');
     for (const loop of LOOPS) {
-      const vars = (functions[fnId(loop)].Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+      const vars = (functions[fnId(loop)].Properties['Environment'] as { Variables: Record<string, unknown> })
+        .Variables;
       // The same secret for the three: a hint the reconcile seals verifies in drift and health.
       expect(vars['CONVOY_HINT_KEY_SECRET_ARN']).toEqual({ Ref: secretId });
       expect(vars['CONVOY_HINT_KEY']).toBeUndefined();
-      const reads = statementsOf(main.template, roleIdOf(main.template, fnId(loop))).filter((s) => actionsOf([s]).includes('secretsmanager:GetSecretValue'));
+      const reads = statementsOf(main.template, roleIdOf(main.template, fnId(loop))).filter((s) =>
+        actionsOf([s]).includes('secretsmanager:GetSecretValue'),
+      );
       expect(reads.map((s) => s.Resource)).toEqual([{ Ref: secretId }]);
     }
-    const fleetVars = (functions[fnId('fleet')].Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    const fleetVars = (
+      functions[fnId('fleet')].Properties['Environment'] as { Variables: Record<string, unknown> }
+    ).Variables;
     expect(fleetVars['CONVOY_HINT_KEY_SECRET_ARN']).toBeUndefined();
-    expect(actionsOf(statementsOf(main.template, roleIdOf(main.template, fnId('fleet'))))).not.toContain('secretsmanager:GetSecretValue');
+    expect(actionsOf(statementsOf(main.template, roleIdOf(main.template, fnId('fleet'))))).not.toContain(
+      'secretsmanager:GetSecretValue',
+    );
     // Generated by Secrets Manager and read at init: no value, no dynamic reference anywhere.
     const text = JSON.stringify(main.template.toJSON());
     expect(text).not.toMatch(/"SecretString"/);
@@ -443,27 +482,47 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     const queueArn = { 'Fn::GetAtt': [queueId('fleet'), 'Arn'] };
     const bucketId = logicalId(main.stack, main.convoy.renderBucket);
     const keyArn = { 'Fn::GetAtt': [logicalId(main.stack, main.convoy.key), 'Arn'] };
-    const granted = [...new Set(statements.flatMap((s) => actionsOf([s]).map((action) => `${action} ${JSON.stringify(s.Resource)}`)))].sort();
+    const granted = [
+      ...new Set(
+        statements.flatMap((s) => actionsOf([s]).map((action) => `${action} ${JSON.stringify(s.Resource)}`)),
+      ),
+    ].sort();
     expect(granted).toEqual(
       [
-        ...['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:SendMessage'].map(
-          (a) => `${a} ${JSON.stringify(queueArn)}`,
-        ),
+        ...[
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'sqs:GetQueueUrl',
+          'sqs:DeleteMessage',
+          'sqs:GetQueueAttributes',
+          'sqs:SendMessage',
+        ].map((a) => `${a} ${JSON.stringify(queueArn)}`),
         // A message that can never succeed is copied to its dead-letter queue at its first receive.
-        ...['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'].map((a) => `${a} ${JSON.stringify({ 'Fn::GetAtt': [dlqId('fleet'), 'Arn'] })}`),
+        ...['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'].map(
+          (a) => `${a} ${JSON.stringify({ 'Fn::GetAtt': [dlqId('fleet'), 'Arn'] })}`,
+        ),
         `s3:GetObject ${JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/renders/*']] })}`,
         `s3:ListBucket ${JSON.stringify({ 'Fn::GetAtt': [bucketId, 'Arn'] })}`,
         `kms:Decrypt ${JSON.stringify(keyArn)}`,
       ].sort(),
     );
     // The execution policy (customer-managed): its own log group only.
-    const managedIds = (byType(main.template, 'AWS::IAM::Role')[roleId].Properties['ManagedPolicyArns'] as { Ref: string }[]).map((r) => r.Ref);
+    const managedIds = (
+      byType(main.template, 'AWS::IAM::Role')[roleId].Properties['ManagedPolicyArns'] as { Ref: string }[]
+    ).map((r) => r.Ref);
     expect(managedIds).toHaveLength(1);
-    const logStatements = (byType(main.template, 'AWS::IAM::ManagedPolicy')[managedIds[0]].Properties['PolicyDocument'] as { Statement: Statement[] }).Statement;
+    const logStatements = (
+      byType(main.template, 'AWS::IAM::ManagedPolicy')[managedIds[0]].Properties['PolicyDocument'] as {
+        Statement: Statement[];
+      }
+    ).Statement;
     const fleetFn = byType(main.template, 'AWS::Lambda::Function')[fnId('fleet')].Properties;
-    const logGroupId = ((fleetFn['LoggingConfig'] as { LogGroup: { Ref: string } }).LogGroup).Ref;
+    const logGroupId = (fleetFn['LoggingConfig'] as { LogGroup: { Ref: string } }).LogGroup.Ref;
     expect(logStatements).toEqual([
-      expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] } }),
+      expect.objectContaining({
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+      }),
     ]);
   });
 });
@@ -565,22 +624,33 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
       /drift function's entry \/nonexistent\/handler.ts does not exist/,
     );
     expect(() => synth({ kubeconfigPath: '/k', secretName: 's' })).toThrow(/not both/);
-    expect(() => synth({ entries: { fleet: '/nonexistent/fleet.ts' } })).toThrow(/fleet function's entry \/nonexistent\/fleet.ts does not exist/);
+    expect(() => synth({ entries: { fleet: '/nonexistent/fleet.ts' } })).toThrow(
+      /fleet function's entry \/nonexistent\/fleet.ts does not exist/,
+    );
     expect(() => synth({ maxConcurrency: { fleet: 1 } })).toThrow(/maxConcurrency for fleet is 1/);
     for (const bad of [0, 11, 2.5]) {
       expect(() => synth({ fleetBatchSize: bad })).toThrow(ConvoyConfigError);
-      expect(() => synth({ fleetBatchSize: bad })).toThrow(new RegExp(`fleetBatchSize is ${bad}; give a whole number from 1 to 10`));
+      expect(() => synth({ fleetBatchSize: bad })).toThrow(
+        new RegExp(`fleetBatchSize is ${bad}; give a whole number from 1 to 10`),
+      );
     }
   });
 
   it('fleet props: memorySize.fleet and fleetBatchSize tune the fleet function and its mapping only', () => {
-    const { template, stack, convoy } = synth({ kubeconfigPath: '/k', memorySize: { fleet: 512 }, fleetBatchSize: 5 });
+    const { template, stack, convoy } = synth({
+      kubeconfigPath: '/k',
+      memorySize: { fleet: 512 },
+      fleetBatchSize: 5,
+    });
     const fleetId = logicalId(stack, convoy.functions.fleet);
     const functions = byType(template, 'AWS::Lambda::Function');
     expect(functions[fleetId].Properties['MemorySize']).toBe(512);
     expect(functions[logicalId(stack, convoy.functions.drift)].Properties['MemorySize']).toBe(256);
     const batch = Object.fromEntries(
-      Object.values(byType(template, 'AWS::Lambda::EventSourceMapping')).map((m) => [(m.Properties['FunctionName'] as { Ref: string }).Ref, m.Properties['BatchSize']]),
+      Object.values(byType(template, 'AWS::Lambda::EventSourceMapping')).map((m) => [
+        (m.Properties['FunctionName'] as { Ref: string }).Ref,
+        m.Properties['BatchSize'],
+      ]),
     );
     expect(batch).toEqual({
       [fleetId]: 5,
@@ -591,56 +661,103 @@ describe('Convoy construct, prop variants (bundling skipped)', () => {
   });
 
   it('fleet with cluster, kubeconfigSecret or eksTargets: an access entry and the secret like the other functions, never an EKS target grant', () => {
-    const eksTargets = { clusterArns: ['arn:aws:eks:eu-west-1:111111111111:cluster/target'], roleArns: ['arn:aws:iam::111111111111:role/deployer'] };
+    const eksTargets = {
+      clusterArns: ['arn:aws:eks:eu-west-1:111111111111:cluster/target'],
+      roleArns: ['arn:aws:iam::111111111111:role/deployer'],
+    };
     const withSecret = synth({ secretName: 'convoy/kubeconfig', eksTargets });
     const actions = (loop: QueueLoop) =>
-      actionsOf(statementsOf(withSecret.template, roleIdOf(withSecret.template, logicalId(withSecret.stack, withSecret.convoy.functions[loop]))));
+      actionsOf(
+        statementsOf(
+          withSecret.template,
+          roleIdOf(withSecret.template, logicalId(withSecret.stack, withSecret.convoy.functions[loop])),
+        ),
+      );
     expect(actions('fleet')).toContain('secretsmanager:GetSecretValue');
     expect(actions('fleet')).not.toContain('eks:DescribeCluster');
     expect(actions('fleet')).not.toContain('sts:AssumeRole');
-    for (const loop of LOOPS) expect(actions(loop)).toEqual(expect.arrayContaining(['eks:DescribeCluster', 'sts:AssumeRole']));
+    for (const loop of LOOPS)
+      expect(actions(loop)).toEqual(expect.arrayContaining(['eks:DescribeCluster', 'sts:AssumeRole']));
   });
 
   it('timings are derived from domain/runtime/timings.ts: visibility 6 × functionTimeout, maxReceiveCount from maxWaveTimeout; no CONVOY_LEASE_SECONDS', () => {
-    const { template } = synth({ kubeconfigPath: '/k', functionTimeout: Duration.minutes(2), maxWaveTimeout: Duration.hours(1) });
+    const { template } = synth({
+      kubeconfigPath: '/k',
+      functionTimeout: Duration.minutes(2),
+      maxWaveTimeout: Duration.hours(1),
+    });
     template.allResourcesProperties('AWS::Lambda::Function', { Timeout: 120 });
-    const queues = Object.values(byType(template, 'AWS::SQS::Queue')).map((q) => q.Properties).filter((q) => q['RedrivePolicy'] !== undefined);
-    expect(queues.map((q) => [q['VisibilityTimeout'], (q['RedrivePolicy'] as { maxReceiveCount: number }).maxReceiveCount])).toEqual([
+    const queues = Object.values(byType(template, 'AWS::SQS::Queue'))
+      .map((q) => q.Properties)
+      .filter((q) => q['RedrivePolicy'] !== undefined);
+    expect(
+      queues.map((q) => [
+        q['VisibilityTimeout'],
+        (q['RedrivePolicy'] as { maxReceiveCount: number }).maxReceiveCount,
+      ]),
+    ).toEqual([
       [720, 370],
       [720, 370],
       [720, 370],
       [720, 370],
     ]);
     for (const fn of Object.values(byType(template, 'AWS::Lambda::Function'))) {
-      expect((fn.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables).not.toHaveProperty('CONVOY_LEASE_SECONDS');
+      expect(
+        (fn.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables,
+      ).not.toHaveProperty('CONVOY_LEASE_SECONDS');
     }
   });
 
   it('timings: a queueVisibilityTimeout under 6 × functionTimeout fails synth naming both props and the AWS rule', () => {
-    const attempt = () => synth({ kubeconfigPath: '/k', functionTimeout: Duration.minutes(10), queueVisibilityTimeout: Duration.minutes(30) });
+    const attempt = () =>
+      synth({
+        kubeconfigPath: '/k',
+        functionTimeout: Duration.minutes(10),
+        queueVisibilityTimeout: Duration.minutes(30),
+      });
     expect(attempt).toThrow(ConvoyConfigError);
-    expect(attempt).toThrow(/queueVisibilityTimeout and functionTimeout: visibility 1800 s is less than 6 × the function timeout \(3600 s\)/);
+    expect(attempt).toThrow(
+      /queueVisibilityTimeout and functionTimeout: visibility 1800 s is less than 6 × the function timeout \(3600 s\)/,
+    );
   });
 
   it("timings: a functionTimeout whose killed invocation's Lease outlives the visibility fails synth naming both props", () => {
     // 6 × 10 s = 60 s satisfies AWS's rule, but the Lease (60 s) would still be held when the batch comes back.
     const attempt = () => synth({ kubeconfigPath: '/k', functionTimeout: Duration.seconds(10) });
     expect(attempt).toThrow(ConvoyConfigError);
-    expect(attempt).toThrow(/queueVisibilityTimeout and functionTimeout: a killed invocation's Lease expires up to 70 s after its batch was received/);
-    expect(() => synth({ kubeconfigPath: '/k', functionTimeout: Duration.seconds(10), queueVisibilityTimeout: Duration.seconds(71) })).not.toThrow();
+    expect(attempt).toThrow(
+      /queueVisibilityTimeout and functionTimeout: a killed invocation's Lease expires up to 70 s after its batch was received/,
+    );
+    expect(() =>
+      synth({
+        kubeconfigPath: '/k',
+        functionTimeout: Duration.seconds(10),
+        queueVisibilityTimeout: Duration.seconds(71),
+      }),
+    ).not.toThrow();
   });
 
   it('timings: a maxReceiveCount a wave wait of maxWaveTimeout at 10-s rechecks would reach fails synth naming both props', () => {
     const attempt = () => synth({ kubeconfigPath: '/k', maxReceiveCount: 100 });
     expect(attempt).toThrow(ConvoyConfigError);
-    expect(attempt).toThrow(/maxReceiveCount and maxWaveTimeout: a wait of maxWaveTimeout 1800 s rechecked every 10 s spends up to 190 receives/);
-    expect(() => synth({ kubeconfigPath: '/k', maxReceiveCount: 100, maxWaveTimeout: Duration.minutes(15) })).not.toThrow();
+    expect(attempt).toThrow(
+      /maxReceiveCount and maxWaveTimeout: a wait of maxWaveTimeout 1800 s rechecked every 10 s spends up to 190 receives/,
+    );
+    expect(() =>
+      synth({ kubeconfigPath: '/k', maxReceiveCount: 100, maxWaveTimeout: Duration.minutes(15) }),
+    ).not.toThrow();
   });
 
   it("timings: SQS's and Lambda's own limits fail synth naming the prop (visibility 12 h, 1000 receives, 15-min timeout)", () => {
-    expect(() => synth({ kubeconfigPath: '/k', queueVisibilityTimeout: Duration.hours(13) })).toThrow(/queueVisibilityTimeout: is 46800 s; SQS accepts whole seconds up to 43200/);
-    expect(() => synth({ kubeconfigPath: '/k', maxWaveTimeout: Duration.hours(3) })).toThrow(/maxReceiveCount and maxWaveTimeout: maxReceiveCount is 1090; SQS accepts an integer from 1 to 1000/);
-    expect(() => synth({ kubeconfigPath: '/k', functionTimeout: Duration.minutes(16) })).toThrow(/functionTimeout: is 960 s; Lambda accepts whole seconds from 1 to 900/);
+    expect(() => synth({ kubeconfigPath: '/k', queueVisibilityTimeout: Duration.hours(13) })).toThrow(
+      /queueVisibilityTimeout: is 46800 s; SQS accepts whole seconds up to 43200/,
+    );
+    expect(() => synth({ kubeconfigPath: '/k', maxWaveTimeout: Duration.hours(3) })).toThrow(
+      /maxReceiveCount and maxWaveTimeout: maxReceiveCount is 1090; SQS accepts an integer from 1 to 1000/,
+    );
+    expect(() => synth({ kubeconfigPath: '/k', functionTimeout: Duration.minutes(16) })).toThrow(
+      /functionTimeout: is 960 s; Lambda accepts whole seconds from 1 to 900/,
+    );
   });
 
   it('ConvoyStack: the construct plus an alarms topic, wired to every alarm', () => {

@@ -21,7 +21,10 @@ const outdir = mkdtempSync(join(tmpdir(), 'convoy-nag-'));
 const imageRoot = mkdtempSync(join(tmpdir(), 'convoy-nag-image-'));
 mkdirSync(join(imageRoot, 'image'));
 mkdirSync(join(imageRoot, 'dist', 'relay'), { recursive: true });
-copyFileSync(join(import.meta.dirname, '..', '..', '..', 'image', 'Dockerfile'), join(imageRoot, 'image', 'Dockerfile'));
+copyFileSync(
+  join(import.meta.dirname, '..', '..', '..', 'image', 'Dockerfile'),
+  join(imageRoot, 'image', 'Dockerfile'),
+);
 writeFileSync(join(imageRoot, 'dist', 'relay', 'main.js'), '// stand-in\n');
 afterAll(() => {
   rmSync(outdir, { recursive: true, force: true });
@@ -30,12 +33,19 @@ afterAll(() => {
 
 type Extra = (stack: Stack) => Partial<ConvoyProps>;
 type Resources = Record<string, { Properties: Record<string, unknown> }>;
-const resources = (template: Template, type: string) => Object.values(template.findResources(type) as Resources).map((r) => r.Properties);
+const resources = (template: Template, type: string) =>
+  Object.values(template.findResources(type) as Resources).map((r) => r.Properties);
 
 function synth(extra: Extra = () => ({ kubeconfigPath: '/opt/kubeconfig' })) {
-  const app = new App({ outdir, context: { 'aws:cdk:disable-asset-staging': true, 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({
+    outdir,
+    context: { 'aws:cdk:disable-asset-staging': true, 'aws:cdk:bundling-stacks': [] },
+  });
   const stack = new Stack(app, 'User', { env: { account: '111111111111', region: 'eu-west-1' } });
-  const convoy = new Convoy(stack, 'Convoy', { alarmsTopic: new sns.Topic(stack, 'Alarms', { enforceSSL: true }), ...extra(stack) });
+  const convoy = new Convoy(stack, 'Convoy', {
+    alarmsTopic: new sns.Topic(stack, 'Alarms', { enforceSSL: true }),
+    ...extra(stack),
+  });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
   app.synth();
   return { stack, convoy, template: Template.fromStack(stack) };
@@ -73,11 +83,28 @@ describe('Convoy under cdk-nag AwsSolutionsChecks', { timeout: 120_000 }, () => 
     const installs = resources(template, 'Custom::AWSCDK-EKS-KubernetesResource');
     expect(installs).toHaveLength(1);
     const manifest = JSON.stringify(installs[0]?.['Manifest']);
-    for (const kind of ['CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'Deployment', 'PodDisruptionBudget', 'NetworkPolicy']) expect(manifest).toContain(kind);
+    for (const kind of [
+      'CustomResourceDefinition',
+      'ServiceAccount',
+      'ClusterRole',
+      'Deployment',
+      'PodDisruptionBudget',
+      'NetworkPolicy',
+    ])
+      expect(manifest).toContain(kind);
     expect(manifest).toContain('dkr.ecr');
-    template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { ClusterName: 'mgmt', Namespace: 'convoy-system', ServiceAccount: 'convoy-relay' });
-    for (const fn of resources(template, 'AWS::Lambda::Function').filter((f) => String(f['Description']).startsWith('convoy '))) {
-      expect((fn['VpcConfig'] as { SubnetIds: unknown }).SubnetIds).toEqual(['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1']);
+    template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', {
+      ClusterName: 'mgmt',
+      Namespace: 'convoy-system',
+      ServiceAccount: 'convoy-relay',
+    });
+    for (const fn of resources(template, 'AWS::Lambda::Function').filter((f) =>
+      String(f['Description']).startsWith('convoy '),
+    )) {
+      expect((fn['VpcConfig'] as { SubnetIds: unknown }).SubnetIds).toEqual([
+        'subnet-0123456789abcdef0',
+        'subnet-0123456789abcdef1',
+      ]);
     }
   });
 });
@@ -85,10 +112,28 @@ describe('Convoy under cdk-nag AwsSolutionsChecks', { timeout: 120_000 }, () => 
 describe('conflicting props fail synth naming both', () => {
   const secret = (stack: Stack) => secretsmanager.Secret.fromSecretNameV2(stack, 'K', 'kubeconfig');
   it.each([
-    ['cluster and kubeconfigSecret', (stack: Stack) => ({ ...privateNetwork(stack), kubeconfigSecret: secret(stack) }), /give cluster or kubeconfigSecret, not both/],
-    ['cluster and managementClusterName', (stack: Stack) => ({ ...privateNetwork(stack), managementClusterName: 'other' }), /give cluster or managementClusterName, not both/],
-    ['kubeconfigSecret and kubeconfigPath', (stack: Stack) => ({ kubeconfigSecret: secret(stack), kubeconfigPath: '/k' }), /kubeconfigSecret or kubeconfigPath, not both/],
-    ['securityGroups without vpc', (stack: Stack) => ({ securityGroups: [ec2.SecurityGroup.fromSecurityGroupId(stack, 'Sg', 'sg-0123456789abcdef0')] }), /securityGroups is given without vpc/],
+    [
+      'cluster and kubeconfigSecret',
+      (stack: Stack) => ({ ...privateNetwork(stack), kubeconfigSecret: secret(stack) }),
+      /give cluster or kubeconfigSecret, not both/,
+    ],
+    [
+      'cluster and managementClusterName',
+      (stack: Stack) => ({ ...privateNetwork(stack), managementClusterName: 'other' }),
+      /give cluster or managementClusterName, not both/,
+    ],
+    [
+      'kubeconfigSecret and kubeconfigPath',
+      (stack: Stack) => ({ kubeconfigSecret: secret(stack), kubeconfigPath: '/k' }),
+      /kubeconfigSecret or kubeconfigPath, not both/,
+    ],
+    [
+      'securityGroups without vpc',
+      (stack: Stack) => ({
+        securityGroups: [ec2.SecurityGroup.fromSecurityGroupId(stack, 'Sg', 'sg-0123456789abcdef0')],
+      }),
+      /securityGroups is given without vpc/,
+    ],
   ] as const)('%s', (_name, extra, message) => {
     expect(() => synth(extra)).toThrow(ConvoyConfigError);
     expect(() => synth(extra)).toThrow(message);
@@ -103,10 +148,21 @@ describe('checkTemplate (the template checks the package test repeats)', () => {
   it('reports a wildcard resource without a written IAM5 reason, a wrong runtime and a missing DLQ', () => {
     const template: CfnTemplate = {
       Resources: {
-        Fn: { Type: 'AWS::Lambda::Function', Properties: { Description: 'convoy reconcile loop', Runtime: 'nodejs20.x' } },
-        Map: { Type: 'AWS::Lambda::EventSourceMapping', Properties: { FunctionName: { Ref: 'Fn' }, EventSourceArn: { 'Fn::GetAtt': ['Q', 'Arn'] } } },
+        Fn: {
+          Type: 'AWS::Lambda::Function',
+          Properties: { Description: 'convoy reconcile loop', Runtime: 'nodejs20.x' },
+        },
+        Map: {
+          Type: 'AWS::Lambda::EventSourceMapping',
+          Properties: { FunctionName: { Ref: 'Fn' }, EventSourceArn: { 'Fn::GetAtt': ['Q', 'Arn'] } },
+        },
         Q: { Type: 'AWS::SQS::Queue', Properties: {} },
-        P: { Type: 'AWS::IAM::Policy', Properties: { PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: '*' }] } } },
+        P: {
+          Type: 'AWS::IAM::Policy',
+          Properties: {
+            PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: '*' }] },
+          },
+        },
       },
     };
     const problems = checkTemplate(template);

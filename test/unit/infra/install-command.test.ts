@@ -13,7 +13,14 @@ function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   return { code, out, err };
 }
 
-const q = ['--reconcile-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/r', '--drift-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/d', '--health-queue-url', 'https://sqs.eu-west-1.amazonaws.com/1/h'];
+const q = [
+  '--reconcile-queue-url',
+  'https://sqs.eu-west-1.amazonaws.com/1/r',
+  '--drift-queue-url',
+  'https://sqs.eu-west-1.amazonaws.com/1/d',
+  '--health-queue-url',
+  'https://sqs.eu-west-1.amazonaws.com/1/h',
+];
 
 describe('convoy install --print', () => {
   it('with only --image prints the same manifests as deploy/, with that image', () => {
@@ -31,17 +38,25 @@ describe('convoy install --print', () => {
 
   it('CONVOY_RELAY_IMAGE names the image when --image is not given; --image wins over it', () => {
     expect(run(['--print'], { CONVOY_RELAY_IMAGE: IMAGE }).out).toBe(deployYaml({ image: IMAGE }));
-    expect(run(['--print', '--image', 'other.example/relay:2'], { CONVOY_RELAY_IMAGE: IMAGE }).out).toContain('image: other.example/relay:2');
+    expect(run(['--print', '--image', 'other.example/relay:2'], { CONVOY_RELAY_IMAGE: IMAGE }).out).toContain(
+      'image: other.example/relay:2',
+    );
   });
 
   it('puts the queue URLs, region, namespace and image where the relay reads them', () => {
     const r = run(['--print', ...q, '--region', 'eu-west-1', '-n', 'convoy', '--image', IMAGE, '--no-crds']);
     expect(r.code).toBe(0);
-    const docs = parseAllDocuments(r.out).map((d) => d.toJS() as { kind: string; metadata: { namespace?: string }; data?: Record<string, string> });
+    const docs = parseAllDocuments(r.out).map(
+      (d) => d.toJS() as { kind: string; metadata: { namespace?: string }; data?: Record<string, string> },
+    );
     expect(docs.some((d) => d.kind === 'CustomResourceDefinition')).toBe(false);
     const config = docs.find((d) => d.kind === 'ConfigMap');
     expect(config?.metadata.namespace).toBe('convoy');
-    expect(config?.data).toMatchObject({ CONVOY_RECONCILE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/r', AWS_REGION: 'eu-west-1', CONVOY_NAMESPACE: 'convoy' });
+    expect(config?.data).toMatchObject({
+      CONVOY_RECONCILE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/r',
+      AWS_REGION: 'eu-west-1',
+      CONVOY_NAMESPACE: 'convoy',
+    });
     expect(r.out).toContain('image: reg.example/convoy-relay:1');
   });
 
@@ -51,22 +66,32 @@ describe('convoy install --print', () => {
         .map((d) => d.toJS() as { kind: string; data?: Record<string, string> })
         .find((d) => d.kind === 'ConfigMap')?.data;
     const fleet = 'https://sqs.eu-west-1.amazonaws.com/1/f';
-    expect(configOf(run(['--print', ...q, '--fleet-queue-url', fleet, '--image', IMAGE, '--no-crds']).out)).toMatchObject({
+    expect(
+      configOf(run(['--print', ...q, '--fleet-queue-url', fleet, '--image', IMAGE, '--no-crds']).out),
+    ).toMatchObject({
       CONVOY_RECONCILE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/r',
       CONVOY_FLEET_QUEUE_URL: fleet,
     });
     // Alone, next to the placeholders of the three others.
-    expect(configOf(run(['--print', '--fleet-queue-url', fleet, '--image', IMAGE, '--no-crds']).out)).toMatchObject({
+    expect(
+      configOf(run(['--print', '--fleet-queue-url', fleet, '--image', IMAGE, '--no-crds']).out),
+    ).toMatchObject({
       CONVOY_RECONCILE_QUEUE_URL: 'CHANGE-ME-reconcile-queue-url',
       CONVOY_FLEET_QUEUE_URL: fleet,
     });
-    expect(configOf(run(['--print', ...q, '--image', IMAGE, '--no-crds']).out)).not.toHaveProperty('CONVOY_FLEET_QUEUE_URL');
-    expect(run(['--print', '--fleet-queue-url', 'nope', '--image', IMAGE]).err[0]).toMatch(/--fleet-queue-url: "nope" is not a URL/);
+    expect(configOf(run(['--print', ...q, '--image', IMAGE, '--no-crds']).out)).not.toHaveProperty(
+      'CONVOY_FLEET_QUEUE_URL',
+    );
+    expect(run(['--print', '--fleet-queue-url', 'nope', '--image', IMAGE]).err[0]).toMatch(
+      /--fleet-queue-url: "nope" is not a URL/,
+    );
   });
 
   it('bad input: names the flag and exits 2', () => {
     expect(run(['--print', '--reconcile-queue-url', 'https://x/r']).err[0]).toMatch(/give all three or none/);
-    expect(run(['--print', ...q.slice(0, 5), 'not a url']).err[0]).toMatch(/--health-queue-url: "not a url" is not a URL/);
+    expect(run(['--print', ...q.slice(0, 5), 'not a url']).err[0]).toMatch(
+      /--health-queue-url: "not a url" is not a URL/,
+    );
     expect(run(['--print', '--replicas', '0'])).toMatchObject({ code: 2 });
     expect(run(['--print', '--namespace', 'Bad_NS']).err[0]).toMatch(/--namespace/);
     expect(run(['--print', '--bogus']).code).toBe(2);

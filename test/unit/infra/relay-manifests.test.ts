@@ -20,7 +20,9 @@ const options = {
 };
 
 const only = (manifests: KubeManifest[], kind: string, name?: string) => {
-  const found = manifests.filter((m) => m.kind === kind && (name === undefined || m.metadata['name'] === name));
+  const found = manifests.filter(
+    (m) => m.kind === kind && (name === undefined || m.metadata['name'] === name),
+  );
   expect(found, kind).toHaveLength(1);
   return found[0] as KubeManifest & Record<string, never>;
 };
@@ -60,7 +62,9 @@ describe('relayManifests', () => {
       'authentication.k8s.io/tokenreviews': ['create'],
       'authorization.k8s.io/subjectaccessreviews': ['create'],
     });
-    expect(only(relayManifests(options), 'ConfigMap')['data']).toMatchObject({ CONVOY_WATCH_SECRETS: 'false' });
+    expect(only(relayManifests(options), 'ConfigMap')['data']).toMatchObject({
+      CONVOY_WATCH_SECRETS: 'false',
+    });
   });
 
   it('watchSecrets: true adds list/watch on Secrets (and says so to the relay); ConfigMaps are never readable one by one (no get)', () => {
@@ -87,26 +91,63 @@ describe('relayManifests', () => {
       'events.k8s.io/events': ['create', 'get', 'patch'],
     });
     expect(permissions(only(manifests, 'Role', 'convoy-functions')['rules'] as Rule[])).toEqual({
-      'coordination.k8s.io/leases': ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update'],
+      'coordination.k8s.io/leases': [
+        'create',
+        'delete',
+        'deletecollection',
+        'get',
+        'list',
+        'patch',
+        'update',
+      ],
     });
     for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
-      expect(only(manifests, kind, 'convoy-functions')['subjects']).toEqual([{ kind: 'Group', name: 'convoy:functions', apiGroup: 'rbac.authorization.k8s.io' }]);
+      expect(only(manifests, kind, 'convoy-functions')['subjects']).toEqual([
+        { kind: 'Group', name: 'convoy:functions', apiGroup: 'rbac.authorization.k8s.io' },
+      ]);
     }
     // The impersonate rule exists only as a ClusterRole bound by RoleBindings; none without tenant namespaces.
-    expect(permissions(only(manifests, 'ClusterRole', 'convoy-functions-impersonate')['rules'] as Rule[])).toEqual({ '/serviceaccounts': ['impersonate'] });
-    expect(manifests.filter((m) => m.kind === 'ClusterRoleBinding' && (m as unknown as { roleRef: { name: string } }).roleRef.name === 'convoy-functions-impersonate')).toEqual([]);
-    expect(manifests.filter((m) => m.kind === 'RoleBinding' && m.metadata['name'] === 'convoy-functions-impersonate')).toEqual([]);
+    expect(
+      permissions(only(manifests, 'ClusterRole', 'convoy-functions-impersonate')['rules'] as Rule[]),
+    ).toEqual({ '/serviceaccounts': ['impersonate'] });
+    expect(
+      manifests.filter(
+        (m) =>
+          m.kind === 'ClusterRoleBinding' &&
+          (m as unknown as { roleRef: { name: string } }).roleRef.name === 'convoy-functions-impersonate',
+      ),
+    ).toEqual([]);
+    expect(
+      manifests.filter(
+        (m) => m.kind === 'RoleBinding' && m.metadata['name'] === 'convoy-functions-impersonate',
+      ),
+    ).toEqual([]);
   });
 
   it('tenantNamespaces: one RoleBinding granting impersonate on ServiceAccounts per tenant namespace, to the functions group only', () => {
-    const manifests = relayManifests({ ...options, namespace: 'convoy', tenancy: { tenantNamespaces: ['team-a', 'team-b'] } });
-    const bindings = manifests.filter((m) => m.kind === 'RoleBinding' && m.metadata['name'] === 'convoy-functions-impersonate');
+    const manifests = relayManifests({
+      ...options,
+      namespace: 'convoy',
+      tenancy: { tenantNamespaces: ['team-a', 'team-b'] },
+    });
+    const bindings = manifests.filter(
+      (m) => m.kind === 'RoleBinding' && m.metadata['name'] === 'convoy-functions-impersonate',
+    );
     expect(bindings.map((b) => b.metadata['namespace'])).toEqual(['team-a', 'team-b']);
     for (const binding of bindings) {
-      expect(binding['roleRef']).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'convoy-functions-impersonate' });
-      expect(binding['subjects']).toEqual([{ kind: 'Group', name: 'convoy:functions', apiGroup: 'rbac.authorization.k8s.io' }]);
+      expect(binding['roleRef']).toEqual({
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'convoy-functions-impersonate',
+      });
+      expect(binding['subjects']).toEqual([
+        { kind: 'Group', name: 'convoy:functions', apiGroup: 'rbac.authorization.k8s.io' },
+      ]);
     }
-    expect(only(manifests, 'ConfigMap')['data']).toMatchObject({ CONVOY_TENANT_NAMESPACES: 'team-a,team-b', CONVOY_IN_CLUSTER_NAMESPACES: 'team-a,team-b' });
+    expect(only(manifests, 'ConfigMap')['data']).toMatchObject({
+      CONVOY_TENANT_NAMESPACES: 'team-a,team-b',
+      CONVOY_IN_CLUSTER_NAMESPACES: 'team-a,team-b',
+    });
   });
 
   it.each([
@@ -116,15 +157,37 @@ describe('relayManifests', () => {
     ['convoy', /convoy is convoy's own installation namespace/],
     ['Team_A', /"Team_A" is not a namespace name/],
   ])('tenantNamespaces refuses %s with a clear error naming the setting', (tenant, message) => {
-    expect(() => relayManifests({ ...options, namespace: 'convoy', tenancy: { tenantNamespaces: ['team-a', tenant] } })).toThrow(message);
-    expect(() => relayManifests({ ...options, namespace: 'convoy', tenancy: { tenantNamespaces: [tenant] } })).toThrow(/^tenantNamespaces: /);
+    expect(() =>
+      relayManifests({ ...options, namespace: 'convoy', tenancy: { tenantNamespaces: ['team-a', tenant] } }),
+    ).toThrow(message);
+    expect(() =>
+      relayManifests({ ...options, namespace: 'convoy', tenancy: { tenantNamespaces: [tenant] } }),
+    ).toThrow(/^tenantNamespaces: /);
   });
 
   it('tenancy settings: the ConfigMap carries defaultServiceAccount (default "default"), tenant and inCluster namespaces (default none) and cross-namespace refs (default false)', () => {
-    const data = only(relayManifests({ ...options, namespace: 'convoy' }), 'ConfigMap')['data'] as Record<string, string>;
-    expect(data).toMatchObject({ CONVOY_DEFAULT_SERVICE_ACCOUNT: 'default', CONVOY_TENANT_NAMESPACES: '', CONVOY_IN_CLUSTER_NAMESPACES: '', CONVOY_CROSS_NAMESPACE_REFS: 'false' });
-    const open = only(relayManifests({ ...options, tenancy: { defaultServiceAccount: '', inClusterNamespaces: '*', crossNamespaceRefs: true } }), 'ConfigMap')['data'] as Record<string, string>;
-    expect(open).toMatchObject({ CONVOY_DEFAULT_SERVICE_ACCOUNT: '', CONVOY_IN_CLUSTER_NAMESPACES: '*', CONVOY_CROSS_NAMESPACE_REFS: 'true' });
+    const data = only(relayManifests({ ...options, namespace: 'convoy' }), 'ConfigMap')['data'] as Record<
+      string,
+      string
+    >;
+    expect(data).toMatchObject({
+      CONVOY_DEFAULT_SERVICE_ACCOUNT: 'default',
+      CONVOY_TENANT_NAMESPACES: '',
+      CONVOY_IN_CLUSTER_NAMESPACES: '',
+      CONVOY_CROSS_NAMESPACE_REFS: 'false',
+    });
+    const open = only(
+      relayManifests({
+        ...options,
+        tenancy: { defaultServiceAccount: '', inClusterNamespaces: '*', crossNamespaceRefs: true },
+      }),
+      'ConfigMap',
+    )['data'] as Record<string, string>;
+    expect(open).toMatchObject({
+      CONVOY_DEFAULT_SERVICE_ACCOUNT: '',
+      CONVOY_IN_CLUSTER_NAMESPACES: '*',
+      CONVOY_CROSS_NAMESPACE_REFS: 'true',
+    });
   });
 
   it("Role: Leases in the installation namespace only (leader Lease; deletecollection of a deleted Release's Leases)", () => {
@@ -149,7 +212,11 @@ describe('relayManifests', () => {
         template: {
           spec: {
             serviceAccountName: string;
-            containers: { image: string; command?: string[]; envFrom: { configMapRef: { name: string } }[] }[];
+            containers: {
+              image: string;
+              command?: string[];
+              envFrom: { configMapRef: { name: string } }[];
+            }[];
           };
         };
       };
@@ -162,7 +229,10 @@ describe('relayManifests', () => {
     expect(container?.image).toBe('registry.example/convoy:1');
     expect(container?.command).toBeUndefined();
     expect(container?.envFrom).toEqual([{ configMapRef: { name: 'convoy-relay-config' } }]);
-    const config = only(manifests, 'ConfigMap') as unknown as { metadata: { name: string }; data: Record<string, string> };
+    const config = only(manifests, 'ConfigMap') as unknown as {
+      metadata: { name: string };
+      data: Record<string, string>;
+    };
     expect(config.metadata.name).toBe('convoy-relay-config');
     expect(config.data).toMatchObject({
       CONVOY_NAMESPACE: 'convoy-system',
@@ -182,7 +252,14 @@ describe('relayManifests', () => {
     });
     expect(only(manifests, 'NetworkPolicy')['spec']).toMatchObject({
       policyTypes: ['Ingress'],
-      ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }, { protocol: 'TCP', port: 8443 }] }],
+      ingress: [
+        {
+          ports: [
+            { protocol: 'TCP', port: 8080 },
+            { protocol: 'TCP', port: 8443 },
+          ],
+        },
+      ],
     });
   });
 

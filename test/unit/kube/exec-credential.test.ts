@@ -20,8 +20,15 @@ describe('exec credential plugins', () => {
   const plugin = async (name: string, expires: string | null) => {
     const path = join(dir, name);
     const expiry = expires === null ? '' : `,"expirationTimestamp":"${expires}"`;
-    await writeFile(path, `#!/bin/sh\necho run >> "${path}.runs"\nprintf '{"apiVersion":"${API}","kind":"ExecCredential","status":{"token":"t-%s"${expiry}}}' $$\n`, { mode: 0o700 });
-    return { command: path, runs: async () => (await readFile(`${path}.runs`, 'utf8')).trim().split('\n').length };
+    await writeFile(
+      path,
+      `#!/bin/sh\necho run >> "${path}.runs"\nprintf '{"apiVersion":"${API}","kind":"ExecCredential","status":{"token":"t-%s"${expiry}}}' $$\n`,
+      { mode: 0o700 },
+    );
+    return {
+      command: path,
+      runs: async () => (await readFile(`${path}.runs`, 'utf8')).trim().split('\n').length,
+    };
   };
 
   it('the credential is kept until its expirationTimestamp, then the plugin runs again', async () => {
@@ -48,36 +55,66 @@ describe('exec credential plugins', () => {
   it('concurrent requests share one run of the plugin', async () => {
     const p = await plugin('concurrent', '2099-01-01T00:00:00Z');
     const source = execCredentialSource({ apiVersion: API, command: p.command }, 'u');
-    const tokens = new Set((await Promise.all(Array.from({ length: 8 }, () => source()))).map((c) => c.token));
+    const tokens = new Set(
+      (await Promise.all(Array.from({ length: 8 }, () => source()))).map((c) => c.token),
+    );
     expect(tokens.size).toBe(1);
     expect(await p.runs()).toBe(1);
   });
 
   it('a failed run is not cached: the next request runs the plugin again', async () => {
     const path = join(dir, 'flaky');
-    await writeFile(path, `#!/bin/sh\nif [ -f "${path}.ok" ]; then echo '{"apiVersion":"${API}","kind":"ExecCredential","status":{"token":"x"}}'; else echo down >&2; exit 1; fi\n`, { mode: 0o700 });
+    await writeFile(
+      path,
+      `#!/bin/sh\nif [ -f "${path}.ok" ]; then echo '{"apiVersion":"${API}","kind":"ExecCredential","status":{"token":"x"}}'; else echo down >&2; exit 1; fi\n`,
+      { mode: 0o700 },
+    );
     const source = execCredentialSource({ apiVersion: API, command: path }, 'u');
-    await expect(source()).rejects.toThrow(`the exec plugin ${path} of kubeconfig user u failed with exit code 1: down`);
+    await expect(source()).rejects.toThrow(
+      `the exec plugin ${path} of kubeconfig user u failed with exit code 1: down`,
+    );
     await writeFile(`${path}.ok`, '');
     expect((await source()).token).toBe('x');
   });
 
   it('a missing command is a clear error naming the field', () => {
-    expect(() => execCredentialSource({ apiVersion: API }, 'dev')).toThrow('users[dev].user.exec.command is missing');
+    expect(() => execCredentialSource({ apiVersion: API }, 'dev')).toThrow(
+      'users[dev].user.exec.command is missing',
+    );
   });
 
   it.each([
     ['not JSON', 'token abc', 'stdout is not JSON'],
     ['another kind', '{"apiVersion":"v1","kind":"Status"}', 'kind is not ExecCredential'],
-    ['another apiVersion', '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}', 'apiVersion is "client.authentication.k8s.io/v1", the kubeconfig asks for client.authentication.k8s.io/v1beta1'],
-    ['no token and no certificate', `{"apiVersion":"${API}","kind":"ExecCredential","status":{}}`, 'status has neither a token nor a client certificate and key'],
-    ['a bad expirationTimestamp', `{"apiVersion":"${API}","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"soon"}}`, 'status.expirationTimestamp is not an RFC 3339 time'],
+    [
+      'another apiVersion',
+      '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}',
+      'apiVersion is "client.authentication.k8s.io/v1", the kubeconfig asks for client.authentication.k8s.io/v1beta1',
+    ],
+    [
+      'no token and no certificate',
+      `{"apiVersion":"${API}","kind":"ExecCredential","status":{}}`,
+      'status has neither a token nor a client certificate and key',
+    ],
+    [
+      'a bad expirationTimestamp',
+      `{"apiVersion":"${API}","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"soon"}}`,
+      'status.expirationTimestamp is not an RFC 3339 time',
+    ],
   ])('an ExecCredential with %s is refused without quoting it', (_name, stdout, message) => {
     expect(() => parseExecCredential(stdout, API)).toThrow(message);
   });
 
   it('a client certificate and key are a credential too', () => {
-    const parsed = parseExecCredential(`{"apiVersion":"${API}","kind":"ExecCredential","status":{"clientCertificateData":"CERT","clientKeyData":"KEY"}}`, API);
-    expect(parsed).toEqual({ token: undefined, clientCertificateData: 'CERT', clientKeyData: 'KEY', expiresAt: undefined });
+    const parsed = parseExecCredential(
+      `{"apiVersion":"${API}","kind":"ExecCredential","status":{"clientCertificateData":"CERT","clientKeyData":"KEY"}}`,
+      API,
+    );
+    expect(parsed).toEqual({
+      token: undefined,
+      clientCertificateData: 'CERT',
+      clientKeyData: 'KEY',
+      expiresAt: undefined,
+    });
   });
 });

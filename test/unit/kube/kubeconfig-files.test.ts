@@ -53,12 +53,12 @@ describe('plainKubeconfig: the CLI reads a plain kubeconfig without client-node'
     ['an auth-provider', { 'auth-provider': { name: 'oidc' } }, {}],
     ['impersonation (as)', { token: 't', as: 'alice' }, {}],
     ['a proxy-url', { token: 't' }, { 'proxy-url': 'http://proxy:3128' }],
-  ])('%s goes to client-node\'s loader (undefined here)', async (_what, user, cluster) => {
+  ])("%s goes to client-node's loader (undefined here)", async (_what, user, cluster) => {
     const path = await file(`plugin-${_what.length}.yaml`, kubeconfig(user, cluster));
     expect(plainKubeconfig([path], undefined)).toBeUndefined();
   });
 
-  it('several files to merge, an unknown context or a file that does not parse go to client-node\'s loader', async () => {
+  it("several files to merge, an unknown context or a file that does not parse go to client-node's loader", async () => {
     const path = await file('merge.yaml', kubeconfig({ token: 't' }));
     expect(plainKubeconfig([path, path], undefined)).toBeUndefined();
     expect(plainKubeconfig([path], 'nowhere')).toBeUndefined();

@@ -3,7 +3,11 @@ import { createDriftMemory, driftMemoryBasis, driftMemoryKey } from '../../../do
 import { createDiscoveryCache, type Discovery } from '../../../adapters/kube/discovery.ts';
 import { createObserverCaches, invalidateObserverCaches } from '../../../adapters/reconcile/port-caches.ts';
 
-const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { namespace: 'team-a', name: 'web' } };
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { namespace: 'team-a', name: 'web' },
+};
 
 describe('the drift function container memory of clean checks (issue 24)', () => {
   it('answers the resourceVersion of the last clean check only for the same basis (render and ignore rules)', () => {
@@ -17,7 +21,12 @@ describe('the drift function container memory of clean checks (issue 24)', () =>
     // Another basis dropped the entry: the next check is a full one.
     expect(memory.cleanVersion(key, basis)).toBeUndefined();
     memory.remember(key, basis, '41');
-    expect(memory.cleanVersion(key, driftMemoryBasis('sha256:aaa', [{ kind: 'Deployment', jsonPointers: ['/spec/replicas'] }]))).toBeUndefined();
+    expect(
+      memory.cleanVersion(
+        key,
+        driftMemoryBasis('sha256:aaa', [{ kind: 'Deployment', jsonPointers: ['/spec/replicas'] }]),
+      ),
+    ).toBeUndefined();
   });
 
   it('keys by target identity and object; forget drops one object', () => {
@@ -93,7 +102,8 @@ describe('the discovery cache shared by a container (issue 24)', () => {
       made++;
       return fake();
     };
-    for (const user of ['a', 'b', 'c', 'a']) cache.discoveryFor({ agent, server: 's', impersonate: user }, create);
+    for (const user of ['a', 'b', 'c', 'a'])
+      cache.discoveryFor({ agent, server: 's', impersonate: user }, create);
     expect(made).toBe(4);
   });
 });

@@ -10,12 +10,20 @@ export function attempt(renderRef: string | undefined, attemptedAt = '2026-11-29
 }
 
 /** A parsed Release: `spec` and `status` laid over a minimal valid one. */
-export function release(spec: Record<string, unknown> = {}, status: Record<string, unknown> | undefined = undefined, generation = 3): Release {
+export function release(
+  spec: Record<string, unknown> = {},
+  status: Record<string, unknown> | undefined = undefined,
+  generation = 3,
+): Release {
   const parsed = parseRelease({
     apiVersion: 'convoy.dev/v1alpha1',
     kind: 'Release',
     metadata: { name: 'web', namespace: 'team-a', uid: 'u-1', generation },
-    spec: { cluster: { name: 'local' }, source: { git: { url: 'https://git.example/apps.git', ref: { branch: 'main' } } }, ...spec },
+    spec: {
+      cluster: { name: 'local' },
+      source: { git: { url: 'https://git.example/apps.git', ref: { branch: 'main' } } },
+      ...spec,
+    },
     ...(status === undefined ? {} : { status }),
   });
   if (!parsed.ok) throw new Error(parsed.error);

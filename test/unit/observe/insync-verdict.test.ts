@@ -1,7 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectDrift } from '../../../domain/observe/drift-diff.ts';
-import { inSyncVerdict, observeSlice, planDriftCheck, MAX_DRIFTED_NAMED } from '../../../domain/observe/insync-verdict.ts';
-import { appliedStatus, attempt, configMap, deployment, NOW, release, RENDER_A, RENDER_B } from './fixtures.ts';
+import {
+  inSyncVerdict,
+  observeSlice,
+  planDriftCheck,
+  MAX_DRIFTED_NAMED,
+} from '../../../domain/observe/insync-verdict.ts';
+import {
+  appliedStatus,
+  attempt,
+  configMap,
+  deployment,
+  NOW,
+  release,
+  RENDER_A,
+  RENDER_B,
+} from './fixtures.ts';
 
 const checked = (objects: { drift: ObjectDrift; name?: string }[]) => ({
   kind: 'checked' as const,
@@ -11,8 +25,16 @@ const checked = (objects: { drift: ObjectDrift; name?: string }[]) => ({
 
 describe('InSync (API.md, reasons of the other conditions)', () => {
   it('True / InSync: every object of the applied render matches the cluster', () => {
-    const v = inSyncVerdict(release({}, appliedStatus()), checked([{ drift: { state: 'InSync' } }, { drift: { state: 'InSync' } }]));
-    expect(v.condition).toEqual({ type: 'InSync', status: 'True', reason: 'InSync', message: `all 2 objects of render ${RENDER_A} match the cluster` });
+    const v = inSyncVerdict(
+      release({}, appliedStatus()),
+      checked([{ drift: { state: 'InSync' } }, { drift: { state: 'InSync' } }]),
+    );
+    expect(v.condition).toEqual({
+      type: 'InSync',
+      status: 'True',
+      reason: 'InSync',
+      message: `all 2 objects of render ${RENDER_A} match the cluster`,
+    });
     expect(v.outcome).toEqual({ kind: 'stop' });
     expect(v.correct).toBe(false);
   });
@@ -52,44 +74,79 @@ describe('InSync (API.md, reasons of the other conditions)', () => {
   });
 
   it('Unknown / Pending: a newer render is being rolled out (waiting at a wave)', () => {
-    const r = release({}, {
-      lastAttempted: { ...attempt(RENDER_B), phase: '' },
-      lastSuccessful: attempt(RENDER_A),
-      rollout: { renderRef: RENDER_B, state: 'Progressing', wave: 1 },
-    });
+    const r = release(
+      {},
+      {
+        lastAttempted: { ...attempt(RENDER_B), phase: '' },
+        lastSuccessful: attempt(RENDER_A),
+        rollout: { renderRef: RENDER_B, state: 'Progressing', wave: 1 },
+      },
+    );
     const plan = planDriftCheck(r);
     expect(plan).toMatchObject({ kind: 'pending' });
-    expect(plan.kind === 'pending' && plan.message).toContain(`render ${RENDER_B} is being rolled out (at wave 1)`);
+    expect(plan.kind === 'pending' && plan.message).toContain(
+      `render ${RENDER_B} is being rolled out (at wave 1)`,
+    );
   });
 
   it('a rollout still Progressing on its last wave (already lastSuccessful) is checked', () => {
-    const r = release({}, appliedStatus(RENDER_A, { rollout: { renderRef: RENDER_A, state: 'Progressing', wave: 0 } }));
+    const r = release(
+      {},
+      appliedStatus(RENDER_A, { rollout: { renderRef: RENDER_A, state: 'Progressing', wave: 0 } }),
+    );
     expect(planDriftCheck(r)).toEqual({ kind: 'check', renderRef: RENDER_A });
   });
 
   it('the applied render (lastSuccessful) is the one checked', () => {
-    expect(planDriftCheck(release({}, { lastAttempted: { ...attempt(RENDER_B), phase: 'Failed' }, lastSuccessful: attempt(RENDER_A) }))).toEqual({
+    expect(
+      planDriftCheck(
+        release(
+          {},
+          { lastAttempted: { ...attempt(RENDER_B), phase: 'Failed' }, lastSuccessful: attempt(RENDER_A) },
+        ),
+      ),
+    ).toEqual({
       kind: 'check',
       renderRef: RENDER_A,
     });
   });
 
   it('Unknown / ClusterNotReady: the target cluster could not be read', () => {
-    const v = inSyncVerdict(release({}, appliedStatus()), { kind: 'clusterNotReady', message: 'Cluster team-a/far does not exist' });
-    expect(v.condition).toMatchObject({ status: 'Unknown', reason: 'ClusterNotReady', message: 'Cluster team-a/far does not exist' });
+    const v = inSyncVerdict(release({}, appliedStatus()), {
+      kind: 'clusterNotReady',
+      message: 'Cluster team-a/far does not exist',
+    });
+    expect(v.condition).toMatchObject({
+      status: 'Unknown',
+      reason: 'ClusterNotReady',
+      message: 'Cluster team-a/far does not exist',
+    });
     expect(v.outcome).toEqual({ kind: 'stop' });
   });
 
   it('Unknown / Pending: the render is not in the store', () => {
-    const v = inSyncVerdict(release({}, appliedStatus()), { kind: 'renderUnavailable', renderRef: RENDER_A, message: 'not in the store' });
+    const v = inSyncVerdict(release({}, appliedStatus()), {
+      kind: 'renderUnavailable',
+      renderRef: RENDER_A,
+      message: 'not in the store',
+    });
     expect(v.condition).toMatchObject({ status: 'Unknown', reason: 'Pending', message: 'not in the store' });
   });
 
   it('mode Correct + drifted → the Release goes to the reconcile queue; mode Detect does not', () => {
     const drifted = checked([{ drift: { state: 'Missing' } }]);
-    expect(inSyncVerdict(release({ driftDetection: { mode: 'Correct' } }, appliedStatus()), drifted).correct).toBe(true);
-    expect(inSyncVerdict(release({ driftDetection: { mode: 'Detect' } }, appliedStatus()), drifted).correct).toBe(false);
-    expect(inSyncVerdict(release({ driftDetection: { mode: 'Correct' } }, appliedStatus()), checked([{ drift: { state: 'InSync' } }])).correct).toBe(false);
+    expect(
+      inSyncVerdict(release({ driftDetection: { mode: 'Correct' } }, appliedStatus()), drifted).correct,
+    ).toBe(true);
+    expect(
+      inSyncVerdict(release({ driftDetection: { mode: 'Detect' } }, appliedStatus()), drifted).correct,
+    ).toBe(false);
+    expect(
+      inSyncVerdict(
+        release({ driftDetection: { mode: 'Correct' } }, appliedStatus()),
+        checked([{ drift: { state: 'InSync' } }]),
+      ).correct,
+    ).toBe(false);
   });
 
   it('the convoy-observe slice holds InSync only; an unchanged verdict keeps lastTransitionTime', () => {
@@ -99,7 +156,11 @@ describe('InSync (API.md, reasons of the other conditions)', () => {
     expect(Object.keys(first)).toEqual(['conditions']);
     expect(first.conditions.map((c) => c.type)).toEqual(['InSync']);
     expect(first.conditions[0]?.observedGeneration).toBe(3);
-    const again = observeSlice(release({}, { ...appliedStatus(), conditions: first.conditions }), v, new Date(NOW.getTime() + 60_000));
+    const again = observeSlice(
+      release({}, { ...appliedStatus(), conditions: first.conditions }),
+      v,
+      new Date(NOW.getTime() + 60_000),
+    );
     expect(again).toEqual(first);
   });
 

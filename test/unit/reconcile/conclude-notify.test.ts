@@ -17,13 +17,25 @@ function release(observedGeneration: number, renderRef = REF): Release {
     apiVersion: 'convoy.dev/v1alpha1',
     kind: 'Release',
     metadata: { name: 'web', namespace: 'team-a', generation: GEN },
-    spec: { cluster: { name: 'prod' }, source: { git: { url: 'https://git.example.com/apps.git', ref: { branch: 'main' } } } },
+    spec: {
+      cluster: { name: 'prod' },
+      source: { git: { url: 'https://git.example.com/apps.git', ref: { branch: 'main' } } },
+    },
     status: {
       observedGeneration,
       lastAttempted: { attemptedAt: T, phase: 'Succeeded', renderRef },
       lastSuccessful: { attemptedAt: T, phase: 'Succeeded', renderRef },
       rollout: { renderRef, state: 'Succeeded' },
-      conditions: [{ type: 'Applied', status: 'True', reason: 'Applied', message: '', lastTransitionTime: T, observedGeneration }],
+      conditions: [
+        {
+          type: 'Applied',
+          status: 'True',
+          reason: 'Applied',
+          message: '',
+          lastTransitionTime: T,
+          observedGeneration,
+        },
+      ],
     },
   });
   if (!parsed.ok) throw new Error(parsed.error);
@@ -42,16 +54,29 @@ function end(r: Release, written: number, extra: Partial<ReconcileEnd> = {}): Re
 }
 
 describe('conclude: who is told at once', () => {
-  it('an unchanged render with nothing written at an already handled generation: settled, the observers\' interval checks ride on it (issue 24)', () => {
+  it("an unchanged render with nothing written at an already handled generation: settled, the observers' interval checks ride on it (issue 24)", () => {
     const d = conclude(end(release(GEN), 0));
     expect(d.notify.sort()).toEqual(['drift', 'health']);
     expect(d.notifyCause).toBe(`settled ${REF}: the observers' interval checks ride on this reconcile`);
   });
 
   it('nothing rides on a run that is not settled: a stop, a rollout in progress, a wait', () => {
-    expect(conclude(end(release(GEN), 0, { halt: halt('sourceFailed', 'git fetch failed'), progress: undefined })).notify).toEqual([]);
-    expect(conclude(end(release(GEN), 0, { progress: { rollout: { renderRef: REF, state: 'Progressing', wave: 0 }, waves: [], written: 0 } })).notify).toEqual([]);
-    expect(conclude(end(release(GEN), 0, { halt: halt('waitingForSync', 'manual sync mode'), progress: undefined })).notify).toEqual([]);
+    expect(
+      conclude(end(release(GEN), 0, { halt: halt('sourceFailed', 'git fetch failed'), progress: undefined }))
+        .notify,
+    ).toEqual([]);
+    expect(
+      conclude(
+        end(release(GEN), 0, {
+          progress: { rollout: { renderRef: REF, state: 'Progressing', wave: 0 }, waves: [], written: 0 },
+        }),
+      ).notify,
+    ).toEqual([]);
+    expect(
+      conclude(
+        end(release(GEN), 0, { halt: halt('waitingForSync', 'manual sync mode'), progress: undefined }),
+      ).notify,
+    ).toEqual([]);
   });
 
   it('a correction — the same render, objects written again — tells drift and health, cause "corrected …"', () => {
@@ -67,7 +92,9 @@ describe('conclude: who is told at once', () => {
   });
 
   it('a new generation tells them also when the reconcile stops (their conditions must reach the generation too)', () => {
-    const d = conclude(end(release(GEN - 1), 0, { halt: halt('sourceFailed', 'git fetch failed'), progress: undefined }));
+    const d = conclude(
+      end(release(GEN - 1), 0, { halt: halt('sourceFailed', 'git fetch failed'), progress: undefined }),
+    );
     expect(d.notify.sort()).toEqual(['drift', 'health']);
   });
 
@@ -76,16 +103,27 @@ describe('conclude: who is told at once', () => {
     expect(d.notifyCause).toBe(`applied ${REF}`);
   });
 
-  it('agrees with the relay: whenever the relay counts a reconcile write as the observers\' sends, that run sent both', () => {
+  it("agrees with the relay: whenever the relay counts a reconcile write as the observers' sends, that run sent both", () => {
     const later = new Date(Date.parse(T) + 300_000);
     const cases: ReconcileEnd[] = [
       { ...end(release(GEN), 0), now: later },
       { ...end(release(GEN), 2), now: later },
       { ...end(release(GEN - 1), 0), now: later },
       { ...end(release(GEN, OTHER), 3), now: later },
-      { ...end(release(GEN), 0, { halt: halt('sourceFailed', 'git fetch failed'), progress: undefined }), now: later },
-      { ...end(release(GEN), 0, { progress: { rollout: { renderRef: REF, state: 'Progressing', wave: 0 }, waves: [], written: 0 } }), now: later },
-      { ...end(release(GEN), 0, { halt: halt('waitingForSync', 'manual sync mode'), progress: undefined }), now: later },
+      {
+        ...end(release(GEN), 0, { halt: halt('sourceFailed', 'git fetch failed'), progress: undefined }),
+        now: later,
+      },
+      {
+        ...end(release(GEN), 0, {
+          progress: { rollout: { renderRef: REF, state: 'Progressing', wave: 0 }, waves: [], written: 0 },
+        }),
+        now: later,
+      },
+      {
+        ...end(release(GEN), 0, { halt: halt('waitingForSync', 'manual sync mode'), progress: undefined }),
+        now: later,
+      },
     ];
     let counted = 0;
     for (const e of cases) {

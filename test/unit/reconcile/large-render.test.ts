@@ -8,7 +8,12 @@ import { eachBounded } from '../../../domain/reconcile/bounded.ts';
 import { concludeProgress } from '../../../domain/reconcile/conclude.ts';
 import { halt } from '../../../domain/reconcile/halt.ts';
 import { createProgressTracker, progressDue, type ApplyCounts } from '../../../domain/reconcile/progress.ts';
-import { DEFAULT_MAX_RENDER_OBJECTS, describeBytes, renderOverLimit, validMaxObjects } from '../../../domain/reconcile/render-limits.ts';
+import {
+  DEFAULT_MAX_RENDER_OBJECTS,
+  describeBytes,
+  renderOverLimit,
+  validMaxObjects,
+} from '../../../domain/reconcile/render-limits.ts';
 import { Stops } from '../../../domain/reconcile/stops.ts';
 import { statusPatchBody } from '../../../domain/status/slices.ts';
 
@@ -29,7 +34,9 @@ describe('the object limit (domain/reconcile/render-limits.ts)', () => {
   });
 
   it('names what was over the limit (a pinned render)', () => {
-    expect(renderOverLimit(3, { maxObjects: 2 }, `the pinned render ${REF}`)?.message).toMatch(new RegExp(`^the pinned render ${REF} has 3 objects`));
+    expect(renderOverLimit(3, { maxObjects: 2 }, `the pinned render ${REF}`)?.message).toMatch(
+      new RegExp(`^the pinned render ${REF} has 3 objects`),
+    );
   });
 
   it('byte limits read as bytes below 1 MiB, MiB above', () => {
@@ -41,7 +48,8 @@ describe('the object limit (domain/reconcile/render-limits.ts)', () => {
   it('the default is 10,000; a setting must be a whole number of at least 1', () => {
     expect(DEFAULT_MAX_RENDER_OBJECTS).toBe(10_000);
     expect(validMaxObjects(1)).toBe(true);
-    for (const bad of [0, -5, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) expect(validMaxObjects(bad)).toBe(false);
+    for (const bad of [0, -5, 1.5, Number.NaN, Number.POSITIVE_INFINITY])
+      expect(validMaxObjects(bad)).toBe(false);
   });
 });
 
@@ -76,7 +84,13 @@ describe('progress throttling (domain/reconcile/progress.ts)', () => {
 
     const short: ApplyCounts[] = [];
     let t = 0;
-    const quick = createProgressTracker({ policy: { intervalMs: 10_000 }, clock: () => t, startedAtMs: 0, total: 200, write: (c) => (short.push(c), Promise.resolve()) });
+    const quick = createProgressTracker({
+      policy: { intervalMs: 10_000 },
+      clock: () => t,
+      startedAtMs: 0,
+      total: 200,
+      write: (c) => (short.push(c), Promise.resolve()),
+    });
     for (let i = 1; i <= 200; i++) {
       t += 10;
       await quick.update({ applied: i });
@@ -120,7 +134,10 @@ function releaseWithStatus(): Release {
     apiVersion: 'convoy.dev/v1alpha1',
     kind: 'Release',
     metadata: { name: 'big', namespace: 'team-a', generation: 3 },
-    spec: { cluster: { name: 'prod' }, source: { git: { url: 'https://git.example.com/apps.git', ref: { branch: 'main' } } } },
+    spec: {
+      cluster: { name: 'prod' },
+      source: { git: { url: 'https://git.example.com/apps.git', ref: { branch: 'main' } } },
+    },
     status: {
       observedGeneration: 2,
       reconciledAt: T,
@@ -129,10 +146,34 @@ function releaseWithStatus(): Release {
       rollout: { renderRef: REF, state: 'Succeeded' },
       waves: [{ wave: 0, objects: 3, state: 'Healthy' }],
       resolvedRetentionPolicy: { maxRenders: 10, maxAge: '720h' },
-      healthSummary: { renderRef: REF, checkedAt: T, total: 0, healthy: 0, progressing: 0, degraded: 0, missing: 0, unknown: 0, objects: [] },
+      healthSummary: {
+        renderRef: REF,
+        checkedAt: T,
+        total: 0,
+        healthy: 0,
+        progressing: 0,
+        degraded: 0,
+        missing: 0,
+        unknown: 0,
+        objects: [],
+      },
       conditions: [
-        { type: 'Applied', status: 'True', reason: 'Applied', message: 'applied', lastTransitionTime: T, observedGeneration: 2 },
-        { type: 'Healthy', status: 'True', reason: 'Healthy', message: '', lastTransitionTime: T, observedGeneration: 2 },
+        {
+          type: 'Applied',
+          status: 'True',
+          reason: 'Applied',
+          message: 'applied',
+          lastTransitionTime: T,
+          observedGeneration: 2,
+        },
+        {
+          type: 'Healthy',
+          status: 'True',
+          reason: 'Healthy',
+          message: '',
+          lastTransitionTime: T,
+          observedGeneration: 2,
+        },
       ],
     },
   });
@@ -155,7 +196,14 @@ describe('the progress slice (conclude.ts concludeProgress)', () => {
       progress: { total: 10_000, checked: 10_000, applied: 2_500, updatedAt: '2026-11-29T10:05:12Z' },
     });
     const s = release.status;
-    expect(slice).toMatchObject({ reconciledAt: T, observedGeneration: 2, lastSuccessful: s?.lastSuccessful, rollout: s?.rollout, waves: s?.waves, resolvedRetentionPolicy: s?.resolvedRetentionPolicy });
+    expect(slice).toMatchObject({
+      reconciledAt: T,
+      observedGeneration: 2,
+      lastSuccessful: s?.lastSuccessful,
+      rollout: s?.rollout,
+      waves: s?.waves,
+      resolvedRetentionPolicy: s?.resolvedRetentionPolicy,
+    });
     // Only its own conditions: Healthy belongs to convoy-health.
     expect(slice.conditions.map((c) => c.type)).toEqual(['Applied']);
     const body = statusPatchBody('convoy-release', slice);

@@ -7,7 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Release } from '../../../domain/api/objects.ts';
 import type { LifecycleHook } from '../../../domain/api/index.ts';
-import { ApplyRejectedError, type ReconcilePorts, type StoredRender, type TargetCluster } from '../../../domain/reconcile/ports.ts';
+import {
+  ApplyRejectedError,
+  type ReconcilePorts,
+  type StoredRender,
+  type TargetCluster,
+} from '../../../domain/reconcile/ports.ts';
 import { pruneRemoved } from '../../../domain/reconcile/prune.ts';
 import { reconcile } from '../../../domain/reconcile/reconcile.ts';
 import type { KubeObject } from '../../../domain/render/kube-object.ts';
@@ -26,7 +31,14 @@ function healthy(obj: KubeObject): Record<string, unknown> {
   return {
     ...obj,
     metadata: { ...obj.metadata, generation: 1 },
-    status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2, readyReplicas: 2, conditions: [{ type: 'Available', status: 'True' }] },
+    status: {
+      observedGeneration: 1,
+      replicas: 2,
+      updatedReplicas: 2,
+      availableReplicas: 2,
+      readyReplicas: 2,
+      conditions: [{ type: 'Available', status: 'True' }],
+    },
   };
 }
 
@@ -49,8 +61,20 @@ interface FakeOptions {
   hooks?: LifecycleHook[];
 }
 
-function fakePorts(previous: Map<string, StoredRender> = new Map(), opts: FakeOptions = {}): { ports: ReconcilePorts; calls: Calls } {
-  const calls: Calls = { dryRun: 0, dryRunOf: [], apply: [], read: [], prune: [], storeGet: [], storePut: [], retention: 0 };
+function fakePorts(
+  previous: Map<string, StoredRender> = new Map(),
+  opts: FakeOptions = {},
+): { ports: ReconcilePorts; calls: Calls } {
+  const calls: Calls = {
+    dryRun: 0,
+    dryRunOf: [],
+    apply: [],
+    read: [],
+    prune: [],
+    storeGet: [],
+    storePut: [],
+    retention: 0,
+  };
   const target: TargetCluster = {
     identity: { name: 'local', server: 'https://target.example' },
     dryRun: (objects) => {
@@ -59,7 +83,12 @@ function fakePorts(previous: Map<string, StoredRender> = new Map(), opts: FakeOp
       return Promise.resolve(objects.map(() => ({ kind: 'changed' as const })));
     },
     apply: (obj) => {
-      if (obj.kind === opts.refuseApplyOf) return Promise.reject(new ApplyRejectedError(`${obj.kind} ${obj.metadata.name}: apply refused by the server (HTTP 422): invalid`));
+      if (obj.kind === opts.refuseApplyOf)
+        return Promise.reject(
+          new ApplyRejectedError(
+            `${obj.kind} ${obj.metadata.name}: apply refused by the server (HTTP 422): invalid`,
+          ),
+        );
       calls.apply.push(obj.kind);
       return Promise.resolve();
     },
@@ -75,7 +104,11 @@ function fakePorts(previous: Map<string, StoredRender> = new Map(), opts: FakeOp
   const ports: ReconcilePorts = {
     now: () => NOW,
     source: {
-      resolve: () => Promise.resolve({ dir: '/nonexistent', resolved: { git: { url: 'https://git.example/apps.git', ref: 'main', commit: 'c'.repeat(40) } } }),
+      resolve: () =>
+        Promise.resolve({
+          dir: '/nonexistent',
+          resolved: { git: { url: 'https://git.example/apps.git', ref: 'main', commit: 'c'.repeat(40) } },
+        }),
     },
     cluster: { resolve: () => Promise.resolve(target) },
     values: { read: () => Promise.resolve([]) },
@@ -169,7 +202,12 @@ describe('the dry run of a reconcile', () => {
     const ref = await currentRenderRef();
     const { ports, calls } = fakePorts();
     const status = progressingStatus(ref, ['Healthy', 'Healthy'], {
-      rollout: { renderRef: ref, state: 'Succeeded', startedAt: '2026-11-29T09:59:00Z', finishedAt: '2026-11-29T09:59:30Z' },
+      rollout: {
+        renderRef: ref,
+        state: 'Succeeded',
+        startedAt: '2026-11-29T09:59:00Z',
+        finishedAt: '2026-11-29T09:59:30Z',
+      },
     });
     await reconcile(release({}, status), ports);
     expect(calls.dryRun).toBe(1);
@@ -177,12 +215,17 @@ describe('the dry run of a reconcile', () => {
 
   it('a force sync skips it as before, also with a Pending wave, and applies every wave again', async () => {
     const ref = await currentRenderRef();
-    for (const waves of [['Healthy', 'Applied'], ['Healthy', 'Pending']] as WaveState[][]) {
+    for (const waves of [
+      ['Healthy', 'Applied'],
+      ['Healthy', 'Pending'],
+    ] as WaveState[][]) {
       const { ports, calls } = fakePorts();
       const result = await reconcile(forceSynced(release({}, progressingStatus(ref, waves))), ports);
       expect(calls.dryRun).toBe(0);
       expect(calls.apply).toEqual(['ConfigMap', 'Deployment']);
-      expect(result.kind === 'reconciled' && result.slice.lastHandledForceSyncAt).toBe('2026-11-29T09:59:50Z');
+      expect(result.kind === 'reconciled' && result.slice.lastHandledForceSyncAt).toBe(
+        '2026-11-29T09:59:50Z',
+      );
     }
   });
 });
@@ -190,14 +233,25 @@ describe('the dry run of a reconcile', () => {
 const sortedKinds = (runs: string[][]): string[][] => runs.map((kinds) => [...kinds].sort());
 
 describe("a first deploy's first object: checked by its own apply, not a dry run", () => {
-  const withService = (): KubeObject[] => [...rendered(), { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'team-a' }, spec: { ports: [{ port: 80 }] } }];
+  const withService = (): KubeObject[] => [
+    ...rendered(),
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'team-a' },
+      spec: { ports: [{ port: 80 }] },
+    },
+  ];
 
   it('dry-runs every object but the first in apply order, then applies all of them in order', async () => {
     const { ports, calls } = fakePorts(new Map(), { objects: withService });
     const result = await reconcile(release(), ports);
     expect(sortedKinds(calls.dryRunOf)).toEqual([['Deployment', 'Service']]);
     expect(calls.apply).toEqual(['ConfigMap', 'Service', 'Deployment']);
-    expect(result.kind === 'reconciled' && result.slice.waves?.map((w) => w.state)).toEqual(['Healthy', 'Healthy']);
+    expect(result.kind === 'reconciled' && result.slice.waves?.map((w) => w.state)).toEqual([
+      'Healthy',
+      'Healthy',
+    ]);
   });
 
   it('a render of one object runs no dry run at all', async () => {
@@ -212,8 +266,13 @@ describe("a first deploy's first object: checked by its own apply, not a dry run
     const result = await reconcile(release(), ports);
     if (result.kind !== 'reconciled') throw new Error('suspended');
     expect(result.slice.lastAttempted?.failure).toMatchObject({ stage: 'Syncing', reason: 'Unappliable' });
-    expect(result.slice.conditions?.find((c) => c.type === 'Applied')).toMatchObject({ status: 'False', reason: 'Unappliable' });
-    expect(result.slice.conditions?.find((c) => c.type === 'Applied')?.message).toContain('ConfigMap settings: apply refused');
+    expect(result.slice.conditions?.find((c) => c.type === 'Applied')).toMatchObject({
+      status: 'False',
+      reason: 'Unappliable',
+    });
+    expect(result.slice.conditions?.find((c) => c.type === 'Applied')?.message).toContain(
+      'ConfigMap settings: apply refused',
+    );
     expect(result.outcome.kind).toBe('stop');
     expect(calls.apply).toEqual([]);
     expect(result.slice.rollout).toBeUndefined();
@@ -221,12 +280,28 @@ describe("a first deploy's first object: checked by its own apply, not a dry run
 
   it('dry-runs every object when the Release attempted a render before, has lifecycle hooks, renders a Namespace or CRD, or is force-synced', async () => {
     const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } };
-    const crd: KubeObject = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' } };
+    const crd: KubeObject = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+    };
     const cases: { release: Release; opts?: FakeOptions; dryRunOf: string[][] }[] = [
       { release: release({}, { lastAttempted: attempt(RENDER_B) }), dryRunOf: [['ConfigMap', 'Deployment']] },
-      { release: release({ lifecycleRef: { name: 'hooks' } }), opts: { hooks: [] }, dryRunOf: [['ConfigMap', 'Deployment']] },
-      { release: release(), opts: { objects: () => [namespace, ...rendered()] }, dryRunOf: [['Namespace', 'ConfigMap', 'Deployment']] },
-      { release: release(), opts: { objects: () => [...rendered(), crd] }, dryRunOf: [['ConfigMap', 'Deployment', 'CustomResourceDefinition']] },
+      {
+        release: release({ lifecycleRef: { name: 'hooks' } }),
+        opts: { hooks: [] },
+        dryRunOf: [['ConfigMap', 'Deployment']],
+      },
+      {
+        release: release(),
+        opts: { objects: () => [namespace, ...rendered()] },
+        dryRunOf: [['Namespace', 'ConfigMap', 'Deployment']],
+      },
+      {
+        release: release(),
+        opts: { objects: () => [...rendered(), crd] },
+        dryRunOf: [['ConfigMap', 'Deployment', 'CustomResourceDefinition']],
+      },
       { release: forceSynced(release()), dryRunOf: [] },
     ];
     for (const c of cases) {
@@ -241,7 +316,10 @@ describe('render store retention', () => {
   it('runs when the render differs from status.lastAttempted.renderRef', async () => {
     const ref = await currentRenderRef();
     const { ports, calls } = fakePorts();
-    const result = await reconcile(release({}, { lastAttempted: attempt(RENDER_B), lastSuccessful: attempt(RENDER_B) }), ports);
+    const result = await reconcile(
+      release({}, { lastAttempted: attempt(RENDER_B), lastSuccessful: attempt(RENDER_B) }),
+      ports,
+    );
     expect(result.kind === 'reconciled' && result.renderRef).toBe(ref);
     expect(calls.storePut).toEqual([ref]);
     expect(calls.retention).toBe(1);
@@ -250,7 +328,12 @@ describe('render store retention', () => {
   it('does not run when the render is the one last attempted (an unchanged reconcile)', async () => {
     const ref = await currentRenderRef();
     const finished = progressingStatus(ref, ['Healthy', 'Healthy'], {
-      rollout: { renderRef: ref, state: 'Succeeded', startedAt: '2026-11-29T09:59:00Z', finishedAt: '2026-11-29T09:59:30Z' },
+      rollout: {
+        renderRef: ref,
+        state: 'Succeeded',
+        startedAt: '2026-11-29T09:59:00Z',
+        finishedAt: '2026-11-29T09:59:30Z',
+      },
     });
     for (const status of [finished, progressingStatus(ref, ['Healthy', 'Applied'])]) {
       const { ports, calls } = fakePorts();
@@ -271,13 +354,22 @@ describe('render store retention', () => {
 });
 
 describe('prune of what the previous render had', () => {
-  const extra: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'old', namespace: 'team-a' } };
+  const extra: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'old', namespace: 'team-a' },
+  };
 
   it('reads no previous render when lastSuccessful is this render', async () => {
     const ref = await currentRenderRef();
     const { ports, calls } = fakePorts();
     const status = progressingStatus(ref, ['Healthy', 'Healthy'], {
-      rollout: { renderRef: ref, state: 'Succeeded', startedAt: '2026-11-29T09:59:00Z', finishedAt: '2026-11-29T09:59:30Z' },
+      rollout: {
+        renderRef: ref,
+        state: 'Succeeded',
+        startedAt: '2026-11-29T09:59:00Z',
+        finishedAt: '2026-11-29T09:59:30Z',
+      },
     });
     const result = await reconcile(release({}, status), ports);
     expect(result.kind === 'reconciled' && result.slice.lastSuccessful?.renderRef).toBe(ref);
@@ -286,8 +378,13 @@ describe('prune of what the previous render had', () => {
   });
 
   it('reads the previous render and deletes what this one lacks when lastSuccessful is another render', async () => {
-    const { ports, calls } = fakePorts(new Map([[RENDER_B, { renderRef: RENDER_B, objects: [...rendered(), extra] }]]));
-    await reconcile(release({}, { lastAttempted: attempt(RENDER_B), lastSuccessful: attempt(RENDER_B) }), ports);
+    const { ports, calls } = fakePorts(
+      new Map([[RENDER_B, { renderRef: RENDER_B, objects: [...rendered(), extra] }]]),
+    );
+    await reconcile(
+      release({}, { lastAttempted: attempt(RENDER_B), lastSuccessful: attempt(RENDER_B) }),
+      ports,
+    );
     expect(calls.storeGet).toEqual([RENDER_B]);
     expect(calls.prune).toEqual(['Service']);
   });
@@ -298,7 +395,10 @@ describe('prune of what the previous render had', () => {
     const target = await ports.cluster.resolve(r);
     expect(await pruneRemoved(r, ports, target, rendered(), RENDER_B)).toEqual({ deleted: 0, skipped: 0 });
     expect(calls.storeGet).toEqual([]);
-    expect(await pruneRemoved(r, ports, target, rendered(), `sha256:${'c'.repeat(64)}`)).toEqual({ deleted: 1, skipped: 0 });
+    expect(await pruneRemoved(r, ports, target, rendered(), `sha256:${'c'.repeat(64)}`)).toEqual({
+      deleted: 1,
+      skipped: 0,
+    });
     expect(calls.storeGet).toEqual([RENDER_B]);
   });
 });

@@ -31,15 +31,26 @@ function syncRun(dryRun: TargetCluster['dryRun']): SyncRun {
 
 describe('stops a step reaches from the error its port throws', () => {
   it('Find the cluster: not reachable — the dry run got no answer → ClusterResolution / ClusterNotReady, retried', async () => {
-    const stop = await dryRunRender(syncRun(() => Promise.reject(new NoAnswer('connect ECONNREFUSED 127.0.0.1:1'))));
+    const stop = await dryRunRender(
+      syncRun(() => Promise.reject(new NoAnswer('connect ECONNREFUSED 127.0.0.1:1'))),
+    );
     expect(isHalt(stop) && stop.halt).toBe('clusterNotReady');
-    expect(Stops.clusterNotReady).toMatchObject({ stage: 'ClusterResolution', reason: 'ClusterNotReady', retry: true });
+    expect(Stops.clusterNotReady).toMatchObject({
+      stage: 'ClusterResolution',
+      reason: 'ClusterNotReady',
+      retry: true,
+    });
   });
 
   it('Render or mutate: error — the Lifecycle of spec.lifecycleRef cannot be read → Rendering / DeployFailed naming it, retried', async () => {
-    const ports = { lifecycle: { hooksOf: () => Promise.reject(new Error('Lifecycle team-a/pre not found')) } } as unknown as ReconcilePorts;
+    const ports = {
+      lifecycle: { hooksOf: () => Promise.reject(new Error('Lifecycle team-a/pre not found')) },
+    } as unknown as ReconcilePorts;
     const stop = await loadHooks(release({ lifecycleRef: { name: 'pre' } }), ports);
-    expect(isHalt(stop) && stop).toMatchObject({ halt: 'renderFailed', message: 'spec.lifecycleRef: Lifecycle team-a/pre not found' });
+    expect(isHalt(stop) && stop).toMatchObject({
+      halt: 'renderFailed',
+      message: 'spec.lifecycleRef: Lifecycle team-a/pre not found',
+    });
     expect(Stops.renderFailed).toMatchObject({ stage: 'Rendering', reason: 'DeployFailed', retry: true });
   });
 });

@@ -12,21 +12,56 @@ const AT = '2026-12-01T10:00:00Z';
 
 /** A Release of namespace `namespace` as it comes off the wire (a JSON text parsed: its strings its own). */
 function wireRelease(i: number, namespace: string): Release {
-  const condition = (type: string, reason: string) => ({ type, status: 'True', reason, message: 'long message', lastTransitionTime: AT, observedGeneration: 2 });
+  const condition = (type: string, reason: string) => ({
+    type,
+    status: 'True',
+    reason,
+    message: 'long message',
+    lastTransitionTime: AT,
+    observedGeneration: 2,
+  });
   const attempt = { attemptedAt: AT, phase: 'Succeeded', renderRef: REF };
   const text = JSON.stringify({
     apiVersion: 'convoy.dev/v1alpha1',
     kind: 'Release',
-    metadata: { name: `app-${i}`, namespace, uid: `uid-${i}`, generation: 2, resourceVersion: String(100 + i), creationTimestamp: AT, labels: { app: `app-${i}` } },
-    spec: { cluster: { name: 'production-cluster' }, source: { git: { url: 'https://git.example.com/platform/apps.git', ref: { branch: 'main' }, path: 'apps/web' } }, syncPolicy: { interval: '6m' } },
+    metadata: {
+      name: `app-${i}`,
+      namespace,
+      uid: `uid-${i}`,
+      generation: 2,
+      resourceVersion: String(100 + i),
+      creationTimestamp: AT,
+      labels: { app: `app-${i}` },
+    },
+    spec: {
+      cluster: { name: 'production-cluster' },
+      source: {
+        git: { url: 'https://git.example.com/platform/apps.git', ref: { branch: 'main' }, path: 'apps/web' },
+      },
+      syncPolicy: { interval: '6m' },
+    },
     status: {
       observedGeneration: 2,
       reconciledAt: AT,
       lastAttempted: attempt,
       lastSuccessful: attempt,
       rollout: { renderRef: REF, state: 'Succeeded' },
-      healthSummary: { renderRef: REF, checkedAt: AT, total: 1, healthy: 1, progressing: 0, degraded: 0, missing: 0, unknown: 0, objects: [] },
-      conditions: [condition('Applied', 'ReconcileSucceeded'), condition('InSync', 'InSync'), condition('Healthy', 'Healthy')],
+      healthSummary: {
+        renderRef: REF,
+        checkedAt: AT,
+        total: 1,
+        healthy: 1,
+        progressing: 0,
+        degraded: 0,
+        missing: 0,
+        unknown: 0,
+        objects: [],
+      },
+      conditions: [
+        condition('Applied', 'ReconcileSucceeded'),
+        condition('InSync', 'InSync'),
+        condition('Healthy', 'Healthy'),
+      ],
     },
   });
   const parsed = parseRelease(slimRelease(JSON.parse(text) as Release));

@@ -10,7 +10,10 @@ const release = (ns: string, name: string) => ({
   apiVersion: 'convoy.dev/v1alpha1',
   kind: 'Release',
   metadata: { namespace: ns, name, generation: 1 },
-  spec: { cluster: { name: 'local' }, source: { git: { url: 'https://git.example/a.git', ref: { branch: 'main' } } } },
+  spec: {
+    cluster: { name: 'local' },
+    source: { git: { url: 'https://git.example/a.git', ref: { branch: 'main' } } },
+  },
 });
 
 function fakeReleases(lists: Record<string, unknown>[][]): ReleaseApi & { calls: number } {
@@ -23,7 +26,10 @@ function fakeReleases(lists: Record<string, unknown>[][]): ReleaseApi & { calls:
     },
     get: () => Promise.reject(new Error('unused')),
     list: () => Promise.reject(new Error('unused')),
-    writesAs: () => ({ annotate: () => Promise.reject(new Error('unused')), setSuspend: () => Promise.reject(new Error('unused')) }),
+    writesAs: () => ({
+      annotate: () => Promise.reject(new Error('unused')),
+      setSuspend: () => Promise.reject(new Error('unused')),
+    }),
   };
   return api;
 }
@@ -77,8 +83,14 @@ describe('cachingAuthenticator', () => {
     expect(await auth.authenticate('bad')).toBeUndefined();
     expect(await auth.authenticate('bad')).toBeUndefined();
     expect(calls.authn).toBe(3);
-    const ask = (namespace: string) => auth.authorize('alice', [], { verb: 'list', namespace, resource: 'releases' });
-    expect([await ask('team-a'), await ask('team-a'), await ask('team-b'), await ask('team-b')]).toEqual([true, true, false, false]);
+    const ask = (namespace: string) =>
+      auth.authorize('alice', [], { verb: 'list', namespace, resource: 'releases' });
+    expect([await ask('team-a'), await ask('team-a'), await ask('team-b'), await ask('team-b')]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
     expect(calls.authz).toBe(2);
     t = 5_000;
     await ask('team-a');

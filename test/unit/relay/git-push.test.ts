@@ -52,7 +52,10 @@ const gitlabPush = (over: Record<string, unknown> = {}) =>
       git_ssh_url: 'git@gitlab.example.com:group/apps.git',
       git_http_url: 'https://gitlab.example.com/group/apps.git',
     },
-    repository: { url: 'git@gitlab.example.com:group/apps.git', homepage: 'https://gitlab.example.com/group/apps' },
+    repository: {
+      url: 'git@gitlab.example.com:group/apps.git',
+      homepage: 'https://gitlab.example.com/group/apps',
+    },
     ...over,
   });
 
@@ -71,11 +74,28 @@ const giteaPush = (over: Record<string, unknown> = {}) =>
 const headers = (entries: Record<string, string>) => new Headers(entries);
 
 const github = (body: string, extra: Record<string, string> = {}, event = 'push') =>
-  readGitWebhook(headers({ 'X-GitHub-Event': event, 'X-Hub-Signature-256': `sha256=${hmac(body)}`, 'Content-Type': 'application/json', ...extra }), bytes(body), SECRET);
+  readGitWebhook(
+    headers({
+      'X-GitHub-Event': event,
+      'X-Hub-Signature-256': `sha256=${hmac(body)}`,
+      'Content-Type': 'application/json',
+      ...extra,
+    }),
+    bytes(body),
+    SECRET,
+  );
 const gitlab = (body: string, extra: Record<string, string> = {}, event = 'Push Hook') =>
-  readGitWebhook(headers({ 'X-Gitlab-Event': event, 'X-Gitlab-Token': SECRET, ...extra }), bytes(body), SECRET);
+  readGitWebhook(
+    headers({ 'X-Gitlab-Event': event, 'X-Gitlab-Token': SECRET, ...extra }),
+    bytes(body),
+    SECRET,
+  );
 const gitea = (body: string, extra: Record<string, string> = {}, event = 'push') =>
-  readGitWebhook(headers({ 'X-Gitea-Event': event, 'X-GitHub-Event': event, 'X-Gitea-Signature': hmac(body), ...extra }), bytes(body), SECRET);
+  readGitWebhook(
+    headers({ 'X-Gitea-Event': event, 'X-GitHub-Event': event, 'X-Gitea-Signature': hmac(body), ...extra }),
+    bytes(body),
+    SECRET,
+  );
 
 const pushOf = (delivery: GitWebhookDelivery): GitPush => {
   if (delivery.kind !== 'push') throw new Error(`expected a push, got ${JSON.stringify(delivery)}`);
@@ -118,30 +138,49 @@ describe('GitHub push delivery', () => {
   it('missing X-Hub-Signature-256 → unauthorized naming the header', () => {
     const body = githubPush();
     const delivery = readGitWebhook(headers({ 'X-GitHub-Event': 'push' }), bytes(body), SECRET);
-    expect(delivery).toMatchObject({ kind: 'unauthorized', reason: expect.stringContaining('X-Hub-Signature-256') as unknown });
+    expect(delivery).toMatchObject({
+      kind: 'unauthorized',
+      reason: expect.stringContaining('X-Hub-Signature-256') as unknown,
+    });
   });
 
   it('signature without the sha256= prefix or not 64 hex digits → unauthorized', () => {
     const body = githubPush();
     expect(github(body, { 'X-Hub-Signature-256': hmac(body) })).toMatchObject({ kind: 'unauthorized' });
-    expect(github(body, { 'X-Hub-Signature-256': `sha256=${hmac(body).slice(2)}` })).toMatchObject({ kind: 'unauthorized' });
-    expect(github(body, { 'X-Hub-Signature-256': `sha256=${'z'.repeat(64)}` })).toMatchObject({ kind: 'unauthorized' });
+    expect(github(body, { 'X-Hub-Signature-256': `sha256=${hmac(body).slice(2)}` })).toMatchObject({
+      kind: 'unauthorized',
+    });
+    expect(github(body, { 'X-Hub-Signature-256': `sha256=${'z'.repeat(64)}` })).toMatchObject({
+      kind: 'unauthorized',
+    });
   });
 
   it('the legacy SHA-1 X-Hub-Signature alone is not accepted', () => {
     const body = githubPush();
     const sha1 = createHmac('sha1', SECRET).update(body).digest('hex');
-    expect(readGitWebhook(headers({ 'X-GitHub-Event': 'push', 'X-Hub-Signature': `sha1=${sha1}` }), bytes(body), SECRET)).toMatchObject({ kind: 'unauthorized' });
+    expect(
+      readGitWebhook(
+        headers({ 'X-GitHub-Event': 'push', 'X-Hub-Signature': `sha1=${sha1}` }),
+        bytes(body),
+        SECRET,
+      ),
+    ).toMatchObject({ kind: 'unauthorized' });
   });
 
   it('ping, signed → ping; ping with a wrong signature → unauthorized', () => {
     const body = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1 });
     expect(github(body, {}, 'ping')).toEqual({ kind: 'ping', provider: 'github' });
-    expect(github(body, { 'X-Hub-Signature-256': `sha256=${hmac(body, 'x')}` }, 'ping')).toMatchObject({ kind: 'unauthorized' });
+    expect(github(body, { 'X-Hub-Signature-256': `sha256=${hmac(body, 'x')}` }, 'ping')).toMatchObject({
+      kind: 'unauthorized',
+    });
   });
 
   it('another event (pull_request) → ignored', () => {
-    expect(github('{}', {}, 'pull_request')).toEqual({ kind: 'ignored', provider: 'github', event: 'pull_request' });
+    expect(github('{}', {}, 'pull_request')).toEqual({
+      kind: 'ignored',
+      provider: 'github',
+      event: 'pull_request',
+    });
   });
 
   it('tag push → the tag ref', () => {
@@ -163,11 +202,16 @@ describe('GitHub push delivery', () => {
   });
 
   it('authentic but without ref or repository URL → invalid naming the field', () => {
-    expect(github(JSON.stringify({ after: SHA, repository: { clone_url: 'https://github.com/o/r.git' } }))).toMatchObject({
+    expect(
+      github(JSON.stringify({ after: SHA, repository: { clone_url: 'https://github.com/o/r.git' } })),
+    ).toMatchObject({
       kind: 'invalid',
       reason: expect.stringContaining('ref') as unknown,
     });
-    expect(github(githubPush({ repository: {} }))).toMatchObject({ kind: 'invalid', reason: expect.stringContaining('repository URL') as unknown });
+    expect(github(githubPush({ repository: {} }))).toMatchObject({
+      kind: 'invalid',
+      reason: expect.stringContaining('repository URL') as unknown,
+    });
   });
 
   it('after that is not a commit id → invalid', () => {
@@ -187,7 +231,9 @@ describe('GitLab push delivery', () => {
   });
 
   it('Tag Push Hook → the tag ref', () => {
-    expect(pushOf(gitlab(gitlabPush({ object_kind: 'tag_push', ref: 'refs/tags/v2' }), {}, 'Tag Push Hook')).ref).toBe('refs/tags/v2');
+    expect(
+      pushOf(gitlab(gitlabPush({ object_kind: 'tag_push', ref: 'refs/tags/v2' }), {}, 'Tag Push Hook')).ref,
+    ).toBe('refs/tags/v2');
   });
 
   it('tampered body with the right token → accepted (GitLab signs nothing; the token is the proof)', () => {
@@ -201,16 +247,25 @@ describe('GitLab push delivery', () => {
   });
 
   it('token that is a prefix of the secret → unauthorized', () => {
-    expect(gitlab(gitlabPush(), { 'X-Gitlab-Token': SECRET.slice(0, 4) })).toMatchObject({ kind: 'unauthorized' });
+    expect(gitlab(gitlabPush(), { 'X-Gitlab-Token': SECRET.slice(0, 4) })).toMatchObject({
+      kind: 'unauthorized',
+    });
   });
 
   it('missing X-Gitlab-Token → unauthorized naming the header', () => {
     const delivery = readGitWebhook(headers({ 'X-Gitlab-Event': 'Push Hook' }), bytes(gitlabPush()), SECRET);
-    expect(delivery).toMatchObject({ kind: 'unauthorized', reason: expect.stringContaining('X-Gitlab-Token') as unknown });
+    expect(delivery).toMatchObject({
+      kind: 'unauthorized',
+      reason: expect.stringContaining('X-Gitlab-Token') as unknown,
+    });
   });
 
   it('Merge Request Hook → ignored', () => {
-    expect(gitlab('{}', {}, 'Merge Request Hook')).toEqual({ kind: 'ignored', provider: 'gitlab', event: 'Merge Request Hook' });
+    expect(gitlab('{}', {}, 'Merge Request Hook')).toEqual({
+      kind: 'ignored',
+      provider: 'gitlab',
+      event: 'Merge Request Hook',
+    });
   });
 });
 
@@ -245,12 +300,19 @@ describe('Gitea push delivery', () => {
 
   it('missing X-Gitea-Signature → unauthorized naming the header', () => {
     const delivery = readGitWebhook(headers({ 'X-Gitea-Event': 'push' }), bytes(giteaPush()), SECRET);
-    expect(delivery).toMatchObject({ kind: 'unauthorized', reason: expect.stringContaining('X-Gitea-Signature') as unknown });
+    expect(delivery).toMatchObject({
+      kind: 'unauthorized',
+      reason: expect.stringContaining('X-Gitea-Signature') as unknown,
+    });
   });
 
   it('X-Hub-Signature-256 is accepted when X-Gitea-Signature is absent (newer Gitea sends both)', () => {
     const body = giteaPush();
-    const delivery = readGitWebhook(headers({ 'X-Gitea-Event': 'push', 'X-Hub-Signature-256': `sha256=${hmac(body)}` }), bytes(body), SECRET);
+    const delivery = readGitWebhook(
+      headers({ 'X-Gitea-Event': 'push', 'X-Hub-Signature-256': `sha256=${hmac(body)}` }),
+      bytes(body),
+      SECRET,
+    );
     expect(delivery.kind).toBe('push');
   });
 
@@ -261,12 +323,20 @@ describe('Gitea push delivery', () => {
 
 describe('any delivery', () => {
   it('no GitHub, GitLab or Gitea event header → unknown provider', () => {
-    expect(readGitWebhook(headers({ 'X-Hub-Signature-256': 'sha256=00' }), bytes('{}'), SECRET)).toMatchObject({ kind: 'unknown-provider' });
+    expect(
+      readGitWebhook(headers({ 'X-Hub-Signature-256': 'sha256=00' }), bytes('{}'), SECRET),
+    ).toMatchObject({ kind: 'unknown-provider' });
   });
 
   it('an empty configured secret refuses every delivery, even one signed with the empty key', () => {
     const body = githubPush();
-    expect(readGitWebhook(headers({ 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': `sha256=${hmac(body, '')}` }), bytes(body), '')).toMatchObject({
+    expect(
+      readGitWebhook(
+        headers({ 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': `sha256=${hmac(body, '')}` }),
+        bytes(body),
+        '',
+      ),
+    ).toMatchObject({
       kind: 'unauthorized',
     });
   });
@@ -312,12 +382,17 @@ describe('normalizeRepoUrl', () => {
     expect(normalizeRepoUrl(url)).toBe(key);
   });
 
-  it.each([[''], ['   '], ['/srv/git/repo.git'], ['file:///srv/git/repo.git'], ['ftp://host/repo'], ['not a url'], ['https://']])(
-    '%j is not a remote repository URL → undefined',
-    (url) => {
-      expect(normalizeRepoUrl(url)).toBeUndefined();
-    },
-  );
+  it.each([
+    [''],
+    ['   '],
+    ['/srv/git/repo.git'],
+    ['file:///srv/git/repo.git'],
+    ['ftp://host/repo'],
+    ['not a url'],
+    ['https://'],
+  ])('%j is not a remote repository URL → undefined', (url) => {
+    expect(normalizeRepoUrl(url)).toBeUndefined();
+  });
 });
 
 describe('refFollowsPush', () => {
@@ -350,11 +425,17 @@ describe('matchReleases', () => {
     ...over,
   });
   const gitSource = (url: string, ref: GitRef = { branch: 'main' }) => ({ source: { git: { url, ref } } });
-  const repo = (name: string, url: string, ref: GitRef = { branch: 'main' }, namespace = 'team-a'): GitRepositoryLike => ({
+  const repo = (
+    name: string,
+    url: string,
+    ref: GitRef = { branch: 'main' },
+    namespace = 'team-a',
+  ): GitRepositoryLike => ({
     metadata: { name, namespace },
     spec: { url, ref },
   });
-  const names = (matched: ReturnType<typeof matchReleases>) => matched.map((r) => `${r.metadata.namespace}/${r.metadata.name}`);
+  const names = (matched: ReturnType<typeof matchReleases>) =>
+    matched.map((r) => `${r.metadata.namespace}/${r.metadata.name}`);
 
   it('source.git with the pushed repository (any URL spelling) and branch → matched', () => {
     const releases = [
@@ -367,7 +448,10 @@ describe('matchReleases', () => {
 
   it('source.git on another branch, or another repository → not matched', () => {
     const releases = [
-      release({ name: 'other-branch', spec: gitSource('https://github.com/Org/Apps.git', { branch: 'dev' }) }),
+      release({
+        name: 'other-branch',
+        spec: gitSource('https://github.com/Org/Apps.git', { branch: 'dev' }),
+      }),
       release({ name: 'other-repo', spec: gitSource('https://github.com/Org/Apps2.git') }),
       release({ name: 'other-host', spec: gitSource('https://gitlab.com/Org/Apps.git') }),
     ];
@@ -375,14 +459,26 @@ describe('matchReleases', () => {
   });
 
   it('source.gitRepositoryRef to a GitRepository of the pushed repository and branch → matched', () => {
-    const releases = [release({ name: 'via-repo', spec: { source: { gitRepositoryRef: { name: 'platform' } } } })];
-    expect(names(matchReleases(push(), releases, [repo('platform', 'git@github.com:Org/Apps.git')]))).toEqual(['team-a/via-repo']);
-    expect(matchReleases(push(), releases, [repo('platform', 'https://github.com/Org/Apps', { branch: 'dev' })])).toEqual([]);
+    const releases = [
+      release({ name: 'via-repo', spec: { source: { gitRepositoryRef: { name: 'platform' } } } }),
+    ];
+    expect(names(matchReleases(push(), releases, [repo('platform', 'git@github.com:Org/Apps.git')]))).toEqual(
+      ['team-a/via-repo'],
+    );
+    expect(
+      matchReleases(push(), releases, [repo('platform', 'https://github.com/Org/Apps', { branch: 'dev' })]),
+    ).toEqual([]);
   });
 
   it('a GitRepository of the same name in another namespace → not matched', () => {
-    const releases = [release({ name: 'via-repo', spec: { source: { gitRepositoryRef: { name: 'platform' } } } })];
-    expect(matchReleases(push(), releases, [repo('platform', 'https://github.com/Org/Apps', { branch: 'main' }, 'team-b')])).toEqual([]);
+    const releases = [
+      release({ name: 'via-repo', spec: { source: { gitRepositoryRef: { name: 'platform' } } } }),
+    ];
+    expect(
+      matchReleases(push(), releases, [
+        repo('platform', 'https://github.com/Org/Apps', { branch: 'main' }, 'team-b'),
+      ]),
+    ).toEqual([]);
   });
 
   it('a values layer of kind GitRepository with the pushed repository and branch → matched', () => {
@@ -391,15 +487,22 @@ describe('matchReleases', () => {
         name: 'values',
         spec: {
           ...gitSource('https://github.com/Org/Charts.git'),
-          content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'GitRepository', name: 'values-repo', path: 'prod.yaml' }] } },
+          content: {
+            type: 'Helm',
+            helm: { valuesFrom: [{ kind: 'GitRepository', name: 'values-repo', path: 'prod.yaml' }] },
+          },
         },
       }),
     ];
-    expect(names(matchReleases(push(), releases, [repo('values-repo', 'https://github.com/Org/Apps.git')]))).toEqual(['team-a/values']);
+    expect(
+      names(matchReleases(push(), releases, [repo('values-repo', 'https://github.com/Org/Apps.git')])),
+    ).toEqual(['team-a/values']);
   });
 
   it('a missing GitRepository → not matched', () => {
-    const releases = [release({ name: 'dangling', spec: { source: { gitRepositoryRef: { name: 'gone' } } } })];
+    const releases = [
+      release({ name: 'dangling', spec: { source: { gitRepositoryRef: { name: 'gone' } } } }),
+    ];
     expect(matchReleases(push(), releases, [])).toEqual([]);
   });
 
@@ -412,11 +515,16 @@ describe('matchReleases', () => {
       release({ name: 'branch', spec: gitSource(url) }),
       release({ name: 'commit', spec: gitSource(url, { commit: SHA }) }),
     ];
-    expect(names(matchReleases(push({ ref: 'refs/tags/v1.2.0' }), releases, []))).toEqual(['team-a/range', 'team-a/tag']);
+    expect(names(matchReleases(push({ ref: 'refs/tags/v1.2.0' }), releases, []))).toEqual([
+      'team-a/range',
+      'team-a/tag',
+    ]);
   });
 
   it('commit refs never match a branch push', () => {
-    const releases = [release({ name: 'commit', spec: gitSource('https://github.com/Org/Apps', { commit: SHA }) })];
+    const releases = [
+      release({ name: 'commit', spec: gitSource('https://github.com/Org/Apps', { commit: SHA }) }),
+    ];
     expect(matchReleases(push(), releases, [])).toEqual([]);
   });
 
@@ -426,12 +534,21 @@ describe('matchReleases', () => {
   });
 
   it('suspended Releases are not matched', () => {
-    const releases = [release({ name: 'paused', spec: { ...gitSource('https://github.com/Org/Apps'), suspend: true } })];
+    const releases = [
+      release({ name: 'paused', spec: { ...gitSource('https://github.com/Org/Apps'), suspend: true } }),
+    ];
     expect(matchReleases(push(), releases, [])).toEqual([]);
   });
 
   it('helm sources never match', () => {
-    const releases = [release({ name: 'chart', spec: { source: { helm: { repository: 'https://github.com/Org/Apps', chart: 'x', version: '1.0.0' } } } })];
+    const releases = [
+      release({
+        name: 'chart',
+        spec: {
+          source: { helm: { repository: 'https://github.com/Org/Apps', chart: 'x', version: '1.0.0' } },
+        },
+      }),
+    ];
     expect(matchReleases(push(), releases, [])).toEqual([]);
   });
 
@@ -440,20 +557,52 @@ describe('matchReleases', () => {
     const releases = [
       release({ name: 'z', namespace: 'a', spec }),
       release({ name: 'b', namespace: 'b', spec }),
-      release({ name: 'a', namespace: 'b', spec: { ...spec, content: { type: 'Helm', helm: { valuesFrom: [{ kind: 'GitRepository', name: 'r', path: 'v.yaml' }] } } } }),
+      release({
+        name: 'a',
+        namespace: 'b',
+        spec: {
+          ...spec,
+          content: {
+            type: 'Helm',
+            helm: { valuesFrom: [{ kind: 'GitRepository', name: 'r', path: 'v.yaml' }] },
+          },
+        },
+      }),
     ];
-    expect(names(matchReleases(push(), releases, [repo('r', 'https://github.com/Org/Apps', { branch: 'main' }, 'b')]))).toEqual(['a/z', 'b/a', 'b/b']);
+    expect(
+      names(
+        matchReleases(push(), releases, [repo('r', 'https://github.com/Org/Apps', { branch: 'main' }, 'b')]),
+      ),
+    ).toEqual(['a/z', 'b/a', 'b/b']);
   });
 });
 
 describe('matchReleaseSets (issue 26): a set follows what its children would follow', () => {
-  const push = (over: Partial<GitPush> = {}): GitPush => ({ provider: 'github', repoUrls: ['github.com/Org/Apps'], ref: 'refs/heads/main', after: SHA, deleted: false, ...over });
-  const rset = (name: string, template: unknown, overrides?: unknown[], namespace = 'team-a'): ReleaseSetLike => ({
-    metadata: { name, namespace, uid: `uid-${name}` },
-    spec: { template: { spec: template }, ...(overrides === undefined ? {} : { overrides: overrides.map((spec) => ({ spec })) }) },
+  const push = (over: Partial<GitPush> = {}): GitPush => ({
+    provider: 'github',
+    repoUrls: ['github.com/Org/Apps'],
+    ref: 'refs/heads/main',
+    after: SHA,
+    deleted: false,
+    ...over,
   });
-  const git = (url: string, ref: Record<string, string> = { branch: 'main' }) => ({ source: { git: { url, ref } } });
-  const names = (matched: readonly ReleaseSetLike[]) => matched.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
+  const rset = (
+    name: string,
+    template: unknown,
+    overrides?: unknown[],
+    namespace = 'team-a',
+  ): ReleaseSetLike => ({
+    metadata: { name, namespace, uid: `uid-${name}` },
+    spec: {
+      template: { spec: template },
+      ...(overrides === undefined ? {} : { overrides: overrides.map((spec) => ({ spec })) }),
+    },
+  });
+  const git = (url: string, ref: Record<string, string> = { branch: 'main' }) => ({
+    source: { git: { url, ref } },
+  });
+  const names = (matched: readonly ReleaseSetLike[]) =>
+    matched.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
 
   it('the template source (any URL spelling) on the pushed branch → matched, as for a Release; another branch, a pinned commit, another repository → not', () => {
     const sets = [
@@ -464,24 +613,43 @@ describe('matchReleaseSets (issue 26): a set follows what its children would fol
       rset('other-repo', git('https://github.com/Org/Other')),
     ];
     expect(names(matchReleaseSets(push(), sets, []))).toEqual(['team-a/a', 'team-a/b']);
-    expect(names(matchReleaseSets(push({ ref: 'refs/heads/dev' }), sets, []))).toEqual(['team-a/other-branch']);
+    expect(names(matchReleaseSets(push({ ref: 'refs/heads/dev' }), sets, []))).toEqual([
+      'team-a/other-branch',
+    ]);
     expect(matchReleaseSets(push({ deleted: true }), sets, [])).toEqual([]);
   });
 
   it('an override that points some Clusters at the pushed repository or branch matches; null removes a source field as the merge does', () => {
     const sets = [
-      rset('override-branch', git('https://github.com/Org/Apps', { branch: 'stable' }), [{ source: { git: { ref: { branch: 'main' } } } }]),
-      rset('override-repo', git('https://github.com/Org/Other'), [{ source: { git: { url: 'https://github.com/Org/Apps' } } }]),
-      rset('override-elsewhere', git('https://github.com/Org/Other'), [{ source: { git: { url: 'https://github.com/Org/Third' } } }]),
+      rset('override-branch', git('https://github.com/Org/Apps', { branch: 'stable' }), [
+        { source: { git: { ref: { branch: 'main' } } } },
+      ]),
+      rset('override-repo', git('https://github.com/Org/Other'), [
+        { source: { git: { url: 'https://github.com/Org/Apps' } } },
+      ]),
+      rset('override-elsewhere', git('https://github.com/Org/Other'), [
+        { source: { git: { url: 'https://github.com/Org/Third' } } },
+      ]),
     ];
-    expect(names(matchReleaseSets(push(), sets, []))).toEqual(['team-a/override-branch', 'team-a/override-repo']);
+    expect(names(matchReleaseSets(push(), sets, []))).toEqual([
+      'team-a/override-branch',
+      'team-a/override-repo',
+    ]);
   });
 
   it("a GitRepository of the set's namespace (source or values layer) matches; a suspended template, a placeholder URL and a malformed template do not", () => {
-    const repos: GitRepositoryLike[] = [{ metadata: { name: 'platform', namespace: 'team-a' }, spec: { url: 'https://github.com/Org/Apps', ref: { branch: 'main' } } }];
+    const repos: GitRepositoryLike[] = [
+      {
+        metadata: { name: 'platform', namespace: 'team-a' },
+        spec: { url: 'https://github.com/Org/Apps', ref: { branch: 'main' } },
+      },
+    ];
     const sets = [
       rset('by-ref', { source: { gitRepositoryRef: { name: 'platform' } } }),
-      rset('by-layer', { ...git('https://github.com/Org/Charts'), content: { helm: { valuesFrom: [{ kind: 'GitRepository', name: 'platform', path: 'v.yaml' }] } } }),
+      rset('by-layer', {
+        ...git('https://github.com/Org/Charts'),
+        content: { helm: { valuesFrom: [{ kind: 'GitRepository', name: 'platform', path: 'v.yaml' }] } },
+      }),
       rset('other-ns', { source: { gitRepositoryRef: { name: 'platform' } } }, undefined, 'team-b'),
       rset('suspended', { ...git('https://github.com/Org/Apps'), suspend: true }),
       rset('placeholder', git('https://github.com/Org/${cluster.labels.repo}')),
@@ -502,17 +670,22 @@ describe('webhook handler (fake Release source)', () => {
   const setup = (over: Partial<GitWebhookOptions> = {}) => {
     const sent: string[] = [];
     const logs: string[] = [];
-    const log = (msg: string, fields?: Readonly<Record<string, unknown>>) => void logs.push(`${msg} ${JSON.stringify(fields ?? {})}`);
+    const log = (msg: string, fields?: Readonly<Record<string, unknown>>) =>
+      void logs.push(`${msg} ${JSON.stringify(fields ?? {})}`);
     const handler = createGitWebhookHandler({
       secret: SECRET,
       releases: {
         list: () =>
           Promise.resolve({
-            releases: [rawRelease('a', { source: { git: { url, ref: { branch: 'main' } } } }), { kind: 'Release', metadata: { name: 'broken' }, spec: 7 }],
+            releases: [
+              rawRelease('a', { source: { git: { url, ref: { branch: 'main' } } } }),
+              { kind: 'Release', metadata: { name: 'broken' }, spec: 7 },
+            ],
             gitRepositories: [],
           }),
       },
-      enqueue: (loop, key, cause) => void sent.push(`${loop} ${key.namespace}/${key.name} ${key.uid} ${cause}`),
+      enqueue: (loop, key, cause) =>
+        void sent.push(`${loop} ${key.namespace}/${key.name} ${key.uid} ${cause}`),
       logger: { info: log, warn: log, error: log },
       ...over,
     });
@@ -522,7 +695,11 @@ describe('webhook handler (fake Release source)', () => {
     new Request('http://relay/v1/hooks/git', {
       method: 'POST',
       body,
-      headers: { 'X-GitHub-Event': 'push', ...(typeof body === 'string' ? { 'X-Hub-Signature-256': `sha256=${hmac(body)}` } : {}), ...extra },
+      headers: {
+        'X-GitHub-Event': 'push',
+        ...(typeof body === 'string' ? { 'X-Hub-Signature-256': `sha256=${hmac(body)}` } : {}),
+        ...extra,
+      },
       ...(typeof body === 'string' ? {} : { duplex: 'half' }),
     });
 
@@ -537,21 +714,32 @@ describe('webhook handler (fake Release source)', () => {
   });
 
   it('with ReleaseSets listed (a fleet queue): a set whose template follows the push gets a fleet message; the answer names it under matchedReleaseSets', async () => {
-    const set = (name: string, repo: string) => ({ kind: 'ReleaseSet', metadata: { name, namespace: 'team-a', uid: `uid-${name}` }, spec: { template: { spec: { source: { git: { url: repo, ref: { branch: 'main' } } } } } } });
+    const set = (name: string, repo: string) => ({
+      kind: 'ReleaseSet',
+      metadata: { name, namespace: 'team-a', uid: `uid-${name}` },
+      spec: { template: { spec: { source: { git: { url: repo, ref: { branch: 'main' } } } } } },
+    });
     const { handler, sent } = setup({
       releases: {
         list: () =>
           Promise.resolve({
             releases: [rawRelease('a', { source: { git: { url, ref: { branch: 'main' } } } })],
             gitRepositories: [],
-            releaseSets: [set('web', url), set('api', 'https://github.com/Org/Other'), { kind: 'ReleaseSet', metadata: { name: 'broken' } }],
+            releaseSets: [
+              set('web', url),
+              set('api', 'https://github.com/Org/Other'),
+              { kind: 'ReleaseSet', metadata: { name: 'broken' } },
+            ],
           }),
       },
     });
     const res = await handler(post(githubPush()));
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ matched: ['team-a/a'], matchedReleaseSets: ['team-a/web'] });
-    expect(sent).toEqual(['reconcile team-a/a uid-a git push refs/heads/main 0123456', 'fleet team-a/web uid-web git push refs/heads/main 0123456']);
+    expect(sent).toEqual([
+      'reconcile team-a/a uid-a git push refs/heads/main 0123456',
+      'fleet team-a/web uid-web git push refs/heads/main 0123456',
+    ]);
   });
 
   it('a secret function is read per delivery', async () => {
@@ -615,12 +803,16 @@ describe('webhook handler (fake Release source)', () => {
   });
 
   it('the secret cannot be read → 503', async () => {
-    const { handler } = setup({ secret: () => Promise.reject(new Error('secrets "convoy-webhook" not found')) });
+    const { handler } = setup({
+      secret: () => Promise.reject(new Error('secrets "convoy-webhook" not found')),
+    });
     expect((await handler(post(githubPush()))).status).toBe(503);
   });
 
   it('the Releases cannot be listed → 503 Unavailable', async () => {
-    const { handler } = setup({ releases: { list: () => Promise.reject(new Error('connect ECONNREFUSED')) } });
+    const { handler } = setup({
+      releases: { list: () => Promise.reject(new Error('connect ECONNREFUSED')) },
+    });
     const res = await handler(post(githubPush()));
     expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({ error: 'Unavailable' });

@@ -12,7 +12,14 @@ import { createRelayMetrics } from '../../../relay/metrics.ts';
 import type { GaugedReleaseSet } from '../../../relay/release-set-gauges.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00Z');
-const cond = (type: string, status: string, reason: string) => ({ type, status, reason, message: '', lastTransitionTime: '2026-12-01T09:00:00Z', observedGeneration: 1 });
+const cond = (type: string, status: string, reason: string) => ({
+  type,
+  status,
+  reason,
+  message: '',
+  lastTransitionTime: '2026-12-01T09:00:00Z',
+  observedGeneration: 1,
+});
 
 function release(namespace: string, name: string, status: Record<string, unknown>): Release {
   const parsed = parseRelease({
@@ -38,7 +45,14 @@ const releases = [
   }),
 ];
 const sets: GaugedReleaseSet[] = [
-  { metadata: { name: 'acquisition-rollout', namespace: 'team-secret-b', generation: 2 }, status: { observedGeneration: 1, rollout: { state: 'Progressing', step: 0, stepName: 'canary' }, clusters: { selected: 3 } } },
+  {
+    metadata: { name: 'acquisition-rollout', namespace: 'team-secret-b', generation: 2 },
+    status: {
+      observedGeneration: 1,
+      rollout: { state: 'Progressing', step: 0, stepName: 'canary' },
+      clusters: { selected: 3 },
+    },
+  },
 ];
 const NAMES = ['team-secret-a', 'team-secret-b', 'payroll-web', 'merger-plans', 'acquisition-rollout'];
 
@@ -52,7 +66,8 @@ function relayMetrics() {
 /** `promtool check metrics` (Debian's prometheus package; .ci/run installs it). */
 function promtool(text: string): { status: number | null; output: string } {
   const run = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
-  if (run.error) throw new Error(`promtool is not installed (apt-get install prometheus): ${run.error.message}`);
+  if (run.error)
+    throw new Error(`promtool is not installed (apt-get install prometheus): ${run.error.message}`);
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
@@ -73,13 +88,22 @@ async function scrape<E extends Env>(app: Hono<E>): Promise<string> {
 describe('/metrics and tenant names', () => {
   it('by default (API port and probes port): no namespace or name of any Release or ReleaseSet; counts by condition and rollout state instead', async () => {
     const metrics = relayMetrics();
-    const api = createApiApp({ auth: { authenticate: () => Promise.resolve(undefined), authorize: () => Promise.resolve(false) }, releases: undefined as never, metrics, ready: () => true });
+    const api = createApiApp({
+      auth: { authenticate: () => Promise.resolve(undefined), authorize: () => Promise.resolve(false) },
+      releases: undefined as never,
+      metrics,
+      ready: () => true,
+    });
     for (const text of [await scrape(api), await scrape(createProbeApp({ metrics, ready: () => true }))]) {
       for (const name of NAMES) expect(text).not.toContain(name);
       expect(text).not.toMatch(/^convoy_release_condition\{/m);
       expect(text).not.toMatch(/^convoy_releaseset_/m);
-      expect(text).toContain('convoy_releases_by_condition{type="Applied",status="True",reason="Applied"} 2\n');
-      expect(text).toContain('convoy_releases_by_condition{type="Healthy",status="False",reason="Degraded"} 1\n');
+      expect(text).toContain(
+        'convoy_releases_by_condition{type="Applied",status="True",reason="Applied"} 2\n',
+      );
+      expect(text).toContain(
+        'convoy_releases_by_condition{type="Healthy",status="False",reason="Degraded"} 1\n',
+      );
       expect(text).toContain('convoy_releases_by_rollout_state{state="Failed"} 1\n');
       expect(text).toContain('convoy_releases_max_seconds_since_last_success 600\n');
       expect(text).toContain('convoy_releasesets_by_rollout_state{state="Progressing"} 1\n');
@@ -91,8 +115,12 @@ describe('/metrics and tenant names', () => {
   it('with the opt-in: the per-Release and per-ReleaseSet series too', async () => {
     const metrics = relayMetrics();
     const text = await scrape(createProbeApp({ metrics, ready: () => true, metricsPerRelease: true }));
-    expect(text).toContain('convoy_release_condition{namespace="team-secret-a",name="payroll-web",type="Healthy",status="False",reason="Degraded"} 1');
-    expect(text).toContain('convoy_releaseset_rollout_state{namespace="team-secret-b",set="acquisition-rollout",state="Progressing"} 1');
+    expect(text).toContain(
+      'convoy_release_condition{namespace="team-secret-a",name="payroll-web",type="Healthy",status="False",reason="Degraded"} 1',
+    );
+    expect(text).toContain(
+      'convoy_releaseset_rollout_state{namespace="team-secret-b",set="acquisition-rollout",state="Progressing"} 1',
+    );
     expect(text).toContain('convoy_releases_by_condition{type="Applied",status="True",reason="Applied"} 2\n');
     expect(promtool(text)).toEqual({ status: 0, output: '' });
   });

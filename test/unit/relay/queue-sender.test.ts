@@ -1,4 +1,8 @@
-import type { SendMessageBatchCommand, SendMessageBatchCommandOutput, SendMessageBatchRequest } from '@aws-sdk/client-sqs';
+import type {
+  SendMessageBatchCommand,
+  SendMessageBatchCommandOutput,
+  SendMessageBatchRequest,
+} from '@aws-sdk/client-sqs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { parseQueueMessage } from '../../../domain/runtime/queue-message.ts';
@@ -6,14 +10,25 @@ import { createLogger } from '../../../platform/logger.ts';
 import { createRelayMetrics } from '../../../relay/metrics.ts';
 import { createQueueSender, isRetryable, type BatchSendPort } from '../../../relay/send/queue-sender.ts';
 
-const queueUrls = { reconcile: 'https://sqs/reconcile', drift: 'https://sqs/drift', health: 'https://sqs/health' };
+const queueUrls = {
+  reconcile: 'https://sqs/reconcile',
+  drift: 'https://sqs/drift',
+  health: 'https://sqs/health',
+};
 const key = (name: string) => ({ namespace: 'team-a', name, uid: `uid-${name}` });
 
-type Responder = (input: SendMessageBatchRequest, call: number) => Promise<Partial<SendMessageBatchCommandOutput>>;
+type Responder = (
+  input: SendMessageBatchRequest,
+  call: number,
+) => Promise<Partial<SendMessageBatchCommandOutput>>;
 
 const allSucceed: Responder = (input) =>
   Promise.resolve({
-    Successful: (input.Entries ?? []).map((e) => ({ Id: e.Id!, MessageId: `msg-${e.Id}`, MD5OfMessageBody: '' })),
+    Successful: (input.Entries ?? []).map((e) => ({
+      Id: e.Id!,
+      MessageId: `msg-${e.Id}`,
+      MD5OfMessageBody: '',
+    })),
     Failed: [],
   });
 
@@ -23,7 +38,10 @@ function setup(responder: Responder = allSucceed, extra: { windowMs?: number; ma
   const sqs: BatchSendPort = {
     send: async (command: SendMessageBatchCommand) => {
       calls.push(command.input);
-      return { $metadata: {}, ...(await responder(command.input, calls.length)) } as SendMessageBatchCommandOutput;
+      return {
+        $metadata: {},
+        ...(await responder(command.input, calls.length)),
+      } as SendMessageBatchCommandOutput;
     },
   };
   const metrics = createRelayMetrics();
@@ -36,22 +54,31 @@ function setup(responder: Responder = allSucceed, extra: { windowMs?: number; ma
     maxAttempts: extra.maxAttempts ?? 3,
     retryBaseMs: 1,
   });
-  const bodies = () => calls.flatMap((c) => (c.Entries ?? []).map((e) => parseQueueMessage(e.MessageBody ?? '')));
+  const bodies = () =>
+    calls.flatMap((c) => (c.Entries ?? []).map((e) => parseQueueMessage(e.MessageBody ?? '')));
   return { calls, lines, metrics, sender, bodies };
 }
 
-const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+const throttled = () =>
+  Object.assign(new Error('Rate exceeded'), {
+    name: 'ThrottlingException',
+    $metadata: { httpStatusCode: 400 },
+  });
 
 describe('queue sender', () => {
   it('many events for one Release within the window become one message with the first cause and the count', async () => {
     const { calls, sender, bodies } = setup();
-    for (let i = 0; i < 50; i++) sender.enqueue('reconcile', key('podinfo'), i === 0 ? 'watch: labels changed' : 'later');
+    for (let i = 0; i < 50; i++)
+      sender.enqueue('reconcile', key('podinfo'), i === 0 ? 'watch: labels changed' : 'later');
     await sleep(80);
     await sender.flush();
     expect(calls).toHaveLength(1);
     expect(calls[0]?.QueueUrl).toBe(queueUrls.reconcile);
     const [body] = bodies();
-    expect(body).toMatchObject({ ok: true, message: { v: 1, loop: 'reconcile', namespace: 'team-a', name: 'podinfo', uid: 'uid-podinfo' } });
+    expect(body).toMatchObject({
+      ok: true,
+      message: { v: 1, loop: 'reconcile', namespace: 'team-a', name: 'podinfo', uid: 'uid-podinfo' },
+    });
     expect(body?.ok && body.message.cause).toBe('watch: labels changed (and 49 more events)');
   });
 
@@ -103,7 +130,9 @@ describe('queue sender', () => {
   });
 
   it('gives up after maxAttempts, counting and logging each message', async () => {
-    const { calls, sender, metrics, lines } = setup(async () => Promise.reject(throttled()), { maxAttempts: 3 });
+    const { calls, sender, metrics, lines } = setup(async () => Promise.reject(throttled()), {
+      maxAttempts: 3,
+    });
     sender.enqueue('drift', key('a'), 'timer');
     sender.enqueue('drift', key('b'), 'timer');
     await sender.flush();
@@ -113,7 +142,11 @@ describe('queue sender', () => {
   });
 
   it('does not retry an error that is not throttling, a server error or a network failure', async () => {
-    const denied = Object.assign(new Error('denied'), { name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 } });
+    const denied = Object.assign(new Error('denied'), {
+      name: 'AccessDenied',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 403 },
+    });
     const { calls, sender, metrics } = setup(async () => Promise.reject(denied));
     sender.enqueue('reconcile', key('a'), 'watch');
     await sender.flush();

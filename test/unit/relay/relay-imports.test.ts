@@ -15,7 +15,10 @@ describe("the relay's modules", () => {
       registerHooks({ resolve(specifier, context, next) { if (specifier.startsWith('@kubernetes/client-node')) seen.push(context.parentURL); return next(specifier, context); } });
       for (const file of ['relay/relay.ts', 'relay/kube-config.ts', 'relay/http/app.ts', 'relay/http/auth.ts', 'relay/http/release-api.ts', 'relay/http/git-hooks.ts', 'relay/http/user-cluster.ts', 'relay/http/serve.ts', 'adapters/store/s3-render-store.ts', 'platform/tenancy-config.ts']) await import('./' + file);
       console.log(JSON.stringify(seen));`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(JSON.parse(out.trim().split('\n').at(-1) ?? '[]')).toEqual([]);
   });
 
@@ -29,7 +32,11 @@ describe("the relay's modules", () => {
       registerHooks({ resolve(specifier, context, next) { if (/^@aws-sdk\\/client-s3|^@kubernetes\\/client-node/.test(specifier)) seen.push(specifier + ' from ' + context.parentURL); return next(specifier, context); } });
       process.on('exit', () => console.log('loaded: ' + JSON.stringify(seen)));`;
     const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CONVOY_')));
-    const run = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, 'relay/main.ts'], { cwd: root, encoding: 'utf8', env });
+    const run = spawnSync(
+      process.execPath,
+      ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, 'relay/main.ts'],
+      { cwd: root, encoding: 'utf8', env },
+    );
     expect(run.stderr).toContain('relay environment is invalid');
     const line = run.stdout.split('\n').find((l) => l.startsWith('loaded: '));
     expect(JSON.parse(line?.slice('loaded: '.length) ?? 'null')).toEqual([]);

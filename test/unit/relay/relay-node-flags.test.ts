@@ -17,7 +17,11 @@ describe("the relay image's Node.js flags", () => {
   it('image/Dockerfile sets the malloc environment the daemonless image sets', () => {
     const dockerfile = readFileSync(join(root, 'image', 'Dockerfile'), 'utf8');
     const set = Object.fromEntries(
-      [...dockerfile.matchAll(/^ENV (.+)$/gm)].flatMap((m) => (m[1] ?? '').split(/\s+/).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])),
+      [...dockerfile.matchAll(/^ENV (.+)$/gm)].flatMap((m) =>
+        (m[1] ?? '')
+          .split(/\s+/)
+          .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+      ),
     );
     expect(Object.keys(RELAY_MALLOC_ENV).length).toBeGreaterThan(0);
     for (const [key, value] of Object.entries(RELAY_MALLOC_ENV)) expect(set[key]).toBe(value);

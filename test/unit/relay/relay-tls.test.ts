@@ -40,9 +40,13 @@ describe('relay TLS', () => {
     expect(await loadTlsFiles(undefined, undefined)).toEqual({ kind: 'off' });
     const missing = await loadTlsFiles(join(dir, 'absent.crt'), join(dir, 'absent.key'));
     expect(missing.kind).toBe('missing');
-    expect(missing.kind === 'missing' && missing.message).toMatch(/no TLS certificate at .*absent\.crt: .*plain HTTP; create the Secret convoy-relay-tls/);
+    expect(missing.kind === 'missing' && missing.message).toMatch(
+      /no TLS certificate at .*absent\.crt: .*plain HTTP; create the Secret convoy-relay-tls/,
+    );
     await expect(loadTlsFiles(join(dir, 'tls.crt'), undefined)).rejects.toThrow(TlsConfigError);
-    await expect(loadTlsFiles(join(dir, 'tls.crt'), undefined)).rejects.toThrow(/set both CONVOY_TLS_CERT_FILE and CONVOY_TLS_KEY_FILE/);
+    await expect(loadTlsFiles(join(dir, 'tls.crt'), undefined)).rejects.toThrow(
+      /set both CONVOY_TLS_CERT_FILE and CONVOY_TLS_KEY_FILE/,
+    );
   });
 
   it('serves HTTPS with the mounted certificate; the plain port answers probes and metrics only', async () => {
@@ -51,16 +55,23 @@ describe('relay TLS', () => {
     const app = new Hono();
     app.get('/dashboard', (c) => c.text('dashboard'));
     const secure = await serveApi(app, { port: 0, tls });
-    const plain = await serveApi(createProbeApp({ metrics: { render: () => 'up 1\n' }, ready: () => true }), { port: 0 });
+    const plain = await serveApi(createProbeApp({ metrics: { render: () => 'up 1\n' }, ready: () => true }), {
+      port: 0,
+    });
     try {
       expect(secure.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-      expect(await httpsGet(`${secure.url}/dashboard`, pki.caPem)).toEqual({ status: 200, body: 'dashboard' });
+      expect(await httpsGet(`${secure.url}/dashboard`, pki.caPem)).toEqual({
+        status: 200,
+        body: 'dashboard',
+      });
       await expect(httpsGet(`${secure.url}/dashboard`, '')).rejects.toThrow(); // an untrusted certificate is refused
       expect((await fetch(`${plain.url}/readyz`)).status).toBe(200);
       expect(await (await fetch(`${plain.url}/metrics`)).text()).toBe('up 1\n');
       const dashboard = await fetch(`${plain.url}/dashboard`);
       expect(dashboard.status).toBe(404);
-      expect(((await dashboard.json()) as { message: string }).message).toContain("served on the relay's HTTPS port only");
+      expect(((await dashboard.json()) as { message: string }).message).toContain(
+        "served on the relay's HTTPS port only",
+      );
     } finally {
       await secure.close();
       await plain.close();

@@ -33,11 +33,18 @@ describe('a Release event counts (asks for a reconcile) when', () => {
   it('labels changed (they decide which Mutations select the Release)', () => {
     const labelled = release({ resourceVersion: '101', labels: { tier: 'prod' } });
     expect(releaseChangeCause(base, labelled)).toBe('labels changed');
-    expect(releaseChangeCounts(labelled, release({ resourceVersion: '102', labels: { tier: 'dev' } }))).toBe(true);
+    expect(releaseChangeCounts(labelled, release({ resourceVersion: '102', labels: { tier: 'dev' } }))).toBe(
+      true,
+    );
   });
 
   it('deletion was requested (deletionTimestamp set)', () => {
-    expect(releaseChangeCounts(base, release({ resourceVersion: '101', deletionTimestamp: '2026-02-01T00:00:00Z' }))).toBe(true);
+    expect(
+      releaseChangeCounts(
+        base,
+        release({ resourceVersion: '101', deletionTimestamp: '2026-02-01T00:00:00Z' }),
+      ),
+    ).toBe(true);
   });
 
   it('the Release was deleted and created again under the same name (new uid)', () => {
@@ -49,13 +56,21 @@ describe('a Release event does not count when', () => {
   it("only the status changed (the functions' own writes)", () => {
     const next = release({
       resourceVersion: '101',
-      status: { observedGeneration: 1, lastAttempted: { attemptedAt: '2026-01-01T00:05:00Z', phase: 'Succeeded' } },
+      status: {
+        observedGeneration: 1,
+        lastAttempted: { attemptedAt: '2026-01-01T00:05:00Z', phase: 'Succeeded' },
+      },
     });
     expect(releaseChangeCounts(base, next)).toBe(false);
   });
 
   it('another annotation changed', () => {
-    expect(releaseChangeCounts(base, release({ resourceVersion: '101', annotations: { 'example.com/note': 'x' } }))).toBe(false);
+    expect(
+      releaseChangeCounts(
+        base,
+        release({ resourceVersion: '101', annotations: { 'example.com/note': 'x' } }),
+      ),
+    ).toBe(false);
   });
 
   it('a request annotation went from empty to absent', () => {

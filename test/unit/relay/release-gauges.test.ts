@@ -9,7 +9,11 @@ describe('per-Release gauges as exposition text', () => {
 
   it('writes HELP and TYPE for each family even with no Releases', () => {
     const text = renderReleaseGauges([], 0);
-    for (const name of ['convoy_release_condition', 'convoy_release_rollout_state', 'convoy_release_seconds_since_last_success']) {
+    for (const name of [
+      'convoy_release_condition',
+      'convoy_release_rollout_state',
+      'convoy_release_seconds_since_last_success',
+    ]) {
       expect(text).toContain(`# TYPE ${name} gauge\n`);
     }
     expect(text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).toEqual([]);

@@ -13,10 +13,16 @@ const rawSet = {
     resourceVersion: '7',
     generation: 3,
     labels: { team: 'a' },
-    annotations: { 'convoy.dev/approve': 'canary@r1', 'kubectl.kubernetes.io/last-applied-configuration': 'x'.repeat(5_000) },
+    annotations: {
+      'convoy.dev/approve': 'canary@r1',
+      'kubectl.kubernetes.io/last-applied-configuration': 'x'.repeat(5_000),
+    },
     managedFields: [{ manager: 'kubectl' }],
   },
-  spec: { template: { spec: { source: { git: { url: 'https://git.example.com/a.git' } } } }, clusters: { selector: {} } },
+  spec: {
+    template: { spec: { source: { git: { url: 'https://git.example.com/a.git' } } } },
+    clusters: { selector: {} },
+  },
   status: {
     observedGeneration: 3,
     rollout: { state: 'Progressing', step: 1, stepName: 'wave-1', stepStartedAt: '2026-01-01T00:00:00Z' },
@@ -31,24 +37,47 @@ describe('slimReleaseSet / slimCluster: what the relay keeps', () => {
     expect(slimReleaseSet(rawSet)).toEqual({
       apiVersion: 'convoy.dev/v1alpha1',
       kind: 'ReleaseSet',
-      metadata: { name: 'web', namespace: 'team-a', uid: 'set-1', resourceVersion: '7', generation: 3, annotations: { 'convoy.dev/approve': 'canary@r1' } },
-      status: { observedGeneration: 3, rollout: { state: 'Progressing', step: 1, stepName: 'wave-1' }, clusters: rawSet.status.clusters },
+      metadata: {
+        name: 'web',
+        namespace: 'team-a',
+        uid: 'set-1',
+        resourceVersion: '7',
+        generation: 3,
+        annotations: { 'convoy.dev/approve': 'canary@r1' },
+      },
+      status: {
+        observedGeneration: 3,
+        rollout: { state: 'Progressing', step: 1, stepName: 'wave-1' },
+        clusters: rawSet.status.clusters,
+      },
     });
   });
 
   it('a Cluster keeps its labels (set selection) and annotations (${cluster.annotations.…}) besides the identity and spec; not last-applied-configuration', () => {
     const annotations = { a: 'b', 'kubectl.kubernetes.io/last-applied-configuration': '{"kind":"Cluster"}' };
-    const slim = slimCluster({ metadata: { name: 'prod', namespace: 'team-a', labels: { env: 'prod' }, annotations }, spec: { kubeConfig: {} }, status: { x: 1 } });
-    expect(slim).toEqual({ metadata: { name: 'prod', namespace: 'team-a', labels: { env: 'prod' }, annotations: { a: 'b' } }, spec: { kubeConfig: {} } });
+    const slim = slimCluster({
+      metadata: { name: 'prod', namespace: 'team-a', labels: { env: 'prod' }, annotations },
+      spec: { kubeConfig: {} },
+      status: { x: 1 },
+    });
+    expect(slim).toEqual({
+      metadata: { name: 'prod', namespace: 'team-a', labels: { env: 'prod' }, annotations: { a: 'b' } },
+      spec: { kubeConfig: {} },
+    });
   });
 });
 
 describe('per-ReleaseSet gauges', () => {
   it('one series per set and state, the rollout state and step, and whether the spec was handled', () => {
-    const text = renderReleaseSetGauges([slimReleaseSet(rawSet), { metadata: { name: 'new', namespace: 'team-a', generation: 1 } }]);
+    const text = renderReleaseSetGauges([
+      slimReleaseSet(rawSet),
+      { metadata: { name: 'new', namespace: 'team-a', generation: 1 } },
+    ]);
     expect(text).toContain('convoy_releaseset_clusters{namespace="team-a",set="web",state="selected"} 10');
     expect(text).toContain('convoy_releaseset_clusters{namespace="team-a",set="web",state="failed"} 1');
-    expect(text).toContain('convoy_releaseset_rollout_state{namespace="team-a",set="web",state="Progressing"} 1');
+    expect(text).toContain(
+      'convoy_releaseset_rollout_state{namespace="team-a",set="web",state="Progressing"} 1',
+    );
     expect(text).toContain('convoy_releaseset_rollout_step{namespace="team-a",set="web",step="wave-1"} 1');
     expect(text).toContain('convoy_releaseset_observed{namespace="team-a",set="web"} 1');
     expect(text).toContain('convoy_releaseset_observed{namespace="team-a",set="new"} 0');
@@ -59,6 +88,8 @@ describe('per-ReleaseSet gauges', () => {
     const metrics = createRelayMetrics();
     expect(await metrics.render()).not.toContain('convoy_releaseset_');
     metrics.observeReleaseSets(() => [slimReleaseSet(rawSet)]);
-    expect(await metrics.render()).toContain('convoy_releaseset_clusters{namespace="team-a",set="web",state="ready"} 3');
+    expect(await metrics.render()).toContain(
+      'convoy_releaseset_clusters{namespace="team-a",set="web",state="ready"} 3',
+    );
   });
 });

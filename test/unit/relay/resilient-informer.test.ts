@@ -1,4 +1,9 @@
-import type { ErrorCallback, KubernetesListObject, KubernetesObject, ObjectCallback } from '@kubernetes/client-node';
+import type {
+  ErrorCallback,
+  KubernetesListObject,
+  KubernetesObject,
+  ObjectCallback,
+} from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../platform/logger.ts';
 import type { ListFunction, ListWatchLike } from '../../../relay/watch/list-watch.ts';
@@ -10,7 +15,13 @@ type Verb = 'add' | 'update' | 'delete' | 'change' | 'error' | 'connect';
 
 /** Behaves like client-node's ListWatch: start() lists, emits add/update for the items, then "watches". */
 class FakeListWatch implements ListWatchLike<Obj> {
-  readonly callbacks: Record<string, Callback[]> = { add: [], update: [], delete: [], error: [], connect: [] };
+  readonly callbacks: Record<string, Callback[]> = {
+    add: [],
+    update: [],
+    delete: [],
+    error: [],
+    connect: [],
+  };
   stopped = false;
   private readonly list: ListFunction<Obj>;
   constructor(list: ListFunction<Obj>) {
@@ -43,7 +54,9 @@ class FakeListWatch implements ListWatchLike<Obj> {
   }
 }
 
-const obj = (name: string, resourceVersion: string): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion } });
+const obj = (name: string, resourceVersion: string): Obj => ({
+  metadata: { name, namespace: 'ns', resourceVersion },
+});
 
 function setup(lists: (() => Obj[] | Error)[]) {
   const sessions: FakeListWatch[] = [];
@@ -75,7 +88,11 @@ function setup(lists: (() => Obj[] | Error)[]) {
     },
     relistIntervalMs: 60_000,
   });
-  const summary = () => events.map((e) => `${e.type} ${e.object.metadata?.name}@${e.object.metadata?.resourceVersion}${e.initial ? ' initial' : ''}`);
+  const summary = () =>
+    events.map(
+      (e) =>
+        `${e.type} ${e.object.metadata?.name}@${e.object.metadata?.resourceVersion}${e.initial ? ' initial' : ''}`,
+    );
   return { informer, sessions, events, hooks, summary };
 }
 
@@ -112,7 +129,10 @@ describe('resilient informer', () => {
   });
 
   it('an object missing from a relist is reported deleted with its last state', async () => {
-    const { informer, summary, events } = setup([() => [obj('a', '1'), obj('b', '1')], () => [obj('a', '1')]]);
+    const { informer, summary, events } = setup([
+      () => [obj('a', '1'), obj('b', '1')],
+      () => [obj('a', '1')],
+    ]);
     informer.start();
     await vi.advanceTimersByTimeAsync(0);
     events.length = 0;
@@ -136,7 +156,10 @@ describe('resilient informer', () => {
   });
 
   it('a watch error after a good list restarts, relists and reports what was missed', async () => {
-    const { informer, sessions, summary, events, hooks } = setup([() => [obj('a', '1')], () => [obj('a', '2')]]);
+    const { informer, sessions, summary, events, hooks } = setup([
+      () => [obj('a', '1')],
+      () => [obj('a', '2')],
+    ]);
     informer.start();
     await vi.advanceTimersByTimeAsync(0);
     events.length = 0;

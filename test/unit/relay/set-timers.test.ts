@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { releaseSetInterval, releaseSetTimerDue, SET_TIMER_CAUSE, type TimedReleaseSet } from '../../../domain/relay/set-timers.ts';
+import {
+  releaseSetInterval,
+  releaseSetTimerDue,
+  SET_TIMER_CAUSE,
+  type TimedReleaseSet,
+} from '../../../domain/relay/set-timers.ts';
 import { MIN_INTERVAL_MS } from '../../../domain/relay/timers.ts';
 import { slimReleaseSet } from '../../../relay/watch/slim.ts';
 
@@ -25,7 +30,10 @@ describe('ReleaseSet interval timer (domain/relay/set-timers.ts)', () => {
   });
 
   it('a set not sent anything yet this term is due at its slot within one interval of the term start, spread by uid', () => {
-    const dues = Array.from({ length: 200 }, (_, i) => releaseSetTimerDue(set('60s', { uid: `set-${i}` }), undefined, new Date(T0)) ?? NaN);
+    const dues = Array.from(
+      { length: 200 },
+      (_, i) => releaseSetTimerDue(set('60s', { uid: `set-${i}` }), undefined, new Date(T0)) ?? NaN,
+    );
     for (const due of dues) {
       expect(due).toBeGreaterThanOrEqual(T0);
       expect(due).toBeLessThan(T0 + 60_000);
@@ -37,7 +45,9 @@ describe('ReleaseSet interval timer (domain/relay/set-timers.ts)', () => {
   });
 
   it('a set being deleted, or without a uid, has no timer', () => {
-    expect(releaseSetTimerDue(set('30s', { deletionTimestamp: '2026-12-03T04:00:00Z' }), undefined, new Date(T0))).toBeUndefined();
+    expect(
+      releaseSetTimerDue(set('30s', { deletionTimestamp: '2026-12-03T04:00:00Z' }), undefined, new Date(T0)),
+    ).toBeUndefined();
     expect(releaseSetTimerDue(set('30s', { uid: '' }), undefined, new Date(T0))).toBeUndefined();
   });
 
@@ -46,10 +56,20 @@ describe('ReleaseSet interval timer (domain/relay/set-timers.ts)', () => {
       apiVersion: 'convoy.dev/v1alpha1',
       kind: 'ReleaseSet',
       metadata: { name: 'web', namespace: 'team-a', uid: 'set-1', resourceVersion: '1', generation: 1 },
-      spec: { clusters: { selector: {} }, template: { spec: { source: { git: { url: 'https://x/y.git' } }, syncPolicy: { interval: '45s', prune: true } } } },
+      spec: {
+        clusters: { selector: {} },
+        template: {
+          spec: { source: { git: { url: 'https://x/y.git' } }, syncPolicy: { interval: '45s', prune: true } },
+        },
+      },
     };
     const slim = slimReleaseSet(raw);
-    expect(slim).toEqual({ apiVersion: raw.apiVersion, kind: raw.kind, metadata: raw.metadata, spec: { template: { spec: { syncPolicy: { interval: '45s' } } } } });
+    expect(slim).toEqual({
+      apiVersion: raw.apiVersion,
+      kind: raw.kind,
+      metadata: raw.metadata,
+      spec: { template: { spec: { syncPolicy: { interval: '45s' } } } },
+    });
     expect(releaseSetInterval(slim)).toBe(45_000);
   });
 });

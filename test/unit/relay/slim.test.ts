@@ -17,19 +17,38 @@ const REF_B = `sha256:${'b'.repeat(64)}`;
 const AT = '2026-12-01T10:00:00Z';
 
 /** A Release as the API server sends it, with everything the relay does not read. */
-function rawRelease(over: { generation?: number; resourceVersion?: string; pin?: string; state?: string } = {}): KubernetesObject {
+function rawRelease(
+  over: { generation?: number; resourceVersion?: string; pin?: string; state?: string } = {},
+): KubernetesObject {
   return rawReleaseJson(over);
 }
 
 /** The same as JSON (creationTimestamp a string, as on the wire). */
-function rawReleaseJson(over: { generation?: number; resourceVersion?: string; pin?: string; state?: string }): Record<string, unknown> {
-  const condition = (type: string, reason: string) => ({ type, status: 'True', reason, message: `${reason}: ${'a long message '.repeat(50)}`, lastTransitionTime: AT, observedGeneration: over.generation ?? 3 });
+function rawReleaseJson(over: {
+  generation?: number;
+  resourceVersion?: string;
+  pin?: string;
+  state?: string;
+}): Record<string, unknown> {
+  const condition = (type: string, reason: string) => ({
+    type,
+    status: 'True',
+    reason,
+    message: `${reason}: ${'a long message '.repeat(50)}`,
+    lastTransitionTime: AT,
+    observedGeneration: over.generation ?? 3,
+  });
   const attempt = {
     attemptedAt: AT,
     phase: 'Succeeded',
     renderRef: REF_A,
     resolvedSource: { git: { url: 'https://git.example.com/apps.git', ref: 'main', commit: 'c'.repeat(40) } },
-    resolvedCluster: { name: 'prod', uid: 'cluster-uid', server: 'https://prod', kubernetesVersion: 'v1.34.0' },
+    resolvedCluster: {
+      name: 'prod',
+      uid: 'cluster-uid',
+      server: 'https://prod',
+      kubernetesVersion: 'v1.34.0',
+    },
     resolvedMutations: [{ name: 'm', generation: 1 }],
   };
   return {
@@ -44,18 +63,39 @@ function rawReleaseJson(over: { generation?: number; resourceVersion?: string; p
       creationTimestamp: '2026-01-01T00:00:00Z',
       labels: { app: 'web', tier: 'front' },
       annotations: {
-        'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ spec: { big: 'x'.repeat(2000) } }),
+        'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({
+          spec: { big: 'x'.repeat(2000) },
+        }),
         'example.com/owner': 'team-a',
         'convoy.dev/sync-requested-at': '2026-12-01T09:00:00Z',
         ...(over.pin === undefined ? {} : { 'convoy.dev/pin': over.pin }),
       },
       finalizers: ['convoy.dev/cleanup'],
-      managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'convoy.dev/v1alpha1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:cluster': {} } } }],
+      managedFields: [
+        {
+          manager: 'kubectl',
+          operation: 'Apply',
+          apiVersion: 'convoy.dev/v1alpha1',
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:spec': { 'f:cluster': {} } },
+        },
+      ],
     },
     spec: {
       cluster: { name: 'prod' },
-      source: { git: { url: 'https://git.example.com/apps.git', ref: { branch: 'main' }, secretRef: { name: 'git-creds' } } },
-      content: { helm: { values: { replicas: 3, big: 'v'.repeat(5000) }, valuesFrom: [{ kind: 'ConfigMap', name: 'web-values' }] } },
+      source: {
+        git: {
+          url: 'https://git.example.com/apps.git',
+          ref: { branch: 'main' },
+          secretRef: { name: 'git-creds' },
+        },
+      },
+      content: {
+        helm: {
+          values: { replicas: 3, big: 'v'.repeat(5000) },
+          valuesFrom: [{ kind: 'ConfigMap', name: 'web-values' }],
+        },
+      },
       syncPolicy: { interval: '6m' },
     },
     status: {
@@ -65,7 +105,14 @@ function rawReleaseJson(over: { generation?: number; resourceVersion?: string; p
       lastAttempted: attempt,
       lastSuccessful: attempt,
       lastHealthy: attempt,
-      rollout: { renderRef: REF_A, previousRenderRef: REF_B, state: over.state ?? 'Succeeded', startedAt: AT, finishedAt: AT, wave: 2 },
+      rollout: {
+        renderRef: REF_A,
+        previousRenderRef: REF_B,
+        state: over.state ?? 'Succeeded',
+        startedAt: AT,
+        finishedAt: AT,
+        wave: 2,
+      },
       waves: [{ wave: 0, objects: 3, state: 'Healthy', appliedAt: AT, healthyAt: AT }],
       ...(over.pin === undefined ? {} : { pin: { renderRef: over.pin, state: 'Active' } }),
       lifecycle: { hooks: [{ name: 'migrate', phase: 'PreSync', state: 'Succeeded', message: 'done' }] },
@@ -79,9 +126,22 @@ function rawReleaseJson(over: { generation?: number; resourceVersion?: string; p
         degraded: 1,
         missing: 0,
         unknown: 0,
-        objects: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'web', state: 'Degraded', message: 'CrashLoopBackOff' }],
+        objects: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            namespace: 'team-a',
+            name: 'web',
+            state: 'Degraded',
+            message: 'CrashLoopBackOff',
+          },
+        ],
       },
-      conditions: [condition('Applied', 'Applied'), condition('InSync', 'InSync'), condition('Healthy', 'Degraded')],
+      conditions: [
+        condition('Applied', 'Applied'),
+        condition('InSync', 'InSync'),
+        condition('Healthy', 'Degraded'),
+      ],
     },
   };
 }
@@ -92,7 +152,13 @@ const parsed = (raw: unknown): Release => {
   return result.value;
 };
 
-const quietLogger = { child: () => quietLogger, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
+const quietLogger = {
+  child: () => quietLogger,
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+} as unknown as Logger;
 
 describe('slimRelease: what the relay keeps of a Release', () => {
   it('keeps the metadata, spec and status fields the relay reads, and nothing else', () => {
@@ -111,7 +177,13 @@ describe('slimRelease: what the relay keeps of a Release', () => {
       },
       spec: {
         cluster: { name: 'prod' },
-        source: { git: { url: 'https://git.example.com/apps.git', ref: { branch: 'main' }, secretRef: { name: 'git-creds' } } },
+        source: {
+          git: {
+            url: 'https://git.example.com/apps.git',
+            ref: { branch: 'main' },
+            secretRef: { name: 'git-creds' },
+          },
+        },
         content: { helm: { valuesFrom: [{ kind: 'ConfigMap', name: 'web-values' }] } },
         syncPolicy: { interval: '6m' },
       },
@@ -123,11 +195,42 @@ describe('slimRelease: what the relay keeps of a Release', () => {
         lastSuccessful: { attemptedAt: AT, phase: 'Succeeded', renderRef: REF_A },
         rollout: { renderRef: REF_A, state: 'Succeeded' },
         pin: { renderRef: REF_B, state: 'Active' },
-        healthSummary: { renderRef: REF_A, checkedAt: AT, total: 3, healthy: 2, progressing: 0, degraded: 1, missing: 0, unknown: 0, objects: [] },
+        healthSummary: {
+          renderRef: REF_A,
+          checkedAt: AT,
+          total: 3,
+          healthy: 2,
+          progressing: 0,
+          degraded: 1,
+          missing: 0,
+          unknown: 0,
+          objects: [],
+        },
         conditions: [
-          { type: 'Applied', status: 'True', reason: 'Applied', message: '', lastTransitionTime: AT, observedGeneration: 3 },
-          { type: 'InSync', status: 'True', reason: 'InSync', message: '', lastTransitionTime: AT, observedGeneration: 3 },
-          { type: 'Healthy', status: 'True', reason: 'Degraded', message: '', lastTransitionTime: AT, observedGeneration: 3 },
+          {
+            type: 'Applied',
+            status: 'True',
+            reason: 'Applied',
+            message: '',
+            lastTransitionTime: AT,
+            observedGeneration: 3,
+          },
+          {
+            type: 'InSync',
+            status: 'True',
+            reason: 'InSync',
+            message: '',
+            lastTransitionTime: AT,
+            observedGeneration: 3,
+          },
+          {
+            type: 'Healthy',
+            status: 'True',
+            reason: 'Degraded',
+            message: '',
+            lastTransitionTime: AT,
+            observedGeneration: 3,
+          },
         ],
       },
     });
@@ -139,7 +242,12 @@ describe('slimRelease: what the relay keeps of a Release', () => {
   });
 
   it('adds nothing a Release does not have: a new Release without status stays without one', () => {
-    const raw = { apiVersion: 'convoy.dev/v1alpha1', kind: 'Release', metadata: { name: 'a', namespace: 'n', uid: 'u', resourceVersion: '1', generation: 1 }, spec: { cluster: { name: 'c' }, source: { git: { url: 'https://g/x.git', ref: { branch: 'main' } } } } };
+    const raw = {
+      apiVersion: 'convoy.dev/v1alpha1',
+      kind: 'Release',
+      metadata: { name: 'a', namespace: 'n', uid: 'u', resourceVersion: '1', generation: 1 },
+      spec: { cluster: { name: 'c' }, source: { git: { url: 'https://g/x.git', ref: { branch: 'main' } } } },
+    };
     expect(slimRelease(raw)).toEqual(raw);
   });
 
@@ -163,10 +271,20 @@ describe('slimRelease: what the relay keeps of a Release', () => {
       }
     }
     expect(renderReleaseGauges(slim, now.getTime())).toBe(renderReleaseGauges(full, now.getTime()));
-    const valuesChange = { kind: 'ConfigMap' as const, old: { metadata: { name: 'web-values', resourceVersion: '1' } }, next: { metadata: { name: 'web-values', resourceVersion: '2' } } };
-    const secretChange = { kind: 'Secret' as const, old: { metadata: { name: 'git-creds', resourceVersion: '1' } }, next: { metadata: { name: 'git-creds', resourceVersion: '2' } } };
+    const valuesChange = {
+      kind: 'ConfigMap' as const,
+      old: { metadata: { name: 'web-values', resourceVersion: '1' } },
+      next: { metadata: { name: 'web-values', resourceVersion: '2' } },
+    };
+    const secretChange = {
+      kind: 'Secret' as const,
+      old: { metadata: { name: 'git-creds', resourceVersion: '1' } },
+      next: { metadata: { name: 'git-creds', resourceVersion: '2' } },
+    };
     for (const change of [valuesChange, secretChange]) {
-      expect(affectedReleases(change, { releases: slim }).length).toBe(affectedReleases(change, { releases: full }).length);
+      expect(affectedReleases(change, { releases: slim }).length).toBe(
+        affectedReleases(change, { releases: full }).length,
+      );
       expect(affectedReleases(change, { releases: slim })).toHaveLength(variants.length);
     }
   });
@@ -177,7 +295,16 @@ describe('slimDependency: what the relay keeps of the other kinds', () => {
     const cluster = {
       apiVersion: 'convoy.dev/v1alpha1',
       kind: 'Cluster',
-      metadata: { name: 'prod', namespace: 'team-a', uid: 'c1', resourceVersion: '7', generation: 2, labels: { a: 'b' }, annotations: { x: 'y' }, managedFields: [{ manager: 'kubectl' }] },
+      metadata: {
+        name: 'prod',
+        namespace: 'team-a',
+        uid: 'c1',
+        resourceVersion: '7',
+        generation: 2,
+        labels: { a: 'b' },
+        annotations: { x: 'y' },
+        managedFields: [{ manager: 'kubectl' }],
+      },
       spec: { kubeConfig: { secretRef: { name: 'prod-kubeconfig' } } },
       status: { conditions: [{ type: 'Ready', status: 'True' }] },
     };
@@ -190,8 +317,23 @@ describe('slimDependency: what the relay keeps of the other kinds', () => {
   });
 
   it('keeps a metadata-only ConfigMap to its identity and resourceVersion', () => {
-    const partial = { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: { name: 'v', namespace: 'n', uid: 'u', resourceVersion: '9', labels: { 'convoy.dev/watch': 'true' }, managedFields: [{}] } };
-    expect(slimDependency(partial)).toEqual({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: { name: 'v', namespace: 'n', uid: 'u', resourceVersion: '9' } });
+    const partial = {
+      apiVersion: 'meta.k8s.io/v1',
+      kind: 'PartialObjectMetadata',
+      metadata: {
+        name: 'v',
+        namespace: 'n',
+        uid: 'u',
+        resourceVersion: '9',
+        labels: { 'convoy.dev/watch': 'true' },
+        managedFields: [{}],
+      },
+    };
+    expect(slimDependency(partial)).toEqual({
+      apiVersion: 'meta.k8s.io/v1',
+      kind: 'PartialObjectMetadata',
+      metadata: { name: 'v', namespace: 'n', uid: 'u', resourceVersion: '9' },
+    });
   });
 });
 
@@ -227,9 +369,14 @@ describe('the transform at the informer', () => {
     expect(watches[0]?.from).toBe('100');
     expect(informer.get('team-a', 'web')).toEqual(slimRelease(rawRelease()));
 
-    watches[0]?.onEvent({ type: 'MODIFIED', object: rawReleaseJson({ generation: 4, resourceVersion: '101' }) });
+    watches[0]?.onEvent({
+      type: 'MODIFIED',
+      object: rawReleaseJson({ generation: 4, resourceVersion: '101' }),
+    });
     watches[0]?.onEvent({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '102' } } });
-    expect(informer.get('team-a', 'web')).toEqual(slimRelease(rawRelease({ generation: 4, resourceVersion: '101' })));
+    expect(informer.get('team-a', 'web')).toEqual(
+      slimRelease(rawRelease({ generation: 4, resourceVersion: '101' })),
+    );
     // The server ends the watch (its timeout): the next one starts from the bookmark.
     watching = new Promise<void>((resolve) => (subscribed = resolve));
     watches[0]?.end();

@@ -13,11 +13,33 @@ const template = release({
   spec: { syncPolicy: { interval: '1h' } },
   status: {
     reconciledAt: '2026-01-01T11:59:00Z',
-    healthSummary: { renderRef: 'r', checkedAt: '2026-01-01T11:59:00Z', total: 0, healthy: 0, progressing: 0, degraded: 0, missing: 0, unknown: 0, objects: [] },
-    conditions: [{ type: 'InSync', status: 'True', reason: 'InSync', message: '', lastTransitionTime: '2026-01-01T10:00:00Z', observedGeneration: 1 }],
+    healthSummary: {
+      renderRef: 'r',
+      checkedAt: '2026-01-01T11:59:00Z',
+      total: 0,
+      healthy: 0,
+      progressing: 0,
+      degraded: 0,
+      missing: 0,
+      unknown: 0,
+      objects: [],
+    },
+    conditions: [
+      {
+        type: 'InSync',
+        status: 'True',
+        reason: 'InSync',
+        message: '',
+        lastTransitionTime: '2026-01-01T10:00:00Z',
+        observedGeneration: 1,
+      },
+    ],
   },
 });
-const settled = (i: number): Release => ({ ...template, metadata: { ...template.metadata, name: `app-${i}`, uid: `uid-${i}` } });
+const settled = (i: number): Release => ({
+  ...template,
+  metadata: { ...template.metadata, name: `app-${i}`, uid: `uid-${i}` },
+});
 
 describe('timers overdue when the relay starts leading', () => {
   it('without a term start, every overdue drift timer is due at once (the burst this bounds)', () => {
@@ -25,31 +47,41 @@ describe('timers overdue when the relay starts leading', () => {
     expect(fleet.filter((r) => dueLoops(r, TERM_START).includes('drift'))).toHaveLength(1000);
   });
 
-  it('spreads 10,000 overdue drift timers evenly over one interval, and sends each once', { timeout: 30_000 }, () => {
-    const fleet = Array.from({ length: 10_000 }, (_, i) => settled(i));
-    const perSecond = new Array<number>(DRIFT_INTERVAL_MS / 1000).fill(0);
-    const wrong: string[] = [];
-    for (const r of fleet) {
-      const due = dueTimes(r, TERM_START, {}, TERM_START).drift.getTime();
-      const offset = due - TERM_START.getTime();
-      if (offset < 0 || offset >= DRIFT_INTERVAL_MS) wrong.push(`${r.metadata.name}: due ${offset} ms after the term start`);
-      else perSecond[Math.floor(offset / 1000)] += 1;
-      // Due from its slot on (not before), and once sent there, not again for an interval.
-      if (dueLoops(r, new Date(due - 1), {}, TERM_START).includes('drift')) wrong.push(`${r.metadata.name}: due before its slot`);
-      if (!dueLoops(r, new Date(due), {}, TERM_START).includes('drift')) wrong.push(`${r.metadata.name}: not due at its slot`);
-      if (dueLoops(r, new Date(due + 1000), { drift: new Date(due) }, TERM_START).includes('drift')) wrong.push(`${r.metadata.name}: due again after its send`);
-    }
-    expect(wrong).toEqual([]);
-    // The steady rate is 10,000 / 300 s ≈ 33 per second; no second sends more than three times that.
-    expect(Math.max(...perSecond)).toBeLessThanOrEqual(100);
-  });
+  it(
+    'spreads 10,000 overdue drift timers evenly over one interval, and sends each once',
+    { timeout: 30_000 },
+    () => {
+      const fleet = Array.from({ length: 10_000 }, (_, i) => settled(i));
+      const perSecond = new Array<number>(DRIFT_INTERVAL_MS / 1000).fill(0);
+      const wrong: string[] = [];
+      for (const r of fleet) {
+        const due = dueTimes(r, TERM_START, {}, TERM_START).drift.getTime();
+        const offset = due - TERM_START.getTime();
+        if (offset < 0 || offset >= DRIFT_INTERVAL_MS)
+          wrong.push(`${r.metadata.name}: due ${offset} ms after the term start`);
+        else perSecond[Math.floor(offset / 1000)] += 1;
+        // Due from its slot on (not before), and once sent there, not again for an interval.
+        if (dueLoops(r, new Date(due - 1), {}, TERM_START).includes('drift'))
+          wrong.push(`${r.metadata.name}: due before its slot`);
+        if (!dueLoops(r, new Date(due), {}, TERM_START).includes('drift'))
+          wrong.push(`${r.metadata.name}: not due at its slot`);
+        if (dueLoops(r, new Date(due + 1000), { drift: new Date(due) }, TERM_START).includes('drift'))
+          wrong.push(`${r.metadata.name}: due again after its send`);
+      }
+      expect(wrong).toEqual([]);
+      // The steady rate is 10,000 / 300 s ≈ 33 per second; no second sends more than three times that.
+      expect(Math.max(...perSecond)).toBeLessThanOrEqual(100);
+    },
+  );
 
   it('leaves a timer that was not overdue at the term start, or that this term already sent, as it was', () => {
     const r = settled(1);
     // Reconcile: reconciled 11:59 + 1h, not overdue.
     expect(dueTimes(r, TERM_START, {}, TERM_START).reconcile).toEqual(new Date('2026-01-01T12:59:00Z'));
     const sent = new Date('2026-01-01T12:00:30Z');
-    expect(dueTimes(r, sent, { drift: sent }, TERM_START).drift).toEqual(new Date(sent.getTime() + DRIFT_INTERVAL_MS));
+    expect(dueTimes(r, sent, { drift: sent }, TERM_START).drift).toEqual(
+      new Date(sent.getTime() + DRIFT_INTERVAL_MS),
+    );
   });
 
   it('is due at the same slot whichever restart found it overdue, so frequent restarts still reach it', () => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { driftWaitsForReconcile, dueLoops, dueTimes, FRESHNESS_INTERVAL_MS, healthWaitsForReconcile, observersNotified } from '../../../domain/relay/timers.ts';
+import {
+  driftWaitsForReconcile,
+  dueLoops,
+  dueTimes,
+  FRESHNESS_INTERVAL_MS,
+  healthWaitsForReconcile,
+  observersNotified,
+} from '../../../domain/relay/timers.ts';
 import { healthRenderRef, healthVerdict } from '../../../domain/observe/health-verdict.ts';
 import { planDriftCheck } from '../../../domain/observe/insync-verdict.ts';
 import { release } from './fixtures.ts';
@@ -20,7 +27,10 @@ const condition = (type: string, lastTransitionTime: string) => ({
 
 describe('reconcile timer', () => {
   it('is due syncPolicy.interval after status.lastAttempted.attemptedAt', () => {
-    const r = release({ spec: { syncPolicy: { interval: '2m' } }, status: { lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: 'Succeeded' } } });
+    const r = release({
+      spec: { syncPolicy: { interval: '2m' } },
+      status: { lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: 'Succeeded' } },
+    });
     expect(dueTimes(r, NOW).reconcile).toEqual(at('2026-01-01T11:02:00Z'));
   });
 
@@ -30,13 +40,19 @@ describe('reconcile timer', () => {
 
   it('uses the later of attemptedAt and reconciledAt', () => {
     const r = release({
-      status: { reconciledAt: '2026-01-01T11:30:00Z', lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: '' } },
+      status: {
+        reconciledAt: '2026-01-01T11:30:00Z',
+        lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: '' },
+      },
     });
     expect(dueTimes(r, NOW).reconcile).toEqual(at('2026-01-01T11:35:00Z'));
   });
 
   it('is not due again within an interval of the last send (the function may still run)', () => {
-    const r = release({ spec: { syncPolicy: { interval: '2m' } }, status: { lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: 'Succeeded' } } });
+    const r = release({
+      spec: { syncPolicy: { interval: '2m' } },
+      status: { lastAttempted: { attemptedAt: '2026-01-01T11:00:00Z', phase: 'Succeeded' } },
+    });
     const sent = at('2026-01-01T11:59:30Z');
     expect(dueTimes(r, NOW, { reconcile: sent }).reconcile).toEqual(plus(iso(sent), 120_000));
     expect(dueLoops(r, NOW, { reconcile: sent, drift: NOW, health: NOW })).toEqual([]);
@@ -57,7 +73,10 @@ describe('drift timer', () => {
   });
 
   it('after a relay restart, falls back to InSync.lastTransitionTime', () => {
-    const r = release({ spec: { driftDetection: { interval: '3m' } }, status: { conditions: [condition('InSync', '2026-01-01T11:58:30Z')] } });
+    const r = release({
+      spec: { driftDetection: { interval: '3m' } },
+      status: { conditions: [condition('InSync', '2026-01-01T11:58:30Z')] },
+    });
     expect(dueTimes(r, NOW).drift).toEqual(at('2026-01-01T12:01:30Z'));
   });
 
@@ -72,7 +91,17 @@ describe('health timer', () => {
     const r = release({
       spec: { healthAssessment: { interval: '30s' } },
       status: {
-        healthSummary: { renderRef: 'sha256:x', checkedAt: '2026-01-01T11:59:50Z', total: 0, healthy: 0, progressing: 0, degraded: 0, missing: 0, unknown: 0, objects: [] },
+        healthSummary: {
+          renderRef: 'sha256:x',
+          checkedAt: '2026-01-01T11:59:50Z',
+          total: 0,
+          healthy: 0,
+          progressing: 0,
+          degraded: 0,
+          missing: 0,
+          unknown: 0,
+          objects: [],
+        },
       },
     });
     expect(dueTimes(r, NOW).health).toEqual(at('2026-01-01T12:00:20Z'));
@@ -92,13 +121,25 @@ describe('health timer', () => {
 describe('observer timers while the observers wait for the reconcile (issue 10: a burst filled their queues)', () => {
   const A = `sha256:${'a'.repeat(64)}`;
   const B = `sha256:${'b'.repeat(64)}`;
-  const pending = (type: string, generation = 1) => ({ type, status: 'Unknown', reason: 'Pending', message: '', lastTransitionTime: '2026-01-01T11:59:00Z', observedGeneration: generation });
+  const pending = (type: string, generation = 1) => ({
+    type,
+    status: 'Unknown',
+    reason: 'Pending',
+    message: '',
+    lastTransitionTime: '2026-01-01T11:59:00Z',
+    observedGeneration: generation,
+  });
   const attempt = (renderRef: string) => ({ attemptedAt: '2026-01-01T11:59:00Z', phase: '', renderRef });
   const waitingAtWave = (conditions: unknown[], generation = 1) =>
     release({
       generation,
       spec: { healthAssessment: { interval: '30s' }, driftDetection: { interval: '30s' } },
-      status: { lastAttempted: attempt(B), lastSuccessful: { ...attempt(A), phase: 'Succeeded' }, rollout: { renderRef: B, state: 'Progressing', wave: 1, startedAt: '2026-01-01T11:59:00Z' }, conditions },
+      status: {
+        lastAttempted: attempt(B),
+        lastSuccessful: { ...attempt(A), phase: 'Succeeded' },
+        rollout: { renderRef: B, state: 'Progressing', wave: 1, startedAt: '2026-01-01T11:59:00Z' },
+        conditions,
+      },
     });
 
   it('Healthy and InSync already Pending for a render that waits at a wave: both fall back to the 10-minute backstop', () => {
@@ -110,41 +151,82 @@ describe('observer timers while the observers wait for the reconcile (issue 10: 
 
   it('not yet Pending, Pending at an older generation, or the render applied: the configured interval', () => {
     expect(dueTimes(waitingAtWave([]), NOW, { health: NOW }).health).toEqual(plus(iso(NOW), 30_000));
-    expect(dueTimes(waitingAtWave([pending('Healthy', 1), pending('InSync', 1)], 2), NOW, { health: NOW, drift: NOW })).toMatchObject({
+    expect(
+      dueTimes(waitingAtWave([pending('Healthy', 1), pending('InSync', 1)], 2), NOW, {
+        health: NOW,
+        drift: NOW,
+      }),
+    ).toMatchObject({
       health: plus(iso(NOW), 30_000),
       drift: plus(iso(NOW), 30_000),
     });
     const applied = release({
       spec: { healthAssessment: { interval: '30s' }, driftDetection: { interval: '30s' } },
-      status: { lastAttempted: attempt(B), lastSuccessful: { ...attempt(B), phase: 'Succeeded' }, conditions: [pending('Healthy'), pending('InSync')] },
+      status: {
+        lastAttempted: attempt(B),
+        lastSuccessful: { ...attempt(B), phase: 'Succeeded' },
+        conditions: [pending('Healthy'), pending('InSync')],
+      },
     });
-    expect(dueTimes(applied, NOW, { health: NOW, drift: NOW })).toMatchObject({ health: plus(iso(NOW), 30_000), drift: plus(iso(NOW), 30_000) });
+    expect(dueTimes(applied, NOW, { health: NOW, drift: NOW })).toMatchObject({
+      health: plus(iso(NOW), 30_000),
+      drift: plus(iso(NOW), 30_000),
+    });
   });
 
   it('agrees with the observers: a wait is exactly where their verdict would be Pending because of the render', () => {
     const cases = [
       waitingAtWave([pending('Healthy'), pending('InSync')]),
-      release({ spec: { healthAssessment: {} }, status: { conditions: [pending('Healthy'), pending('InSync')] } }),
-      release({ spec: { healthAssessment: {} }, status: { lastAttempted: { ...attempt(B), phase: 'Failed' }, lastSuccessful: { ...attempt(A), phase: 'Succeeded' }, rollout: { renderRef: B, state: 'Failed' }, conditions: [pending('Healthy'), pending('InSync')] } }),
-      release({ spec: { healthAssessment: {} }, status: { lastAttempted: attempt(A), lastSuccessful: { ...attempt(A), phase: 'Succeeded' }, rollout: { renderRef: A, state: 'RolledBack' }, conditions: [pending('Healthy'), pending('InSync')] } }),
+      release({
+        spec: { healthAssessment: {} },
+        status: { conditions: [pending('Healthy'), pending('InSync')] },
+      }),
+      release({
+        spec: { healthAssessment: {} },
+        status: {
+          lastAttempted: { ...attempt(B), phase: 'Failed' },
+          lastSuccessful: { ...attempt(A), phase: 'Succeeded' },
+          rollout: { renderRef: B, state: 'Failed' },
+          conditions: [pending('Healthy'), pending('InSync')],
+        },
+      }),
+      release({
+        spec: { healthAssessment: {} },
+        status: {
+          lastAttempted: attempt(A),
+          lastSuccessful: { ...attempt(A), phase: 'Succeeded' },
+          rollout: { renderRef: A, state: 'RolledBack' },
+          conditions: [pending('Healthy'), pending('InSync')],
+        },
+      }),
     ];
     for (const r of cases) {
-      expect(healthWaitsForReconcile(r)).toBe(healthVerdict(r, { kind: 'notAssessed' }, NOW).condition.reason === 'Pending' && healthRenderRef(r) === undefined);
+      expect(healthWaitsForReconcile(r)).toBe(
+        healthVerdict(r, { kind: 'notAssessed' }, NOW).condition.reason === 'Pending' &&
+          healthRenderRef(r) === undefined,
+      );
       expect(driftWaitsForReconcile(r)).toBe(planDriftCheck(r).kind === 'pending');
     }
   });
 
   it('observersNotified: a new current render, a newly applied render or a rollback; not an unchanged status', () => {
     const before = waitingAtWave([]);
-    const withStatus = (status: Record<string, unknown>) => release({ status: { ...before.status, ...status } });
-    expect(observersNotified(before, withStatus({ lastSuccessful: { ...attempt(B), phase: 'Succeeded' } }))).toBe(true);
-    expect(observersNotified(before, withStatus({ lastAttempted: attempt(`sha256:${'c'.repeat(64)}`) }))).toBe(true);
-    expect(observersNotified(before, withStatus({ rollout: { renderRef: B, state: 'RolledBack' } }))).toBe(true);
+    const withStatus = (status: Record<string, unknown>) =>
+      release({ status: { ...before.status, ...status } });
+    expect(
+      observersNotified(before, withStatus({ lastSuccessful: { ...attempt(B), phase: 'Succeeded' } })),
+    ).toBe(true);
+    expect(
+      observersNotified(before, withStatus({ lastAttempted: attempt(`sha256:${'c'.repeat(64)}`) })),
+    ).toBe(true);
+    expect(observersNotified(before, withStatus({ rollout: { renderRef: B, state: 'RolledBack' } }))).toBe(
+      true,
+    );
     expect(observersNotified(before, withStatus({ reconciledAt: '2026-01-01T12:00:00Z' }))).toBe(false);
     expect(observersNotified(undefined, before)).toBe(false);
   });
 
-  it('observersNotified: a new reconcile write of a settled Release (the observers\' interval checks ride on it, issue 24)', () => {
+  it("observersNotified: a new reconcile write of a settled Release (the observers' interval checks ride on it, issue 24)", () => {
     const settled = (reconciledAt: string) =>
       release({
         status: {
@@ -161,7 +243,26 @@ describe('observer timers while the observers wait for the reconcile (issue 10: 
     expect(observersNotified(old, settled('2026-01-01T11:55:00Z'))).toBe(false);
     // Not settled: a rollout in progress, Applied not True/Applied.
     const progressing = settled('2026-01-01T12:00:00Z');
-    expect(observersNotified(old, release({ status: { ...progressing.status, rollout: { renderRef: B, state: 'Progressing', wave: 0 } } }))).toBe(false);
-    expect(observersNotified(old, release({ status: { ...progressing.status, conditions: [{ ...condition('Applied', '2026-01-01T12:00:00Z'), status: 'False', reason: 'WaitingForSync' }] } }))).toBe(false);
+    expect(
+      observersNotified(
+        old,
+        release({
+          status: { ...progressing.status, rollout: { renderRef: B, state: 'Progressing', wave: 0 } },
+        }),
+      ),
+    ).toBe(false);
+    expect(
+      observersNotified(
+        old,
+        release({
+          status: {
+            ...progressing.status,
+            conditions: [
+              { ...condition('Applied', '2026-01-01T12:00:00Z'), status: 'False', reason: 'WaitingForSync' },
+            ],
+          },
+        }),
+      ),
+    ).toBe(false);
   });
 });

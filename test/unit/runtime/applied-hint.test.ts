@@ -5,7 +5,16 @@ import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
 import { FieldManager } from '../../../domain/status/field-managers.ts';
 import { parseQueueMessage, queueMessageBody } from '../../../domain/runtime/queue-message.ts';
 import { inspect } from 'node:util';
-import { appliedHint, hintedRelease, hintedRender, hintKey, hintProblem, releaseAfterWrite, sealHint, type HintKey } from '../../../functions/runtime/applied-hint.ts';
+import {
+  appliedHint,
+  hintedRelease,
+  hintedRender,
+  hintKey,
+  hintProblem,
+  releaseAfterWrite,
+  sealHint,
+  type HintKey,
+} from '../../../functions/runtime/applied-hint.ts';
 
 /** The functions' key in these tests (a container's, as clients.ts makes it). */
 const KEY = hintKey('the functions key');
@@ -14,8 +23,22 @@ const parsed = parseRelease({
   apiVersion: 'convoy.dev/v1alpha1',
   kind: 'Release',
   metadata: { name: 'app', namespace: 'team', uid: 'u1', generation: 1 },
-  spec: { cluster: { name: 'local' }, source: { git: { url: 'https://git.example/app.git', ref: { branch: 'main' } } } },
-  status: { conditions: [{ type: 'Healthy', status: 'True', reason: 'Healthy', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 }] },
+  spec: {
+    cluster: { name: 'local' },
+    source: { git: { url: 'https://git.example/app.git', ref: { branch: 'main' } } },
+  },
+  status: {
+    conditions: [
+      {
+        type: 'Healthy',
+        status: 'True',
+        reason: 'Healthy',
+        message: 'ok',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+        observedGeneration: 1,
+      },
+    ],
+  },
 });
 if (!parsed.ok) throw new Error(parsed.error);
 const release: Release = parsed.value;
@@ -28,10 +51,23 @@ const applied = {
   lastTransitionTime: '2026-01-01T00:01:00Z',
   observedGeneration: 1,
 };
-const write = { manager: FieldManager.release, slice: { conditions: [applied], observedGeneration: 1 } } as never;
+const write = {
+  manager: FieldManager.release,
+  slice: { conditions: [applied], observedGeneration: 1 },
+} as never;
 
-const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'team' }, data: { password: 'aHVudGVyMg==' } };
-const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'team' }, data: { a: 'b' } };
+const secret: KubeObject = {
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 's', namespace: 'team' },
+  data: { password: 'aHVudGVyMg==' },
+};
+const cm: KubeObject = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'c', namespace: 'team' },
+  data: { a: 'b' },
+};
 
 const message = (over: Partial<QueueMessage> = {}): QueueMessage => ({
   v: 1,
@@ -45,24 +81,40 @@ const message = (over: Partial<QueueMessage> = {}): QueueMessage => ({
 });
 
 describe('the applied hint the reconcile sends to drift and health', () => {
-  it('merges the written conditions by type into the Release, keeping the other writers\' conditions', () => {
+  it("merges the written conditions by type into the Release, keeping the other writers' conditions", () => {
     const after = releaseAfterWrite(release, write) as { status: { conditions: { type: string }[] } };
     expect(after.status.conditions.map((c) => c.type).sort()).toEqual(['Applied', 'Healthy']);
   });
 
   it('carries Secrets as metadata only', () => {
-    const hint = appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [secret, cm], live: [secret, cm] });
-    expect(hint?.live[0]).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'team' } });
+    const hint = appliedHint(KEY, release, write, {
+      renderRef: 'sha256:x',
+      objects: [secret, cm],
+      live: [secret, cm],
+    });
+    expect(hint?.live[0]).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'team' },
+    });
     expect(JSON.stringify(hint)).not.toContain('aHVudGVyMg==');
     expect(hint?.live[1]).toEqual(cm);
   });
 
   it('is used only on a first delivery of a fresh message for the same Release uid', () => {
-    const hint = appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] }, new Date('2026-01-01T00:01:00Z'));
+    const hint = appliedHint(
+      KEY,
+      release,
+      write,
+      { renderRef: 'sha256:x', objects: [cm], live: [cm] },
+      new Date('2026-01-01T00:01:00Z'),
+    );
     const at = new Date('2026-01-01T00:01:05Z');
     expect(hintedRelease(KEY, message({ applied: hint }), 1, at)?.release.metadata.uid).toBe('u1');
     expect(hintedRelease(KEY, message({ applied: hint }), 2, at)).toBeUndefined();
-    expect(hintedRelease(KEY, message({ applied: hint }), 1, new Date('2026-01-01T00:02:00Z'))).toBeUndefined();
+    expect(
+      hintedRelease(KEY, message({ applied: hint }), 1, new Date('2026-01-01T00:02:00Z')),
+    ).toBeUndefined();
     expect(hintedRelease(KEY, message({ applied: hint, uid: 'u2' }), 1, at)).toBeUndefined();
     expect(hintedRelease(KEY, message(), 1, at)).toBeUndefined();
   });
@@ -78,15 +130,26 @@ describe('the render the applied hint carries (observers then load nothing from 
     type: 'Opaque',
   };
 
-  it('carries the rendered objects in render order, a core Secret\'s as apiVersion/kind/metadata only, in `objects` and `live`', () => {
-    const liveSecret = { ...fullSecret, metadata: { ...fullSecret.metadata, uid: 'x', resourceVersion: '7' } };
-    const hint = appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [fullSecret, cm], live: [liveSecret, cm] });
+  it("carries the rendered objects in render order, a core Secret's as apiVersion/kind/metadata only, in `objects` and `live`", () => {
+    const liveSecret = {
+      ...fullSecret,
+      metadata: { ...fullSecret.metadata, uid: 'x', resourceVersion: '7' },
+    };
+    const hint = appliedHint(KEY, release, write, {
+      renderRef: 'sha256:x',
+      objects: [fullSecret, cm],
+      live: [liveSecret, cm],
+    });
     expect(hint?.objects).toEqual([{ apiVersion: 'v1', kind: 'Secret', metadata: fullSecret.metadata }, cm]);
     expect(hint?.live[0]).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: liveSecret.metadata });
   });
 
   it('carries no Secret data anywhere: no data, no stringData, no other field of it', () => {
-    const hint = appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [fullSecret], live: [{ ...fullSecret }] });
+    const hint = appliedHint(KEY, release, write, {
+      renderRef: 'sha256:x',
+      objects: [fullSecret],
+      live: [{ ...fullSecret }],
+    });
     const json = JSON.stringify(hint);
     expect(json).not.toContain('"data"');
     expect(json).not.toContain('"stringData"');
@@ -96,14 +159,24 @@ describe('the render the applied hint carries (observers then load nothing from 
   });
 
   it('a Secret of another API group is not a core Secret: carried whole', () => {
-    const other = { apiVersion: 'example.com/v1', kind: 'Secret', metadata: { name: 'e', namespace: 'team' }, spec: { path: 'p' } } as KubeObject;
+    const other = {
+      apiVersion: 'example.com/v1',
+      kind: 'Secret',
+      metadata: { name: 'e', namespace: 'team' },
+      spec: { path: 'p' },
+    } as KubeObject;
     const hint = appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [other], live: [other] });
     expect(hint?.objects).toEqual([other]);
   });
 
   it('too large with the render but not without: the hint without `objects` (the observers load the render)', () => {
     // ~120 KiB each in `objects` and in `live`: over the hint's budget together, under it alone.
-    const big: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'team' }, data: { blob: 'x'.repeat(120 * 1024) } };
+    const big: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'big', namespace: 'team' },
+      data: { blob: 'x'.repeat(120 * 1024) },
+    };
     const hint = appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [big], live: [big] });
     expect(hint).toBeDefined();
     expect(hint).not.toHaveProperty('objects');
@@ -112,12 +185,23 @@ describe('the render the applied hint carries (observers then load nothing from 
   });
 
   it('too large even without the render: no hint', () => {
-    const huge: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'huge', namespace: 'team' }, data: { blob: 'x'.repeat(250 * 1024) } };
-    expect(appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [huge], live: [huge] })).toBeUndefined();
+    const huge: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'huge', namespace: 'team' },
+      data: { blob: 'x'.repeat(250 * 1024) },
+    };
+    expect(
+      appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [huge], live: [huge] }),
+    ).toBeUndefined();
   });
 
-  it('hintedRender: the objects as a loaded render of the hint\'s renderRef', () => {
-    const hint = appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [fullSecret, cm], live: [fullSecret, cm] });
+  it("hintedRender: the objects as a loaded render of the hint's renderRef", () => {
+    const hint = appliedHint(KEY, release, write, {
+      renderRef: 'sha256:x',
+      objects: [fullSecret, cm],
+      live: [fullSecret, cm],
+    });
     if (hint === undefined) throw new Error('no hint');
     expect(hintedRender(hint)).toEqual({ kind: 'loaded', renderRef: 'sha256:x', objects: hint.objects });
   });
@@ -129,21 +213,36 @@ describe('the render the applied hint carries (observers then load nothing from 
     expect(hintedRender(withoutObjects)).toBeUndefined();
     expect(hintedRender({ ...hint, objects: [cm, cm] })).toBeUndefined();
     expect(hintedRender({ ...hint, objects: [] })).toBeUndefined();
-    expect(hintedRender({ ...hint, objects: [{ apiVersion: 'v1', metadata: { name: 'c' } }] })).toBeUndefined();
-    expect(hintedRender({ ...hint, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }] })).toBeUndefined();
-    expect(hintedRender({ ...hint, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { a: 1 } } }] })).toBeUndefined();
+    expect(
+      hintedRender({ ...hint, objects: [{ apiVersion: 'v1', metadata: { name: 'c' } }] }),
+    ).toBeUndefined();
+    expect(
+      hintedRender({ ...hint, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }] }),
+    ).toBeUndefined();
+    expect(
+      hintedRender({
+        ...hint,
+        objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { a: 1 } } }],
+      }),
+    ).toBeUndefined();
   });
 });
 
 describe('a hint is used only when the functions sealed it (issue 20: a message is a hint, never an authority)', () => {
   const at = new Date('2026-01-01T00:01:05Z');
   const sealed = () => {
-    const hint = appliedHint(KEY, release, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] }, new Date('2026-01-01T00:01:00Z'));
+    const hint = appliedHint(
+      KEY,
+      release,
+      write,
+      { renderRef: 'sha256:x', objects: [cm], live: [cm] },
+      new Date('2026-01-01T00:01:00Z'),
+    );
     if (hint === undefined) throw new Error('no hint');
     return hint;
   };
 
-  it('a sealed hint for the message\'s own Release is used', () => {
+  it("a sealed hint for the message's own Release is used", () => {
     expect(hintProblem(KEY, message({ applied: sealed() }), 1, at)).toBeUndefined();
   });
 
@@ -152,7 +251,13 @@ describe('a hint is used only when the functions sealed it (issue 20: a message 
     const rel = hint.release as { spec: Record<string, unknown>; status: Record<string, unknown> };
     const altered = [
       { ...hint, release: { ...hint.release, spec: { ...rel.spec, serviceAccountName: 'admin' } } },
-      { ...hint, release: { ...hint.release, status: { ...rel.status, lastSuccessful: { renderRef: 'sha256:other' } } } },
+      {
+        ...hint,
+        release: {
+          ...hint.release,
+          status: { ...rel.status, lastSuccessful: { renderRef: 'sha256:other' } },
+        },
+      },
       { ...hint, renderRef: 'sha256:other' },
       { ...hint, live: [{ ...cm, status: { ready: true } }] },
       { ...hint, objects: [] },
@@ -174,17 +279,27 @@ describe('a hint is used only when the functions sealed it (issue 20: a message 
     const applied = sealed();
     expect(hintProblem(KEY, message({ applied, uid: 'u2' }), 1, at)).toMatch(/not the message's Release/);
     expect(hintProblem(KEY, message({ applied, name: 'other' }), 1, at)).toMatch(/not the message's Release/);
-    expect(hintProblem(KEY, message({ applied, namespace: 'other' }), 1, at)).toMatch(/not the message's Release/);
+    expect(hintProblem(KEY, message({ applied, namespace: 'other' }), 1, at)).toMatch(
+      /not the message's Release/,
+    );
   });
 
   it('a sealed hint is used for at most 30 s after it was sealed, whatever sentAt says', () => {
     const applied = sealed();
-    expect(hintProblem(KEY, message({ applied, sentAt: '2026-01-01T00:02:00.000Z' }), 1, new Date('2026-01-01T00:02:01Z'))).toMatch(/sealed more than 30 s ago/);
+    expect(
+      hintProblem(
+        KEY,
+        message({ applied, sentAt: '2026-01-01T00:02:00.000Z' }),
+        1,
+        new Date('2026-01-01T00:02:01Z'),
+      ),
+    ).toMatch(/sealed more than 30 s ago/);
   });
 
   it('the same key text gives every function of an installation the same key; without one each maker draws its own', () => {
     const { mac: _mac, at: _at, ...unsealed } = sealed();
-    const verifies = (sealer: HintKey, checker: HintKey) => hintProblem(checker, message({ applied: sealHint(sealer, unsealed, at) }), 1, at) === undefined;
+    const verifies = (sealer: HintKey, checker: HintKey) =>
+      hintProblem(checker, message({ applied: sealHint(sealer, unsealed, at) }), 1, at) === undefined;
     expect(verifies(hintKey('k1'), hintKey('k1'))).toBe(true);
     expect(verifies(hintKey('k1'), hintKey('k2'))).toBe(false);
     const drawn = hintKey(undefined);
@@ -197,7 +312,9 @@ describe('a hint is used only when the functions sealed it (issue 20: a message 
     expect(() => hintKey('')).toThrow(/^CONVOY_HINT_KEY is set but empty/);
     const key = hintKey('a secret hint key');
     expect(JSON.stringify(key)).toBe('{}');
-    expect(inspect(key, { showHidden: true, depth: 5 })).not.toMatch(/a secret hint key|Buffer|[0-9a-f]{2} [0-9a-f]{2}/);
+    expect(inspect(key, { showHidden: true, depth: 5 })).not.toMatch(
+      /a secret hint key|Buffer|[0-9a-f]{2} [0-9a-f]{2}/,
+    );
   });
 
   it('a loop without a key uses no hint', () => {
@@ -206,9 +323,18 @@ describe('a hint is used only when the functions sealed it (issue 20: a message 
   });
 
   it('the seal survives the queue: the body as sent (every non-ASCII character escaped) parses back to a hint that verifies', () => {
-    const withText = parseRelease({ ...release, metadata: { ...release.metadata, annotations: { note: 'caf\u00e9 \u{1f680} \u0000' } } });
+    const withText = parseRelease({
+      ...release,
+      metadata: { ...release.metadata, annotations: { note: 'caf\u00e9 \u{1f680} \u0000' } },
+    });
     if (!withText.ok) throw new Error(withText.error);
-    const hint = appliedHint(KEY, withText.value, write, { renderRef: 'sha256:x', objects: [cm], live: [cm] }, new Date('2026-01-01T00:01:00Z'));
+    const hint = appliedHint(
+      KEY,
+      withText.value,
+      write,
+      { renderRef: 'sha256:x', objects: [cm], live: [cm] },
+      new Date('2026-01-01T00:01:00Z'),
+    );
     const body = queueMessageBody(message({ applied: hint }));
     const parsed = parseQueueMessage(body);
     if (!parsed.ok) throw new Error(parsed.error);

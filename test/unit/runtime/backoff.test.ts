@@ -45,9 +45,12 @@ describe('the default backoff (a Release without spec.syncPolicy.retryBackoff): 
     expect(retryDelaySeconds(Number.MAX_SAFE_INTEGER)).toBe(300);
   });
 
-  it('eight retries of one message take minutes, not ~10 s as with client-go\'s 5 ms', () => {
+  it("eight retries of one message take minutes, not ~10 s as with client-go's 5 ms", () => {
     for (const key of keys.slice(0, 20)) {
-      const total = [1, 2, 3, 4, 5, 6, 7, 8].reduce((sum, attempt) => sum + retryDelaySeconds(attempt, undefined, key), 0);
+      const total = [1, 2, 3, 4, 5, 6, 7, 8].reduce(
+        (sum, attempt) => sum + retryDelaySeconds(attempt, undefined, key),
+        0,
+      );
       expect(total).toBeGreaterThanOrEqual(255);
     }
   });

@@ -5,7 +5,12 @@
  * messages past their age cap run. Pure: the backlog is a function, the handler a recorder.
  */
 import { describe, expect, it } from 'vitest';
-import { burstWaitMs, DEFAULT_BURST_POLICY, noticesWaitForRolloutEnd, type BurstYieldInput } from '../../../domain/runtime/burst-yield.ts';
+import {
+  burstWaitMs,
+  DEFAULT_BURST_POLICY,
+  noticesWaitForRolloutEnd,
+  type BurstYieldInput,
+} from '../../../domain/runtime/burst-yield.ts';
 import { done, requeueAfter } from '../../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
 import { toSqsAction } from '../../../adapters/sqs/outcome-actions.ts';
@@ -31,7 +36,9 @@ describe('burstWaitMs', () => {
     for (const loop of ['drift', 'health'] as const) {
       expect(burstWaitMs(input({ loop }))).toBeGreaterThan(0);
       expect(burstWaitMs(input({ loop, backlog: DEFAULT_BURST_POLICY.backlogThreshold }))).toBeGreaterThan(0);
-      expect(burstWaitMs(input({ loop, backlog: DEFAULT_BURST_POLICY.backlogThreshold - 1 }))).toBeUndefined();
+      expect(
+        burstWaitMs(input({ loop, backlog: DEFAULT_BURST_POLICY.backlogThreshold - 1 })),
+      ).toBeUndefined();
       expect(burstWaitMs(input({ loop, receiveCount: 4 }))).toBeGreaterThan(0);
     }
   });
@@ -47,7 +54,9 @@ describe('burstWaitMs', () => {
     expect(burstWaitMs(input({ sentAt: undefined }))).toBeUndefined();
     expect(burstWaitMs(input({ sentAt: new Date(Number.NaN) }))).toBeUndefined();
     expect(burstWaitMs(input({ sentAt: new Date(NOW.getTime() + 1_000) }))).toBeUndefined();
-    expect(burstWaitMs(input({ sentAt: new Date(NOW.getTime() - DEFAULT_BURST_POLICY.maxAgeMs) }))).toBeUndefined();
+    expect(
+      burstWaitMs(input({ sentAt: new Date(NOW.getTime() - DEFAULT_BURST_POLICY.maxAgeMs) })),
+    ).toBeUndefined();
   });
 
   it('the wait grows with the backlog within [min, max] plus a spread of at most 20 % that is stable per Release', () => {
@@ -62,7 +71,9 @@ describe('burstWaitMs', () => {
     expect(huge).toBeGreaterThanOrEqual(maxWaitMs);
     expect(huge).toBeLessThanOrEqual(maxWaitMs * 1.2);
     expect(burstWaitMs(input({ backlog: 600, spreadKey: 'k' }))).toBe(middle);
-    const spreads = new Set(Array.from({ length: 50 }, (_, i) => burstWaitMs(input({ spreadKey: `uid-${i}` }))));
+    const spreads = new Set(
+      Array.from({ length: 50 }, (_, i) => burstWaitMs(input({ spreadKey: `uid-${i}` }))),
+    );
     expect(spreads.size).toBeGreaterThan(10);
   });
 
@@ -70,7 +81,9 @@ describe('burstWaitMs', () => {
     const left = 12_000;
     const sentAt = new Date(NOW.getTime() - (DEFAULT_BURST_POLICY.maxAgeMs - left));
     expect(burstWaitMs(input({ backlog: 100_000, sentAt }))).toBe(left);
-    const almost = new Date(NOW.getTime() - (DEFAULT_BURST_POLICY.maxAgeMs - DEFAULT_BURST_POLICY.minWaitMs + 1));
+    const almost = new Date(
+      NOW.getTime() - (DEFAULT_BURST_POLICY.maxAgeMs - DEFAULT_BURST_POLICY.minWaitMs + 1),
+    );
     expect(burstWaitMs(input({ backlog: 100_000, sentAt: almost }))).toBeUndefined();
   });
 });
@@ -83,13 +96,20 @@ describe('noticesWaitForRolloutEnd', () => {
     expect(noticesWaitForRolloutEnd({ ...base, firstDeploy: false })).toBe(false);
     expect(noticesWaitForRolloutEnd({ ...base, rolloutProgressing: false })).toBe(false);
     expect(noticesWaitForRolloutEnd({ ...base, outcome: done() })).toBe(false);
-    expect(noticesWaitForRolloutEnd({ ...base, backlog: DEFAULT_BURST_POLICY.backlogThreshold - 1 })).toBe(false);
+    expect(noticesWaitForRolloutEnd({ ...base, backlog: DEFAULT_BURST_POLICY.backlogThreshold - 1 })).toBe(
+      false,
+    );
     expect(noticesWaitForRolloutEnd({ ...base, backlog: undefined })).toBe(false);
   });
 });
 
 describe('withBurstYield', () => {
-  const ctx = (receiveCount = 1): RecordContext => ({ logger: createLogger({ write: () => undefined }), receiveCount, messageId: 'm-1', record: {} as SQSRecord });
+  const ctx = (receiveCount = 1): RecordContext => ({
+    logger: createLogger({ write: () => undefined }),
+    receiveCount,
+    messageId: 'm-1',
+    record: {} as SQSRecord,
+  });
   const message = (over: Partial<QueueMessage> = {}): QueueMessage => ({
     v: 1,
     loop: 'health',
@@ -117,7 +137,9 @@ describe('withBurstYield', () => {
     const { handler, ran } = rig('drift', 400);
     const outcome = await handler(message({ loop: 'drift' }), ctx());
     expect(outcome).toMatchObject({ kind: 'requeueAfter', asNewMessage: true });
-    expect(outcome.kind === 'requeueAfter' && outcome.reason).toMatch(/^a reconcile burst: 400 reconcile messages wait for a function; this drift check waits \d+ s$/);
+    expect(outcome.kind === 'requeueAfter' && outcome.reason).toMatch(
+      /^a reconcile burst: 400 reconcile messages wait for a function; this drift check waits \d+ s$/,
+    );
     expect(toSqsAction(outcome, { receiveCount: 1 })).toMatchObject({ ack: true });
     expect(ran).toEqual([]);
   });
@@ -136,13 +158,18 @@ describe('withBurstYield', () => {
     expect(ran).toHaveLength(2);
   });
 
-  it('a message with the reconcile\'s sealed answers waits only while they stay usable (30 s): never past 25 s of age, and not at all with less than the shortest wait left', async () => {
+  it("a message with the reconcile's sealed answers waits only while they stay usable (30 s): never past 25 s of age, and not at all with less than the shortest wait left", async () => {
     const applied = { mac: 'm' } as unknown as QueueMessage['applied'];
     const { handler } = rig('health', 100_000);
-    const young = await handler(message({ applied, sentAt: new Date(NOW.getTime() - 2_000).toISOString() }), ctx());
+    const young = await handler(
+      message({ applied, sentAt: new Date(NOW.getTime() - 2_000).toISOString() }),
+      ctx(),
+    );
     expect(young).toMatchObject({ kind: 'requeueAfter', delayMs: 23_000 });
     const old = rig('health', 100_000);
-    expect(await old.handler(message({ applied, sentAt: new Date(NOW.getTime() - 16_000).toISOString() }), ctx())).toEqual(done());
+    expect(
+      await old.handler(message({ applied, sentAt: new Date(NOW.getTime() - 16_000).toISOString() }), ctx()),
+    ).toEqual(done());
     expect(old.ran).toHaveLength(1);
   });
 

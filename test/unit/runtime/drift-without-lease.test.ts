@@ -15,26 +15,74 @@ import { appliedHint, hintKey, sealHint } from '../../../functions/runtime/appli
 import { createLogger } from '../../../platform/logger.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';
-import { appliedStatus, configMap, deployment, liveDeploymentDone, NOW, RENDER_A, release } from '../observe/fixtures.ts';
+import {
+  appliedStatus,
+  configMap,
+  deployment,
+  liveDeploymentDone,
+  NOW,
+  RENDER_A,
+  release,
+} from '../observe/fixtures.ts';
 
 const KEY = hintKey('the functions key');
-const applied = { type: 'Applied', status: 'True', reason: 'Applied', message: 'applied', lastTransitionTime: '2026-11-29T09:59:59Z', observedGeneration: 3 };
-const write = { manager: FieldManager.release, slice: { conditions: [applied], observedGeneration: 3 } } as never;
-const ctx = (receiveCount = 1): RecordContext => ({ logger: createLogger({ write: () => undefined }), receiveCount, messageId: 'm-1', record: {} as SQSRecord });
+const applied = {
+  type: 'Applied',
+  status: 'True',
+  reason: 'Applied',
+  message: 'applied',
+  lastTransitionTime: '2026-11-29T09:59:59Z',
+  observedGeneration: 3,
+};
+const write = {
+  manager: FieldManager.release,
+  slice: { conditions: [applied], observedGeneration: 3 },
+} as never;
+const ctx = (receiveCount = 1): RecordContext => ({
+  logger: createLogger({ write: () => undefined }),
+  receiveCount,
+  messageId: 'm-1',
+  record: {} as SQSRecord,
+});
 
 function message(conditions: Condition[] = []): QueueMessage {
   const r = release({}, { ...appliedStatus(RENDER_A), conditions: [applied, ...conditions] });
-  const hint = appliedHint(KEY, r, write, { renderRef: RENDER_A, objects: [configMap(), deployment()], live: [configMap(), liveDeploymentDone()] }, NOW);
+  const hint = appliedHint(
+    KEY,
+    r,
+    write,
+    { renderRef: RENDER_A, objects: [configMap(), deployment()], live: [configMap(), liveDeploymentDone()] },
+    NOW,
+  );
   if (hint === undefined) throw new Error('no hint');
-  return { v: 1, loop: 'drift', namespace: 'team-a', name: 'web', uid: 'u-1', cause: `settled ${RENDER_A}`, sentAt: NOW.toISOString(), applied: hint };
+  return {
+    v: 1,
+    loop: 'drift',
+    namespace: 'team-a',
+    name: 'web',
+    uid: 'u-1',
+    cause: `settled ${RENDER_A}`,
+    sentAt: NOW.toISOString(),
+    applied: hint,
+  };
 }
 
 /** The InSync condition the drift run writes for the hinted check (the record handler, under no Lease). */
 async function inSyncWritten(): Promise<Condition> {
   const writes: AnySlice[] = [];
-  const statusWriter: StatusWriter = { apply: (_key, w) => (writes.push(w), Promise.resolve({ resourceVersion: '2' })) };
+  const statusWriter: StatusWriter = {
+    apply: (_key, w) => (writes.push(w), Promise.resolve({ resourceVersion: '2' })),
+  };
   const unused = () => Promise.reject(new Error('not used with a hint'));
-  await createDriftRecordHandler({ releases: { get: unused }, statusWriter, targets: { resolve: unused }, renders: undefined, notify: unused, hintKey: KEY, now: () => NOW })(message(), ctx());
+  await createDriftRecordHandler({
+    releases: { get: unused },
+    statusWriter,
+    targets: { resolve: unused },
+    renders: undefined,
+    notify: unused,
+    hintKey: KEY,
+    now: () => NOW,
+  })(message(), ctx());
   const condition = (writes[0]?.slice as { conditions?: Condition[] } | undefined)?.conditions?.[0];
   if (condition === undefined) throw new Error('drift wrote no InSync');
   return condition;
@@ -52,7 +100,14 @@ describe('drift before the Lease: a sealed hint that changes nothing ends the me
   it('InSync would change (none yet, Drifted, an older generation): the run goes on under the Lease', async () => {
     const inSync = await inSyncWritten();
     expect(await check(message(), ctx())).toBeUndefined();
-    expect(await check(message([{ ...inSync, status: 'False', reason: 'Drifted', message: 'Deployment team-a/web: /spec/replicas' }]), ctx())).toBeUndefined();
+    expect(
+      await check(
+        message([
+          { ...inSync, status: 'False', reason: 'Drifted', message: 'Deployment team-a/web: /spec/replicas' },
+        ]),
+        ctx(),
+      ),
+    ).toBeUndefined();
     expect(await check(message([{ ...inSync, observedGeneration: 2 }]), ctx())).toBeUndefined();
   });
 
@@ -62,10 +117,14 @@ describe('drift before the Lease: a sealed hint that changes nothing ends the me
     expect(await check(good, ctx(2))).toBeUndefined();
     const applied = good.applied;
     if (applied === undefined) throw new Error('no hint');
-    expect(await check({ ...good, applied: { ...applied, mac: `${applied.mac ?? ''}x` } }, ctx())).toBeUndefined();
+    expect(
+      await check({ ...good, applied: { ...applied, mac: `${applied.mac ?? ''}x` } }, ctx()),
+    ).toBeUndefined();
     const { applied: _none, ...bare } = good;
     expect(await check(bare, ctx())).toBeUndefined();
-    expect(await createDriftWithoutLease({ hintKey: undefined, now: () => NOW })(good, ctx())).toBeUndefined();
+    expect(
+      await createDriftWithoutLease({ hintKey: undefined, now: () => NOW })(good, ctx()),
+    ).toBeUndefined();
   });
 
   it('a hint without the render (too large for the message): the run goes on under the Lease and loads it', async () => {

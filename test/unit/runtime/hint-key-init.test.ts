@@ -22,21 +22,48 @@ const base = {
 const credentials = () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' });
 
 /** Secrets Manager as a fake: answers GetSecretValue for ARN with `answer`, recording each request. */
-function secretsManager(answer: { status: number; body: unknown } | Error = { status: 200, body: { SecretString: VALUE } }) {
+function secretsManager(
+  answer: { status: number; body: unknown } | Error = { status: 200, body: { SecretString: VALUE } },
+) {
   const requests: { url: string; target: string | undefined; body: string | undefined }[] = [];
   const fetch: FetchLike = (url, init) => {
     requests.push({ url, target: init.headers['x-amz-target'], body: init.body });
     if (answer instanceof Error) return Promise.reject(answer);
-    return Promise.resolve({ status: answer.status, text: () => Promise.resolve(JSON.stringify(answer.body)) });
+    return Promise.resolve({
+      status: answer.status,
+      text: () => Promise.resolve(JSON.stringify(answer.body)),
+    });
   };
   return { fetch, requests };
 }
 
-const hint = { renderRef: 'sha256:x', release: { apiVersion: 'convoy.dev/v1alpha1', kind: 'Release', metadata: { name: 'app', namespace: 'team', uid: 'u1' }, spec: { cluster: { name: 'local' }, source: { git: { url: 'https://git.example/app.git', ref: { branch: 'main' } } } } }, live: [] };
+const hint = {
+  renderRef: 'sha256:x',
+  release: {
+    apiVersion: 'convoy.dev/v1alpha1',
+    kind: 'Release',
+    metadata: { name: 'app', namespace: 'team', uid: 'u1' },
+    spec: {
+      cluster: { name: 'local' },
+      source: { git: { url: 'https://git.example/app.git', ref: { branch: 'main' } } },
+    },
+  },
+  live: [],
+};
 const at = new Date('2026-01-01T00:01:00Z');
-const message = (applied: QueueMessage['applied']): QueueMessage => ({ v: 1, loop: 'drift', namespace: 'team', name: 'app', uid: 'u1', cause: 'applied', sentAt: at.toISOString(), applied });
+const message = (applied: QueueMessage['applied']): QueueMessage => ({
+  v: 1,
+  loop: 'drift',
+  namespace: 'team',
+  name: 'app',
+  uid: 'u1',
+  cause: 'applied',
+  sentAt: at.toISOString(),
+  applied,
+});
 /** Whether a hint `sealer` sealed verifies under `checker`: the two are one installation's key. */
-const shared = (sealer: HintKey, checker: HintKey) => hintProblem(checker, message(sealHint(sealer, hint, at)), 1, at) === undefined;
+const shared = (sealer: HintKey, checker: HintKey) =>
+  hintProblem(checker, message(sealHint(sealer, hint, at)), 1, at) === undefined;
 
 describe("a container's hint key", () => {
   it("CONVOY_HINT_KEY_SECRET_ARN: the secret is read once at init, and every container reading it holds the installation's key", async () => {
@@ -47,8 +74,16 @@ describe("a container's hint key", () => {
     expect(shared(reconcile, drift)).toBe(true);
     expect(shared(reconcile, hintKey(VALUE))).toBe(true);
     expect(sm.requests).toEqual([
-      { url: 'https://secretsmanager.eu-west-1.amazonaws.com/', target: 'secretsmanager.GetSecretValue', body: JSON.stringify({ SecretId: ARN }) },
-      { url: 'https://secretsmanager.eu-west-1.amazonaws.com/', target: 'secretsmanager.GetSecretValue', body: JSON.stringify({ SecretId: ARN }) },
+      {
+        url: 'https://secretsmanager.eu-west-1.amazonaws.com/',
+        target: 'secretsmanager.GetSecretValue',
+        body: JSON.stringify({ SecretId: ARN }),
+      },
+      {
+        url: 'https://secretsmanager.eu-west-1.amazonaws.com/',
+        target: 'secretsmanager.GetSecretValue',
+        body: JSON.stringify({ SecretId: ARN }),
+      },
     ]);
   });
 
@@ -57,12 +92,23 @@ describe("a container's hint key", () => {
     const configured = loadFunctionConfig({ ...base, CONVOY_HINT_KEY: VALUE });
     expect(shared(await hintKeyOnAws(configured, credentials, sm.fetch), hintKey(VALUE))).toBe(true);
     const none = loadFunctionConfig(base);
-    expect(shared(await hintKeyOnAws(none, credentials, sm.fetch), await hintKeyOnAws(none, credentials, sm.fetch))).toBe(false);
+    expect(
+      shared(
+        await hintKeyOnAws(none, credentials, sm.fetch),
+        await hintKeyOnAws(none, credentials, sm.fetch),
+      ),
+    ).toBe(false);
     expect(sm.requests).toEqual([]);
   });
 
-  it("the clients of one process carry one key, which its three loops share (convoy dev, tests)", () => {
-    const clients = createFunctionClients(loadFunctionConfig({ ...base, CONVOY_KUBECONFIG: 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://k.example"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n' }));
+  it('the clients of one process carry one key, which its three loops share (convoy dev, tests)', () => {
+    const clients = createFunctionClients(
+      loadFunctionConfig({
+        ...base,
+        CONVOY_KUBECONFIG:
+          'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://k.example"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+      }),
+    );
     expect(shared(clients.hintKey, clients.hintKey)).toBe(true);
     clients.sqs.destroy();
   });
@@ -72,23 +118,42 @@ describe("a container's hint key", () => {
     ['CONVOY_HINT_KEY_SECRET_ARN', { CONVOY_HINT_KEY_SECRET_ARN: '' }],
   ])('%s set but empty: the config fails at init in one line naming it', (name, env) => {
     expect(() => loadFunctionConfig({ ...base, ...env })).toThrow(ConfigError);
-    expect(() => loadFunctionConfig({ ...base, ...env })).toThrow(new RegExp(`^function environment is invalid: ${name}: set but empty[^\\n]*$`));
+    expect(() => loadFunctionConfig({ ...base, ...env })).toThrow(
+      new RegExp(`^function environment is invalid: ${name}: set but empty[^\\n]*$`),
+    );
   });
 
   it('both set: the init fails naming both', async () => {
     const config = loadFunctionConfig({ ...base, CONVOY_HINT_KEY: VALUE, CONVOY_HINT_KEY_SECRET_ARN: ARN });
-    await expect(hintKeyOnAws(config, credentials, secretsManager().fetch)).rejects.toThrow(/^CONVOY_HINT_KEY and CONVOY_HINT_KEY_SECRET_ARN are both set/);
+    await expect(hintKeyOnAws(config, credentials, secretsManager().fetch)).rejects.toThrow(
+      /^CONVOY_HINT_KEY and CONVOY_HINT_KEY_SECRET_ARN are both set/,
+    );
   });
 
   it.each([
-    ['refused (AccessDenied)', { status: 400, body: { __type: 'com.amazonaws.secretsmanager#AccessDeniedException' } }, /CONVOY_HINT_KEY_SECRET_ARN: the hint key could not be read \(reading secret arn:aws:secretsmanager:\S+ from Secrets Manager failed: HTTP 400 AccessDeniedException\)/],
-    ['unreachable (no route to Secrets Manager)', new TypeError('fetch failed'), /CONVOY_HINT_KEY_SECRET_ARN: the hint key could not be read \(reading secret arn:aws:secretsmanager:\S+ failed: fetch failed\)/],
-    ['empty', { status: 200, body: { SecretString: '' } }, /CONVOY_HINT_KEY_SECRET_ARN: the secret arn:aws:secretsmanager:\S+ holds an empty string/],
-  ] as const)('a secret that is %s fails the init in one line naming the variable and the secret', async (_name, answer, message) => {
-    const config = loadFunctionConfig({ ...base, CONVOY_HINT_KEY_SECRET_ARN: ARN });
-    const init = hintKeyOnAws(config, credentials, secretsManager(answer).fetch);
-    await expect(init).rejects.toThrow(ConfigError);
-    await expect(init).rejects.toThrow(message);
-    await expect(init).rejects.not.toThrow(/\n/);
-  });
+    [
+      'refused (AccessDenied)',
+      { status: 400, body: { __type: 'com.amazonaws.secretsmanager#AccessDeniedException' } },
+      /CONVOY_HINT_KEY_SECRET_ARN: the hint key could not be read \(reading secret arn:aws:secretsmanager:\S+ from Secrets Manager failed: HTTP 400 AccessDeniedException\)/,
+    ],
+    [
+      'unreachable (no route to Secrets Manager)',
+      new TypeError('fetch failed'),
+      /CONVOY_HINT_KEY_SECRET_ARN: the hint key could not be read \(reading secret arn:aws:secretsmanager:\S+ failed: fetch failed\)/,
+    ],
+    [
+      'empty',
+      { status: 200, body: { SecretString: '' } },
+      /CONVOY_HINT_KEY_SECRET_ARN: the secret arn:aws:secretsmanager:\S+ holds an empty string/,
+    ],
+  ] as const)(
+    'a secret that is %s fails the init in one line naming the variable and the secret',
+    async (_name, answer, message) => {
+      const config = loadFunctionConfig({ ...base, CONVOY_HINT_KEY_SECRET_ARN: ARN });
+      const init = hintKeyOnAws(config, credentials, secretsManager(answer).fetch);
+      await expect(init).rejects.toThrow(ConfigError);
+      await expect(init).rejects.toThrow(message);
+      await expect(init).rejects.not.toThrow(/\n/);
+    },
+  );
 });

@@ -19,7 +19,15 @@ import { appliedHint, hintKey, sealHint } from '../../../functions/runtime/appli
 import { createLogger } from '../../../platform/logger.ts';
 import type { RecordContext } from '../../../functions/runtime/sqs-batch-handler.ts';
 import type { SQSRecord } from '../../../functions/runtime/sqs-event.ts';
-import { appliedStatus, configMap, deployment, liveDeploymentDone, NOW, RENDER_A, release } from '../observe/fixtures.ts';
+import {
+  appliedStatus,
+  configMap,
+  deployment,
+  liveDeploymentDone,
+  NOW,
+  RENDER_A,
+  release,
+} from '../observe/fixtures.ts';
 
 const applied = {
   type: 'Applied',
@@ -31,15 +39,29 @@ const applied = {
 };
 /** The key the reconcile sealed with and the observers check with (one installation's). */
 const KEY = hintKey('the functions key');
-const write = { manager: FieldManager.release, slice: { conditions: [applied], observedGeneration: 3 } } as never;
+const write = {
+  manager: FieldManager.release,
+  slice: { conditions: [applied], observedGeneration: 3 },
+} as never;
 
 const applyingRelease = () => release({}, appliedStatus(RENDER_A));
-const secret = (): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'team-a' }, data: { password: 'aHVudGVyMg==' } });
+const secret = (): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'creds', namespace: 'team-a' },
+  data: { password: 'aHVudGVyMg==' },
+});
 /** With a Secret: the hint carries it as metadata only, which must still check as in sync and healthy. */
 const rendered = () => [configMap(), secret(), deployment()];
 
 function hintedMessage(loop: 'drift' | 'health', withRender: boolean): QueueMessage {
-  const hint = appliedHint(KEY, applyingRelease(), write, { renderRef: RENDER_A, objects: rendered(), live: [configMap(), secret(), liveDeploymentDone()] }, NOW);
+  const hint = appliedHint(
+    KEY,
+    applyingRelease(),
+    write,
+    { renderRef: RENDER_A, objects: rendered(), live: [configMap(), secret(), liveDeploymentDone()] },
+    NOW,
+  );
   if (hint === undefined) throw new Error('no hint');
   // As the reconcile sends a hint too large with its render: without it, sealed again.
   const { objects: _objects, mac: _mac, ...withoutRender } = hint;
@@ -84,7 +106,13 @@ function fakes() {
       return Promise.reject(new Error('the target is not read in these tests'));
     },
   };
-  const meta = { renderRef: RENDER_A, namespace: 'team-a', release: 'web', createdAt: '2026-11-29T09:59:00Z', objectCount: 3 };
+  const meta = {
+    renderRef: RENDER_A,
+    namespace: 'team-a',
+    release: 'web',
+    createdAt: '2026-11-29T09:59:00Z',
+    objectCount: 3,
+  };
   const renders: RenderStore = {
     put: () => {
       calls.push('renders.put');
@@ -110,7 +138,8 @@ function fakes() {
   return { calls, writes, releases, statusWriter, targets, renders };
 }
 
-const conditionOf = (w: AnySlice | undefined) => (w?.slice as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.[0];
+const conditionOf = (w: AnySlice | undefined) =>
+  (w?.slice as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.[0];
 
 describe('drift and health after an apply, from a hint that carries the render', () => {
   it('health: assessed from the hint, nothing read from the render store, the Release or the target', async () => {
@@ -126,7 +155,12 @@ describe('drift and health after an apply, from a hint that carries the render',
 
   it('drift: checked from the hint, nothing read from the render store, the Release or the target', async () => {
     const f = fakes();
-    const handler = createDriftRecordHandler({ ...f, notify: () => Promise.reject(new Error('no notify expected')), hintKey: KEY, now: () => NOW });
+    const handler = createDriftRecordHandler({
+      ...f,
+      notify: () => Promise.reject(new Error('no notify expected')),
+      hintKey: KEY,
+      now: () => NOW,
+    });
     await handler(hintedMessage('drift', true), ctx);
     expect(f.calls).toEqual([]);
     expect(f.writes).toHaveLength(1);
@@ -135,12 +169,20 @@ describe('drift and health after an apply, from a hint that carries the render',
 
   it('a hint without the render: each loads it from the render store once, and still reads nothing else', async () => {
     const health = fakes();
-    await createHealthRecordHandler({ ...health, hintKey: KEY, now: () => NOW })(hintedMessage('health', false), ctx);
+    await createHealthRecordHandler({ ...health, hintKey: KEY, now: () => NOW })(
+      hintedMessage('health', false),
+      ctx,
+    );
     expect(health.calls).toEqual(['renders.get']);
     expect(conditionOf(health.writes[0])).toMatchObject({ type: 'Healthy', status: 'True' });
 
     const drift = fakes();
-    await createDriftRecordHandler({ ...drift, notify: () => Promise.resolve(), hintKey: KEY, now: () => NOW })(hintedMessage('drift', false), ctx);
+    await createDriftRecordHandler({
+      ...drift,
+      notify: () => Promise.resolve(),
+      hintKey: KEY,
+      now: () => NOW,
+    })(hintedMessage('drift', false), ctx);
     expect(drift.calls).toEqual(['renders.get']);
     expect(conditionOf(drift.writes[0])).toMatchObject({ type: 'InSync', status: 'True' });
   });

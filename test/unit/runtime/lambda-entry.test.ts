@@ -10,8 +10,21 @@ import { captureProcessOutput } from './process-output.ts';
 const record = (messageId: string, name: string): SQSRecord => ({
   messageId,
   receiptHandle: `rh-${messageId}`,
-  body: queueMessageBody({ v: 1, loop: 'health', namespace: 'shop', name, uid: 'u', cause: 'timer', sentAt: '2026-12-01T12:00:00Z' }),
-  attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+  body: queueMessageBody({
+    v: 1,
+    loop: 'health',
+    namespace: 'shop',
+    name,
+    uid: 'u',
+    cause: 'timer',
+    sentAt: '2026-12-01T12:00:00Z',
+  }),
+  attributes: {
+    ApproximateReceiveCount: '1',
+    SentTimestamp: '0',
+    SenderId: 'x',
+    ApproximateFirstReceiveTimestamp: '0',
+  },
   messageAttributes: {},
   md5OfBody: '',
   eventSource: 'aws:sqs',
@@ -57,10 +70,16 @@ describe('the Lambda entry point', () => {
     });
 
     // The Lambda runtime sets the trace header per invocation.
-    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-aaaaaaaa-111111111111111111111111;Parent=53995c3f42cd8ad8;Sampled=1');
+    vi.stubEnv(
+      '_X_AMZN_TRACE_ID',
+      'Root=1-aaaaaaaa-111111111111111111111111;Parent=53995c3f42cd8ad8;Sampled=1',
+    );
     expect(await handler(event(), context('req-1'))).toEqual({ batchItemFailures: [] });
     const first = output.json();
-    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-bbbbbbbb-222222222222222222222222;Parent=53995c3f42cd8ad8;Sampled=1');
+    vi.stubEnv(
+      '_X_AMZN_TRACE_ID',
+      'Root=1-bbbbbbbb-222222222222222222222222;Parent=53995c3f42cd8ad8;Sampled=1',
+    );
     expect(await handler(event(), context('req-2'))).toEqual({ batchItemFailures: [] });
     const second = output.json().slice(first.length);
     expect(built).toBe(1);
@@ -72,16 +91,38 @@ describe('the Lambda entry point', () => {
       // Per record: the handler's child line and the batch handler's outcome line.
       expect(lines).toHaveLength(4);
       for (const line of lines) {
-        expect(line).toMatchObject({ fn: 'health', function_request_id: requestId, cold_start: coldStart, xray_trace_id: traceId, function_name: 'convoy-health' });
+        expect(line).toMatchObject({
+          fn: 'health',
+          function_request_id: requestId,
+          cold_start: coldStart,
+          xray_trace_id: traceId,
+          function_name: 'convoy-health',
+        });
       }
       for (const [messageId, name] of [
         ['m-1', 'web'],
         ['m-2', 'api'],
       ]) {
         // Each record's fields stay on its own lines, though the records ran in parallel.
-        expect(lines).toContainEqual(expect.objectContaining({ message: 'assessed', messageId, namespace: 'shop', name, renderRef: `r-${name}` }));
         expect(lines).toContainEqual(
-          expect.objectContaining({ message: 'done', messageId, loop: 'health', namespace: 'shop', name, outcome: 'done', durationMs: expect.any(Number) as unknown }),
+          expect.objectContaining({
+            message: 'assessed',
+            messageId,
+            namespace: 'shop',
+            name,
+            renderRef: `r-${name}`,
+          }),
+        );
+        expect(lines).toContainEqual(
+          expect.objectContaining({
+            message: 'done',
+            messageId,
+            loop: 'health',
+            namespace: 'shop',
+            name,
+            outcome: 'done',
+            durationMs: expect.any(Number) as unknown,
+          }),
         );
       }
     }
@@ -93,7 +134,15 @@ describe('the Lambda entry point', () => {
       attempts += 1;
       if (attempts === 1) return Promise.reject(new Error('CONVOY_NAMESPACE: required'));
       const logger = createPowertoolsLogger({ fn: 'health', level: 'info' });
-      return Promise.resolve({ batch: createSqsBatchHandler({ loop: 'health', handleRecord: () => Promise.resolve(done()), sqs: { changeVisibility: () => Promise.resolve() }, logger }), logger });
+      return Promise.resolve({
+        batch: createSqsBatchHandler({
+          loop: 'health',
+          handleRecord: () => Promise.resolve(done()),
+          sqs: { changeVisibility: () => Promise.resolve() },
+          logger,
+        }),
+        logger,
+      });
     });
     await expect(handler(event(), context('req-1'))).rejects.toThrow('CONVOY_NAMESPACE: required');
     expect(await handler(event(), context('req-2'))).toEqual({ batchItemFailures: [] });

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { busyWaitMs, holderAlive } from '../../../domain/runtime/lease.ts';
 
 const NOW = new Date('2026-01-01T12:00:00Z');
-const busy = (renewedSecondsAgo: number) => ({ kind: 'busy' as const, holder: 'reconcile@x', holderSentAt: '2026-01-01T11:59:00Z', renewedAt: new Date(NOW.getTime() - renewedSecondsAgo * 1000).toISOString(), durationSeconds: 60 });
+const busy = (renewedSecondsAgo: number) => ({
+  kind: 'busy' as const,
+  holder: 'reconcile@x',
+  holderSentAt: '2026-01-01T11:59:00Z',
+  renewedAt: new Date(NOW.getTime() - renewedSecondsAgo * 1000).toISOString(),
+  durationSeconds: 60,
+});
 
 describe('a busy Lease whose holder crashed', () => {
   it('a holder that renewed within two heartbeats (30 s for a 60-s Lease) is alive; a silent one is not', () => {

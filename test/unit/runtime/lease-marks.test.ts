@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { closedHolder, holderAfterEarlier, markAfter, markedTake, markOfHolder, nextMark } from '../../../domain/runtime/lease-close.ts';
+import {
+  closedHolder,
+  holderAfterEarlier,
+  markAfter,
+  markedTake,
+  markOfHolder,
+  nextMark,
+} from '../../../domain/runtime/lease-close.ts';
 
 const at = (iso: string) => new Date(iso);
 
@@ -38,17 +45,50 @@ describe('holder ids never repeat for the life of a Lease', () => {
     expect(holderAfterEarlier(loop, planned, dropped, now)).toBe('reconcile@2026-12-02T10:00:06Z');
   });
   it('an earlier holder whose mark is after the planned one (a burst ahead of the clock) also moves it after', () => {
-    expect(holderAfterEarlier(loop, 'reconcile@2026-12-02T10:00:05Z', 'reconcile@2026-12-02T10:00:07Z', at('2026-12-02T10:00:05.400Z'))).toBe(
-      'reconcile@2026-12-02T10:00:08Z',
-    );
+    expect(
+      holderAfterEarlier(
+        loop,
+        'reconcile@2026-12-02T10:00:05Z',
+        'reconcile@2026-12-02T10:00:07Z',
+        at('2026-12-02T10:00:05.400Z'),
+      ),
+    ).toBe('reconcile@2026-12-02T10:00:08Z');
   });
   it('keeps the planned holder when it is already after the earlier one', () => {
-    expect(holderAfterEarlier(loop, 'reconcile@2026-12-02T10:00:06Z', 'reconcile@2026-12-02T10:00:05Z', at('2026-12-02T10:00:06.100Z'))).toBeUndefined();
+    expect(
+      holderAfterEarlier(
+        loop,
+        'reconcile@2026-12-02T10:00:06Z',
+        'reconcile@2026-12-02T10:00:05Z',
+        at('2026-12-02T10:00:06.100Z'),
+      ),
+    ).toBeUndefined();
   });
   it('ignores holders that carry no mark (random holders, another loop, the free value "")', () => {
-    expect(holderAfterEarlier(loop, 'reconcile@2026-12-02T10:00:05Z', 'reconcile-6f1c', at('2026-12-02T10:00:05Z'))).toBeUndefined();
-    expect(holderAfterEarlier(loop, 'reconcile@2026-12-02T10:00:05Z', 'drift@2026-12-02T10:00:09Z', at('2026-12-02T10:00:05Z'))).toBeUndefined();
-    expect(holderAfterEarlier(loop, 'reconcile-6f1c', 'reconcile@2026-12-02T10:00:05Z', at('2026-12-02T10:00:05Z'))).toBeUndefined();
+    expect(
+      holderAfterEarlier(
+        loop,
+        'reconcile@2026-12-02T10:00:05Z',
+        'reconcile-6f1c',
+        at('2026-12-02T10:00:05Z'),
+      ),
+    ).toBeUndefined();
+    expect(
+      holderAfterEarlier(
+        loop,
+        'reconcile@2026-12-02T10:00:05Z',
+        'drift@2026-12-02T10:00:09Z',
+        at('2026-12-02T10:00:05Z'),
+      ),
+    ).toBeUndefined();
+    expect(
+      holderAfterEarlier(
+        loop,
+        'reconcile-6f1c',
+        'reconcile@2026-12-02T10:00:05Z',
+        at('2026-12-02T10:00:05Z'),
+      ),
+    ).toBeUndefined();
   });
   it('a chain of runs in one second, each given back without a status write, gets strictly increasing holders', () => {
     const found = '2026-12-02T10:00:00Z';
@@ -72,12 +112,14 @@ describe('the take of a loop whose status write closes its Lease', () => {
     expect(take.closedAs).toBe('health@2026-12-02T10:00:00Z');
     expect(markedTake('health', undefined, () => at('2026-12-02T10:00:03Z')).closedAs).toBe('');
   });
-  it('closed by a run since that view: takes it with a holder after that run\'s mark, never the free value itself', () => {
+  it("closed by a run since that view: takes it with a holder after that run's mark, never the free value itself", () => {
     expect(take.holderAfter('health@2026-12-02T10:00:04Z')).toBe('health@2026-12-02T10:00:05Z');
     expect(take.holderAfter('health@2026-12-02T10:00:01Z')).toBe('health@2026-12-02T10:00:03Z');
   });
   it('never repeats a holder that already ran on the Lease', () => {
-    expect(take.unique('health@2026-12-02T10:00:03Z', 'health@2026-12-02T10:00:03Z')).toBe('health@2026-12-02T10:00:04Z');
+    expect(take.unique('health@2026-12-02T10:00:03Z', 'health@2026-12-02T10:00:03Z')).toBe(
+      'health@2026-12-02T10:00:04Z',
+    );
     expect(take.unique('health@2026-12-02T10:00:03Z', 'health@2026-12-02T10:00:01Z')).toBeUndefined();
   });
 });

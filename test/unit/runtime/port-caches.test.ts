@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ALL_NAMESPACES, createPortCaches, inNamespace, invalidateFor } from '../../../adapters/reconcile/port-caches.ts';
+import {
+  ALL_NAMESPACES,
+  createPortCaches,
+  inNamespace,
+  invalidateFor,
+} from '../../../adapters/reconcile/port-caches.ts';
 
 describe('per-container port caches and their invalidation rule', () => {
   it('serves a cluster-wide list for the TTL, and drops it for a message caused by a dependency change', async () => {
@@ -8,7 +13,10 @@ describe('per-container port caches and their invalidation rule', () => {
     let lists = 0;
     const list = () => {
       lists++;
-      return Promise.resolve([{ metadata: { namespace: 'a', name: 'm1' } }, { metadata: { namespace: 'b', name: 'm2' } }]);
+      return Promise.resolve([
+        { metadata: { namespace: 'a', name: 'm1' } },
+        { metadata: { namespace: 'b', name: 'm2' } },
+      ]);
     };
     const items = await caches.mutations.get(ALL_NAMESPACES, 'mutations', list);
     expect(inNamespace(items, 'a')).toEqual([{ metadata: { namespace: 'a', name: 'm1' } }]);

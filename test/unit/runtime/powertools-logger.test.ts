@@ -14,7 +14,10 @@ let output: ReturnType<typeof captureProcessOutput>;
 beforeEach(() => {
   // What the Lambda runtime sets on an on-demand container; Powertools reads it at construction.
   vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
-  vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1');
+  vi.stubEnv(
+    '_X_AMZN_TRACE_ID',
+    'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+  );
   output = captureProcessOutput();
 });
 afterEach(() => {
@@ -47,7 +50,9 @@ describe('the Powertools logger behind the Logger port', () => {
     b.info('two');
     a2.info('three');
     logger.info('four');
-    expect(output.json().map(({ message, messageId, namespace }) => ({ message, messageId, namespace }))).toEqual([
+    expect(
+      output.json().map(({ message, messageId, namespace }) => ({ message, messageId, namespace })),
+    ).toEqual([
       { message: 'one', messageId: 'a', namespace: undefined },
       { message: 'two', messageId: 'b', namespace: undefined },
       { message: 'three', messageId: 'a', namespace: 'shop' },
@@ -63,7 +68,13 @@ describe('the Powertools logger behind the Logger port', () => {
     logger.child({ messageId: 'm-2' }).child({ name: 'web' }).info('second');
     logger.info('root');
     const [first, second, root] = output.json();
-    expect(first).toMatchObject({ function_request_id: 'req-1', cold_start: true, function_name: 'convoy-reconcile', messageId: 'm-1', name: 'web' });
+    expect(first).toMatchObject({
+      function_request_id: 'req-1',
+      cold_start: true,
+      function_name: 'convoy-reconcile',
+      messageId: 'm-1',
+      name: 'web',
+    });
     // Powertools alone would say true here: createChild() re-asks each new child's own flag.
     expect(second).toMatchObject({ function_request_id: 'req-2', cold_start: false, messageId: 'm-2' });
     expect(root).toMatchObject({ function_request_id: 'req-2', cold_start: false });
@@ -97,7 +108,12 @@ describe('the Powertools logger behind the Logger port', () => {
       message: 'apply failed',
       cause: { name: 'Error', message: 'HTTP-Code: 403', code: 403 },
     });
-    expect(error['error']).toMatchObject({ name: 'Error', message: 'HTTP-Code: 403', code: 403, stack: expect.stringContaining('HTTP-Code: 403') as unknown });
+    expect(error['error']).toMatchObject({
+      name: 'Error',
+      message: 'HTTP-Code: 403',
+      code: 403,
+      stack: expect.stringContaining('HTTP-Code: 403') as unknown,
+    });
     expect(error['nested']).toEqual({ errors: [{ name: 'Error', message: 'HTTP-Code: 403', code: 403 }] });
     const text = JSON.stringify(output.json());
     expect(text).not.toContain('c2VjcmV0');
@@ -112,6 +128,12 @@ describe('the Powertools logger behind the Logger port', () => {
       },
     };
     expect(() => logger.info('odd fields', hostile)).not.toThrow();
-    expect(output.json()).toEqual([expect.objectContaining({ level: 'INFO', message: 'odd fields', logError: expect.stringContaining('getter failed') as unknown })]);
+    expect(output.json()).toEqual([
+      expect.objectContaining({
+        level: 'INFO',
+        message: 'odd fields',
+        logError: expect.stringContaining('getter failed') as unknown,
+      }),
+    ]);
   });
 });

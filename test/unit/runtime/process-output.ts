@@ -10,7 +10,10 @@ export function captureProcessOutput() {
     chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
   };
-  const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(collect), vi.spyOn(process.stderr, 'write').mockImplementation(collect)];
+  const spies = [
+    vi.spyOn(process.stdout, 'write').mockImplementation(collect),
+    vi.spyOn(process.stderr, 'write').mockImplementation(collect),
+  ];
   return {
     /** Every complete line written so far, parsed as JSON. */
     json: (): Record<string, unknown>[] =>

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { FLEET_LOOP, LOOPS, QUEUE_LOOPS, chainIdOf, parseQueueMessage, queueMessageBody, resentMessageBody } from '../../../domain/runtime/queue-message.ts';
+import {
+  FLEET_LOOP,
+  LOOPS,
+  QUEUE_LOOPS,
+  chainIdOf,
+  parseQueueMessage,
+  queueMessageBody,
+  resentMessageBody,
+} from '../../../domain/runtime/queue-message.ts';
 import type { QueueMessage } from '../../../domain/runtime/queue-message.ts';
 
 const valid: QueueMessage = {
@@ -30,7 +38,12 @@ describe('parseQueueMessage', () => {
   });
 
   it("a fleet message (issue 26) parses: namespace, name and uid are the ReleaseSet's", () => {
-    const fleet: QueueMessage = { ...valid, loop: FLEET_LOOP, name: 'web-fleet', cause: 'watch: ReleaseSet added' };
+    const fleet: QueueMessage = {
+      ...valid,
+      loop: FLEET_LOOP,
+      name: 'web-fleet',
+      cause: 'watch: ReleaseSet added',
+    };
     expect(parseQueueMessage(queueMessageBody(fleet))).toEqual({ ok: true, message: fleet });
     expect(QUEUE_LOOPS).toEqual([...LOOPS, 'fleet']);
     expect(LOOPS).not.toContain('fleet');

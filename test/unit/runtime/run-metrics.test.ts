@@ -197,14 +197,26 @@ describe('EMF from each function (Powertools Metrics output)', () => {
   it('counts a busy Lease and keeps the reason as metadata, not a dimension', async () => {
     const { docs } = await run(
       'drift',
-      { kind: 'requeueAfter', delayMs: 1000, reason: 'lease held by reconcile-x until …', asNewMessage: true },
+      {
+        kind: 'requeueAfter',
+        delayMs: 1000,
+        reason: 'lease held by reconcile-x until …',
+        asNewMessage: true,
+      },
       1,
     );
     const doc = docs[0];
     expect(validate(doc)).toBe(true);
     expect(memberErrors(doc)).toEqual([]);
-    expect(doc).toMatchObject({ Outcome: 'requeueAfter', LeaseBusy: 1, ReceiveCount: 1, reason: 'lease held by reconcile-x until …' });
-    const dimensions = (doc['_aws'] as { CloudWatchMetrics: Directive[] }).CloudWatchMetrics[0].Dimensions.flat();
+    expect(doc).toMatchObject({
+      Outcome: 'requeueAfter',
+      LeaseBusy: 1,
+      ReceiveCount: 1,
+      reason: 'lease held by reconcile-x until …',
+    });
+    const dimensions = (
+      doc['_aws'] as { CloudWatchMetrics: Directive[] }
+    ).CloudWatchMetrics[0].Dimensions.flat();
     expect(dimensions).not.toContain('reason');
     expect(dimensions).not.toContain('release');
   });
@@ -226,7 +238,10 @@ describe('EMF from each function (Powertools Metrics output)', () => {
       },
       true,
     );
-    await Promise.all([handler({ ...message, name: 'slow' }, ctx), handler({ ...message, name: 'fast' }, ctx)]);
+    await Promise.all([
+      handler({ ...message, name: 'slow' }, ctx),
+      handler({ ...message, name: 'fast' }, ctx),
+    ]);
     const docs = emfDocs();
     expect(docs.map((d) => [d['release'], d['Outcome'], d['Runs']])).toEqual([
       ['team-a/fast', 'done', 1],
@@ -237,11 +252,19 @@ describe('EMF from each function (Powertools Metrics output)', () => {
   it('metrics Powertools refuses are logged and the run keeps its outcome', async () => {
     const { ctx, logLines } = recordContext(Number.NaN);
     const broken = { ...ctx, receiveCount: 'two' as unknown as number };
-    const outcome = await withRunMetrics('drift', () => Promise.resolve({ kind: 'done' as const }), true)(message, broken);
+    const outcome = await withRunMetrics(
+      'drift',
+      () => Promise.resolve({ kind: 'done' as const }),
+      true,
+    )(message, broken);
     expect(outcome).toEqual({ kind: 'done' });
     expect(emfDocs()).toEqual([]);
     expect(logLines).toEqual([
-      expect.objectContaining({ level: 'warn', msg: "could not write the run's metrics", error: expect.objectContaining({ name: 'RangeError' }) as unknown }),
+      expect.objectContaining({
+        level: 'warn',
+        msg: "could not write the run's metrics",
+        error: expect.objectContaining({ name: 'RangeError' }) as unknown,
+      }),
     ]);
   });
 

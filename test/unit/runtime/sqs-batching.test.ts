@@ -35,7 +35,11 @@ beforeAll(async () => {
     (next, context) => (args) => {
       const input = args.input as { QueueUrl?: string; Entries?: SentRequest['entries'] };
       if (context.commandName?.endsWith('BatchCommand')) {
-        requests.push({ command: context.commandName, queueUrl: input.QueueUrl ?? '', entries: input.Entries ?? [] });
+        requests.push({
+          command: context.commandName,
+          queueUrl: input.QueueUrl ?? '',
+          entries: input.Entries ?? [],
+        });
       }
       return next(args);
     },
@@ -67,7 +71,8 @@ async function receiveAll(queueUrl: string, count: number, timeoutMs = 10_000): 
   const messages: Message[] = [];
   const deadline = Date.now() + timeoutMs;
   while (messages.length < count) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${messages.length} of ${count} messages received`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms: ${messages.length} of ${count} messages received`);
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
     );
@@ -77,7 +82,9 @@ async function receiveAll(queueUrl: string, count: number, timeoutMs = 10_000): 
 }
 
 const sendRequests = (queueUrl?: string) =>
-  requests.filter((r) => r.command === 'SendMessageBatchCommand' && (queueUrl === undefined || r.queueUrl === queueUrl));
+  requests.filter(
+    (r) => r.command === 'SendMessageBatchCommand' && (queueUrl === undefined || r.queueUrl === queueUrl),
+  );
 const visibilityRequests = () => requests.filter((r) => r.command === 'ChangeMessageVisibilityBatchCommand');
 
 const bodies = (n: number, prefix = 'm') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
@@ -126,7 +133,8 @@ describe('batched SQS sends and visibility changes on fauxqs', TEST_TIMEOUT, () 
 
   it('visibility changes made together go out as one ChangeMessageVisibilityBatch and take effect', async () => {
     const queueUrl = await newQueue(30);
-    for (const body of bodies(3)) await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    for (const body of bodies(3))
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
     const received = await receiveAll(queueUrl, 3);
     const batching = createBatchingSqs(sqs);
     // Visible again at once: the next receive gets them back although the queue's timeout is 30 s.
@@ -138,7 +146,8 @@ describe('batched SQS sends and visibility changes on fauxqs', TEST_TIMEOUT, () 
 
   it('a failed entry rejects only its own caller, with an SqsEntryError naming the code; the others resolve', async () => {
     const queueUrl = await newQueue(30);
-    for (const body of bodies(2)) await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    for (const body of bodies(2))
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
     const [a, b] = await receiveAll(queueUrl, 2);
     const batching = createBatchingSqs(sqs);
     const results = await Promise.allSettled([
@@ -151,7 +160,9 @@ describe('batched SQS sends and visibility changes on fauxqs', TEST_TIMEOUT, () 
     const failure = (results[1] as PromiseRejectedResult).reason as unknown;
     expect(failure).toBeInstanceOf(SqsEntryError);
     expect((failure as SqsEntryError).code).toBe('ReceiptHandleIsInvalid');
-    expect((failure as SqsEntryError).message).toMatch(/^ChangeMessageVisibilityBatch: ReceiptHandleIsInvalid/);
+    expect((failure as SqsEntryError).message).toMatch(
+      /^ChangeMessageVisibilityBatch: ReceiptHandleIsInvalid/,
+    );
     // The two valid changes took effect.
     expect((await receiveAll(queueUrl, 2)).map((m) => m.Body).sort()).toEqual(['m0', 'm1']);
   });
@@ -187,7 +198,9 @@ describe('batched SQS sends and visibility changes on fauxqs', TEST_TIMEOUT, () 
     expect(settled).toBe(false);
     await sent;
     expect(sendRequests()).toHaveLength(1);
-    expect(sendRequests()[0]?.entries).toEqual([expect.objectContaining({ MessageBody: 'alone', DelaySeconds: 0 })]);
+    expect(sendRequests()[0]?.entries).toEqual([
+      expect.objectContaining({ MessageBody: 'alone', DelaySeconds: 0 }),
+    ]);
     expect((await receiveAll(queueUrl, 1)).map((m) => m.Body)).toEqual(['alone']);
   });
 

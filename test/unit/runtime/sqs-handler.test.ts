@@ -63,7 +63,11 @@ function capturedLogger(): { logger: Logger; lines: Record<string, unknown>[] } 
 
 /** The SDK-backed port, recording each visibility change. */
 /** The visibility changes asked for: seconds, and when each request was about to leave (`at`). */
-function recordingPort(): { port: VisibilityPort; seconds: number[]; changes: { seconds: number; at: number }[] } {
+function recordingPort(): {
+  port: VisibilityPort;
+  seconds: number[];
+  changes: { seconds: number; at: number }[];
+} {
   const real = sqsVisibilityPort(sqs);
   const seconds: number[] = [];
   const changes: { seconds: number; at: number }[] = [];
@@ -196,7 +200,7 @@ describe('the SQS batch runtime on fauxqs', TEST_TIMEOUT, () => {
     expect(Messages.map((m) => m.Body)).toEqual(['{"v": 1, "loop": "reconcile"']);
   });
 
-  it('requeueAfter(2000): the record comes back no earlier than 2 s after the visibility change, well before the queue\'s own 30 s, with ApproximateReceiveCount 2', async () => {
+  it("requeueAfter(2000): the record comes back no earlier than 2 s after the visibility change, well before the queue's own 30 s, with ApproximateReceiveCount 2", async () => {
     // A long queue visibility timeout, so only the handler's ChangeMessageVisibility can bring it back early.
     const queue = await newQueue({ maxReceiveCount: 5, visibilityTimeout: 30 });
     await sqs.send(
@@ -241,48 +245,52 @@ describe('the SQS batch runtime on fauxqs', TEST_TIMEOUT, () => {
     expect(heldMs).toBeGreaterThanOrEqual(2_000);
   });
 
-  it('retry backs off per policy (1 s, then 2 s) until done; a handler that throws counts as retry', { timeout: 30_000 }, async () => {
-    const queue = await newQueue({ maxReceiveCount: 5, visibilityTimeout: 30 });
-    await sqs.send(
-      new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: queueMessageBody(message('a')) }),
-    );
+  it(
+    'retry backs off per policy (1 s, then 2 s) until done; a handler that throws counts as retry',
+    { timeout: 30_000 },
+    async () => {
+      const queue = await newQueue({ maxReceiveCount: 5, visibilityTimeout: 30 });
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: queueMessageBody(message('a')) }),
+      );
 
-    const calls: { receiveCount: number; at: number }[] = [];
-    const handleRecord: RecordHandler = (_m, { receiveCount }) => {
-      calls.push({ receiveCount, at: Date.now() });
-      if (receiveCount === 1) return Promise.reject(new Error('kube API unreachable'));
-      if (receiveCount === 2) return Promise.resolve(retry(new Error('apply conflict')));
-      return Promise.resolve(done());
-    };
-    const { port, seconds, changes } = recordingPort();
-    const { logger } = capturedLogger();
-    const handler = createSqsBatchHandler({
-      loop: 'reconcile',
-      handleRecord,
-      sqs: port,
-      logger,
-      retryPolicyOf: () => ({ initialMs: 1_000, factor: 2, maxMs: 60_000 }),
-      // The resolver path, as `convoy dev` may use it: the emulator's own queue URL.
-      queueUrlOf: () => queue.queueUrl,
-    });
+      const calls: { receiveCount: number; at: number }[] = [];
+      const handleRecord: RecordHandler = (_m, { receiveCount }) => {
+        calls.push({ receiveCount, at: Date.now() });
+        if (receiveCount === 1) return Promise.reject(new Error('kube API unreachable'));
+        if (receiveCount === 2) return Promise.resolve(retry(new Error('apply conflict')));
+        return Promise.resolve(done());
+      };
+      const { port, seconds, changes } = recordingPort();
+      const { logger } = capturedLogger();
+      const handler = createSqsBatchHandler({
+        loop: 'reconcile',
+        handleRecord,
+        sqs: port,
+        logger,
+        retryPolicyOf: () => ({ initialMs: 1_000, factor: 2, maxMs: 60_000 }),
+        // The resolver path, as `convoy dev` may use it: the emulator's own queue URL.
+        queueUrlOf: () => queue.queueUrl,
+      });
 
-    // The wait is a safety net (the backoffs take 3 s) and shorter than the queue's own 30 s, so
-    // the redeliveries can only come from the visibility changes.
-    await withPoller(queue, handler, logger, () =>
-      eventually(
-        async () => calls.length === 3 && (await queueDepth(queue.queueUrl)) === 0,
-        'three attempts and a delete',
-        20_000,
-      ),
-    );
+      // The wait is a safety net (the backoffs take 3 s) and shorter than the queue's own 30 s, so
+      // the redeliveries can only come from the visibility changes.
+      await withPoller(queue, handler, logger, () =>
+        eventually(
+          async () => calls.length === 3 && (await queueDepth(queue.queueUrl)) === 0,
+          'three attempts and a delete',
+          20_000,
+        ),
+      );
 
-    expect(calls.map((call) => call.receiveCount)).toEqual([1, 2, 3]);
-    expect(seconds).toEqual([1, 2]);
-    // Each attempt came no earlier than the backoff the one before it asked for.
-    changes.forEach((change, i) => {
-      expect((calls[i + 1]?.at ?? Number.NaN) - change.at).toBeGreaterThanOrEqual(change.seconds * 1000);
-    });
-  });
+      expect(calls.map((call) => call.receiveCount)).toEqual([1, 2, 3]);
+      expect(seconds).toEqual([1, 2]);
+      // Each attempt came no earlier than the backoff the one before it asked for.
+      changes.forEach((change, i) => {
+        expect((calls[i + 1]?.at ?? Number.NaN) - change.at).toBeGreaterThanOrEqual(change.seconds * 1000);
+      });
+    },
+  );
 });
 
 describe('the dev poller (a local event source mapping)', TEST_TIMEOUT, () => {

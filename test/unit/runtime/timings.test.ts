@@ -36,15 +36,20 @@ describe('function timings', () => {
   });
 
   it('every function timeout Lambda accepts gets a consistent default visibility (6 × it is at most 90 min, far under the 12-h cap)', () => {
-    for (const seconds of [15, 60, 300, 900]) expect(rulesOf(deriveTimings({ functionTimeoutSeconds: seconds })), String(seconds)).toEqual([]);
+    for (const seconds of [15, 60, 300, 900])
+      expect(rulesOf(deriveTimings({ functionTimeoutSeconds: seconds })), String(seconds)).toEqual([]);
     expect(deriveTimings({ functionTimeoutSeconds: 900 }).visibilityTimeoutSeconds).toBe(5400);
   });
 
   it('visibility ≥ 6 × function timeout (AWS, SQS event source mapping): a shorter one names queueVisibilityTimeout and functionTimeout', () => {
     expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 300, visibilityTimeoutSeconds: 1799 }))).toEqual([
-      expect.stringMatching(/^queueVisibilityTimeout\+functionTimeout: visibility 1799 s is less than 6 × the function timeout \(1800 s\)/),
+      expect.stringMatching(
+        /^queueVisibilityTimeout\+functionTimeout: visibility 1799 s is less than 6 × the function timeout \(1800 s\)/,
+      ),
     ]);
-    expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 300, visibilityTimeoutSeconds: 1800 }))).toEqual([]);
+    expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 300, visibilityTimeoutSeconds: 1800 }))).toEqual(
+      [],
+    );
   });
 
   it("a killed invocation's Lease expires before its batch comes back: timeout + Lease < visibility", () => {
@@ -52,7 +57,9 @@ describe('function timings', () => {
     expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 13 }))).toEqual([]);
     expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 12 }))).toHaveLength(1);
     expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 10 }))).toEqual([
-      expect.stringMatching(/^queueVisibilityTimeout\+functionTimeout: a killed invocation's Lease expires up to 70 s after its batch was received \(timeout 10 s \+ Lease 60 s\), not before its messages come back after the 60-s visibility/),
+      expect.stringMatching(
+        /^queueVisibilityTimeout\+functionTimeout: a killed invocation's Lease expires up to 70 s after its batch was received \(timeout 10 s \+ Lease 60 s\), not before its messages come back after the 60-s visibility/,
+      ),
     ]);
     expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 10, visibilityTimeoutSeconds: 71 }))).toEqual([]);
   });
@@ -62,7 +69,9 @@ describe('function timings', () => {
     expect(deriveTimings({ maxWaveTimeoutSeconds: 300 }).maxReceiveCount).toBe(40);
     expect(rulesOf(deriveTimings({ maxWaveTimeoutSeconds: 300, maxReceiveCount: 40 }))).toEqual([]);
     expect(rulesOf(deriveTimings({ maxWaveTimeoutSeconds: 300, maxReceiveCount: 39 }))).toEqual([
-      expect.stringMatching(/^maxReceiveCount\+maxWaveTimeout: a wait of maxWaveTimeout 300 s rechecked every 10 s spends up to 40 receives \(10 of them headroom\), more than maxReceiveCount 39/),
+      expect.stringMatching(
+        /^maxReceiveCount\+maxWaveTimeout: a wait of maxWaveTimeout 300 s rechecked every 10 s spends up to 40 receives \(10 of them headroom\), more than maxReceiveCount 39/,
+      ),
     ]);
     // Receives counted causally: one receive per recheck of the wait, then the headroom.
     const t = deriveTimings({ maxWaveTimeoutSeconds: 300 });
@@ -71,12 +80,16 @@ describe('function timings', () => {
   });
 
   it("the services' limits: Lambda's 15 minutes, SQS's 12-h visibility and 1000 receives", () => {
-    expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 901, visibilityTimeoutSeconds: 43_200 }))).toEqual([
-      expect.stringMatching(/^functionTimeout: is 901 s; Lambda accepts whole seconds from 1 to 900/),
+    expect(rulesOf(deriveTimings({ functionTimeoutSeconds: 901, visibilityTimeoutSeconds: 43_200 }))).toEqual(
+      [expect.stringMatching(/^functionTimeout: is 901 s; Lambda accepts whole seconds from 1 to 900/)],
+    );
+    expect(rulesOf(deriveTimings({ visibilityTimeoutSeconds: 43_201 }))).toEqual([
+      expect.stringMatching(/^queueVisibilityTimeout: is 43201 s; SQS accepts/),
     ]);
-    expect(rulesOf(deriveTimings({ visibilityTimeoutSeconds: 43_201 }))).toEqual([expect.stringMatching(/^queueVisibilityTimeout: is 43201 s; SQS accepts/)]);
     expect(rulesOf(deriveTimings({ maxWaveTimeoutSeconds: 3 * 3600 }))).toEqual([
-      expect.stringMatching(/^maxReceiveCount\+maxWaveTimeout: maxReceiveCount is 1090; SQS accepts an integer from 1 to 1000/),
+      expect.stringMatching(
+        /^maxReceiveCount\+maxWaveTimeout: maxReceiveCount is 1090; SQS accepts an integer from 1 to 1000/,
+      ),
     ]);
     expect(rulesOf(deriveTimings({ maxWaveTimeoutSeconds: 9900 }))).toEqual([]);
   });

@@ -4,7 +4,12 @@
 // in cosign's format; test/integration/oci-auth.test.ts verifies ones the real cosign wrote.
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { checkCosignSignature, cosignPublicKey, cosignSignatureTag, CosignKeyError } from '../../../domain/source/cosign.ts';
+import {
+  checkCosignSignature,
+  cosignPublicKey,
+  cosignSignatureTag,
+  CosignKeyError,
+} from '../../../domain/source/cosign.ts';
 
 const DIGEST = `sha256:${'ab'.repeat(32)}`;
 const pair = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -13,7 +18,16 @@ const other = pair();
 const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
 function payload(digest: string, type = 'cosign container image signature'): Buffer {
-  return Buffer.from(JSON.stringify({ critical: { identity: { 'docker-reference': 'reg.example/app' }, image: { 'docker-manifest-digest': digest }, type }, optional: null }));
+  return Buffer.from(
+    JSON.stringify({
+      critical: {
+        identity: { 'docker-reference': 'reg.example/app' },
+        image: { 'docker-manifest-digest': digest },
+        type,
+      },
+      optional: null,
+    }),
+  );
 }
 const signed = (bytes: Buffer, key = privateKey) => sign('sha256', bytes, key).toString('base64');
 
@@ -24,19 +38,41 @@ describe('cosign signatures', () => {
 
   it('a payload naming the digest, signed with the key: valid', () => {
     const bytes = payload(DIGEST);
-    expect(checkCosignSignature({ payload: bytes, signatureBase64: signed(bytes), digest: DIGEST, key: cosignPublicKey(pem, 'cosign.pub') })).toEqual({ ok: true });
+    expect(
+      checkCosignSignature({
+        payload: bytes,
+        signatureBase64: signed(bytes),
+        digest: DIGEST,
+        key: cosignPublicKey(pem, 'cosign.pub'),
+      }),
+    ).toEqual({ ok: true });
   });
 
   it('signed with another key: not valid, saying so', () => {
     const bytes = payload(DIGEST);
-    const check = checkCosignSignature({ payload: bytes, signatureBase64: signed(bytes, other.privateKey), digest: DIGEST, key: publicKey });
-    expect(check).toEqual({ ok: false, why: 'a signature does not verify with the public key (signed with another key, or altered)' });
+    const check = checkCosignSignature({
+      payload: bytes,
+      signatureBase64: signed(bytes, other.privateKey),
+      digest: DIGEST,
+      key: publicKey,
+    });
+    expect(check).toEqual({
+      ok: false,
+      why: 'a signature does not verify with the public key (signed with another key, or altered)',
+    });
   });
 
   it('a valid signature of another digest (a signature copied from another artifact): not valid', () => {
     const elsewhere = `sha256:${'cd'.repeat(32)}`;
     const bytes = payload(elsewhere);
-    expect(checkCosignSignature({ payload: bytes, signatureBase64: signed(bytes), digest: DIGEST, key: publicKey })).toEqual({
+    expect(
+      checkCosignSignature({
+        payload: bytes,
+        signatureBase64: signed(bytes),
+        digest: DIGEST,
+        key: publicKey,
+      }),
+    ).toEqual({
       ok: false,
       why: `a valid signature signs ${elsewhere}, not ${DIGEST}`,
     });
@@ -46,20 +82,60 @@ describe('cosign signatures', () => {
     const bytes = payload(DIGEST);
     const signature = signed(bytes);
     const altered = Buffer.from(bytes.toString('utf8').replace('reg.example/app', 'reg.example/evil'));
-    expect(checkCosignSignature({ payload: altered, signatureBase64: signature, digest: DIGEST, key: publicKey }).ok).toBe(false);
+    expect(
+      checkCosignSignature({ payload: altered, signatureBase64: signature, digest: DIGEST, key: publicKey })
+        .ok,
+    ).toBe(false);
   });
 
   it('a signed payload that is not a simple-signing document, or no signature annotation: not valid', () => {
     const wrongType = payload(DIGEST, 'something else');
-    expect(checkCosignSignature({ payload: wrongType, signatureBase64: signed(wrongType), digest: DIGEST, key: publicKey })).toMatchObject({ ok: false });
-    expect(JSON.stringify(checkCosignSignature({ payload: wrongType, signatureBase64: signed(wrongType), digest: DIGEST, key: publicKey }))).toContain('not a cosign simple-signing document');
+    expect(
+      checkCosignSignature({
+        payload: wrongType,
+        signatureBase64: signed(wrongType),
+        digest: DIGEST,
+        key: publicKey,
+      }),
+    ).toMatchObject({ ok: false });
+    expect(
+      JSON.stringify(
+        checkCosignSignature({
+          payload: wrongType,
+          signatureBase64: signed(wrongType),
+          digest: DIGEST,
+          key: publicKey,
+        }),
+      ),
+    ).toContain('not a cosign simple-signing document');
     const notJson = Buffer.from('not json');
-    expect(checkCosignSignature({ payload: notJson, signatureBase64: signed(notJson), digest: DIGEST, key: publicKey })).toEqual({ ok: false, why: 'a signed payload is not JSON' });
-    expect(checkCosignSignature({ payload: payload(DIGEST), signatureBase64: undefined, digest: DIGEST, key: publicKey })).toEqual({ ok: false, why: 'a signature layer has no dev.cosignproject.cosign/signature annotation' });
+    expect(
+      checkCosignSignature({
+        payload: notJson,
+        signatureBase64: signed(notJson),
+        digest: DIGEST,
+        key: publicKey,
+      }),
+    ).toEqual({ ok: false, why: 'a signed payload is not JSON' });
+    expect(
+      checkCosignSignature({
+        payload: payload(DIGEST),
+        signatureBase64: undefined,
+        digest: DIGEST,
+        key: publicKey,
+      }),
+    ).toEqual({ ok: false, why: 'a signature layer has no dev.cosignproject.cosign/signature annotation' });
   });
 
   it('a key that is not a PEM public key is refused naming where it came from, not echoing it', () => {
-    expect(() => cosignPublicKey('-----BEGIN PUBLIC KEY-----\nnot-a-key\n-----END PUBLIC KEY-----\n', 'Secret ns/keys cosign.pub')).toThrow(CosignKeyError);
-    expect(() => cosignPublicKey('garbage', 'Secret ns/keys cosign.pub')).toThrow('Secret ns/keys cosign.pub is not a PEM public key (cosign.pub as cosign generate-key-pair writes it)');
+    expect(() =>
+      cosignPublicKey(
+        '-----BEGIN PUBLIC KEY-----\nnot-a-key\n-----END PUBLIC KEY-----\n',
+        'Secret ns/keys cosign.pub',
+      ),
+    ).toThrow(CosignKeyError);
+    expect(() => cosignPublicKey('garbage', 'Secret ns/keys cosign.pub')).toThrow(
+      'Secret ns/keys cosign.pub is not a PEM public key (cosign.pub as cosign generate-key-pair writes it)',
+    );
   });
 });

@@ -14,7 +14,9 @@ describe('credentials key', () => {
   });
 
   it('the same credentials → the same key (the same Release hits its own cache again)', () => {
-    expect(credentialsKey({ username: 'git', password: PASSWORD })).toBe(credentialsKey({ username: 'git', password: PASSWORD }));
+    expect(credentialsKey({ username: 'git', password: PASSWORD })).toBe(
+      credentialsKey({ username: 'git', password: PASSWORD }),
+    );
     expect(credentialsKey({ bearerToken: TOKEN })).toBe(credentialsKey({ bearerToken: TOKEN }));
   });
 
@@ -51,8 +53,16 @@ describe('git checkout cache key', () => {
 
   it('a checkout made with credentials has another key than the anonymous one and than other credentials', () => {
     const anonymous = gitCacheKey({ url, commit: COMMIT, credentials: 'anonymous' });
-    const a = gitCacheKey({ url, commit: COMMIT, credentials: credentialsKey({ username: 'a', password: PASSWORD }) });
-    const b = gitCacheKey({ url, commit: COMMIT, credentials: credentialsKey({ username: 'a', password: 'guess' }) });
+    const a = gitCacheKey({
+      url,
+      commit: COMMIT,
+      credentials: credentialsKey({ username: 'a', password: PASSWORD }),
+    });
+    const b = gitCacheKey({
+      url,
+      commit: COMMIT,
+      credentials: credentialsKey({ username: 'a', password: 'guess' }),
+    });
     expect(new Set([anonymous, a, b]).size).toBe(3);
     expect(a).toMatch(/^[0-9a-f]{40}$/);
   });
@@ -60,8 +70,12 @@ describe('git checkout cache key', () => {
   it('the same repository, commit and credentials → the same key, however the URL and commit are spelled', () => {
     const credentials = credentialsKey({ bearerToken: TOKEN });
     const key = gitCacheKey({ url, commit: COMMIT, credentials });
-    expect(gitCacheKey({ url: 'https://git.example/team/apps/', commit: COMMIT.toUpperCase(), credentials })).toBe(key);
+    expect(
+      gitCacheKey({ url: 'https://git.example/team/apps/', commit: COMMIT.toUpperCase(), credentials }),
+    ).toBe(key);
     // Credentials embedded in the URL are not the key's credentials: those are passed apart.
-    expect(gitCacheKey({ url: 'https://user:pw@git.example/team/apps.git', commit: COMMIT, credentials })).toBe(key);
+    expect(
+      gitCacheKey({ url: 'https://user:pw@git.example/team/apps.git', commit: COMMIT, credentials }),
+    ).toBe(key);
   });
 });

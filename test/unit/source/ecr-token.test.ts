@@ -20,40 +20,81 @@ const HOUR = 3_600_000;
 function answer(password: string, expiresAtMs: number): string {
   return JSON.stringify({
     authorizationData: [
-      { authorizationToken: Buffer.from(`AWS:${password}`).toString('base64'), expiresAt: expiresAtMs / 1000, proxyEndpoint: `https://${HOST}` },
+      {
+        authorizationToken: Buffer.from(`AWS:${password}`).toString('base64'),
+        expiresAt: expiresAtMs / 1000,
+        proxyEndpoint: `https://${HOST}`,
+      },
     ],
   });
 }
 
 describe('ECR registry hosts', () => {
   it.each([
-    [HOST, { account: '123456789012', region: 'eu-west-1', endpoint: 'https://api.ecr.eu-west-1.amazonaws.com' }],
-    ['123456789012.dkr.ecr-fips.us-east-1.amazonaws.com', { account: '123456789012', region: 'us-east-1', endpoint: 'https://ecr-fips.us-east-1.amazonaws.com' }],
-    ['123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn', { account: '123456789012', region: 'cn-north-1', endpoint: 'https://api.ecr.cn-north-1.amazonaws.com.cn' }],
+    [
+      HOST,
+      { account: '123456789012', region: 'eu-west-1', endpoint: 'https://api.ecr.eu-west-1.amazonaws.com' },
+    ],
+    [
+      '123456789012.dkr.ecr-fips.us-east-1.amazonaws.com',
+      { account: '123456789012', region: 'us-east-1', endpoint: 'https://ecr-fips.us-east-1.amazonaws.com' },
+    ],
+    [
+      '123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn',
+      {
+        account: '123456789012',
+        region: 'cn-north-1',
+        endpoint: 'https://api.ecr.cn-north-1.amazonaws.com.cn',
+      },
+    ],
   ])('%s', (host, expected) => {
     expect(ecrRegistryOf(host)).toEqual(expected);
   });
 
-  it.each(['ghcr.io', 'public.ecr.aws', '12345.dkr.ecr.eu-west-1.amazonaws.com', '123456789012.dkr.ecr.eu-west-1.amazonaws.com.evil.example'])('%s is not a private ECR registry', (host) => {
+  it.each([
+    'ghcr.io',
+    'public.ecr.aws',
+    '12345.dkr.ecr.eu-west-1.amazonaws.com',
+    '123456789012.dkr.ecr.eu-west-1.amazonaws.com.evil.example',
+  ])('%s is not a private ECR registry', (host) => {
     expect(ecrRegistryOf(host)).toBeUndefined();
   });
 });
 
 describe('GetAuthorizationToken request and answer', () => {
   it('the request names the registry (account) in registryIds', () => {
-    expect(JSON.parse(getAuthorizationTokenBody(ecrRegistryOf(HOST)!))).toEqual({ registryIds: ['123456789012'] });
+    expect(JSON.parse(getAuthorizationTokenBody(ecrRegistryOf(HOST)!))).toEqual({
+      registryIds: ['123456789012'],
+    });
   });
 
   it('the token is base64 "AWS:<password>": basic auth with user AWS; expiresAt (epoch seconds) in ms', () => {
     const token = parseAuthorizationToken(answer('eyJwYXlsb2FkIjoi:with:colons', 1_800_000_000_000));
-    expect(token).toEqual({ credentials: { username: 'AWS', password: 'eyJwYXlsb2FkIjoi:with:colons' }, expiresAt: 1_800_000_000_000 });
+    expect(token).toEqual({
+      credentials: { username: 'AWS', password: 'eyJwYXlsb2FkIjoi:with:colons' },
+      expiresAt: 1_800_000_000_000,
+    });
   });
 
   it.each([
     ['not JSON', 'nope', 'is not JSON'],
     ['no data', '{"authorizationData":[]}', 'has no authorizationData[0].authorizationToken'],
-    ['no colon', JSON.stringify({ authorizationData: [{ authorizationToken: Buffer.from('AWSsecret').toString('base64'), expiresAt: 1 }] }), 'is not base64 of user:password'],
-    ['no expiry', JSON.stringify({ authorizationData: [{ authorizationToken: Buffer.from('AWS:secret').toString('base64') }] }), 'has no expiresAt'],
+    [
+      'no colon',
+      JSON.stringify({
+        authorizationData: [
+          { authorizationToken: Buffer.from('AWSsecret').toString('base64'), expiresAt: 1 },
+        ],
+      }),
+      'is not base64 of user:password',
+    ],
+    [
+      'no expiry',
+      JSON.stringify({
+        authorizationData: [{ authorizationToken: Buffer.from('AWS:secret').toString('base64') }],
+      }),
+      'has no expiresAt',
+    ],
   ])('a malformed answer (%s) is refused without echoing the token', (_what, text, message) => {
     expect(() => parseAuthorizationToken(text)).toThrow(EcrAnswerError);
     expect(() => parseAuthorizationToken(text)).toThrow(message);
@@ -83,8 +124,21 @@ describe('createEcrTokenSource', () => {
       const a = next();
       return Promise.resolve({ status: a.status, text: () => Promise.resolve(a.text) });
     };
-    const credentials = () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG', sessionToken: 'session' });
-    return { requests, ecr: createEcrTokenSource({ credentials, fetch, now: () => clock.now, endpoint: 'https://api.ecr.eu-west-1.amazonaws.com' }) };
+    const credentials = () =>
+      Promise.resolve({
+        accessKeyId: 'AKIDEXAMPLE',
+        secretAccessKey: 'wJalrXUtnFEMI/K7MDENG',
+        sessionToken: 'session',
+      });
+    return {
+      requests,
+      ecr: createEcrTokenSource({
+        credentials,
+        fetch,
+        now: () => clock.now,
+        endpoint: 'https://api.ecr.eu-west-1.amazonaws.com',
+      }),
+    };
   }
 
   it('signs GetAuthorizationToken with SigV4 for service ecr in the registry region (the function role), JSON 1.1 target', async () => {
@@ -96,7 +150,9 @@ describe('createEcrTokenSource', () => {
     expect(r.url).toBe('https://api.ecr.eu-west-1.amazonaws.com/');
     expect(r.headers['x-amz-target']).toBe('AmazonEC2ContainerRegistry_V20150921.GetAuthorizationToken');
     expect(r.headers['content-type']).toBe('application/x-amz-json-1.1');
-    expect(r.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/ecr\/aws4_request, SignedHeaders=[^,]*x-amz-target[^,]*, Signature=[0-9a-f]{64}$/);
+    expect(r.headers['authorization']).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/ecr\/aws4_request, SignedHeaders=[^,]*x-amz-target[^,]*, Signature=[0-9a-f]{64}$/,
+    );
     expect(r.headers['x-amz-security-token']).toBe('session');
     expect(JSON.parse(r.body ?? '')).toEqual({ registryIds: ['123456789012'] });
   });
@@ -104,7 +160,10 @@ describe('createEcrTokenSource', () => {
   it('caches the token per registry until an hour before expiresAt, then asks again', async () => {
     const clock = { now: 0 };
     const { requests, ecr } = source(
-      [() => ({ status: 200, text: answer('pw-1', 12 * HOUR) }), () => ({ status: 200, text: answer('pw-2', 23 * HOUR) })],
+      [
+        () => ({ status: 200, text: answer('pw-1', 12 * HOUR) }),
+        () => ({ status: 200, text: answer('pw-2', 23 * HOUR) }),
+      ],
       clock,
     );
     expect((await ecr.credentialsFor(HOST)).password).toBe('pw-1');
@@ -119,7 +178,11 @@ describe('createEcrTokenSource', () => {
   it('concurrent resolves share one request', async () => {
     const clock = { now: 0 };
     const { requests, ecr } = source([() => ({ status: 200, text: answer('pw-1', 12 * HOUR) })], clock);
-    const all = await Promise.all([ecr.credentialsFor(HOST), ecr.credentialsFor(HOST), ecr.credentialsFor(HOST)]);
+    const all = await Promise.all([
+      ecr.credentialsFor(HOST),
+      ecr.credentialsFor(HOST),
+      ecr.credentialsFor(HOST),
+    ]);
     expect(all.map((c) => c.password)).toEqual(['pw-1', 'pw-1', 'pw-1']);
     expect(requests).toHaveLength(1);
   });
@@ -127,7 +190,13 @@ describe('createEcrTokenSource', () => {
   it('a refusal names the registry, the status and the ECR error type, and is not cached', async () => {
     const clock = { now: 0 };
     const { requests, ecr } = source(
-      [() => ({ status: 400, text: JSON.stringify({ __type: 'com.amazonaws.ecr#AccessDeniedException', message: 'no' }) }), () => ({ status: 200, text: answer('pw-1', 12 * HOUR) })],
+      [
+        () => ({
+          status: 400,
+          text: JSON.stringify({ __type: 'com.amazonaws.ecr#AccessDeniedException', message: 'no' }),
+        }),
+        () => ({ status: 200, text: answer('pw-1', 12 * HOUR) }),
+      ],
       clock,
     );
     await expect(ecr.credentialsFor(HOST)).rejects.toThrow(EcrTokenError);
@@ -136,7 +205,10 @@ describe('createEcrTokenSource', () => {
   });
 
   it('the message of a refusal', async () => {
-    const { ecr } = source([() => ({ status: 400, text: JSON.stringify({ __type: 'AccessDeniedException' }) })], { now: 0 });
+    const { ecr } = source(
+      [() => ({ status: 400, text: JSON.stringify({ __type: 'AccessDeniedException' }) })],
+      { now: 0 },
+    );
     await expect(ecr.credentialsFor(HOST)).rejects.toThrow(
       `ecr:GetAuthorizationToken for registry ${HOST} failed: HTTP 400 AccessDeniedException (does the function role have ecr:GetAuthorizationToken? the construct grants it with ecrRepositories)`,
     );
@@ -144,7 +216,9 @@ describe('createEcrTokenSource', () => {
 
   it('a registry that is not ECR is refused before any request', async () => {
     const { requests, ecr } = source([], { now: 0 });
-    await expect(ecr.credentialsFor('ghcr.io')).rejects.toThrow('provider: aws needs an ECR registry (<account>.dkr.ecr.<region>.amazonaws.com), not ghcr.io');
+    await expect(ecr.credentialsFor('ghcr.io')).rejects.toThrow(
+      'provider: aws needs an ECR registry (<account>.dkr.ecr.<region>.amazonaws.com), not ghcr.io',
+    );
     expect(requests).toHaveLength(0);
   });
 });

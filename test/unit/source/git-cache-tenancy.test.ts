@@ -8,7 +8,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../../../dev/git-http-server.ts';
 import { SourceNotReadyError } from '../../../adapters/source/errors.ts';
-import { fetchGitSource as fetchThrough, type GitAuth, type GitSourceInput, type GitSourceOptions } from '../../../adapters/source/git.ts';
+import {
+  fetchGitSource as fetchThrough,
+  type GitAuth,
+  type GitSourceInput,
+  type GitSourceOptions,
+} from '../../../adapters/source/git.ts';
 import { createEgress, type Egress } from '../../../adapters/egress/client.ts';
 import { parseEgressAllow } from '../../../domain/egress/policy.ts';
 import { createGitCache, type GitCache } from '../../../adapters/source/git-cache.ts';
@@ -25,14 +30,17 @@ let commit: string;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'convoy-git-tenancy-'));
-  ({ commit } = await createRepo(root, 'private', { 'deploy/cm.yaml': 'kind: ConfigMap\nsecret-plan: team-a\n' }));
+  ({ commit } = await createRepo(root, 'private', {
+    'deploy/cm.yaml': 'kind: ConfigMap\nsecret-plan: team-a\n',
+  }));
   server = await startGitHttpServer({ projectRoot: root, auth: OWNER });
   // Loopback is refused by the egress policy: the file's Git server is allowed, as an installation lists its own.
   egress = createEgress({ allow: parseEgressAllow(new URL(server.url).host, 'test'), clusterNetworks: [] });
 });
 
 let egress: Egress;
-const fetchGitSource = (input: GitSourceInput, cache: GitCache, options: GitSourceOptions = {}) => fetchThrough(input, cache, { egress, ...options });
+const fetchGitSource = (input: GitSourceInput, cache: GitCache, options: GitSourceOptions = {}) =>
+  fetchThrough(input, cache, { egress, ...options });
 
 afterAll(async () => {
   await server?.stop();
@@ -55,7 +63,8 @@ async function refusal(promise: Promise<unknown>): Promise<SourceNotReadyError> 
     () => undefined,
     (err: unknown) => err,
   );
-  if (!(outcome instanceof SourceNotReadyError)) throw new Error(`expected a SourceNotReadyError, got ${String(outcome)}`);
+  if (!(outcome instanceof SourceNotReadyError))
+    throw new Error(`expected a SourceNotReadyError, got ${String(outcome)}`);
   return outcome;
 }
 
@@ -99,7 +108,10 @@ describe('git cache: a checkout is served only to the credentials it was fetched
 
   it('a fetch without credentials does not share an authenticated fill in flight', async () => {
     const cache = await newCache();
-    const [owner, anonymous] = await Promise.allSettled([fetchGitSource(input(OWNER), cache), fetchGitSource(input(undefined), cache)]);
+    const [owner, anonymous] = await Promise.allSettled([
+      fetchGitSource(input(OWNER), cache),
+      fetchGitSource(input(undefined), cache),
+    ]);
     expect(owner.status).toBe('fulfilled');
     expect(anonymous.status).toBe('rejected');
     expect((anonymous as PromiseRejectedResult).reason).toBeInstanceOf(SourceNotReadyError);
@@ -127,12 +139,16 @@ describe('git cache: a checkout is served only to the credentials it was fetched
     const cache = await newCache();
     await fetchGitSource(input(OWNER, { branch: 'main' }), cache, { refCache: refs });
     const mark = server.requests.length;
-    const err = await refusal(fetchGitSource(input(undefined, { branch: 'main' }), cache, { refCache: refs }));
+    const err = await refusal(
+      fetchGitSource(input(undefined, { branch: 'main' }), cache, { refCache: refs }),
+    );
     expect(err.message).toContain('requires authentication for branch "main"');
     expect(since(mark).map((r) => r.status)).toContain(401);
     // The owner's answer is still shared: no request at all within the window.
     const ownerMark = server.requests.length;
-    expect((await fetchGitSource(input(OWNER, { branch: 'main' }), cache, { refCache: refs })).cacheHit).toBe(true);
+    expect((await fetchGitSource(input(OWNER, { branch: 'main' }), cache, { refCache: refs })).cacheHit).toBe(
+      true,
+    );
     expect(since(ownerMark)).toHaveLength(0);
   });
 });

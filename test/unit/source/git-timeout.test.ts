@@ -11,7 +11,8 @@ import { createEgress } from '../../../adapters/egress/client.ts';
 import { parseEgressAllow } from '../../../domain/egress/policy.ts';
 
 /** An egress client that allows exactly this test's server (loopback is refused otherwise). */
-const egressFor = (url: string) => createEgress({ allow: parseEgressAllow(new URL(url).host, 'test'), clusterNetworks: [] });
+const egressFor = (url: string) =>
+  createEgress({ allow: parseEgressAllow(new URL(url).host, 'test'), clusterNetworks: [] });
 
 describe('a Git server that never answers', () => {
   let server: Server;
@@ -34,7 +35,10 @@ describe('a Git server that never answers', () => {
 
   it('gives up after the answer timeout with SourceNotReady (retried), not a hung reconcile', async () => {
     const started = Date.now();
-    const error = await fetchGitSource({ url, ref: { branch: 'main' } }, createGitCache({ dir }), { egress: egressFor(url), answerTimeoutMs: 300 }).then(
+    const error = await fetchGitSource({ url, ref: { branch: 'main' } }, createGitCache({ dir }), {
+      egress: egressFor(url),
+      answerTimeoutMs: 300,
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -61,11 +65,15 @@ describe('a Git server that takes longer than 5 s to answer', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it('is waited for up to the answer timeout, not cut off by a 5-s socket timeout', { timeout: 20_000 }, async () => {
-    const res = await gitHttpClient(egressFor(url), 15_000).request({ url, method: 'GET', headers: {} });
-    expect(res.statusCode).toBe(200);
-    const chunks: Uint8Array[] = [];
-    for await (const chunk of res.body ?? []) chunks.push(chunk);
-    expect(Buffer.concat(chunks).toString()).toBe('slow but fine');
-  });
+  it(
+    'is waited for up to the answer timeout, not cut off by a 5-s socket timeout',
+    { timeout: 20_000 },
+    async () => {
+      const res = await gitHttpClient(egressFor(url), 15_000).request({ url, method: 'GET', headers: {} });
+      expect(res.statusCode).toBe(200);
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of res.body ?? []) chunks.push(chunk);
+      expect(Buffer.concat(chunks).toString()).toBe('slow but fine');
+    },
+  );
 });

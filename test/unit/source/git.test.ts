@@ -61,11 +61,15 @@ beforeAll(async () => {
   // Loopback is refused by the egress policy: this file's servers (and the closed port 1 of the
   // unreachable-server row) are allowed, as an installation would list its Git servers.
   const hosts = [open, basic, bearer].map((s) => `127.0.0.1:${s.port}`);
-  egress = createEgress({ allow: parseEgressAllow([...hosts, '127.0.0.1:1'].join(','), 'test'), clusterNetworks: [] });
+  egress = createEgress({
+    allow: parseEgressAllow([...hosts, '127.0.0.1:1'].join(','), 'test'),
+    clusterNetworks: [],
+  });
 });
 
 let egress: Egress;
-const fetchGitSource = (input: GitSourceInput, cache: GitCache, options: GitSourceOptions = {}) => fetchThrough(input, cache, { egress, ...options });
+const fetchGitSource = (input: GitSourceInput, cache: GitCache, options: GitSourceOptions = {}) =>
+  fetchThrough(input, cache, { egress, ...options });
 
 afterAll(async () => {
   await Promise.all([open?.stop(), basic?.stop(), bearer?.stop()]);

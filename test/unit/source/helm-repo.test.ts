@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { SourceNotReadyError, UnsupportedSourceError } from '../../../adapters/source/errors.ts';
-import { fetchHelmChart as fetchThrough, type HelmChartInput, type HelmChartOptions } from '../../../adapters/source/helm-repo.ts';
+import {
+  fetchHelmChart as fetchThrough,
+  type HelmChartInput,
+  type HelmChartOptions,
+} from '../../../adapters/source/helm-repo.ts';
 import { createEgress, type Egress } from '../../../adapters/egress/client.ts';
 import { parseEgressAllow } from '../../../domain/egress/policy.ts';
 import { startHelmRepo } from '../../harness/helm-repo.ts';
@@ -40,7 +44,8 @@ beforeAll(async () => {
 const allowed: ReturnType<typeof parseEgressAllow> = [];
 const allow = (repo: HelmRepo) => allowed.push(...parseEgressAllow(new URL(repo.url).host, 'test'));
 const egress: Egress = createEgress({ allow: allowed, clusterNetworks: [] });
-const fetchHelmChart = (input: HelmChartInput, cacheDir: string, options: HelmChartOptions = {}) => fetchThrough(input, cacheDir, { egress, ...options });
+const fetchHelmChart = (input: HelmChartInput, cacheDir: string, options: HelmChartOptions = {}) =>
+  fetchThrough(input, cacheDir, { egress, ...options });
 
 afterAll(async () => {
   await Promise.all([repo?.stop(), secured?.stop(), absolute?.stop()]);

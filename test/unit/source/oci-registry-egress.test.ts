@@ -31,7 +31,9 @@ beforeAll(async () => {
   registry = createServer((req, res) => {
     const url = req.url ?? '';
     if (url.startsWith('/v2/realm/')) {
-      res.writeHead(401, { 'www-authenticate': `Bearer realm="http://${otherHost}/token",service="x"` }).end();
+      res
+        .writeHead(401, { 'www-authenticate': `Bearer realm="http://${otherHost}/token",service="x"` })
+        .end();
       return;
     }
     if (req.headers.authorization !== basic) {
@@ -39,9 +41,19 @@ beforeAll(async () => {
       return;
     }
     if (url.startsWith('/v2/link/')) {
-      res.writeHead(200, { 'content-type': 'application/json', link: `<http://${otherHost}/v2/link/tags/list?last=1.0.0>; rel="next"` }).end('{"tags":["1.0.0"]}');
+      res
+        .writeHead(200, {
+          'content-type': 'application/json',
+          link: `<http://${otherHost}/v2/link/tags/list?last=1.0.0>; rel="next"`,
+        })
+        .end('{"tags":["1.0.0"]}');
     } else if (url.startsWith('/v2/same/') && !url.includes('last=')) {
-      res.writeHead(200, { 'content-type': 'application/json', link: '</v2/same/tags/list?n=1000&last=1.0.0>; rel="next"' }).end('{"tags":["1.0.0"]}');
+      res
+        .writeHead(200, {
+          'content-type': 'application/json',
+          link: '</v2/same/tags/list?n=1000&last=1.0.0>; rel="next"',
+        })
+        .end('{"tags":["1.0.0"]}');
     } else if (url.startsWith('/v2/same/')) {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"tags":["1.1.0"]}');
     } else if (url.startsWith('/v2/blob/')) {
@@ -66,7 +78,10 @@ const client = (repository: string, plainHttpAllowed?: (host: string) => boolean
     credentials,
     field: 'spec.source.oci',
     retries: 0,
-    egress: createEgress({ allow: parseEgressAllow(`${registryHost},${otherHost}`, 'test'), clusterNetworks: [] }),
+    egress: createEgress({
+      allow: parseEgressAllow(`${registryHost},${otherHost}`, 'test'),
+      clusterNetworks: [],
+    }),
     ...(plainHttpAllowed ? { plainHttpAllowed } : {}),
   });
 
@@ -75,9 +90,14 @@ describe('the OCI registry client keeps credentials with their host', () => {
     expect(await client('same').tags()).toEqual(['1.0.0', '1.1.0']);
   });
 
-  it("a tag list whose Link names another host is refused; that host is never asked", async () => {
+  it('a tag list whose Link names another host is refused; that host is never asked', async () => {
     const before = seen.length;
-    const error = await client('link').tags().then(() => undefined, (e: unknown) => e);
+    const error = await client('link')
+      .tags()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(SourceNotReadyError);
     expect((error as Error).message).toBe(
       `registry ${registryHost} names the next page of the tag list of ${registryHost}/link on another host or scheme; convoy reads tag lists from the registry itself only (nothing was sent there). Pin spec.source.oci.version to an exact version or use spec.source.oci.digest (will retry)`,
@@ -87,7 +107,12 @@ describe('the OCI registry client keeps credentials with their host', () => {
 
   it('a redirect to another host (plain HTTP allowed there) is followed without the Authorization header', async () => {
     const before = seen.length;
-    const bytes = await client('blob', () => true).blob(`sha256:${'0'.repeat(64)}`, 1000, 'the blob').then(() => undefined, (e: unknown) => e);
+    const bytes = await client('blob', () => true)
+      .blob(`sha256:${'0'.repeat(64)}`, 1000, 'the blob')
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(bytes).toBeInstanceOf(SourceNotReadyError); // the other host's bytes do not match the digest
     expect(seen.slice(before).map((r) => r.url)).toEqual(['/blob']);
     expect(seen.slice(before)[0]?.headers.authorization).toBeUndefined();
@@ -95,10 +120,24 @@ describe('the OCI registry client keeps credentials with their host', () => {
 
   it('a redirect to plain HTTP on a host the installation does not list is refused, and a plain-HTTP token realm there gets no credentials', async () => {
     const before = seen.length;
-    const redirect = await client('blob').blob(`sha256:${'0'.repeat(64)}`, 1000, 'the blob').then(() => undefined, (e: unknown) => e);
-    expect((redirect as Error).message).toContain(`registry ${registryHost}: a redirect leads to plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES`);
-    const realm = await client('realm').tags().then(() => undefined, (e: unknown) => e);
-    expect((realm as Error).message).toContain('names a token realm over plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES');
+    const redirect = await client('blob')
+      .blob(`sha256:${'0'.repeat(64)}`, 1000, 'the blob')
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((redirect as Error).message).toContain(
+      `registry ${registryHost}: a redirect leads to plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES`,
+    );
+    const realm = await client('realm')
+      .tags()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((realm as Error).message).toContain(
+      'names a token realm over plain HTTP on a host the installation does not list in CONVOY_INSECURE_REGISTRIES',
+    );
     expect(seen.length).toBe(before);
   });
 });

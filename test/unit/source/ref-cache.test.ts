@@ -14,7 +14,9 @@ describe('ref cache (one ls-remote per repository and ref per window)', () => {
       asked++;
       return Promise.resolve(`c${asked}`);
     };
-    const concurrent = await Promise.all([1, 2, 3].map(() => cache.resolve(key('https://git/a.git'), lookup)));
+    const concurrent = await Promise.all(
+      [1, 2, 3].map(() => cache.resolve(key('https://git/a.git'), lookup)),
+    );
     expect(concurrent).toEqual(['c1', 'c1', 'c1']);
     t = 14_000;
     expect(await cache.resolve(key('https://git/a.git'), lookup)).toBe('c1');
@@ -26,7 +28,10 @@ describe('ref cache (one ls-remote per repository and ref per window)', () => {
   it('keys by repository and credentials: a slow repository does not hold another, other credentials ask themselves', async () => {
     const cache = createRefCache({ ttlMs: 15_000 });
     let releaseSlow: (commit: string) => void = () => undefined;
-    const slow = cache.resolve(key('https://git/slow.git'), () => new Promise<string>((resolve) => (releaseSlow = resolve)));
+    const slow = cache.resolve(
+      key('https://git/slow.git'),
+      () => new Promise<string>((resolve) => (releaseSlow = resolve)),
+    );
     expect(await cache.resolve(key('https://git/fast.git'), () => Promise.resolve('fast'))).toBe('fast');
     let asked = 0;
     await cache.resolve(key('https://git/fast.git', { bearerToken: 'other' }), () => {
@@ -40,7 +45,9 @@ describe('ref cache (one ls-remote per repository and ref per window)', () => {
 
   it('never keeps a failure, and clear() (a push was announced) forgets every answer', async () => {
     const cache = createRefCache({ ttlMs: 15_000 });
-    await expect(cache.resolve(key('https://git/a.git'), () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    await expect(
+      cache.resolve(key('https://git/a.git'), () => Promise.reject(new Error('down'))),
+    ).rejects.toThrow('down');
     expect(await cache.resolve(key('https://git/a.git'), () => Promise.resolve('c1'))).toBe('c1');
     cache.clear();
     expect(await cache.resolve(key('https://git/a.git'), () => Promise.resolve('c2'))).toBe('c2');

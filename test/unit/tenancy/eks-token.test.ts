@@ -3,9 +3,19 @@
 // Version, X-Amz-Expires=60, signed headers host;x-k8s-aws-id), cached until shortly before its
 // 15-minute validity ends.
 import { describe, expect, it } from 'vitest';
-import { createEksTokens, eksToken, TOKEN_LIFETIME_MS, TOKEN_PREFIX, type FetchLike } from '../../../adapters/aws/eks-token.ts';
+import {
+  createEksTokens,
+  eksToken,
+  TOKEN_LIFETIME_MS,
+  TOKEN_PREFIX,
+  type FetchLike,
+} from '../../../adapters/aws/eks-token.ts';
 
-const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
+const credentials = {
+  accessKeyId: 'AKIDEXAMPLE',
+  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+  sessionToken: 'session-token',
+};
 const at = new Date('2026-12-01T08:00:00Z');
 
 function decode(token: string): URL {
@@ -42,7 +52,13 @@ describe('EKS token (aws-iam-authenticator format)', () => {
   it('is cached and refreshed shortly before its 15 minutes end', async () => {
     let now = at.getTime();
     let fetched = 0;
-    const tokens = createEksTokens({ credentials: () => { fetched++; return Promise.resolve(credentials); }, now: () => new Date(now) });
+    const tokens = createEksTokens({
+      credentials: () => {
+        fetched++;
+        return Promise.resolve(credentials);
+      },
+      now: () => new Date(now),
+    });
     const eks = { name: 'prod', region: 'eu-west-1' };
     const first = await tokens.token(eks);
     now += 10 * 60_000;
@@ -57,14 +73,29 @@ describe('EKS token (aws-iam-authenticator format)', () => {
   it('with roleArn: the token is signed with the assumed role (STS AssumeRole signed with the own credentials)', async () => {
     const calls: { url: string; body?: string; auth?: string }[] = [];
     const fake: FetchLike = (url, init) => {
-      calls.push({ url, ...(init.body !== undefined ? { body: init.body } : {}), auth: init.headers['authorization'] ?? '' });
+      calls.push({
+        url,
+        ...(init.body !== undefined ? { body: init.body } : {}),
+        auth: init.headers['authorization'] ?? '',
+      });
       return Promise.resolve({
         status: 200,
-        text: () => Promise.resolve('<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>ASIAASSUMED</AccessKeyId><SecretAccessKey>s3cr3t</SecretAccessKey><SessionToken>assumed-session</SessionToken><Expiration>2026-12-01T09:00:00Z</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>'),
+        text: () =>
+          Promise.resolve(
+            '<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>ASIAASSUMED</AccessKeyId><SecretAccessKey>s3cr3t</SecretAccessKey><SessionToken>assumed-session</SessionToken><Expiration>2026-12-01T09:00:00Z</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>',
+          ),
       });
     };
-    const tokens = createEksTokens({ credentials: () => Promise.resolve(credentials), now: () => at, fetch: fake });
-    const token = await tokens.token({ name: 'prod', region: 'eu-west-1', roleArn: 'arn:aws:iam::123456789012:role/convoy-prod' });
+    const tokens = createEksTokens({
+      credentials: () => Promise.resolve(credentials),
+      now: () => at,
+      fetch: fake,
+    });
+    const token = await tokens.token({
+      name: 'prod',
+      region: 'eu-west-1',
+      roleArn: 'arn:aws:iam::123456789012:role/convoy-prod',
+    });
     expect(calls).toHaveLength(1);
     expect(calls[0]?.url).toBe('https://sts.eu-west-1.amazonaws.com/');
     expect(calls[0]?.body).toContain('Action=AssumeRole');
@@ -76,23 +107,57 @@ describe('EKS token (aws-iam-authenticator format)', () => {
   });
 
   it('bad input: an EKS cluster name that does not exist → a ClusterResolutionError naming it (ClusterNotReady), no credentials in the message', async () => {
-    const fake: FetchLike = () => Promise.resolve({ status: 404, text: () => Promise.resolve('{"message":"No cluster found for name: nope."}') });
-    const tokens = createEksTokens({ credentials: () => Promise.resolve(credentials), now: () => at, fetch: fake });
-    const error = await tokens.access({ name: 'nope', region: 'eu-west-1' }, 'Cluster team-a/prod').catch((e: unknown) => e as Error);
+    const fake: FetchLike = () =>
+      Promise.resolve({
+        status: 404,
+        text: () => Promise.resolve('{"message":"No cluster found for name: nope."}'),
+      });
+    const tokens = createEksTokens({
+      credentials: () => Promise.resolve(credentials),
+      now: () => at,
+      fetch: fake,
+    });
+    const error = await tokens
+      .access({ name: 'nope', region: 'eu-west-1' }, 'Cluster team-a/prod')
+      .catch((e: unknown) => e as Error);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).name).toBe('ClusterResolutionError');
     expect((error as Error).message).toContain('no cluster nope in eu-west-1');
     expect((error as Error).message).not.toContain(credentials.secretAccessKey);
-    const unreachable = createEksTokens({ credentials: () => Promise.resolve(credentials), now: () => at, fetch: () => Promise.reject(new Error('getaddrinfo ENOTFOUND eks.eu-west-1.amazonaws.com')) });
-    const down = await unreachable.access({ name: 'prod', region: 'eu-west-1' }, 'Cluster team-a/prod').catch((e: unknown) => e as Error);
+    const unreachable = createEksTokens({
+      credentials: () => Promise.resolve(credentials),
+      now: () => at,
+      fetch: () => Promise.reject(new Error('getaddrinfo ENOTFOUND eks.eu-west-1.amazonaws.com')),
+    });
+    const down = await unreachable
+      .access({ name: 'prod', region: 'eu-west-1' }, 'Cluster team-a/prod')
+      .catch((e: unknown) => e as Error);
     expect((down as Error).message).toContain('unreachable');
   });
 
   it('access: endpoint and CA from DescribeCluster, the token sent as the bearer token', async () => {
-    const ca = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
+    const ca = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString(
+      'base64',
+    );
     const fake: FetchLike = (url) =>
-      Promise.resolve({ status: 200, text: () => Promise.resolve(JSON.stringify({ cluster: { endpoint: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', certificateAuthority: { data: ca } } })), ...(url ? {} : {}) });
-    const tokens = createEksTokens({ credentials: () => Promise.resolve(credentials), now: () => at, fetch: fake });
+      Promise.resolve({
+        status: 200,
+        text: () =>
+          Promise.resolve(
+            JSON.stringify({
+              cluster: {
+                endpoint: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com',
+                certificateAuthority: { data: ca },
+              },
+            }),
+          ),
+        ...(url ? {} : {}),
+      });
+    const tokens = createEksTokens({
+      credentials: () => Promise.resolve(credentials),
+      now: () => at,
+      fetch: fake,
+    });
     const config = await tokens.access({ name: 'prod', region: 'eu-west-1' }, 'Cluster team-a/prod');
     expect(config.server).toBe('https://ABC.gr7.eu-west-1.eks.amazonaws.com');
     expect(config.ca).toContain('BEGIN CERTIFICATE');

@@ -1,17 +1,24 @@
 // CONVOY_INSECURE_REGISTRIES: which OCI registries a Release may reach over plain HTTP (insecure: true).
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TENANCY, insecureRegistryAllowed, TenancySettingsError } from '../../../domain/tenancy/settings.ts';
+import {
+  DEFAULT_TENANCY,
+  insecureRegistryAllowed,
+  TenancySettingsError,
+} from '../../../domain/tenancy/settings.ts';
 import { tenancyFromEnv } from '../../../platform/tenancy-config.ts';
 import { tenancyEnvironment } from '../../../infra/installation-settings.ts';
 import { devSettings } from '../../../dev/dev-settings.ts';
 
-const asEnv = (entries: { name: string; value: string }[]) => Object.fromEntries(entries.map((e) => [e.name, e.value]));
+const asEnv = (entries: { name: string; value: string }[]) =>
+  Object.fromEntries(entries.map((e) => [e.name, e.value]));
 
 describe('CONVOY_INSECURE_REGISTRIES', () => {
   it('unset or empty: no registry over plain HTTP (the default)', () => {
     expect(insecureRegistryAllowed(DEFAULT_TENANCY, '127.0.0.1:5000')).toBe(false);
     expect(insecureRegistryAllowed(tenancyFromEnv({}), '127.0.0.1:5000')).toBe(false);
-    expect(insecureRegistryAllowed(tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: '' }), '127.0.0.1:5000')).toBe(false);
+    expect(
+      insecureRegistryAllowed(tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: '' }), '127.0.0.1:5000'),
+    ).toBe(false);
   });
 
   it('a list of host[:port]: exactly those (case-insensitive); * any', () => {
@@ -20,11 +27,15 @@ describe('CONVOY_INSECURE_REGISTRIES', () => {
     expect(insecureRegistryAllowed(listed, 'kind-registry')).toBe(true);
     expect(insecureRegistryAllowed(listed, 'registry.local')).toBe(false);
     expect(insecureRegistryAllowed(listed, 'ghcr.io')).toBe(false);
-    expect(insecureRegistryAllowed(tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: '*' }), 'ghcr.io')).toBe(true);
+    expect(insecureRegistryAllowed(tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: '*' }), 'ghcr.io')).toBe(
+      true,
+    );
   });
 
   it('a malformed entry fails the start, naming the variable', () => {
-    expect(() => tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: 'http://registry.local' })).toThrow(TenancySettingsError);
+    expect(() => tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: 'http://registry.local' })).toThrow(
+      TenancySettingsError,
+    );
     expect(() => tenancyFromEnv({ CONVOY_INSECURE_REGISTRIES: 'http://registry.local' })).toThrow(
       'CONVOY_INSECURE_REGISTRIES: "http://registry.local" is not a registry host[:port] (use * for any, or a comma-separated list)',
     );
@@ -37,7 +48,10 @@ describe('CONVOY_INSECURE_REGISTRIES', () => {
     const env = asEnv(tenancyEnvironment({ insecureRegistries: 'registry.local:5000' }, 'convoy-system'));
     expect(env['CONVOY_INSECURE_REGISTRIES']).toBe('registry.local:5000');
     expect(insecureRegistryAllowed(tenancyFromEnv(env), 'registry.local:5000')).toBe(true);
-    expect(devSettings({}, { CONVOY_INSECURE_REGISTRIES: '127.0.0.1:5001' }, 'examples').tenancy.insecureRegistries).toBe('127.0.0.1:5001');
+    expect(
+      devSettings({}, { CONVOY_INSECURE_REGISTRIES: '127.0.0.1:5001' }, 'examples').tenancy
+        .insecureRegistries,
+    ).toBe('127.0.0.1:5001');
     expect(devSettings({}, {}, 'examples').tenancy).not.toHaveProperty('insecureRegistries');
   });
 });

@@ -21,7 +21,10 @@ import {
 } from '../../../domain/tenancy/index.ts';
 
 const release = (namespace: string, serviceAccountName?: string) =>
-  ({ metadata: { name: 'web', namespace }, spec: { ...(serviceAccountName ? { serviceAccountName } : {}) } }) as unknown as Release;
+  ({
+    metadata: { name: 'web', namespace },
+    spec: { ...(serviceAccountName ? { serviceAccountName } : {}) },
+  }) as unknown as Release;
 
 describe('who a Release acts as', () => {
   it('its serviceAccountName in its own namespace, impersonated', () => {
@@ -30,7 +33,9 @@ describe('who a Release acts as', () => {
     expect(describeIdentity(id)).toBe('as system:serviceaccount:team-a:deployer');
   });
   it('the installation default when the field is empty', () => {
-    expect(impersonatedUser(inClusterIdentity(release('team-a'), { defaultServiceAccount: 'default' }))).toBe('system:serviceaccount:team-a:default');
+    expect(impersonatedUser(inClusterIdentity(release('team-a'), { defaultServiceAccount: 'default' }))).toBe(
+      'system:serviceaccount:team-a:default',
+    );
   });
   it("convoy's own identity when neither is set (as before), said so in messages", () => {
     const id = inClusterIdentity(release('team-a'), { defaultServiceAccount: undefined });
@@ -57,10 +62,18 @@ describe('policy', () => {
     expect(referencedNamespace({ ...ref, namespace: 'team-b' }, { crossNamespaceRefs: true })).toBe('team-b');
   });
   it('inClusterNamespaces: all, a list, or none', () => {
-    expect(() => assertInClusterAllowed('team-a', 'team-a/local', { inClusterNamespaces: 'all' })).not.toThrow();
-    expect(() => assertInClusterAllowed('platform', 'platform/local', { inClusterNamespaces: new Set(['platform']) })).not.toThrow();
-    expect(() => assertInClusterAllowed('team-a', 'team-a/local', { inClusterNamespaces: new Set(['platform']) })).toThrow(/inClusterNamespaces: platform/);
-    expect(() => assertInClusterAllowed('team-a', 'team-a/local', { inClusterNamespaces: new Set() })).toThrow(/inClusterNamespaces: none/);
+    expect(() =>
+      assertInClusterAllowed('team-a', 'team-a/local', { inClusterNamespaces: 'all' }),
+    ).not.toThrow();
+    expect(() =>
+      assertInClusterAllowed('platform', 'platform/local', { inClusterNamespaces: new Set(['platform']) }),
+    ).not.toThrow();
+    expect(() =>
+      assertInClusterAllowed('team-a', 'team-a/local', { inClusterNamespaces: new Set(['platform']) }),
+    ).toThrow(/inClusterNamespaces: platform/);
+    expect(() =>
+      assertInClusterAllowed('team-a', 'team-a/local', { inClusterNamespaces: new Set() }),
+    ).toThrow(/inClusterNamespaces: none/);
   });
 });
 
@@ -69,7 +82,11 @@ describe('settings from the environment', () => {
     expect(parseTenancySettings({})).toEqual(DEFAULT_TENANCY);
   });
   it('parses each form', () => {
-    const s = parseTenancySettings({ defaultServiceAccount: 'default', inClusterNamespaces: 'convoy-system, platform', crossNamespaceRefs: 'true' });
+    const s = parseTenancySettings({
+      defaultServiceAccount: 'default',
+      inClusterNamespaces: 'convoy-system, platform',
+      crossNamespaceRefs: 'true',
+    });
     expect(s.defaultServiceAccount).toBe('default');
     expect(s.inClusterNamespaces).toEqual(new Set(['convoy-system', 'platform']));
     expect(s.crossNamespaceRefs).toBe(true);
@@ -78,12 +95,29 @@ describe('settings from the environment', () => {
     expect(parseTenancySettings({ defaultServiceAccount: '' }).defaultServiceAccount).toBeUndefined();
   });
   it('bad values are refused, naming the variable', () => {
-    const names = { defaultServiceAccount: 'CONVOY_DEFAULT_SERVICE_ACCOUNT', inClusterNamespaces: 'CONVOY_IN_CLUSTER_NAMESPACES', crossNamespaceRefs: 'CONVOY_CROSS_NAMESPACE_REFS' };
-    expect(() => parseTenancySettings({ defaultServiceAccount: 'Not_A_Name' }, names)).toThrow(/CONVOY_DEFAULT_SERVICE_ACCOUNT/);
-    expect(() => parseTenancySettings({ inClusterNamespaces: 'ok,BAD' }, names)).toThrow(TenancySettingsError);
-    expect(() => parseTenancySettings({ crossNamespaceRefs: 'yes' }, names)).toThrow(/CONVOY_CROSS_NAMESPACE_REFS/);
-    expect(() => parseTenancySettings({ eksRoles: 'team-a=arn:aws:iam::1:role/a;team-b' }, { eksRoles: 'CONVOY_EKS_ROLES' })).toThrow(/CONVOY_EKS_ROLES: "team-b" is not <namespace>=<role>/);
-    expect(() => parseTenancySettings({ eksRoles: 'team-a=role/a' }, { eksRoles: 'CONVOY_EKS_ROLES' })).toThrow(/CONVOY_EKS_ROLES: "role\/a" \(for team-a\) is not an IAM role ARN/);
+    const names = {
+      defaultServiceAccount: 'CONVOY_DEFAULT_SERVICE_ACCOUNT',
+      inClusterNamespaces: 'CONVOY_IN_CLUSTER_NAMESPACES',
+      crossNamespaceRefs: 'CONVOY_CROSS_NAMESPACE_REFS',
+    };
+    expect(() => parseTenancySettings({ defaultServiceAccount: 'Not_A_Name' }, names)).toThrow(
+      /CONVOY_DEFAULT_SERVICE_ACCOUNT/,
+    );
+    expect(() => parseTenancySettings({ inClusterNamespaces: 'ok,BAD' }, names)).toThrow(
+      TenancySettingsError,
+    );
+    expect(() => parseTenancySettings({ crossNamespaceRefs: 'yes' }, names)).toThrow(
+      /CONVOY_CROSS_NAMESPACE_REFS/,
+    );
+    expect(() =>
+      parseTenancySettings(
+        { eksRoles: 'team-a=arn:aws:iam::1:role/a;team-b' },
+        { eksRoles: 'CONVOY_EKS_ROLES' },
+      ),
+    ).toThrow(/CONVOY_EKS_ROLES: "team-b" is not <namespace>=<role>/);
+    expect(() =>
+      parseTenancySettings({ eksRoles: 'team-a=role/a' }, { eksRoles: 'CONVOY_EKS_ROLES' }),
+    ).toThrow(/CONVOY_EKS_ROLES: "role\/a" \(for team-a\) is not an IAM role ARN/);
     expect(() => parseTenancySettings({ eksRoles: 'Team_A=self' })).toThrow(TenancySettingsError);
     expect(() => parseTenancySettings({ eksRoles: 'team-a=' })).toThrow(/names no role/);
   });
@@ -92,9 +126,16 @@ describe('settings from the environment', () => {
 describe('policy eksRoles: which IAM roles the EKS Clusters of a namespace may use', () => {
   const A_ROLE = 'arn:aws:iam::111122223333:role/team-a-deployer';
   const B_ROLE = 'arn:aws:iam::111122223333:role/team-b-deployer';
-  const settings = parseTenancySettings({ eksRoles: `team-a=arn:aws:iam::111122223333:role/team-a-*; platform=self,*\n*=arn:aws:iam::111122223333:role/shared-readonly` });
-  const check = (namespace: string, roleArn: string | undefined, releaseNamespace = namespace) => () =>
-    assertEksRoleAllowed({ clusterNamespace: namespace, cluster: 'prod', roleArn, releaseNamespace }, settings);
+  const settings = parseTenancySettings({
+    eksRoles: `team-a=arn:aws:iam::111122223333:role/team-a-*; platform=self,*\n*=arn:aws:iam::111122223333:role/shared-readonly`,
+  });
+  const check =
+    (namespace: string, roleArn: string | undefined, releaseNamespace = namespace) =>
+    () =>
+      assertEksRoleAllowed(
+        { clusterNamespace: namespace, cluster: 'prod', roleArn, releaseNamespace },
+        settings,
+      );
 
   it('parses entries separated by ; or new lines, and formats them back', () => {
     expect(settings.eksRoles).toEqual([
@@ -105,10 +146,15 @@ describe('policy eksRoles: which IAM roles the EKS Clusters of a namespace may u
     expect(parseEksRoles(formatEksRoles(settings.eksRoles))).toEqual(settings.eksRoles);
     expect(formatEksRoles({ 'team-a': [A_ROLE], platform: ['self'] })).toBe(`team-a=${A_ROLE};platform=self`);
   });
-  it('unset or empty: no namespace may use any role, nor the functions\' own', () => {
+  it("unset or empty: no namespace may use any role, nor the functions' own", () => {
     expect(DEFAULT_TENANCY.eksRoles).toEqual([]);
     expect(parseTenancySettings({ eksRoles: '' }).eksRoles).toEqual([]);
-    expect(() => assertEksRoleAllowed({ clusterNamespace: 'team-a', cluster: 'prod', roleArn: A_ROLE, releaseNamespace: 'team-a' }, DEFAULT_TENANCY)).toThrow(/policy eksRoles: team-a may use none/);
+    expect(() =>
+      assertEksRoleAllowed(
+        { clusterNamespace: 'team-a', cluster: 'prod', roleArn: A_ROLE, releaseNamespace: 'team-a' },
+        DEFAULT_TENANCY,
+      ),
+    ).toThrow(/policy eksRoles: team-a may use none/);
   });
   it("team-a's own roles pass; team-b's role is refused, naming the Cluster, the role, the policy and what team-a may use", () => {
     expect(check('team-a', A_ROLE)).not.toThrow();
@@ -123,7 +169,9 @@ describe('policy eksRoles: which IAM roles the EKS Clusters of a namespace may u
     }
   });
   it("no roleArn (the functions' own role): refused unless `self` is named for the namespace — no pattern includes it", () => {
-    expect(check('team-a', undefined)).toThrow(/as convoy's own IAM role \(spec.eks has no roleArn\), which namespace team-a may not use/);
+    expect(check('team-a', undefined)).toThrow(
+      /as convoy's own IAM role \(spec.eks has no roleArn\), which namespace team-a may not use/,
+    );
     expect(check('platform', undefined)).not.toThrow();
     expect(eksRoleAllowed('team-b', undefined, parseEksRoles('*=*'))).toBe(false);
   });
@@ -152,8 +200,13 @@ describe('a read refused to the Release identity', () => {
       'Secret team-a/a-db cannot be read as system:serviceaccount:team-a:deployer: it may not get secrets in namespace team-a (Forbidden); ' +
         'grant system:serviceaccount:team-a:deployer get on this Secret (a Role with resourceNames: [a-db]), or name one it may read',
     );
-    expect(new ReadRefusedError(id, { kind: 'ConfigMap', namespace: 'team-a', name: 'v' }, 'impersonation').message).toMatch(/does not let convoy act as that identity \(impersonation Forbidden\)/);
+    expect(
+      new ReadRefusedError(id, { kind: 'ConfigMap', namespace: 'team-a', name: 'v' }, 'impersonation')
+        .message,
+    ).toMatch(/does not let convoy act as that identity \(impersonation Forbidden\)/);
     const own = inClusterIdentity(release('team-a'), { defaultServiceAccount: undefined });
-    expect(new ReadRefusedError(own, { kind: 'Secret', namespace: 'team-a', name: 'a-db' }, 'rbac').message).toMatch(/as convoy's own identity .* set spec.serviceAccountName/);
+    expect(
+      new ReadRefusedError(own, { kind: 'Secret', namespace: 'team-a', name: 'a-db' }, 'rbac').message,
+    ).toMatch(/as convoy's own identity .* set spec.serviceAccountName/);
   });
 });
