@@ -285,7 +285,7 @@ describe('request bodies: every route is bounded (a real relay process)', () => 
         `at most ${mb(Math.max(...answers.map((a) => a.sentAtAnswer)))} MB sent before an answer`,
     );
     for (const [index, answer] of answers.entries()) {
-      const { route, framing } = flood[index]!;
+      const { route, framing } = flood[index];
       const what = `${route.method} ${route.path} (${framing})`;
       expect(answer.status, `${what}: ${answer.body}`).toBe(413);
       expect(answer.body.trim().split('\n'), what).toHaveLength(1);

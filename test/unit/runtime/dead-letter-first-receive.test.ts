@@ -242,8 +242,8 @@ describe('valid work keeps its retries', { timeout: 30_000 }, () => {
       while (calls.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(calls.map((c) => c.receiveCount)).toEqual([1, 2, 3]);
       // Each redelivery no earlier than its backoff: the queue held the message for it.
-      expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(3_000);
-      expect(calls[2]!.at - calls[1]!.at).toBeGreaterThanOrEqual(6_000);
+      expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(3_000);
+      expect(calls[2].at - calls[1].at).toBeGreaterThanOrEqual(6_000);
       const retries = runtime.lines.filter(
         (l) => l['messageId'] === id && l['msg'] === 'failed; retrying with backoff',
       );
