@@ -51,7 +51,7 @@ describe('convoy dev settings', () => {
     });
   });
 
-  it("the identities dev installs are the install manifests' (ServiceAccounts, RBAC, settings ConfigMap), cluster-scoped names suffixed when asked", () => {
+  it("the identities dev installs are the install manifests' (ServiceAccounts, RBAC, settings ConfigMap, the functions' admission policy), cluster-scoped names suffixed when asked", () => {
     const manifests = identityManifests({
       namespace: 'convoy-system',
       tenancy: { tenantNamespaces: [EXAMPLES] },
@@ -73,6 +73,8 @@ describe('convoy dev settings', () => {
         'Role/convoy-functions',
         'RoleBinding/convoy-functions',
         'ConfigMap/convoy-relay-config',
+        'ValidatingAdmissionPolicy/convoy-functions-release-writes-x',
+        'ValidatingAdmissionPolicyBinding/convoy-functions-release-writes-x',
       ].sort(),
     );
     const tenantBinding = manifests.find(
