@@ -32,7 +32,12 @@ describe('tenancy: a Release cannot make convoy read a file outside its checkout
   let secrets: string[];
   let outside: string;
   const SENTINEL = `outside-sentinel-${Math.random().toString(36).slice(2)}`;
-  const lockedDown = (): TenancySettings => ({ ...DEFAULT_TENANCY, defaultServiceAccount: 'default' });
+  // The env's egress policy (its own Git server allowed): the doors here are files, not addresses.
+  const lockedDown = (): TenancySettings => ({
+    ...DEFAULT_TENANCY,
+    defaultServiceAccount: 'default',
+    egress: env.tenancy.egress,
+  });
 
   beforeAll(async () => {
     adminKubeconfigPath = inject('kubeconfigPath');
