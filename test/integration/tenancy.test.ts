@@ -32,6 +32,8 @@ describe('tenancy: per-Release identity and the installation policy', () => {
   const lockedDown = (over: Partial<TenancySettings> = {}): TenancySettings => ({
     ...DEFAULT_TENANCY,
     defaultServiceAccount: 'default',
+    // The env's egress policy (its own Git server allowed): the doors here are identities, not addresses.
+    egress: env.tenancy.egress,
     ...over,
   });
 
