@@ -34,11 +34,9 @@ export class ApiError extends Error {
 }
 
 /** A full renderRef as GET …/renders lists them. */
-export const renderRefSchema = z
-  .string()
-  .regex(/^sha256:[0-9a-f]{64}$/, {
-    message: 'must be sha256:<64 lowercase hex digits>, a renderRef from GET …/renders',
-  });
+export const renderRefSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, {
+  message: 'must be sha256:<64 lowercase hex digits>, a renderRef from GET …/renders',
+});
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -139,12 +139,10 @@ export async function registerCluster(
 ): Promise<void> {
   const secret = `kubeconfig-${target.name}`;
   try {
-    await mgmt
-      .makeApiClient(CoreV1Api)
-      .createNamespacedSecret({
-        namespace,
-        body: { metadata: { name: secret }, stringData: { value: targetKubeconfigYaml(target.cp) } },
-      });
+    await mgmt.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: secret }, stringData: { value: targetKubeconfigYaml(target.cp) } },
+    });
   } catch (error) {
     if (!(error instanceof ApiException && error.code === 409)) throw error;
   }
@@ -174,31 +172,27 @@ export async function relabelCluster(
   name: string,
   labels: Readonly<Record<string, string | null>>,
 ): Promise<void> {
-  await mgmt
-    .makeApiClient(CustomObjectsApi)
-    .patchNamespacedCustomObject(
-      {
-        group: API_GROUP,
-        version: API_VERSION,
-        namespace,
-        plural: 'clusters',
-        name,
-        body: { metadata: { labels } },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-}
-
-export async function deleteCluster(mgmt: KubeConfig, namespace: string, name: string): Promise<void> {
-  await mgmt
-    .makeApiClient(CustomObjectsApi)
-    .deleteNamespacedCustomObject({
+  await mgmt.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
+    {
       group: API_GROUP,
       version: API_VERSION,
       namespace,
       plural: 'clusters',
       name,
-    });
+      body: { metadata: { labels } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+export async function deleteCluster(mgmt: KubeConfig, namespace: string, name: string): Promise<void> {
+  await mgmt.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
+    group: API_GROUP,
+    version: API_VERSION,
+    namespace,
+    plural: 'clusters',
+    name,
+  });
 }
 
 /** Creates `namespace` on every target (Releases do not create their targetNamespace). */

@@ -50,13 +50,11 @@ export async function serviceAccountConfig(
   namespace: string,
   name: string,
 ): Promise<{ token: string; config: KubeClientConfig }> {
-  const answer = await admin
-    .makeApiClient(CoreV1Api)
-    .createNamespacedServiceAccountToken({
-      namespace,
-      name,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
+  const answer = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
   const token = answer.status?.token;
   if (token === undefined || token === '')
     throw new Error(`no token was issued for ServiceAccount ${namespace}/${name}`);

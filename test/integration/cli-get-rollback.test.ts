@@ -28,19 +28,17 @@ describe('convoy get -o/-l/-A/-w and convoy rollback on the real stack', { timeo
   const ns = () => env.ns.name;
 
   const label = async (name: string, labels: Record<string, string>) => {
-    await env.kc
-      .makeApiClient(CustomObjectsApi)
-      .patchNamespacedCustomObject(
-        {
-          group: 'convoy.dev',
-          version: 'v1alpha1',
-          namespace: ns(),
-          plural: 'releases',
-          name,
-          body: { metadata: { labels } },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+    await env.kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
+      {
+        group: 'convoy.dev',
+        version: 'v1alpha1',
+        namespace: ns(),
+        plural: 'releases',
+        name,
+        body: { metadata: { labels } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   };
   const greeting = async (name: string) =>
     (await env.kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns(), name })).data?.[

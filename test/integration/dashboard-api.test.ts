@@ -100,19 +100,17 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
     const status = {
       lastSuccessful: { attemptedAt: '2026-12-01T10:00:00Z', phase: 'Succeeded', renderRef: REF1 },
     };
-    await admin
-      .makeApiClient(CustomObjectsApi)
-      .patchNamespacedCustomObjectStatus(
-        {
-          group: API_GROUP,
-          version: API_VERSION,
-          namespace: a.name,
-          plural: 'releases',
-          name: 'app',
-          body: { status },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+    await admin.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
+      {
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: a.name,
+        plural: 'releases',
+        name: 'app',
+        body: { status },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await admin
       .makeApiClient(CoreV1Api)
       .createNamespacedConfigMap({ namespace: a.name, body: configMap(a.name, 'web', 'hello') });
@@ -227,19 +225,17 @@ describe('the dashboard routes of the HTTP API', { timeout: 120_000 }, () => {
       );
     const pin = async () => (await convoy.getRelease(a.name, 'app')).metadata.annotations?.['convoy.dev/pin'];
     const setStatus = (status: Record<string, unknown>) =>
-      admin
-        .makeApiClient(CustomObjectsApi)
-        .patchNamespacedCustomObjectStatus(
-          {
-            group: API_GROUP,
-            version: API_VERSION,
-            namespace: a.name,
-            plural: 'releases',
-            name: 'app',
-            body: { status },
-          },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
+      admin.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
+        {
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: a.name,
+          plural: 'releases',
+          name: 'app',
+          body: { status },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     // Nothing rolled out yet (status.rollout unset), no lastHealthy.
     const none = await post();
     expect([none.status, (await json<{ error: string }>(none)).error]).toEqual([409, 'NoRender']);

@@ -377,12 +377,10 @@ describe('tenancy: what a Release names is read as its identity, and EKS roles a
   it('a namespace whose ServiceAccounts the installation does not let convoy impersonate: its reads and its inCluster target are refused, saying so', async () => {
     const ns = outsider.name;
     const outsiderSa = `system:serviceaccount:${ns}:default`;
-    await admin
-      .makeApiClient(CoreV1Api)
-      .createNamespacedConfigMap({
-        namespace: ns,
-        body: { metadata: { name: 'values' }, data: { 'values.yaml': 'greeting: hi\n' } },
-      });
+    await admin.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'values' }, data: { 'values.yaml': 'greeting: hi\n' } },
+    });
     await env.api.create('Cluster', ns, 'eks', {
       eks: { name: 'prod', region: 'eu-west-1', roleArn: A_ROLE },
     });

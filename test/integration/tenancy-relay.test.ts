@@ -236,19 +236,17 @@ describe('the relay under its generated RBAC (its ServiceAccount token, not admi
     );
     await messageFor(name, (c) => c.startsWith('watch:'));
     // A change of the labelled Secret reaches the Release that reads it (seen as metadata).
-    await admin
-      .makeApiClient(CoreV1Api)
-      .patchNamespacedSecret(
-        {
-          namespace: tenantNs.name,
-          name: 'values',
-          body: { stringData: { 'values.yaml': 'password: rotated\n' } },
-        },
-        (await import('@kubernetes/client-node')).setHeaderOptions(
-          'Content-Type',
-          (await import('@kubernetes/client-node')).PatchStrategy.MergePatch,
-        ),
-      );
+    await admin.makeApiClient(CoreV1Api).patchNamespacedSecret(
+      {
+        namespace: tenantNs.name,
+        name: 'values',
+        body: { stringData: { 'values.yaml': 'password: rotated\n' } },
+      },
+      (await import('@kubernetes/client-node')).setHeaderOptions(
+        'Content-Type',
+        (await import('@kubernetes/client-node')).PatchStrategy.MergePatch,
+      ),
+    );
     await messageFor(name, (c) => c.includes('Secret values'));
 
     const leases = admin.makeApiClient(CoordinationV1Api);
