@@ -41,7 +41,7 @@ export interface ClusterResolver {
 
 const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
 
-/** How long a container reuses API discovery of one server and credentials (issue 13). */
+/** How long a container reuses API discovery of one server and credentials. */
 const DISCOVERY_TTL_MS = 30_000;
 
 export function createClusterResolver(opts: ClusterResolverOptions): ClusterResolver {

@@ -100,7 +100,7 @@ export interface DiscoveryKey {
 }
 
 /**
- * API discovery shared by a container's runs (issue 24): one Discovery per connection pool,
+ * API discovery shared by a container's runs: one Discovery per connection pool,
  * server and acting user, reused for `ttlMs` (a kind missing from a cached list is still looked
  * up again, see createDiscovery). Keyed by the pool first (a WeakMap: a kubeconfig loaded from a
  * Secret for one run takes its entries with it), then by server and user, at most `maxEntries`

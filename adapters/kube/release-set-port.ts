@@ -1,5 +1,5 @@
 /**
- * The fleet function's reads and writes on the management cluster (issue 26), with the functions'
+ * The fleet function's reads and writes on the management cluster, with the functions'
  * identity: the ReleaseSet, the Clusters and Releases of its namespace, the child Releases it
  * applies, deletes or orphans, and its status. Thin: what to write is decided in domain/fleet.
  */

@@ -125,7 +125,7 @@ export function createTargetCluster(
 
   /**
    * The verdict, and whether the object exists now (for deferring what lives in it). One dry
-   * run per object; a GET only when the answer cannot tell (issue 13): a dry-run create has
+   * run per object; a GET only when the answer cannot tell: a dry-run create has
    * no resourceVersion (absent, changed); a no-op apply answers the live object with convoy's
    * managedFields time untouched, while an apply that changes anything stamps it with the
    * server's time — so a stamp older than the answer's Date header minus RECENT_WRITE_WINDOW_MS

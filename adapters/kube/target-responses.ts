@@ -47,7 +47,7 @@ export function expectSuccessAs(
 /**
  * A server-side apply the schema refused (object-paths.ts isSchemaError): the API server answers
  * HTTP 500 with `failed to create typed patch object (<ns/name>; <gvk>): .spec.x: field not
- * declared in schema`, which read as a crash when quoted behind "(HTTP 500)" (issue 23). Said as
+ * declared in schema`, which read as a crash when quoted behind "(HTTP 500)". Said as
  * what it is: the server's field errors, which object's schema they break, and what to fix.
  */
 function schemaRefusal(obj: KubeObject, action: string, message: string): string {

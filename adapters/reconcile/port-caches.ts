@@ -1,5 +1,5 @@
 /**
- * The per-container caches of the reconcile ports (issue 13), and the one rule that
+ * The per-container caches of the reconcile ports, and the one rule that
  * invalidates them from the message a run starts with:
  * - `git push …` (the relay's push webhook): forget the ref resolutions, so the run sees
  *   the pushed commit;
@@ -64,7 +64,7 @@ export function inNamespace(
 }
 
 /**
- * The per-container caches of the drift and health functions (issue 24), created by their
+ * The per-container caches of the drift and health functions, created by their
  * handler factories (functions/drift|health/create-handler.ts):
  * - `clusters`: every Cluster as ONE cluster-wide LIST, as the reconcile's (30 s; a message
  *   the relay sent because a Cluster changed drops it first: invalidateObserverCaches);

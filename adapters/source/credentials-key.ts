@@ -1,5 +1,5 @@
 /**
- * Which credentials a Git answer was obtained with, as part of a cache key (issue 20): a checkout,
+ * Which credentials a Git answer was obtained with, as part of a cache key: a checkout,
  * a ref resolution or anything else fetched with credentials is served only to a fetch that
  * presents the same credentials. Without this, a Release naming a private repository at a full
  * commit SHA, with no credentials (or with credentials the server would refuse), got another

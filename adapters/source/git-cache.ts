@@ -6,7 +6,7 @@
  *
  * The credentials the checkout was fetched with are part of the key (credentials-key.ts: a digest,
  * or `anonymous`): a checkout of a private repository is served only to a fetch presenting the same
- * credentials; any other fetch misses and asks the Git server, which decides (issue 20).
+ * credentials; any other fetch misses and asks the Git server, which decides.
  *
  * Layout under `dir`:
  *   <key>/             the checked-out tree of one (url, commit, credentials) — no .git inside

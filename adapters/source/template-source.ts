@@ -1,5 +1,5 @@
 /**
- * Resolves a ReleaseSet's template source once per run (issue 26): a Git ref to its commit, a
+ * Resolves a ReleaseSet's template source once per run: a Git ref to its commit, a
  * Helm version range to the exact version. It is the reconcile's source port (adapters/reconcile/
  * source-port.ts) run on the template as if it were a Release of the set's namespace, so the set
  * resolves exactly as its children will: the same credentials, read as the template's

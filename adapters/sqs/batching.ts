@@ -9,8 +9,8 @@ import {
  * The records of one batch run at once, and each sends its follow-up messages (reconcile →
  * drift and health) and changes its own visibility (a requeue): one SQS request each, ten
  * records making twenty. This gathers the calls made within `lingerMs` of each other into
- * SendMessageBatch / ChangeMessageVisibilityBatch requests of up to ten entries per queue
- * (issue 13), while every caller still learns whether its own entry succeeded: a failed entry
+ * SendMessageBatch / ChangeMessageVisibilityBatch requests of up to ten entries per queue,
+ * while every caller still learns whether its own entry succeeded: a failed entry
  * rejects that caller only, a failed request rejects every caller in it.
  */
 

@@ -38,7 +38,7 @@ import { isNotFound, unavailableError } from './s3-errors.ts';
 /**
  * The S3 client, or a function that makes it on first use. With a function, neither the client
  * nor the SDK's module (~90 ms of a cold start) is loaded until a run uses the store: the drift
- * and health runs right after an apply build on the reconcile's hint and never do (issue 13).
+ * and health runs right after an apply build on the reconcile's hint and never do.
  */
 export type S3ClientSource = S3Client | (() => Promise<S3Client>);
 
