@@ -7,7 +7,7 @@
  *   with Helm;
  * - `--to <ref>` (or the second operand) another render, full or short, that the status names or
  *   the HTTP API has stored;
- * - `--last-healthy` status.lastHealthy.renderRef (the meaning `rollback` had before issue 23).
+ * - `--last-healthy` status.lastHealthy.renderRef (the target `rollback` chose before it followed `helm rollback`).
  *
  * The choice is domain/status/rollback-target.ts, the same as the HTTP API's and the dashboard's.
  * The pin stops the Release following its source; the line printed says which render it pinned

@@ -48,7 +48,7 @@ const API: FlagSpec = {
 const RELEASE = '[release]';
 const RELEASE_FORM = '<release> is <name> (with -n <namespace>) or <namespace>/<name>.';
 const SET_FORM =
-  'A ReleaseSet is rset/<name> (with -n <namespace>) or rset/<namespace>/<name> (issue 26; docs/fleet.md).';
+  'A ReleaseSet is rset/<name> (with -n <namespace>) or rset/<namespace>/<name> (docs/fleet.md).';
 
 /**
  * The verb for a Release, or for a ReleaseSet when the first operand names the kind (`rset/web`,
