@@ -89,7 +89,7 @@ export interface RuntimeOptions {
 
 export interface ConvoyRuntime {
   awsEndpoint: string;
-  /** One queue (and DLQ) per loop: the three Release loops and `fleet` (ReleaseSets, issue 26). */
+  /** One queue (and DLQ) per loop: the three Release loops and `fleet` (ReleaseSets). */
   queues: Record<QueueLoop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
   bucket: string;
   sqs: SQSClient;

@@ -47,7 +47,7 @@ export const DEFAULT_DEV_API_PORT = 8480;
  * `convoy dev`: `kubeconfig` on the default --api-port, `kubeconfig-<api port>` on another,
  * `kubeconfig-pid<pid>` with --api-port 0. Two runs at once cannot share an API port, so they
  * never write one file: with one shared file the second run's kubeconfig replaced the first's, and
- * the first run's user (or test) reached a cluster that stopped with the second (issue 21).
+ * the first run's user (or test) reached a cluster that stopped with the second.
  */
 export function devKubeconfigName(apiPort: number, pid: number): string {
   if (apiPort === DEFAULT_DEV_API_PORT) return 'kubeconfig';

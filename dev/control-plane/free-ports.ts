@@ -1,5 +1,5 @@
 // Free loopback ports for the embedded cluster's components, `convoy dev`'s servers and the
-// tests, picked outside the kernel's ephemeral range (issue 21). A port the OS hands out for
+// tests, picked outside the kernel's ephemeral range. A port the OS hands out for
 // `listen(0)` comes from that range — the same range every outgoing connection takes its local
 // port from — so in the seconds between closing the probe and the real listen, a connection to
 // the apiserver, etcd or fauxqs could take it: a fresh-clone CI run (/tmp/ci39) had `convoy dev`

@@ -37,7 +37,7 @@ export interface StartControlPlaneOptions {
   /**
    * How long to wait for /readyz to answer ok (and then for the nodes to be Ready). Default 120 s:
    * a safety net — a start takes ~5 s on a quiet machine, but four control planes starting at once
-   * beside two test files and a CPU hog took more than 30 s to pass /readyz (issue 21).
+   * beside two test files and a CPU hog took more than 30 s to pass /readyz.
    */
   readonly readyTimeoutMs?: number;
   /**

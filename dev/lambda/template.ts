@@ -5,7 +5,7 @@
 // MaximumBatchingWindowInSeconds, ScalingConfig.MaximumConcurrency and FunctionResponseTypes;
 // each queue's VisibilityTimeout and RedrivePolicy. A function's loop is the queue its mapping
 // reads: the one whose URL the function's CONVOY_<LOOP>_QUEUE_URL names (the four: reconcile, drift,
-// health and fleet, the ReleaseSet loop of issue 26).
+// health and fleet, the ReleaseSet loop).
 import { QUEUE_LOOPS, type QueueLoop } from '../../domain/runtime/queue-message.ts';
 
 export interface CfnResource {
