@@ -16,7 +16,7 @@ import { createFleetRun, fleetAdmission } from './fleet-record.ts';
 
 export type { HandlerOptions };
 
-/** The fleet function (issue 26): SQS batch → the live ReleaseSet → Lease → decideFleet → child writes → convoy-releaseset status. */
+/** The fleet function: SQS batch → the live ReleaseSet → Lease → decideFleet → child writes → convoy-releaseset status. */
 export function createFleetHandler(
   config: FunctionConfig,
   clients: FunctionClients,

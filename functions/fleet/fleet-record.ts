@@ -1,5 +1,5 @@
 /**
- * One fleet message (issue 26): the live ReleaseSet, its Clusters, its template source resolved
+ * One fleet message: the live ReleaseSet, its Clusters, its template source resolved
  * once, the Releases of its namespace → decideFleet → the child writes in order → the run's
  * decision (domain/runtime/run-decision.ts): the status (field manager convoy-releaseset), then
  * Events about the set, and the Outcome, which the runtime commits (functions/runtime/run-commit.ts).

@@ -34,7 +34,7 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 /**
  * Child writes in flight at once. Each write is one child's own object, so their order does not
  * matter to the apiserver; run one at a time, a step of 300 children kept the set's Lease for
- * seconds, and every verdict notice meanwhile found it busy and waited (issue 26's bench).
+ * seconds, and every verdict notice meanwhile found it busy and waited (the fleet bench).
  */
 export const FLEET_WRITES_IN_FLIGHT = 8;
 

@@ -1,4 +1,4 @@
-// Lambda entry point of the fleet function (issue 26; nodejs24.x, ReportBatchItemFailures).
+// Lambda entry point of the fleet function (nodejs24.x, ReportBatchItemFailures).
 import { createFunctionClientsOnAws } from '../runtime/clients.ts';
 import { loadFunctionConfig } from '../runtime/config.ts';
 import { lambdaEntry } from '../runtime/lambda-entry.ts';

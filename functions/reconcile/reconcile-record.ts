@@ -49,7 +49,7 @@ export interface ReconcileRecordDeps {
  * commits that (functions/runtime/run-commit.ts). A message for a deleted or replaced Release
  * (uid differs) is dropped.
  *
- * The Release is always the live one (issue 20: a message is a hint, never an authority): the
+ * The Release is always the live one (a message is a hint, never an authority): the
  * functions' runtime reads it before the Lease (functions/runtime/release-reads.ts, `admit`) and
  * `releases` hands this handler that same answer; nothing a message carries — the relay's copy,
  * a spec, a namespace — is ever reconciled.

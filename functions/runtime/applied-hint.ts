@@ -1,5 +1,5 @@
 /**
- * The `applied` hint of a queue message (issue 13): right after an apply, the reconcile
+ * The `applied` hint of a queue message: right after an apply, the reconcile
  * tells drift and health what it wrote and what the cluster answered, so their first
  * check needs neither a Release read nor reads of the target.
  *
@@ -8,7 +8,7 @@
  * delivery sent less than HINT_MAX_AGE_MS ago. Otherwise — a redelivery, a late message, a
  * hint too large for SQS — they read as before. Secrets travel as metadata only.
  *
- * A message is a hint, never an authority (issue 20): whoever can send to a queue can write
+ * A message is a hint, never an authority: whoever can send to a queue can write
  * any hint. So a hint is used only when it is sealed — an HMAC-SHA256 (`mac`) over everything
  * the observer takes from it, with a key only the functions hold (`HintKey`, made once per
  * container by its composition root and passed to whatever seals or checks) — and names the

@@ -28,7 +28,7 @@ export const functionEnvSchema = z.object({
     .url()
     .optional()
     .describe(
-      "The fleet queue (issue 26): the fleet function's own queue, where it sends its ReleaseSet's next run; absent in installations without ReleaseSets.",
+      "The fleet queue: the fleet function's own queue, where it sends its ReleaseSet's next run; absent in installations without ReleaseSets.",
     ),
   CONVOY_CACHE_DIR: z.string().min(1).default('/tmp/convoy'),
   CONVOY_OCI_MAX_ARTIFACT_BYTES: z.coerce
@@ -40,7 +40,7 @@ export const functionEnvSchema = z.object({
       'Largest content layer of a spec.source.oci artifact, in bytes (checked against the manifest before download); default 64 MiB.',
     ),
   CONVOY_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  // Large renders (issue 24 item 4; domain/reconcile/render-limits.ts, progress.ts): read by the reconcile function.
+  // Large renders (domain/reconcile/render-limits.ts, progress.ts): read by the reconcile function.
   CONVOY_MAX_RENDER_OBJECTS: z.coerce
     .number()
     .int()

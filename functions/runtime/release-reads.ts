@@ -6,7 +6,7 @@
  * of the loop came in between (taken from the mark that read showed, or created); otherwise the
  * handler reads again.
  *
- * A message is a hint, never an authority (issue 20): whoever can send to a queue can name any
+ * A message is a hint, never an authority: whoever can send to a queue can name any
  * Release, uid and spec. So before anything else — the Lease included — a message's Release is
  * read on the live API (`admit`): one naming a Release that does not exist, or whose uid is not
  * the live one, is dropped with the reason logged; the relay's copy of a Release just added
@@ -42,9 +42,8 @@ export interface SharedReadsOptions {
   hintKey?: HintKey | undefined;
   now?: () => Date;
   /**
-   * An observer's check of a message whose sealed hint already decides the run (issue 24 item
-   * 1): an Outcome when the run, computed from the hint alone, would change nothing — no status
-   * write, no Event, no message — which ends the message before the Lease: a run without effects
+   * An observer's check of a message whose sealed hint already decides the run: an Outcome
+   * when the run, computed from the hint alone, would change nothing — no status write, no Event, no message — which ends the message before the Lease: a run without effects
    * needs no exclusion, and a take and give-back would be its only requests. undefined: the run
    * goes on under the Lease as usual. Called only for a message whose hint is usable.
    */
@@ -93,7 +92,7 @@ export function sharedReleaseReads(
         return async (message, ctx) => {
           if (loop !== 'reconcile' && message.applied !== undefined) {
             const problem = hintProblem(hintKey, message, ctx.receiveCount, now());
-            // Sealed by the reconcile from its own live read: the observer works on it (issue 13's saving).
+            // Sealed by the reconcile from its own live read: the observer works on it, saving a read.
             if (problem === undefined)
               return (await options.withoutLease?.(message, ctx)) ?? guarded(message, ctx);
             ctx.logger.warn(
