@@ -1,5 +1,5 @@
 /**
- * The Node.js flags the relay image starts the relay with (issue 24: the relay's memory). The
+ * The Node.js flags the relay image starts the relay with (the relay's memory). The
  * image's entrypoint (image/build-oci.ts, image/Dockerfile) and the relay-scale bench, which
  * measures the relay as the image runs it, read them here, and RELAY_MALLOC_ENV (below).
  *
@@ -20,7 +20,7 @@ export const RELAY_NODE_FLAGS: readonly string[] = [
 ];
 
 /**
- * The environment the relay image sets for glibc's malloc (issue 24: the relay's memory). What
+ * The environment the relay image sets for glibc's malloc (the relay's memory). What
  * the relay holds outside V8's heap is mostly the buffers of its list pages and watch chunks
  * (64 KiB socket reads, a ~1.7 MB body per page of 500 Releases): freed, glibc kept them in its
  * heap, and after freeing one large mmap'd buffer it raised its mmap threshold so the next pages
