@@ -4,7 +4,7 @@
  * - four standard SQS queues (reconcile, drift, health, fleet), each with a dead-letter queue;
  * - four Node.js 24 Lambda functions bundled with esbuild from functions/<loop>/handler.ts,
  *   fed by event source mappings with ReportBatchItemFailures and maximum concurrency (the
- *   fleet function, the ReleaseSet loop of issue 26: infra/fleet-function.ts);
+ *   fleet function, the ReleaseSet loop: infra/fleet-function.ts);
  * - the render-store bucket (KMS, versioning off, public access blocked, TLS only);
  * - the helm/kubectl layer on the reconcile function;
  * - the functions' hint key: a generated secret the three functions read at init (function-hint-key.ts);

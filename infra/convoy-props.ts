@@ -17,7 +17,7 @@ import type { TenancyManifestOptions } from './relay-manifests.ts';
  * 256 MB leaves about 2×; reconcile's node process peaked at 132–139 MB, but helm and kubectl run as
  * its children and large charts render in it, which the bench did not measure: it stays at 1024.
  * (Lambda's CPU share grows with memory: a lower setting can also lengthen a run.)
- * fleet (issue 26, the ReleaseSet loop) starts at the observers' 256 MB: it reads Releases,
+ * fleet (the ReleaseSet loop) starts at the observers' 256 MB: it reads Releases,
  * Clusters and its set, resolves the set's template source (a Git fetch or a chart index) and
  * writes Releases, but renders nothing; not measured yet (bench), raise it for very large sets.
  */

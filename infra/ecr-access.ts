@@ -1,4 +1,4 @@
-// ECR through IAM (`provider: aws`, issue 25): the reconcile function's role may get an
+// ECR through IAM (`provider: aws`): the reconcile function's role may get an
 // authorization token (ecr:GetAuthorizationToken takes no resource: `*`, acknowledged) and pull
 // (ecr:BatchGetImage, ecr:GetDownloadUrlForLayer) from exactly the repositories the construct's
 // `ecrRepositories` lists — never `*` on images. Every Release with `provider: aws` pulls as this

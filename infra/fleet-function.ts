@@ -1,5 +1,5 @@
 /**
- * The fleet function (issue 26): the ReleaseSet loop, a fourth function fed by its own queue, so a
+ * The fleet function: the ReleaseSet loop, a fourth function fed by its own queue, so a
  * set's message never waits behind thousands of Release reconciles (docs/fleet.md, "On AWS").
  *
  * What it gets, and only that:

@@ -50,7 +50,7 @@ export function functionsRbac(
         // Releases: the reconcile reads them (and lists a namespace's for cluster waves); each loop applies its status slice.
         { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list'] },
         { apiGroups: ['convoy.dev'], resources: ['releases/status'], verbs: ['patch'] },
-        // The fleet function (issue 26): reads its ReleaseSet, applies its status (convoy-releaseset),
+        // The fleet function: reads its ReleaseSet, applies its status (convoy-releaseset),
         // and writes the child Releases (server-side apply, delete, orphan = patch of ownerReferences).
         // releasesets/finalizers: a child's owner reference sets blockOwnerDeletion, which the
         // OwnerReferencesPermissionEnforcement admission plugin allows only to who may update them.

@@ -81,7 +81,7 @@ const RELAY_TLS_DIR = '/etc/convoy/tls';
 
 export interface RelayManifestOptions {
   /**
-   * Queue URLs the relay sends to (CONVOY_*_QUEUE_URL). `fleet` (issue 26, ReleaseSets) is
+   * Queue URLs the relay sends to (CONVOY_*_QUEUE_URL). `fleet` (ReleaseSets) is
    * optional: without it the relay sends no ReleaseSet messages (the Convoy construct always sets it).
    */
   readonly queueUrls: {
@@ -224,7 +224,7 @@ function relayRbac(options: RelayManifestOptions, namespace: string, meta: Meta)
       rules: [
         // No patch/update: the HTTP API writes (sync, pin, suspend) with the caller's own token.
         { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list', 'watch'] },
-        // releasesets: the relay sends each ReleaseSet its fleet messages (issue 26; watched only with a fleet queue).
+        // releasesets: the relay sends each ReleaseSet its fleet messages (watched only with a fleet queue).
         {
           apiGroups: ['convoy.dev'],
           resources: ['clusters', 'mutations', 'lifecycles', 'gitrepositories', 'releasesets'],
