@@ -96,6 +96,11 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
     );
     if (taken.kind === 'busy') return busyOutcome(taken, ctx.messageId, message, now(), random);
     const lease = taken.lease;
+    // When this run held the Lease, for its outcome line: from the take's answer to the moment the
+    // request that gives it back (the closing status write or the release) was sent. Another run's
+    // take can only land after that request, so two runs' held times never overlap.
+    const heldFrom = now().getTime();
+    let closeSentAt: number | undefined;
     // The value that means free now: the one the take found, which is newer than our view of the
     // Release when a run closed the Lease since our read. Giving the Lease back without a status
     // write must restore exactly that value; our own older view would leave a holder that no
@@ -122,6 +127,9 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
         : {
             mark,
             closes: (ended) => closesByStatus(ended, lease, ctx.messageId),
+            writing(stamp) {
+              if (stamp === mark) closeSentAt = now().getTime();
+            },
             written(value) {
               written = { mark: value };
               // Written with `mark`, the Lease may be someone else's from now on: no more renewals.
@@ -151,7 +159,9 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
         closesByStatus(outcome, lease, ctx.messageId)
       ) {
         // The status write closed the Lease (domain/runtime/lease-close.ts): nothing to give back.
+        ctx.annotate?.({ leaseHeldFrom: heldFrom, leaseHeldUntil: closeSentAt });
       } else {
+        ctx.annotate?.({ leaseHeldFrom: heldFrom, leaseHeldUntil: now().getTime() });
         const failed = outcome === undefined || outcome.kind === 'retry';
         await options.leases.release(
           lease,

@@ -52,6 +52,8 @@ export interface LoopRun<S> {
 
 /** The run's Lease, from the Lease guard: its mark, and the guard's ear for what the write left in status. */
 export interface RunLease extends MarkedRun {
+  /** A write carrying `stamp` is about to be sent (a write with the run's mark closes the Lease when it lands). */
+  writing?(stamp: string | undefined): void;
   /** The write landed; the status carries `mark` now (undefined: no mark). */
   written(mark: string | undefined): void;
 }
@@ -83,6 +85,7 @@ async function commitDecision<S>(
       await runEffect(ports, step.effect, log);
       continue;
     }
+    run.lease?.writing?.(step.stamp);
     const result = await ports.write(run.message, step.slice);
     if (result.kind === 'gone') {
       if (decision.write?.ifGone !== undefined) return decision.write.ifGone;

@@ -5,7 +5,7 @@ import { retry } from '../../domain/runtime/outcome.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import { parseQueueMessage, resentMessageBody } from '../../domain/runtime/queue-message.ts';
 import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
-import type { Logger } from '../../platform/logger.ts';
+import type { LogFields, Logger } from '../../platform/logger.ts';
 import { queueUrlFromArn } from './sqs-event.ts';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from './sqs-event.ts';
 
@@ -32,6 +32,8 @@ export interface RecordContext {
   readonly receiveCount: number;
   readonly messageId: string;
   readonly record: SQSRecord;
+  /** Adds fields to the run's outcome line (e.g. when the run held its Lease); undefined: none kept. */
+  readonly annotate?: ((fields: LogFields) => void) | undefined;
 }
 
 /** A loop's work for one message. Throwing is the same as returning retry(error). */
@@ -119,6 +121,7 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
     }
 
     const started = Date.now();
+    const annotations: Record<string, unknown> = {};
     let outcome: Outcome;
     let threw = false;
     try {
@@ -127,6 +130,7 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
         receiveCount,
         messageId: record.messageId,
         record,
+        annotate: (fields) => Object.assign(annotations, fields),
       });
     } catch (thrown) {
       threw = true;
@@ -137,7 +141,7 @@ export function createSqsBatchHandler(options: SqsBatchHandlerOptions): SqsBatch
     const retryPolicy =
       outcome.kind === 'retry' && outcome.policy === undefined ? retryPolicyOf?.(message) : undefined;
     const action = toSqsAction(outcome, { receiveCount, retryPolicy, jitterKey: record.messageId });
-    logOutcome(log, outcome, action, { durationMs: Date.now() - started, threw });
+    logOutcome(log.child(annotations), outcome, action, { durationMs: Date.now() - started, threw });
     if (action.ack && action.resendAfterSeconds !== undefined) {
       try {
         if (sqs.resend === undefined) throw new Error('this runtime cannot send messages');

@@ -322,7 +322,22 @@ export function isFullRun(line: LogLine): boolean {
   return line.msg === 'requeued' && !String(line['reason']).startsWith('lease held by');
 }
 
-/** Runs per Release and loop, and how many pairs of runs of one Release and loop overlapped in time. */
+/**
+ * When a run held its Lease: the guard's `leaseHeldFrom` (the take's answer) to `leaseHeldUntil`
+ * (the request that gave it back was sent), both on one clock. A run's outcome line is logged
+ * after that request's answer and its effects, so the line's time would end the run too late: a
+ * next run legitimately taking the Lease in between would count as an overlap.
+ */
+function heldInterval(line: LogLine): [number, number] {
+  const from = line['leaseHeldFrom'];
+  const until = line['leaseHeldUntil'];
+  if (typeof from === 'number' && typeof until === 'number') return [from, until];
+  // A run without a Lease mark (no guard): its whole handling, from the outcome line back.
+  const end = Date.parse(line.time);
+  return [end - Number(line['durationMs'] ?? 0), end];
+}
+
+/** Runs per Release and loop, and how many pairs of runs of one Release and loop held their Lease at once. */
 export function runStats(
   logs: readonly LogLine[],
   releases: number,
@@ -332,17 +347,15 @@ export function runStats(
   for (const line of logs.filter(isFullRun)) {
     const loop = line['loop'] as Loop;
     counts[loop]++;
-    const end = Date.parse(line.time);
     const key = `${loop}/${String(line['namespace'])}/${String(line['name'])}`;
     const list = byKey.get(key) ?? [];
-    list.push([end - Number(line['durationMs'] ?? 0), end]);
+    list.push(heldInterval(line));
     byKey.set(key, list);
   }
   let overlapping = 0;
   for (const intervals of byKey.values()) {
     intervals.sort((a, b) => a[0] - b[0]);
-    // Log times have millisecond precision and durations are measured separately: 5 ms slack.
-    for (let i = 1; i < intervals.length; i++) if (intervals[i][0] < intervals[i - 1][1] - 5) overlapping++;
+    for (let i = 1; i < intervals.length; i++) if (intervals[i][0] < intervals[i - 1][1]) overlapping++;
   }
   const per = (n: number) => Math.round((n / Math.max(releases, 1)) * 100) / 100;
   return {

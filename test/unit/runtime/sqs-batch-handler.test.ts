@@ -94,6 +94,16 @@ describe('createSqsBatchHandler', () => {
     expect(visibilityCalls).toEqual([]);
   });
 
+  it("a run's annotations (when it held its Lease) are on its outcome line", async () => {
+    const { handler, lines } = harness((_m, ctx) => {
+      ctx.annotate?.({ leaseHeldFrom: 10, leaseHeldUntil: 20 });
+      return Promise.resolve(done());
+    });
+    await handler(event(record('1', queueMessageBody(message('a')))));
+    const outcomeLine = lines.find((l) => l['msg'] === 'done');
+    expect(outcomeLine).toMatchObject({ leaseHeldFrom: 10, leaseHeldUntil: 20, name: 'a' });
+  });
+
   it('requeueAfter changes visibility on the queue URL derived from eventSourceARN and fails the record', async () => {
     const { handler, visibilityCalls } = harness(
       byName({ a: requeueAfter(10_000, 'wave 1 progressing'), b: done() }),
