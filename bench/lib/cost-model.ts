@@ -1,4 +1,4 @@
-// The AWS cost model of the bench (issue 13): per day, for R Releases whose three loops
+// The AWS cost model of the bench: per day, for R Releases whose three loops
 // each run once per interval, from figures the bench measured per message (handler time,
 // apiserver requests, SQS and S3 requests). Prices: us-east-1 list prices (x86 Lambda,
 // SQS standard, S3 standard), as of 2026; they only scale the counts, which are measured.

@@ -1,5 +1,5 @@
 // Groups the client-side request keys (lib/client-requests.ts describeRequest) by what a
-// loop needed them for, as issue 13 breaks a Release's requests down.
+// loop needed them for, so a Release's requests break down by what each one was for.
 export const PURPOSES = [
   'lease',
   'release',

@@ -1,4 +1,4 @@
-// celHostile (issue 20 item 2): a Release whose health checks are hostile must not slow the
+// celHostile: a Release whose health checks are hostile must not slow the
 // others. The `convoy dev` runtime (relay, pollers calling the real function handlers, one
 // process) against the bench's cluster, as slowGit runs it:
 // - alone: F Releases of an ordinary app, created one a second: create → Applied per Release;

@@ -1,4 +1,4 @@
-// celRedos (issue 20 item 2): CEL health checks on RE2 with a cost budget.
+// celRedos: CEL health checks on RE2 with a cost budget.
 // - The 50 catastrophic-backtracking patterns of test/unit/health/cel-redos-patterns.ts, each on
 //   its malicious input (30–5000 characters) through a health check whose pattern comes from the
 //   object (so the RE2 compilation is measured too): this thread's CPU time of the first

@@ -3,7 +3,7 @@
 // and no TypeScript loader), in a fresh process each time: `convoy --help`, `convoy version`,
 // and `convoy get -A` against a cluster (the bench's kube-apiserver when one runs, otherwise a
 // local HTTP server answering an empty Release list, so connect + one request are included).
-// Target (issue 23): p50 < 300 ms each.
+// Target: p50 < 300 ms each.
 import { execFile, spawn } from 'node:child_process';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';

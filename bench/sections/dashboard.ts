@@ -1,4 +1,4 @@
-// dashboard (issue 12): the Releases list with 1,000 Releases in real headless Chromium (Debian's
+// dashboard: the Releases list with 1,000 Releases in real headless Chromium (Debian's
 // chromium via puppeteer-core) against the relay's HTTP API on the bench's real apiserver. The user is
 // a ServiceAccount with a namespaced Role (the fallback path: one SubjectAccessReview for every
 // namespace, denied, then one for the namespace). Each run is a fresh page with the session's token

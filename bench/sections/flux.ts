@@ -1,4 +1,4 @@
-// flux: convoy side by side with Flux (issue 13). Builds Flux's source-controller v1.9.1 and
+// flux: convoy side by side with Flux. Builds Flux's source-controller v1.9.1 and
 // kustomize-controller v1.9.4 from their released source (bench/flux/build-flux.sh, cached in
 // ~/.cache/convoy/flux; never part of `npm test`), then for each N a fresh embedded cluster
 // (etcd, kube-apiserver with an audit log of the two sides' identities, kube-controller-manager,
@@ -45,8 +45,8 @@ import { appFiles } from './per-release.ts';
 const execFileAsync = promisify(execFile);
 
 export const FLUX_VERSIONS = { sourceController: 'v1.9.1', kustomizeController: 'v1.9.4' };
-/** Issue 13's targets at N = 1000. */
-/** Issue 24 item 2 (deploy burst): wall ≤ 0.5× Flux's, requests per Release until Applied ≤ 0.6× (issue 13 asked 0.4 / 0.75). */
+/** The targets at N = 1000. */
+/** Deploy burst: wall ≤ 0.5× Flux's, requests per Release until Applied ≤ 0.6× (the first targets asked 0.4 / 0.75). */
 export const FLUX_TARGETS = { n: 1000, wallRatio: 0.5, requestsRatio: 0.6 };
 /** Apps in flight at once on the floor (bench/flux/floor-side.ts). */
 const FLOOR_CONCURRENCY = 32;

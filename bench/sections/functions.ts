@@ -1,6 +1,6 @@
 // functions: each Lambda entry point bundled with esbuild (scripts/bundle-functions.ts),
 // its size, and the time to import it in a fresh Node process (a cold start's module load).
-// Targets (issue 4): bundle < 2 MB, import < 250 ms.
+// Targets: bundle < 2 MB, import < 250 ms.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';

@@ -1,11 +1,11 @@
-// lambdaRuntime (issue 22 item 4): the three functions measured as Lambda runs them — their
+// lambdaRuntime: the three functions measured as Lambda runs them — their
 // bundles under the Runtime Interface Emulator + the Node runtime interface client (dev/lambda),
 // with the handler, memory, timeout and environment of the construct's synthesized template, fed
 // by SQS event source mappings with the template's batch size, window and maximum concurrency
 // (the slots capped at `slots` on this 2-core machine) — inside the `convoy dev` composition
 // (dev/runtime.ts: fauxqs, the relay, the shipped identities) on the bench's embedded cluster.
 //
-// N Releases (issue 13's app: ConfigMap + Deployment + Service, each into its own namespace; the
+// N Releases (the bench's reference app: ConfigMap + Deployment + Service, each into its own namespace; the
 // syncPolicy, drift and health intervals 30 s) are created at once; once every one is Applied,
 // InSync and Healthy, the runtime runs `steadySeconds` more (a couple of intervals of each loop).
 // Per function, from the emulator (never from in-process timings):

@@ -1,4 +1,4 @@
-// largeRelease (issue 24 item 4): one Release of 10,000 ConfigMaps reconciled end to end through
+// largeRelease: one Release of 10,000 ConfigMaps reconciled end to end through
 // the reconcile function's record handler (render from Git, dry run, render store write, apply,
 // status) against the real API server, in a process of its own (bench/lib/large-release-child.ts)
 // so that its peak RSS is the reconcile's alone. Three runs: the first deploy, the same render

@@ -1,4 +1,4 @@
-// multiCluster (issue 9): Releases on remote Clusters reached through kubeconfig Secrets with
+// multiCluster: Releases on remote Clusters reached through kubeconfig Secrets with
 // a token user, through the production path in one process (dev/runtime.ts: relay → fauxqs
 // SQS → pollers → the real function handlers): 3 target kube-apiservers × `perCluster`
 // Releases against 1 target × (3 × perCluster), back to back on the same management cluster.

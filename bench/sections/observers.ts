@@ -1,6 +1,6 @@
 // observers: one drift check and one health check of the 200-object render of
 // reconcile200, through the drift and health functions' record handlers.
-// Target (issue 5): API requests <= objects + 2 for each.
+// Target: API requests <= objects + 2 for each.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';

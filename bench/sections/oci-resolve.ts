@@ -1,4 +1,4 @@
-// ociResolve (issue 25 "Must show"): resolution time per Release and registry requests per
+// ociResolve: resolution time per Release and registry requests per
 // reconcile for OCI sources, against the real registry (distribution v3.1.2,
 // test/harness/oci-registry.ts, plain HTTP, anonymous) — no apiserver: the resolution code
 // (adapters/source/oci-helm.ts, adapters/source/oci-artifact.ts) is called directly, counting

@@ -1,4 +1,4 @@
-// perRelease: where a Release's API requests go, per loop and per purpose (issue 13), for
+// perRelease: where a Release's API requests go, per loop and per purpose, for
 // the app of the issue (ConfigMap + Deployment + Service, each Release in its own
 // namespace, one Git repository), through the three functions as production composes them
 // (lib/loop-rig.ts: SQS → Lease → record handler), the bench draining one queue at a time:
@@ -104,7 +104,7 @@ spec:
 }
 
 /**
- * Recorded with this same section on main at 498de50 (HEAD before issue 13's changes, with
+ * Recorded with this same section on main at 498de50 (HEAD before the request savings, with
  * the Leases of that commit), N = 20: requests per Release by purpose.
  */
 export const BEFORE = {

@@ -1,4 +1,4 @@
-// queueCadence (issue 21): the speeds the integration tests no longer assert as wall-clock gaps.
+// queueCadence: the speeds the integration tests no longer assert as wall-clock gaps.
 // The tests check causes (a recheck asked for 10 s of visibility; the queue held it at least
 // that long; every label update is counted in one message, sent at least 1 s apart); how soon
 // things really happen depends on the machine, so it is measured here, with its target:

@@ -1,6 +1,6 @@
 // queueLatency: the production path in one process, as `convoy dev --embedded`
 // runs it: relay (watch) → SQS (fauxqs) → poller → reconcile function handler → status.
-// Targets (issue 4): event → Applied p50 < 1 s, p99 < 3 s.
+// Targets: event → Applied p50 < 1 s, p99 < 3 s.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startConvoyRuntime } from '../../dev/runtime.ts';
@@ -177,7 +177,7 @@ export async function benchQueueLatency(
       p99 < TARGETS.p99Ms;
     return {
       how: 'convoy dev --embedded composition (dev/runtime.ts: relay, fauxqs SQS, one poller per queue with 1 s long polls, batches of 10, the real function handlers); latency = create request sent → the watch sees Applied True. handlerRuns counts every loop that ran for these Releases (drift and health run too when convoy dev wires them); clientRequests and apiserver* cover everything this process asked the API server during the burst',
-      targets: { sequential: TARGETS, burst: 'none given (issue 4 asks for the time only)' },
+      targets: { sequential: TARGETS, burst: 'none given (the time is reported only)' },
       met,
       warmupMs,
       sequential: {

@@ -1,6 +1,6 @@
 // reconcile200: a 200-object render applied into an empty namespace through the
 // reconcile function's record handler, then the same inputs again.
-// Target (issue 3): the unchanged run issues no object writes and exactly one status apply.
+// Target: the unchanged run issues no object writes and exactly one status apply.
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_TENANCY } from '../../domain/tenancy/settings.ts';
 import type { Release } from '../../domain/api/objects.ts';

@@ -1,4 +1,4 @@
-// relayMetrics (issue 12): the relay's /metrics body with 1,000 Releases in its index (three
+// relayMetrics: the relay's /metrics body with 1,000 Releases in its index (three
 // conditions, a rollout state and a last success each: 5,000 per-Release series next to
 // prom-client's default process metrics and the relay's instruments), rendered as a scrape
 // renders it. Target: a scrape under 50 ms (median of 50 after 5 warm-up scrapes).

@@ -1,4 +1,4 @@
-// renderDiff (issue 23): the relay's GET …/renders/diff on one large object, as its route runs it
+// renderDiff: the relay's GET …/renders/diff on one large object, as its route runs it
 // (relay/http/render-diff.ts diffRenders over domain/render/text-diff.ts: jsdiff's Myers diff with
 // the caps per object and per request, the diff `convoy diff` uses too), each case in a fresh
 // process of its own (bench/lib/diff-worker.ts) so that its peak RSS (VmHWM) is the diff's and
@@ -8,7 +8,7 @@
 // - rewrite 10k / 20k: every value changed, the worst case of an edit-distance diff: the cap on
 //   changed lines (or the time cap) ends it;
 // - oversize 20k: an object over the 1-MiB cap per object, skipped before any YAML is made.
-// Before (the CLI's hand-written LCS diff, since deleted; issue 23 on a quiet
+// Before (the CLI's hand-written LCS diff, since deleted; on a quiet
 // machine): 10k lines 2.1 s and 478 MB, 20k lines 6.6 s and 1.6 GB, above the chart's 512Mi limit.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -84,7 +84,7 @@ export async function benchRenderDiff(root: string): Promise<Record<string, unkn
   return {
     cases: results,
     before: {
-      note: "the CLI's hand-written LCS diff (deleted), issue 23, quiet machine",
+      note: "the CLI's hand-written LCS diff (deleted), quiet machine",
       sparse10kLines: { ms: 2_100, peakMB: 478 },
       sparse20kLines: { ms: 6_600, peakMB: 1_600 },
     },

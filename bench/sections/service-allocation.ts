@@ -1,5 +1,5 @@
 // serviceAllocation: how fast this kube-apiserver creates Services when nothing else runs — the
-// bound behind the Flux section's wall times (issue 13). kube-apiserver 1.34 allocates ClusterIPs
+// bound behind the Flux section's wall times. kube-apiserver 1.34 allocates ClusterIPs
 // under one mutex held across a loopback IPAddress create, and every Service dry run takes that
 // mutex too, so Service creation is serialized whoever sends it. N Services (ClusterIP, one port)
 // by server-side apply, `concurrency` in flight: first all as dry runs, then for real.

@@ -1,5 +1,5 @@
 // slowGit: a Git server that answers slowly (5 s per request) for one repository must not slow
-// the Releases of other repositories (issue 13, bad input). The `convoy dev` runtime (relay,
+// the Releases of other repositories (bad input). The `convoy dev` runtime (relay,
 // pollers calling the real function handlers) against the bench's cluster; the Git server sits
 // behind a proxy that delays every request for `slow.git` (bench/lib/slow-proxy.ts).
 // - alone: F Releases of a fast repository, created at once: create → Applied per Release;

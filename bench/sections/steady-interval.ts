@@ -1,9 +1,9 @@
-// steadyInterval (issue 24 "Lean at rest", item 1): the API requests of one full steady interval
+// steadyInterval ("Lean at rest"): the API requests of one full steady interval
 // per Release — one interval tick of each loop (reconcile, drift, health) for a Release whose
 // render, objects and rollout are settled — counted per loop and purpose, and their total
 // against the target (<= 10 per Release for the three loops together).
 //
-// Issue 13's app (ConfigMap + Deployment + Service, each Release in its own namespace, one Git
+// The bench's reference app (ConfigMap + Deployment + Service, each Release in its own namespace, one Git
 // repository) through the three functions as production composes them (lib/loop-rig.ts: SQS →
 // Lease → record handler, one container per function, warm), the bench draining one queue at a
 // time so that the requests counted meanwhile belong to that loop:
@@ -45,7 +45,7 @@ export const STEADY_INTERVAL_TARGET = 10;
 /** Between two measured intervals: longer than the per-container caches' 30-s TTLs. */
 const INTERVAL_GAP_MS = 31_000;
 
-/** Recorded with this section on 807591b, before issue 24's observer caches and drift memory (see bench/RESULTS.md). */
+/** Recorded with this section on 807591b, before the observers' shared caches and drift memory (see bench/RESULTS.md). */
 export const STEADY_BEFORE = {
   commit: '807591b',
   n: 10,
@@ -54,7 +54,7 @@ export const STEADY_BEFORE = {
   note: "measured 2026-12-02 (load 7-15), the first steady interval 63 s after the first deploy (the 30-s caches expired); the issue's audit log gave 25.25 (reconcile 6.25, drift 9, health 10)",
 };
 
-/** Recorded with this section on 2bad14d (issue 24 item 1's first round: shared caches, drift memory), each loop ticking on its own. */
+/** Recorded with this section on 2bad14d (the first round of "Lean at rest": shared caches, drift memory), each loop ticking on its own. */
 export const STEADY_BEFORE_RIDES = {
   commit: '2bad14d',
   n: 10,
