@@ -4,8 +4,8 @@
  * ServiceAccounts, RBAC, NetworkPolicies, PriorityClasses, StorageClasses, IngressClasses and
  * Services of any type but LoadBalancer. The generic rule (and the Service rule) finds every
  * existing object of these kinds Healthy, so a rollout that applied one in this rollout knows
- * its verdict from that apply: the Progressing recheck does not read it again (issue 13,
- * docs/decisions.md). A deletion since is drift, which the drift loop reports.
+ * its verdict from that apply: the Progressing recheck does not read it again, a saved
+ * request (docs/decisions.md). A deletion since is drift, which the drift loop reports.
  *
  * A kind named by a `spec.healthAssessment.checks` entry is never existence-only: its CEL
  * verdict may depend on anything in the object.

@@ -1,5 +1,5 @@
 /**
- * What a drift function container remembers between checks (issue 24): per rendered object,
+ * What a drift function container remembers between checks: per rendered object,
  * the resourceVersion the live object had when a check last found it in sync with the render
  * (the same render, the same ignore rules, on the same target and identity).
  *

@@ -3,7 +3,7 @@ import { isCreator, type KubeObject } from '../render/kube-object.ts';
 import { planWaves } from '../render/order.ts';
 
 /**
- * The object whose own apply stands in for its dry run, or undefined (issue 13).
+ * The object whose own apply stands in for its dry run, or undefined.
  *
  * On a Release's first deploy the object applied first is the one write before which nothing
  * has been applied: if the cluster refuses it, convoy still applies nothing, exactly as if its

@@ -22,7 +22,7 @@ export function notifyCauseOf(end: ReconcileEnd, slice: ReleaseSlice): string | 
   if (newRender || currentChanged) return `applied ${renderRef ?? ''}`.trim();
   // The same render applied again over objects that differed (drift corrected, a deleted object
   // re-created): InSync (and Healthy) are recomputed right away, as after an apply, instead of
-  // staying False until the drift loop's next interval tick (issue 23).
+  // staying False until the drift loop's next interval tick.
   const rewritten = end.progress?.written ?? 0;
   if (succeeded && rewritten > 0) return `corrected ${renderRef ?? ''}: ${rewritten} objects applied again`;
   // A new metadata.generation (a resume, any spec edit that leaves the render as it was): the
@@ -32,7 +32,7 @@ export function notifyCauseOf(end: ReconcileEnd, slice: ReleaseSlice): string | 
   if (status.observedGeneration !== generation)
     return `generation ${generation} handled (was ${status.observedGeneration ?? 'none'})`;
   // Settled (the render applied, nothing in progress): this run just checked every object, so the
-  // observers' interval checks ride on it (domain/status/observer-ticks.ts; issue 24 item 1).
+  // observers' interval checks ride on it (domain/status/observer-ticks.ts).
   if (observersRideOnReconcile(slice))
     return `settled ${renderRef ?? ''}: the observers' interval checks ride on this reconcile`;
   return undefined;

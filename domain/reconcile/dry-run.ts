@@ -18,7 +18,7 @@ export interface DryRunChecks {
  * Step "Dry run": every object is dry-run first, and a rejection applies nothing (row "Dry run:
  * rejected", Unappliable). A force sync skips it, and so does a Progressing rollout of this render
  * whose waves are all applied: it applies nothing more (rollout.ts applies a wave once per
- * rollout), so a dry run would decide nothing (issue 13). The first object of a first deploy is
+ * rollout), so a dry run would decide nothing. The first object of a first deploy is
  * checked by its own apply instead (checked-by-apply.ts).
  */
 export async function dryRunRender(run: SyncRun): Promise<DryRunChecks | Halt> {

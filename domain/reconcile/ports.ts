@@ -56,7 +56,7 @@ export interface TargetCluster {
   /**
    * The object as this run's own apply or proving dry run answered it, without a request;
    * undefined when the run has no such answer. The first drift and health checks after an
-   * apply build on these (issue 13).
+   * apply build on these.
    */
   answered?(object: KubeObject): Promise<Record<string, unknown> | undefined>;
 }

@@ -1,5 +1,5 @@
 /**
- * Progress of a long apply in status (issue 24 item 4): while the objects of a large render are
+ * Progress of a long apply in status: while the objects of a large render are
  * checked and applied, the reconcile writes status.lastAttempted with phase Syncing and the counts
  * so far — at most once per interval, never per object, and not at all in a run shorter than one
  * interval (an ordinary reconcile still makes exactly one status write). conclude.ts turns the

@@ -1,5 +1,5 @@
 /**
- * The 10-s recheck of a Progressing rollout (issue 13) is a look at the wave it waits on, not
+ * The 10-s recheck of a Progressing rollout is a look at the wave it waits on, not
  * a full reconcile: while that wave is not healthy (and within its waveTimeout) nothing changed
  * that the reconcile would act on, so the recheck reads the wave's objects — workloads first, and
  * none whose health is its existence (the wave's apply made those healthy) — until the first

@@ -1,7 +1,7 @@
 import { halt, type Halt } from './halt.ts';
 
 /**
- * How large a render this installation takes (issue 24 item 4). A render over the object limit
+ * How large a render this installation takes. A render over the object limit
  * ends the run at Rendering (Applied False/DeployFailed, the row "Render or mutate: error") before
  * anything is stored or applied, naming its count and the limit, instead of the function running
  * out of memory or time part-way through the apply.
@@ -24,7 +24,7 @@ export interface RenderLimits {
 export const DEFAULT_MAX_RENDER_OBJECTS = 10_000;
 
 /**
- * 32 MiB: parsing and finishing a render of 64 MiB (the bound before issue 24) peaked at 416 MB
+ * 32 MiB: parsing and finishing a render of 64 MiB (the earlier bound) peaked at 416 MB
  * (127 objects of 512 KiB) to 594 MB (15,600 objects of 4 KiB) before the dry run, store and apply
  * added theirs; 32 MiB is about 10,000 objects of 3 KiB (docs/decisions.md).
  */

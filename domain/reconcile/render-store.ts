@@ -43,7 +43,7 @@ export async function storeRender(
  * Release had attempted none like before. Only a new render adds to the store, so an unchanged
  * reconcile (interval ticks, rollout rechecks) costs the store nothing, and neither does a
  * Release's first render (it is the only one; renders left by an earlier Release of the same
- * name go at its next new render) (issue 13). maxAge is thus enforced at the next new render
+ * name go at its next new render). maxAge is thus enforced at the next new render
  * (docs/decisions.md). Returns the warnings to log: retention is housekeeping, and a failure
  * must not fail the sync.
  */

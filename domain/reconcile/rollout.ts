@@ -30,7 +30,7 @@ const MAX_UNHEALTHY_NAMED = 5;
  * Applies in flight at once, among objects of the same kind rank of a wave (Namespaces and CRDs
  * still land before what lives in them: kind ranks go one after the other). One by one, a
  * 10,000-object render spent most of its run waiting on round trips (bench largeRelease); the
- * dry run has checked 8 at once since issue 13.
+ * dry run already checked 8 at once.
  */
 export const APPLY_CONCURRENCY = 8;
 

@@ -31,7 +31,7 @@ export interface CoalesceRule {
 export const DEFAULT_COALESCE_RULE: CoalesceRule = { windowMs: 200, minSpacingMs: 1_000 };
 
 /**
- * The fleet loop's rule (issue 26): a set's first event opens a 1-s window, and a set is sent at
+ * The fleet loop's rule: a set's first event opens a 1-s window, and a set is sent at
  * most once a second. A burst of child verdict changes lasting d seconds becomes at most
  * floor(d) + 2 messages per set (one per second while it lasts, one after its last event).
  */

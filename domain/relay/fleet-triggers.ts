@@ -1,5 +1,5 @@
 /**
- * Which watch events send a ReleaseSet a fleet message (issue 26): the relay's side of the fleet
+ * Which watch events send a ReleaseSet a fleet message: the relay's side of the fleet
  * loop. The fleet function writes only the set's /status and its children, so, as for Releases
  * (release-events.ts), only changes a user makes to the set count, never its status; a child
  * counts only when its combined verdict (domain/status/verdict.ts) changes, never for other

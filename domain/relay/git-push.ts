@@ -20,7 +20,7 @@
  *   interval reports the missing ref.
  * - Suspended Releases are not matched: they do not reconcile; resuming one
  *   changes its spec, and the relay's watch sends it then.
- * - ReleaseSets (matchReleaseSets, issue 26) by the same rules, read off the Release specs their
+ * - ReleaseSets (matchReleaseSets) by the same rules, read off the Release specs their
  *   children get: the template's spec, and the template with each override merged over it (an
  *   override may point some Clusters at another repository or branch). A set any of them
  *   follows gets a fleet message: the fleet function resolves the source anew and starts a

@@ -1,5 +1,5 @@
 /**
- * The interval timer of a ReleaseSet (issue 26): what wakes a set when its template's source has
+ * The interval timer of a ReleaseSet: what wakes a set when its template's source has
  * something new (a commit on the branch it follows, a chart version in its range) while nothing
  * else changed. The fleet function resolves the template's source on every run, so a message is
  * all it takes; this says when the relay sends one, cause `timer: interval`.

@@ -34,11 +34,11 @@
  * render changes (domain/reconcile/conclude.ts), so such a loop's timer falls
  * back to FRESHNESS_INTERVAL_MS (a backstop for a lost message). In a burst
  * these ticks filled the observer queues: the message that the render was
- * applied waited behind them (issue 10). And when the relay sees the status
+ * applied waited behind them. And when the relay sees the status
  * change the reconcile notified about (`observersNotified`), it counts it as
  * a send of both observer loops: their next tick is an interval later, not at
  * once next to the reconcile's message. The same holds for every reconcile of a
- * settled Release (issue 24 item 1): it sends both observers the answers of its
+ * settled Release: it sends both observers the answers of its
  * own check of every object, so their interval checks ride on the reconcile's
  * tick and cost no reads of their own; an observer whose interval is shorter
  * than the reconcile's still ticks on its own in between.

@@ -4,7 +4,7 @@
  *
  * jsdiff's Myers diff (`diff` on npm): O((N + M) · D) time for N and M lines and D changed lines,
  * instead of the O(N · M) table of a longest-common-subsequence diff (a 20k-line object took 6.6 s
- * and 1.6 GB that way, issue 23). Every object and every call of diffObjects has caps, and an
+ * and 1.6 GB that way). Every object and every call of diffObjects has caps, and an
  * object over a cap is answered with the cap's name instead of lines:
  *
  * - per object: over `maxObjectBytes` as JSON (either side), more than `maxEditLines` changed

@@ -20,7 +20,7 @@ export interface RetryBackoffPolicy {
 export const MAX_DELAY_SECONDS = 43_200;
 
 /**
- * The backoff of a Release without spec.syncPolicy.retryBackoff (issue 23; docs/decisions.md
+ * The backoff of a Release without spec.syncPolicy.retryBackoff (docs/decisions.md
  * "Default retry backoff"): 2 s doubling per attempt up to 5 min, with equal jitter, so the
  * first retry comes after 1–2 s, the eighth after 128–256 s, and every later one after
  * 150–300 s. client-go's work-queue default (5 ms doubling to 1000 s) is for in-memory queues

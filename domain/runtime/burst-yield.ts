@@ -1,5 +1,5 @@
 /**
- * Yielding to a reconcile burst (issue 24 item 2). When many Releases are deployed at once, the
+ * Yielding to a reconcile burst. When many Releases are deployed at once, the
  * reconcile queue holds a backlog of first deploys; the observers' first checks (drift and health,
  * told by each reconcile that applied a render) and the rollout rechecks (a reconcile message
  * redelivered to look at a Progressing wave again) then compete with those applies for the same
@@ -17,7 +17,7 @@
  *
  * A message carrying the reconcile's sealed answers (the `applied` hint) waits only as long as
  * the hint stays usable (functions/runtime/applied-hint.ts: 30 s): run later without it, an
- * observer reads the Release and every object again (12 requests for issue 13's app instead of
+ * observer reads the Release and every object again (12 requests for the bench's reference app instead of
  * 4 — measured in the bench's side by side), which a burst must not trade for a shorter wall.
  * A first deploy whose rollout the reconcile will recheck sends no notices during a burst at
  * all (`noticesWaitForRolloutEnd`): the run that finishes the rollout tells drift and health

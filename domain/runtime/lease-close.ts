@@ -1,5 +1,5 @@
 /**
- * A Lease closed by the run's own status write (issue 13, docs/decisions.md "Leases closed by
+ * A Lease closed by the run's own status write (docs/decisions.md "Leases closed by
  * the status write"): taking a Lease costs one request, and in the common case giving it back
  * costs none.
  *

@@ -13,7 +13,7 @@ export const LOOPS = ['reconcile', 'drift', 'health'] as const;
 export type Loop = (typeof LOOPS)[number];
 
 /**
- * The ReleaseSet's loop (issue 26): its message names the ReleaseSet (namespace, name, uid are
+ * The ReleaseSet's loop: its message names the ReleaseSet (namespace, name, uid are
  * the set's), it goes to the fleet queue (CONVOY_FLEET_QUEUE_URL) and the fleet function.
  */
 export const FLEET_LOOP = 'fleet';
@@ -43,8 +43,8 @@ export const queueMessageSchema = z.object({
   cause: z.string().min(1).max(1024),
   sentAt: z.iso.datetime({ offset: true }),
   /**
-   * The Release as the relay's watch last saw it, on its message for a Release just added
-   * (issue 13). Never acted on (issue 20: a message is a hint, never an authority): the
+   * The Release as the relay's watch last saw it, on its message for a Release just added.
+   * Never acted on (a message is a hint, never an authority): the
    * reconcile reads the live Release before anything else and only compares this copy with it
    * (functions/runtime/release-reads.ts).
    */
@@ -59,7 +59,7 @@ export const queueMessageSchema = z.object({
    */
   followUpOf: z.string().min(1).max(128).optional(),
   /**
-   * Sent by the reconcile to drift and health right after an apply (issue 13): the Release
+   * Sent by the reconcile to drift and health right after an apply: the Release
    * as it just wrote it, the render's objects (`objects`; a Secret's as metadata only) and the
    * objects as the apply answered them (`live`), so the first checks after an apply need no
    * reads of the cluster or the render store. Absent from the relay's messages; ignored on a
@@ -74,7 +74,7 @@ export const queueMessageSchema = z.object({
       /** When the reconcile sealed the hint (RFC 3339); covered by `mac`. */
       at: z.string().max(64).optional(),
       /**
-       * HMAC-SHA256 of the rest of the hint with the functions' key (issue 20): a hint without a
+       * HMAC-SHA256 of the rest of the hint with the functions' key: a hint without a
        * valid seal is ignored, as anyone who can send to the queue can write one.
        */
       mac: z.string().max(128).optional(),

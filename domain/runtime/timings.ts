@@ -1,5 +1,5 @@
 /**
- * The one place the functions' timings come from (issue 22 item 5): the function timeout, the
+ * The one place the functions' timings come from: the function timeout, the
  * per-Release Lease and its renewal, the queues' visibility timeout and maxReceiveCount. The CDK
  * construct derives the template from `deriveTimings` and refuses, at synth, any combination
  * `timingViolations` finds; the functions take the Lease duration and heartbeat from here.

@@ -9,7 +9,7 @@ export const FieldManager = {
   observe: 'convoy-observe',
   /** The health loop: Healthy and healthSummary. */
   health: 'convoy-health',
-  /** The ReleaseSet runtime (issue 26): the ReleaseSet status and the child Releases it writes. */
+  /** The ReleaseSet runtime: the ReleaseSet status and the child Releases it writes. */
   releaseSet: 'convoy-releaseset',
   /** Server-side apply of rendered objects on target clusters. */
   apply: 'convoy',

@@ -1,5 +1,5 @@
 /**
- * The observers' interval checks ride on a settled reconcile (issue 24 item 1, "Lean at rest").
+ * The observers' interval checks ride on a settled reconcile ("Lean at rest").
  *
  * A reconcile run that ends with the current render applied and settled — lastAttempted
  * Succeeded, Applied True/Applied, the render it attempted is the one applied, no rollout in

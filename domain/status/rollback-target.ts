@@ -7,7 +7,7 @@
  *   applied render when the newest rollout started), so a second rollback goes forward again;
  * - `to`: the render named (the caller has resolved and checked it: a short ref in the CLI, a
  *   stored render in the API);
- * - `lastHealthy`: status.lastHealthy.renderRef (the default before issue 23).
+ * - `lastHealthy`: status.lastHealthy.renderRef (the default before rollback followed `helm rollback`).
  *
  * `to` with `lastHealthy` is a usage error. A refusal says what is missing; the caller adds how to
  * name a render in its own terms (`--to <renderRef>`, `{"to": …}`).
