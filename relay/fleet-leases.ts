@@ -1,5 +1,5 @@
 /**
- * The Leases of the fleet loop (issue 26): one per ReleaseSet, convoy-fleet-<set uid>, labelled
+ * The Leases of the fleet loop: one per ReleaseSet, convoy-fleet-<set uid>, labelled
  * convoy.dev/release-set-uid (adapters/kube/lease.ts), in the installation namespace. The relay
  * removes a set's Lease when it sees the set deleted or recreated, and sweeps those whose set is
  * gone after its first list of ReleaseSets (a set deleted while no relay led), as it does for

@@ -1,5 +1,5 @@
 /**
- * The relay's fleet side (issue 26): with a fleet queue the relay watches ReleaseSets and sends
+ * The relay's fleet side: with a fleet queue the relay watches ReleaseSets and sends
  * a set a fleet message when domain/relay/fleet-triggers.ts says so: on its add, generation and
  * request annotations, on a Cluster of its namespace added, deleted, relabelled or reannotated
  * (not for its last-applied-configuration), and on a child Release's verdict change; on its

@@ -1,5 +1,5 @@
 /**
- * Gives back the memory a full list leaves behind (issue 24 item 3: the relay's memory). While the
+ * Gives back the memory a full list leaves behind (the relay's memory). While the
  * relay lists 10,000 Releases, V8's heap grows to hold the list pages being parsed; afterwards
  * the kept Releases need a fraction of it, but V8 keeps the pages it grew by committed (an
  * ordinary full GC frees objects, not pages). Once the relay is ready after a list (its start,

@@ -3,7 +3,7 @@
  * finds it: $KUBECONFIG, ~/.kube/config, else the pod's ServiceAccount (its token re-read as the
  * kubelet rotates it). A kubeconfig only @kubernetes/client-node understands (an exec or
  * auth-provider plugin, a proxy-url) goes through client-node as before, loaded only then: the
- * relay in its pod never loads client-node (issue 24: ~87 MiB of the relay's memory).
+ * relay in its pod never loads client-node (~87 MiB of the relay's memory).
  */
 import {
   fromDefaultKubeconfig,

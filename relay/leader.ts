@@ -119,7 +119,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   const tryAcquireOrRenew = async (): Promise<'held' | 'other' | 'unknown'> => {
     const stamp = now();
     // The leader renews from its own last write (its resourceVersion): one request, not a read
-    // and a write (issue 13). A conflict or a missing Lease means it changed since: read it.
+    // and a write. A conflict or a missing Lease means it changed since: read it.
     if (leading && ours !== undefined) {
       try {
         ours = await api.replaceNamespacedLease({

@@ -25,7 +25,7 @@ const relayEnvSchema = z.object({
   CONVOY_RECONCILE_QUEUE_URL: z.string().url(),
   CONVOY_DRIFT_QUEUE_URL: z.string().url(),
   CONVOY_HEALTH_QUEUE_URL: z.string().url(),
-  // The fleet function's queue (issue 26); unset or empty: the relay does not watch ReleaseSets.
+  // The fleet function's queue; unset or empty: the relay does not watch ReleaseSets.
   CONVOY_FLEET_QUEUE_URL: z.preprocess(
     (value) => (value === '' ? undefined : value),
     z.string().url().optional(),
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   });
   const compaction = compactHeapWhenReady(() => relay.ready() && relay.leading(), logger);
   // The S3 SDK loads on the first request that reads the render store (pin, diff): ~6 MiB of the
-  // relay's RSS at rest otherwise (issue 24 item 3; the store already takes a client made on first use).
+  // relay's RSS at rest otherwise (the store already takes a client made on first use).
   const s3 = onceAsync(async () => {
     const { S3Client } = await import('@aws-sdk/client-s3');
     return new S3Client({ ...aws, forcePathStyle: env.AWS_ENDPOINT_URL !== undefined });

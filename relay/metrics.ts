@@ -7,7 +7,7 @@
  * index (`observeReleases`, rendered by release-gauges.ts): every condition
  * (type, status, reason), the rollout state, and the seconds since the last
  * successful reconcile. Per-ReleaseSet gauges likewise from its ReleaseSet index
- * (`observeReleaseSets`, release-set-gauges.ts) when the relay watches sets (issue 26).
+ * (`observeReleaseSets`, release-set-gauges.ts) when the relay watches sets.
  * Those name every tenant's Releases and sets; `render({ perRelease: false })` — what the relay's
  * /metrics serves unless the installation opts in (CONVOY_METRICS_PER_RELEASE) — leaves them out
  * and keeps the counts that name none.
@@ -68,7 +68,7 @@ export interface RelayMetrics {
   readonly informerErrors: Counter;
   readonly informerRestarts: Counter;
   readonly informerRelists: Counter;
-  /** Fleet messages asked for (before coalescing), by trigger: set, cluster, child (issue 26). */
+  /** Fleet messages asked for (before coalescing), by trigger: set, cluster, child. */
   readonly fleetNotices: Counter;
   /** 1 while this replica is the leader. */
   readonly leader: Gauge;

@@ -17,7 +17,7 @@ export interface RelayOptions {
   readonly sqs: BatchSendPort;
   readonly queueUrls: Readonly<Record<Loop, string>>;
   /**
-   * The fleet queue (CONVOY_FLEET_QUEUE_URL, issue 26). Set: the relay watches ReleaseSets and
+   * The fleet queue (CONVOY_FLEET_QUEUE_URL). Set: the relay watches ReleaseSets and
    * sends them fleet messages. Left out: it does not watch sets at all (an install without the
    * fleet function keeps working as before).
    */

@@ -12,7 +12,7 @@
  * tick over the in-memory Release index, and every send goes through the
  * coalescing sender (relay/send/queue-sender.ts).
  *
- * With a fleet queue (issue 26) the relay also watches ReleaseSets and sends them fleet
+ * With a fleet queue the relay also watches ReleaseSets and sends them fleet
  * messages: relay/fleet-wiring.ts, composed here. Without one, sets are not watched at all.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The per-ReleaseSet gauges (issue 26), in the Prometheus text exposition format 0.0.4, written
+ * The per-ReleaseSet gauges, in the Prometheus text exposition format 0.0.4, written
  * from the relay's ReleaseSet index at scrape time like release-gauges.ts: one series per set and
  * count or state, never per Cluster, so their number grows with the sets, not the fleet.
  *

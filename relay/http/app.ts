@@ -12,7 +12,7 @@
  *   GET    /dashboard, /dashboard/assets/*                        the dashboard (dashboard/routes.ts)
  *   …and the dashboard's routes in release-views.ts (list across namespaces, tree, diff, Events,
  *   rollback, suspend/resume, whoami), and the ReleaseSet routes in release-set-api.ts (list, get,
- *   Events, approve, pause/resume, rollback; issue 26).
+ *   Events, approve, pause/resume, rollback).
  *
  * Every /v1/namespaces, /v1/releases and /v1/whoami route needs `Authorization: Bearer <token>`: the token
  * is checked with a TokenReview (401 when missing or invalid), then a

@@ -24,7 +24,7 @@ export type ReleaseVerb = 'get' | 'list' | 'update';
 export interface AccessRequest {
   readonly verb: ReleaseVerb;
   readonly namespace: string;
-  /** releases, or releasesets (issue 26: the same rules, on the ReleaseSet resource). */
+  /** releases, or releasesets (the same rules, on the ReleaseSet resource). */
   readonly resource: 'releases' | 'releasesets';
   readonly name?: string;
 }

@@ -35,7 +35,7 @@ export interface BatchSendPort {
 
 export interface QueueSenderOptions {
   readonly sqs: BatchSendPort;
-  /** The Release loops' queues, and the fleet queue when the relay sends ReleaseSets (issue 26). */
+  /** The Release loops' queues, and the fleet queue when the relay sends ReleaseSets. */
   readonly queueUrls: Readonly<Record<Loop, string>> & { readonly fleet?: string | undefined };
   readonly logger: Logger;
   readonly metrics: RelayMetrics;
@@ -50,7 +50,7 @@ export interface QueueSenderOptions {
   readonly now?: () => Date;
   /**
    * The Release as the watch last saw it: sent with the reconcile message of a Release just
-   * added, so that its first run needs no read (issue 13). Left out above MAX_RELEASE_BYTES.
+   * added, so that its first run needs no read. Left out above MAX_RELEASE_BYTES.
    */
   readonly releaseOf?: (key: ReleaseKey) => Record<string, unknown> | undefined;
 }

@@ -1,5 +1,5 @@
 /**
- * The parsed Release the relay caches, made compact (issue 24 item 3: the relay's memory). Zod
+ * The parsed Release the relay caches, made compact (the relay's memory). Zod
  * builds its output by adding keys one by one, so most of its objects carry an out-of-object
  * property array, and its copy of the slim Release no longer shares the strings slim.ts shared.
  * One JSON round trip gives objects laid out as JSON.parse lays them out (every property inside

@@ -1,12 +1,12 @@
 /**
  * The relay's informers for one leadership term: Releases, the convoy kinds a Release depends
  * on (Cluster, Mutation, Lifecycle, GitRepository), labelled ConfigMaps and Secrets as
- * metadata only, and ReleaseSets when the relay has a fleet queue (issue 26). Each lists by pages (LIST_PAGE_SIZE) and watches over convoy's own transport
+ * metadata only, and ReleaseSets when the relay has a fleet queue. Each lists by pages (LIST_PAGE_SIZE) and watches over convoy's own transport
  * (list-watch.ts), and keeps only what the relay reads of each object (slim.ts).
  *
  * A Release is slimmed, parsed and made compact (compact.ts) once, as it comes off the wire: the
- * informer's map and the relay's index then hold the same parsed object, not one copy each
- * (issue 24). One that does not parse is kept slim and reported by `releaseParseError`.
+ * informer's map and the relay's index then hold the same parsed object, not one copy each.
+ * One that does not parse is kept slim and reported by `releaseParseError`.
  */
 import { parseRelease } from '../../domain/api/objects.ts';
 import { WATCH_LABEL_SELECTOR, type DependencyKind } from '../../domain/relay/affected-releases.ts';

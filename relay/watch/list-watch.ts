@@ -1,7 +1,7 @@
 /**
  * One informer session's list and watch over convoy's own Kubernetes transport
  * (adapters/kube/http.ts, adapters/kube/watch-stream.ts), without @kubernetes/client-node
- * (issue 24: loading client-node alone cost the relay ~87 MiB). It keeps no cache of its own:
+ * (loading client-node alone cost the relay ~87 MiB). It keeps no cache of its own:
  * the resilient informer keeps the one map of what it reported (resilient-informer.ts).
  *
  * start() lists (the informer's list function: pages, each item transformed as it arrives),

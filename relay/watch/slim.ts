@@ -1,5 +1,5 @@
 /**
- * What the relay keeps of each watched object (issue 24: 10,000 Releases in 150 MB). The
+ * What the relay keeps of each watched object (10,000 Releases in 150 MB). The
  * informers apply these transforms to every listed and watched object before anything holds it
  * (the informer's map, which the Release index shares: watch/informers.ts), so a Release's
  * managedFields, its other annotations (kubectl's last-applied-configuration can be as large as
@@ -30,7 +30,7 @@
  *   compared), and an annotation value longer than CLUSTER_ANNOTATION_VALUE_CHARS is kept as its
  *   sha256 digest: the relay only compares them, so one Cluster costs at most ~100 bytes an
  *   annotation whatever other tools write there.
- * - a ReleaseSet (watched only with a fleet queue, issue 26): metadata name, namespace, uid,
+ * - a ReleaseSet (watched only with a fleet queue): metadata name, namespace, uid,
  *   resourceVersion, generation, deletionTimestamp and of the annotations only the fleet request
  *   annotations (approve, rollback); of the spec only spec.template.spec.syncPolicy.interval (its
  *   timer: domain/relay/set-timers.ts); of the status observedGeneration, rollout {state, step,

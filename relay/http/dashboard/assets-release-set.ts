@@ -1,4 +1,4 @@
-// Browser code for ReleaseSets (issue 26): the list's ReleaseSets table (setsSection, above the
+// Browser code for ReleaseSets: the list's ReleaseSets table (setsSection, above the
 // Releases) and one set's page (showReleaseSet): verdict, rollout, actions (approve the waiting
 // step, pause/resume, roll back), steps with counts, per-condition counts, failing Clusters, held
 // children, every child linked to its Release page, Events. Refreshed every 2 s (Events 5 s).
