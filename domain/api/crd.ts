@@ -92,6 +92,7 @@ export function crdOf(def: KindDefinition): JsonSchema {
               description: def.description,
               required: ['spec'],
               properties,
+              ...(def.rootRules === undefined ? {} : { 'x-kubernetes-validations': def.rootRules }),
             },
           },
         },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { GROUP_VERSION, conditionsList } from './common.ts';
+import { GROUP_VERSION, conditionsList, type CelRule } from './common.ts';
+import { noSelfDependency } from './depends-on.ts';
 import { releaseSpecSchema } from './release-spec.ts';
 import { releaseStatusSchema } from './release-status.ts';
 import {
@@ -28,6 +29,8 @@ export interface KindDefinition {
   spec: z.ZodType;
   status?: z.ZodType;
   printerColumns: PrinterColumn[];
+  /** CEL rules over the whole object (CEL sees metadata.name there, not the namespace). */
+  rootRules?: CelRule[];
 }
 
 const conditionColumn = (type: string): PrinterColumn => ({
@@ -50,6 +53,7 @@ export const kinds: readonly KindDefinition[] = [
     description: 'A Release renders a source and delivers it to a target Cluster.',
     spec: releaseSpecSchema,
     status: releaseStatusSchema,
+    rootRules: [noSelfDependency],
     printerColumns: [
       { name: 'State', type: 'string', jsonPath: '.status.rollout.state', description: 'The rollout state.' },
       conditionColumn('Applied'),

@@ -14,6 +14,7 @@ import { gitRefSchema, gitSourceSchema } from './git-ref.ts';
 import { OCI_DIGEST_PATTERN, OCI_NAME_COMPONENT, OCI_URL_PATTERN } from '../source/oci.ts';
 import { OCI_ARTIFACT_URL_PATTERN } from '../source/oci-artifact.ts';
 import { ociRegistryFields, ociRegistryRules } from './oci-options.ts';
+import { dependencyPolicySchema, dependsOnSchema } from './depends-on.ts';
 
 const gitReleaseSourceSchema = gitSourceSchema
   .extend({
@@ -310,6 +311,8 @@ export const releaseSpecSchema = z
       .max(1000)
       .default(0)
       .describe('Releases on the same Cluster sync in ascending cluster waves; wave 0 never waits.'),
+    dependsOn: dependsOnSchema,
+    dependencyPolicy: dependencyPolicySchema.optional(),
     targetNamespace: z
       .string()
       .max(63)
