@@ -8,7 +8,7 @@ import type { ReadableStream } from 'node:stream/web';
 import { isTlsFailure } from '../../domain/egress/failure.ts';
 import { egressRefusalOf, failureOf } from '../egress/errors.ts';
 import { SourceNotReadyError } from './errors.ts';
-import type { OciClientOptions } from './oci-registry.ts';
+import type { OciClientOptions } from './oci-client-options.ts';
 
 /** What the messages of one client name. */
 export interface Answers {

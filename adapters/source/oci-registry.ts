@@ -33,42 +33,18 @@
 import { createHash } from 'node:crypto';
 import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
 import { nextLink, parseWwwAuthenticate, type RegistryCredentials } from '../../domain/source/oci.ts';
-import { createEgress, type Egress } from '../egress/client.ts';
+import { createEgress } from '../egress/client.ts';
 import { SourceNotReadyError } from './errors.ts';
 import { readLimited, refusedAnswer, unanswered, type Answers } from './oci-answers.ts';
+import type { OciClientOptions } from './oci-client-options.ts';
+
+export type { OciClientOptions } from './oci-client-options.ts';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';
 export const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
 export const DOCKER_MANIFEST_LIST = 'application/vnd.docker.distribution.manifest.list.v2+json';
 const MANIFEST_ACCEPT = [OCI_MANIFEST, DOCKER_MANIFEST, OCI_INDEX, DOCKER_MANIFEST_LIST].join(', ');
-
-export interface OciClientOptions {
-  registry: string;
-  repository: string;
-  /** Plain HTTP (`insecure: true`, allowed by the installation); default HTTPS. */
-  plainHttp?: boolean;
-  /**
-   * Which `host[:port]` a redirect or a token realm may reach over plain HTTP (the installation's
-   * CONVOY_INSECURE_REGISTRIES); default: the registry itself when `plainHttp`, no other.
-   */
-  plainHttpAllowed?: ((host: string) => boolean) | undefined;
-  /** The egress client every request goes through; default one with the strict policy (public addresses only). */
-  egress?: Egress | undefined;
-  credentials?: RegistryCredentials | undefined;
-  /** Per-request timeout; default 30 s. */
-  timeoutMs?: number;
-  /** The spec field for errors, e.g. `spec.source.helm`. */
-  field: string;
-  /** Counts requests (the bench and tests: a digest-pinned cache hit makes none). */
-  onRequest?: (method: string, path: string, status: number) => void;
-  /** PEM CA bundle the registry's TLS certificate must chain to (instead of the public trust store). */
-  caPem?: string | undefined;
-  /** Retries of a request answered 429 or 5xx, with exponential backoff; default 2. */
-  retries?: number;
-  /** First backoff delay of those retries; default 500 ms (then 1 s, 2 s …; a Retry-After up to 5 s wins). */
-  retryDelayMs?: number;
-}
 
 /** The longest Retry-After honoured inside one resolve; longer waits are left to the Release's backoff. */
 const MAX_RETRY_AFTER_MS = 5_000;
