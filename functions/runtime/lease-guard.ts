@@ -217,7 +217,7 @@ export interface LeasePeekOptions {
  * during backoff) is dropped, both without the admission's read or a take; anything else goes on
  * to `handler` (the admission, then withLease, which decides again under the take). Where most
  * messages arrive while a run is under way (a set hears of every child's verdict), a message then
- * costs one request instead of three (issue 26's bench); a run costs one more.
+ * costs one request instead of three (the fleet bench); a run costs one more.
  * Dropping on a read is as safe as after a take: the record only moves forward (handledSentAt
  * grows; a recorded follow-up or retry has not run yet, or the Lease would show its run).
  */
