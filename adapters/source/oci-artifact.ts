@@ -208,12 +208,8 @@ function selectionKey(selector: LayerSelector | undefined): string {
     .slice(0, 12);
 }
 
-export async function fetchOciArtifact(
-  input: OciArtifactInput,
-  cacheDir: string,
-  options: OciArtifactOptions = {},
-): Promise<OciArtifactResult> {
-  const field = input.field ?? 'spec.source.oci';
+/** The registry client for the artifact's `oci://` URL, with the Release's credentials and CA. */
+function artifactClient(input: OciArtifactInput, options: OciArtifactOptions, field: string): OciClient {
   let reference;
   try {
     reference = parseOciArtifactUrl(input.url, field);
@@ -222,7 +218,7 @@ export async function fetchOciArtifact(
       throw new UnsupportedSourceError(`${field}.url`, error.message, { cause: error });
     throw error;
   }
-  const client = createOciClient({
+  return createOciClient({
     registry: reference.registry,
     repository: reference.repository,
     plainHttp: input.plainHttp ?? false,
@@ -234,6 +230,114 @@ export async function fetchOciArtifact(
     egress: options.egress,
     plainHttpAllowed: options.plainHttpAllowed,
   });
+}
+
+/** Which artifact is being read, for the steps after the ref is resolved. */
+interface Resolved {
+  client: OciClient;
+  digest: string;
+  tag: string | undefined;
+  field: string;
+  /** `host[:port]/repository@digest`, for messages. */
+  where: string;
+}
+
+/**
+ * What to write for the artifact: its manifest read, the content layer chosen and checked against
+ * the size limit before download, then downloaded and planned (a tar's entries checked, or one copied file).
+ */
+async function planContent(
+  at: Resolved,
+  selector: LayerSelector | undefined,
+  limit: number,
+): Promise<ExtractStep[]> {
+  const { client, digest, tag, field, where } = at;
+  const { manifest, mediaType } = await asArtifact(field, () => client.manifest(digest));
+  if (mediaType === OCI_INDEX || mediaType === DOCKER_MANIFEST_LIST) {
+    throw new UnsupportedSourceError(
+      `${field}.url`,
+      `${where} is an image index (${mediaType}), not an artifact manifest; push the artifact with flux push artifact or oras push and name its tag or digest`,
+    );
+  }
+  if (mediaType !== OCI_MANIFEST && mediaType !== DOCKER_MANIFEST) {
+    throw new UnsupportedSourceError(
+      `${field}.url`,
+      `${where} is a manifest of media type ${mediaType || '(none)'}; convoy reads ${OCI_MANIFEST} (flux push artifact, oras push)`,
+    );
+  }
+  const pick = selectLayer(Array.isArray(manifest.layers) ? manifest.layers : [], selector, where, field);
+  if (!pick.ok) throw new UnsupportedSourceError(`${field}.layerSelector`, pick.message);
+  if (typeof pick.layer.size === 'number' && pick.layer.size > limit) {
+    throw new UnsupportedSourceError(
+      `${field}.url`,
+      `the content layer of ${where} is ${pick.layer.size} bytes, over convoy's artifact size limit of ${limit} bytes (CONVOY_OCI_MAX_ARTIFACT_BYTES); nothing was downloaded`,
+    );
+  }
+  if (pick.operation === 'copy') {
+    const name = copiedLayerName(pick.layer);
+    if (!name.ok)
+      throw new UnsupportedSourceError(
+        `${field}.layerSelector`,
+        `${where} layer ${pick.index}: ${name.message}`,
+      );
+    const bytes = await asArtifact(field, () =>
+      client.blob(pick.layer.digest, limit, `the content layer of ${tag ?? digest}`),
+    );
+    return [{ op: 'file', path: name.name, data: bytes }];
+  }
+  const bytes = await asArtifact(field, () =>
+    client.blob(pick.layer.digest, limit, `the content layer of ${tag ?? digest}`),
+  );
+  try {
+    return planLayer(bytes, limit * UNPACKED_FACTOR);
+  } catch (error) {
+    if (error instanceof ArtifactContentError)
+      throw new UnsupportedSourceError(`${field}.url`, `artifact ${where}: ${error.message}`, {
+        cause: error,
+      });
+    throw error;
+  }
+}
+
+/**
+ * Writes the planned content in a private temporary folder of cacheDir and renames it to `final`,
+ * so a half-written artifact is never in the cache.
+ */
+async function unpack(steps: ExtractStep[], cacheDir: string, final: string, at: Resolved): Promise<void> {
+  const work = join(cacheDir, `.tmp-${randomBytes(8).toString('hex')}`);
+  const content = join(work, 'content');
+  try {
+    await mkdir(content, { recursive: true });
+    try {
+      await writeSteps(steps, content);
+    } catch (error) {
+      if (error instanceof ArtifactContentError)
+        throw new UnsupportedSourceError(
+          `${at.field}.url`,
+          `artifact ${at.where}: ${error.message}; nothing was kept`,
+          { cause: error },
+        );
+      throw error;
+    }
+    try {
+      await rename(content, final);
+    } catch (error) {
+      // Another reconcile unpacked the same artifact first: theirs is identical.
+      const code = error instanceof Error && 'code' in error ? String(error.code) : '';
+      if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw error;
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+export async function fetchOciArtifact(
+  input: OciArtifactInput,
+  cacheDir: string,
+  options: OciArtifactOptions = {},
+): Promise<OciArtifactResult> {
+  const field = input.field ?? 'spec.source.oci';
+  const client = artifactClient(input, options, field);
   const path = input.path ?? '.';
   const { digest, tag } = await resolveRef(client, input, field);
   const resolved = { url: input.url, digest, ...(tag !== undefined ? { tag } : {}) };
@@ -255,85 +359,13 @@ export async function fetchOciArtifact(
     return { dir: await folderInside(root, path, field, where), root, resolved, cacheHit: true };
   }
 
-  const { manifest, mediaType } = await asArtifact(field, () => client.manifest(digest));
-  if (mediaType === OCI_INDEX || mediaType === DOCKER_MANIFEST_LIST) {
-    throw new UnsupportedSourceError(
-      `${field}.url`,
-      `${where} is an image index (${mediaType}), not an artifact manifest; push the artifact with flux push artifact or oras push and name its tag or digest`,
-    );
-  }
-  if (mediaType !== OCI_MANIFEST && mediaType !== DOCKER_MANIFEST) {
-    throw new UnsupportedSourceError(
-      `${field}.url`,
-      `${where} is a manifest of media type ${mediaType || '(none)'}; convoy reads ${OCI_MANIFEST} (flux push artifact, oras push)`,
-    );
-  }
-  const pick = selectLayer(
-    Array.isArray(manifest.layers) ? manifest.layers : [],
+  const at: Resolved = { client, digest, tag, field, where };
+  const steps = await planContent(
+    at,
     input.layerSelector,
-    where,
-    field,
+    options.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES,
   );
-  if (!pick.ok) throw new UnsupportedSourceError(`${field}.layerSelector`, pick.message);
-  const limit = options.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
-  if (typeof pick.layer.size === 'number' && pick.layer.size > limit) {
-    throw new UnsupportedSourceError(
-      `${field}.url`,
-      `the content layer of ${where} is ${pick.layer.size} bytes, over convoy's artifact size limit of ${limit} bytes (CONVOY_OCI_MAX_ARTIFACT_BYTES); nothing was downloaded`,
-    );
-  }
-  let steps: ExtractStep[];
-  if (pick.operation === 'copy') {
-    const name = copiedLayerName(pick.layer);
-    if (!name.ok)
-      throw new UnsupportedSourceError(
-        `${field}.layerSelector`,
-        `${where} layer ${pick.index}: ${name.message}`,
-      );
-    const bytes = await asArtifact(field, () =>
-      client.blob(pick.layer.digest, limit, `the content layer of ${tag ?? digest}`),
-    );
-    steps = [{ op: 'file', path: name.name, data: bytes }];
-  } else {
-    const bytes = await asArtifact(field, () =>
-      client.blob(pick.layer.digest, limit, `the content layer of ${tag ?? digest}`),
-    );
-    try {
-      steps = planLayer(bytes, limit * UNPACKED_FACTOR);
-    } catch (error) {
-      if (error instanceof ArtifactContentError)
-        throw new UnsupportedSourceError(`${field}.url`, `artifact ${where}: ${error.message}`, {
-          cause: error,
-        });
-      throw error;
-    }
-  }
-
-  const work = join(cacheDir, `.tmp-${randomBytes(8).toString('hex')}`);
-  const content = join(work, 'content');
-  try {
-    await mkdir(content, { recursive: true });
-    try {
-      await writeSteps(steps, content);
-    } catch (error) {
-      if (error instanceof ArtifactContentError)
-        throw new UnsupportedSourceError(
-          `${field}.url`,
-          `artifact ${where}: ${error.message}; nothing was kept`,
-          { cause: error },
-        );
-      throw error;
-    }
-    try {
-      await rename(content, final);
-    } catch (error) {
-      // Another reconcile unpacked the same artifact first: theirs is identical.
-      const code = error instanceof Error && 'code' in error ? String(error.code) : '';
-      if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw error;
-    }
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+  await unpack(steps, cacheDir, final, at);
   const root = await realpath(final);
   return { dir: await folderInside(root, path, field, where), root, resolved, cacheHit: false };
 }
