@@ -6,3 +6,4 @@ export * from './other-kinds.ts';
 export * from './kinds.ts';
 export * from './objects.ts';
 export * from './release-set.ts';
+export * from './notification.ts';

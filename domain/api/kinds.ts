@@ -11,6 +11,7 @@ import {
   mutationSpecSchema,
 } from './other-kinds.ts';
 import { releaseSetSpecSchema, releaseSetStatusSchema } from './release-set.ts';
+import { notificationSpecSchema, notificationStatusSchema } from './notification.ts';
 
 export interface PrinterColumn {
   name: string;
@@ -133,6 +134,17 @@ export const kinds: readonly KindDefinition[] = [
       conditionColumn('RolloutSucceeded'),
       ageColumn,
     ],
+  },
+  {
+    kind: 'Notification',
+    plural: 'notifications',
+    singular: 'notification',
+    shortNames: ['notif'],
+    description:
+      'A Notification tells destinations (EventBridge, webhooks, Slack, commit statuses) when the verdict of a Release or ReleaseSet changes, exactly once.',
+    spec: notificationSpecSchema,
+    status: notificationStatusSchema,
+    printerColumns: [conditionColumn('Delivering'), ageColumn],
   },
 ];
 
