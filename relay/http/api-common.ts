@@ -81,8 +81,9 @@ export function subjectOf(id: Identity): {
   };
 }
 
-/** Whether the caller may `verb` releases.convoy.dev in `namespace` ('' = every namespace); `name` narrows it to one. */
-export function mayOnReleases(
+/** Whether the caller may `verb` convoy.dev's `resource` in `namespace` ('' = every namespace); `name` narrows it to one. */
+function mayOn(
+  resource: 'releases' | 'releasesets',
   auth: Authenticator,
   id: Identity,
   verb: ReleaseVerb,
@@ -92,59 +93,58 @@ export function mayOnReleases(
   return auth.authorize(
     id.user,
     id.groups,
-    { verb, namespace, resource: 'releases', ...(name !== undefined ? { name } : {}) },
+    { verb, namespace, resource, ...(name !== undefined ? { name } : {}) },
     subjectOf(id),
   );
 }
 
-/** Whether the caller may `verb` releasesets.convoy.dev in `namespace` ('' = every namespace); `name` narrows it to one. */
-export function mayOnReleaseSets(
+/** Whether the caller may `verb` releases.convoy.dev in `namespace` ('' = every namespace); `name` narrows it to one. */
+export const mayOnReleases = (
   auth: Authenticator,
   id: Identity,
   verb: ReleaseVerb,
   namespace: string,
   name?: string,
-): Promise<boolean> {
-  return auth.authorize(
-    id.user,
-    id.groups,
-    { verb, namespace, resource: 'releasesets', ...(name !== undefined ? { name } : {}) },
-    subjectOf(id),
-  );
+): Promise<boolean> => mayOn('releases', auth, id, verb, namespace, name);
+
+/** Whether the caller may `verb` releasesets.convoy.dev in `namespace` ('' = every namespace); `name` narrows it to one. */
+export const mayOnReleaseSets = (
+  auth: Authenticator,
+  id: Identity,
+  verb: ReleaseVerb,
+  namespace: string,
+  name?: string,
+): Promise<boolean> => mayOn('releasesets', auth, id, verb, namespace, name);
+
+/** Validates the path and checks the caller may `verb` this object of `resource` (403 otherwise, naming what to ask for). */
+async function allowOn(
+  resource: 'releases' | 'releasesets',
+  auth: Authenticator,
+  c: Context<ApiEnv>,
+  verb: ReleaseVerb,
+): Promise<{ namespace: string; name: string; user: string }> {
+  const key = releaseKey(c);
+  const id = c.get('identity');
+  if (!(await mayOn(resource, auth, id, verb, key.namespace, key.name))) {
+    throw new ApiError(
+      403,
+      'Forbidden',
+      `user "${id.user}" may not ${verb} ${resource}.convoy.dev "${key.name}" in namespace "${key.namespace}"; ask for a Role that grants "${verb}" on ${resource}.convoy.dev`,
+    );
+  }
+  return { ...key, user: id.user };
 }
 
 /** Validates the path and checks the caller may `verb` this ReleaseSet (403 otherwise, naming what to ask for). */
-export async function allowReleaseSet(
+export const allowReleaseSet = (
   auth: Authenticator,
   c: Context<ApiEnv>,
   verb: ReleaseVerb,
-): Promise<{ namespace: string; name: string; user: string }> {
-  const key = releaseKey(c);
-  const id = c.get('identity');
-  if (!(await mayOnReleaseSets(auth, id, verb, key.namespace, key.name))) {
-    throw new ApiError(
-      403,
-      'Forbidden',
-      `user "${id.user}" may not ${verb} releasesets.convoy.dev "${key.name}" in namespace "${key.namespace}"; ask for a Role that grants "${verb}" on releasesets.convoy.dev`,
-    );
-  }
-  return { ...key, user: id.user };
-}
+): Promise<{ namespace: string; name: string; user: string }> => allowOn('releasesets', auth, c, verb);
 
-/** Validates the path and checks the caller may `verb` this Release (403 otherwise). */
-export async function allowRelease(
+/** Validates the path and checks the caller may `verb` this Release (403 otherwise, naming what to ask for). */
+export const allowRelease = (
   auth: Authenticator,
   c: Context<ApiEnv>,
   verb: ReleaseVerb,
-): Promise<{ namespace: string; name: string; user: string }> {
-  const key = releaseKey(c);
-  const id = c.get('identity');
-  if (!(await mayOnReleases(auth, id, verb, key.namespace, key.name))) {
-    throw new ApiError(
-      403,
-      'Forbidden',
-      `user "${id.user}" may not ${verb} releases.convoy.dev "${key.name}" in namespace "${key.namespace}"; ask for a Role that grants "${verb}" on releases.convoy.dev`,
-    );
-  }
-  return { ...key, user: id.user };
-}
+): Promise<{ namespace: string; name: string; user: string }> => allowOn('releases', auth, c, verb);

@@ -196,20 +196,7 @@ export async function makeTlsCertificate(
     ext,
     'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n',
   );
-  await execFileAsync('openssl', [
-    'req',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-keyout',
-    keyFile,
-    '-out',
-    csr,
-  ]);
+  await newP256Key('127.0.0.1', keyFile, csr);
   await execFileAsync('openssl', [
     'x509',
     '-req',
@@ -230,6 +217,41 @@ export async function makeTlsCertificate(
   return { caPem, caFile, certFile, keyFile };
 }
 
+/**
+ * `openssl req` with a new P-256 key in keyFile: a certificate request for `/CN=commonName` in out,
+ * or, with `-x509` among the options, a certificate the key signed itself.
+ */
+async function newP256Key(
+  commonName: string,
+  keyFile: string,
+  out: string,
+  options: readonly string[] = [],
+): Promise<void> {
+  await execFileAsync('openssl', [
+    'req',
+    ...options,
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    `/CN=${commonName}`,
+    '-keyout',
+    keyFile,
+    '-out',
+    out,
+  ]);
+}
+
+/** A new P-256 key in keyFile and a certificate for it, signed by itself, for two days, in certFile. */
+const selfSigned = (
+  commonName: string,
+  keyFile: string,
+  certFile: string,
+  extensions: readonly string[] = [],
+): Promise<void> => newP256Key(commonName, keyFile, certFile, ['-x509', '-days', '2', ...extensions]);
+
 /** A self-signed CA (P-256, two days) in `dir`: `<name>.crt` and `<name>.key`. Tests use one that signed nothing as a wrong CA. */
 export async function makeTestCa(
   dir: string,
@@ -237,26 +259,11 @@ export async function makeTestCa(
 ): Promise<{ caFile: string; keyFile: string; caPem: string }> {
   const caFile = join(dir, `${name}.crt`);
   const keyFile = join(dir, `${name}.key`);
-  await execFileAsync('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-subj',
-    `/CN=${name}`,
-    '-days',
-    '2',
+  await selfSigned(name, keyFile, caFile, [
     '-addext',
     'basicConstraints=critical,CA:TRUE',
     '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
-    '-keyout',
-    keyFile,
-    '-out',
-    caFile,
   ]);
   return { caFile, keyFile, caPem: await readFile(caFile, 'utf8') };
 }
@@ -275,23 +282,7 @@ async function startTokenServer(
 ): Promise<{ realm: string; certFile: string; stop(): Promise<void> }> {
   const keyFile = join(work, 'token-key.pem');
   const certFile = join(work, 'token-cert.pem');
-  await execFileAsync('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-subj',
-    '/CN=convoy-test-token',
-    '-days',
-    '2',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-  ]);
+  await selfSigned('convoy-test-token', keyFile, certFile);
   const key = createPrivateKey(await readFile(keyFile));
   const der = new X509Certificate(await readFile(certFile)).raw.toString('base64');
   const b64url = (value: Buffer | string) => Buffer.from(value).toString('base64url');
