@@ -9,9 +9,11 @@
  * kustomize loads the same way). Those are what the sandbox checks (adapters/render/kustomize.ts):
  * no absolute path, no NUL, no `file://` repository (a git clone of a folder on the machine that
  * renders), and no `..` that climbs out of the checkout; each local base is then walked in turn.
- * Remote bases (`https://…`, `github.com/…`, `git@…`) fetch over the network and read nothing
- * local; they stay allowed (kustomize itself keeps them inside their clone).
+ * Remote bases (`https://…`, `github.com/…`, `git@…`) are refused too: kustomize would fetch them
+ * itself, outside the egress policy (kustomize-remote.ts, which also finds the other fields that
+ * fetch).
  */
+import { foldFieldName, isRemoteReference, REMOTE_REFUSAL } from './kustomize-remote.ts';
 import { resolveInside } from './path-safety.ts';
 
 /** The file names kustomize looks for in a folder, in its order. */
@@ -33,18 +35,6 @@ export interface KustomizeReference {
   value: string;
 }
 
-/**
- * kustomize decodes a kustomization with Go's encoding/json, which matches field names
- * case-insensitively, including the two non-ASCII letters that fold into ASCII ones: `ſ` (s) and
- * the Kelvin sign (k). `RESOURCES:` or `reſources:` therefore still name bases.
- */
-function foldFieldName(name: string): string {
-  return name
-    .replace(/\u017f/g, 's')
-    .replace(/\u212a/g, 'k')
-    .toLowerCase();
-}
-
 /** The entries of `kustomization` (a parsed kustomization file) that may name a folder. */
 export function kustomizationReferences(kustomization: unknown): KustomizeReference[] {
   if (typeof kustomization !== 'object' || kustomization === null || Array.isArray(kustomization)) return [];
@@ -60,18 +50,17 @@ export function kustomizationReferences(kustomization: unknown): KustomizeRefere
 export type KustomizeReferenceVerdict =
   /** A path inside the checkout, relative to its root (it may not exist: kustomize then says so). */
   | { kind: 'local'; path: string }
-  /** Fetched over the network by kustomize (a git clone or an http file), if not a local path. */
-  | { kind: 'remote'; path: string | undefined }
-  | { kind: 'refused'; why: string };
+  /** `remote`: fetched over the network by kustomize (a git clone or an http file). */
+  | { kind: 'refused'; why: string; remote?: true };
 
-const REMOTE = /^(?:[a-z][a-z0-9+.-]*:\/\/|git@|git::|gh:|(?:github\.com|gitlab\.com|bitbucket\.org)\/)/i;
 const FILE_SCHEME = /^(?:git::)?file:/i;
 
 /**
  * How kustomize would read `value`, written in the kustomization in folder `from` (relative to
  * the checkout root). kustomize joins a non-URL value to the folder lexically (Go's
  * `filepath.Join` cleans `..` before any link is resolved), so the lexical result must stay inside
- * the checkout; a URL-looking value that is also a local path is checked as one.
+ * the checkout. A URL-looking value is refused even where a local folder of that name exists:
+ * kustomize tries the network first for http(s), and always for the git forms.
  */
 export function classifyKustomizeReference(from: string, value: string): KustomizeReferenceVerdict {
   if (value.includes('\0')) return { kind: 'refused', why: 'contains a NUL character' };
@@ -82,8 +71,8 @@ export function classifyKustomizeReference(from: string, value: string): Kustomi
     };
   }
   if (value.startsWith('/')) return { kind: 'refused', why: 'is an absolute path' };
+  if (isRemoteReference(value)) return { kind: 'refused', why: REMOTE_REFUSAL, remote: true };
   const path = resolveInside(from, value);
   if (path === undefined) return { kind: 'refused', why: 'leads outside the repository checkout' };
-  if (REMOTE.test(value)) return { kind: 'remote', path };
   return { kind: 'local', path };
 }

@@ -170,13 +170,8 @@ describe('kustomizationReferences and classifyKustomizeReference', () => {
   it.each([
     ['overlays/prod', '../../base', { kind: 'local', path: 'base' }],
     ['app', 'deployment.yaml', { kind: 'local', path: 'app/deployment.yaml' }],
-    [
-      'app',
-      'https://github.com/org/repo//deploy?ref=v1',
-      { kind: 'remote', path: 'app/https:/github.com/org/repo/deploy?ref=v1' },
-    ],
-    ['app', 'github.com/org/repo/deploy', { kind: 'remote', path: 'app/github.com/org/repo/deploy' }],
-    ['app', 'git@github.com:org/repo.git', { kind: 'remote', path: 'app/git@github.com:org/repo.git' }],
+    ['app', './github.com/org/repo', { kind: 'local', path: 'app/github.com/org/repo' }],
+    ['app', 'owner@example.yaml', { kind: 'local', path: 'app/owner@example.yaml' }],
   ])('from %j, %j → %j', (from, value, verdict) => {
     expect(classifyKustomizeReference(from, value)).toEqual(verdict);
   });
@@ -187,9 +182,19 @@ describe('kustomizationReferences and classifyKustomizeReference', () => {
     ['app', 'file:///var/lib/repo', 'file://'],
     ['app', 'git::file:///var/lib/repo', 'file://'],
     ['app', 'FILE:///x', 'file://'],
-    // A URL-looking value that Go's filepath.Join cleans out of the checkout.
-    ['app', 'https://x/../../../../etc', 'leads outside'],
     ['app', 'a\0b', 'NUL'],
+    // Remote: kustomize would fetch it itself, outside the egress policy.
+    ['app', 'https://github.com/org/repo//deploy?ref=v1', 'remote location'],
+    ['app', 'http://169.254.169.254/latest/meta-data', 'remote location'],
+    ['app', 'HTTP://127.0.0.1:8080/x.yaml', 'remote location'],
+    ['app', 'https://x/../../../../etc', 'remote location'],
+    ['app', 'github.com/org/repo/deploy', 'remote location'],
+    ['app', 'GitHub.com/org/repo', 'remote location'],
+    ['app', 'git@github.com:org/repo.git', 'remote location'],
+    ['app', 'foo@127.0.0.1/org/repo', 'remote location'],
+    ['app', 'ssh://git@10.0.0.1/repo', 'remote location'],
+    ['app', 'git::https://10.0.0.1/repo', 'remote location'],
+    ['app', 'gh:org/repo', 'remote location'],
   ])('from %j, %j is refused (%s)', (from, value, why) => {
     const verdict = classifyKustomizeReference(from, value);
     expect(verdict.kind).toBe('refused');

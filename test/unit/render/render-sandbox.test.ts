@@ -11,7 +11,7 @@ import { readCheckoutFile } from '../../../adapters/render/content-check.ts';
 import { renderHelmChart } from '../../../adapters/render/helm.ts';
 import { render, type RenderTools } from '../../../adapters/render/index.ts';
 import { renderKustomize } from '../../../adapters/render/kustomize.ts';
-import { toolEnvironment } from '../../../adapters/render/tool-sandbox.ts';
+import { NO_NETWORK_PROXY, toolEnvironment } from '../../../adapters/render/tool-sandbox.ts';
 import { RenderError } from '../../../domain/render/errors.ts';
 import { renderTools } from './render-tools.ts';
 import { countingTool, recordingTool } from './sandbox-tools.ts';
@@ -288,25 +288,25 @@ describe('the tools run with a private home and an environment of their own', ()
     expect(cwd).toMatch(new RegExp(`^${temp}/convoy-render-`));
     expect(Object.keys(env).sort()).toEqual(Object.keys(toolEnvironment(cwd)).concat(['PWD']).sort());
     for (const value of Object.values(env)) {
-      expect(value.startsWith(cwd) || ['1', '0', '/dev/null'].includes(value), value).toBe(true);
+      expect(value.startsWith(cwd) || ['1', '0', '/dev/null', NO_NETWORK_PROXY].includes(value), value).toBe(
+        true,
+      );
     }
     expect(JSON.stringify(env)).not.toMatch(/planted|10\.0\.0\.1|\/root/);
     expect(await readdir(temp)).toEqual([]);
   });
 
-  it('kubectl kustomize: the same, plus PATH (git for remote bases)', async () => {
+  it('kubectl kustomize: the same — no PATH (no git to clone a remote base with), a proxy that refuses every connection', async () => {
     await put('kustomization.yaml', 'resources: []\n');
     const fake = await recordingTool(base);
     await renderKustomize(checkout, { kubectl: fake.path });
     const { env, cwd } = await fake.seen();
     expect(env.HOME).toBe(cwd);
     expect(env.KUBECONFIG).toBe(join(cwd, 'no-kubeconfig'));
-    expect(env.PATH).toBe(process.env.PATH);
-    expect(Object.keys(env).sort()).toEqual(
-      Object.keys(toolEnvironment(cwd, { path: true }))
-        .concat(['PWD'])
-        .sort(),
-    );
+    expect(env.PATH).toBeUndefined();
+    expect(env.HTTPS_PROXY).toBe(NO_NETWORK_PROXY);
+    expect(env.GIT_CONFIG_GLOBAL).toBe('/dev/null');
+    expect(Object.keys(env).sort()).toEqual(Object.keys(toolEnvironment(cwd)).concat(['PWD']).sort());
     expect(JSON.stringify(env)).not.toMatch(/planted|10\.0\.0\.1/);
     await expect(stat(cwd)).rejects.toThrow(/ENOENT/);
   });
