@@ -10,6 +10,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import type { QueueLoop } from '../domain/runtime/queue-message.ts';
 import { ESM_BANNER } from './esm-banner.ts';
+import { MIN_NODE_MAJOR } from './node-runtime.ts';
 
 const compiled = import.meta.url.endsWith('.js');
 
@@ -67,7 +68,8 @@ export function loopFunction(
       : {}),
     bundling: {
       format: nodejs.OutputFormat.ESM,
-      target: 'node24',
+      // The oldest Node the functions may run on; infra/node-runtime.ts picks the newest runtime at or above it.
+      target: `node${MIN_NODE_MAJOR}`,
       minify: true,
       sourceMap: true,
       sourcesContent: false,

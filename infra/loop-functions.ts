@@ -27,6 +27,7 @@ import { grantEcrPull } from './ecr-access.ts';
 import { fleetFunction, FleetFunctionError, type FleetFunctionProps } from './fleet-function.ts';
 import { functionAccessEnvironment, grantFunctionAccess } from './function-access.ts';
 import { loopFunction } from './function-code.ts';
+import { latestNodeRuntime } from './node-runtime.ts';
 import { grantHintKey, HINT_KEY_SECRET_VARIABLE } from './function-hint-key.ts';
 import { functionRole, grantRenderStore } from './function-iam.ts';
 import { renderLimitEnvironment } from './render-limits.ts';
@@ -118,7 +119,8 @@ function commonFunctionProps(
           ...(props.securityGroups !== undefined ? { securityGroups: props.securityGroups } : {}),
         }
       : {}),
-    runtime: lambda.Runtime.NODEJS_24_X,
+    // The newest Node.js runtime the installed aws-cdk-lib knows (node-runtime.ts): cdk-nag's L1 asks for it.
+    runtime: latestNodeRuntime(),
     // The kubectl layer's helm and kubectl are linux/amd64 binaries.
     architecture: lambda.Architecture.X86_64,
     timeout,

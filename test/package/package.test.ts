@@ -4,6 +4,10 @@
 //   runs from that install with no TypeScript loader; `npx convoy dev --embedded --runtime lambda` in
 //   the app's folder runs the installed construct's template and dist/lambda bundles under the Lambda
 //   runtime emulator (dev/lambda of the install) until the shipped hello Release is Applied;
+// - the README's own CDK app (its ```ts block) with cdk-nag, installed fresh with the lowest aws-cdk-lib
+//   of the peer range and with the newest the registry serves (`npm view aws-cdk-lib version`): 0 nag
+//   errors, the functions on the newest Node.js runtime that aws-cdk-lib knows, cfn-lint's findings
+//   printed and only the known ones left (test/package/cfn-lint.ts);
 // - `npm i -g` of the tarball, run from a folder outside the repo: convoy, kubectl-convoy and
 //   `convoy dev --help`; what `convoy dev` reads at run time is in the package; without the cluster
 //   binaries one line names KUBEBUILDER_ASSETS and the shipped build script; the system's older
@@ -14,7 +18,7 @@
 //   working dir) against the test kube-apiserver and fauxqs until /readyz answers — under the
 //   ServiceAccount and RBAC of `convoy install --print`, not as admin.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { freePorts } from '../../dev/control-plane/processes.ts';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -32,6 +36,8 @@ import { freshNamespace, kubeConfigFor, type FreshNamespace } from '../harness/k
 import { convoyApi } from '../harness/releases.ts';
 import { appliedOf, until } from '../harness/runtime-env.ts';
 import { createCdkApp, root } from './cdk-app.ts';
+import { cdkLibVersions, installedVersion, installReadmeApp, synthReadmeApp } from './cdk-versions.ts';
+import { cfnLint, unexpectedFindings } from './cfn-lint.ts';
 import {
   applyShippedHello,
   devKubeconfig,
@@ -182,6 +188,46 @@ describe('the npm package in a user CDK app', () => {
     }
     expect(dev.proc.exitCode).toBe(0);
   });
+});
+
+describe("the README's CDK app with the lowest and the newest aws-cdk-lib (installed fresh, not from the lock)", () => {
+  let versions: { lowest: string; newest: string };
+  beforeAll(async () => {
+    versions = await cdkLibVersions();
+  });
+
+  it.each(['lowest', 'newest'] as const)(
+    '%s aws-cdk-lib of the peer range: cdk-nag AwsSolutionsChecks 0 errors, the functions on its newest Node.js runtime, cfn-lint no error but a runtime newer than it knows',
+    async (end) => {
+      const dir = join(work, `readme-cdk-${end}`);
+      await timed(`readmeCdkInstall_${end}`, () =>
+        installReadmeApp(dir, tarball, versions[end], end === 'lowest'),
+      );
+      expect(installedVersion(dir, 'aws-cdk-lib')).toBe(versions[end]);
+      const synth = await timed(`readmeCdkSynth_${end}`, () => synthReadmeApp(dir));
+      expect(synth.errors).toEqual([]);
+      const nagErrors = synth.nag.filter((n) => n.severity === 'error');
+      expect(nagErrors).toEqual([]);
+      const newestNode = `nodejs${Math.max(...synth.knownNodeRuntimes.map((n) => Number(/\d+/.exec(n)?.[0])))}.x`;
+      const [main] = synth.templates;
+      const template = JSON.parse(await readFile(main ?? '', 'utf8')) as Parameters<typeof checkTemplate>[0];
+      expect(checkTemplate(template, newestNode)).toEqual([]);
+      const files = (await readdir(synth.outdir))
+        .filter((f) => f.endsWith('.template.json'))
+        .map((f) => join(synth.outdir, f));
+      const findings = await timed(`readmeCdkCfnLint_${end}`, () => cfnLint(files));
+      expect(
+        unexpectedFindings(findings).map((f) => `${f.Rule.Id} ${f.Message.slice(0, 200)} (${f.Filename})`),
+      ).toEqual([]);
+      const count = (level: string) => findings.filter((f) => f.Level === level).length;
+      const byRule = [...new Set(findings.map((f) => f.Rule.Id))].map(
+        (id) => `${findings.filter((f) => f.Rule.Id === id).length} × ${id}`,
+      );
+      process.stderr.write(
+        `README CDK app, aws-cdk-lib ${versions[end]} (${end}): functions on ${newestNode}; cdk-nag ${nagErrors.length} errors, ${synth.nag.length - nagErrors.length} warnings; cfn-lint ${count('Error')} errors, ${count('Warning')} warnings (${byRule.join(', ') || 'none'}) in ${files.length} templates\n`,
+      );
+    },
+  );
 });
 
 describe('the package installed with npm i -g, run outside the repository', () => {

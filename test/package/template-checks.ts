@@ -1,5 +1,7 @@
 // Checks of a synthesized Convoy template shared by the unit test (the construct from source) and
 // the package test (the construct from the installed tarball).
+import { latestNodeRuntime } from '../../infra/node-runtime.ts';
+
 export interface CfnTemplate {
   Resources: Record<
     string,
@@ -30,12 +32,16 @@ function suppressionReasons(metadata: Record<string, unknown> | undefined): { id
 export const CONVOY_FUNCTION_COUNT = 4;
 
 /**
- * Problems found (empty: the template is fine): every function on Node.js 24 with a DLQ'd queue
+ * Problems found (empty: the template is fine): every function on `expectedRuntime` (the newest
+ * Node.js runtime the synthesizing aws-cdk-lib knows, infra/node-runtime.ts) with a DLQ'd queue
  * feeding it through ReportBatchItemFailures, alarms on its errors and throttles, on its queue's
  * oldest message and on its dead-letter queue's depth, and no wildcard resource in an IAM policy
  * without a written IAM5 suppression reason.
  */
-export function checkTemplate(template: CfnTemplate): string[] {
+export function checkTemplate(
+  template: CfnTemplate,
+  expectedRuntime: string = latestNodeRuntime().name,
+): string[] {
   const problems: string[] = [];
   const resources = Object.entries(template.Resources);
   const of = (type: string) => resources.filter(([, r]) => r.Type === type);
@@ -51,8 +57,8 @@ export function checkTemplate(template: CfnTemplate): string[] {
         JSON.stringify(a.Properties?.['Dimensions']).includes(`"${resourceId}"`),
     );
   for (const [id, fn] of functions) {
-    if (fn.Properties?.['Runtime'] !== 'nodejs24.x')
-      problems.push(`${id}: runtime ${String(fn.Properties?.['Runtime'])}, not nodejs24.x`);
+    const runtime = String(fn.Properties?.['Runtime']);
+    if (runtime !== expectedRuntime) problems.push(`${id}: runtime ${runtime}, not ${expectedRuntime}`);
     const mappings = of('AWS::Lambda::EventSourceMapping').filter(([, m]) =>
       JSON.stringify(m.Properties?.['FunctionName']).includes(id),
     );
