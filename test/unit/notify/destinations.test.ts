@@ -52,7 +52,7 @@ describe('notification destinations deliver what their receivers document', () =
     );
     expect(result).toEqual({ ok: true });
     expect(webhook.verified).toHaveLength(1);
-    const got = webhook.verified[0]!;
+    const got = webhook.verified[0];
     expect(JSON.parse(got.body)).toEqual(event);
     expect(got.headers).toMatchObject({
       'content-type': 'application/json',
