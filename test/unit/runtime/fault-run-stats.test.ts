@@ -12,7 +12,7 @@ function run(time: string, fields: Record<string, unknown>): LogLine {
     name: 'a',
     outcome: 'done',
     ...fields,
-  } as LogLine;
+  };
 }
 
 describe('the fault suite judges overlap by the time each run held its Lease', () => {
