@@ -1,4 +1,4 @@
-// The ReleaseSet scenario tests' setting (issue 26): convoy's runtime as `convoy dev` starts it
+// The ReleaseSet scenario tests' setting: convoy's runtime as `convoy dev` starts it
 // (runtime-env.ts: the relay, fauxqs, the function handlers on their pollers, as the install's
 // identities) on the run's management apiserver, plus real target apiservers registered as
 // Clusters of the test namespace (fleet.ts), and helpers to wait for what the set reports.

@@ -1,4 +1,4 @@
-// A fleet for the ReleaseSet scenario tests (issue 26): real target kube-apiservers (etcd,
+// A fleet for the ReleaseSet scenario tests: real target kube-apiservers (etcd,
 // kube-apiserver, and — where pods must run — kube-controller-manager, kube-scheduler and KWOK's
 // simulated nodes), one Cluster object per target in a management namespace (a kubeconfig Secret
 // with a token user of the target), and a Helm chart in Git with revisions whose pod template

@@ -1,7 +1,7 @@
 // ReleaseSets for the operator tests (CLI, HTTP API, dashboard): a set with steps, its status
 // written straight to /status by the field manager the fleet function uses (convoy-releaseset),
 // child Releases labelled as the function labels them, and an Event about the set, so the operator
-// surface is tested on the real apiserver without the fleet function (built in parallel, issue 26).
+// surface is tested on the real apiserver without the fleet function (built in parallel).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {

@@ -1,4 +1,4 @@
-// Issue 24 item 2 ("Deploy burst"): while the reconcile queue holds a backlog of first deploys,
+// Deploy burst: while the reconcile queue holds a backlog of first deploys,
 // the observers' first checks wait — with no request to Kubernetes — and run once it drained.
 // The three functions as production composes them (functions/*/create-handler.ts: SQS batch →
 // burst guard → Release admitted → Lease → record handler → SQS), on fauxqs queues (the backlog
@@ -66,7 +66,7 @@ const files = {
 const conditionOf = releaseCondition;
 const managerOf = statusManagerOf;
 
-describe('observers wait out a reconcile burst (issue 24 item 2)', () => {
+describe('observers wait out a reconcile burst', () => {
   let env: ReconcileEnv;
   let aws: Awaited<ReturnType<typeof startFauxqs>>;
   let sqs: SQSClient;

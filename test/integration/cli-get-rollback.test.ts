@@ -1,6 +1,7 @@
 /**
- * Issue 23, on the real stack (the convoy dev runtime and the real apiserver), the CLI run as a
- * child process with a kubeconfig as a user would:
+ * The command line as flux/argocd/helm users expect it, on the real stack (the convoy dev
+ * runtime and the real apiserver), the CLI run as a child process with a kubeconfig as a user
+ * would:
  * - `get -o json|yaml` prints the objects whole (kubectl's shapes), `-l` selects by label, `-A`
  *   lists every namespace, `-w` prints a change made after it started;
  * - `rollback` pins the render applied before the current one (and the reconcile applies it),

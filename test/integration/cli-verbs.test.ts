@@ -57,7 +57,7 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
     const all = await convoy('get', '-A');
     expect(all.stdout.split('\n')[0]).toMatch(/^NAMESPACE\s+NAME\s+VERDICT/);
     expect(all.stdout).toMatch(new RegExp(`^${env.ns.name}\\s+app\\s+Ready`, 'm'));
-    // Issue 23: -o json is the object as the API server returns it (kubectl's shape); the
+    // -o json is the object as the API server returns it (kubectl's shape); the
     // verdict alone is `status -o json`.
     const json = JSON.parse((await convoy('get', key(), '-o', 'json')).stdout) as Release;
     expect(json).toMatchObject({
@@ -122,7 +122,7 @@ describe('the convoy verbs on the real stack', { timeout: 240_000 }, () => {
   });
 
   it('rollback: with one render applied there is no previous one (exit 1); --last-healthy and a named render pin', async () => {
-    // Issue 23: the default is the previous render (test/integration/cli-get-rollback.test.ts);
+    // As with `helm rollback`, the default is the previous render (test/integration/cli-get-rollback.test.ts);
     // the last healthy render is --last-healthy.
     const first = await convoy('rollback', key());
     expect(first.code).toBe(1);

@@ -1,5 +1,5 @@
 /**
- * Correct under change (issue 10, items 1–6), each through convoy's whole
+ * Correct under change, the six cases below, each through convoy's whole
  * runtime (dev/runtime.ts: fauxqs SQS/S3, the relay, the real function
  * handlers) on the real kube-apiserver:
  *

@@ -27,7 +27,7 @@ const repoRoot = join(import.meta.dirname, '..', '..');
  * A safety net, not the target: `convoy dev` stops in ~1.5 s on a quiet machine (printed below;
  * the product's grace periods are 1.5–2 s per process), but two CI runs at once on 2 cores took
  * more than 5 s (fresh-clone CI /tmp/ci35 at b069d12). The tests assert the order and that
- * nothing is left; a speed belongs in the bench (issue 21).
+ * nothing is left; a speed belongs in the bench.
  */
 const STOP_LIMIT_MS = 30_000;
 
@@ -303,7 +303,7 @@ describe('convoy dev start and stop', () => {
     process.stderr.write(`convoy dev: SIGTERM to the group → exit in ${stopMs} ms\n`);
   });
 
-  it("the OCI registry beside the Git server (issue 25): the example chart pushed with helm push and the manifests artifact in flux push artifact's format; both example Releases of examples/oci reach Applied", async () => {
+  it("the OCI registry beside the Git server: the example chart pushed with helm push and the manifests artifact in flux push artifact's format; both example Releases of examples/oci reach Applied", async () => {
     // The registry binary, as the OCI tests build it (instant when cached).
     await new Promise<void>((ok, fail) => {
       const build = spawn('bash', [join(repoRoot, 'scripts', 'build-oci-registry.sh')], { stdio: 'ignore' });

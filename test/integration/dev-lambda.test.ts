@@ -1,4 +1,4 @@
-// `convoy dev --runtime lambda` (issue 22 item 3): the real convoy dev process with the three
+// `convoy dev --runtime lambda`: the real convoy dev process with the three
 // functions running as the construct's bundles under the Lambda runtime emulator (dev/lambda), fed
 // by event source mappings with the template's settings, as the shipped convoy:functions identity.
 // The examples become Ready, with no loop request refused.

@@ -1,6 +1,6 @@
-// `convoy dev` acts as an install does (issue 22 item 6) and honours the tenancy settings (issue 20
-// item 8): the real `convoy dev --embedded` process, the relay with its ServiceAccount's token and
-// the functions as the convoy:functions group under the generated RBAC. The examples become Ready
+// `convoy dev` acts as an install does and honours the tenancy settings, so what passes in
+// `convoy dev` passes in an install: the real `convoy dev --embedded` process, the relay with its
+// ServiceAccount's token and the functions as the convoy:functions group under the generated RBAC. The examples become Ready
 // with no request of any loop refused and their Events written; with
 // CONVOY_DEFAULT_SERVICE_ACCOUNT=default, a Release without a ServiceAccount may not create a
 // Namespace (on b1e28ad it did, as admin, in 5 s).

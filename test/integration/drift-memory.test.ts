@@ -1,4 +1,4 @@
-// Issue 24 "Lean at rest": the drift function's container remembers, per object, the
+// Lean at rest: the drift function's container remembers, per object, the
 // resourceVersion of its last clean check and then reads the object's metadata instead of
 // dry-running it. On the real apiserver, as the shipped functions identity acting as the tenant's
 // ServiceAccount: a warm check costs one metadata GET per object (Cluster list and discovery
@@ -44,7 +44,7 @@ const configMapYaml = (name: string) =>
 const inSyncOf = (release: Release): Condition | undefined =>
   release.status?.conditions?.find((c) => c.type === 'InSync');
 
-describe('drift with the container memory of clean checks (issue 24)', () => {
+describe('drift with the container memory of clean checks', () => {
   let env: ReconcileEnv;
   let raw: KubeRequest;
   let n = 0;

@@ -1,4 +1,4 @@
-// ReleaseSet bad input on the real apiserver (issue 26, "Bad input" and "minHealthyTime"): what the
+// ReleaseSet bad input on the real apiserver ("Bad input" and "minHealthyTime"): what the
 // CRD refuses at admission names the field; what only the fleet function can judge (a matchLabels
 // key, a template rendering an invalid Release, a step selecting no Cluster, two sets claiming one
 // child name) gets Generated False with a reason and a message naming the field, and no child of

@@ -1,4 +1,4 @@
-// ReleaseSet rollouts on real apiservers, part 2 (issue 26): the stops of docs/fleet.md's table,
+// ReleaseSet rollouts on real apiservers, part 2: the stops of docs/fleet.md's table,
 // the gates (pause, approval, soak, stepTimeout, maxFailures as a count and as a percentage), a
 // user's pin on one child, Clusters joining mid-rollout and leaving (Delete and Orphan), and a
 // Cluster list the fleet function cannot read (ClusterNotReady, nothing deleted).

@@ -1,4 +1,4 @@
-// ReleaseSet rollouts on real apiservers (issue 26 "Must show"): the management apiserver of the
+// ReleaseSet rollouts on real apiservers: the management apiserver of the
 // run with convoy's runtime as `convoy dev` starts it (relay, fauxqs, the fleet function and the
 // Release loops as the install's identities), three real target apiservers with controllers and
 // KWOK nodes registered as Clusters c1 (ring: canary), c2 (ring: early), c3 (ring: late). The app

@@ -1,5 +1,5 @@
 /**
- * The fleet function in convoy's runtime (issue 26, "the serverless shape"): the runtime started as
+ * The fleet function in convoy's runtime ("the serverless shape"): the runtime started as
  * `convoy dev` starts it (dev/runtime.ts: fauxqs, the relay, a poller per queue, the functions'
  * shipped identity), a ReleaseSet over three Clusters of the embedded apiserver (one target
  * namespace each) whose template is a Git source. A fleet message on the fleet queue makes the
@@ -26,7 +26,7 @@ interface ManagedField {
   subresource?: string;
 }
 
-describe('the fleet function in the runtime (issue 26)', () => {
+describe('the fleet function in the runtime', () => {
   let kc: KubeConfig;
   let env: RuntimeEnv;
   const targets: FreshNamespace[] = [];

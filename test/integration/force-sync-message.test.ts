@@ -1,5 +1,5 @@
 /**
- * A force sync of an object the server cannot apply says what the server said (issue 23): the
+ * A force sync of an object the server cannot apply says what the server said: the
  * apiserver's Status message (the field it refused), not only "apply refused by the server
  * (HTTP 500)", which reads like a crash — and never a Secret's values.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 5 — "a message is a hint, never an authority" — played by the attacker who can
+ * "A message is a hint, never an authority", played by the attacker who can
  * send to convoy's queues and nothing else: no Release, no RBAC, no key. Every run below starts
  * as an SQS message sent over the real wire protocol (fauxqs) to convoy's whole runtime
  * (dev/runtime.ts: the relay, a poller per queue, the real function handlers) on the real

@@ -1,5 +1,5 @@
 /**
- * The recipes of docs/health-checks.md (issue 23: no Ready condition, by the spec's design), each
+ * The recipes of docs/health-checks.md (no Ready condition, by the spec's design), each
  * run against real Releases that convoy's whole runtime (dev/runtime.ts) drove on the real
  * kube-apiserver, and each checked against `convoy status`' verdict (domain/status/verdict.ts):
  *

@@ -99,7 +99,7 @@ describe('the functions under the Lambda runtime emulator', () => {
     expect(env.lambda()?.secrets.reads.length).toBeGreaterThan(0);
   }, 150_000);
 
-  it("the fleet function (issue 26): a fleet message runs the fleet bundle under the emulator with the template's settings, as the functions' shipped identity; it writes the ReleaseSet's child pinned to the commit and the set's status", async () => {
+  it("the fleet function: a fleet message runs the fleet bundle under the emulator with the template's settings, as the functions' shipped identity; it writes the ReleaseSet's child pinned to the commit and the set's status", async () => {
     const lambda = env.lambda();
     if (lambda === undefined) throw new Error('no Lambda runtime');
     // The construct's settings for the fourth function, read from the template.

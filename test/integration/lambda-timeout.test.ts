@@ -1,7 +1,7 @@
 /**
  * A function killed by its timeout mid-run, under the Lambda runtime emulator (dev/lambda), with the
  * shortest function timeout the construct accepts (13 s: timeout + the 60-s Lease must stay under
- * the 6 × timeout visibility, domain/runtime/timings.ts) — issue 22's must-show "a function killed
+ * the 6 × timeout visibility, domain/runtime/timings.ts) — the promise "a function killed
  * by its timeout mid-run leaves no overlapping run and nothing dead-lettered that was valid work".
  *
  * The Release's Git source sits behind a proxy that holds every connection unanswered while it is

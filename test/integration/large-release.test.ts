@@ -1,4 +1,4 @@
-// Large Releases (issue 24 item 4) on the real API server, through the reconcile function's record
+// Large Releases on the real API server, through the reconcile function's record
 // handler: a render over the installation's object limit ends Applied False/DeployFailed at
 // Rendering naming the limit, with nothing stored or applied; a run longer than the progress
 // interval shows lastAttempted phase Syncing with counts in status before it ends Applied.

@@ -1,5 +1,5 @@
 /**
- * Two runs of one loop for one Release never overlap with the one-request Leases (issue 13),
+ * Two runs of one loop for one Release never overlap with the one-request Leases,
  * including a run longer than the Lease duration: the real Lease guard (functions/runtime/
  * lease-guard.ts), run commit (run-commit.ts), Lease port and status writer on the real
  * kube-apiserver, where each run's status write — carrying its mark — closes its Lease

@@ -4,7 +4,7 @@
  * loop waits without spending a receive (the fleet loop's rechecks). The copy carries its chain's
  * id (queue-message.ts followUpOf), so the Lease guard still knows it as the follow-up and never
  * drops it as "already handled" by the run that scheduled it — which lost the fleet's stepTimeout
- * and soak-end rechecks whenever the recheck met another message's run (issue 26).
+ * and soak-end rechecks whenever the recheck met another message's run.
  *
  * The real Lease guard and Lease port on the real kube-apiserver, with the fleet loop's Leases
  * (no status marks); a message that waits as a new message is sent again with the body the batch

@@ -5,7 +5,7 @@
  * set, no write to the Lease — and so does one that a free Lease's record shows handled. Anything
  * else goes on to the admission and the take. A message naming no set creates no Lease.
  *
- * The real Lease guard and Lease port on the real kube-apiserver (issue 26's request budget).
+ * The real Lease guard and Lease port on the real kube-apiserver (the fleet loop's request budget).
  */
 import { randomUUID } from 'node:crypto';
 import { CoordinationV1Api } from '@kubernetes/client-node';

@@ -1,4 +1,4 @@
-// Issue 24 item 1 ("Lean at rest"): the observers' interval checks ride on a settled reconcile.
+// Lean at rest: the observers' interval checks ride on a settled reconcile.
 // The three functions as production composes them (functions/*/create-handler.ts: SQS batch →
 // Release admitted → Lease → record handler → SQS), on fauxqs queues, the real apiserver, as the
 // shipped functions identity acting as the tenant's ServiceAccount. The test drives the queues
@@ -74,7 +74,7 @@ spec:
 const conditionOf = releaseCondition;
 const managerOf = statusManagerOf;
 
-describe('the observers ride on a settled reconcile (issue 24)', () => {
+describe('the observers ride on a settled reconcile', () => {
   let env: ReconcileEnv;
   let aws: Awaited<ReturnType<typeof startFauxqs>>;
   let sqs: SQSClient;

@@ -1,4 +1,4 @@
-// Manifests and Kustomize from OCI artifacts — spec.source.oci (issue 25) — on the real apiserver
+// Manifests and Kustomize from OCI artifacts — spec.source.oci — on the real apiserver
 // and a real registry (distribution v3.1.2, test/harness/oci-registry.ts). Artifacts are written
 // through the registry's HTTP API in the format `flux push artifact` writes
 // (dev/oci-artifact-push.ts: config application/vnd.cncf.flux.config.v1+json, one layer

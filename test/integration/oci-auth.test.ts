@@ -1,4 +1,4 @@
-// OCI registries beyond plain auth (issue 25 items 3–5), on the real apiserver with real registries
+// OCI registries beyond plain auth, on the real apiserver with real registries
 // (distribution v3.1.2, test/harness/oci-registry.ts) and the real helm:
 // - TLS with a private CA from a Secret (certSecretRef, key ca.crt), the registry serving a
 //   certificate signed by a CA made here with openssl; a wrong CA is SourceNotReady naming the

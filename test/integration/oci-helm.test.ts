@@ -1,4 +1,4 @@
-// Helm charts from OCI registries (issue 25), on the real apiserver, a real registry
+// Helm charts from OCI registries, on the real apiserver, a real registry
 // (distribution v3.1.2, test/harness/oci-registry.ts) with charts pushed by the real `helm push`,
 // and the real helm binary rendering them.
 import { createServer, type Socket } from 'node:net';

@@ -120,7 +120,7 @@ describe('reconcile pipeline', () => {
       (await core.readNamespacedConfigMap({ namespace: env.ns.name, name: 'stable-a' })).metadata
         ?.resourceVersion,
     ).toBe(rv);
-    // Settled: the observers' interval checks ride on this run (domain/status/observer-ticks.ts, issue 24).
+    // Settled: the observers' interval checks ride on this run (domain/status/observer-ticks.ts).
     expect(run2.notified.sort()).toEqual(['drift', 'health']);
   });
 

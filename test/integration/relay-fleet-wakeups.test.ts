@@ -1,5 +1,5 @@
 /**
- * What else wakes a ReleaseSet, and what the relay cleans up after one (issue 26), on the real
+ * What else wakes a ReleaseSet, and what the relay cleans up after one, on the real
  * apiserver, the relay running with the token of the ServiceAccount the install manifests generate
  * (infra/relay-manifests.ts) and sending over the wire to fauxqs with the real AWS SDK:
  *

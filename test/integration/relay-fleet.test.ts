@@ -1,5 +1,5 @@
 /**
- * The relay's fleet messages (issue 26) on the real apiserver, the relay running with the token of
+ * The relay's fleet messages on the real apiserver, the relay running with the token of
  * the ServiceAccount the install manifests generate (infra/relay-manifests.ts: list/watch on
  * releasesets and clusters), sending over the wire to fauxqs with the real AWS SDK.
  *

@@ -1,5 +1,5 @@
 /**
- * The ReleaseSet operator surface (issue 26 items 5-6) on the real apiserver, as a tenant: the
+ * The ReleaseSet operator surface on the real apiserver, as a tenant: the
  * `convoy` CLI run as a child process with the tenant's own kubeconfig (a ServiceAccount token
  * whose Role allows ReleaseSets in ITS namespace only), and the relay's HTTP API with the same
  * token. The tenant can get, describe, wait for, approve, pause/resume and roll back a set in its

@@ -1,6 +1,6 @@
 /**
- * Issue 20 items 6 and 7 and issue 22's Events, played as the attacker with the identities an
- * install has (dev/shipped-identities.ts applies the RBAC of infra/relay-manifests.ts): the
+ * Side doors through convoy's own identities, and the Events they may write, played as the
+ * attacker with the identities an install has (dev/shipped-identities.ts applies the RBAC of infra/relay-manifests.ts): the
  * functions as a user of the convoy:functions group (a static token of the control plane), the
  * relay with its ServiceAccount's token. Never admin, except to set the scene.
  */
@@ -66,7 +66,7 @@ afterAll(async () => {
   await Promise.all([installation?.delete(), tenant?.delete(), outsider?.delete()]);
 });
 
-describe("the functions' identity under the shipped RBAC (issue 20 item 6)", () => {
+describe("the functions' identity under the shipped RBAC", () => {
   it('may impersonate a ServiceAccount of a tenant namespace (the request is made as it)', async () => {
     const review = await asServiceAccount(`${tenant.name}:default`).create<{
       status?: { userInfo?: { username?: string } };
@@ -136,7 +136,7 @@ describe("the functions' identity under the shipped RBAC (issue 20 item 6)", () 
   });
 });
 
-describe("the relay's identity under the shipped RBAC (issue 20 item 7)", () => {
+describe("the relay's identity under the shipped RBAC", () => {
   it("may not patch or replace a Release's spec (another tenant's serviceAccountName or source)", async () => {
     const name = `victim-${randomBytes(3).toString('hex')}`;
     await convoyApi(admin).create('Release', tenant.name, name, releaseSpec());
@@ -217,7 +217,7 @@ describe("the relay's identity under the shipped RBAC (issue 20 item 7)", () => 
   });
 });
 
-describe('Events under the shipped RBAC (issue 22)', () => {
+describe('Events under the shipped RBAC', () => {
   it("the functions' group creates a Release's Events in its namespace and counts a repeat in the series", async () => {
     const recorder = createEventRecorder(functions, {
       controller: 'convoy.dev/reconcile',

@@ -1,4 +1,4 @@
-// A sync request resolves the newest commit (issue 12/13): the per-container ls-remote cache
+// A sync request resolves the newest commit: the per-container ls-remote cache
 // (adapters/source/ref-cache.ts, 15 s) answers interval runs, but a run for a /sync or
 // /sync?force=true request not followed by an attempt yet asks the real Git server.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

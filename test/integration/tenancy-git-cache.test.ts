@@ -1,5 +1,5 @@
-// Issue 20, the Git cache door, played as the attacker on the real kube-apiserver and a real
-// `git http-backend` behind basic auth. Tenant A (alice, namespace team-a) deploys from a private
+// The Git cache door (a checkout made with one tenant's credentials served to another), played
+// as the attacker on the real kube-apiserver and a real `git http-backend` behind basic auth. Tenant A (alice, namespace team-a) deploys from a private
 // repository with its credentials Secret; tenant B (bob, namespace team-b) names the same URL at
 // the same full commit SHA — with no secretRef, or with credentials the server refuses — through
 // the same function container (the same checkout cache, warm with A's checkout). Checkouts and ref
@@ -34,7 +34,7 @@ const GUESS = 'team-b-guess-0000';
 const MARKER = 'team-a-private-plans-3c9f';
 const applied = (release: Release) => release.status?.conditions?.find((c) => c.type === 'Applied');
 
-describe('tenancy: a Git checkout made with credentials is served only to the same credentials (issue 20)', () => {
+describe('tenancy: a Git checkout made with credentials is served only to the same credentials', () => {
   let admin: KubeConfig;
   let env: ReconcileEnv;
   let teamA: string;

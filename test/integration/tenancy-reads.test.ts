@@ -1,5 +1,5 @@
-// Issue 20 items 3 and 4, played as the attacker on the real kube-apiserver. The functions act
-// with a ServiceAccount token bound to the ClusterRole the install manifests generate
+// What a Release names is read as its identity, and EKS roles are a namespace policy, played as
+// the attacker on the real kube-apiserver. The functions act with a ServiceAccount token bound to the ClusterRole the install manifests generate
 // (functionsRbac), never admin; the tenant is 'alice' (her own token), whose namespace team-a has
 // a ServiceAccount `deployer` that may touch ConfigMaps only. What a Release names on the
 // management cluster — values layers, Git and Helm credentials, a Cluster's kubeconfig — is read

@@ -1,4 +1,4 @@
-// Issue 20, item 1, played as the attacker on the real apiserver: a tenant pushes content to its
+// The render sandbox, played as the attacker on the real apiserver: a tenant pushes content to its
 // own Git repository (served over smart HTTP) that tries to read files of the machine that
 // renders — the management cluster's admin kubeconfig above all — through symbolic links in a
 // Helm chart, a symlinked template, a values layer, and a Kustomize base outside the checkout.

@@ -1,5 +1,5 @@
 /**
- * The verdict never goes stale (issue 23), through convoy's whole runtime (dev/runtime.ts:
+ * The verdict never goes stale, through convoy's whole runtime (dev/runtime.ts:
  * fauxqs SQS, the relay, the real function handlers) on the real kube-apiserver:
  *
  * - a suspended Release is its own verdict, Suspended (not "Waiting (ObservedGeneration)");

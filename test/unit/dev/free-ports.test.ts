@@ -9,7 +9,7 @@ import {
   portAt,
 } from '../../../dev/control-plane/free-ports.ts';
 
-describe('free ports outside the ephemeral range (issue 21: a probed port taken by an outgoing connection)', () => {
+describe('free ports outside the ephemeral range (a probed port taken by an outgoing connection)', () => {
   it('reads ip_local_port_range; anything else is undefined', () => {
     expect(parsePortRange('32768\t60999\n')).toEqual([32768, 60999]);
     expect(parsePortRange('1024 65000')).toEqual([1024, 65000]);

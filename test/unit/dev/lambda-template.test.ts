@@ -94,7 +94,7 @@ describe('readFunctionSettings', () => {
     });
     expect(settings.health.memorySize).toBe(512);
     expect(settings.drift.layerAssets).toEqual([]);
-    // The fleet function (issue 26) is the one whose mapping reads the queue its CONVOY_FLEET_QUEUE_URL names,
+    // The fleet function is the one whose mapping reads the queue its CONVOY_FLEET_QUEUE_URL names,
     // though it also carries the three Release queues' URLs.
     expect(settings.fleet).toMatchObject({
       logicalId: 'FleetFunction',

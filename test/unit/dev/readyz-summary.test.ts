@@ -1,4 +1,4 @@
-// The control plane's start error names what /readyz says is failing (issue 21: a loaded start's
+// The control plane's start error names what /readyz says is failing (a loaded start's
 // error showed 500 characters of passing checks and cut the failing one off).
 import { describe, expect, it } from 'vitest';
 import { readyzSummary } from '../../../dev/control-plane/readiness.ts';

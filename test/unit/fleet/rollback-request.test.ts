@@ -1,4 +1,4 @@
-// The manual fleet rollback (issue 26 item 5): convoy.dev/rollback=<status.revision.id> on the set.
+// The manual fleet rollback: convoy.dev/rollback=<status.revision.id> on the set.
 import { describe, expect, it } from 'vitest';
 import type { ReleaseSet } from '../../../domain/api/release-set.ts';
 import { FleetStops } from '../../../domain/fleet/stops.ts';

@@ -8,7 +8,7 @@ import {
 import { REDOS_CASES } from './cel-redos-patterns.ts';
 
 /**
- * Issue 20 item 2: `matches('^(a+)+$')` on 33 characters froze `convoy dev`
+ * The reported attack: `matches('^(a+)+$')` on 33 characters froze `convoy dev`
  * for 117 s on JavaScript's backtracking RegExp. With RE2 semantics every one
  * of fifty known catastrophic patterns finishes on its malicious input.
  *

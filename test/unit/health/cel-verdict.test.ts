@@ -4,8 +4,8 @@ import type { KubeObject } from '../../../domain/render/kube-object.ts';
 import { appliedStatus, NOW, release, RENDER_A } from '../observe/fixtures.ts';
 
 /**
- * Issue 20 item 2, end to end through the Healthy verdict the health loop writes: the reported
- * attack (`matches('^(a+)+$')` on a ConfigMap value of 32 'a' and '!', 117 s on b1e28ad) is now
+ * CEL's regex semantics and cost limits, end to end through the Healthy verdict the health loop
+ * writes: the reported attack (`matches('^(a+)+$')` on a ConfigMap value of 32 'a' and '!', 117 s on b1e28ad) is now
  * a plain false, and an expression over its cost budget makes Healthy False / Degraded with a
  * message naming the check and the budget.
  */

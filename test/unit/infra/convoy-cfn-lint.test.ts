@@ -87,7 +87,7 @@ const APPS: Record<string, (app: App) => void> = {
         clusterArns: ['arn:aws:eks:eu-west-1:111111111111:cluster/prod'],
         namespaceRoles: { team: ['arn:aws:iam::111111111111:role/deployer'] },
       },
-      // provider: aws (issue 25): the token action on *, pulls on these repositories only.
+      // With `provider: aws`, the token action on *, pulls on these repositories only.
       ecrRepositories: ['charts/podinfo', 'arn:aws:ecr:us-east-1:222222222222:repository/shared/app'],
     });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { writeSuppressionsToCloudFormation: true }));
@@ -154,7 +154,7 @@ describe('the synthesized template under cfn-lint', { timeout: 300_000 }, () => 
       const queues = resources
         .filter((r) => r.Type === 'AWS::SQS::Queue' && r.Properties?.['RedrivePolicy'] !== undefined)
         .map((r) => r.Properties ?? {});
-      // reconcile, drift, health and fleet (issue 26).
+      // reconcile, drift, health and fleet.
       expect(timeouts, file).toHaveLength(4);
       expect(queues, file).toHaveLength(4);
       for (const timeout of timeouts) {

@@ -104,7 +104,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
-  it('four Node.js 24 functions from functions/<loop>/handler.ts (the fourth: fleet, issue 26); the helm/kubectl layer on reconcile only', () => {
+  it('four Node.js 24 functions from functions/<loop>/handler.ts (the fourth: fleet); the helm/kubectl layer on reconcile only', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
     expect(Object.keys(functions)).toHaveLength(4);
     const layerId = logicalId(main.stack, main.convoy.kubectlLayer);
@@ -317,7 +317,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
       expect(on('sqs:ReceiveMessage')).toEqual([loop]);
       expect(on('sqs:ChangeMessageVisibility')).toEqual([loop]);
       expect(on('sqs:SendMessage').sort()).toEqual([...sendsTo[loop]].sort());
-      // Issue 24 item 2: reconcile, drift and health read the reconcile queue's backlog (functions/runtime/burst-guard.ts); fleet does not.
+      // Deploy bursts: reconcile, drift and health read the reconcile queue's backlog (functions/runtime/burst-guard.ts); fleet does not.
       expect(on('sqs:GetQueueAttributes').includes('reconcile')).toBe(loop !== 'fleet');
     }
   });
@@ -369,7 +369,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     }
   });
 
-  it('object limit (issue 24 item 4): the reconcile function gets CONVOY_MAX_RENDER_OBJECTS and CONVOY_MAX_RENDER_BYTES (default 10000 and 32 MiB, or maxRenderObjects, maxRenderBytes), the observers do not; a bad value fails synth naming the prop', () => {
+  it('object limit: the reconcile function gets CONVOY_MAX_RENDER_OBJECTS and CONVOY_MAX_RENDER_BYTES (default 10000 and 32 MiB, or maxRenderObjects, maxRenderBytes), the observers do not; a bad value fails synth naming the prop', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
     const varsOf = (fns: typeof functions, id: string) =>
       (fns[id]?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
@@ -393,7 +393,7 @@ describe('Convoy construct, default props, bundled with esbuild', () => {
     expect(() => synth({ maxRenderObjects: 0 })).toThrow(ConvoyConfigError);
   });
 
-  it('OCI artifact size limit (issue 25): maxOciArtifactBytes reaches the reconcile function as CONVOY_OCI_MAX_ARTIFACT_BYTES (unset = the function default); a bad value fails synth naming the prop', () => {
+  it('OCI artifact size limit: maxOciArtifactBytes reaches the reconcile function as CONVOY_OCI_MAX_ARTIFACT_BYTES (unset = the function default); a bad value fails synth naming the prop', () => {
     const functions = byType(main.template, 'AWS::Lambda::Function');
     const varsOf = (fns: typeof functions, id: string) =>
       (fns[id]?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;

@@ -1,4 +1,4 @@
-// The construct's `ecrRepositories` (issue 25, ECR through IAM): the reconcile function's role gets
+// The construct's `ecrRepositories` (ECR through IAM): the reconcile function's role gets
 // ecr:GetAuthorizationToken (Resource "*", which AWS requires; acknowledged to cdk-nag with the
 // reason) and ecr:BatchGetImage/GetDownloadUrlForLayer on exactly the listed repositories — names
 // become ARNs in the stack's account and region; never a wildcard on images. The installation's
@@ -120,7 +120,7 @@ describe('insecure registries from the construct', { timeout: 120_000 }, () => {
       );
 
   it("tenancy.insecureRegistries is every function's CONVOY_INSECURE_REGISTRIES; default none", () => {
-    // Four functions: the fleet resolves a ReleaseSet template's source under the same rules (issue 26).
+    // Four functions: the fleet resolves a ReleaseSet template's source under the same rules.
     expect(envOf(synth({ tenancy: { insecureRegistries: 'registry.lab:5000,10.0.0.7' } }))).toEqual(
       Array(4).fill('registry.lab:5000,10.0.0.7'),
     );

@@ -5,7 +5,7 @@ import { deployYaml } from '../../../infra/install-files.ts';
 
 const IMAGE = 'reg.example/convoy-relay:1';
 
-/** Runs with CONVOY_RELAY_IMAGE unset unless `env` sets it (the image is required: issue 23). */
+/** Runs with CONVOY_RELAY_IMAGE unset unless `env` sets it (the image is required). */
 function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   let out = '';
   const err: string[] = [];
@@ -60,7 +60,7 @@ describe('convoy install --print', () => {
     expect(r.out).toContain('image: reg.example/convoy-relay:1');
   });
 
-  it('--fleet-queue-url sets CONVOY_FLEET_QUEUE_URL (issue 26); without it the ConfigMap has none and the relay watches no ReleaseSet', () => {
+  it('--fleet-queue-url sets CONVOY_FLEET_QUEUE_URL; without it the ConfigMap has none and the relay watches no ReleaseSet', () => {
     const configOf = (out: string) =>
       parseAllDocuments(out)
         .map((d) => d.toJS() as { kind: string; data?: Record<string, string> })

@@ -1,4 +1,4 @@
-// The installation's insecure-registries allowance (issue 25): `convoy install --print
+// The installation's insecure-registries allowance: `convoy install --print
 // --insecure-registries`, the chart's settings and deploy/ all carry CONVOY_INSECURE_REGISTRIES
 // from infra/installation-settings.ts, checked as the functions parse it.
 import { readFileSync } from 'node:fs';

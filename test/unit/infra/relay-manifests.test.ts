@@ -80,7 +80,7 @@ describe('relayManifests', () => {
     expect(permissions(only(manifests, 'ClusterRole', 'convoy-functions')['rules'] as Rule[])).toEqual({
       'convoy.dev/releases': ['create', 'delete', 'get', 'list', 'patch', 'update'],
       'convoy.dev/releases/status': ['patch'],
-      // The fleet function (issue 26): its ReleaseSet, its status, the owner references of its children.
+      // The fleet function: its ReleaseSet, its status, the owner references of its children.
       'convoy.dev/releasesets': ['get', 'list', 'watch'],
       'convoy.dev/releasesets/status': ['get', 'patch', 'update'],
       'convoy.dev/releasesets/finalizers': ['update'],

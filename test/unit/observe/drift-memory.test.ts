@@ -9,7 +9,7 @@ const deployment = {
   metadata: { namespace: 'team-a', name: 'web' },
 };
 
-describe('the drift function container memory of clean checks (issue 24)', () => {
+describe('the drift function container memory of clean checks', () => {
   it('answers the resourceVersion of the last clean check only for the same basis (render and ignore rules)', () => {
     const memory = createDriftMemory();
     const key = driftMemoryKey('https://k8s:6443 ', deployment);
@@ -72,7 +72,7 @@ describe('the drift function container memory of clean checks (issue 24)', () =>
   });
 });
 
-describe('the discovery cache shared by a container (issue 24)', () => {
+describe('the discovery cache shared by a container', () => {
   const fake = (): Discovery => ({ resourceFor: () => Promise.resolve(undefined) });
   it('one Discovery per connection pool, server and acting user, for the TTL', () => {
     let t = 0;

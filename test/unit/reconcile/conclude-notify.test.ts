@@ -1,6 +1,6 @@
 // Which reconciles tell the observers at once (domain/reconcile/conclude.ts): an apply of a new
 // render, a correction (the same render applied again over drifted objects) and a new generation
-// (a resume) — so InSync and Healthy are recomputed right away, not at their interval (issue 23).
+// (a resume) — so InSync and Healthy are recomputed right away, not at their interval.
 import { describe, expect, it } from 'vitest';
 import { parseRelease, type Release } from '../../../domain/api/objects.ts';
 import { conclude, type ReconcileEnd } from '../../../domain/reconcile/conclude.ts';
@@ -54,7 +54,7 @@ function end(r: Release, written: number, extra: Partial<ReconcileEnd> = {}): Re
 }
 
 describe('conclude: who is told at once', () => {
-  it("an unchanged render with nothing written at an already handled generation: settled, the observers' interval checks ride on it (issue 24)", () => {
+  it("an unchanged render with nothing written at an already handled generation: settled, the observers' interval checks ride on it", () => {
     const d = conclude(end(release(GEN), 0));
     expect(d.notify.sort()).toEqual(['drift', 'health']);
     expect(d.notifyCause).toBe(`settled ${REF}: the observers' interval checks ride on this reconcile`);

@@ -1,4 +1,4 @@
-// Large renders (issue 24 item 4): the object limit checked right after render, the throttled
+// Large renders: the object limit checked right after render, the throttled
 // progress writes of a long run, the status slice a progress write applies, and the bounded
 // concurrency of the apply. Pure: no server.
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * What one reconcile asks of the cluster and the render store (issue 13): no dry run for a
+ * What one reconcile asks of the cluster and the render store: no dry run for a
  * Progressing rollout of the same render whose waves are all applied, retention only for a
  * render the Release had not attempted, no read of the previous render when it is this one.
  * The ports are in-memory fakes that count their calls; nothing here claims cluster behaviour.

@@ -577,7 +577,7 @@ describe('matchReleases', () => {
   });
 });
 
-describe('matchReleaseSets (issue 26): a set follows what its children would follow', () => {
+describe('matchReleaseSets: a set follows what its children would follow', () => {
   const push = (over: Partial<GitPush> = {}): GitPush => ({
     provider: 'github',
     repoUrls: ['github.com/Org/Apps'],

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '..', '..', '..');
 
 describe("the relay's modules", () => {
-  it('load without @kubernetes/client-node (issue 24: ~87 MiB of the relay process)', () => {
+  it('load without @kubernetes/client-node (~87 MiB of the relay process)', () => {
     // Everything relay/main.ts composes, imported in a fresh Node.js process that records every
     // import of client-node and who asked for it (relay/kube-config.ts loads it only for a
     // kubeconfig with a plugin, which this does not reach).
@@ -22,7 +22,7 @@ describe("the relay's modules", () => {
     expect(JSON.parse(out.trim().split('\n').at(-1) ?? '[]')).toEqual([]);
   });
 
-  it('start without the S3 SDK: relay/main.ts loads it on the first render-store request (issue 24 item 3: ~6 MiB at rest)', () => {
+  it('start without the S3 SDK: relay/main.ts loads it on the first render-store request (~6 MiB at rest)', () => {
     // relay/main.ts itself, in a fresh Node.js process with no relay environment: every static
     // import is loaded before main() runs and refuses the environment, so what was resolved by
     // then is what the relay loads at start, whatever it does afterwards.

@@ -1,4 +1,4 @@
-// Issue 13: a relay that starts leading spreads the timers that were overdue at that moment over
+// A relay that starts leading spreads the timers that were overdue at that moment over
 // one interval instead of sending them all in its first tick.
 import { describe, expect, it } from 'vitest';
 import { dueLoops, dueTimes, nextSlot, spreadOffset } from '../../../domain/relay/timers.ts';

@@ -118,7 +118,7 @@ describe('health timer', () => {
   });
 });
 
-describe('observer timers while the observers wait for the reconcile (issue 10: a burst filled their queues)', () => {
+describe('observer timers while the observers wait for the reconcile (a burst filled their queues)', () => {
   const A = `sha256:${'a'.repeat(64)}`;
   const B = `sha256:${'b'.repeat(64)}`;
   const pending = (type: string, generation = 1) => ({
@@ -226,7 +226,7 @@ describe('observer timers while the observers wait for the reconcile (issue 10: 
     expect(observersNotified(undefined, before)).toBe(false);
   });
 
-  it("observersNotified: a new reconcile write of a settled Release (the observers' interval checks ride on it, issue 24)", () => {
+  it("observersNotified: a new reconcile write of a settled Release (the observers' interval checks ride on it)", () => {
     const settled = (reconciledAt: string) =>
       release({
         status: {

@@ -1,5 +1,5 @@
 /**
- * Fuzz of the render sandbox (issue 20, item 1): 240 seeded chart trees and archives
+ * Fuzz of the render sandbox: 240 seeded chart trees and archives
  * (chart-fuzz-cases.ts) with symbolic links (absolute, relative, chained, to folders, on templates,
  * Chart.yaml, values.yaml, in charts/ subcharts), hard links, FIFOs, loops, vendored archives with
  * link, absolute and `..` entries, and templates asking for outside paths — each rendered through

@@ -144,7 +144,7 @@ describe('parseManifests', () => {
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\na0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
     for (let i = 1; i < 10; i++)
       bomb += `a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(',')}]\n`;
-    // This thread's CPU time, not wall time: a loaded host stretches the latter (issue 21). An
+    // This thread's CPU time, not wall time: a loaded host stretches the latter. An
     // expanded bomb would take 10^10 nodes; the alias limit stops it in a few milliseconds.
     const started = process.threadCpuUsage();
     const error = parseError(bomb);

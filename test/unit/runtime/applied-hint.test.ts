@@ -228,7 +228,7 @@ describe('the render the applied hint carries (observers then load nothing from 
   });
 });
 
-describe('a hint is used only when the functions sealed it (issue 20: a message is a hint, never an authority)', () => {
+describe('a hint is used only when the functions sealed it (a message is a hint, never an authority)', () => {
   const at = new Date('2026-01-01T00:01:05Z');
   const sealed = () => {
     const hint = appliedHint(

@@ -1,5 +1,5 @@
 /**
- * Yielding to a reconcile burst (issue 24 item 2; domain/runtime/burst-yield.ts and
+ * Yielding to a reconcile burst (domain/runtime/burst-yield.ts and
  * functions/runtime/burst-guard.ts): while the reconcile queue holds a backlog, observer checks
  * and reconcile rechecks wait before any request; first deliveries of the reconcile, changes, and
  * messages past their age cap run. Pure: the backlog is a function, the handler a recorder.

@@ -1,5 +1,5 @@
 /**
- * Drift's check before the Lease (issue 24 item 1): a message whose sealed hint alone decides
+ * Drift's check before the Lease: a message whose sealed hint alone decides
  * the run, and whose run would change nothing — InSync as the hinted Release has it, no
  * correction — ends there (no Lease, no request); anything else goes on under the Lease.
  * Pure: the hint is built by appliedHint as the reconcile builds it; no port is involved.

@@ -37,7 +37,7 @@ describe('parseQueueMessage', () => {
     expect(parseQueueMessage(JSON.stringify(valid))).toEqual({ ok: true, message: valid });
   });
 
-  it("a fleet message (issue 26) parses: namespace, name and uid are the ReleaseSet's", () => {
+  it("a fleet message parses: namespace, name and uid are the ReleaseSet's", () => {
     const fleet: QueueMessage = {
       ...valid,
       loop: FLEET_LOOP,

@@ -1,6 +1,6 @@
 /**
  * functions/runtime/release-reads.ts — what a message may make a loop do before anything is
- * verified (issue 20: a message is a hint, never an authority). The source is a fake that counts
+ * verified (a message is a hint, never an authority). The source is a fake that counts
  * its reads; `guarded` stands for the Lease guard and the record handler behind it.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Key-based cosign signatures (issue 25 item 4), the payload and signature checks: a simple-signing
+// Key-based cosign signatures, the payload and signature checks: a simple-signing
 // payload naming the artifact digest, ECDSA P-256/SHA-256 over the payload bytes, the public key
 // PEM as cosign generate-key-pair writes it (cosign.pub). Signatures are made here with node:crypto
 // in cosign's format; test/integration/oci-auth.test.ts verifies ones the real cosign wrote.

@@ -1,4 +1,4 @@
-// The pure key derivation of issue 20's Git cache fix: which credentials an answer was fetched
+// The pure key derivation of the Git cache's per-credentials keys: which credentials an answer was fetched
 // with, as a digest (or `anonymous`), and the checkout directory name derived from it.
 import { describe, expect, it } from 'vitest';
 import { credentialsKey } from '../../../adapters/source/credentials-key.ts';

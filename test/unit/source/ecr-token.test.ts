@@ -1,4 +1,4 @@
-// ECR through IAM (issue 25, `provider: aws`): the GetAuthorizationToken request and answer in the
+// ECR through IAM (`provider: aws`): the GetAuthorizationToken request and answer in the
 // documented AWS JSON 1.1 shapes, the token's base64 "AWS:<password>" as basic-auth credentials,
 // and the per-container cache that renews the token an hour before its 12-hour expiry.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 20, the Git cache door, on a real `git http-backend` behind basic auth: a checkout (or a
+// The Git cache door, on a real `git http-backend` behind basic auth: a checkout (or a
 // ref resolution) fetched with credentials is served only to a fetch presenting the same
 // credentials. Any other fetch — none, wrong ones — misses and is refused by the Git server itself.
 import { createHash } from 'node:crypto';

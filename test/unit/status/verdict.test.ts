@@ -433,7 +433,7 @@ describe('combined verdict: status.rollout of the current render', () => {
   });
 });
 
-describe('combined verdict: Suspended (issue 23)', () => {
+describe('combined verdict: Suspended', () => {
   const allStale = [
     cond('Applied', 'True', 'Applied', GEN - 1),
     cond('InSync', 'True', 'InSync', GEN - 1),
