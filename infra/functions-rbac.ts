@@ -67,6 +67,13 @@ export function functionsRbac(
           resources: ['clusters', 'gitrepositories', 'mutations', 'lifecycles'],
           verbs: ['get', 'list'],
         },
+        // Namespaces, get only: a Release may depend on another namespace's objects only when that
+        // namespace's labels allow it (domain/dependencies/tenancy.ts).
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+        // The notify function: reads the Notifications of a Release's namespace and applies its status
+        // (convoy-notify); destination Secrets are read as the Release's ServiceAccount, like the rest.
+        { apiGroups: ['convoy.dev'], resources: ['notifications'], verbs: ['get', 'list'] },
+        { apiGroups: ['convoy.dev'], resources: ['notifications/status'], verbs: ['patch'] },
         // No ConfigMap or Secret: values layers, kubeconfig Secrets and Git/Helm credentials are read
         // as the Release's ServiceAccount (adapters/kube/identity-reads.ts).
         // Events about a Release, in the Release's namespace (adapters/kube/events.ts: create, then on a

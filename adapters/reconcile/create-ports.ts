@@ -19,6 +19,7 @@ import { createRendererPort } from './renderer-port.ts';
 import { createSourcePort } from './source-port.ts';
 import { createStorePort } from './store-port.ts';
 import { createValuesPort } from './values-port.ts';
+import { createDependencyReads } from './dependency-reads.ts';
 import type { EcrTokenSource } from '../aws/ecr-token.ts';
 import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
 import { createEgress } from '../egress/client.ts';
@@ -124,6 +125,7 @@ export function createReconcilePorts(wiring: ReconcileWiring): ReconcilePorts {
         });
       },
     },
+    dependencies: createDependencyReads(wiring.managementKubeConfig),
     store: wiring.store === undefined ? undefined : createStorePort(wiring.store, now),
     retentionDefault: wiring.retentionDefault ?? DEFAULT_RETENTION_POLICY,
     renderLimits,

@@ -1,4 +1,5 @@
 import type { Attempt, LifecycleHook, Release } from '../api/index.ts';
+import type { DependencyReads } from '../dependencies/reads.ts';
 import type { KubeObject } from '../render/kube-object.ts';
 import type { MutationInput } from '../render/mutations.ts';
 import type { ReleaseSlice } from '../status/slices.ts';
@@ -101,6 +102,8 @@ export interface ReconcilePorts {
   lifecycle: { hooksOf(release: Release): Promise<LifecycleHook[]> };
   /** The Releases of a namespace (cluster waves compare with them). */
   releases: { inNamespace(namespace: string): Promise<Release[]> };
+  /** Reads what spec.dependsOn names (domain/dependencies/reads.ts); undefined: a Release with dependsOn stops. */
+  dependencies?: DependencyReads | undefined;
   /** undefined: no render store is configured for this installation. */
   store: RenderStorePort | undefined;
   retentionDefault: RetentionPolicy;

@@ -2,6 +2,7 @@ import type { Release } from '../api/index.ts';
 import { describeObject } from '../render/kube-object.ts';
 import { applyRender } from './apply-render.ts';
 import { awaitClusterWaves } from './cluster-waves.ts';
+import { awaitDependencies } from './await-dependencies.ts';
 import type { ReconcileEnd } from './reconcile-end.ts';
 import { applyCheckedByApply, dryRunRender } from './dry-run.ts';
 import { isHalt } from './halt.ts';
@@ -34,6 +35,8 @@ export async function reconcile(release: Release, ports: ReconcilePorts): Promis
 
   const manual = checkManualSync(sync);
   if ('wait' in manual) return finish(manual.wait);
+  const dependencies = await awaitDependencies(sync);
+  if (dependencies !== undefined) return finish({ halt: dependencies });
   const clusterWave = await awaitClusterWaves(sync);
   if (clusterWave !== undefined) return finish({ halt: clusterWave });
   const checks = await dryRunRender(sync);

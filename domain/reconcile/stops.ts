@@ -30,6 +30,9 @@ const waiting = (reason: AppliedReason, recheckMs?: number): StopRow => ({
 /** The longest a Progressing rollout waits before it is checked again. */
 export const ROLLOUT_RECHECK_MS = 10_000;
 
+/** The safety recheck of a Release waiting for its dependencies; the relay's message on their change is what wakes it. */
+export const DEPENDENCY_RECHECK_MS = 5 * 60_000;
+
 export const Stops = {
   sourceFailed: failed(FailureStage.SourceResolution, AppliedReason.SourceNotReady, true),
   sourceUnsupported: failed(FailureStage.SourceResolution, AppliedReason.Unsupported, false),
@@ -47,6 +50,15 @@ export const Stops = {
   statusRefused: failed(FailureStage.Syncing, AppliedReason.DeployFailed, false),
   waitingForSync: waiting(AppliedReason.WaitingForSync),
   waitingForClusterWave: waiting(AppliedReason.WaitingForClusterWave, ROLLOUT_RECHECK_MS),
+  /** A dependency is unmet: the relay wakes the Release when one's verdict changes; the recheck is only a safety net. */
+  dependencyNotReady: waiting(AppliedReason.DependencyNotReady, DEPENDENCY_RECHECK_MS),
+  dependencyNotFound: failed(FailureStage.Syncing, AppliedReason.DependencyNotFound, true),
+  /** Not retried: the relay wakes the members when one's spec changes. */
+  dependencyCycle: failed(FailureStage.Syncing, AppliedReason.DependencyCycle, false),
+  dependencyTooDeep: failed(FailureStage.Syncing, AppliedReason.DependencyTooDeep, false),
+  dependencyTimeout: failed(FailureStage.Syncing, AppliedReason.DependencyTimeout, true),
+  /** Retried: labelling the dependency's namespace (which the relay does not watch) fixes it. */
+  dependencyNotAllowed: failed(FailureStage.Syncing, AppliedReason.DependencyNotAllowed, true),
   clusterWaveTimedOut: failed(FailureStage.Syncing, AppliedReason.ClusterWaveFailed, false),
   dryRunRejected: failed(FailureStage.Syncing, AppliedReason.Unappliable, false),
   storeWriteFailed: failed(FailureStage.Syncing, AppliedReason.DeployFailed, true),

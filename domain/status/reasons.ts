@@ -28,6 +28,12 @@ export const AppliedReason = {
   ClusterWaveFailed: 'ClusterWaveFailed',
   WaitingForHook: 'WaitingForHook',
   HookFailed: 'HookFailed',
+  DependencyNotReady: 'DependencyNotReady',
+  DependencyNotFound: 'DependencyNotFound',
+  DependencyCycle: 'DependencyCycle',
+  DependencyTooDeep: 'DependencyTooDeep',
+  DependencyTimeout: 'DependencyTimeout',
+  DependencyNotAllowed: 'DependencyNotAllowed',
 } as const;
 export type AppliedReason = (typeof AppliedReason)[keyof typeof AppliedReason];
 
