@@ -28,7 +28,7 @@ function suppressionReasons(metadata: Record<string, unknown> | undefined): { id
   return nag?.rules_to_suppress ?? [];
 }
 
-/** convoy's functions: reconcile, drift, health and fleet (issue 26, ReleaseSets). */
+/** convoy's functions: reconcile, drift, health and fleet (ReleaseSets). */
 export const CONVOY_FUNCTION_COUNT = 4;
 
 /**
