@@ -1,6 +1,6 @@
 // `npm run lint`: the habits the project relies on, checked by tools rather than by memory.
 //
-//   node scripts/lint.ts [--only eslint,format,boundaries,file-lengths,function-lengths] [--root DIR]
+//   node scripts/lint.ts [--only eslint,format,boundaries,file-lengths,function-lengths,tracker-refs] [--root DIR]
 //
 //   eslint        eslint . (eslint.config.js)
 //   format        prettier --check . (.prettierrc.json; .prettierignore lists generated files)
@@ -12,6 +12,9 @@
 //   function-lengths  no function of shipped code (every folder but test/, bench/, scripts/) over
 //                 FUNCTION_LINE_LIMIT own lines (scripts/function-lengths.ts), but for the
 //                 exceptions named with their reason in scripts/lib/source-files.ts
+//   tracker-refs  no tracker-issue number in code, comments, user-visible strings or docs: the
+//                 reason belongs in the text, the number in the commit message
+//                 (scripts/tracker-refs.ts --check, over the tree that script lives in)
 //
 // Every check runs even when an earlier one failed, so one run shows everything to fix; the exit
 // code is 1 when any failed. --root runs the checks in another tree with this repository's tools
@@ -95,6 +98,14 @@ const CHECKS: readonly Check[] = [
   },
   { name: 'file-lengths', run: fileLengths },
   { name: 'function-lengths', run: functionLengths },
+  {
+    name: 'tracker-refs',
+    run: (root) =>
+      spawnSync(process.execPath, [join(repo, 'scripts', 'tracker-refs.ts'), '--check'], {
+        cwd: root,
+        stdio: 'inherit',
+      }).status === 0,
+  },
 ];
 
 async function main(): Promise<void> {
