@@ -38,14 +38,16 @@ function tool(name: string, args: string[]): Run {
 }
 
 describe('npm run lint', () => {
-  it('is scripts/lint.ts, which runs eslint, the format check, the import boundaries, the file and the function lengths', async () => {
+  it('is scripts/lint.ts, which runs eslint, the format check, the import boundaries, the file and the function lengths, and the tracker-reference check', async () => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
     expect(pkg.scripts['lint']).toBe('node scripts/lint.ts');
     const run = lint(fixtures, 'none');
     expect(run.status).toBe(2);
-    expect(run.output).toContain('the checks are eslint, format, boundaries, file-lengths, function-lengths');
+    expect(run.output).toContain(
+      'the checks are eslint, format, boundaries, file-lengths, function-lengths, tracker-refs',
+    );
   });
 });
 
