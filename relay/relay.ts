@@ -33,6 +33,7 @@ import { FLEET_LOOP, type Loop, type QueueLoop } from '../domain/runtime/queue-m
 import { createLeasePort } from '../adapters/kube/lease.ts';
 import { createFleetLeasePort } from './fleet-leases.ts';
 import { createFleetWiring } from './fleet-wiring.ts';
+import { createDependentsWiring } from './dependents.ts';
 import { startLeaderElection } from './leader.ts';
 import { createRelayMetrics, type RelayMetrics } from './metrics.ts';
 import { createQueueSender, type QueueSender } from './send/queue-sender.ts';
@@ -82,6 +83,7 @@ export function startRelay(options: RelayOptions): Relay {
   metrics.observeReleases(() => [...index.values()].flatMap((byName) => [...byName.values()]));
   const fleet = options.fleetQueueUrl !== undefined;
   const fleetWiring = createFleetWiring({ enabled: fleet, metrics, log, fleetLeases, now });
+  const dependents = createDependentsWiring(log, (ns, name) => index.get(ns)?.get(name));
   /** namespace/name/uid → when each loop was last sent. */
   const lastSent = new Map<string, LastSent>();
   /**
@@ -154,6 +156,7 @@ export function startRelay(options: RelayOptions): Relay {
     }
     setIndexed(namespace, name, next);
     fleetWiring.onChildEvent(sender, event, old, next);
+    dependents.onRelease(old, next, event.initial, (r, c) => send(sender, 'reconcile', keyOfRelease(r), c));
     // The reconcile sent this Release to the observers with the status write seen here.
     if (observersNotified(old, next) && next !== undefined) {
       const id = releaseId(keyOfRelease(next));
@@ -257,7 +260,12 @@ export function startRelay(options: RelayOptions): Relay {
       metrics,
       onRelease: (event) => onReleaseEvent(sender, event, (object) => informers.releaseParseError(object)),
       onDependency: (kind, event) => onDependencyEvent(sender, kind, dependencies, event),
-      onReleaseSet: fleet ? (event) => fleetWiring.onReleaseSetEvent(sender, event) : undefined,
+      onReleaseSet: fleet
+        ? (event) => {
+            fleetWiring.onReleaseSetEvent(sender, event);
+            dependents.onReleaseSet(event, (r, c) => send(sender, 'reconcile', keyOfRelease(r), c));
+          }
+        : undefined,
       listPageSize: options.listPageSize,
       watchSecrets: options.watchSecrets,
       relistIntervalMs: options.relistIntervalMs,
@@ -317,6 +325,7 @@ export function startRelay(options: RelayOptions): Relay {
     await ending.sender.stop({ flush });
     index.clear();
     fleetWiring.reset();
+    dependents.reset();
     indexedCount = 0;
     lastSent.clear();
     nextDue = new WeakMap<Release, number>();
