@@ -6,62 +6,20 @@
  *
  * In one step: approval first (before anything of the step is written), then the deadline and the
  * failure budget, then, when every Cluster of the step is ready, the soak (minHealthyTime) and the
- * next step; otherwise the next batch, at most maxConcurrent Clusters in flight.
+ * next step; otherwise the next batch, at most maxConcurrent Clusters in flight. How a rollout ends
+ * otherwise (a failed step, a rollback request, an earlier end kept) is rollout-ends.ts.
  */
-import type { ReleaseSetSpec, ReleaseSetStatus, Revision } from '../api/release-set.ts';
 import { toRfc3339 } from '../status/conditions.ts';
-import { failingEntry } from './failing.ts';
-import type { Member } from './generate-fleet.ts';
-import { FleetAnnotation } from './labels.ts';
-import {
-  event,
-  frozen,
-  names,
-  rollbackWrites,
-  sortMembers,
-  succeededMessage,
-  writesFor,
-  type Sorted,
-} from './rollout-members.ts';
-import type { StepPlan } from './steps.ts';
-import { BATCH_RECHECK_SECONDS, type FleetStopName } from './stops.ts';
-import type { ChildWrite } from './writes.ts';
-import { readRollbackRequest } from './rollback-request.ts';
-import { RolloutReason } from './reasons.ts';
-import type { FailingCluster } from '../api/release-set.ts';
 import type { EventIntent } from '../status/release-events.ts';
+import type { Member } from './generate-fleet.ts';
+import { readRollbackRequest } from './rollback-request.ts';
+import { endedRollout, requestedRollback, stepFailed } from './rollout-ends.ts';
+import { event, sortMembers, succeededMessage, writesFor, type Sorted } from './rollout-members.ts';
+import type { RolloutInput, RolloutOutcome, RolloutStatus } from './rollout-outcome.ts';
+import type { StepPlan } from './steps.ts';
+import { BATCH_RECHECK_SECONDS } from './stops.ts';
 
-export type RolloutStatus = NonNullable<ReleaseSetStatus['rollout']>;
-
-export interface RolloutInput {
-  readonly revision: Revision;
-  readonly steps: readonly StepPlan[];
-  readonly members: readonly Member[];
-  readonly rollout: ReleaseSetSpec['rollout'];
-  readonly previous: ReleaseSetStatus | undefined;
-  /** The value of convoy.dev/approve on the set. */
-  readonly approval: string | undefined;
-  /** The value of convoy.dev/rollback on the set (rollback-request.ts). */
-  readonly rollbackRequest?: string | undefined;
-  readonly now: Date;
-}
-
-export interface RolloutOutcome {
-  readonly rollout: RolloutStatus;
-  readonly stop: FleetStopName;
-  readonly message: string;
-  readonly writes: readonly ChildWrite[];
-  readonly requeueAfterSeconds?: number;
-  /** Set when this revision succeeded (now or before). */
-  readonly succeeded: boolean;
-  /** When each step finished, by step index. */
-  readonly finishedAt: readonly (string | undefined)[];
-  /** The full failing list of a failure found now (Halted, RolledBack); undefined: computed from the children. */
-  readonly failing?: readonly FailingCluster[];
-  /** The failing list of a failure found earlier, kept as it was (the rollback may have made the children well). */
-  readonly frozenFailing?: Pick<ReleaseSetStatus, 'failing' | 'failingOmitted'>;
-  readonly events: readonly EventIntent[];
-}
+export type { RolloutInput, RolloutOutcome, RolloutStatus } from './rollout-outcome.ts';
 
 /**
  * The rollout's next move. A manual rollback request (convoy.dev/rollback=<revision id>) for the
@@ -79,38 +37,30 @@ export function advanceRollout(input: RolloutInput): RolloutOutcome {
     : outcome;
 }
 
-/** convoy.dev/rollback: every Cluster this revision updated back to `target`, where the rollout stands. */
-function requestedRollback(input: RolloutInput, target: Revision): RolloutOutcome {
-  const { revision, steps, previous } = input;
-  const before = previous?.revision?.id === revision.id ? previous.rollout : undefined;
+/** Where the active rollout stands: the step, when it started, since when every Cluster of it is ready. */
+interface Cursor {
+  k: number;
+  stepStartedAt: string | undefined;
+  healthySince: string | undefined;
+}
+
+/** An active rollout resumes where status says (by step name, then index), or starts at the first step. */
+function resumeAt(input: RolloutInput, before: RolloutStatus | undefined, events: EventIntent[]): Cursor {
+  const { revision, steps, members } = input;
   const byName = before === undefined ? -1 : steps.findIndex((s) => s.name === before.stepName);
-  const k = byName >= 0 ? byName : 0;
-  const rb = rollbackWrites(input.members, target);
-  const rolled = rb.writes.length + rb.pinned;
-  const left =
-    rb.notPossible.length > 0
-      ? `; ${rb.notPossible.length} not rolled back (created by this rollout or not ready at that revision: ${names(rb.notPossible)})`
-      : '';
-  const message = `rollback requested (${FleetAnnotation.rollback}=${revision.id}): rolled back ${rolled} Clusters to revision ${target.id} (lastSucceededRevision)${left}`;
-  const finishedAt = steps.map((step) => {
-    const prior = before === undefined ? undefined : previous?.steps?.find((s) => s.name === step.name);
-    return prior?.state === 'Succeeded' || prior?.state === 'Failed' ? prior.finishedAt : undefined;
-  });
-  finishedAt[k] ??= toRfc3339(input.now);
-  return {
-    rollout: {
-      state: 'RolledBack',
-      step: k,
-      stepName: steps[k].name,
-      ...(before?.stepStartedAt === undefined ? {} : { stepStartedAt: before.stepStartedAt }),
-    },
-    stop: 'rollbackRequested',
-    message,
-    writes: input.rollout.paused ? [] : rb.writes,
-    succeeded: false,
-    finishedAt,
-    events: [event('Warning', RolloutReason.RollbackRequested, message)],
-  };
+  const k = byName >= 0 ? byName : Math.min(before?.step ?? 0, steps.length - 1);
+  const stepStartedAt =
+    before !== undefined && steps[k]?.name === before.stepName ? before.stepStartedAt : undefined;
+  const healthySince = stepStartedAt === undefined ? undefined : before?.healthySince;
+  if (before === undefined)
+    events.push(
+      event(
+        'Normal',
+        'RolloutStarted',
+        `rolling out revision ${revision.id} to ${members.length} Clusters in ${steps.length} steps`,
+      ),
+    );
+  return { k, stepStartedAt, healthySince };
 }
 
 function advance(input: RolloutInput): RolloutOutcome {
@@ -122,70 +72,35 @@ function advance(input: RolloutInput): RolloutOutcome {
     const prior = sameRevision ? previous?.steps?.find((s) => s.name === step.name) : undefined;
     return prior?.state === 'Succeeded' ? prior.finishedAt : undefined;
   });
-  const events: EventIntent[] = [];
-  const stepMembers = (k: number) => members.filter((m) => m.step === k);
-  const last = steps.length - 1;
 
   const ended = endedRollout(input, before, finishedAt);
   if (ended !== undefined) return ended;
 
-  // An active rollout: resume where status says, or start at the first step.
-  const byName = before === undefined ? -1 : steps.findIndex((s) => s.name === before.stepName);
-  let k = byName >= 0 ? byName : Math.min(before?.step ?? 0, last);
-  let stepStartedAt =
-    before !== undefined && steps[k]?.name === before.stepName ? before.stepStartedAt : undefined;
-  let healthySince = stepStartedAt === undefined ? undefined : before?.healthySince;
-  if (before === undefined)
-    events.push(
-      event(
-        'Normal',
-        'RolloutStarted',
-        `rolling out revision ${revision.id} to ${members.length} Clusters in ${steps.length} steps`,
-      ),
-    );
-
+  const events: EventIntent[] = [];
+  const at = resumeAt(input, before, events);
   const rolloutAt = (state: RolloutStatus['state']): RolloutStatus => ({
     state,
-    step: k,
-    stepName: steps[k].name,
-    ...(stepStartedAt === undefined ? {} : { stepStartedAt }),
-    ...(healthySince === undefined ? {} : { healthySince }),
+    step: at.k,
+    stepName: steps[at.k].name,
+    ...(at.stepStartedAt === undefined ? {} : { stepStartedAt: at.stepStartedAt }),
+    ...(at.healthySince === undefined ? {} : { healthySince: at.healthySince }),
   });
 
   if (input.rollout.paused) return pausedOutcome(input, before, rolloutAt('Paused'), finishedAt, events);
   // Unpausing restarts the step's clock: the pause does not count against stepTimeout.
-  if (before?.state === 'Paused' && stepStartedAt !== undefined) stepStartedAt = nowText;
+  if (before?.state === 'Paused' && at.stepStartedAt !== undefined) at.stepStartedAt = nowText;
 
   for (;;) {
-    const step = steps[k];
-    const sorted = sortMembers(stepMembers(k));
-    const earlier = members.filter((m) => m.step < k);
+    const step = steps[at.k];
+    const sorted = sortMembers(members.filter((m) => m.step === at.k));
+    const earlier = members.filter((m) => m.step < at.k);
+    const c: StepContext = { input, step, sorted, earlier, rollout: rolloutAt, finishedAt, events };
 
-    if (stepStartedAt === undefined) {
-      if (step.approvalRequired && input.approval !== `${step.name}@${revision.id}`) {
-        const waiting = rolloutAt('WaitingForApproval');
-        const first = before?.state !== 'WaitingForApproval' || before.stepName !== step.name;
-        return {
-          rollout: waiting,
-          stop: 'waitingForApproval',
-          message: `step ${step.name} (${step.clusters.length} Clusters) needs approval: annotate the ReleaseSet convoy.dev/approve=${step.name}@${revision.id}`,
-          writes: writesFor(earlier),
-          succeeded: false,
-          finishedAt,
-          events: first
-            ? [
-                ...events,
-                event(
-                  'Normal',
-                  'WaitingForApproval',
-                  `step ${step.name} waits for convoy.dev/approve=${step.name}@${revision.id}`,
-                ),
-              ]
-            : events,
-        };
-      }
-      stepStartedAt = nowText;
-      healthySince = undefined;
+    if (at.stepStartedAt === undefined) {
+      const waiting = approvalWait(c, before);
+      if (waiting !== undefined) return waiting;
+      at.stepStartedAt = nowText;
+      at.healthySince = undefined;
       events.push(
         event(
           'Normal',
@@ -195,134 +110,106 @@ function advance(input: RolloutInput): RolloutOutcome {
       );
     }
 
-    const started = Date.parse(stepStartedAt);
-    const deadline = started + step.timeoutMs;
+    const deadline = Date.parse(at.stepStartedAt) + step.timeoutMs;
     const open = [...sorted.inFlight, ...sorted.pending];
     const pastDeadline = now.getTime() >= deadline && open.length > 0;
     if (sorted.failed.length > step.maxFailures || pastDeadline) {
-      return fail({
-        input,
-        step,
-        k,
-        sorted,
-        open,
-        pastDeadline,
-        rollout: rolloutAt,
-        finishedAt,
-        events,
-        earlier,
-      });
+      return stepFailed({ ...c, k: at.k, open, pastDeadline });
     }
 
     if (open.length === 0) {
-      healthySince ??= nowText;
-      const soakEnd = Date.parse(healthySince) + step.minHealthyMs;
-      if (now.getTime() < soakEnd) {
-        return {
-          rollout: rolloutAt('Progressing'),
-          stop: 'waitingForMinHealthyTime',
-          message: `step ${step.name}: every Cluster is ready since ${healthySince}; soaking for minHealthyTime until ${toRfc3339(new Date(soakEnd))}`,
-          writes: writesFor([...earlier, ...stepMembers(k)]),
-          requeueAfterSeconds: Math.max(1, Math.ceil((soakEnd - now.getTime()) / 1000)),
-          succeeded: false,
-          finishedAt,
-          events,
-        };
-      }
-      finishedAt[k] = nowText;
-      events.push(
-        event(
-          'Normal',
-          'StepSucceeded',
-          `step ${step.name} succeeded: ${sorted.ready.length} Clusters ready${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed within maxFailures` : ''}`,
-        ),
-      );
-      if (k === last) {
-        events.push(event('Normal', 'RolloutSucceeded', succeededMessage(revision, members.length)));
-        return {
-          rollout: rolloutAt('Succeeded'),
-          stop: 'succeeded',
-          message: succeededMessage(revision, members.length),
-          writes: writesFor(members),
-          succeeded: true,
-          finishedAt,
-          events,
-        };
-      }
-      k++;
-      stepStartedAt = undefined;
-      healthySince = undefined;
+      at.healthySince ??= nowText;
+      const done = soakedOrSucceeded(c, at.k, at.healthySince);
+      if (done !== undefined) return done;
+      at.k++;
+      at.stepStartedAt = undefined;
+      at.healthySince = undefined;
       continue;
     }
 
-    healthySince = undefined;
-    return batchOutcome({
-      step,
-      sorted,
-      earlier,
-      deadline,
-      now,
-      rollout: rolloutAt('Progressing'),
-      finishedAt,
-      events,
-    });
+    at.healthySince = undefined;
+    return batchOutcome({ ...c, deadline, now, rollout: rolloutAt('Progressing') });
   }
 }
 
-/** A rollout of this revision that already ended (Succeeded, Halted, RolledBack) stays as it ended; undefined: it is active. */
-function endedRollout(
-  input: RolloutInput,
-  before: RolloutStatus | undefined,
-  finishedAt: (string | undefined)[],
-): RolloutOutcome | undefined {
-  const { revision, members, previous } = input;
-  const events: EventIntent[] = [];
-  if (before?.state === 'Succeeded') {
-    const writes = input.rollout.paused ? [] : writesFor(members);
-    return {
-      rollout: before,
-      stop: 'succeeded',
-      message: succeededMessage(revision, members.length),
-      writes,
-      succeeded: true,
-      finishedAt,
-      events,
-    };
-  }
-  if (before?.state === 'Halted') {
-    const message =
-      previous?.conditions?.find((c) => c.type === 'RolloutSucceeded')?.message ??
-      `the rollout of revision ${revision.id} halted`;
-    return {
-      rollout: before,
-      stop: 'stepFailed',
-      message,
-      writes: [],
-      succeeded: false,
-      finishedAt,
-      events,
-      frozenFailing: frozen(previous),
-    };
-  }
-  if (before?.state === 'RolledBack') {
-    const target = previous?.lastSucceededRevision;
-    const rb = target === undefined ? { writes: [] } : rollbackWrites(members, target);
-    const condition = previous?.conditions?.find((c) => c.type === 'RolloutSucceeded');
-    const message = condition?.message ?? `the rollout of revision ${revision.id} was rolled back`;
-    const stop = condition?.reason === RolloutReason.RollbackRequested ? 'rollbackRequested' : 'rolledBack';
-    return {
-      rollout: before,
-      stop,
-      message,
-      writes: input.rollout.paused ? [] : rb.writes,
-      succeeded: false,
-      finishedAt,
-      events,
-      frozenFailing: frozen(previous),
-    };
-  }
+/** One step of an active rollout, as the steps of `advance` read it. */
+interface StepContext {
+  input: RolloutInput;
+  step: StepPlan;
+  sorted: Sorted;
+  /** The Clusters of the steps before this one (kept at the revision). */
+  earlier: Member[];
+  rollout: (state: RolloutStatus['state']) => RolloutStatus;
+  finishedAt: (string | undefined)[];
+  events: EventIntent[];
+}
 
-  return undefined;
+/** A step that needs approval and has none for this revision waits before anything of it is written; undefined: it may start. */
+function approvalWait(c: StepContext, before: RolloutStatus | undefined): RolloutOutcome | undefined {
+  const { input, step, events } = c;
+  const { revision } = input;
+  if (!step.approvalRequired || input.approval === `${step.name}@${revision.id}`) return undefined;
+  const first = before?.state !== 'WaitingForApproval' || before.stepName !== step.name;
+  return {
+    rollout: c.rollout('WaitingForApproval'),
+    stop: 'waitingForApproval',
+    message: `step ${step.name} (${step.clusters.length} Clusters) needs approval: annotate the ReleaseSet convoy.dev/approve=${step.name}@${revision.id}`,
+    writes: writesFor(c.earlier),
+    succeeded: false,
+    finishedAt: c.finishedAt,
+    events: first
+      ? [
+          ...events,
+          event(
+            'Normal',
+            'WaitingForApproval',
+            `step ${step.name} waits for convoy.dev/approve=${step.name}@${revision.id}`,
+          ),
+        ]
+      : events,
+  };
+}
+
+/**
+ * Every Cluster of the step is ready since `healthySince`: soaking until minHealthyTime has
+ * passed, then the step succeeded — and with the last step, the rollout. undefined: the next step begins.
+ */
+function soakedOrSucceeded(c: StepContext, k: number, healthySince: string): RolloutOutcome | undefined {
+  const { input, step, sorted, finishedAt, events } = c;
+  const { revision, members, now } = input;
+  const nowText = toRfc3339(now);
+  const soakEnd = Date.parse(healthySince) + step.minHealthyMs;
+  if (now.getTime() < soakEnd) {
+    return {
+      rollout: c.rollout('Progressing'),
+      stop: 'waitingForMinHealthyTime',
+      message: `step ${step.name}: every Cluster is ready since ${healthySince}; soaking for minHealthyTime until ${toRfc3339(new Date(soakEnd))}`,
+      writes: writesFor([...c.earlier, ...members.filter((m) => m.step === k)]),
+      requeueAfterSeconds: Math.max(1, Math.ceil((soakEnd - now.getTime()) / 1000)),
+      succeeded: false,
+      finishedAt,
+      events,
+    };
+  }
+  finishedAt[k] = nowText;
+  events.push(
+    event(
+      'Normal',
+      'StepSucceeded',
+      `step ${step.name} succeeded: ${sorted.ready.length} Clusters ready${sorted.failed.length > 0 ? `, ${sorted.failed.length} failed within maxFailures` : ''}`,
+    ),
+  );
+  if (k < input.steps.length - 1) return undefined;
+  events.push(event('Normal', 'RolloutSucceeded', succeededMessage(revision, members.length)));
+  return {
+    rollout: c.rollout('Succeeded'),
+    stop: 'succeeded',
+    message: succeededMessage(revision, members.length),
+    writes: writesFor(members),
+    succeeded: true,
+    finishedAt,
+    events,
+  };
 }
 
 /** spec.rollout.paused: the rollout holds at its step; nothing is written or deleted. */
@@ -378,97 +265,5 @@ function batchOutcome(b: {
     succeeded: false,
     finishedAt,
     events,
-  };
-}
-
-interface FailInput {
-  input: RolloutInput;
-  step: StepPlan;
-  k: number;
-  sorted: Sorted;
-  open: Member[];
-  pastDeadline: boolean;
-  rollout: (state: RolloutStatus['state']) => RolloutStatus;
-  finishedAt: (string | undefined)[];
-  events: EventIntent[];
-  earlier: Member[];
-}
-
-function fail(f: FailInput): RolloutOutcome {
-  const { input, step, k, sorted, open, pastDeadline } = f;
-  const { revision, now, previous } = input;
-  const timeoutText = pastDeadline
-    ? `step ${step.name} passed its deadline (stepTimeout from ${f.rollout('Halted').stepStartedAt ?? ''})`
-    : undefined;
-  const failing: FailingCluster[] = [];
-  for (const m of sorted.failed) {
-    if (m.state.kind === 'updated')
-      failing.push(
-        failingEntry({ cluster: m.cluster.name, release: m.state.release, verdict: m.state.verdict, now }),
-      );
-  }
-  if (timeoutText !== undefined) {
-    for (const m of open) {
-      if (m.state.kind === 'updated')
-        failing.push(
-          failingEntry({
-            cluster: m.cluster.name,
-            release: m.state.release,
-            verdict: m.state.verdict,
-            timedOut: timeoutText,
-            now,
-          }),
-        );
-      else if (m.state.kind !== 'held')
-        failing.push({
-          cluster: m.cluster.name,
-          release: m.name,
-          signal: 'Applied',
-          reason: 'StepTimeout',
-          message: `${timeoutText}: not written yet (waiting for a slot)`,
-          since: toRfc3339(now),
-        });
-    }
-  }
-  failing.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
-  const why =
-    sorted.failed.length > step.maxFailures
-      ? `step ${step.name} failed: ${sorted.failed.length} of ${step.clusters.length} Clusters failed, more than maxFailures ${step.maxFailures} (${names(sorted.failed)})`
-      : `step ${step.name} passed its stepTimeout with ${open.length} of ${step.clusters.length} Clusters not ready (${names(open)})`;
-  f.finishedAt[k] = toRfc3339(now);
-  const target = previous?.lastSucceededRevision;
-  if (step.onFailure === 'RollbackFleet' && target !== undefined && target.id !== revision.id) {
-    const rb = rollbackWrites(input.members, target);
-    const rolled = rb.writes.length + rb.pinned;
-    const left =
-      rb.notPossible.length > 0
-        ? `; ${rb.notPossible.length} not rolled back (created by this rollout or not ready at that revision: ${names(rb.notPossible)})`
-        : '';
-    const message = `${why}; rolled back ${rolled} Clusters to revision ${target.id} (lastSucceededRevision)${left}`;
-    return {
-      rollout: f.rollout('RolledBack'),
-      stop: 'rolledBack',
-      message,
-      writes: rb.writes,
-      succeeded: false,
-      finishedAt: f.finishedAt,
-      failing,
-      events: [...f.events, event('Warning', 'RolledBack', message)],
-    };
-  }
-  const noTarget =
-    step.onFailure === 'RollbackFleet'
-      ? '; onFailure is RollbackFleet but no earlier revision succeeded, so there is nothing to roll back to: halted'
-      : '; halted (onFailure Halt)';
-  const message = `${why}${noTarget}`;
-  return {
-    rollout: f.rollout('Halted'),
-    stop: 'stepFailed',
-    message,
-    writes: [],
-    succeeded: false,
-    finishedAt: f.finishedAt,
-    failing,
-    events: [...f.events, event('Warning', 'StepFailed', message)],
   };
 }
