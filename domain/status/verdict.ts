@@ -56,6 +56,7 @@
 import type { Condition } from '../api/common.ts';
 import type { Release } from '../api/objects.ts';
 import { AppliedReason, ConditionType, HealthyReason } from './reasons.ts';
+import { DEPENDENCY_RETRIED_REASONS, isDependencyWait } from './dependency-verdict.ts';
 
 export type VerdictSignal =
   | 'Applied'
@@ -89,6 +90,7 @@ const RETRIED_APPLIED_REASONS: ReadonlySet<string> = new Set([
   AppliedReason.ValuesNotReady,
   AppliedReason.DeployFailed,
   AppliedReason.PruneFailed,
+  ...DEPENDENCY_RETRIED_REASONS,
 ]);
 
 /** The order in which the condition signals are judged; later conditions only count for their generation. */
@@ -108,7 +110,8 @@ const notReady = (signal: VerdictSignal, kind: VerdictKind, message: string): Ve
 
 /** A reason that means "not there yet" rather than "went wrong". */
 export function isWaitReason(reason: string): boolean {
-  return reason.startsWith('WaitingFor') || reason === 'Pending' || reason === 'Progressing';
+  const waiting = reason.startsWith('WaitingFor') || reason === 'Pending' || reason === 'Progressing';
+  return waiting || isDependencyWait(reason);
 }
 
 function describe(c: Condition): string {

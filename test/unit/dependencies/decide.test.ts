@@ -8,6 +8,7 @@ import {
 import type { DependencyReads } from '../../../domain/dependencies/reads.ts';
 import type { Release } from '../../../domain/api/objects.ts';
 import { MAX_DEPTH } from '../../../domain/dependencies/graph.ts';
+import { combinedVerdict } from '../../../domain/status/verdict.ts';
 import { readsOf, rel, set, T } from './fixtures.ts';
 
 const NOW = new Date('2026-12-07T10:30:00Z');
@@ -177,5 +178,34 @@ describe('dependsOn: another namespace', () => {
       stop: 'dependencyNotReady',
       message: 'waits for Release platform/cert-manager (Ready): failed',
     });
+  });
+});
+
+describe('dependsOn: the combined verdict of a dependent', () => {
+  const withApplied = (reason: string) =>
+    rel('c', 'ready', [], {
+      applied: {
+        type: 'Applied',
+        status: 'False',
+        reason,
+        message: 'm',
+        lastTransitionTime: T,
+        observedGeneration: 3,
+      },
+    });
+
+  it('DependencyNotReady is a wait; DependencyNotFound a retried wait; a cycle, depth, timeout or refusal a failure', () => {
+    expect(combinedVerdict(withApplied('DependencyNotReady'))).toMatchObject({ ready: false, kind: 'wait' });
+    expect(combinedVerdict(withApplied('DependencyNotFound'))).toMatchObject({
+      kind: 'wait',
+      retrying: true,
+    });
+    for (const reason of [
+      'DependencyCycle',
+      'DependencyTooDeep',
+      'DependencyTimeout',
+      'DependencyNotAllowed',
+    ])
+      expect(combinedVerdict(withApplied(reason))).toMatchObject({ ready: false, kind: 'failure' });
   });
 });
