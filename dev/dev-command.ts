@@ -25,6 +25,7 @@ import { watchShutdown } from './shutdown.ts';
 import { removeStaleDirs } from './stale-dirs.ts';
 import { isCheckout } from './state-dir.ts';
 import { withSharedConnections } from './kube-connections.ts';
+import { startNotificationReceiver, withNotificationReceiver } from './notification-receiver.ts';
 
 export { devUsage } from './dev-args.ts';
 
@@ -62,7 +63,9 @@ async function runDev(argv: string[]): Promise<number> {
     const kc = withSharedConnections(new KubeConfig());
     kc.loadFromFile(cluster.kubeconfigPath);
     const servers = await startExampleServers(kc, args, stops, say);
-    const settings = servers.settings;
+    const notifications = await startNotificationReceiver();
+    stops.push({ what: 'the notification receiver', stop: () => notifications.stop() });
+    const settings = withNotificationReceiver(servers.settings, notifications);
     const identities = await installIdentities(kc, settings, cluster.functionsToken, say);
     if (stopped()) return 0;
     const lambda =
@@ -80,6 +83,7 @@ async function runDev(argv: string[]): Promise<number> {
       examplesDir: args.examplesDir,
       oci: servers.oci,
       egressAllow: settings.tenancy.egressAllow ?? '',
+      notifications: notifications.url,
     });
     if (!stopped()) {
       await new Promise<void>((resolve) =>
@@ -135,6 +139,7 @@ function printBanner(b: {
   examplesDir: string;
   oci: DevRegistry | undefined;
   egressAllow: string;
+  notifications: string;
 }): void {
   const examples = relative(process.cwd(), b.examplesDir) || '.';
   console.log(
@@ -148,7 +153,8 @@ function printBanner(b: {
       ...(b.oci
         ? [`  OCI registry ${b.oci.host}   (${b.oci.pushed.join(', ') || 'empty'}; plain HTTP allowed)`]
         : []),
-      `  egress       Releases may reach public addresses and ${b.egressAllow.split(',').join(', ')} (convoy dev's own servers${b.egressAllow.split(',').length > (b.oci ? 2 : 1) ? ' and CONVOY_EGRESS_ALLOW' : ''}); other loopback and private addresses are refused`,
+      `  notifications ${b.notifications}   (webhooks: ${b.notifications}/webhook/…, Slack: ${b.notifications}/services/T/B/x; GET ${b.notifications}/deliveries lists what arrived)`,
+      `  egress       Releases may reach public addresses and ${b.egressAllow.split(',').join(', ')} (convoy dev's own servers${b.egressAllow.split(',').length > (b.oci ? 3 : 2) ? ' and CONVOY_EGRESS_ALLOW' : ''}); other loopback and private addresses are refused`,
       '',
       `  try:  kubectl --kubeconfig ${b.kubeconfigPath} apply -f ${examples}`,
       `        ${isCheckout(repoRoot) ? 'node bin/convoy.ts' : 'convoy'} wait --kubeconfig ${b.kubeconfigPath} ${EXAMPLES_NAMESPACE}/hello`,

@@ -239,6 +239,7 @@ describe('convoy dev start and stop', () => {
     const registry = existsSync(registryBinaryPath()) ? ['the OCI registry'] : [];
     expect(order).toEqual([
       'the relay and the function pollers',
+      'the notification receiver',
       ...registry,
       'the Git server',
       'the example repositories',
@@ -327,10 +328,19 @@ describe('convoy dev start and stop', () => {
     expect(run.stdout).toContain(
       `OCI registry 127.0.0.1:${ociPort}   (oci://127.0.0.1:${ociPort}/charts/hello-chart, oci://127.0.0.1:${ociPort}/manifests/hello-oci:1.0.0; plain HTTP allowed)`,
     );
-    // The egress policy refuses loopback: convoy dev allows its own two servers, and says so.
+    // The egress policy refuses loopback: convoy dev allows its own servers (Git, registry, notification receiver), and says so.
+    const receiver = /notifications (http:\/\/(127\.0\.0\.1:\d+))/.exec(run.stdout);
+    expect(receiver).not.toBeNull();
     expect(run.stdout).toContain(
-      `egress       Releases may reach public addresses and 127.0.0.1:${gitPort}, 127.0.0.1:${ociPort} (convoy dev's own servers); other loopback and private addresses are refused`,
+      `egress       Releases may reach public addresses and 127.0.0.1:${gitPort}, 127.0.0.1:${ociPort}, ${receiver?.[2]} (convoy dev's own servers); other loopback and private addresses are refused`,
     );
+    // What a webhook destination would receive is listed at /deliveries.
+    await fetch(`${receiver?.[1]}/webhook/demo`, { method: 'POST', body: '{"transition":"Ready"}' });
+    const deliveries = (await (await fetch(`${receiver?.[1]}/deliveries`)).json()) as {
+      kind: string;
+      body: unknown;
+    }[];
+    expect(deliveries).toMatchObject([{ kind: 'webhook', body: { transition: 'Ready' } }]);
     const kubeconfig = /kubeconfig\s+(\S+)/.exec(run.stdout)?.[1] ?? '';
     const kc = kubeConfigFor(kubeconfig);
     const objects = KubernetesObjectApi.makeApiClient(kc);
