@@ -43,7 +43,7 @@
  *     `NotConfigured` when Healthy is True NotConfigured (no
  *     spec.healthAssessment), so Ready then means applied and in sync only.
  *   - A suspended Release (spec.suspend: true) has its own verdict, kind
- *     `suspended`, signal `Suspended` (issue 23): convoy applies nothing until
+ *     `suspended`, signal `Suspended`: convoy applies nothing until
  *     it is resumed, so it is neither waiting for convoy nor failed. Suspending
  *     bumps metadata.generation and the controller-manager does not reconcile
  *     while suspended, so judging the conditions would only ever say "Waiting
@@ -161,51 +161,13 @@ export function combinedVerdict(release: Release): Verdict {
   if (release.spec.suspend) return suspendedVerdict(release);
 
   // 1. Applied; a stop convoy retries is a wait.
-  const appliedCondition = byType(ConditionType.Applied);
-  const applied = judge(
-    ConditionType.Applied,
-    appliedCondition,
-    generation,
-    'the controller-manager has not reconciled this Release',
-  );
-  if (applied !== undefined) {
-    if (
-      !applied.ready &&
-      applied.signal === 'Applied' &&
-      appliedCondition !== undefined &&
-      RETRIED_APPLIED_REASONS.has(appliedCondition.reason)
-    ) {
-      return {
-        ...applied,
-        kind: 'wait',
-        retrying: true,
-        message: `${applied.message} (convoy retries this with backoff)`,
-      };
-    }
-    return applied;
-  }
+  const applied = appliedVerdict(byType(ConditionType.Applied), generation);
+  if (applied !== undefined) return applied;
 
   // 2. The newest render is the one applied.
-  const attempted = status?.lastAttempted;
-  const newRender = attempted?.renderRef;
-  const successful = status?.lastSuccessful?.renderRef;
-  if (newRender === undefined || successful === undefined || newRender !== successful) {
-    const appliedReason = byType(ConditionType.Applied)?.reason;
-    const failed = attempted?.phase === 'Failed' || appliedReason === AppliedReason.RolledBack;
-    const why =
-      newRender === undefined
-        ? 'status.lastAttempted.renderRef is not set: no render was made yet'
-        : successful === undefined
-          ? `the newest render ${newRender} (status.lastAttempted.renderRef) was never applied: status.lastSuccessful.renderRef is not set`
-          : `the newest render ${newRender} (status.lastAttempted.renderRef) is not the applied one ${successful} (status.lastSuccessful.renderRef)`;
-    const detail =
-      attempted?.failure !== undefined
-        ? `; lastAttempted failed at ${attempted.failure.stage} (${attempted.failure.reason}): ${attempted.failure.message}`
-        : appliedReason === AppliedReason.RolledBack
-          ? '; the rollout was rolled back to the last healthy render'
-          : '';
-    return notReady('NewRender', failed ? 'failure' : 'wait', `${why}${detail}`);
-  }
+  const newRender = status?.lastAttempted?.renderRef;
+  const render = newRenderVerdict(status, byType(ConditionType.Applied)?.reason);
+  if (render !== undefined) return render;
 
   // 3. InSync.
   const inSync = judge(
@@ -229,46 +191,9 @@ export function combinedVerdict(release: Release): Verdict {
   );
   if (healthy !== undefined) return healthy;
 
-  // 5. RolloutSucceeded, when present or required by spec.failurePolicy, for the new render.
-  const rollout = byType(ConditionType.RolloutSucceeded);
-  if (rollout !== undefined || release.spec.failurePolicy !== undefined) {
-    const verdict = judge(
-      ConditionType.RolloutSucceeded,
-      rollout,
-      generation,
-      'spec.failurePolicy is set but the rollout is not reported',
-      () => {
-        const rolledOut = status?.rollout?.renderRef;
-        if (rolledOut === newRender) return undefined;
-        return rolledOut === undefined
-          ? `RolloutSucceeded is True but status.rollout.renderRef is not set; waiting for the rollout of ${newRender}`
-          : `RolloutSucceeded is True for render ${rolledOut}, not for the new render ${newRender} (status.rollout.renderRef)`;
-      },
-    );
-    // False Progressing waits; False Failed or RolledBack is a failure.
-    if (verdict !== undefined) return verdict;
-  }
-
-  // 6. The rollout of the new render, whether or not RolloutSucceeded is reported.
-  const rolloutState = status?.rollout;
-  if (
-    rolloutState !== undefined &&
-    rolloutState.renderRef === newRender &&
-    rolloutState.state !== 'Succeeded'
-  ) {
-    const wave = rolloutState.wave === undefined ? '' : ` at wave ${rolloutState.wave}`;
-    return rolloutState.state === 'Progressing'
-      ? notReady(
-          'Rollout',
-          'wait',
-          `the rollout of ${newRender} is Progressing${wave} (status.rollout.state)`,
-        )
-      : notReady(
-          'Rollout',
-          'failure',
-          `the rollout of ${newRender} is ${rolloutState.state}${wave} (status.rollout.state)`,
-        );
-  }
+  // 5 and 6. The rollout of the new render.
+  const rollout = rolloutVerdict(release, byType(ConditionType.RolloutSucceeded), newRender);
+  if (rollout !== undefined) return rollout;
 
   // 7. Every other condition is from the current spec.
   const judged = new Set<string>(ORDERED_CONDITIONS);
@@ -290,6 +215,106 @@ export function combinedVerdict(release: Release): Verdict {
         health: 'Assessed',
         message: `render ${newRender} is applied, in sync and healthy at generation ${generation}`,
       };
+}
+
+/** Step 1: Applied, judged; a stop convoy retries with backoff is a wait marked `retrying`. undefined: Applied is True and current. */
+function appliedVerdict(
+  condition: Condition | undefined,
+  generation: number | undefined,
+): Verdict | undefined {
+  const applied = judge(
+    ConditionType.Applied,
+    condition,
+    generation,
+    'the controller-manager has not reconciled this Release',
+  );
+  if (
+    applied !== undefined &&
+    !applied.ready &&
+    applied.signal === 'Applied' &&
+    condition !== undefined &&
+    RETRIED_APPLIED_REASONS.has(condition.reason)
+  ) {
+    return {
+      ...applied,
+      kind: 'wait',
+      retrying: true,
+      message: `${applied.message} (convoy retries this with backoff)`,
+    };
+  }
+  return applied;
+}
+
+/**
+ * Step 2: the newest render (status.lastAttempted.renderRef) is the one applied
+ * (status.lastSuccessful.renderRef); when not, a failure if it failed or was rolled back, else a
+ * wait. undefined: it is.
+ */
+function newRenderVerdict(status: Release['status'], appliedReason: string | undefined): Verdict | undefined {
+  const attempted = status?.lastAttempted;
+  const newRender = attempted?.renderRef;
+  const successful = status?.lastSuccessful?.renderRef;
+  if (newRender !== undefined && successful !== undefined && newRender === successful) return undefined;
+  const failed = attempted?.phase === 'Failed' || appliedReason === AppliedReason.RolledBack;
+  const why =
+    newRender === undefined
+      ? 'status.lastAttempted.renderRef is not set: no render was made yet'
+      : successful === undefined
+        ? `the newest render ${newRender} (status.lastAttempted.renderRef) was never applied: status.lastSuccessful.renderRef is not set`
+        : `the newest render ${newRender} (status.lastAttempted.renderRef) is not the applied one ${successful} (status.lastSuccessful.renderRef)`;
+  const detail =
+    attempted?.failure !== undefined
+      ? `; lastAttempted failed at ${attempted.failure.stage} (${attempted.failure.reason}): ${attempted.failure.message}`
+      : appliedReason === AppliedReason.RolledBack
+        ? '; the rollout was rolled back to the last healthy render'
+        : '';
+  return notReady('NewRender', failed ? 'failure' : 'wait', `${why}${detail}`);
+}
+
+/**
+ * Steps 5 and 6: RolloutSucceeded, when present or required by spec.failurePolicy, for the new
+ * render; then status.rollout of the new render, whether or not RolloutSucceeded is reported.
+ * undefined: the rollout does not hold the Release back.
+ */
+function rolloutVerdict(
+  release: Release,
+  condition: Condition | undefined,
+  newRender: string | undefined,
+): Verdict | undefined {
+  const status = release.status;
+  if (condition !== undefined || release.spec.failurePolicy !== undefined) {
+    const verdict = judge(
+      ConditionType.RolloutSucceeded,
+      condition,
+      release.metadata.generation,
+      'spec.failurePolicy is set but the rollout is not reported',
+      () => {
+        const rolledOut = status?.rollout?.renderRef;
+        if (rolledOut === newRender) return undefined;
+        return rolledOut === undefined
+          ? `RolloutSucceeded is True but status.rollout.renderRef is not set; waiting for the rollout of ${newRender}`
+          : `RolloutSucceeded is True for render ${rolledOut}, not for the new render ${newRender} (status.rollout.renderRef)`;
+      },
+    );
+    // False Progressing waits; False Failed or RolledBack is a failure.
+    if (verdict !== undefined) return verdict;
+  }
+
+  const rolloutState = status?.rollout;
+  if (
+    rolloutState === undefined ||
+    rolloutState.renderRef !== newRender ||
+    rolloutState.state === 'Succeeded'
+  )
+    return undefined;
+  const wave = rolloutState.wave === undefined ? '' : ` at wave ${rolloutState.wave}`;
+  return rolloutState.state === 'Progressing'
+    ? notReady('Rollout', 'wait', `the rollout of ${newRender} is Progressing${wave} (status.rollout.state)`)
+    : notReady(
+        'Rollout',
+        'failure',
+        `the rollout of ${newRender} is ${rolloutState.state}${wave} (status.rollout.state)`,
+      );
 }
 
 /** spec.suspend: true. The message names how to resume and what the observers last reported. */
