@@ -3,7 +3,7 @@
  * GitLab and Gitea push events, authenticated by HMAC-SHA256 signature
  * (GitHub, Gitea) or secret token (GitLab), enqueue a reconcile of every
  * Release that follows the pushed ref, and, when the source lists ReleaseSets
- * (the relay has a fleet queue, issue 26), a fleet message to every set whose
+ * (the relay has a fleet queue), a fleet message to every set whose
  * children follow it (domain/relay/git-push.ts has the parsing and matching
  * rules). Plugged into createApiApp as `deps.gitWebhook`; without it the route
  * answers 501 (gitWebhookNotImplemented).
@@ -34,6 +34,7 @@ import {
   matchReleaseSets,
   pushCause,
   readGitWebhook,
+  type GitPush,
   type GitRepositoryLike,
   type ReleaseSetLike,
 } from '../../domain/relay/git-push.ts';
@@ -90,148 +91,164 @@ const error = (status: number, code: string, message: string) =>
   Response.json({ error: code, message }, { status });
 
 export function createGitWebhookHandler(options: GitWebhookOptions): GitWebhookHandler {
+  return async (request) => {
+    const accepted = await acceptDelivery(request, options);
+    return accepted instanceof Response ? accepted : await queueMatches(accepted, options);
+  };
+}
+
+/**
+ * The delivery read within the size limit and authenticated with the secret: a push of a ref to
+ * act on, or the answer to give (an error, GitHub's ping, an event or a ref deletion ignored).
+ */
+async function acceptDelivery(request: Request, options: GitWebhookOptions): Promise<GitPush | Response> {
   const { logger } = options;
   const maxBytes = options.maxBodyBytes ?? MAX_WEBHOOK_BODY_BYTES;
+  const body = await readLimited(request, maxBytes);
+  if (body === undefined) {
+    return error(
+      413,
+      'PayloadTooLarge',
+      `the webhook body is larger than ${maxBytes} bytes; convoy reads push events only`,
+    );
+  }
 
-  return async (request) => {
-    const body = await readLimited(request, maxBytes);
-    if (body === undefined) {
-      return error(
-        413,
-        'PayloadTooLarge',
-        `the webhook body is larger than ${maxBytes} bytes; convoy reads push events only`,
-      );
-    }
+  let secret: string;
+  try {
+    secret = typeof options.secret === 'string' ? options.secret : await options.secret();
+  } catch (err) {
+    logger?.error('git webhook: reading the webhook secret failed', { error: err });
+    return error(503, 'Unavailable', 'the relay could not read its Git webhook secret; retry later');
+  }
+  if (secret === '') {
+    logger?.error('git webhook: no webhook secret is configured; every delivery is refused');
+    return error(
+      503,
+      'Unavailable',
+      'the relay has no Git webhook secret configured, so it cannot verify deliveries; configure one on the relay',
+    );
+  }
 
-    let secret: string;
-    try {
-      secret = typeof options.secret === 'string' ? options.secret : await options.secret();
-    } catch (err) {
-      logger?.error('git webhook: reading the webhook secret failed', { error: err });
-      return error(503, 'Unavailable', 'the relay could not read its Git webhook secret; retry later');
-    }
-    if (secret === '') {
-      logger?.error('git webhook: no webhook secret is configured; every delivery is refused');
-      return error(
-        503,
-        'Unavailable',
-        'the relay has no Git webhook secret configured, so it cannot verify deliveries; configure one on the relay',
-      );
-    }
-
-    const delivery = readGitWebhook(request.headers, body, secret);
-    switch (delivery.kind) {
-      case 'unknown-provider':
-        return error(400, 'InvalidRequest', delivery.reason);
-      case 'unauthorized':
-        logger?.warn('git webhook: delivery refused', {
-          provider: delivery.provider,
-          reason: delivery.reason,
-        });
-        return error(401, 'Unauthorized', `${delivery.reason}; the webhook secret must equal the relay's`);
-      case 'invalid':
-        logger?.warn('git webhook: push payload does not parse', {
-          provider: delivery.provider,
-          reason: delivery.reason,
-        });
-        return error(400, 'InvalidRequest', delivery.reason);
-      case 'ping':
-        return Response.json({ pong: true }, { status: 200 });
-      case 'ignored': {
-        const event = delivery.event.slice(0, 80);
-        return Response.json(
-          {
-            ignored: event,
-            message: `convoy acts on push events only; ${JSON.stringify(event)} was ignored`,
-          },
-          { status: 200 },
-        );
-      }
-      case 'push':
-        break;
-    }
-
-    const { push } = delivery;
-    if (push.deleted) {
-      logger?.info('git webhook: ref deleted; nothing queued', { provider: push.provider, ref: push.ref });
+  const delivery = readGitWebhook(request.headers, body, secret);
+  switch (delivery.kind) {
+    case 'unknown-provider':
+      return error(400, 'InvalidRequest', delivery.reason);
+    case 'unauthorized':
+      logger?.warn('git webhook: delivery refused', {
+        provider: delivery.provider,
+        reason: delivery.reason,
+      });
+      return error(401, 'Unauthorized', `${delivery.reason}; the webhook secret must equal the relay's`);
+    case 'invalid':
+      logger?.warn('git webhook: push payload does not parse', {
+        provider: delivery.provider,
+        reason: delivery.reason,
+      });
+      return error(400, 'InvalidRequest', delivery.reason);
+    case 'ping':
+      return Response.json({ pong: true }, { status: 200 });
+    case 'ignored': {
+      const event = delivery.event.slice(0, 80);
       return Response.json(
-        { ignored: 'push', message: `${push.ref} was deleted; nothing to deliver` },
+        {
+          ignored: event,
+          message: `convoy acts on push events only; ${JSON.stringify(event)} was ignored`,
+        },
         { status: 200 },
       );
     }
+    case 'push':
+      break;
+  }
 
-    let listed: Awaited<ReturnType<WebhookReleaseSource['list']>>;
-    try {
-      listed = await options.releases.list();
-    } catch (err) {
-      logger?.error('git webhook: listing Releases failed', { error: err });
-      return error(
-        503,
-        'Unavailable',
-        'the relay could not list Releases from the API server; redeliver the webhook later',
-      );
-    }
-    const releases = parseAll(listed.releases, parseReleaseObject, 'Release', logger);
-    const gitRepositories = parseAll(listed.gitRepositories, parseGitRepository, 'GitRepository', logger);
-
-    const matched = matchReleases(push, releases, gitRepositories);
-    const sets =
-      listed.releaseSets === undefined
-        ? undefined
-        : matchReleaseSets(
-            push,
-            parseAll(listed.releaseSets, parseReleaseSetObject, 'ReleaseSet', logger),
-            gitRepositories,
-          );
-    const cause = pushCause(push);
-    let failed = 0;
-    const queue = async (
-      loop: QueueLoop,
-      object: { metadata: { namespace?: string | undefined; name: string; uid?: string | undefined } },
-    ): Promise<string[]> => {
-      const key: ReleaseKey = {
-        namespace: object.metadata.namespace ?? '',
-        name: object.metadata.name,
-        uid: object.metadata.uid ?? '',
-      };
-      try {
-        await options.enqueue(loop, key, cause);
-        return [`${key.namespace}/${key.name}`];
-      } catch (err) {
-        failed++;
-        logger?.error(`git webhook: queueing a ${loop === FLEET_LOOP ? 'ReleaseSet' : 'Release'} failed`, {
-          namespace: key.namespace,
-          name: key.name,
-          error: err,
-        });
-        return [];
-      }
-    };
-    const names: string[] = [];
-    for (const release of matched) names.push(...(await queue('reconcile', release)));
-    const setNames: string[] = [];
-    for (const set of sets ?? []) setNames.push(...(await queue(FLEET_LOOP, set)));
-    logger?.info('git webhook: push handled', {
-      provider: push.provider,
-      ref: push.ref,
-      after: push.after,
-      matched: names.length,
-      matchedReleaseSets: setNames.length,
-      failed,
-    });
-    if (failed > 0) {
-      const total = matched.length + (sets?.length ?? 0);
-      return error(
-        503,
-        'Unavailable',
-        `${failed} of ${total} matching Releases and ReleaseSets could not be queued; redeliver the webhook later`,
-      );
-    }
+  const { push } = delivery;
+  if (push.deleted) {
+    logger?.info('git webhook: ref deleted; nothing queued', { provider: push.provider, ref: push.ref });
     return Response.json(
-      sets === undefined ? { matched: names } : { matched: names, matchedReleaseSets: setNames },
-      { status: 202 },
+      { ignored: 'push', message: `${push.ref} was deleted; nothing to deliver` },
+      { status: 200 },
     );
+  }
+  return push;
+}
+
+/**
+ * A push: every Release (and ReleaseSet, when the source lists them) that follows the pushed ref
+ * is queued; 202 with their names, or 503 when the listing or a send failed (the sender redelivers).
+ */
+async function queueMatches(push: GitPush, options: GitWebhookOptions): Promise<Response> {
+  const { logger } = options;
+  let listed: Awaited<ReturnType<WebhookReleaseSource['list']>>;
+  try {
+    listed = await options.releases.list();
+  } catch (err) {
+    logger?.error('git webhook: listing Releases failed', { error: err });
+    return error(
+      503,
+      'Unavailable',
+      'the relay could not list Releases from the API server; redeliver the webhook later',
+    );
+  }
+  const releases = parseAll(listed.releases, parseReleaseObject, 'Release', logger);
+  const gitRepositories = parseAll(listed.gitRepositories, parseGitRepository, 'GitRepository', logger);
+
+  const matched = matchReleases(push, releases, gitRepositories);
+  const sets =
+    listed.releaseSets === undefined
+      ? undefined
+      : matchReleaseSets(
+          push,
+          parseAll(listed.releaseSets, parseReleaseSetObject, 'ReleaseSet', logger),
+          gitRepositories,
+        );
+  const cause = pushCause(push);
+  let failed = 0;
+  const queue = async (
+    loop: QueueLoop,
+    object: { metadata: { namespace?: string | undefined; name: string; uid?: string | undefined } },
+  ): Promise<string[]> => {
+    const key: ReleaseKey = {
+      namespace: object.metadata.namespace ?? '',
+      name: object.metadata.name,
+      uid: object.metadata.uid ?? '',
+    };
+    try {
+      await options.enqueue(loop, key, cause);
+      return [`${key.namespace}/${key.name}`];
+    } catch (err) {
+      failed++;
+      logger?.error(`git webhook: queueing a ${loop === FLEET_LOOP ? 'ReleaseSet' : 'Release'} failed`, {
+        namespace: key.namespace,
+        name: key.name,
+        error: err,
+      });
+      return [];
+    }
   };
+  const names: string[] = [];
+  for (const release of matched) names.push(...(await queue('reconcile', release)));
+  const setNames: string[] = [];
+  for (const set of sets ?? []) setNames.push(...(await queue(FLEET_LOOP, set)));
+  logger?.info('git webhook: push handled', {
+    provider: push.provider,
+    ref: push.ref,
+    after: push.after,
+    matched: names.length,
+    matchedReleaseSets: setNames.length,
+    failed,
+  });
+  if (failed > 0) {
+    const total = matched.length + (sets?.length ?? 0);
+    return error(
+      503,
+      'Unavailable',
+      `${failed} of ${total} matching Releases and ReleaseSets could not be queued; redeliver the webhook later`,
+    );
+  }
+  return Response.json(
+    sets === undefined ? { matched: names } : { matched: names, matchedReleaseSets: setNames },
+    { status: 202 },
+  );
 }
 
 /** The body, or undefined when it is larger than `max` bytes (by Content-Length or by what arrived). */
