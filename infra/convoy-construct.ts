@@ -35,6 +35,7 @@ import { renderLimitProblem } from './render-limits.ts';
 import { renderStoreBucket } from './render-store-bucket.ts';
 import { conflictingProps, ConvoyConfigError, timingsOf } from './convoy-config-checks.ts';
 import { grantLoopAccess, loopFunctions, loopQueues } from './loop-functions.ts';
+import { notificationBus } from './notifications.ts';
 import { constructRelayManifests, convoyOutputs, relayAccess } from './convoy-relay.ts';
 
 export type { ConvoyProps, ConvoyRetentionProps } from './convoy-props.ts';
@@ -42,6 +43,7 @@ export { ConvoyConfigError, DEFAULT_FLEET_BATCH_SIZE, DEFAULT_MEMORY_MB, FLEET_Q
 import { KubectlV36Layer } from '@aws-cdk/lambda-layer-kubectl-v36';
 import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -98,6 +100,8 @@ export class Convoy extends Construct {
   /** The relay's manifests (CRDs first); queue URLs and the bucket name are tokens. */
   readonly relayManifests: readonly KubeManifest[];
   readonly installationNamespace: string;
+  /** The EventBridge bus of notifications, when `notifications` is set (infra/notifications.ts). */
+  readonly notificationBus: events.IEventBus | undefined;
 
   constructor(scope: Construct, id: string, props: ConvoyProps = {}) {
     super(scope, id);
@@ -139,6 +143,9 @@ export class Convoy extends Construct {
       timeout: Duration.seconds(timings.functionTimeoutSeconds),
     });
     grantLoopAccess(this, this.functions, { queues, dlqs, store, hintKeySecret: this.hintKeySecret, props });
+    if (props.notifications !== undefined) {
+      this.notificationBus = notificationBus(this, props.notifications, Object.values(this.functions));
+    }
     this.relayRole = relayAccess(this, props, { namespace, queues, store });
     this.alarms = [
       ...functionAlarms(this, {

@@ -7,6 +7,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { QueueLoop } from '../domain/runtime/queue-message.ts';
 import type { EksTargetsProps } from './function-access.ts';
+import type { ConvoyNotificationsProps } from './notifications.ts';
 import type { RelayImage } from './relay-image.ts';
 import type { TenancyManifestOptions } from './relay-manifests.ts';
 
@@ -169,4 +170,10 @@ export interface ConvoyProps {
   readonly removalPolicy?: RemovalPolicy;
   /** CloudFormation outputs (queue URLs, bucket, relay role, relay manifests); default true. */
   readonly outputs?: boolean;
+  /**
+   * The EventBridge bus of notifications (infra/notifications.ts, docs/notifications.md): `{}`
+   * creates one, `busName` names an existing one, `eventBus` gives one; the functions may
+   * `events:PutEvents` on that bus only. Default: no bus, no grant.
+   */
+  readonly notifications?: ConvoyNotificationsProps;
 }
