@@ -15,7 +15,7 @@ import type { Session } from './session.ts';
 
 export async function syncVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ force: boolean }>(input);
-  const key = releaseKey('sync', positionals, values.namespace);
+  const key = releaseKey('sync', positionals, values);
   const annotation = values.force ? Annotation.forceSyncRequestedAt : Annotation.syncRequestedAt;
   const value = toRfc3339(new Date());
   await patchRelease(await s.cluster(values), key, { metadata: { annotations: { [annotation]: value } } });
@@ -27,7 +27,7 @@ export async function syncVerb(input: VerbInput, s: Session): Promise<ExitCode> 
 
 export async function pinVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ api: string }>(input);
-  const key = releaseKey('pin', positionals, values.namespace, 1);
+  const key = releaseKey('pin', positionals, values, 1);
   const cluster = await s.cluster(values);
   const api = apiTarget(values.api, s.env, cluster);
   const stored = api === undefined ? [] : (await storedRenders(api, key)).map((r) => r.renderRef);
@@ -39,7 +39,7 @@ export async function pinVerb(input: VerbInput, s: Session): Promise<ExitCode> {
 
 export async function unpinVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs(input);
-  const key = releaseKey('unpin', positionals, values.namespace);
+  const key = releaseKey('unpin', positionals, values);
   await patchRelease(await s.cluster(values), key, { metadata: { annotations: { [Annotation.pin]: null } } });
   s.io.out(`${key.namespace}/${key.name} unpinned: it follows its source again`);
   return ExitCode.ok;
@@ -47,7 +47,7 @@ export async function unpinVerb(input: VerbInput, s: Session): Promise<ExitCode>
 
 async function setSuspend(verb: 'suspend' | 'resume', input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs(input);
-  const key = releaseKey(verb, positionals, values.namespace);
+  const key = releaseKey(verb, positionals, values);
   await patchRelease(await s.cluster(values), key, { spec: { suspend: verb === 'suspend' } });
   s.io.out(
     verb === 'suspend'

@@ -17,6 +17,21 @@ export interface GlobalFlags {
   kubeconfig?: string | undefined;
   context?: string | undefined;
   namespace?: string | undefined;
+  /**
+   * Not a flag: the namespace of the kubeconfig context (cli/context-namespace.ts), filled in by
+   * cli/main.ts when -n is not given, as kubectl does: -n, else the context's namespace, else default.
+   */
+  defaultNamespace?: string | undefined;
+}
+
+/** -n and the context's namespace, or -n alone (a string) as older callers pass it. */
+export type NamespaceChoice = string | undefined | Pick<GlobalFlags, 'namespace' | 'defaultNamespace'>;
+
+/** The -n flag and the namespace a name without one goes to (-n, the context's, default). */
+export function namespaceOf(choice: NamespaceChoice): { flag: string | undefined; effective: string } {
+  if (typeof choice === 'object')
+    return { flag: choice.namespace, effective: choice.namespace ?? choice.defaultNamespace ?? 'default' };
+  return { flag: choice, effective: choice ?? 'default' };
 }
 
 /**
@@ -35,9 +50,10 @@ const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 export function releaseKey(
   verb: string,
   positionals: readonly string[],
-  namespaceFlag: string | undefined,
+  namespaceChoice: NamespaceChoice,
   extra = 0,
 ): ReleaseKey {
+  const { flag: namespaceFlag, effective } = namespaceOf(namespaceChoice);
   const [first] = positionals;
   if (first === undefined)
     throw new UsageError(
@@ -46,8 +62,7 @@ export function releaseKey(
   if (positionals.length > 1 + extra)
     throw new UsageError(`${verb}: unexpected argument "${positionals[1 + extra]}"`);
   const parts = first.split('/');
-  const [namespace, name] =
-    parts.length === 2 ? [parts[0], parts[1]] : [namespaceFlag ?? 'default', parts[0]];
+  const [namespace, name] = parts.length === 2 ? [parts[0], parts[1]] : [effective, parts[0]];
   if (parts.length > 2 || !namespace || !name || !NAME.test(name) || !NAME.test(namespace)) {
     throw new UsageError(
       `${verb}: "${first}" is not a Release name (<name> or <namespace>/<name>, lowercase)`,

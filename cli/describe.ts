@@ -118,7 +118,7 @@ export function describeRelease(release: Release, events: string[]): string[] {
 
 export async function describeVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs(input);
-  const key = releaseKey('describe', positionals, values.namespace);
+  const key = releaseKey('describe', positionals, values);
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const events = await releaseEvents(cluster, key);

@@ -19,7 +19,7 @@ import type { Session } from './session.ts';
 
 export async function diffVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ ref: string }>(input);
-  const key = releaseKey('diff', positionals, values.namespace);
+  const key = releaseKey('diff', positionals, values);
   const ref = values.ref === undefined ? undefined : parseRefFlag(values.ref);
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);

@@ -8,7 +8,7 @@ import type { Session } from './session.ts';
 
 export async function eventsVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ output: 'json' | 'yaml' }>(input);
-  const key = releaseKey('events', positionals, values.namespace);
+  const key = releaseKey('events', positionals, values);
   const cluster = await s.cluster(values);
   await readRaw(cluster, key); // a missing Release is an error, not an empty list
   const events = await releaseEvents(cluster, key);

@@ -7,6 +7,7 @@
  */
 import { GROUP_VERSION } from '../domain/api/group-version.ts';
 import type { Cluster, ReleaseKey } from '../views/cluster.ts';
+import { namespaceOf, type GlobalFlags } from './args.ts';
 import { UsageError } from './output.ts';
 import type { Session } from './session.ts';
 
@@ -43,7 +44,7 @@ export interface GetScope {
 /** The scope from the flags; `key` parses the named object, when the operands name one. */
 export function getScope(
   kind: ListedKind,
-  values: Partial<GetFlags> & { namespace?: string | undefined },
+  values: Partial<GetFlags> & Pick<GlobalFlags, 'namespace' | 'defaultNamespace'>,
   key: (() => ReleaseKey) | undefined,
 ): GetScope {
   const all = values['all-namespaces'] === true;
@@ -51,7 +52,7 @@ export function getScope(
   if (key !== undefined && values.selector !== undefined)
     throw new UsageError(`get: -l selects ${kind.kind}s by label; do not name one`);
   const named = key?.();
-  return { named, all, namespace: named?.namespace ?? (all ? undefined : (values.namespace ?? 'default')) };
+  return { named, all, namespace: named?.namespace ?? (all ? undefined : namespaceOf(values).effective) };
 }
 
 /** The objects in scope, and the list's resourceVersion (the named object's for one) to watch from. */
@@ -72,12 +73,25 @@ export async function readScope(
   return { raws: list.items, resourceVersion: typeof rv === 'string' ? rv : undefined };
 }
 
-/** The object as kubectl prints it: apiVersion/kind set (list items lack them), managedFields dropped unless asked. */
+/**
+ * Every object's keys in sorted order, as kubectl prints -o json|yaml (Go's encoding/json sorts a
+ * map's keys): apiVersion, kind, metadata, spec, status at the top, and the same rule inside them.
+ */
+export function kubectlOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(kubectlOrder);
+  if (typeof value !== 'object' || value === null) return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  return Object.fromEntries(entries.map(([k, v]) => [k, kubectlOrder(v)]));
+}
+
+/** The object as kubectl prints it: apiVersion/kind set (list items lack them), managedFields dropped unless asked, keys in kubectl's order. */
 export function printable(kind: ListedKind, raw: RawObject, managedFields: boolean): RawObject {
   const { metadata, ...rest } = raw;
   const meta = { ...metadata };
   if (!managedFields) delete meta.managedFields;
-  return { apiVersion: GROUP_VERSION, kind: kind.kind, ...rest, metadata: meta };
+  return kubectlOrder({ ...rest, apiVersion: GROUP_VERSION, kind: kind.kind, metadata: meta }) as RawObject;
 }
 
 /** -o json|yaml's document: the one object, or a `List` of them. */

@@ -36,8 +36,29 @@ function parsed(
   return parse(raw, { namespace: raw.metadata?.namespace ?? '?', name: raw.metadata?.name ?? '?' });
 }
 
+/** The kind as kubectl spells it: `get releases`, `get release <name>`, `get rel`, `get releases.convoy.dev/<name>`. */
+const RELEASE_KIND_NAMES = [
+  'release',
+  'releases',
+  'rel',
+  'rels',
+  'release.convoy.dev',
+  'releases.convoy.dev',
+];
+const QUALIFIED_KIND = /^releases?\.convoy\.dev\/(.*)$/;
+
+/** The operands without the kind word, when the first names it. */
+export function releaseOperands(positionals: readonly string[]): readonly string[] {
+  const [first, ...rest] = positionals;
+  if (first === undefined) return positionals;
+  if (RELEASE_KIND_NAMES.includes(first)) return rest;
+  const qualified = QUALIFIED_KIND.exec(first);
+  return qualified === null ? positionals : [qualified[1] ?? '', ...rest];
+}
+
 export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
-  const { values, positionals } = verbArgs<GetFlags>(input);
+  const { values, positionals: operands } = verbArgs<GetFlags>(input);
+  const positionals = releaseOperands(operands);
   const output = values.output;
   const selector = values.selector;
   const { readRaw } = await import('./kube.ts');
@@ -51,7 +72,7 @@ export async function getVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const scope = getScope(
     releases,
     values,
-    positionals.length > 0 ? () => releaseKey('get', positionals, values.namespace) : undefined,
+    positionals.length > 0 ? () => releaseKey('get', positionals, values) : undefined,
   );
   const { named, namespace, all } = scope;
   const cluster = await s.cluster(values);

@@ -23,7 +23,7 @@ function rolesOf(release: Release, ref: string): string {
 
 export async function historyVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ api: string }>(input);
-  const key = releaseKey('history', positionals, values.namespace);
+  const key = releaseKey('history', positionals, values);
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const api = apiTarget(values.api, s.env, cluster);

@@ -129,6 +129,33 @@ function parseErrorLine(error: CommanderError, verb: string | undefined): string
     : `convoy: ${verb}: ${message} (see convoy ${verb} --help)`;
 }
 
+/**
+ * -n, else the kubeconfig context's namespace, else default (cli/context-namespace.ts): the
+ * context's is handed to the verb as values.defaultNamespace; a "not found" in it says where the
+ * namespace came from.
+ */
+async function contextDefault(
+  input: VerbInput,
+  env: NodeJS.ProcessEnv,
+): Promise<{ input: VerbInput; explain: (line: string) => string }> {
+  const { values } = input;
+  const flag = (name: string) => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  if (flag('namespace') !== undefined) return { input, explain: (line) => line };
+  const { contextNamespace } = await import('./context-namespace.ts');
+  const found = contextNamespace({ kubeconfig: flag('kubeconfig'), context: flag('context') }, env);
+  if (found === undefined) return { input, explain: (line) => line };
+  return {
+    input: { ...input, values: { ...values, defaultNamespace: found.namespace } },
+    explain: (line) =>
+      line.includes(` ${found.namespace}/`) && /not found/.test(line)
+        ? `${line} (namespace ${found.namespace} is the kubeconfig context ${found.context}'s; -n <namespace> for another)`
+        : line,
+  };
+}
+
 export async function runCli(
   argv: readonly string[],
   io: Output,
@@ -156,14 +183,15 @@ export async function runCli(
       async verb(spec, input) {
         const { createSession } = await import('./session.ts');
         const session = createSession(io, env, signal);
+        const context = await contextDefault(input, env);
         try {
           return await (
             await spec.load()
-          )(input, session);
+          )(context.input, session);
         } catch (error) {
           const { describeError } = await import('./error-line.ts');
           const { line, code: failed } = describeError(error, spec.name);
-          io.err(line);
+          io.err(context.explain(line));
           return failed;
         } finally {
           session.close();

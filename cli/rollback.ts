@@ -36,7 +36,7 @@ function revisionOf(release: Release, ref: string): string {
 
 export async function rollbackVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<RollbackFlags>(input);
-  const key = releaseKey('rollback', positionals, values.namespace, 1);
+  const key = releaseKey('rollback', positionals, values, 1);
   const typed = values.to ?? positionals[1];
   if (values.to !== undefined && positionals[1] !== undefined && positionals[1] !== values.to)
     throw new UsageError(

@@ -8,7 +8,7 @@ import { verdictLine } from './verdict-line.ts';
 
 export async function statusVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ output: 'json' | 'yaml' }>(input);
-  const key = releaseKey('status', positionals, values.namespace);
+  const key = releaseKey('status', positionals, values);
   const verdict = combinedVerdict(await readRelease(await s.cluster(values), key));
   if (values.output === 'yaml') s.io.out((await import('yaml')).stringify(verdict).replace(/\n$/, ''));
   else s.io.out(values.output === 'json' ? JSON.stringify(verdict) : verdictLine(verdict));

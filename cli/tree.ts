@@ -15,7 +15,7 @@ import type { Session } from './session.ts';
 
 export async function treeVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs(input);
-  const key = releaseKey('tree', positionals, values.namespace);
+  const key = releaseKey('tree', positionals, values);
   const cluster = await s.cluster(values);
   const release = await readRelease(cluster, key);
   const commit = release.status?.lastSuccessful?.resolvedSource?.git?.commit;

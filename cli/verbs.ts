@@ -33,7 +33,10 @@ export interface VerbSpec {
 
 /** The kubectl flags every Release verb takes. */
 export const GLOBAL_FLAGS: readonly FlagSpec[] = [
-  { flags: '-n, --namespace <namespace>', description: 'the Release namespace (default: default)' },
+  {
+    flags: '-n, --namespace <namespace>',
+    description: "the namespace (default: the kubeconfig context's namespace, else default)",
+  },
   { flags: '--context <name>', description: 'the kubeconfig context to use' },
   {
     flags: '--kubeconfig <file>',
@@ -83,7 +86,7 @@ export const VERBS: readonly VerbSpec[] = [
       { flags: '--show-managed-fields', description: 'keep metadata.managedFields in -o json|yaml' },
     ],
     help:
-      `${RELEASE_FORM}\n-o json prints one Release object for a named Release and a List otherwise, as kubectl does;\nthe combined verdict alone is convoy status <release> -o json.\n` +
+      `${RELEASE_FORM}\nThe kind may be named first, as with kubectl: get releases|release|rel [<name>], get rset [<name>].\n-o json prints one Release object for a named Release and a List otherwise, as kubectl does, keys in kubectl's order;\nthe combined verdict alone is convoy status <release> -o json.\n` +
       `convoy get rset [<name>]: ReleaseSets (NAME, STATE, STEP, UPDATED/SELECTED, READY, FAILED, REVISION, AGE). ${SET_FORM}`,
     load: routed(
       async () => (await import('./get.ts')).getVerb,
@@ -120,16 +123,24 @@ export const VERBS: readonly VerbSpec[] = [
     name: 'wait',
     summary:
       'wait until Ready (exit 0), a failure not retried or the timeout (exit 1), or suspended (exit 4)',
-    args: [RELEASE],
+    args: ['[release...]'],
     flags: [
       { flags: '--timeout <duration>', description: 'give up after this long', default: '5m' },
       { flags: '--interval <duration>', description: 'how often to read the Release', default: '1s' },
+      {
+        flags: '-l, --selector <selector>',
+        description: 'every Release with these labels (listed when the wait starts)',
+      },
+      { flags: '-A, --all-namespaces', description: 'with -l: in every namespace' },
     ],
     help:
       'Exit codes: 0 Ready, 1 failed (not retried) or timed out, 4 suspended (spec.suspend: true: it would never\n' +
       'become Ready; the line says how to resume it). A retried stop (SourceNotReady, …) is waited through.\n' +
+      'Several Releases (wait a b ns/c, or -l <selector> [-A]): 0 when all are Ready; the first failure or suspended one ends\n' +
+      'the wait, named.\n' +
       'wait rset/<name>: 0 the rollout Succeeded for the current generation; 1 Halted, RolledBack, a stop the set does not\n' +
-      `retry, or the timeout; 4 Paused or WaitingForApproval (the line names convoy resume / convoy approve). ${SET_FORM}`,
+      `retry, or the timeout; 4 Paused or WaitingForApproval (the line names convoy resume / convoy approve) — but an\n` +
+      `approval convoy approve wrote and the set has not taken yet is waited through, so approve … && wait … works. ${SET_FORM}`,
     load: routed(
       async () => (await import('./wait.ts')).waitVerb,
       async () => (await import('./release-set/wait.ts')).waitSetVerb,

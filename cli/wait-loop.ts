@@ -8,11 +8,13 @@
  *   waiting   each change of the line is printed on stderr
  * An API server that cannot be reached for a moment is waited through; a refusal (403) or a
  * missing object is not. At the timeout: exit 1 naming the object and its last verdict.
+ * Several objects (names, or -l): each is read until it settles; exit 0 once all are Ready, and the
+ * first failure or held object ends the wait, named.
  */
 import { KubeTransportError } from '../adapters/kube/http.ts';
 import { parseDuration } from '../domain/runtime/duration.ts';
 import type { Cluster } from '../views/cluster.ts';
-import { verbArgs, type VerbInput } from './args.ts';
+import { verbArgs, type GlobalFlags, type VerbInput } from './args.ts';
 import { CliFailure, ExitCode, UsageError } from './output.ts';
 import type { Session } from './session.ts';
 
@@ -36,48 +38,72 @@ function durationFlag(name: string, value: string): number {
 }
 
 /**
- * Runs `wait` on the object `target` names from the operands and -n: the flags and operands are
- * checked before it connects; then it polls until the verdict settles (see the top of this file).
+ * Runs `wait` on the objects `plan` names from the operands and flags: the flags and operands are
+ * checked before it connects (the plan's outer call); then its inner call finds the objects (a
+ * label selector lists them) and this polls until every verdict settles (see the top of this file).
+ * Several objects: exit 0 when all are Ready, 1 at the first failure (named), 4 at the first held one.
  */
 export async function waitVerbFor(
   input: VerbInput,
   s: Session,
-  target: (positionals: readonly string[], namespaceFlag: string | undefined) => WaitTarget,
+  plan: (
+    positionals: readonly string[],
+    values: GlobalFlags & { selector?: string | undefined; 'all-namespaces'?: boolean | undefined },
+  ) => (cluster: Cluster) => Promise<readonly WaitTarget[]>,
 ): Promise<ExitCode> {
-  const { values, positionals } = verbArgs<{ timeout: string; interval: string }>(input);
+  const { values, positionals } = verbArgs<{
+    timeout: string;
+    interval: string;
+    selector: string;
+    'all-namespaces': boolean;
+  }>(input);
   const timeout = values.timeout ?? '5m';
   const timeoutMs = durationFlag('timeout', timeout);
   const intervalMs = Math.max(100, durationFlag('interval', values.interval ?? '1s'));
-  const { what, read } = target(positionals, values.namespace);
+  const find = plan(positionals, values);
   const cluster = await s.cluster(values);
+  const targets = await find(cluster);
+  const several = targets.length > 1;
+  const named = (t: WaitTarget, line: string) => (several ? `${t.what}: ${line}` : line);
   const deadline = Date.now() + timeoutMs;
-  let last: WaitStep | undefined;
-  let printed = '';
+  const last = new Map<WaitTarget, WaitStep>();
+  const printed = new Map<WaitTarget, string>();
+  let pending = [...targets];
   for (;;) {
-    let step: WaitStep | undefined;
-    try {
-      step = await read(cluster);
-    } catch (error) {
-      if (!(error instanceof KubeTransportError) || Date.now() > deadline) throw error;
-    }
-    if (step !== undefined) {
-      last = step;
-      if (step.state === 'ready') {
-        s.io.out(step.line);
-        return ExitCode.ok;
+    for (const target of pending) {
+      let step: WaitStep | undefined;
+      try {
+        step = await target.read(cluster);
+      } catch (error) {
+        if (!(error instanceof KubeTransportError) || Date.now() > deadline) throw error;
       }
-      if (step.state === 'failure') throw new CliFailure(step.line);
+      if (step === undefined) continue;
+      last.set(target, step);
+      if (step.state === 'ready') s.io.out(named(target, step.line));
+      if (step.state === 'failure') throw new CliFailure(named(target, step.line));
       if (step.state === 'held') {
         s.io.err(`convoy: ${step.line}`);
         return ExitCode.suspended;
       }
-      if (step.line !== printed) s.io.err(step.line);
-      printed = step.line;
+      if (step.state === 'waiting' && step.line !== printed.get(target)) s.io.err(named(target, step.line));
+      printed.set(target, step.line);
     }
-    if (Date.now() > deadline)
-      throw new CliFailure(
-        `timed out after ${timeout} waiting for ${what}; last verdict: ${last === undefined ? 'none' : last.line}`,
-      );
+    pending = pending.filter((t) => last.get(t)?.state !== 'ready');
+    if (pending.length === 0) return ExitCode.ok;
+    if (Date.now() > deadline) throw new CliFailure(timeoutLine(timeout, targets, pending, last));
     await s.sleep(Math.min(intervalMs, Math.max(0, deadline - Date.now()) + 10));
   }
+}
+
+function timeoutLine(
+  timeout: string,
+  targets: readonly WaitTarget[],
+  pending: readonly WaitTarget[],
+  last: ReadonlyMap<WaitTarget, WaitStep>,
+): string {
+  const verdict = (t: WaitTarget) => last.get(t)?.line ?? 'none';
+  const [only] = pending;
+  if (targets.length === 1 && only !== undefined)
+    return `timed out after ${timeout} waiting for ${only.what}; last verdict: ${verdict(only)}`;
+  return `timed out after ${timeout} waiting for ${pending.length} of ${targets.length} (${pending.map((t) => t.what).join(', ')}); last verdicts: ${pending.map((t) => `${t.what}: ${verdict(t)}`).join('; ')}`;
 }

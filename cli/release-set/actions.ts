@@ -16,7 +16,7 @@ import { setKey } from './target.ts';
 
 export async function approveSetVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ step: string }>(input);
-  const key = setKey('approve', positionals, values.namespace);
+  const key = setKey('approve', positionals, values);
   const cluster = await s.cluster(values);
   const approval = approvalFor(await readSet(cluster, key), values.step);
   if (!approval.ok)
@@ -32,7 +32,7 @@ export async function approveSetVerb(input: VerbInput, s: Session): Promise<Exit
 
 async function setPaused(verb: 'pause' | 'resume', input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs(input);
-  const key: ReleaseKey = setKey(verb, positionals, values.namespace);
+  const key: ReleaseKey = setKey(verb, positionals, values);
   await patchSet(await s.cluster(values), key, { spec: { rollout: { paused: verb === 'pause' } } });
   s.io.out(
     verb === 'pause'
@@ -51,7 +51,7 @@ export async function rollbackSetVerb(input: VerbInput, s: Session): Promise<Exi
     throw new UsageError(
       'rollback: --to and --last-healthy pick a render of a Release; a ReleaseSet rolls back to status.lastSucceededRevision',
     );
-  const key = setKey('rollback', positionals, values.namespace);
+  const key = setKey('rollback', positionals, values);
   const cluster = await s.cluster(values);
   const rollback = rollbackFor(await readSet(cluster, key));
   if (!rollback.ok) throw new CliFailure(rollback.message);

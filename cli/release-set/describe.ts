@@ -172,7 +172,7 @@ async function orForbidden<T>(read: Promise<T>, what: string): Promise<T | strin
 
 export async function describeSetVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs(input);
-  const key = setKey('describe', positionals, values.namespace);
+  const key = setKey('describe', positionals, values);
   const cluster = await s.cluster(values);
   const set = await readSet(cluster, key);
   // A user who may read the set but not list Releases or Events there still gets the set; the section says why it is empty.
@@ -196,7 +196,7 @@ export async function describeSetVerb(input: VerbInput, s: Session): Promise<Exi
 /** `convoy events rset/<name> [-o json|yaml]`: the Events about the set (its step transitions), oldest first. */
 export async function setEventsVerb(input: VerbInput, s: Session): Promise<ExitCode> {
   const { values, positionals } = verbArgs<{ output: 'json' | 'yaml' }>(input);
-  const key = setKey('events', positionals, values.namespace);
+  const key = setKey('events', positionals, values);
   const cluster = await s.cluster(values);
   await readSet(cluster, key); // a missing set is an error, not an empty list
   const events = await objectEvents(cluster, key, 'ReleaseSet');

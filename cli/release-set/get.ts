@@ -58,7 +58,7 @@ export async function getSetVerb(input: VerbInput, s: Session): Promise<ExitCode
   const scope = getScope(
     RELEASE_SETS,
     values,
-    operands?.name === undefined ? undefined : () => setKey('get', positionals, values.namespace),
+    operands?.name === undefined ? undefined : () => setKey('get', positionals, values),
   );
   const cluster = await s.cluster(values);
   const { raws } = await readScope(RELEASE_SETS, cluster, scope, values.selector);

@@ -4,6 +4,7 @@
  * `rset/<namespace>/<name>`. Light: the Release verbs use it to route without loading the set code.
  */
 import type { ReleaseKey } from '../../views/cluster.ts';
+import { namespaceOf, type NamespaceChoice } from '../args.ts';
 import { UsageError } from '../output.ts';
 
 const KIND_NAMES = [
@@ -42,8 +43,9 @@ const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 export function setKey(
   verb: string,
   positionals: readonly string[],
-  namespaceFlag: string | undefined,
+  namespaceChoice: NamespaceChoice,
 ): ReleaseKey {
+  const { flag: namespaceFlag, effective } = namespaceOf(namespaceChoice);
   const operands = setOperands(positionals);
   const form = `convoy ${verb} rset/<name> [-n <namespace>]`;
   if (operands?.name === undefined || operands.name === '')
@@ -51,8 +53,7 @@ export function setKey(
   if (operands.rest.length > 0)
     throw new UsageError(`${verb}: unexpected argument "${operands.rest[0]}" (${form})`);
   const parts = operands.name.split('/');
-  const [namespace, name] =
-    parts.length === 2 ? [parts[0], parts[1]] : [namespaceFlag ?? 'default', parts[0]];
+  const [namespace, name] = parts.length === 2 ? [parts[0], parts[1]] : [effective, parts[0]];
   if (parts.length > 2 || !namespace || !name || !NAME.test(name) || !NAME.test(namespace))
     throw new UsageError(
       `${verb}: "${operands.name}" is not a ReleaseSet name (rset/<name> or rset/<namespace>/<name>, lowercase)`,

@@ -10,12 +10,14 @@
  * The polling is cli/wait-loop.ts, shared with `wait <release>`.
  */
 import type { ReleaseSet } from '../../domain/api/release-set.ts';
+import { FleetAnnotation } from '../../domain/fleet/labels.ts';
 import { setVerdict, type SetVerdict } from '../../domain/fleet/set-verdict.ts';
 import type { ReleaseKey } from '../../views/cluster.ts';
 import type { VerbInput } from '../args.ts';
 import type { ExitCode } from '../output.ts';
 import type { Session } from '../session.ts';
-import { waitVerbFor } from '../wait-loop.ts';
+import { UsageError } from '../output.ts';
+import { waitVerbFor, type WaitTarget } from '../wait-loop.ts';
 import { readSet } from './kube.ts';
 import { setKey } from './target.ts';
 
@@ -30,20 +32,47 @@ export function heldLine(key: ReleaseKey, set: ReleaseSet, v: SetVerdict): strin
   return `${key.namespace}/${key.name} waits for approval of step ${step} (revision ${set.status?.revision?.id ?? '?'}): approve it with \`convoy approve ${ref} --step ${step}\` and wait again`;
 }
 
+/**
+ * The step whose approval is written but not yet taken: the rollout still waits for approval of
+ * that step of that revision and the annotation approves exactly it (what `convoy approve` writes).
+ * The set's status moves on once the controller reads it, so `approve && wait` waits for that
+ * instead of ending at once on the WaitingForApproval the status still shows.
+ */
+export function approvalNotYetTaken(set: ReleaseSet): string | undefined {
+  const s = set.status;
+  if (s?.rollout?.state !== 'WaitingForApproval' || s.revision === undefined) return undefined;
+  const written = set.metadata.annotations?.[FleetAnnotation.approve];
+  return written === `${s.rollout.stepName}@${s.revision.id}` ? s.rollout.stepName : undefined;
+}
+
 export function waitSetVerb(input: VerbInput, s: Session): Promise<ExitCode> {
-  return waitVerbFor(input, s, (positionals, namespaceFlag) => {
-    const key = setKey('wait', positionals, namespaceFlag);
-    return {
-      what: `ReleaseSet ${key.namespace}/${key.name}`,
-      async read(cluster) {
-        const set = await readSet(cluster, key);
-        const verdict = setVerdict(set);
-        if (verdict.kind === 'ready') return { state: 'ready', line: line(verdict) };
-        if (verdict.kind === 'failure')
-          return { state: 'failure', line: `${key.namespace}/${key.name}: ${line(verdict)}` };
-        if (verdict.kind === 'held') return { state: 'held', line: heldLine(key, set, verdict) };
-        return { state: 'waiting', line: line(verdict) };
-      },
-    };
+  return waitVerbFor(input, s, (positionals, values) => {
+    if (values.selector !== undefined || values['all-namespaces'] === true)
+      throw new UsageError('wait: -l and -A select Releases; wait for one ReleaseSet as rset/<name>');
+    const key = setKey('wait', positionals, values);
+    return () => Promise.resolve([target(key)]);
   });
+}
+
+function target(key: ReleaseKey): WaitTarget {
+  return {
+    what: `ReleaseSet ${key.namespace}/${key.name}`,
+    async read(cluster) {
+      const set = await readSet(cluster, key);
+      const verdict = setVerdict(set);
+      if (verdict.kind === 'ready') return { state: 'ready', line: line(verdict) };
+      if (verdict.kind === 'failure')
+        return { state: 'failure', line: `${key.namespace}/${key.name}: ${line(verdict)}` };
+      if (verdict.kind === 'held') {
+        const approval = approvalNotYetTaken(set);
+        if (approval !== undefined)
+          return {
+            state: 'waiting',
+            line: `step ${approval} approved (${FleetAnnotation.approve}); waiting for the ReleaseSet to take the approval`,
+          };
+        return { state: 'held', line: heldLine(key, set, verdict) };
+      }
+      return { state: 'waiting', line: line(verdict) };
+    },
+  };
 }
