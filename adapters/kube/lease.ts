@@ -1,91 +1,43 @@
+/**
+ * The LeasePort on Kubernetes Leases: taking, renewing, giving back and removing a loop's Lease of
+ * one Release (or ReleaseSet), each change a compare-and-swap. What is kept on the Lease object
+ * and how it reads back is lease-format.ts.
+ */
 import {
   leaseName,
-  newerSentAt,
   type AcquireResult,
-  type BusyLease,
   type FollowUp,
   type HeldLease,
   type LeasePeek,
   type LeasePort,
-  type LeaseRecord,
 } from '../../domain/runtime/lease.ts';
 import { createKubeClient, isKubeApiError, KubeApiError, resourcePath } from './http.ts';
 import type { KubeClientConfig } from './kubeconfig.ts';
+import {
+  busyOf,
+  escapeKey,
+  expired as isExpired,
+  FORMAT,
+  followUpAnnotations,
+  HOLDER_SENT_AT,
+  LAST_HOLDER,
+  microTime,
+  ownerLabelOf,
+  PREVIOUS_SENT_AT,
+  recordOf,
+  releasedAnnotations,
+  RELEASE_UID_LABEL,
+  takeTime,
+  type V1Lease,
+} from './lease-format.ts';
 
-const FOLLOW_UP_ID = 'convoy.dev/follow-up-message-id';
-const FOLLOW_UP_DUE = 'convoy.dev/follow-up-due-at';
-const FAILURES = 'convoy.dev/failures';
-const HANDLED_SENT_AT = 'convoy.dev/handled-sent-at';
-const HOLDER_SENT_AT = 'convoy.dev/holder-sent-at';
-/** A take copies HOLDER_SENT_AT here first: the sentAt of the run whose status write closed the Lease. */
-const PREVIOUS_SENT_AT = 'convoy.dev/previous-sent-at';
-const FOLLOW_UP_SINCE = 'convoy.dev/follow-up-since';
-/** The holder of the last run that gave the Lease back: the next take's holder must differ (AcquireOptions.unique). */
-const LAST_HOLDER = 'convoy.dev/last-holder';
-/** Always present, so JSON patches can add single annotations. */
-const FORMAT = 'convoy.dev/lease-format';
-const RELEASE_UID_LABEL = 'convoy.dev/release-uid';
-/**
- * The fleet loop's Leases (issue 26) name a ReleaseSet's uid, under their own label: the relay's
- * sweep of Leases whose Release is gone (releaseUids/removeAll) must not take them for orphans.
- */
-export const RELEASE_SET_UID_LABEL = 'convoy.dev/release-set-uid';
-const ownerLabelOf = (loop: string) => (loop === 'fleet' ? RELEASE_SET_UID_LABEL : RELEASE_UID_LABEL);
+export { microTime, RELEASE_SET_UID_LABEL } from './lease-format.ts';
+
 const JSON_PATCH = 'application/json-patch+json';
 
 const isNotFound = (e: unknown) => isKubeApiError(e, 404);
 /** A compare-and-swap that lost: a failed JSON patch `test` (422), or a precondition/race (409). */
 const lostRace = (e: unknown) => isKubeApiError(e, 409) || isKubeApiError(e, 422);
-
-/** A coordination.k8s.io/v1 Lease as JSON (MicroTime fields are strings). */
-interface V1Lease {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    resourceVersion?: string;
-    uid?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    [field: string]: unknown;
-  };
-  spec?: {
-    holderIdentity?: string;
-    leaseDurationSeconds?: number;
-    acquireTime?: string;
-    renewTime?: string;
-    [field: string]: unknown;
-  };
-}
-
-/** A MicroTime as the API server writes it: `2026-11-29T15:21:13.067000Z` (six fraction digits). */
-export function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
-
-const escapeKey = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
-
-/** The Lease's record; `closedByRun`: taken from a run that closed it by its status write, whose sentAt then counts as handled. */
-function recordOf(lease: V1Lease, closedByRun = false): LeaseRecord {
-  const annotations = lease.metadata?.annotations ?? {};
-  const id = annotations[FOLLOW_UP_ID];
-  const dueAt = annotations[FOLLOW_UP_DUE];
-  const since = annotations[FOLLOW_UP_SINCE];
-  const failures = Number(annotations[FAILURES] ?? '0');
-  const handled = annotations[HANDLED_SENT_AT] || undefined;
-  return {
-    followUp: id ? { messageId: id, ...(dueAt ? { dueAt } : {}), ...(since ? { since } : {}) } : undefined,
-    failures: Number.isInteger(failures) && failures > 0 ? failures : 0,
-    handledSentAt: closedByRun ? newerSentAt(handled, annotations[PREVIOUS_SENT_AT] || undefined) : handled,
-  };
-}
-
-/** A MicroTime unique to one take (random microseconds): renewals and releases test it with the holder. */
-function takeTime(date: Date): string {
-  const micro = String(Math.floor(Math.random() * 1000)).padStart(3, '0');
-  return date.toISOString().replace(/\.(\d{3})Z$/, `.$1${micro}Z`);
-}
 
 /**
  * Leases in the installation namespace. Every change is a compare-and-swap:
@@ -118,21 +70,7 @@ export function createLeasePort(
     if (response.status >= 200 && response.status <= 299) return response.body as V1Lease;
     throw new KubeApiError(`PATCH ${pathOf(name)}: HTTP ${response.status}`, response);
   };
-  const expired = (lease: V1Lease) => {
-    const holder = lease.spec?.holderIdentity;
-    if (!holder) return true;
-    const renewed = lease.spec?.renewTime ?? lease.spec?.acquireTime;
-    const duration = lease.spec?.leaseDurationSeconds ?? 0;
-    return renewed === undefined || new Date(renewed).getTime() + duration * 1000 < now().getTime();
-  };
-  const busyOf = (current: V1Lease): BusyLease => ({
-    kind: 'busy',
-    holder: current.spec?.holderIdentity ?? '',
-    holderSentAt: current.metadata?.annotations?.[HOLDER_SENT_AT] || undefined,
-    followUpId: current.metadata?.annotations?.[FOLLOW_UP_ID] || undefined,
-    renewedAt: current.spec?.renewTime ?? current.spec?.acquireTime,
-    durationSeconds: current.spec?.leaseDurationSeconds,
-  });
+  const expired = (lease: V1Lease) => isExpired(lease, now());
   const holding = (name: string, holder: string, stored: V1Lease, closedByRun = false): HeldLease => ({
     name,
     holder,
@@ -220,14 +158,7 @@ export function createLeasePort(
       };
       /** A Lease of a Release's first run: created held. undefined: it exists already. */
       const create = async (): Promise<V1Lease | undefined> => {
-        const first = options.followUpOnCreate;
-        const followUp = first
-          ? {
-              [FOLLOW_UP_ID]: first.messageId,
-              ...(first.dueAt ? { [FOLLOW_UP_DUE]: first.dueAt } : {}),
-              ...(first.since ? { [FOLLOW_UP_SINCE]: first.since } : {}),
-            }
-          : {};
+        const followUp = followUpAnnotations(options.followUpOnCreate);
         try {
           return await client.create<V1Lease>(pathOf(), {
             apiVersion: LEASES,
@@ -340,26 +271,7 @@ export function createLeasePort(
       const held = heldBy.get(lease);
       if (held === undefined) return;
       heldBy.delete(lease);
-      const annotations: Record<string, string> = {
-        ...(held.metadata?.annotations ?? {}),
-        [FORMAT]: '2',
-        [HOLDER_SENT_AT]: '',
-        [LAST_HOLDER]: lease.holder,
-      };
-      delete annotations[FOLLOW_UP_ID];
-      delete annotations[FOLLOW_UP_DUE];
-      delete annotations[FOLLOW_UP_SINCE];
-      delete annotations[PREVIOUS_SENT_AT];
-      if (followUp) {
-        annotations[FOLLOW_UP_ID] = followUp.messageId;
-        if (followUp.dueAt) annotations[FOLLOW_UP_DUE] = followUp.dueAt;
-        if (followUp.since) annotations[FOLLOW_UP_SINCE] = followUp.since;
-      }
-      const failures = record.failures ?? lease.failures;
-      if (failures > 0) annotations[FAILURES] = String(failures);
-      else delete annotations[FAILURES];
-      const handled = record.handledSentAt ?? lease.handledSentAt;
-      if (handled !== undefined) annotations[HANDLED_SENT_AT] = handled;
+      const annotations = releasedAnnotations(held, lease, followUp, record);
       try {
         await jsonPatch(lease.name, [
           ...ours(lease, held),
