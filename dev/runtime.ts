@@ -13,7 +13,13 @@ import { fromClientNodeKubeConfig } from '../adapters/kube/client-node-config.ts
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { ensureQueueWithDlq } from '../adapters/sqs/queues.ts';
-import { FLEET_LOOP, parseQueueMessage, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
+import {
+  FLEET_LOOP,
+  NOTIFY_LOOP,
+  parseQueueMessage,
+  type Loop,
+  type MessageLoop,
+} from '../domain/runtime/queue-message.ts';
 import { deriveTimings } from '../domain/runtime/timings.ts';
 import type { FunctionClients } from '../functions/runtime/clients.ts';
 import { tenancyFromEnv } from '../platform/tenancy-config.ts';
@@ -23,6 +29,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { SqsBatchHandler } from '../functions/runtime/sqs-batch-handler.ts';
 import { createReconcileHandler } from '../functions/reconcile/create-handler.ts';
 import { createFleetHandler } from '../functions/fleet/create-handler.ts';
+import { createNotifyHandler } from '../functions/notify/create-handler.ts';
 import { createApiApp } from '../relay/http/app.ts';
 import { createKubeAuthenticator } from '../relay/http/auth.ts';
 import { createGitWebhookHandler, createKubeWebhookReleaseSource } from '../relay/http/git-hooks.ts';
@@ -89,8 +96,8 @@ export interface RuntimeOptions {
 
 export interface ConvoyRuntime {
   awsEndpoint: string;
-  /** One queue (and DLQ) per loop: the three Release loops and `fleet` (ReleaseSets). */
-  queues: Record<QueueLoop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
+  /** One queue (and DLQ) per loop: the three Release loops, `fleet` (ReleaseSets) and `notify` (Notifications). */
+  queues: Record<MessageLoop, { queueUrl: string; queueArn: string; dlqUrl: string }>;
   bucket: string;
   sqs: SQSClient;
   s3: S3Client;
@@ -120,6 +127,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_DRIFT_QUEUE_URL: queues.drift.queueUrl,
     CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
     CONVOY_FLEET_QUEUE_URL: queues.fleet.queueUrl,
+    CONVOY_NOTIFY_QUEUE_URL: queues.notify.queueUrl,
     CONVOY_CACHE_DIR: cacheDir,
     ...(options.maxRenderObjects !== undefined
       ? { CONVOY_MAX_RENDER_OBJECTS: String(options.maxRenderObjects) }
@@ -140,6 +148,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
       health: queues.health.queueUrl,
     },
     fleetQueueUrl: queues.fleet.queueUrl,
+    notifyQueueUrl: queues.notify.queueUrl,
     installationNamespace: namespace,
     logger: logger.child({ component: 'relay' }),
     ...(options.relayTickMs !== undefined ? { tickMs: options.relayTickMs } : {}),
@@ -200,7 +209,7 @@ async function startEmbeddedAws(options: RuntimeOptions): Promise<{
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
 
   const queues = {} as ConvoyRuntime['queues'];
-  for (const loop of [...LOOPS, FLEET_LOOP] as const) {
+  for (const loop of [...LOOPS, FLEET_LOOP, NOTIFY_LOOP] as const) {
     queues[loop] = await ensureQueueWithDlq(sqs, `convoy-${loop}`, {
       maxReceiveCount: options.maxReceiveCount ?? deriveTimings().maxReceiveCount,
       visibilityTimeout: options.visibilityTimeoutSeconds ?? 60,
@@ -236,14 +245,17 @@ async function startFunctions(
     tenancy: tenancyFromEnv(aws.settings),
     hintKey: hintKey(config.CONVOY_HINT_KEY),
   };
-  const queueUrlOf = (loop: QueueLoop) => () => queues[loop].queueUrl;
-  const handlers: Partial<Record<QueueLoop, SqsBatchHandler>> = {
+  const queueUrlOf = (loop: MessageLoop) => () => queues[loop].queueUrl;
+  const handlers: Partial<Record<MessageLoop, SqsBatchHandler>> = {
     reconcile: createReconcileHandler(config, clients, logger.child({ fn: 'reconcile' }), {
       queueUrlOf: queueUrlOf('reconcile'),
     }),
     ...observerHandlers(config, clients, logger, queueUrlOf),
     fleet: createFleetHandler(config, clients, logger.child({ fn: 'fleet' }), {
       queueUrlOf: queueUrlOf('fleet'),
+    }),
+    notify: createNotifyHandler(config, clients, logger.child({ fn: 'notify' }), {
+      queueUrlOf: queueUrlOf('notify'),
     }),
   };
   const pollers: Poller[] = [];
@@ -260,9 +272,10 @@ async function startFunctions(
   }
   // The lambda runtime (options.functions) runs the construct's four functions instead, the fleet
   // bundle fed by the fleet queue's event source mapping (dev/lambda/lambda-functions.ts).
-  for (const loop of [...LOOPS, FLEET_LOOP] as const) {
+  // The notify loop runs in process under either: the construct has no notify function yet.
+  for (const loop of [...LOOPS, FLEET_LOOP, NOTIFY_LOOP] as const) {
     const handler = handlers[loop];
-    if (handler === undefined || options.functions !== undefined) continue;
+    if (handler === undefined || (options.functions !== undefined && loop !== NOTIFY_LOOP)) continue;
     pollers.push(
       startPoller({
         sqs,

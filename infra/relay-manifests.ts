@@ -225,9 +225,10 @@ function relayRbac(options: RelayManifestOptions, namespace: string, meta: Meta)
         // No patch/update: the HTTP API writes (sync, pin, suspend) with the caller's own token.
         { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list', 'watch'] },
         // releasesets: the relay sends each ReleaseSet its fleet messages (watched only with a fleet queue).
+        // notifications: a Release whose record there is behind is sent to notify (only with a notify queue).
         {
           apiGroups: ['convoy.dev'],
-          resources: ['clusters', 'mutations', 'lifecycles', 'gitrepositories', 'releasesets'],
+          resources: ['clusters', 'mutations', 'lifecycles', 'gitrepositories', 'releasesets', 'notifications'],
           verbs: ['list', 'watch'],
         },
         // Metadata-only informers; never get. Secrets only when watchSecrets (list returns their data).

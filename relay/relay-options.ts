@@ -22,6 +22,8 @@ export interface RelayOptions {
    * fleet function keeps working as before).
    */
   readonly fleetQueueUrl?: string | undefined;
+  /** The notify queue (CONVOY_NOTIFY_QUEUE_URL). Set: the relay watches Notifications and sends notify messages. */
+  readonly notifyQueueUrl?: string | undefined;
   /** Where the leader Lease and the per-Release Leases live. */
   readonly installationNamespace: string;
   readonly logger: Logger;

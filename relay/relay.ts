@@ -29,11 +29,12 @@ import { reconcileUpToDate } from '../domain/relay/up-to-date.ts';
 import { releaseChangeCause } from '../domain/relay/release-events.ts';
 import { dueLoops, dueTimes, observersNotified, type LastSent } from '../domain/relay/timers.ts';
 import { orphanLeaseUids } from '../domain/runtime/lease.ts';
-import { FLEET_LOOP, type Loop, type QueueLoop } from '../domain/runtime/queue-message.ts';
+import { FLEET_LOOP, NOTIFY_LOOP, type Loop, type MessageLoop } from '../domain/runtime/queue-message.ts';
 import { createLeasePort } from '../adapters/kube/lease.ts';
 import { createFleetLeasePort } from './fleet-leases.ts';
 import { createFleetWiring } from './fleet-wiring.ts';
 import { createDependentsWiring } from './dependents.ts';
+import { createNotifyWiring } from './notify-wiring.ts';
 import { startLeaderElection } from './leader.ts';
 import { createRelayMetrics, type RelayMetrics } from './metrics.ts';
 import { createQueueSender, type QueueSender } from './send/queue-sender.ts';
@@ -58,7 +59,7 @@ export interface Relay {
    * timers); a follower, which a webhook can reach too, through a sender of
    * its own. Ignored once stop() was called.
    */
-  enqueue(loop: QueueLoop, key: ReleaseKey, cause: string): void;
+  enqueue(loop: MessageLoop, key: ReleaseKey, cause: string): void;
 }
 
 /** One leadership term: everything that runs only while this replica leads. */
@@ -84,6 +85,7 @@ export function startRelay(options: RelayOptions): Relay {
   const fleet = options.fleetQueueUrl !== undefined;
   const fleetWiring = createFleetWiring({ enabled: fleet, metrics, log, fleetLeases, now });
   const dependents = createDependentsWiring(log, (ns, name) => index.get(ns)?.get(name));
+  const notify = createNotifyWiring(options, log, (ns, name) => index.get(ns)?.get(name));
   /** namespace/name/uid → when each loop was last sent. */
   const lastSent = new Map<string, LastSent>();
   /**
@@ -157,6 +159,7 @@ export function startRelay(options: RelayOptions): Relay {
     setIndexed(namespace, name, next);
     fleetWiring.onChildEvent(sender, event, old, next);
     dependents.onRelease(old, next, event.initial, (r, c) => send(sender, 'reconcile', keyOfRelease(r), c));
+    notify.onRelease(sender, event, old, next);
     // The reconcile sent this Release to the observers with the status write seen here.
     if (observersNotified(old, next) && next !== undefined) {
       const id = releaseId(keyOfRelease(next));
@@ -239,7 +242,7 @@ export function startRelay(options: RelayOptions): Relay {
   const newSender = () =>
     createQueueSender({
       sqs: options.sqs,
-      queueUrls: { ...options.queueUrls, ...(fleet ? { fleet: options.fleetQueueUrl } : {}) },
+      queueUrls: { ...options.queueUrls, ...(fleet ? { fleet: options.fleetQueueUrl } : {}), ...notify.urls },
       logger: log,
       metrics,
       ...(options.windowMs === undefined ? {} : { windowMs: options.windowMs }),
@@ -275,6 +278,7 @@ export function startRelay(options: RelayOptions): Relay {
     releaseInformer.start();
     for (const informer of dependencies.values()) informer.start();
     releaseSetInformer?.start();
+    notify.startTerm(sender);
     let swept = false;
     /**
      * The first tick after the Releases were listed: timers overdue then are spread over one
@@ -321,6 +325,7 @@ export function startRelay(options: RelayOptions): Relay {
       ending.releaseInformer.stop(),
       ...[...ending.dependencies.values()].map((i) => i.stop()),
       ...(ending.releaseSetInformer === undefined ? [] : [ending.releaseSetInformer.stop()]),
+      notify.endTerm(),
     ]);
     await ending.sender.stop({ flush });
     index.clear();
@@ -369,7 +374,8 @@ export function startRelay(options: RelayOptions): Relay {
         current !== undefined &&
         current.releaseInformer.hasSynced() &&
         [...current.dependencies.values()].every((i) => i.hasSynced()) &&
-        (current.releaseSetInformer?.hasSynced() ?? true)
+        (current.releaseSetInformer?.hasSynced() ?? true) &&
+        notify.hasSynced()
       );
     },
     leading: () => elector.isLeader() && term !== undefined,
@@ -379,6 +385,7 @@ export function startRelay(options: RelayOptions): Relay {
       const current = term;
       if (current !== undefined) {
         if (loop === FLEET_LOOP) fleetWiring.sendTo(current.sender, key, cause);
+        else if (loop === NOTIFY_LOOP) current.sender.enqueue(loop, key, cause);
         else send(current.sender, loop, key, cause);
         return;
       }

@@ -4,7 +4,13 @@ import { GROUP_VERSION } from '../../domain/api/group-version.ts';
 import { resourcePath } from './http.ts';
 
 export type ConvoyPlural =
-  'releases' | 'releasesets' | 'clusters' | 'gitrepositories' | 'mutations' | 'lifecycles';
+  | 'releases'
+  | 'releasesets'
+  | 'clusters'
+  | 'gitrepositories'
+  | 'mutations'
+  | 'lifecycles'
+  | 'notifications';
 
 /** An object of a convoy kind; without `name` the collection of `namespace` (every namespace without one). */
 export const convoyPath = (
@@ -21,3 +27,7 @@ export const releasePath = (namespace?: string, name?: string, subresource?: 'st
 /** A ReleaseSet, its status, or the ReleaseSets of a namespace (every namespace without one). */
 export const releaseSetPath = (namespace?: string, name?: string, subresource?: 'status'): string =>
   convoyPath('releasesets', namespace, name, subresource);
+
+/** A Notification, its status, or the Notifications of a namespace (every namespace without one). */
+export const notificationPath = (namespace?: string, name?: string, subresource?: 'status'): string =>
+  convoyPath('notifications', namespace, name, subresource);

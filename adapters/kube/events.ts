@@ -16,7 +16,7 @@ import { microTime } from './lease.ts';
 
 export interface EventSubject {
   /** The kind of convoy object the Event is about; default Release (the fleet function: ReleaseSet). */
-  readonly kind?: 'Release' | 'ReleaseSet' | undefined;
+  readonly kind?: 'Release' | 'ReleaseSet' | 'Notification' | undefined;
   readonly namespace: string;
   readonly name: string;
   readonly uid?: string | undefined;

@@ -131,7 +131,7 @@ export function observe(
   let pending = [...(found?.pending ?? []), ...(entry ? [entry] : [])];
   let deliveries = deliveriesFor(spec, found, before);
   while (pending.length > MAX_PENDING_TRANSITIONS) {
-    const dropped = pending[0]!.sequence;
+    const dropped = pending[0].sequence;
     pending = pending.slice(1);
     deliveries = deliveries.map((d) => (d.sentSequence < dropped ? { ...giveUp(d, dropped) } : d));
   }
@@ -258,7 +258,7 @@ export function settle(
     let next: DeliveryRecord = released;
     if (result.sentThrough !== undefined) {
       const { firstFailedAt: _f, lastError: _e, ...rest } = next;
-      next = { ...rest, sentSequence: result.sentThrough, attempts: 0 };
+      next = { ...rest, sentSequence: Math.max(rest.sentSequence, result.sentThrough), attempts: 0 };
     }
     if (result.failure === undefined) return next;
     const head = owed(record, next)[0];

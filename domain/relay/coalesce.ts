@@ -15,7 +15,7 @@
  *
  * Time is passed in (milliseconds); the buffer does no I/O.
  */
-import type { QueueLoop } from '../runtime/queue-message.ts';
+import type { MessageLoop } from '../runtime/queue-message.ts';
 
 export interface ReleaseKey {
   readonly namespace: string;
@@ -39,7 +39,7 @@ export const FLEET_COALESCE_RULE: CoalesceRule = { windowMs: 1_000, minSpacingMs
 
 /** One message to send: the first cause, how many events it stands for, and when the first came. */
 export interface CoalescedSend {
-  readonly loop: QueueLoop;
+  readonly loop: MessageLoop;
   readonly key: ReleaseKey;
   readonly cause: string;
   readonly count: number;
@@ -49,7 +49,7 @@ export interface CoalescedSend {
 
 export interface CoalesceBuffer {
   /** Records an event at time `at`. */
-  add(loop: QueueLoop, key: ReleaseKey, cause: string, at: number): void;
+  add(loop: MessageLoop, key: ReleaseKey, cause: string, at: number): void;
   /** Removes and returns the sends due at `now`, remembering them as sent at `now`. */
   takeDue(now: number): CoalescedSend[];
   /** Removes and returns every pending send, due or not. */
@@ -59,16 +59,16 @@ export interface CoalesceBuffer {
   size(): number;
 }
 
-export function coalesceId(loop: QueueLoop, key: ReleaseKey): string {
+export function coalesceId(loop: MessageLoop, key: ReleaseKey): string {
   return `${loop}/${key.namespace}/${key.name}/${key.uid}`;
 }
 
 /** `rules` gives a loop a rule of its own; the others follow `rule`. */
 export function createCoalesceBuffer(
   rule: CoalesceRule = DEFAULT_COALESCE_RULE,
-  rules: Readonly<Partial<Record<QueueLoop, CoalesceRule>>> = {},
+  rules: Readonly<Partial<Record<MessageLoop, CoalesceRule>>> = {},
 ): CoalesceBuffer {
-  const ruleOf = (loop: QueueLoop): CoalesceRule => rules[loop] ?? rule;
+  const ruleOf = (loop: MessageLoop): CoalesceRule => rules[loop] ?? rule;
   const pending = new Map<string, CoalescedSend>();
   const lastSentAt = new Map<string, { readonly at: number; readonly spacingMs: number }>();
 

@@ -19,9 +19,24 @@ export type Loop = (typeof LOOPS)[number];
 export const FLEET_LOOP = 'fleet';
 export type FleetLoop = typeof FLEET_LOOP;
 
-/** Every loop a queue message may name: the Release loops and the fleet loop. */
+/**
+ * The notify loop (docs/notifications.md): its message names a Release or a ReleaseSet (`kind`)
+ * whose verdict may have changed; it goes to the notify queue (CONVOY_NOTIFY_QUEUE_URL) and the
+ * notify function, so a slow or failing destination never delays another loop.
+ */
+export const NOTIFY_LOOP = 'notify';
+export type NotifyLoop = typeof NOTIFY_LOOP;
+
+/** The loops every install path deploys a queue and function for: the Release loops and the fleet loop. */
 export const QUEUE_LOOPS = [...LOOPS, FLEET_LOOP] as const;
 export type QueueLoop = (typeof QUEUE_LOOPS)[number];
+
+/**
+ * Every loop a queue message may name: QUEUE_LOOPS and the notify loop, whose queue and function
+ * an installation adds where it runs them (convoy dev; the construct once it deploys them).
+ */
+export const MESSAGE_LOOPS = [...QUEUE_LOOPS, NOTIFY_LOOP] as const;
+export type MessageLoop = (typeof MESSAGE_LOOPS)[number];
 
 // Kubernetes object names: a namespace is a DNS-1123 label, a Release name a DNS-1123 subdomain.
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -29,7 +44,7 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 
 export const queueMessageSchema = z.object({
   v: z.literal(QUEUE_MESSAGE_VERSION),
-  loop: z.enum(QUEUE_LOOPS),
+  loop: z.enum(MESSAGE_LOOPS),
   namespace: z
     .string()
     .max(63)
@@ -39,6 +54,8 @@ export const queueMessageSchema = z.object({
     .max(253)
     .regex(DNS_SUBDOMAIN, { message: 'must be a Kubernetes object name (DNS-1123 subdomain)' }),
   uid: z.string().min(1).max(128),
+  /** The kind of the object a notify message names; absent: Release (every other loop's messages name their loop's kind). */
+  kind: z.enum(['Release', 'ReleaseSet']).optional(),
   /** Why the message was sent (a watch event, a timer, an API call); logged on every line. */
   cause: z.string().min(1).max(1024),
   sentAt: z.iso.datetime({ offset: true }),

@@ -11,6 +11,8 @@ export const FieldManager = {
   health: 'convoy-health',
   /** The ReleaseSet runtime: the ReleaseSet status and the child Releases it writes. */
   releaseSet: 'convoy-releaseset',
+  /** The notify loop: a Notification's status (what each destination was sent, Delivering). */
+  notify: 'convoy-notify',
   /** Server-side apply of rendered objects on target clusters. */
   apply: 'convoy',
 } as const;

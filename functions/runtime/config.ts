@@ -30,6 +30,23 @@ export const functionEnvSchema = z.object({
     .describe(
       "The fleet queue: the fleet function's own queue, where it sends its ReleaseSet's next run; absent in installations without ReleaseSets.",
     ),
+  CONVOY_NOTIFY_QUEUE_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "The notify queue: the notify function's own queue (a transition still owed comes back on it); absent in installations without notifications.",
+    ),
+  CONVOY_NOTIFY_EVENT_BUS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The EventBridge bus of eventBridge destinations that name none (the notify function).'),
+  CONVOY_DASHBOARD_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("The dashboard's public base URL: notifications link to the object's page."),
   CONVOY_CACHE_DIR: z.string().min(1).default('/tmp/convoy'),
   CONVOY_OCI_MAX_ARTIFACT_BYTES: z.coerce
     .number()

@@ -13,7 +13,7 @@
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
-import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { MessageLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RecordHandler } from './sqs-batch-handler.ts';
 
@@ -21,7 +21,7 @@ export const EMF_NAMESPACE = 'Convoy';
 
 /** How one run ended, as the metrics see it. */
 export interface RunResult {
-  readonly loop: QueueLoop;
+  readonly loop: MessageLoop;
   readonly message: QueueMessage;
   readonly receiveCount: number;
   readonly outcome: Outcome | 'threw';
@@ -65,7 +65,7 @@ function powertoolsWarnings(log: Logger) {
 
 /** Wraps a record handler so that each record ends with one EMF line; `publish` false (convoy dev, tests): none. */
 export function withRunMetrics(
-  loop: QueueLoop,
+  loop: MessageLoop,
   handler: RecordHandler,
   publish: boolean,
   now: () => number = Date.now,

@@ -4,7 +4,7 @@ import type { RetryBackoffPolicy } from '../../domain/runtime/backoff.ts';
 import { retry } from '../../domain/runtime/outcome.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import { parseQueueMessage, resentMessageBody } from '../../domain/runtime/queue-message.ts';
-import type { QueueLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
+import type { MessageLoop, QueueMessage } from '../../domain/runtime/queue-message.ts';
 import type { LogFields, Logger } from '../../platform/logger.ts';
 import { queueUrlFromArn } from './sqs-event.ts';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from './sqs-event.ts';
@@ -41,7 +41,7 @@ export type RecordHandler = (message: QueueMessage, context: RecordContext) => P
 
 export interface SqsBatchHandlerOptions {
   /** The loop this function runs; a message for another loop is invalid here. */
-  readonly loop: QueueLoop;
+  readonly loop: MessageLoop;
   readonly handleRecord: RecordHandler;
   readonly sqs: VisibilityPort;
   readonly logger: Logger;

@@ -23,7 +23,7 @@ import {
   QUEUE_LOOPS,
   QUEUE_MESSAGE_VERSION,
   type Loop,
-  type QueueLoop,
+  type MessageLoop,
 } from '../../domain/runtime/queue-message.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -36,7 +36,10 @@ export interface BatchSendPort {
 export interface QueueSenderOptions {
   readonly sqs: BatchSendPort;
   /** The Release loops' queues, and the fleet queue when the relay sends ReleaseSets. */
-  readonly queueUrls: Readonly<Record<Loop, string>> & { readonly fleet?: string | undefined };
+  readonly queueUrls: Readonly<Record<Loop, string>> & {
+    readonly fleet?: string | undefined;
+    readonly notify?: string | undefined;
+  };
   readonly logger: Logger;
   readonly metrics: RelayMetrics;
   /** Events for one (loop, Release) within this window become one message. Default 200 ms. */
@@ -60,7 +63,7 @@ export interface QueueSender {
    * Schedules a message; never throws (failures are logged and counted). A fleet message (the
    * key is a ReleaseSet's) follows FLEET_COALESCE_RULE; without a fleet queue it is dropped.
    */
-  enqueue(loop: QueueLoop, key: ReleaseKey, cause: string): void;
+  enqueue(loop: MessageLoop, key: ReleaseKey, cause: string): void;
   /** Sends everything pending now and waits for every send in flight. */
   flush(): Promise<void>;
   /** Stops: with flush (default) sends what is pending first; without, drops it. Waits for sends in flight. */
@@ -117,7 +120,7 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
     }
   };
 
-  const releaseFor = (loop: QueueLoop, send: CoalescedSend): { release?: Record<string, unknown> } => {
+  const releaseFor = (loop: MessageLoop, send: CoalescedSend): { release?: Record<string, unknown> } => {
     if (
       loop !== 'reconcile' ||
       !send.cause.startsWith('watch: Release added') ||
@@ -132,7 +135,7 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
   };
 
   /** Never rejects: every failure ends in a log line and a metric. */
-  const sendBatch = async (loop: QueueLoop, sends: CoalescedSend[]): Promise<void> => {
+  const sendBatch = async (loop: MessageLoop, sends: CoalescedSend[]): Promise<void> => {
     const queueUrl = queueUrls[loop];
     if (queueUrl === undefined) return;
     let entries = new Map<string, { send: CoalescedSend; entry: SendMessageBatchRequestEntry }>();

@@ -10,6 +10,7 @@ const plurals: Record<string, string> = {
   Mutation: 'mutations',
   Lifecycle: 'lifecycles',
   ReleaseSet: 'releasesets',
+  Notification: 'notifications',
 };
 
 export function convoyApi(kc: KubeConfig) {

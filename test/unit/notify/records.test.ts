@@ -15,6 +15,7 @@ import {
   recordOf,
   selects,
   settle,
+  type Settled,
   type WatchedObject,
 } from '../../../domain/notify/records.ts';
 import type { NotifyKind } from '../../../domain/notify/state.ts';
@@ -113,7 +114,7 @@ describe('exactly once', () => {
 describe('failures', () => {
   const failing = (retryable: boolean, attempts: number) => {
     let status = observe(spec(), {}, api, { kind: 'failure' }, t0).status;
-    let settled;
+    let settled: Settled | undefined;
     for (let i = 0; i < attempts; i++) {
       const now = later(i * 1000);
       status = claim(spec(), status, 'u1', now).status;
@@ -128,14 +129,15 @@ describe('failures', () => {
       );
       status = settled.status;
     }
-    return settled!;
+    if (settled === undefined) throw new Error('no attempt was made');
+    return settled;
   };
   it('a retryable failure is retried: the transition stays owed, the failure is counted and named', () => {
     const settled = failing(true, 1);
     expect(settled.retry).toEqual({ reason: 'spec.to[0] (webhook): HTTP 500', attempt: 1 });
     const record = recordOf(settled.status, 'u1')!;
-    expect(owed(record, record.deliveries![0]!).length).toBe(1);
-    expect(owed(record, record.deliveries![1]!).length).toBe(0);
+    expect(owed(record, record.deliveries![0]).length).toBe(1);
+    expect(owed(record, record.deliveries![1]).length).toBe(0);
   });
   it(`after ${MAX_DELIVERY_ATTEMPTS} attempts the transition is given up, so later ones still go`, () => {
     const settled = failing(true, MAX_DELIVERY_ATTEMPTS);
@@ -171,7 +173,7 @@ describe('bounds', () => {
         later(i),
       ).status;
     expect(status.objects).toHaveLength(MAX_NOTIFIED_OBJECTS);
-    expect(status.objects![0]!.name).toBe(`r${MAX_NOTIFIED_OBJECTS + 4}`);
+    expect(status.objects![0].name).toBe(`r${MAX_NOTIFIED_OBJECTS + 4}`);
   });
   it('coalescing: a state that changes and changes back between two looks is no transition', () => {
     const { status } = run(['ready']);
