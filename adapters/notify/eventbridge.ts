@@ -9,7 +9,11 @@
  * documents as retryable (InternalFailure, ThrottlingException); any other code
  * (AccessDeniedException, MalformedDetail, NotAuthorizedForSourceException, …) is not.
  */
-import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import {
+  EventBridgeClient,
+  PutEventsCommand,
+  type EventBridgeClientConfig,
+} from '@aws-sdk/client-eventbridge';
 import type { DeliveryResult, NotificationEvent, Transition } from '../../domain/notify/event.ts';
 import { failureOf } from '../egress/errors.ts';
 import { failed } from './http.ts';
@@ -24,6 +28,15 @@ const RETRYABLE_CODES = new Set(['InternalFailure', 'ThrottlingException', 'Inte
 
 /** Exceptions of the call itself that waiting can fix. */
 const RETRYABLE_ERRORS = new Set(['ThrottlingException', 'InternalException', 'ServiceUnavailable']);
+
+/**
+ * The client a composition root gives createDeliver: one attempt per delivery (the notify loop
+ * retries with its own backoff and records each attempt; the SDK's own retries would hide them).
+ * `endpoint` points it at convoy dev's receiver or a test's stand-in.
+ */
+export function createEventBridgeClient(config: EventBridgeClientConfig = {}): EventBridgeClient {
+  return new EventBridgeClient({ maxAttempts: 1, ...config });
+}
 
 export function detailType(transition: Transition): string {
   return `Convoy ${transition}`;

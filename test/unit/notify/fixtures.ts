@@ -1,7 +1,8 @@
 // What the notification destination tests share: one event, an egress client allowing loopback
 // (the stand-ins listen there), and an EventBridge client for the loopback endpoint.
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { createEgress, type Egress } from '../../../adapters/egress/client.ts';
+import { createEventBridgeClient } from '../../../adapters/notify/eventbridge.ts';
 import { parseEgressAllow } from '../../../domain/egress/policy.ts';
 import { NOTIFICATION_SCHEMA, type NotificationEvent } from '../../../domain/notify/event.ts';
 
@@ -34,11 +35,9 @@ export function loopbackEgress(): Egress {
 }
 
 export function eventBridgeClient(endpoint: string): EventBridgeClient {
-  return new EventBridgeClient({
+  return createEventBridgeClient({
     endpoint,
     region: 'eu-west-1',
     credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
-    // The delivery loop retries with its own backoff; the SDK's retries would hide the classification.
-    maxAttempts: 1,
   });
 }
