@@ -1,5 +1,5 @@
 /**
- * The HTTP API of ReleaseSets (issue 26; docs/api.md "HTTP API: ReleaseSets"), with the rules of
+ * The HTTP API of ReleaseSets (docs/api.md "HTTP API: ReleaseSets"), with the rules of
  * the Release routes: a SubjectAccessReview for the caller on releasesets.convoy.dev (`get`,
  * `list`, `update`; 403 naming what to ask for), then the request is made with the CALLER's own
  * token (user-cluster.ts), never the relay's — a tenant sees and changes exactly what its RBAC
@@ -13,21 +13,19 @@
  *   POST /v1/namespaces/{ns}/releasesets/{name}/pause | resume     200 {paused}
  *   POST /v1/namespaces/{ns}/releasesets/{name}/rollback           200 {annotation, value, to}  409 NothingToRollBack
  *
- * A write reads the set and replaces it (PUT, verb `update`, what the review asked) with the
- * caller's token and its resourceVersion; a conflict with a concurrent writer is retried.
+ * The reads are here; the writes (approve, pause, resume, rollback) are release-set-actions.ts, and
+ * what both share (acting as the caller) is release-set-caller.ts.
  */
 import type { Context, Hono } from 'hono';
 import { releasePath, releaseSetPath } from '../../adapters/kube/convoy-paths.ts';
-import { isKubeApiError, KubeTransportError } from '../../adapters/kube/http.ts';
+import { isKubeApiError } from '../../adapters/kube/http.ts';
 import { API_GROUP } from '../../domain/api/common.ts';
 import { parseRelease } from '../../domain/api/objects.ts';
 import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
 import { FleetAnnotation, FleetLabel } from '../../domain/fleet/labels.ts';
-import { approvalFor, rollbackFor } from '../../domain/fleet/operator-requests.ts';
 import { setVerdict, type SetVerdict } from '../../domain/fleet/set-verdict.ts';
 import { combinedVerdict, type Verdict } from '../../domain/status/verdict.ts';
 import { objectEvents } from '../../views/events.ts';
-import type { Cluster } from '../../views/cluster.ts';
 import {
   allowReleaseSet,
   ApiError,
@@ -36,17 +34,10 @@ import {
   namespaceOf,
   type ApiEnv,
 } from './api-common.ts';
-import type { Authenticator } from './auth.ts';
-import type { UserClusters } from './user-cluster.ts';
+import { registerReleaseSetActions } from './release-set-actions.ts';
+import { asCaller, asUser, parsedSet, type RawSet, type ReleaseSetDeps } from './release-set-caller.ts';
 
-export interface ReleaseSetDeps {
-  readonly auth: Authenticator;
-  /** Absent: every ReleaseSet route answers 501 (no way to act with the caller's token). */
-  readonly userClusters?: UserClusters | undefined;
-  /** Namespaces that hold Releases (the Release list's cache): where a caller without a cluster-wide list right may have sets. */
-  readonly releaseNamespaces: () => Promise<string[]>;
-  readonly logger?: { info(msg: string, fields?: Readonly<Record<string, unknown>>): void } | undefined;
-}
+export type { ReleaseSetDeps } from './release-set-caller.ts';
 
 export interface ReleaseSetSummary {
   namespace: string;
@@ -65,28 +56,6 @@ export interface ChildSummary {
   cluster: string;
   revision?: string;
   verdict: Verdict;
-}
-
-const CONFLICT_ATTEMPTS = 3;
-
-type RawSet = Record<string, unknown> & {
-  metadata?: Record<string, unknown> & {
-    namespace?: string;
-    name?: string;
-    annotations?: Record<string, string>;
-  };
-  spec?: Record<string, unknown>;
-};
-
-function parsedSet(raw: unknown, key: { namespace: string; name: string }): ReleaseSet {
-  const parsed = parseReleaseSet(raw);
-  if (!parsed.ok)
-    throw new ApiError(
-      500,
-      'InvalidReleaseSet',
-      `ReleaseSet ${key.namespace}/${key.name} does not match the convoy API this relay knows: ${parsed.error}`,
-    );
-  return parsed.value;
 }
 
 export function summarizeSet(set: ReleaseSet): ReleaseSetSummary {
@@ -109,83 +78,11 @@ function withoutManagedFields(raw: RawSet): RawSet {
   return { ...raw, metadata };
 }
 
-/** A Kubernetes answer to the caller's own request, as the API's answer. */
-function asCaller(
-  error: unknown,
-  user: string,
-  what: string,
-  key?: { namespace: string; name: string },
-): unknown {
-  if (isKubeApiError(error, 403))
-    return new ApiError(
-      403,
-      'Forbidden',
-      `user "${user}" may not ${what} (the API server refused it with the caller's token)`,
-    );
-  if (isKubeApiError(error, 401))
-    return new ApiError(401, 'Unauthorized', 'the bearer token is not valid any more; sign in again');
-  if (isKubeApiError(error, 404) && key !== undefined)
-    return new ApiError(
-      404,
-      'NotFound',
-      `ReleaseSet ${key.namespace}/${key.name} does not exist: check the namespace and name (kubectl get releasesets.${API_GROUP} -n ${key.namespace})`,
-    );
-  if (error instanceof KubeTransportError)
-    return new ApiError(
-      503,
-      'Unavailable',
-      `the API server could not be reached: ${error.reason}; retry later`,
-    );
-  return error;
-}
-
-/** The body of POST …/approve: empty, `{}` or `{"step": "<name>"}`. */
-async function approveBody(c: Context<ApiEnv>): Promise<string | undefined> {
-  const text = await c.req.text();
-  if (text.trim() === '') return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new ApiError(400, 'InvalidRequest', 'the body is not JSON; send {} or {"step": "<step name>"}');
-  }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new ApiError(
-      400,
-      'InvalidRequest',
-      'the body is not a JSON object; send {} or {"step": "<step name>"}',
-    );
-  const step = (raw as { step?: unknown }).step;
-  if (step !== undefined && (typeof step !== 'string' || step === '' || step.length > 63))
-    throw new ApiError(
-      400,
-      'InvalidRequest',
-      'step must be the name of a step (a string of 1-63 characters)',
-      'step',
-    );
-  return step;
-}
-
 export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps): void {
   const base = '/v1/namespaces/:ns/releasesets/:name';
 
-  const asUser = async <T>(c: Context<ApiEnv>, use: (cluster: Cluster) => Promise<T>): Promise<T> => {
-    if (deps.userClusters === undefined)
-      throw new ApiError(
-        501,
-        'NotImplemented',
-        "this relay has no management cluster address for acting with the caller's token",
-      );
-    const cluster = deps.userClusters.open(c.get('token'));
-    try {
-      return await use(cluster);
-    } finally {
-      cluster.close();
-    }
-  };
-
   const listIn = (c: Context<ApiEnv>, namespace: string | undefined): Promise<ReleaseSetSummary[]> =>
-    asUser(c, async (cluster) => {
+    asUser(deps, c, async (cluster) => {
       try {
         const { items } = await cluster.client.list<RawSet>(releaseSetPath(namespace));
         return items.flatMap((raw) => {
@@ -200,40 +97,6 @@ export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps
         );
       }
     });
-
-  /** Read, change, replace, all as the caller; a 409 from a concurrent write is retried on a fresh read. */
-  const update = (
-    c: Context<ApiEnv>,
-    key: { namespace: string; name: string; user: string },
-    change: (set: ReleaseSet, raw: RawSet) => void,
-  ): Promise<void> =>
-    asUser(c, async (cluster) => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const raw = await cluster.client.get<RawSet>(releaseSetPath(key.namespace, key.name));
-          change(parsedSet(raw, key), raw);
-          await cluster.client.replace(releaseSetPath(key.namespace, key.name), raw, {
-            fieldManager: 'convoy-relay-api',
-          });
-          return;
-        } catch (error) {
-          if (isKubeApiError(error, 409) && attempt < CONFLICT_ATTEMPTS) continue;
-          throw asCaller(
-            error,
-            key.user,
-            `update releasesets.${API_GROUP} "${key.name}" in namespace "${key.namespace}"`,
-            key,
-          );
-        }
-      }
-    });
-
-  const annotate = (raw: RawSet, annotation: string, value: string) => {
-    raw.metadata = {
-      ...raw.metadata,
-      annotations: { ...(raw.metadata?.annotations ?? {}), [annotation]: value },
-    };
-  };
 
   app.get('/v1/releasesets', async (c) => {
     const ns = c.req.query('namespace');
@@ -279,7 +142,7 @@ export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps
 
   app.get(base, async (c) => {
     const key = await allowReleaseSet(deps.auth, c, 'get');
-    const body = await asUser(c, async (cluster) => {
+    const body = await asUser(deps, c, async (cluster) => {
       let raw: RawSet;
       try {
         raw = await cluster.client.get<RawSet>(releaseSetPath(key.namespace, key.name));
@@ -331,7 +194,7 @@ export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps
 
   app.get(`${base}/events`, async (c) => {
     const key = await allowReleaseSet(deps.auth, c, 'get');
-    const events = await asUser(c, async (cluster) => {
+    const events = await asUser(deps, c, async (cluster) => {
       try {
         return await objectEvents(cluster, key, 'ReleaseSet');
       } catch (error) {
@@ -341,65 +204,5 @@ export function registerReleaseSetRoutes(app: Hono<ApiEnv>, deps: ReleaseSetDeps
     return c.json({ events }, 200);
   });
 
-  app.post(`${base}/approve`, async (c) => {
-    const key = await allowReleaseSet(deps.auth, c, 'update');
-    const step = await approveBody(c);
-    let value = '';
-    await update(c, key, (set, raw) => {
-      const approval = approvalFor(set, step);
-      if (!approval.ok)
-        throw new ApiError(
-          409,
-          'NothingToApprove',
-          approval.message,
-          step === undefined ? undefined : 'step',
-        );
-      value = approval.value;
-      annotate(raw, FleetAnnotation.approve, value);
-    });
-    deps.logger?.info('http api: release set step approved', {
-      namespace: key.namespace,
-      releaseSet: key.name,
-      user: key.user,
-      value,
-    });
-    return c.json({ annotation: FleetAnnotation.approve, value }, 200);
-  });
-
-  for (const [verb, paused] of [
-    ['pause', true],
-    ['resume', false],
-  ] as const) {
-    app.post(`${base}/${verb}`, async (c) => {
-      const key = await allowReleaseSet(deps.auth, c, 'update');
-      await update(c, key, (_set, raw) => {
-        const spec = raw.spec ?? {};
-        raw.spec = { ...spec, rollout: { ...(spec.rollout as Record<string, unknown> | undefined), paused } };
-      });
-      deps.logger?.info(`http api: release set ${verb}d`, {
-        namespace: key.namespace,
-        releaseSet: key.name,
-        user: key.user,
-      });
-      return c.json({ paused }, 200);
-    });
-  }
-
-  app.post(`${base}/rollback`, async (c) => {
-    const key = await allowReleaseSet(deps.auth, c, 'update');
-    let answer = { value: '', to: '' };
-    await update(c, key, (set, raw) => {
-      const rollback = rollbackFor(set);
-      if (!rollback.ok) throw new ApiError(409, 'NothingToRollBack', rollback.message);
-      answer = { value: rollback.value, to: rollback.to };
-      annotate(raw, FleetAnnotation.rollback, rollback.value);
-    });
-    deps.logger?.info('http api: release set rollback requested', {
-      namespace: key.namespace,
-      releaseSet: key.name,
-      user: key.user,
-      ...answer,
-    });
-    return c.json({ annotation: FleetAnnotation.rollback, ...answer }, 200);
-  });
+  registerReleaseSetActions(app, deps, base);
 }
