@@ -246,7 +246,8 @@ export const VERBS: readonly VerbSpec[] = [
     flags: [
       {
         flags: '--ref <ref>',
-        description: 'render at branch:<b>, tag:<t> or commit:<sha> instead of the current source',
+        description:
+          'render the Git source (spec.source.git or the GitRepository of gitRepositoryRef) at branch:<b>, tag:<t> or commit:<sha>',
       },
     ],
     load: async () => (await import('./diff.ts')).diffVerb,

@@ -11,7 +11,7 @@
  * Progressing, then Succeeded. What is tested is the CLI's wait, not the rollout.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
@@ -41,14 +41,17 @@ function progressing(generation: number): ReleaseSetStatus {
   return { ...w, rollout: { state: 'Progressing', step: 1, stepName: 'eu' } };
 }
 
-/** `sh -c '<script>'` with the CLI as $CONVOY; resolves with its exit code and output. */
-function script(line: string, kubeconfig: string): Promise<{ code: number | null; out: string }> {
+/** `sh -c '<script>'` with `convoy` on PATH (binDir); resolves with its exit code and output. */
+function script(
+  line: string,
+  kubeconfig: string,
+  binDir: string,
+): Promise<{ code: number | null; out: string }> {
   const child = spawn('sh', ['-c', line], {
     env: {
-      PATH: process.env['PATH'] ?? '',
+      PATH: `${binDir}:${process.env['PATH'] ?? ''}`,
       HOME: '/nonexistent-home',
       KUBECONFIG: kubeconfig,
-      CONVOY: `"${process.execPath}" "${BIN}"`,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -68,6 +71,7 @@ describe('convoy approve … && convoy wait … in a script', { timeout: 600_000
   let ns: FreshNamespace;
   let dir: string;
   let kubeconfig: string;
+  let binDir: string;
   const target = () => ({
     group: API_GROUP,
     version: API_VERSION,
@@ -90,6 +94,12 @@ describe('convoy approve … && convoy wait … in a script', { timeout: 600_000
     await createWaitingSet(admin, ns.name);
     dir = await mkdtemp(join(tmpdir(), 'convoy-approve-wait-'));
     kubeconfig = await withContextNamespace(adminPath, ns.name, join(dir, 'kubeconfig.yaml'));
+    // `convoy` on PATH, as an installed one would be: this checkout's bin under this Node.
+    binDir = join(dir, 'bin');
+    await mkdir(binDir);
+    await writeFile(join(binDir, 'convoy'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, {
+      mode: 0o755,
+    });
   }, 60_000);
   afterAll(async () => {
     await ns?.delete();
@@ -130,8 +140,9 @@ describe('convoy approve … && convoy wait … in a script', { timeout: 600_000
         await writeSetStatus(admin, ns.name, 'web', waitingStatus);
         results.push(
           await script(
-            '$CONVOY approve rset/web && $CONVOY wait rset/web --timeout 60s --interval 200ms',
+            'convoy approve rset/web && convoy wait rset/web --timeout 60s --interval 200ms',
             kubeconfig,
+            binDir,
           ),
         );
       }
@@ -151,7 +162,7 @@ describe('convoy approve … && convoy wait … in a script', { timeout: 600_000
   it('a set waiting for approval with none written still ends the wait at once with exit 4, naming the approve command', async () => {
     await removeApproval();
     await writeSetStatus(admin, ns.name, 'web', waitingStatus);
-    const r = await script('$CONVOY wait rset/web --timeout 60s', kubeconfig);
+    const r = await script('convoy wait rset/web --timeout 60s', kubeconfig, binDir);
     expect(r.code).toBe(4);
     expect(r.out).toContain(`approve it with \`convoy approve rset/web -n ${ns.name} --step eu\``);
   });
