@@ -70,7 +70,7 @@ async function runDev(argv: string[]): Promise<number> {
     if (stopped()) return 0;
     const lambda =
       args.runtimeKind === 'lambda' ? await prepareLambda(args, settings, stops, say) : undefined;
-    const runtime = await startRuntime(kc, logger, args, identities, lambda);
+    const runtime = await startRuntime(kc, logger, args, identities, lambda, notifications);
     stops.push({ what: 'the relay and the function pollers', stop: () => runtime.stop() });
 
     printBanner({

@@ -216,9 +216,11 @@ export async function startRuntime(
   args: DevArgs,
   identities: Awaited<ReturnType<typeof installShippedIdentities>>,
   lambda: PreparedLambdaFunctions | undefined,
+  notificationReceiver?: Parameters<typeof startConvoyRuntime>[0]['notificationReceiver'],
 ): Promise<ConvoyRuntime> {
   const { awsPort, apiPort, maxRenderObjects } = args;
   return startConvoyRuntime({
+    ...(notificationReceiver !== undefined ? { notificationReceiver } : {}),
     kc,
     logger,
     awsPort,

@@ -10,6 +10,11 @@
 // It keeps the last MAX_KEPT deliveries in memory and reads at most MAX_BODY bytes of each.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createEgress } from '../adapters/egress/client.ts';
+import { createDeliver } from '../adapters/notify/deliver.ts';
+import { createEventBridgeClient } from '../adapters/notify/eventbridge.ts';
+import { STRICT_EGRESS, type EgressPolicy } from '../domain/egress/policy.ts';
+import type { Deliver } from '../domain/notify/event.ts';
 import { withEgressAllow, type DevSettings } from './dev-settings.ts';
 
 /** The port it tries first (beside the Git server's 8481 and the registry's 8482); any free one when taken. */
@@ -159,3 +164,26 @@ export function withNotificationReceiver(settings: DevSettings, receiver: Notifi
     },
   };
 }
+
+/**
+ * The delivery of the notify loop in convoy dev: every destination as in production, through the
+ * installation's egress policy, with EventBridge pointed at the receiver and Slack URLs under the
+ * receiver's /services/ accepted (an installation setting: a tenant cannot set it).
+ */
+export function receiverDeliver(
+  receiver: Pick<NotificationReceiver, 'url' | 'slackBaseUrl'>,
+  policy: EgressPolicy | undefined,
+): Deliver {
+  return createDeliver({
+    egress: createEgress(policy ?? STRICT_EGRESS),
+    eventBridge: createEventBridgeClient({
+      endpoint: receiver.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'convoy-dev', secretAccessKey: 'convoy-dev' },
+    }),
+    slackBaseUrl: receiver.slackBaseUrl,
+  });
+}
+
+/** The bus convoy dev names as the installation's (eventBridge destinations without busName). */
+export const DEV_EVENT_BUS = 'convoy-dev';

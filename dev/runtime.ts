@@ -41,6 +41,7 @@ import type { BatchSendPort } from '../relay/send/queue-sender.ts';
 import { startPoller, type Poller } from './sqs-poller.ts';
 import { ownedTempPrefix } from './stale-dirs.ts';
 import { observerHandlers } from './observer-handlers.ts';
+import { DEV_EVENT_BUS, receiverDeliver, type NotificationReceiver } from './notification-receiver.ts';
 
 export interface RuntimeOptions {
   kc: KubeConfig;
@@ -67,6 +68,8 @@ export interface RuntimeOptions {
   onlyNamespaces?: readonly string[];
   /** Secret of POST /v1/hooks/git (HMAC key for GitHub/Gitea, token for GitLab); unset: webhooks answer 503. */
   gitWebhookSecret?: string;
+  /** convoy dev's notification receiver: the notify loop's EventBridge and Slack go there (dev/notification-receiver.ts). */
+  notificationReceiver?: Pick<NotificationReceiver, 'url' | 'slackBaseUrl'>;
   /**
    * Who the loops act as (dev/shipped-identities.ts: the relay's ServiceAccount, the functions'
    * group, under the install manifests' RBAC). Unset: every loop acts as `kc` (tests of a loop's
@@ -128,6 +131,7 @@ export async function startConvoyRuntime(options: RuntimeOptions): Promise<Convo
     CONVOY_HEALTH_QUEUE_URL: queues.health.queueUrl,
     CONVOY_FLEET_QUEUE_URL: queues.fleet.queueUrl,
     CONVOY_NOTIFY_QUEUE_URL: queues.notify.queueUrl,
+    ...(options.notificationReceiver ? { CONVOY_NOTIFY_EVENT_BUS: DEV_EVENT_BUS } : {}),
     CONVOY_CACHE_DIR: cacheDir,
     ...(options.maxRenderObjects !== undefined
       ? { CONVOY_MAX_RENDER_OBJECTS: String(options.maxRenderObjects) }
@@ -256,6 +260,11 @@ async function startFunctions(
     }),
     notify: createNotifyHandler(config, clients, logger.child({ fn: 'notify' }), {
       queueUrlOf: queueUrlOf('notify'),
+      ...(options.notificationReceiver
+        ? {
+            deliver: receiverDeliver(options.notificationReceiver, clients.tenancy?.egress),
+          }
+        : {}),
     }),
   };
   const pollers: Poller[] = [];

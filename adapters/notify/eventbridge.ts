@@ -67,6 +67,13 @@ function sdkErrorResult(bus: string, error: unknown): DeliveryResult {
   const name = typeof e.name === 'string' ? e.name : 'Error';
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
   if (status === undefined) {
+    // The client's own configuration: no request was made (the SDK's message is matched, never repeated).
+    if (error instanceof Error && /^Region is missing/.test(error.message)) {
+      return failed(false, `EventBridge bus ${bus}: the client has no AWS region (AWS_REGION) (not retried)`);
+    }
+    if (name === 'CredentialsProviderError') {
+      return failed(true, `EventBridge bus ${bus}: no AWS credentials could be loaded (will retry)`);
+    }
     // No answer from EventBridge: a network failure or a timeout.
     return failed(true, `EventBridge bus ${bus}: ${failureOf(error)} (will retry)`);
   }

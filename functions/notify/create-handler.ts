@@ -4,6 +4,7 @@ import { createIdentityReads } from '../../adapters/kube/identity-reads.ts';
 import { createNotificationStore } from '../../adapters/kube/notification-store.ts';
 import { createReleaseSource } from '../../adapters/kube/release-source.ts';
 import { createDeliver } from '../../adapters/notify/deliver.ts';
+import { createEventBridgeClient } from '../../adapters/notify/eventbridge.ts';
 import { sqsVisibilityPort } from '../../adapters/sqs/queues.ts';
 import { createBatchingSqs } from '../../adapters/sqs/batching.ts';
 import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
@@ -42,7 +43,13 @@ export function createNotifyHandler(
     releases: createReleaseSource(clients.kc),
     secretsAs: createIdentityReads(clients.kc),
     tenancy,
-    deliver: options.deliver ?? createDeliver({ egress: createEgress(tenancy.egress ?? STRICT_EGRESS) }),
+    deliver:
+      options.deliver ??
+      createDeliver({
+        egress: createEgress(tenancy.egress ?? STRICT_EGRESS),
+        // The function's role and region (AWS_REGION); infra/notifications.ts grants PutEvents on the bus.
+        eventBridge: createEventBridgeClient(),
+      }),
     events: createEventRecorder(clients.kc, {
       controller: 'convoy.dev/notify',
       instance: process.env['AWS_LAMBDA_FUNCTION_NAME'] ?? 'convoy-notify',

@@ -51,7 +51,7 @@ describe('notification delivery failures: classified, bounded, and free of Secre
   }
 
   beforeAll(async () => {
-    hook = (await startWebhookReceiver());
+    hook = await startWebhookReceiver();
     other = await startReceiver((_req, res) => res.writeHead(200).end('other host'));
     slack = await startSlackReceiver();
     events = await startEventBridgeEndpoint(['bus', 'throttled', 'denied']);
@@ -211,6 +211,14 @@ describe('notification delivery failures: classified, bounded, and free of Secre
     expect(events.requests).toHaveLength(before);
     events.failNext({ status: 503, body: '{"__type":"ServiceUnavailable","message":"down"}' });
     expect(await failure({ type: 'eventBridge', busName: 'bus' })).toMatchObject({ retryable: true });
+  });
+
+  it('an installation without an EventBridge client says so, not retried', async () => {
+    const none = createDeliver({ egress: loopbackEgress() });
+    expect(await failure({ type: 'eventBridge', busName: 'bus' }, none)).toMatchObject({
+      retryable: false,
+      reason: 'EventBridge bus bus: this installation has no EventBridge client (not retried)',
+    });
   });
 
   it('no reason holds a Secret value: the URL token, the HMAC key, the forge token', () => {
