@@ -37,17 +37,24 @@ const evaluation = (cls: DependencyClass, detail: string): Evaluation => ({
   detail,
 });
 
-/** A newer render of the Release is on its way: its spec not handled yet, a render not applied yet, or a rollout under way. */
+/**
+ * A newer render of the Release is on its way: its spec not handled yet, a render made but not
+ * applied, a last reconcile that stopped before applying (a render that could not be made yet),
+ * or a rollout under way.
+ */
 export function renderInFlight(release: Release): string | undefined {
   const generation = release.metadata.generation ?? 0;
   const status = release.status;
   const observed = status?.observedGeneration ?? -1;
   if (observed < generation)
     return `generation ${generation} is not handled yet (status.observedGeneration ${observed < 0 ? 'none' : observed})`;
-  const attempted = status?.lastAttempted?.renderRef;
+  const attempt = status?.lastAttempted;
+  const attempted = attempt?.renderRef;
   const applied = status?.lastSuccessful?.renderRef;
   if (attempted !== undefined && attempted !== applied)
     return `render ${attempted} is not applied yet (lastSuccessful ${applied ?? 'none'})`;
+  if (applied !== undefined && attempt !== undefined && attempt.phase !== 'Succeeded')
+    return `its last reconcile did not apply a render (phase ${attempt.phase === '' ? 'empty: a wait' : attempt.phase})`;
   const rollout = status?.rollout;
   if (rollout?.state === 'Progressing' && rollout.renderRef === applied)
     return `the rollout of ${applied} is Progressing`;
