@@ -20,7 +20,7 @@ import {
   asciiJson,
   FLEET_LOOP,
   queueMessageBody,
-  QUEUE_LOOPS,
+  MESSAGE_LOOPS,
   QUEUE_MESSAGE_VERSION,
   type Loop,
   type MessageLoop,
@@ -113,7 +113,7 @@ export function createQueueSender(options: QueueSenderOptions): QueueSender {
   }
 
   const dispatch = (sends: CoalescedSend[]) => {
-    for (const loop of QUEUE_LOOPS) {
+    for (const loop of MESSAGE_LOOPS) {
       const forLoop = sends.filter((s) => s.loop === loop);
       for (let i = 0; i < forLoop.length; i += MAX_BATCH)
         track(sendBatch(loop, forLoop.slice(i, i + MAX_BATCH)));
