@@ -6,7 +6,6 @@
 //   node bench/run.ts [--only reconcile200,queueLatency,queueCadence,functions,observers] [--sequential 50] [--burst 200]
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane, type ControlPlane } from '../dev/control-plane.ts';
 import { benchCelHostile } from './sections/cel-hostile.ts';
@@ -36,40 +35,9 @@ import { benchServiceAllocation } from './sections/service-allocation.ts';
 import { countClientRequests, type ClientRequestCounter } from './lib/client-requests.ts';
 import { since } from './lib/stats.ts';
 import { guardStdout, log } from './lib/stdout.ts';
-
-const SECTIONS = [
-  'reconcile200',
-  'queueLatency',
-  'queueCadence',
-  'functions',
-  'observers',
-  'perRelease',
-  'package',
-  'embeddedCluster',
-  'flux',
-  'relayScale',
-  'slowGit',
-  'serviceAllocation',
-  'multiCluster',
-  'relayMetrics',
-  'dashboard',
-  'celRedos',
-  'celHostile',
-  'renderDiff',
-  'cliStart',
-  'lambdaRuntime',
-  'largeRelease',
-  'steadyInterval',
-  'ociResolve',
-  'fleet',
-] as const;
-type Section = (typeof SECTIONS)[number];
+import { benchOptions, type Section } from './lib/options.ts';
 
 const root = join(import.meta.dirname, '..');
-
-class BenchUsageError extends Error {
-  override name = 'BenchUsageError';
-}
 
 function errorReport(error: unknown): { error: string } {
   const e = error instanceof Error ? error : new Error(String(error));
@@ -79,67 +47,20 @@ function errorReport(error: unknown): { error: string } {
 async function main(): Promise<number> {
   const out = guardStdout();
   const started = performance.now();
-  const { values } = parseArgs({
-    options: {
-      only: { type: 'string' },
-      sequential: { type: 'string', default: '50' },
-      burst: { type: 'string', default: '200' },
-      'per-release-n': { type: 'string', default: '20' },
-      'flux-n': { type: 'string', default: '100,300,1000' },
-      'relay-scale-n': { type: 'string', default: '10000' },
-      'relay-scale-changes': { type: 'string', default: '1000' },
-      'multi-cluster-n': { type: 'string', default: '100' },
-      'lambda-n': { type: 'string', default: '20' },
-      'steady-n': { type: 'string', default: '10' },
-      'large-release-n': { type: 'string', default: '10000' },
-      'fleet-n': { type: 'string', default: '500' },
-    },
-  });
-  const only = new Set(
-    (values.only ?? SECTIONS.join(','))
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
-  for (const s of only)
-    if (!(SECTIONS as readonly string[]).includes(s))
-      throw new BenchUsageError(`--only: unknown section ${s}; sections: ${SECTIONS.join(', ')}`);
-  const wanted = (s: Section): boolean => only.has(s);
-  const sequential = Number(values.sequential);
-  const burst = Number(values.burst);
-  const perReleaseN = Number(values['per-release-n']);
-  if (!Number.isInteger(perReleaseN) || perReleaseN < 1)
-    throw new BenchUsageError('--per-release-n must be a positive integer');
-  const fluxNs = (values['flux-n'] ?? '').split(',').map((s) => Number(s.trim()));
-  if (fluxNs.some((n) => !Number.isInteger(n) || n < 1))
-    throw new BenchUsageError('--flux-n must be positive integers separated by commas, e.g. 100,300,1000');
-  const relayScaleN = Number(values['relay-scale-n']);
-  const relayScaleChanges = Number(values['relay-scale-changes']);
-  if (
-    !Number.isInteger(relayScaleN) ||
-    !Number.isInteger(relayScaleChanges) ||
-    relayScaleChanges < 1 ||
-    relayScaleN < relayScaleChanges
-  ) {
-    throw new BenchUsageError(
-      '--relay-scale-n and --relay-scale-changes must be positive integers, changes <= n',
-    );
-  }
-  const multiClusterN = Number(values['multi-cluster-n']);
-  if (!Number.isInteger(multiClusterN) || multiClusterN < 1)
-    throw new BenchUsageError('--multi-cluster-n must be a positive integer');
-  const lambdaN = Number(values['lambda-n']);
-  if (!Number.isInteger(lambdaN) || lambdaN < 1)
-    throw new BenchUsageError('--lambda-n must be a positive integer');
-  const largeReleaseN = Number(values['large-release-n']);
-  if (!Number.isInteger(largeReleaseN) || largeReleaseN < 2)
-    throw new BenchUsageError('--large-release-n must be an integer of at least 2');
-  const fleetN = Number(values['fleet-n']);
-  if (!Number.isInteger(fleetN) || fleetN < 4)
-    throw new BenchUsageError('--fleet-n must be an integer of at least 4');
-  if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
-    throw new BenchUsageError('--sequential and --burst must be positive integers');
-  }
+  const {
+    wanted,
+    sequential,
+    burst,
+    perReleaseN,
+    fluxNs,
+    relayScaleN,
+    relayScaleChanges,
+    multiClusterN,
+    lambdaN,
+    steadyN,
+    largeReleaseN,
+    fleetN,
+  } = benchOptions();
 
   const sections: Partial<Record<Section, Record<string, unknown>>> = {};
   let failed = false;
@@ -241,7 +162,7 @@ async function main(): Promise<number> {
       const [k, c] = [kc, client];
       await run(
         'steadyInterval',
-        () => benchSteadyInterval(k, c, { n: Number(values['steady-n']) }),
+        () => benchSteadyInterval(k, c, { n: steadyN }),
         (r) => r,
       );
     }
@@ -376,7 +297,7 @@ async function main(): Promise<number> {
       const missing = observersMissing(root);
       if (missing !== undefined) {
         sections.observers = {
-          skipped: `${missing}: the drift and health functions are not there yet (issue 5)`,
+          skipped: `${missing}: the drift and health functions are not there yet`,
         };
       } else if (r200 === undefined || !kc || !client) {
         sections.observers = { skipped: 'needs the applied 200-object render of reconcile200, which failed' };
