@@ -20,6 +20,7 @@ import type { Release } from '../../domain/api/objects.ts';
 import { runConvoy } from '../harness/cli.ts';
 import { withContextNamespace } from '../harness/context-kubeconfig.ts';
 import { kubeConfigFor } from '../harness/kube.ts';
+import { convoyApi } from '../harness/releases.ts';
 import { appliedOf, startRuntimeEnv, until, type RuntimeEnv } from '../harness/runtime-env.ts';
 
 const configMap = (name: string) =>
@@ -35,6 +36,7 @@ describe(
     let dir: string;
     let kubeconfig: string;
     let missingNs: string;
+    let commit: string;
     const convoy = (...args: string[]) => runConvoy(args, kubeconfig);
     const ns = () => env.ns.name;
 
@@ -48,6 +50,14 @@ describe(
       missingNs = await withContextNamespace(admin, 'no-such-namespace', join(dir, 'missing-ns.yaml'));
       const repo = await env.repo('app', { 'cm.yaml': configMap('app-config') });
       const git = { source: { git: { url: repo.url, ref: { branch: 'main' } } } };
+      // A repository of its own: the live objects diff compares with are this Release's alone.
+      const repoSource = await env.repo('repo-source', { 'cm.yaml': configMap('repo-config') });
+      await convoyApi(kubeConfigFor(admin)).create('GitRepository', env.ns.name, 'app-repo', {
+        url: repoSource.url,
+        ref: { branch: 'main' },
+      });
+      await env.createRelease('fromrepo', { source: { gitRepositoryRef: { name: 'app-repo' } } });
+      commit = repoSource.commit;
       await env.createRelease('one', git);
       await env.createRelease('two', git);
       await env.createRelease('bad', {
@@ -72,7 +82,7 @@ describe(
         'one and two are Applied, InSync and Healthy; bad is Unsupported',
         async () => {
           const ready = await Promise.all(
-            ['one', 'two'].map(async (n) => {
+            ['one', 'two', 'fromrepo'].map(async (n) => {
               const r = await env.getRelease(n);
               return ['Applied', 'InSync', 'Healthy'].every((t) => condition(r, t)?.status === 'True');
             }),
@@ -183,6 +193,19 @@ describe(
       expect(none.stderr).toBe(`convoy: no Releases match -l team=nobody in namespace ${ns()}\n`);
       const both = await convoy('wait', 'one', '-l', 'team=a');
       expect(both.code).toBe(2);
+    });
+
+    it('diff --ref renders a gitRepositoryRef source: its GitRepository at that ref', async () => {
+      for (const ref of ['branch:main', `commit:${commit}`]) {
+        const run = await convoy('diff', 'fromrepo', '--ref', ref);
+        expect(run.stderr, ref).toMatch(
+          /^no difference: 1 objects of render sha256:[0-9a-f]+ at revision [0-9a-f]{40}\n$/,
+        );
+        expect(run.code, ref).toBe(0);
+      }
+      const missing = await convoy('diff', 'fromrepo', '--ref', 'branch:no-such-branch');
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/^convoy: cannot render .*fromrepo: /);
     });
   },
 );
