@@ -260,6 +260,14 @@ export const VERBS: readonly VerbSpec[] = [
     load: async () => (await import('./tree.ts')).treeVerb,
   },
   {
+    name: 'deps',
+    summary: 'the spec.dependsOn graph, each dependency with its verdict',
+    args: [RELEASE],
+    flags: [],
+    help: 'Each line: the dependency, what this Release judges of it (ready, not ready yet, failed, upgrading, …), its own verdict.',
+    load: async () => (await import('./deps.ts')).depsVerb,
+  },
+  {
     name: 'events',
     summary: 'the Events convoy wrote about a Release',
     args: [RELEASE],
