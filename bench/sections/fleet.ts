@@ -1,4 +1,4 @@
-// fleet (issue 26): one ReleaseSet rolled out to 500 Clusters in 4 steps, through the production
+// fleet: one ReleaseSet rolled out to 500 Clusters in 4 steps, through the production
 // path: the relay as its own process (relay/main.ts, so /proc measures it alone) watching the
 // set, its children and the Clusters and sending fleet messages; fauxqs SQS; the real handlers
 // (dev/runtime.ts' pollers for reconcile, drift and health; the fleet function's handler
@@ -18,12 +18,11 @@
 // the set's side per Cluster; the peak size of the set's status (JSON, polled every 500 ms); the
 // relay's RSS (after its first list, and its peak). Targets: ≤ 3 requests per Cluster per rollout
 // on the set's side, status ≤ 64 KiB. A rollout whose status does not change for 2 minutes is
-// reported as stalled (complete: false, where it stopped) instead of waited for.
+// reported as stalled (complete: false, where it stopped) instead of waited for: watching a
+// rollout and what it cost is fleet-rollout.ts.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -48,20 +47,16 @@ import { functionEnvSchema } from '../../functions/runtime/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
 import { inPool, startSideProcess, waitUntil } from '../flux/side-process.ts';
-import { describeRequest } from '../lib/client-requests.ts';
 import { rssMiB } from '../lib/proc-stats.ts';
 import { log } from '../lib/stdout.ts';
-import { percentile } from '../lib/stats.ts';
+import { countRequestsWithToken, fleetLogTally, watchRollout } from './fleet-rollout.ts';
 
 const NS = 'fleet-bench';
 const SET = 'web';
 const FLEET_USER = 'convoy-fleet-bench';
 const TARGET_USER = 'convoy-fleet-bench-target';
 const SOAK_SECONDS = 10;
-const ROLLOUT_TIMEOUT_MS = 1_200_000;
-/** No change of the set's status for this long (longer than any recheck the set asks for: 30 s, the 10-s soak): the rollout stalled. */
-const STALL_MS = 120_000;
-/** Issue 26's targets. */
+/** At most 3 requests of the set's side per Cluster per rollout; a status of at most 64 KiB. */
 export const FLEET_TARGETS = { requestsPerClusterPerRollout: 3, statusBytes: 64 * 1024 } as const;
 
 export interface FleetBenchOptions {
@@ -97,37 +92,6 @@ function kubeconfigYaml(cp: ControlPlane, user: string): string {
     'current-context': 't',
   });
 }
-
-/** Counts the requests to `origin` that carry `token`, by lib/client-requests.ts' keys (node:http and undici). */
-function countRequestsWithToken(server: string, token: string) {
-  const origin = new URL(server).origin;
-  const counts = new Map<string, number>();
-  const bearer = `Bearer ${token}`;
-  const onNodeHttp = (message: unknown): void => {
-    const request = (
-      message as {
-        request?: { protocol: string; method: string; path: string; getHeader(name: string): unknown };
-      }
-    ).request;
-    if (request === undefined || `${request.protocol}//${String(request.getHeader('host'))}` !== origin)
-      return;
-    if (request.getHeader('authorization') !== bearer) return;
-    const key = describeRequest(request.method, request.path);
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  };
-  subscribe('http.client.request.start', onNodeHttp);
-  return {
-    /** The counts since the last take, and a fresh start. */
-    take(): { total: number; byRequest: Record<string, number> } {
-      const byRequest = Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b)));
-      counts.clear();
-      return { total: Object.values(byRequest).reduce((a, b) => a + b, 0), byRequest };
-    },
-    stop: () => unsubscribe('http.client.request.start', onNodeHttp),
-  };
-}
-
-const round = (n: number): number => Math.round(n * 100) / 100;
 
 export async function benchFleet(root: string, options: FleetBenchOptions): Promise<Record<string, unknown>> {
   const n = options.clusters;
@@ -184,41 +148,12 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
 
     // The runtime: the Release loops on dev/runtime.ts' pollers; its in-process relay sends nothing
     // (onlyNamespaces names no namespace): the relay process below is the one that drives the rollout.
+    const tally = fleetLogTally();
     const logger = createLogger({
       base: { app: 'convoy-bench' },
       level: 'info',
-      write: (line) => onLogLine(line),
+      write: (line) => tally.onLine(line),
     });
-    let fleetRuns = 0;
-    const fleetMessages = new Set<string>();
-    /** What became of each fleet record (the runtime's outcome line), by outcome and reason class; and each run's duration. */
-    let fleetOutcomes = new Map<string, number>();
-    let fleetRunMs: number[] = [];
-    function onLogLine(line: string): void {
-      if (!line.includes('"loop":"fleet"')) {
-        if (line.includes('"level":"error"') || line.includes('"level":"warn"'))
-          process.stderr.write(`${line}\n`);
-        return;
-      }
-      const parsed = JSON.parse(line) as {
-        msg?: string;
-        messageId?: string;
-        level?: string;
-        outcome?: string;
-        reason?: string;
-        durationMs?: number;
-      };
-      if (parsed.msg === 'fleet decided') fleetRuns++;
-      if (parsed.outcome !== undefined && parsed.durationMs !== undefined) {
-        const why = parsed.reason === undefined ? '' : `: ${parsed.reason.replace(/[(:,].*$/, '').trim()}`;
-        const key = `${parsed.outcome}${why}`;
-        fleetOutcomes.set(key, (fleetOutcomes.get(key) ?? 0) + 1);
-        if (parsed.msg !== 'dropped' && !(parsed.reason ?? '').startsWith('lease held'))
-          fleetRunMs.push(parsed.durationMs);
-      }
-      if (parsed.messageId !== undefined) fleetMessages.add(parsed.messageId);
-      if (parsed.level === 'error' || parsed.level === 'warn') process.stderr.write(`${line}\n`);
-    }
     const runtime = await startConvoyRuntime({
       kc,
       logger,
@@ -326,78 +261,8 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
       return parsed.value;
     };
 
-    /** Runs `start`, then waits until the set's rollout of the new generation succeeded; polls the status size meanwhile. */
-    const rollout = async (label: string, start: () => Promise<void>) => {
-      counter.take();
-      const runsBefore = fleetRuns;
-      const messagesBefore = fleetMessages.size;
-      fleetOutcomes = new Map();
-      fleetRunMs = [];
-      let peakStatusBytes = 0;
-      let lastState = '';
-      let lastStatus = '';
-      let lastChange = performance.now();
-      let stalled:
-        { state: string; message: string | undefined; noChangeForMs: number; atMs: number } | undefined;
-      const started = performance.now();
-      await start();
-      const deadline = Date.now() + ROLLOUT_TIMEOUT_MS;
-      let set: ReleaseSet;
-      for (;;) {
-        set = await readSet();
-        const status = set.status;
-        const statusText = JSON.stringify(status ?? {});
-        peakStatusBytes = Math.max(peakStatusBytes, Buffer.byteLength(statusText));
-        if (statusText !== lastStatus) lastChange = performance.now();
-        lastStatus = statusText;
-        const state = `${status?.rollout?.state ?? '-'} ${status?.rollout?.stepName ?? '-'} ready ${status?.clusters?.ready ?? 0}/${status?.clusters?.selected ?? 0}`;
-        if (state !== lastState)
-          log(`fleet ${label}: ${state} after ${Math.round(performance.now() - started)} ms`);
-        lastState = state;
-        const succeeded = status?.conditions?.find((c) => c.type === 'RolloutSucceeded');
-        if (
-          succeeded?.status === 'True' &&
-          succeeded.observedGeneration === set.metadata.generation &&
-          status?.rollout?.state === 'Succeeded'
-        )
-          break;
-        if (status?.rollout?.state === 'Halted' || status?.rollout?.state === 'RolledBack')
-          throw new Error(`rollout ${label} stopped: ${JSON.stringify(succeeded)}`);
-        if (Date.now() > deadline)
-          throw new Error(`rollout ${label} did not succeed within ${ROLLOUT_TIMEOUT_MS} ms; last: ${state}`);
-        // A rollout whose status stopped changing waits for a run nothing will send: report it, do not hang.
-        if (performance.now() - lastChange > STALL_MS) {
-          stalled = {
-            state,
-            message: succeeded?.message,
-            noChangeForMs: Math.round(performance.now() - lastChange),
-            atMs: Math.round(lastChange - started),
-          };
-          log(`fleet ${label}: stalled at ${state} (${succeeded?.message ?? ''})`);
-          break;
-        }
-        await sleep(500);
-      }
-      const wallMs = stalled === undefined ? Math.round(performance.now() - started) : undefined;
-      const requests = counter.take();
-      const runs = fleetRuns - runsBefore;
-      return {
-        complete: stalled === undefined,
-        ...(stalled === undefined ? {} : { stalled }),
-        wallMs,
-        wallMinusSoakMs: wallMs === undefined ? undefined : wallMs - 4 * SOAK_SECONDS * 1000,
-        fleetRuns: runs,
-        fleetMessages: fleetMessages.size - messagesBefore,
-        fleetRunsPerCluster: round(runs / n),
-        fleetRecordOutcomes: Object.fromEntries([...fleetOutcomes].sort((a, b) => b[1] - a[1])),
-        fleetRunMs: { p50: percentile(fleetRunMs, 50), max: Math.max(0, ...fleetRunMs) },
-        setSideRequests: requests.total,
-        setSideRequestsPerCluster: round(requests.total / n),
-        setSideRequestsByKind: requests.byRequest,
-        peakStatusBytes,
-        revision: set.status?.revision?.id,
-      };
-    };
+    const rollout = (label: string, start: () => Promise<void>) =>
+      watchRollout({ readSet, counter, tally, clusters: n, soakSeconds: SOAK_SECONDS }, label, start);
 
     const spec = (greeting: string) => ({
       clusters: { selector: { matchExpressions: [{ key: 'ring', operator: 'Exists' }] } },
