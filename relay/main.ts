@@ -30,6 +30,11 @@ const relayEnvSchema = z.object({
     (value) => (value === '' ? undefined : value),
     z.string().url().optional(),
   ),
+  // The notify function's queue; unset or empty: the relay does not watch Notifications.
+  CONVOY_NOTIFY_QUEUE_URL: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.string().url().optional(),
+  ),
   CONVOY_RENDER_BUCKET: z.string().min(1).optional(),
   CONVOY_HTTP_HOST: z.string().default('0.0.0.0'),
   CONVOY_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -79,6 +84,7 @@ async function main(): Promise<void> {
     logger,
     watchSecrets: env.CONVOY_WATCH_SECRETS === 'true',
     fleetQueueUrl: env.CONVOY_FLEET_QUEUE_URL,
+    notifyQueueUrl: env.CONVOY_NOTIFY_QUEUE_URL,
   });
   const compaction = compactHeapWhenReady(() => relay.ready() && relay.leading(), logger);
   // The S3 SDK loads on the first request that reads the render store (pin, diff): ~6 MiB of the

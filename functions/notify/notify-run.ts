@@ -35,6 +35,7 @@ import {
 import { releaseNotifyState, type NotifyState } from '../../domain/notify/state.ts';
 import { done, dropped, requeueAfter, type Outcome } from '../../domain/runtime/outcome.ts';
 import { inClusterIdentity, type TenancySettings } from '../../domain/tenancy/index.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { RecordHandler } from '../runtime/sqs-batch-handler.ts';
 import { resolveDestination } from './destinations.ts';
 
@@ -87,7 +88,7 @@ export function createNotifyRun(deps: NotifyDeps): RecordHandler {
     );
     let outcome: Outcome = done();
     for (const notification of watching) {
-      const one = await notifyOne(deps, now, notification.metadata.name, subject);
+      const one = await notifyOne(deps, now, notification.metadata.name, subject, ctx.logger);
       if (one !== undefined)
         ctx.logger.info('notify run', { notification: notification.metadata.name, outcome: one.kind });
       outcome = worse(outcome, one ?? done());
@@ -113,6 +114,7 @@ async function notifyOne(
   now: () => Date,
   name: string,
   subject: Subject,
+  logger: Logger,
 ): Promise<Outcome | undefined> {
   const uid = subject.object.uid;
   const first = await deps.notifications.update(subject.namespace, name, (current) => {
@@ -144,7 +146,11 @@ async function notifyOne(
   });
   if (second === undefined) return undefined;
   const settled = second.result;
-  if (settled.gaveUp.length > 0) await reportGivenUp(deps, second.notification, settled.gaveUp);
+  if (settled.gaveUp.length > 0) {
+    const failed = await reportGivenUp(deps, second.notification, settled.gaveUp);
+    for (const error of failed)
+      logger.warn('an Event about a given-up transition could not be written', { error: error.message });
+  }
   if (settled.retry !== undefined)
     return { kind: 'retry', error: new Error(settled.retry.reason), attempt: settled.retry.attempt };
   const after = recordOf(settled.status, uid);
@@ -183,9 +189,13 @@ async function deliverOwed(
   return { to, sentThrough };
 }
 
-async function reportGivenUp(deps: NotifyDeps, notification: Notification, gaveUp: readonly string[]) {
-  if (deps.events === undefined) return;
-  await deps.events.record(
+async function reportGivenUp(
+  deps: NotifyDeps,
+  notification: Notification,
+  gaveUp: readonly string[],
+): Promise<Error[]> {
+  if (deps.events === undefined) return [];
+  return deps.events.record(
     {
       kind: 'Notification',
       namespace: notification.metadata.namespace ?? '',
