@@ -1,4 +1,3 @@
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { createEgress } from '../../adapters/egress/client.ts';
 import { createEventRecorder } from '../../adapters/kube/events.ts';
 import { createIdentityReads } from '../../adapters/kube/identity-reads.ts';
@@ -24,8 +23,6 @@ export type { HandlerOptions };
 export interface NotifyHandlerOptions extends HandlerOptions {
   /** The destinations' delivery; default every adapter of adapters/notify through the installation's egress policy. */
   readonly deliver?: Deliver;
-  /** EventBridge for eventBridge destinations; default the function role's client on Lambda, none elsewhere. */
-  readonly eventBridge?: EventBridgeClient;
 }
 
 /**
