@@ -1,18 +1,18 @@
-// relayScale: the relay with 10,000 Releases (issue 13). The Releases are created with an
+// relayScale: the relay with 10,000 Releases. The Releases are created with an
 // up-to-date status (bench/lib/release-fleet.ts), so no function runs; the relay runs as in
 // production (relay/main.ts, its own process, so /proc measures it alone) and sends to fauxqs
 // queues, which the bench counts. Reports:
 // - the relay's RSS after its first list and its peak, and its memory with 0, n/2 and n Releases
-//   (RSS and V8 heap used, from a relay started on each): MB per 1,000 Releases (issue 24:
+//   (RSS and V8 heap used, from a relay started on each): MB per 1,000 Releases (the target:
 //   RSS <= 150 MB at 10,000, growing linearly; `rssPer1000Releases` = (RSS at n - RSS at 0) /
-//   (n / 1,000), in MiB and MB, and the settled RSS in MB, the issue's unit). The relay runs as the image runs it: compiled
+//   (n / 1,000), in MiB and MB, and the settled RSS in MB, the target's unit). The relay runs as the image runs it: compiled
 //   (tsc -p tsconfig.build.json, to .convoy/bench-relay) with the image's Node.js flags and
 //   malloc environment (image/relay-node-flags.ts); `memory.fromSources` repeats the points for relay/main.ts run
 //   from its .ts sources without the flags, as this section measured it before;
 // - the message burst of a start, a restart with 1,000 Releases not up to date, and a restart
 //   with every Release up to date (messages per loop within 1, 5, 10 and 30 s of ready);
 // - the watch-event → message lag (p50/p99) under a burst of 1,000 spec changes: the bench's
-//   own watch sees each change; the lag runs to the message's sentAt.
+//   own watch sees each change; the lag runs to the message's sentAt (relay-spec-burst.ts).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, rm } from 'node:fs/promises';
@@ -20,36 +20,22 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  GetQueueAttributesCommand,
-  PurgeQueueCommand,
-  ReceiveMessageCommand,
-  DeleteMessageBatchCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  Watch,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { GetQueueAttributesCommand, PurgeQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs } from 'fauxqs';
 import { freePorts } from '../../dev/control-plane/processes.ts';
 import { ensureQueueWithDlq } from '../../adapters/sqs/queues.ts';
-import { API_GROUP, API_VERSION } from '../../domain/api/common.ts';
-import { LOOPS, parseQueueMessage, type Loop } from '../../domain/runtime/queue-message.ts';
+import { LOOPS, type Loop } from '../../domain/runtime/queue-message.ts';
 import { inPool, startSideProcess, waitUntil, type SideProcess } from '../flux/side-process.ts';
-import { createFleet, upToDateStatus, writeStatus, type FleetRelease } from '../lib/release-fleet.ts';
+import { createFleet, upToDateStatus, writeStatus } from '../lib/release-fleet.ts';
 import { rssMiB } from '../lib/proc-stats.ts';
-import { percentile } from '../lib/stats.ts';
 import { RELAY_MALLOC_ENV, RELAY_NODE_FLAGS } from '../../image/relay-node-flags.ts';
 import { log } from '../lib/stdout.ts';
+import { specChangeBurst } from './relay-spec-burst.ts';
 
 const NAMESPACE = 'convoy-relay-scale';
 const BURST_WINDOWS_S = [1, 5, 10, 30] as const;
-/** Issue 24's targets: RSS <= 150 MB (10^6 bytes: 143.1 MiB) at 10,000 Releases. */
+/** The targets: RSS <= 150 MB (10^6 bytes: 143.1 MiB) at 10,000 Releases, a message within 1 s (p99) of a spec change. */
 const TARGET_RSS_MB_AT_10K = 150;
 const TARGET_LAG_P99_MS = 1_000;
 
@@ -65,7 +51,7 @@ interface MemoryPoint {
 const metricValue = (text: string, name: string): number =>
   Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? 'NaN');
 const mib = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
-/** MiB as MB (10^6 bytes), one decimal: the issue's unit. */
+/** MiB as MB (10^6 bytes), one decimal: the target's unit. */
 const mbOf = (mebibytes: number): number => Math.round(mebibytes * 1.048576 * 10) / 10;
 
 /** How the relay process is started: the compiled relay with the image's flags, or its .ts sources as they are. */
@@ -306,7 +292,7 @@ export async function benchRelayScale(
       `relayScale: RSS settled ${memory.map((m) => `${m.settled.rssMiB} MiB at ${m.releases}`).join(', ')}; ${JSON.stringify(growth(memory))} MiB per 1,000 Releases`,
     );
     const fullRss = full?.settled.rssMiB ?? Infinity;
-    // Issue 24: MB per 1,000 Releases = (RSS with n - RSS with 0) / (n / 1,000), settled readings.
+    // MB per 1,000 Releases = (RSS with n - RSS with 0) / (n / 1,000), settled readings.
     const perThousandMiB = growth(memory).rss;
     const rssPer1000Releases = {
       mib: perThousandMiB,
@@ -362,124 +348,5 @@ export async function benchRelayScale(
     await relay?.stop(5_000);
     sqs.destroy();
     await aws.stop();
-  }
-}
-
-/** Changes the spec of each Release; the lag runs from the bench's watch seeing the change to the message's sentAt. */
-export async function specChangeBurst(
-  kc: KubeConfig,
-  sqs: SQSClient,
-  queueUrl: string,
-  releases: readonly FleetRelease[],
-): Promise<{
-  changes: number;
-  received: number;
-  relaySent: number;
-  notSeenByBenchWatch: number;
-  p50Ms?: number;
-  p99Ms?: number;
-  maxMs?: number;
-  burstMs: number;
-}> {
-  const key = (ns: string, name: string) => `${ns}/${name}`;
-  const wanted = new Set(releases.map((r) => key(r.namespace, r.name)));
-  const seenAt = new Map<string, number>();
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const path = `/apis/${API_GROUP}/${API_VERSION}/releases`;
-  const list = (await custom.listClusterCustomObject({
-    group: API_GROUP,
-    version: API_VERSION,
-    plural: 'releases',
-    limit: 1,
-  })) as { metadata?: { resourceVersion?: string } };
-  const watch = new Watch(kc);
-  // Restarted from the last resourceVersion it saw when the server or the client ends it, so a
-  // watch that times out mid-burst loses no change.
-  let resourceVersion = list.metadata?.resourceVersion ?? '0';
-  let controller: AbortController | undefined;
-  let stopped = false;
-  const start = async (): Promise<void> => {
-    controller = await watch.watch(
-      path,
-      { resourceVersion, allowWatchBookmarks: true },
-      (
-        _phase: string,
-        obj: {
-          metadata?: { namespace?: string; name?: string; generation?: number; resourceVersion?: string };
-        },
-      ) => {
-        if (obj.metadata?.resourceVersion !== undefined) resourceVersion = obj.metadata.resourceVersion;
-        const k = key(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
-        if ((obj.metadata?.generation ?? 1) >= 2 && wanted.has(k) && !seenAt.has(k))
-          seenAt.set(k, Date.now());
-      },
-      (error: unknown) => {
-        if (stopped) return;
-        if (error)
-          log(
-            `relayScale: watch ended (restarted from ${resourceVersion}): ${error instanceof Error ? error.message : JSON.stringify(error)}`,
-          );
-        void start().catch((e: unknown) => log(`relayScale: watch restart failed: ${String(e)}`));
-      },
-    );
-  };
-  await start();
-  const lags: number[] = [];
-  const t = performance.now();
-  try {
-    await inPool(releases, 16, async (r) => {
-      await custom.patchNamespacedCustomObject(
-        {
-          group: API_GROUP,
-          version: API_VERSION,
-          namespace: r.namespace,
-          plural: 'releases',
-          name: r.name,
-          body: { spec: { syncPolicy: { interval: '6m' } } },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-    });
-    const burstMs = Math.round(performance.now() - t);
-    const deadline = Date.now() + 60_000;
-    const done = new Set<string>();
-    // Releases the relay sent a 'spec changed' message for, whether or not the bench's own watch saw the change.
-    const relaySent = new Set<string>();
-    while (done.size < releases.length && Date.now() < deadline) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
-      );
-      for (const m of Messages) {
-        const parsed = parseQueueMessage(m.Body ?? '');
-        if (!parsed.ok || !parsed.message.cause.includes('spec changed')) continue;
-        const k = key(parsed.message.namespace, parsed.message.name);
-        if (wanted.has(k)) relaySent.add(k);
-        const seen = seenAt.get(k);
-        if (!wanted.has(k) || done.has(k) || seen === undefined) continue;
-        done.add(k);
-        lags.push(Date.parse(parsed.message.sentAt) - seen);
-      }
-      if (Messages.length > 0) {
-        await sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle ?? '' })),
-          }),
-        );
-      }
-    }
-    return {
-      changes: releases.length,
-      received: lags.length,
-      relaySent: relaySent.size,
-      notSeenByBenchWatch: [...relaySent].filter((k) => !seenAt.has(k)).length,
-      p50Ms: percentile(lags, 50),
-      p99Ms: percentile(lags, 99),
-      maxMs: percentile(lags, 100),
-      burstMs,
-    };
-  } finally {
-    stopped = true;
-    controller?.abort();
   }
 }
