@@ -15,6 +15,7 @@ export const S = {
   drift: '__CONVOY_Q_DRIFT__',
   health: '__CONVOY_Q_HEALTH__',
   fleet: '__CONVOY_Q_FLEET__',
+  notify: '__CONVOY_Q_NOTIFY__',
   region: '__CONVOY_REGION__',
   bucket: '__CONVOY_BUCKET__',
   image: '__CONVOY_IMAGE__',
@@ -43,6 +44,8 @@ const CONFIG_VALUES: Record<string, string> = {
     '{{ required "queues.health: the URL of the health SQS queue is required" .Values.queues.health | quote }}',
   // Optional: empty, the relay does not watch ReleaseSets.
   CONVOY_FLEET_QUEUE_URL: '{{ .Values.queues.fleet | default "" | quote }}',
+  // Optional: empty, the relay does not watch Notifications.
+  CONVOY_NOTIFY_QUEUE_URL: '{{ .Values.queues.notify | default "" | quote }}',
   AWS_REGION: '{{ required "aws.region is required" .Values.aws.region | quote }}',
   CONVOY_LOG_LEVEL: '{{ .Values.logLevel | quote }}',
   CONVOY_WATCH_SECRETS: '{{ .Values.watchSecrets | toString | quote }}',
@@ -57,7 +60,7 @@ const FIXED_SETTINGS: readonly string[] = ['CONVOY_HTTP_HOST', 'CONVOY_HTTP_PORT
 export function chartManifests(): { manifests: KubeManifest[]; defaults: Record<string, string> } {
   const manifests = relayManifests({
     namespace: S.namespace,
-    queueUrls: { reconcile: S.reconcile, drift: S.drift, health: S.health, fleet: S.fleet },
+    queueUrls: { reconcile: S.reconcile, drift: S.drift, health: S.health, fleet: S.fleet, notify: S.notify },
     region: S.region,
     renderBucket: S.bucket,
     image: S.image,

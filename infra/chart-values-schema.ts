@@ -88,6 +88,7 @@ function installationSchemas(): Record<string, Schema> {
       drift: str('Drift queue URL.'),
       health: str('Health queue URL.'),
       fleet: str('Fleet queue URL (ReleaseSets); empty: the relay does not watch ReleaseSets.'),
+      notify: str('Notify queue URL (Notifications); empty: the relay does not watch Notifications.'),
     }),
     aws: object('AWS settings.', {
       region: str('Region of the queues and the render bucket.', { minLength: 1 }),

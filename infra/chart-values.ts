@@ -30,7 +30,7 @@ export function chartValues(inputs: ChartValueInputs): Record<string, unknown> {
     image: { repository: '', tag: '', pullPolicy: 'IfNotPresent' },
     imagePullSecrets: [],
     replicas: 2,
-    queues: { reconcile: '', drift: '', health: '', fleet: '' },
+    queues: { reconcile: '', drift: '', health: '', fleet: '', notify: '' },
     aws: { region: inputs.region },
     renderBucket: '',
     logLevel: 'info',
@@ -69,7 +69,8 @@ const COMMENTS: Record<string, string> = {
   replicas: ' replicas: relay Pods; one leads (Lease), every one serves the HTTP API.',
   queues:
     ' queues: the SQS queue URLs of the reconcile, drift and health functions (required), and of the fleet function\n' +
-    ' (ReleaseSets; optional: empty, the relay does not watch ReleaseSets).',
+    ' (ReleaseSets; optional: empty, the relay does not watch ReleaseSets) and of the notify function (Notifications;\n' +
+    ' optional: empty, the relay does not watch Notifications).',
   aws: ' aws.region: region of the queues and the render bucket.',
   renderBucket: ' renderBucket: the render store bucket (renders and pins in the API); empty: none.',
   logLevel: ' logLevel: debug, info, warn or error.',

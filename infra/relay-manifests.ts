@@ -89,6 +89,8 @@ export interface RelayManifestOptions {
     readonly drift: string;
     readonly health: string;
     readonly fleet?: string;
+    /** The notify function's queue (Notifications); without it the relay does not watch Notifications. */
+    readonly notify?: string;
   };
   /** AWS region of the queues and the bucket (AWS_REGION). */
   readonly region: string;
@@ -198,6 +200,9 @@ function relayEnvironment(
     ...(options.queueUrls.fleet === undefined
       ? []
       : [{ name: 'CONVOY_FLEET_QUEUE_URL', value: options.queueUrls.fleet }]),
+    ...(options.queueUrls.notify === undefined
+      ? []
+      : [{ name: 'CONVOY_NOTIFY_QUEUE_URL', value: options.queueUrls.notify }]),
     ...(options.renderBucket === undefined
       ? []
       : [{ name: 'CONVOY_RENDER_BUCKET', value: options.renderBucket }]),
@@ -228,7 +233,14 @@ function relayRbac(options: RelayManifestOptions, namespace: string, meta: Meta)
         // notifications: a Release whose record there is behind is sent to notify (only with a notify queue).
         {
           apiGroups: ['convoy.dev'],
-          resources: ['clusters', 'mutations', 'lifecycles', 'gitrepositories', 'releasesets', 'notifications'],
+          resources: [
+            'clusters',
+            'mutations',
+            'lifecycles',
+            'gitrepositories',
+            'releasesets',
+            'notifications',
+          ],
           verbs: ['list', 'watch'],
         },
         // Metadata-only informers; never get. Secrets only when watchSecrets (list returns their data).

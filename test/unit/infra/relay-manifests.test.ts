@@ -58,6 +58,7 @@ describe('relayManifests', () => {
       'convoy.dev/lifecycles': ['list', 'watch'],
       'convoy.dev/gitrepositories': ['list', 'watch'],
       'convoy.dev/releasesets': ['list', 'watch'],
+      'convoy.dev/notifications': ['list', 'watch'],
       '/configmaps': ['list', 'watch'],
       'authentication.k8s.io/tokenreviews': ['create'],
       'authorization.k8s.io/subjectaccessreviews': ['create'],
@@ -88,6 +89,11 @@ describe('relayManifests', () => {
       'convoy.dev/gitrepositories': ['get', 'list'],
       'convoy.dev/mutations': ['get', 'list'],
       'convoy.dev/lifecycles': ['get', 'list'],
+      // The notify function: the Notifications of a Release's namespace, and their status (convoy-notify).
+      'convoy.dev/notifications': ['get', 'list'],
+      'convoy.dev/notifications/status': ['patch'],
+      // A dependency in another namespace counts only where that namespace's labels allow it.
+      '/namespaces': ['get'],
       'events.k8s.io/events': ['create', 'get', 'patch'],
     });
     expect(permissions(only(manifests, 'Role', 'convoy-functions')['rules'] as Rule[])).toEqual({
