@@ -47,6 +47,15 @@ export const dependencySchema = z
       },
     ),
   )
+  // The same rules for what zod checks (a ReleaseSet's generated children, objects read back).
+  .refine((d) => d.kind === 'ReleaseSet' || d.condition !== 'Succeeded', {
+    message: 'condition Succeeded is for a ReleaseSet; a Release uses Ready, Healthy or Applied',
+    path: ['condition'],
+  })
+  .refine((d) => d.kind === 'Release' || d.condition === 'Ready' || d.condition === 'Succeeded', {
+    message: 'a ReleaseSet dependency takes condition Ready or Succeeded',
+    path: ['condition'],
+  })
   .describe('A Release or ReleaseSet whose verdict this Release waits for before it applies a new render.');
 
 export type Dependency = z.infer<typeof dependencySchema>;

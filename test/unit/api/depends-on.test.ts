@@ -26,6 +26,16 @@ describe('spec.dependsOn', () => {
     expect(parse({ dependsOn: [{ kind: 'Deployment', name: 'x' }] }).success).toBe(false);
   });
 
+  it('condition Succeeded only for a ReleaseSet, which takes Ready or Succeeded (zod as the CRD)', () => {
+    expect(parse({ dependsOn: [{ name: 'x', condition: 'Succeeded' }] }).success).toBe(false);
+    expect(parse({ dependsOn: [{ kind: 'ReleaseSet', name: 'x', condition: 'Healthy' }] }).success).toBe(
+      false,
+    );
+    expect(parse({ dependsOn: [{ kind: 'ReleaseSet', name: 'x', condition: 'Succeeded' }] }).success).toBe(
+      true,
+    );
+  });
+
   it('takes at most 64 entries (1,000 are refused)', () => {
     const many = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `dep-${i}` }));
     expect(parse({ dependsOn: many(64) }).success).toBe(true);
