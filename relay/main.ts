@@ -5,6 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { createS3RenderStore } from '../adapters/store/s3-render-store.ts';
 import { describeZodError } from '../domain/api/objects.ts';
+import { STRICT_EGRESS } from '../domain/egress/policy.ts';
 import { createLogger } from '../platform/logger.ts';
 import { onceAsync } from '../platform/once.ts';
 import { tenancyFromEnv } from '../platform/tenancy-config.ts';
@@ -99,7 +100,8 @@ async function main(): Promise<void> {
   const app = createApiApp({
     auth: cachingAuthenticator(createKubeAuthenticator(kube)),
     releases: createReleaseApi(kube),
-    userClusters: userClustersOf(kube),
+    // A remote Cluster's kubeconfig server is a tenant's choice: reached only as the egress policy allows.
+    userClusters: userClustersOf(kube, { policy: tenancy.egress ?? STRICT_EGRESS }),
     ...(store ? { store } : {}),
     metrics: relay.metrics,
     metricsPerRelease: env.CONVOY_METRICS_PER_RELEASE === 'true',

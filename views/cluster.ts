@@ -5,12 +5,18 @@
  */
 import type { KubeClient } from '../adapters/kube/http.ts';
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
+import type { TargetEgress } from '../adapters/kube/target-egress.ts';
 
 export interface Cluster {
   readonly client: KubeClient;
   readonly config: KubeClientConfig;
   /** Closes the keep-alive connections so the process can end. */
   close(): void;
+  /**
+   * The egress policy a remote Cluster's kubeconfig server must pass (a tenant names it): the
+   * relay's, from the installation's settings; none for the CLI (the user's machine and network).
+   */
+  readonly targetEgress?: TargetEgress | undefined;
 }
 
 /** A Release (or ReleaseSet) by namespace and name. */

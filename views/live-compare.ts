@@ -13,6 +13,7 @@ import { createKubeClient, createKubeHttp, isKubeApiError, resourcePath } from '
 import type { KubeClientConfig } from '../adapters/kube/kubeconfig.ts';
 import { loadStoredKubeConfig } from '../adapters/kube/cluster-resolver.ts';
 import { locateObject } from '../adapters/kube/object-paths.ts';
+import { guardTargetServer, TargetEgressRefusedError } from '../adapters/kube/target-egress.ts';
 import type { Release } from '../domain/api/index.ts';
 import type { KubeObject } from '../domain/render/kube-object.ts';
 import type { Cluster } from './cluster.ts';
@@ -52,10 +53,17 @@ export async function targetConfig(cluster: Cluster, release: Release): Promise<
     throw new ViewFailure(
       `Secret ${ns}/${ref.name} has no key "${ref.key ?? 'value'}" holding the Cluster's kubeconfig`,
     );
-  return loadStoredKubeConfig(
+  const stored = loadStoredKubeConfig(
     Buffer.from(encoded, 'base64').toString('utf8'),
     `the kubeconfig of Cluster ${ns}/${name}`,
   );
+  if (cluster.targetEgress === undefined) return stored;
+  try {
+    return await guardTargetServer(stored, cluster.targetEgress, `Cluster ${ns}/${name}: its kubeconfig`);
+  } catch (error) {
+    if (error instanceof TargetEgressRefusedError) throw new ViewFailure(error.message);
+    throw error;
+  }
 }
 
 export async function compareWithLive(

@@ -122,7 +122,10 @@ export function createKubeHttp(config: KubeClientConfig, opts: KubeHttpOptions =
         method: init.method,
         headers,
         ...(base.protocol === 'https:' ? { agent: config.agent } : {}),
+        // A server a tenant named: every new connection resolves and connects under the egress policy.
+        ...(config.connectGuard !== undefined ? { lookup: config.connectGuard.lookup } : {}),
       });
+      if (config.connectGuard !== undefined) req.once('socket', config.connectGuard.onSocket);
       const timer = setTimeout(() => {
         timedOut = true;
         req.destroy(new Error('timeout'));

@@ -16,6 +16,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent } from 'node:https';
+import type { Socket, TcpNetConnectOpts } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -41,6 +42,18 @@ export interface KubeClientSettings {
   tokenSource?: (() => Promise<string>) | undefined;
   /** The connection agent to use instead of one made from the TLS settings (a proxy-url's agent). */
   agent?: Agent | undefined;
+  /**
+   * The egress policy's connect checks for a server a tenant named (a Cluster's kubeconfig
+   * Secret: adapters/kube/target-egress.ts): the `lookup` every new connection resolves with, and
+   * a check of each new socket's remote address.
+   */
+  connectGuard?: ConnectGuard | undefined;
+}
+
+/** See KubeClientSettings.connectGuard. */
+export interface ConnectGuard {
+  lookup: NonNullable<TcpNetConnectOpts['lookup']>;
+  onSocket: (socket: Socket) => void;
 }
 
 /** A loaded kubeconfig: the current context's cluster and credentials. */

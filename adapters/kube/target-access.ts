@@ -24,6 +24,9 @@ import {
   type ActingIdentity,
   type TenancySettings,
 } from '../../domain/tenancy/index.ts';
+import { STRICT_EGRESS } from '../../domain/egress/policy.ts';
+import type { Resolver } from '../egress/lookup.ts';
+import { guardTargetServer, TargetEgressRefusedError } from './target-egress.ts';
 import {
   actingAs,
   fromStoredKubeconfigYaml,
@@ -72,6 +75,8 @@ export interface TargetAccessOptions extends ManagementReaders {
   tenancy?: TenancySettings | undefined;
   /** undefined: this installation has no AWS credentials, so `eks` Clusters are refused. */
   eks?: EksAccess | undefined;
+  /** Name resolution for the egress check of a stored kubeconfig's server; default dns.lookup (tests stub it). */
+  egressResolver?: Resolver | undefined;
 }
 
 export interface TargetAccess {
@@ -177,12 +182,30 @@ export async function resolveTargetAccess(
       `${where}: ${secretName} has no key "${key}" holding a kubeconfig (spec.kubeConfig.secretRef.key)`,
     );
   }
-  return {
-    where,
-    cluster,
-    identity,
-    kubeConfig: loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`),
-  };
+  const stored = loadStoredKubeConfig(text, `${where}: the kubeconfig in ${secretName} key "${key}"`);
+  return { where, cluster, identity, kubeConfig: await guardStored(stored, opts, where) };
+}
+
+/**
+ * A stored kubeconfig's server is a tenant's choice: with the installation's settings (`tenancy`
+ * given, as the functions always give it) it is reached only as the egress policy allows —
+ * `tenancy.egress`, or public addresses only (target-egress.ts). Without settings (a test's or
+ * bench's loop logic, no installation) it is used as is, like the egress client's loopback default.
+ */
+async function guardStored(
+  stored: KubeClientConfig,
+  opts: TargetAccessOptions,
+  where: string,
+): Promise<KubeClientConfig> {
+  if (opts.tenancy === undefined) return stored;
+  const egress = { policy: opts.tenancy.egress ?? STRICT_EGRESS, resolver: opts.egressResolver };
+  try {
+    return await guardTargetServer(stored, egress, `${where}: its kubeconfig`);
+  } catch (error) {
+    if (error instanceof TargetEgressRefusedError)
+      throw new ClusterResolutionError(error.message, { cause: error });
+    throw error;
+  }
 }
 
 /** A kubeconfig the Release's identity may not read: ClusterNotReady naming the Secret and the identity. */

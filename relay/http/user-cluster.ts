@@ -10,6 +10,7 @@
  */
 import { createKubeClient } from '../../adapters/kube/http.ts';
 import { kubeClientConfig, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
+import type { TargetEgress } from '../../adapters/kube/target-egress.ts';
 import type { Cluster } from '../../views/cluster.ts';
 
 export interface UserClusters {
@@ -17,7 +18,8 @@ export interface UserClusters {
   open(token: string): Cluster;
 }
 
-export function userClustersOf(relay: KubeClientConfig): UserClusters {
+/** `targetEgress`: the policy a remote Cluster's kubeconfig server must pass (the installation's). */
+export function userClustersOf(relay: KubeClientConfig, targetEgress?: TargetEgress): UserClusters {
   return {
     open(token) {
       const config = kubeClientConfig({
@@ -28,7 +30,7 @@ export function userClustersOf(relay: KubeClientConfig): UserClusters {
         token,
       });
       const client = createKubeClient(config, { timeoutMs: 30_000, userAgent: 'convoy-dashboard' });
-      return { client, config, close: () => config.agent.destroy() };
+      return { client, config, close: () => config.agent.destroy(), targetEgress };
     },
   };
 }

@@ -80,7 +80,9 @@ export async function startFleetScenario(
 ): Promise<FleetScenario> {
   const admin = kubeConfigFor(inject('kubeconfigPath'));
   const [envResult, targetsResult] = await Promise.allSettled([
-    startRuntimeEnv(admin, prefix),
+    // The targets' apiservers start beside the env on loopback ports not known yet: the egress
+    // policy (which a Cluster's kubeconfig server goes through) allows loopback here.
+    startRuntimeEnv(admin, prefix, { egressAllow: ['127.0.0.0/8'] }),
     startFleetTargets(targetSpecs),
   ]);
   if (envResult.status === 'rejected' || targetsResult.status === 'rejected') {

@@ -95,9 +95,14 @@ export async function startReconcileEnv(kc: KubeConfig, prefix: string): Promise
   const gitRoot = await mkdtemp(join(tmpdir(), 'convoy-git-'));
   const cacheDir = await mkdtemp(join(tmpdir(), 'convoy-cache-'));
   const git = await startGitHttpServer({ projectRoot: gitRoot });
-  // The egress allow list: this env's Git server, then what tests add. One array, read at each
+  // The egress allow list: this env's Git server and the apiserver (the target of the Clusters
+  // whose kubeconfig Secrets tests write), then what tests add. One array, read at each
   // connection by every port built from `tenancy` (the policy holds it, never copies it).
-  const allowed: AllowEntry[] = parseEgressAllow(new URL(git.url).host, 'the harness allow list');
+  const apiserver = new URL(kc.getCurrentCluster()?.server ?? 'https://127.0.0.1').host;
+  const allowed: AllowEntry[] = parseEgressAllow(
+    `${new URL(git.url).host},${apiserver}`,
+    'the harness allow list',
+  );
   const tenancy: TenancySettings = {
     ...tenancyFromEnv(identities.settings),
     egress: { allow: allowed, clusterNetworks: [] },

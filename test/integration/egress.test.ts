@@ -23,6 +23,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Resolver } from '../../adapters/egress/lookup.ts';
 import { systemResolver } from '../../adapters/egress/lookup.ts';
+import { formatAllowEntry } from '../../domain/egress/policy.ts';
 import type { Release } from '../../domain/api/objects.ts';
 import type { ReconcilePorts } from '../../domain/reconcile/ports.ts';
 import type { ServedApi } from '../../relay/http/serve.ts';
@@ -144,8 +145,18 @@ describe('the egress policy on the real apiserver: a tenant cannot map or reach 
       name === 'registry.attacker.test'
         ? Promise.resolve([{ address: '127.0.0.1', family: 4 }])
         : systemResolver(name);
+    // The env allows its apiserver (the Clusters of other tests' kubeconfig Secrets); here it is the target.
+    const egress = env.tenancy.egress!;
+    const policy = {
+      ...egress,
+      allow: egress.allow.filter((e) => formatAllowEntry(e) !== `127.0.0.1:${apiserverPort}`),
+    };
+    expect(policy.allow.length).toBe(egress.allow.length - 1);
     ports = env.ports({
-      wiring: { tenancy: { ...env.tenancy, insecureRegistries: 'all' }, egressResolver: resolver },
+      wiring: {
+        tenancy: { ...env.tenancy, insecureRegistries: 'all', egress: policy },
+        egressResolver: resolver,
+      },
     });
 
     const clusterCa =

@@ -153,6 +153,8 @@ describe('three kube-apiservers, two tenants on each', () => {
     for (const tenant of TENANTS) {
       const env = await startReconcileEnv(admin, tenant);
       envs[tenant] = env;
+      // The targets' apiservers (a Cluster's kubeconfig server goes through the egress policy).
+      env.allowEgress(new URL(targetA.server).host, new URL(targetB.server).host);
       const core = admin.makeApiClient(CoreV1Api);
       const ns = env.ns.name;
       // Management cluster: the tenant's deployer ServiceAccount may write ConfigMaps in its namespace.
