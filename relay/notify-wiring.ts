@@ -14,7 +14,7 @@
 import { notificationPath } from '../adapters/kube/convoy-paths.ts';
 import type { Release } from '../domain/api/objects.ts';
 import type { Notification, NotifiedObject } from '../domain/api/notification.ts';
-import { owed, recordOf, selects, isBehind, type WatchedObject } from '../domain/notify/records.ts';
+import { dueOnEvent, owesAny, recordOf, selects, type WatchedObject } from '../domain/notify/records.ts';
 import { releaseNotifyState, type NotifyKind } from '../domain/notify/state.ts';
 import { NOTIFY_LOOP } from '../domain/runtime/queue-message.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -126,7 +126,7 @@ export function createNotifyWiring(
         continue;
       }
       // After a restart, a transition still owed (its retries may have run out with no relay leading).
-      if (event.initial && (record.deliveries ?? []).some((d) => owed(record, d).length > 0))
+      if (event.initial && owesAny(record))
         send(sender, release, `watch: Notification ${notification.metadata?.name ?? ''} owes a transition`);
     }
   };
@@ -163,15 +163,11 @@ export function createNotifyWiring(
       if (watching.length === 0) return;
       const state = releaseNotifyState(next);
       const object = watchedOf(next);
-      const changed = old !== undefined && kindOf(old) !== state.kind;
+      const previousKind = kindOf(old);
       for (const notification of watching) {
         if (!selects(notification.spec, object)) continue;
         const record = recordOf(notification.status, object.uid);
-        // No record: only a change seen by a watch event (never the first list) tells anything.
-        const due =
-          record !== undefined
-            ? isBehind(record, state)
-            : !event.initial && changed && isBehind(undefined, state);
+        const due = dueOnEvent(record, state, { initial: event.initial, previousKind });
         if (due) {
           send(sender, next, `watch: Release is ${state.kind}`);
           return;

@@ -67,6 +67,30 @@ export function isBehind(record: NotifiedObject | undefined, state: NotifyState)
   return record.state !== state.kind;
 }
 
+/**
+ * Whether the relay sends a notify message for a Release event, given the Notification's record
+ * of it: a record behind the state, or — no record — a change of state this watch event saw
+ * (never the first list: a restart must not notify every object never recorded).
+ */
+export function dueOnEvent(
+  record: NotifiedObject | undefined,
+  state: NotifyState,
+  event: { readonly initial: boolean; readonly previousKind: NotifyState['kind'] | undefined },
+): boolean {
+  if (record !== undefined) return isBehind(record, state);
+  return (
+    !event.initial &&
+    event.previousKind !== undefined &&
+    event.previousKind !== state.kind &&
+    isBehind(undefined, state)
+  );
+}
+
+/** Whether any destination still owes a transition of the record (the relay re-sends those after a restart). */
+export function owesAny(record: NotifiedObject): boolean {
+  return (record.deliveries ?? []).some((d) => owed(record, d).length > 0);
+}
+
 const destinationType = (spec: NotificationSpec, index: number): string => {
   const to = spec.to[index];
   if (to === undefined) return 'unknown';

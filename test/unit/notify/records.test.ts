@@ -9,6 +9,8 @@ import {
   CLAIM_MS,
   MAX_DELIVERY_ATTEMPTS,
   claim,
+  dueOnEvent,
+  owesAny,
   isBehind,
   observe,
   owed,
@@ -184,5 +186,25 @@ describe('bounds', () => {
   it('an unrecorded object that waits is not recorded (no write)', () => {
     expect(observe(spec(), {}, api, { kind: 'wait' }, t0).changed).toBe(false);
     expect(isBehind(undefined, { kind: 'wait' })).toBe(false);
+  });
+});
+
+describe('what the relay sends', () => {
+  it('a record behind the state is due, whatever the event; a current one is not', () => {
+    const { status } = run(['ready']);
+    const record = recordOf(status, 'u1');
+    expect(dueOnEvent(record, { kind: 'failure' }, { initial: true, previousKind: undefined })).toBe(true);
+    expect(dueOnEvent(record, { kind: 'ready' }, { initial: false, previousKind: 'wait' })).toBe(false);
+  });
+  it('no record: only a change a watch event saw is due, never the first list (no storm after a restart)', () => {
+    expect(dueOnEvent(undefined, { kind: 'ready' }, { initial: false, previousKind: 'wait' })).toBe(true);
+    expect(dueOnEvent(undefined, { kind: 'ready' }, { initial: true, previousKind: undefined })).toBe(false);
+    expect(dueOnEvent(undefined, { kind: 'ready' }, { initial: false, previousKind: 'ready' })).toBe(false);
+    expect(dueOnEvent(undefined, { kind: 'wait' }, { initial: false, previousKind: 'ready' })).toBe(false);
+  });
+  it('a record that still owes a transition is re-sent after a restart', () => {
+    const observed = observe(spec(), {}, api, { kind: 'failure' }, t0).status;
+    expect(owesAny(recordOf(observed, 'u1')!)).toBe(true);
+    expect(owesAny(recordOf(run(['failure']).status, 'u1')!)).toBe(false);
   });
 });
