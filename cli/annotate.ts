@@ -9,20 +9,26 @@ import { toRfc3339 } from '../domain/status/conditions.ts';
 import { releaseKey, verbArgs, type VerbInput } from './args.ts';
 import { apiTarget, storedRenders } from './http-api.ts';
 import { patchRelease, readRelease } from './kube.ts';
-import { ExitCode } from './output.ts';
+import { ExitCode, UsageError } from './output.ts';
 import { resolveRenderRef } from './render-refs.ts';
 import type { Session } from './session.ts';
+import { msToLateInSecond, waitForSync } from './sync-wait.ts';
 
 export async function syncVerb(input: VerbInput, s: Session): Promise<ExitCode> {
-  const { values, positionals } = verbArgs<{ force: boolean }>(input);
+  const { values, positionals } = verbArgs<{ force: boolean; wait: boolean; timeout: string }>(input);
   const key = releaseKey('sync', positionals, values);
+  if (values.wait !== true && values.timeout !== undefined)
+    throw new UsageError('sync: --timeout bounds --wait; add --wait');
   const annotation = values.force ? Annotation.forceSyncRequestedAt : Annotation.syncRequestedAt;
+  // With --wait, the request is written late in its second (sync-wait.ts says why).
+  if (values.wait === true) await s.sleep(msToLateInSecond(Date.now()));
   const value = toRfc3339(new Date());
   await patchRelease(await s.cluster(values), key, { metadata: { annotations: { [annotation]: value } } });
   s.io.out(
     `${values.force ? 'force sync' : 'sync'} requested for ${key.namespace}/${key.name} at ${value} (${annotation})`,
   );
-  return ExitCode.ok;
+  if (values.wait !== true) return ExitCode.ok;
+  return waitForSync(input, s, key, { value, force: values.force === true });
 }
 
 export async function pinVerb(input: VerbInput, s: Session): Promise<ExitCode> {

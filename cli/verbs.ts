@@ -148,9 +148,16 @@ export const VERBS: readonly VerbSpec[] = [
   },
   {
     name: 'sync',
-    summary: 'request a reconcile now',
+    summary: 'request a reconcile now (--wait: and return its verdict)',
     args: [RELEASE],
-    flags: [{ flags: '--force', description: 'skip the dry run and apply the render again' }],
+    flags: [
+      { flags: '--force', description: 'skip the dry run and apply the render again' },
+      {
+        flags: '--wait',
+        description: 'wait for the reconcile the request brings, then as convoy wait (exit 0 Ready, 1, 4)',
+      },
+      { flags: '--timeout <duration>', description: 'with --wait: give up after this long (default 5m)' },
+    ],
     load: async () => (await import('./annotate.ts')).syncVerb,
   },
   {

@@ -31,7 +31,7 @@ const suspendedLine = ({ namespace, name }: { namespace: string; name: string })
   `(or kubectl patch releases.convoy.dev ${name} -n ${namespace} --type merge -p '{"spec":{"suspend":false}}') and wait again`;
 
 /** The wait of one Release. */
-function releaseTarget(key: ReleaseKey): WaitTarget {
+export function releaseTarget(key: ReleaseKey): WaitTarget {
   return {
     what: `${key.namespace}/${key.name}`,
     async read(cluster) {

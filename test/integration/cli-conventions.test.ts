@@ -199,13 +199,25 @@ describe(
       for (const ref of ['branch:main', `commit:${commit}`]) {
         const run = await convoy('diff', 'fromrepo', '--ref', ref);
         expect(run.stderr, ref).toMatch(
-          /^no difference: 1 objects of render sha256:[0-9a-f]+ at revision [0-9a-f]{40}\n$/,
+          /^no difference: 1 objects of render sha256:[0-9a-f]+ at revision [0-9a-f]{40} match the live objects\n$/,
         );
         expect(run.code, ref).toBe(0);
       }
       const missing = await convoy('diff', 'fromrepo', '--ref', 'branch:no-such-branch');
       expect(missing.code).toBe(1);
       expect(missing.stderr).toMatch(/^convoy: cannot render .*fromrepo: /);
+    });
+
+    it('sync --wait returns the verdict of the reconcile the request brought: after a new commit, Ready at that commit', async () => {
+      const { commit: next } = await env.commit('repo-source', { 'cm.yaml': configMap('repo-config-2') });
+      const run = await convoy('sync', 'fromrepo', '--wait', '--timeout', '120s');
+      expect(run.stdout).toMatch(new RegExp(`^sync requested for ${ns()}/fromrepo at \\S+Z`));
+      expect(run.stdout).toMatch(/^Ready/m);
+      expect(run.code).toBe(0);
+      const synced = await env.getRelease('fromrepo');
+      expect(synced.status?.lastAttempted?.resolvedSource?.git?.commit).toBe(next);
+      const refused = await convoy('sync', 'fromrepo', '--timeout', '1m');
+      expect(refused.code).toBe(2);
     });
   },
 );
