@@ -10,6 +10,8 @@ import { contextNamespace } from '../../../cli/context-namespace.ts';
 import { releaseOperands } from '../../../cli/get.ts';
 import { kubectlOrder } from '../../../cli/get-listing.ts';
 import { setKey } from '../../../cli/release-set/target.ts';
+import { msToLateInSecond, syncTaken } from '../../../cli/sync-wait.ts';
+import type { Release } from '../../../domain/api/objects.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'convoy-context-ns-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -111,5 +113,32 @@ describe("-o json|yaml: kubectl's key order", () => {
     expect(JSON.stringify(ordered['status'])).toBe(
       '{"conditions":[{"status":"True","type":"b"},{"type":"a"}]}',
     );
+  });
+});
+
+describe('sync --wait: which reconcile answers the request', () => {
+  const request = { value: '2026-12-07T10:00:05Z', force: false };
+  const release = (status: Record<string, unknown>) => ({ spec: {}, status }) as unknown as Release;
+
+  it('an attempt after the request second, or the status echoing it, takes it; an attempt in the same second does not', () => {
+    expect(syncTaken(release({ lastAttempted: { attemptedAt: '2026-12-07T10:00:06Z' } }), request)).toBe(
+      true,
+    );
+    expect(syncTaken(release({ lastAttempted: { attemptedAt: '2026-12-07T10:00:05Z' } }), request)).toBe(
+      false,
+    );
+    expect(syncTaken(release({ lastHandledSyncAt: request.value }), request)).toBe(true);
+    expect(syncTaken(release({ lastHandledSyncAt: request.value }), { ...request, force: true })).toBe(false);
+    expect(syncTaken(release({ lastHandledForceSyncAt: request.value }), { ...request, force: true })).toBe(
+      true,
+    );
+    expect(syncTaken({ spec: {} } as unknown as Release, request)).toBe(false);
+  });
+
+  it('the request is written at .900 s of its second or later', () => {
+    expect(msToLateInSecond(1_000)).toBe(900);
+    expect(msToLateInSecond(1_899)).toBe(1);
+    expect(msToLateInSecond(1_900)).toBe(0);
+    expect(msToLateInSecond(1_999)).toBe(0);
   });
 });
