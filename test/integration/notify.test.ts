@@ -3,7 +3,9 @@
  * destination Secrets read as the Release's ServiceAccount and a real HTTP receiver verifying the
  * webhook signature. The Release's verdict is set by writing its status (the loops that would
  * write it are not under test here): Ready → failing → recovered must reach the receiver as
- * exactly three deliveries, in order, each once, however often the message comes.
+ * exactly three deliveries, in order, each once, however often the message comes; runs at once,
+ * a failing destination, a Secret the Release's identity may not read, and a run killed between
+ * its status write and its send keep that.
  */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -17,9 +19,10 @@ import { createReleaseSource } from '../../adapters/kube/release-source.ts';
 import { createDeliver } from '../../adapters/notify/deliver.ts';
 import type { Condition } from '../../domain/api/common.ts';
 import { parseEgressAllow } from '../../domain/egress/policy.ts';
+import { CLAIM_MS } from '../../domain/notify/records.ts';
 import type { Outcome } from '../../domain/runtime/outcome.ts';
 import type { QueueMessage } from '../../domain/runtime/queue-message.ts';
-import { createNotifyRun } from '../../functions/notify/notify-run.ts';
+import { createNotifyRun, type NotifyDeps } from '../../functions/notify/notify-run.ts';
 import type { RecordContext, RecordHandler } from '../../functions/runtime/sqs-batch-handler.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { asFunctions, grant } from '../harness/functions-identity.ts';
@@ -47,6 +50,7 @@ describe('notifications on the real apiserver', () => {
   let functions: Awaited<ReturnType<typeof asFunctions>>;
   let receiver: WebhookReceiver;
   let run: RecordHandler;
+  let runWith: (deps: Partial<NotifyDeps>) => RecordHandler;
   const logger = createLogger({ level: 'warn' });
 
   beforeAll(async () => {
@@ -70,6 +74,17 @@ describe('notifications on the real apiserver', () => {
         body: { metadata: { name }, stringData: { url: `${receiver.url}/${name}`, hmacKey: HMAC_KEY } },
       });
     const kc = functions.config;
+    runWith = (over) =>
+      createNotifyRun({
+        notifications: createNotificationStore(kc),
+        releases: createReleaseSource(kc),
+        secretsAs: createIdentityReads(kc),
+        tenancy: { defaultServiceAccount: undefined },
+        deliver: createDeliver({
+          egress: createEgress({ allow: parseEgressAllow('127.0.0.1', 'test'), clusterNetworks: [] }),
+        }),
+        ...over,
+      });
     run = createNotifyRun({
       notifications: createNotificationStore(kc),
       releases: createReleaseSource(kc),
@@ -91,14 +106,14 @@ describe('notifications on the real apiserver', () => {
   const api = () => convoyApi(admin);
   const adminClient = () => createKubeClient(fromClientNodeKubeConfig(admin));
 
-  async function createRelease(name: string): Promise<string> {
+  async function createRelease(name: string, labels = { team: 'payments' }): Promise<string> {
     const created = await api().create(
       'Release',
       tenant.name,
       name,
       releaseSpec({ serviceAccountName: 'deployer' }),
       {
-        labels: { team: 'payments' },
+        labels,
       },
     );
     return String((created['metadata'] as { uid: string }).uid);
@@ -138,7 +153,7 @@ describe('notifications on the real apiserver', () => {
 
   let sequence = 0;
   /** One notify message for the Release, as the relay sends it. */
-  function deliver(name: string, uid: string): Promise<Outcome> {
+  function deliver(name: string, uid: string, handler: RecordHandler = run): Promise<Outcome> {
     sequence += 1;
     const message: QueueMessage = {
       v: 1,
@@ -155,7 +170,7 @@ describe('notifications on the real apiserver', () => {
       messageId: `m-${sequence}`,
       record: {},
     } as unknown as RecordContext;
-    return run(message, ctx);
+    return handler(message, ctx);
   }
 
   const notificationRv = async (name: string) =>
@@ -267,5 +282,33 @@ describe('notifications on the real apiserver', () => {
     expect(delivering?.message).not.toContain(receiver.url);
     // The other Notifications' webhook (oncall, concurrent, flaky) took web's Failed: one destination's refusal holds up no other.
     expect(receiver.verified.length).toBe(before + 3);
+  });
+
+  it('a run killed after recording the transition never loses it and never sends it twice: the next run after its claim expires delivers it once', async () => {
+    await api().create('Notification', tenant.name, 'crash', {
+      for: [{ kind: 'Release', name: 'cache' }],
+      on: ['Ready', 'Failed', 'Recovered'],
+      to: [{ webhook: { secretRef: { name: 'hook' } } }],
+    });
+    const uid = await createRelease('cache', { team: 'platform' });
+    await setVerdict('cache', 'ready');
+    const ofCache = () =>
+      receiver.verified.filter(
+        (r) => (JSON.parse(r.body) as { object?: { name?: string } }).object?.name === 'cache',
+      );
+    // The process dies between the status write (transition pending, destination claimed) and the send.
+    const killed = runWith({
+      deliver: () => Promise.reject(new Error('killed -9 before the send')),
+    });
+    await expect(deliver('cache', uid, killed)).rejects.toThrow('killed -9');
+    expect(ofCache()).toHaveLength(0);
+    // The redelivery while the dead run's claim holds waits for it; nothing is sent twice.
+    expect((await deliver('cache', uid)).kind).toBe('requeueAfter');
+    expect(ofCache()).toHaveLength(0);
+    // Once the claim has expired, the transition still owed is delivered, once, with its id.
+    const later = runWith({ now: () => new Date(Date.now() + CLAIM_MS + 1000) });
+    expect((await deliver('cache', uid, later)).kind).toBe('done');
+    expect((await deliver('cache', uid, later)).kind).toBe('done');
+    expect(ofCache().map((r) => (JSON.parse(r.body) as { id: string }).id)).toEqual([`${uid}/1`]);
   });
 });
