@@ -79,18 +79,28 @@ describe('spec.dependsOn on the real stack', () => {
       expect(appliedOf(b)?.message).toBe(`waits for Release ${ns}/chain-a (Ready): not ready yet`);
       expect(await reason('chain-a')).toBe('SourceNotReady');
 
-      // At rest — once the health loop has assessed each — A retries every second, which changes
-      // nothing B judges, so neither B nor C runs: no polling.
-      for (const name of ['chain-a', 'chain-b', 'chain-c'])
-        await until(`${name} is assessed by the health loop for its generation`, async () => {
-          const release = await env.getRelease(name);
-          const healthy = release.status?.conditions?.find((c) => c.type === 'Healthy');
-          return healthy?.observedGeneration === release.metadata.generation;
-        });
-      await sleep(2_000);
+      // At rest — once B and C have not run for 3 s (the observers' first writes and the relay's
+      // messages about them are behind) — A retries every second, which changes nothing B judges,
+      // so neither B nor C runs: no polling.
+      let seen = -1;
+      await until(
+        'B and C settle',
+        () => {
+          const now = runs('chain-b') + runs('chain-c');
+          const settled = now === seen;
+          seen = now;
+          return settled;
+        },
+        { intervalMs: 3_000, timeoutMs: 90_000 },
+      );
       const before = { b: runs('chain-b'), c: runs('chain-c') };
+      const from = env.logs.length;
       await sleep(6_000);
-      expect({ b: runs('chain-b'), c: runs('chain-c') }).toEqual(before);
+      const atRest = env.logs
+        .slice(from)
+        .filter((l) => l.msg === 'reconciled' && ['chain-b', 'chain-c'].includes(String(l['name'])))
+        .map((l) => `${String(l['name'])}: ${String(l['cause'])} (receive ${String(l['receiveCount'])})`);
+      expect({ b: runs('chain-b'), c: runs('chain-c') }, atRest.join('; ')).toEqual(before);
 
       await env.repo('chain-a', { 'cm.yaml': configMap('chain-a') });
       const a = await untilReady('chain-a');
