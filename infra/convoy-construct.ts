@@ -29,7 +29,12 @@ import { queueAlarms } from './queue-alarms.ts';
 import { RelayImage } from './relay-image.ts';
 import { installRelayManifests } from './relay-install.ts';
 import { hintKeySecret } from './function-hint-key.ts';
-import { DEFAULT_FLEET_BATCH_SIZE, DEFAULT_MEMORY_MB, type ConvoyProps } from './convoy-props.ts';
+import {
+  DEFAULT_FLEET_BATCH_SIZE,
+  DEFAULT_MEMORY_MB,
+  type ConvoyProps,
+  withEgressAllow,
+} from './convoy-props.ts';
 import { FLEET_QUEUE_URL_VARIABLE } from './fleet-function.ts';
 import { renderLimitProblem } from './render-limits.ts';
 import { renderStoreBucket } from './render-store-bucket.ts';
@@ -103,8 +108,9 @@ export class Convoy extends Construct {
   /** The EventBridge bus of notifications, when `notifications` is set (infra/notifications.ts). */
   readonly notificationBus: events.IEventBus | undefined;
 
-  constructor(scope: Construct, id: string, props: ConvoyProps = {}) {
+  constructor(scope: Construct, id: string, given: ConvoyProps = {}) {
     super(scope, id);
+    const props = withEgressAllow(given);
     const namespace = props.installationNamespace ?? DEFAULT_INSTALLATION_NAMESPACE;
     this.installationNamespace = namespace;
     const timings = timingsOf(id, props);

@@ -68,6 +68,15 @@ export interface ConvoyProps {
   /** The installation's tenancy settings (docs/security.md); default: defaultServiceAccount "default", inCluster only in the installation namespace, no cross-namespace references. */
   readonly tenancy?: TenancyManifestOptions;
   /**
+   * What the functions' outbound requests (Git, Helm, OCI and ECR, notification webhooks) may reach
+   * beyond public addresses (CONVOY_EGRESS_ALLOW; docs/security.md, the egress policy): CIDRs
+   * (`10.0.0.0/8`), `IP[:port]`, `[IPv6]:port`, `host[:port]` or `*.domain` entries. Default none:
+   * public addresses only. When given (even `[]`), it replaces `tenancy.egressAllow` (the same
+   * setting as one comma-separated string, still read when this is not given). A malformed entry
+   * fails synth, naming it.
+   */
+  readonly egressAllow?: readonly string[];
+  /**
    * ECR repositories Releases with `provider: aws` may pull from (docs/oci-sources.md): repository
    * names (in the stack's account and region) or repository ARNs. The reconcile function's role gets
    * ecr:GetAuthorizationToken and ecr:BatchGetImage/GetDownloadUrlForLayer on exactly these; no
@@ -176,4 +185,13 @@ export interface ConvoyProps {
    * `events:PutEvents` on that bus only. Default: no bus, no grant.
    */
   readonly notifications?: ConvoyNotificationsProps;
+}
+
+/**
+ * The props with `egressAllow` folded into `tenancy.egressAllow`, where every install path reads the
+ * setting (installation-settings.ts): the top-level list, when given, replaces the tenancy string.
+ */
+export function withEgressAllow(props: ConvoyProps): ConvoyProps {
+  if (props.egressAllow === undefined) return props;
+  return { ...props, tenancy: { ...props.tenancy, egressAllow: props.egressAllow.join(',') } };
 }
