@@ -10,7 +10,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import type { QueueLoop } from '../domain/runtime/queue-message.ts';
 import { ESM_BANNER } from './esm-banner.ts';
-import { MIN_NODE_MAJOR } from './node-runtime.ts';
+import { MIN_NODE_MAJOR } from './node-major.ts';
 
 const compiled = import.meta.url.endsWith('.js');
 

@@ -9,9 +9,9 @@
  */
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { ConvoyConfigError } from './convoy-config-checks.ts';
+import { MIN_NODE_MAJOR } from './node-major.ts';
 
-/** The oldest Node.js major the function bundles are built for (esbuild target `node24`, ES modules). */
-export const MIN_NODE_MAJOR = 24;
+export { MIN_NODE_MAJOR };
 
 const CONSTANT = /^NODEJS_(\d+)_X$/;
 
