@@ -166,12 +166,18 @@ export function configMapTemplate(manifest: KubeManifest, defaults: Record<strin
       lines.push(`  ${name}: {{ index .Values.settings ${JSON.stringify(name)} | quote }}`);
     }
   }
+  // egress.allow, a list, is CONVOY_EGRESS_ALLOW; when set it replaces settings.CONVOY_EGRESS_ALLOW.
+  lines.push(
+    '  {{- with .Values.egress.allow }}',
+    '  CONVOY_EGRESS_ALLOW: {{ join "," . | quote }}',
+    '  {{- end }}',
+  );
   // Installation settings added in values.yaml that relayManifests() does not set itself.
   lines.push(
     '  {{- range $name, $value := .Values.settings }}',
-    `  {{- if not (has $name (list ${Object.keys(data)
+    `  {{- if not (or (has $name (list ${Object.keys(data)
       .map((k) => JSON.stringify(k))
-      .join(' ')})) }}`,
+      .join(' ')})) (and $.Values.egress.allow (eq $name "CONVOY_EGRESS_ALLOW"))) }}`,
     '  {{ $name }}: {{ $value | quote }}',
     '  {{- end }}',
     '  {{- end }}',

@@ -106,6 +106,15 @@ function installationSchemas(): Record<string, Schema> {
       type: 'boolean',
       description: 'Let the relay list and watch Secrets (it can then read their data).',
     },
+    egress: object("The egress policy of outbound requests on a tenant's behalf.", {
+      allow: {
+        type: 'array',
+        description:
+          'What they may reach beyond public addresses (CONVOY_EGRESS_ALLOW): CIDR, IP[:port], [IPv6]:port, host[:port] or *.domain; replaces settings.CONVOY_EGRESS_ALLOW when set.',
+        uniqueItems: true,
+        items: { type: 'string', pattern: '^[^\\s,]+$' },
+      },
+    }),
   };
 }
 

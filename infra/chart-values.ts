@@ -36,6 +36,7 @@ export function chartValues(inputs: ChartValueInputs): Record<string, unknown> {
     logLevel: 'info',
     tenantNamespaces: [],
     watchSecrets: false,
+    egress: { allow: [] },
     serviceAccount: { annotations: {} },
     resources: inputs.resources,
     podAnnotations: {},
@@ -78,6 +79,11 @@ const COMMENTS: Record<string, string> = {
     ' tenantNamespaces: namespaces whose Releases may act on this cluster (as their ServiceAccount); never kube-* or the release namespace.',
   watchSecrets:
     ' watchSecrets: true lets the relay list and watch Secrets (it then can read their data) to react to labelled Secrets at once.',
+  egress:
+    " egress.allow: what outbound requests on a tenant's behalf may reach beyond public addresses (CONVOY_EGRESS_ALLOW):\n" +
+    " here the relay's (its tree view connects to Clusters' kubeconfig servers); the functions take the construct's\n" +
+    ' egressAllow: give both the same list. Entries: a CIDR (10.0.0.0/8), IP[:port], [IPv6]:port, host[:port] or\n' +
+    ' *.domain. Empty: public addresses only. When set, it replaces settings.CONVOY_EGRESS_ALLOW.',
   serviceAccount: ' serviceAccount.annotations: e.g. eks.amazonaws.com/role-arn for IRSA.',
   resources: " resources: the relay container's requests and limits.",
   podAnnotations:
@@ -237,6 +243,7 @@ Every key is described in \`values.yaml\`; \`values.schema.json\` refuses unknow
 | \`replicas\` | \`2\` | one leads, all serve the API |
 | \`queues.*\`, \`aws.region\`, \`renderBucket\` | | the functions' queues (required; \`queues.fleet\` optional), region, render store |
 | \`logLevel\`, \`tenantNamespaces\`, \`watchSecrets\`, \`settings\` | | the installation's settings (ConfigMap) |
+| \`egress.allow\` | | what the relay's requests on a tenant's behalf (Clusters' kubeconfig servers) may reach beyond public addresses: CIDRs, \`IP[:port]\`, \`host[:port]\`, \`*.domain\` (CONVOY_EGRESS_ALLOW; the functions take the construct's \`egressAllow\`) |
 | \`serviceAccount.annotations\` | \`{}\` | e.g. IRSA's role ARN |
 | \`resources\` | 100m / 256Mi, limit 512Mi | the relay container |
 | \`podAnnotations\`, \`podLabels\` | \`{}\` | added to the Pods (not \`${CONFIG_CHECKSUM_ANNOTATION}\`, not \`${SELECTOR_LABEL}\` or \`${PART_OF_LABEL}\`) |
