@@ -162,22 +162,34 @@ export function withLease<S>(handler: DecisionHandler<S>, options: LeaseGuardOpt
         ctx.annotate?.({ leaseHeldFrom: heldFrom, leaseHeldUntil: closeSentAt });
       } else {
         ctx.annotate?.({ leaseHeldFrom: heldFrom, leaseHeldUntil: now().getTime() });
-        const failed = outcome === undefined || outcome.kind === 'retry';
-        await options.leases.release(
-          lease,
-          followUpOf(outcome, lease, ctx, received.messageId, now()),
-          {
-            failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
-            handledSentAt:
-              outcome?.kind === 'dropped'
-                ? lease.handledSentAt
-                : newerSentAt(lease.handledSentAt, message.sentAt),
-          },
-          { closeAs: written === undefined ? freeNow : closedHolder(options.loop, written.mark) },
-        );
+        await giveBack(options.leases, lease, outcome, {
+          followUp: followUpOf(outcome, lease, ctx, received.messageId, now()),
+          sentAt: message.sentAt,
+          closeAs: written === undefined ? freeNow : closedHolder(options.loop, written.mark),
+        });
       }
     }
   };
+}
+
+/** Gives the Lease back after a run its status write did not close: the failure count and the newest message handled. */
+async function giveBack(
+  leases: LeasePort,
+  lease: HeldLease,
+  outcome: Outcome | undefined,
+  how: { followUp: ReturnType<typeof followUpOf>; sentAt: string | undefined; closeAs: string },
+): Promise<void> {
+  const failed = outcome === undefined || outcome.kind === 'retry';
+  await leases.release(
+    lease,
+    how.followUp,
+    {
+      failures: outcome?.kind === 'dropped' ? lease.failures : failed ? lease.failures + 1 : 0,
+      handledSentAt:
+        outcome?.kind === 'dropped' ? lease.handledSentAt : newerSentAt(lease.handledSentAt, how.sentAt),
+    },
+    { closeAs: how.closeAs },
+  );
 }
 
 /** A message that finds the Lease busy: dropped when the run in progress covers it, else it waits as a new message. */
