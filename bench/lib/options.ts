@@ -108,8 +108,11 @@ export function benchOptions(): BenchOptions {
   if (!Number.isInteger(largeReleaseN) || largeReleaseN < 2)
     throw new BenchUsageError('--large-release-n must be an integer of at least 2');
   const fleetN = Number(values['fleet-n']);
-  if (!Number.isInteger(fleetN) || fleetN < 4)
-    throw new BenchUsageError('--fleet-n must be an integer of at least 4');
+  // Below 15 Clusters the early ring (9%) rounds to none, and a step that selects no Cluster is refused.
+  if (!Number.isInteger(fleetN) || fleetN < 15)
+    throw new BenchUsageError(
+      '--fleet-n must be an integer of at least 15 (each of the 4 steps needs a Cluster)',
+    );
   if (!Number.isInteger(sequential) || sequential < 1 || !Number.isInteger(burst) || burst < 1) {
     throw new BenchUsageError('--sequential and --burst must be positive integers');
   }

@@ -45,6 +45,7 @@ import { createFleetHandler } from '../../functions/fleet/create-handler.ts';
 import { hintKey } from '../../functions/runtime/applied-hint.ts';
 import { functionEnvSchema } from '../../functions/runtime/config.ts';
 import { createLogger } from '../../platform/logger.ts';
+import { tenancyFromEnv } from '../../platform/tenancy-config.ts';
 import { createRepo } from '../../test/harness/git-fixtures.ts';
 import { inPool, startSideProcess, waitUntil } from '../flux/side-process.ts';
 import { rssMiB } from '../lib/proc-stats.ts';
@@ -187,6 +188,8 @@ export async function benchFleet(root: string, options: FleetBenchOptions): Prom
         sqs: runtime.sqs,
         s3: runtime.s3,
         hintKey: hintKey(config.CONVOY_HINT_KEY),
+        // The bench's Git server is on loopback, which the default egress policy refuses (as convoy dev allows it).
+        tenancy: tenancyFromEnv({ CONVOY_EGRESS_ALLOW: '127.0.0.0/8' }),
       },
       logger.child({ fn: 'fleet' }),
       { queueUrlOf: () => fleetQueue.queueUrl },
