@@ -124,7 +124,9 @@ export default {
     doNotFollow: { path: ['node_modules'] },
     // node_modules is not followed but not excluded: excluding it would hide imports of packages from
     // the rules that forbid some of them.
-    exclude: { path: ['^dist/', '^cdk\\.out/', '^\\.tools/', '^coverage/', '^test/fixtures/'] },
+    exclude: {
+      path: ['^dist/', '^cdk\\.out/', '^\\.tools/', '^\\.convoy/', '^coverage/', '^test/fixtures/'],
+    },
     moduleSystems: ['es6', 'cjs'],
     enhancedResolveOptions: {
       exportsFields: ['exports'],

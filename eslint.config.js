@@ -10,6 +10,8 @@ export default tseslint.config(
       '.tools/**',
       'config/**',
       'coverage/**',
+      // Work files of the dev env and the bench (the relayScale bench compiles the relay to .convoy/bench-relay).
+      '.convoy/**',
       // Deliberately rule-breaking code: test/unit/lint/ runs the lint tools on it.
       'test/fixtures/lint/**',
     ],
