@@ -47,20 +47,8 @@ function errorReport(error: unknown): { error: string } {
 async function main(): Promise<number> {
   const out = guardStdout();
   const started = performance.now();
-  const {
-    wanted,
-    sequential,
-    burst,
-    perReleaseN,
-    fluxNs,
-    relayScaleN,
-    relayScaleChanges,
-    multiClusterN,
-    lambdaN,
-    steadyN,
-    largeReleaseN,
-    fleetN,
-  } = benchOptions();
+  const options = benchOptions();
+  const { wanted } = options;
 
   const sections: Partial<Record<Section, Record<string, unknown>>> = {};
   let failed = false;
@@ -130,7 +118,7 @@ async function main(): Promise<number> {
       const [k, c] = [kc, client];
       await run(
         'queueLatency',
-        () => benchQueueLatency(k, c, { sequential, burst }),
+        () => benchQueueLatency(k, c, { sequential: options.sequential, burst: options.burst }),
         (r) => r,
       );
     }
@@ -154,7 +142,7 @@ async function main(): Promise<number> {
       const [k, c] = [kc, client];
       await run(
         'perRelease',
-        () => benchPerRelease(k, c, { n: perReleaseN }),
+        () => benchPerRelease(k, c, { n: options.perReleaseN }),
         (r) => r,
       );
     }
@@ -162,7 +150,7 @@ async function main(): Promise<number> {
       const [k, c] = [kc, client];
       await run(
         'steadyInterval',
-        () => benchSteadyInterval(k, c, { n: steadyN }),
+        () => benchSteadyInterval(k, c, { n: options.steadyN }),
         (r) => r,
       );
     }
@@ -170,7 +158,7 @@ async function main(): Promise<number> {
       const k = kc;
       await run(
         'multiCluster',
-        () => benchMultiCluster(k, { perCluster: multiClusterN }),
+        () => benchMultiCluster(k, { perCluster: options.multiClusterN }),
         (r) => r,
       );
     }
@@ -194,7 +182,11 @@ async function main(): Promise<number> {
       const [k, dir] = [kc, cp.dir];
       await run(
         'relayScale',
-        () => benchRelayScale(k, root, dir, { releases: relayScaleN, changes: relayScaleChanges }),
+        () =>
+          benchRelayScale(k, root, dir, {
+            releases: options.relayScaleN,
+            changes: options.relayScaleChanges,
+          }),
         (r) => r,
       );
     }
@@ -210,7 +202,7 @@ async function main(): Promise<number> {
       const k = kc;
       await run(
         'lambdaRuntime',
-        () => benchLambdaRuntime(k, { n: lambdaN, steadySeconds: 75, slots: 2 }),
+        () => benchLambdaRuntime(k, { n: options.lambdaN, steadySeconds: 75, slots: 2 }),
         (r) => r,
       );
     }
@@ -218,7 +210,7 @@ async function main(): Promise<number> {
       const [k, c] = [kc, client];
       await run(
         'largeRelease',
-        () => benchLargeRelease(k, c, root, { objects: largeReleaseN }),
+        () => benchLargeRelease(k, c, root, { objects: options.largeReleaseN }),
         (r) => r,
       );
     }
@@ -239,7 +231,7 @@ async function main(): Promise<number> {
     if (wanted('flux'))
       await run(
         'flux',
-        () => benchFlux(root, { ns: fluxNs }),
+        () => benchFlux(root, { ns: options.fluxNs }),
         (r) => r,
       );
     if (wanted('functions')) {
@@ -276,7 +268,7 @@ async function main(): Promise<number> {
     if (wanted('fleet'))
       await run(
         'fleet',
-        () => benchFleet(root, { clusters: fleetN }),
+        () => benchFleet(root, { clusters: options.fleetN }),
         (r) => r,
       );
     if (wanted('cliStart')) {
