@@ -36,6 +36,7 @@ import { functionsReleasePolicy } from './functions-admission.ts';
 import { functionsRbac } from './functions-rbac.ts';
 import { tenancyEnvironment, type TenancyManifestOptions } from './installation-settings.ts';
 import type { KubeManifest } from './kube-manifest.ts';
+import { relayRbac, type Meta } from './relay-rbac.ts';
 
 export {
   FUNCTIONS_GROUP,
@@ -171,7 +172,13 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
           : { annotations: { 'eks.amazonaws.com/role-arn': options.irsaRoleArn } }),
       },
     },
-    ...relayRbac(options, namespace, meta),
+    ...relayRbac({
+      watchSecrets: options.watchSecrets,
+      namespace,
+      meta,
+      name: RELAY_NAME,
+      serviceAccount: RELAY_SERVICE_ACCOUNT,
+    }),
     ...functionsRbac(namespace, labels, options.tenancy, options.functionsServiceAccount),
     // What RBAC cannot say: the functions write only the child Releases of a ReleaseSet.
     ...functionsReleasePolicy(namespace, labels, options.functionsServiceAccount),
@@ -180,12 +187,6 @@ export function relayManifests(options: RelayManifestOptions): KubeManifest[] {
     ...relayNetworking(meta, podLabels),
   ];
 }
-
-/** The metadata of a relay object: its name, the installation namespace when namespaced, the relay's labels. */
-type Meta = (
-  name: string,
-  namespaced: boolean,
-) => { name: string; namespace?: string; labels: Record<string, string> };
 
 /** The relay's environment, the entries of its ConfigMap: what the functions read too, its HTTP settings, the installation's settings. */
 function relayEnvironment(
@@ -216,68 +217,6 @@ function relayEnvironment(
     { name: 'CONVOY_WATCH_SECRETS', value: String(options.watchSecrets ?? false) },
     { name: 'CONVOY_METRICS_PER_RELEASE', value: String(options.metricsPerRelease ?? false) },
     ...tenancyEnvironment(options.tenancy, namespace),
-  ];
-}
-
-/** The relay's ClusterRole (what relay/ reads cluster-wide) and its Role on the installation namespace's Leases, each bound to its ServiceAccount. */
-function relayRbac(options: RelayManifestOptions, namespace: string, meta: Meta): KubeManifest[] {
-  return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: meta(RELAY_NAME, false),
-      rules: [
-        // No patch/update: the HTTP API writes (sync, pin, suspend) with the caller's own token.
-        { apiGroups: ['convoy.dev'], resources: ['releases'], verbs: ['get', 'list', 'watch'] },
-        // releasesets: the relay sends each ReleaseSet its fleet messages (watched only with a fleet queue).
-        // notifications: a Release whose record there is behind is sent to notify (only with a notify queue).
-        {
-          apiGroups: ['convoy.dev'],
-          resources: [
-            'clusters',
-            'mutations',
-            'lifecycles',
-            'gitrepositories',
-            'releasesets',
-            'notifications',
-          ],
-          verbs: ['list', 'watch'],
-        },
-        // Metadata-only informers; never get. Secrets only when watchSecrets (list returns their data).
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
-        ...(options.watchSecrets === true
-          ? [{ apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] }]
-          : []),
-        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
-        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: meta(RELAY_NAME, false),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: RELAY_NAME },
-      subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: meta(RELAY_NAME, true),
-      rules: [
-        {
-          apiGroups: ['coordination.k8s.io'],
-          resources: ['leases'],
-          verbs: ['get', 'list', 'create', 'update', 'deletecollection'],
-        },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: meta(RELAY_NAME, true),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELAY_NAME },
-      subjects: [{ kind: 'ServiceAccount', name: RELAY_SERVICE_ACCOUNT, namespace }],
-    },
   ];
 }
 

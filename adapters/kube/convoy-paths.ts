@@ -4,13 +4,7 @@ import { GROUP_VERSION } from '../../domain/api/group-version.ts';
 import { resourcePath } from './http.ts';
 
 export type ConvoyPlural =
-  | 'releases'
-  | 'releasesets'
-  | 'clusters'
-  | 'gitrepositories'
-  | 'mutations'
-  | 'lifecycles'
-  | 'notifications';
+  'releases' | 'releasesets' | 'clusters' | 'gitrepositories' | 'mutations' | 'lifecycles' | 'notifications';
 
 /** An object of a convoy kind; without `name` the collection of `namespace` (every namespace without one). */
 export const convoyPath = (

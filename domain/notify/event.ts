@@ -90,8 +90,7 @@ export type ResolvedDestination =
 
 /** A destination's answer. `retryable`: 5xx, 429, timeouts, connection failures; never a 4xx or a refused address. */
 export type DeliveryResult =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly retryable: boolean; readonly reason: string };
+  { readonly ok: true } | { readonly ok: false; readonly retryable: boolean; readonly reason: string };
 
 /** The port every destination adapter implements (adapters/notify/). */
 export type Deliver = (destination: ResolvedDestination, event: NotificationEvent) => Promise<DeliveryResult>;
