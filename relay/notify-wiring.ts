@@ -72,7 +72,7 @@ function slimNotification(raw: Watched): Watched {
   const { name, namespace, uid, resourceVersion, generation } = n.metadata;
   return {
     metadata: { name, namespace, uid, resourceVersion, generation },
-    spec: { for: n.spec?.for ?? [], on: [], to: [] },
+    spec: { for: n.spec?.for ?? [], transitions: [], to: [] },
     status: { objects },
   } as unknown as Watched;
 }

@@ -7,7 +7,7 @@ import { clusterSelectorSchema } from './release-set.ts';
 
 /**
  * A Notification (docs/notifications.md): which Releases and ReleaseSets of its namespace it
- * watches (`spec.for`), which verdict transitions it tells (`spec.on`) and to whom (`spec.to`).
+ * watches (`spec.for`), which verdict transitions it tells (`spec.transitions`) and to whom (`spec.to`).
  * Its status keeps, per watched object, the last state seen and what each destination was sent:
  * that record is what makes a delivery exactly once across crashes, duplicates and restarts.
  */
@@ -90,7 +90,7 @@ export const notificationSpecSchema = z
       .min(1)
       .max(MAX_NOTIFICATION_TARGETS)
       .describe('The objects watched: by name or by label selector.'),
-    on: z
+    transitions: z
       .array(z.enum(TRANSITIONS))
       .min(1)
       .max(TRANSITIONS.length)

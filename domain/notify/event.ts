@@ -8,7 +8,7 @@
  * answer and the record of it in status resends — can drop the second.
  */
 
-/** The transitions a Notification can subscribe to (`spec.on`). */
+/** The transitions a Notification can subscribe to (`spec.transitions`). */
 export const TRANSITIONS = [
   // Release verdict (domain/status/verdict.ts)
   'Ready',

@@ -124,7 +124,7 @@ export interface Observed {
 
 /**
  * Records `state` for `object`. A change of state is recorded with its transition (if any)
- * pending when spec.on names it; a wait of an object never recorded is not recorded (it tells
+ * pending when spec.transitions names it; a wait of an object never recorded is not recorded (it tells
  * nothing and costs a write). Pending transitions beyond MAX_PENDING_TRANSITIONS give up the
  * oldest for every destination that still owed it (counted in gaveUp).
  */
@@ -145,7 +145,7 @@ export function observe(
     const record = { ...found, deliveries };
     return { status: replaceRecord(status, record), record, changed: true };
   }
-  const told = transition !== undefined && spec.on.includes(transition);
+  const told = transition !== undefined && spec.transitions.includes(transition);
   const before = found?.sequence ?? 0;
   const sequence = told ? before + 1 : before;
   const recorded = recordedAfter(previous, state.kind);

@@ -38,7 +38,7 @@ describe('notifications through the runtime', () => {
     });
     await env.api.create('Notification', env.ns.name, 'oncall', {
       for: [{ kind: 'Release', name: 'app' }],
-      on: ['Ready', 'Failed', 'Recovered'],
+      transitions: ['Ready', 'Failed', 'Recovered'],
       to: [{ webhook: { secretRef: { name: 'hook' } } }],
     });
   }, 120_000);

@@ -146,7 +146,7 @@ describe('notifications on the real apiserver', () => {
   async function createNotification(name: string, secret: string) {
     await api().create('Notification', tenant.name, name, {
       for: [{ kind: 'Release', selector: { matchLabels: { team: 'payments' } } }],
-      on: ['Ready', 'Failed', 'Recovered'],
+      transitions: ['Ready', 'Failed', 'Recovered'],
       to: [{ webhook: { secretRef: { name: secret } } }],
     });
   }
@@ -287,7 +287,7 @@ describe('notifications on the real apiserver', () => {
   it('a run killed after recording the transition never loses it and never sends it twice: the next run after its claim expires delivers it once', async () => {
     await api().create('Notification', tenant.name, 'crash', {
       for: [{ kind: 'Release', name: 'cache' }],
-      on: ['Ready', 'Failed', 'Recovered'],
+      transitions: ['Ready', 'Failed', 'Recovered'],
       to: [{ webhook: { secretRef: { name: 'hook' } } }],
     });
     const uid = await createRelease('cache', { team: 'platform' });

@@ -24,7 +24,7 @@ import type { NotifyKind } from '../../../domain/notify/state.ts';
 
 const spec = (over: Partial<NotificationSpec> = {}): NotificationSpec => ({
   for: [{ kind: 'Release', selector: { matchLabels: { team: 'a' } } }],
-  on: ['Ready', 'Failed', 'Recovered'],
+  transitions: ['Ready', 'Failed', 'Recovered'],
   to: [{ webhook: { secretRef: { name: 'hook' } } }, { slack: { secretRef: { name: 'slack' } } }],
   ...over,
 });
@@ -101,8 +101,8 @@ describe('exactly once', () => {
     expect(second.busyUntil).toEqual(later(CLAIM_MS));
     expect(claim(spec(), first.status, 'u1', later(CLAIM_MS + 1)).destinations).toEqual([0, 1]);
   });
-  it('transitions spec.on does not name are recorded, not sent', () => {
-    const { sent, status } = run(['ready', 'wait'], spec({ on: ['Failed'] }));
+  it('transitions spec.transitions does not name are recorded, not sent', () => {
+    const { sent, status } = run(['ready', 'wait'], spec({ transitions: ['Failed'] }));
     expect(sent).toEqual([]);
     expect(recordOf(status, 'u1')?.state).toBe('wait');
   });
