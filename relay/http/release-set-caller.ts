@@ -3,14 +3,13 @@
  * the request made with the caller's own token (user-cluster.ts) and the API server's refusals
  * answered as the API's errors.
  */
-import type { Context } from 'hono';
 import { isKubeApiError, KubeTransportError } from '../../adapters/kube/http.ts';
 import { API_GROUP } from '../../domain/api/common.ts';
 import { parseReleaseSet, type ReleaseSet } from '../../domain/api/release-set.ts';
-import type { Cluster } from '../../views/cluster.ts';
-import { ApiError, type ApiEnv } from './api-common.ts';
+import { ApiError } from './api-common.ts';
 import type { Authenticator } from './auth.ts';
 import type { UserClusters } from './user-cluster.ts';
+export { asUser } from './user-cluster.ts';
 
 export interface ReleaseSetDeps {
   readonly auth: Authenticator;
@@ -70,24 +69,4 @@ export function asCaller(
       `the API server could not be reached: ${error.reason}; retry later`,
     );
   return error;
-}
-
-/** Runs `use` on a connection with the caller's token; 501 when the relay has no management cluster address. */
-export async function asUser<T>(
-  deps: ReleaseSetDeps,
-  c: Context<ApiEnv>,
-  use: (cluster: Cluster) => Promise<T>,
-): Promise<T> {
-  if (deps.userClusters === undefined)
-    throw new ApiError(
-      501,
-      'NotImplemented',
-      "this relay has no management cluster address for acting with the caller's token",
-    );
-  const cluster = deps.userClusters.open(c.get('token'));
-  try {
-    return await use(cluster);
-  } finally {
-    cluster.close();
-  }
 }

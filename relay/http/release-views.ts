@@ -36,7 +36,7 @@ import { DEFAULT_DIFF_LIMITS, type DiffLimits } from '../../domain/render/text-d
 import { byObjectKey, diffRenders } from './render-diff.ts';
 import type { ReleaseApi } from './release-api.ts';
 import { createSummaryCache, visibleReleases, type ReleaseSummary } from './release-list.ts';
-import type { UserClusters } from './user-cluster.ts';
+import { asUser, type UserClusters } from './user-cluster.ts';
 
 export interface ViewDeps {
   readonly auth: Authenticator;
@@ -103,24 +103,6 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
     return c.body(body, 200, { 'Content-Type': 'application/json' });
   });
 
-  const withCaller = async <T>(
-    c: { get(k: 'token'): string },
-    use: (cluster: ReturnType<UserClusters['open']>) => Promise<T>,
-  ): Promise<T> => {
-    if (deps.userClusters === undefined)
-      throw new ApiError(
-        501,
-        'NotImplemented',
-        "this relay has no management cluster address for acting with the caller's token",
-      );
-    const cluster = deps.userClusters.open(c.get('token'));
-    try {
-      return await use(cluster);
-    } finally {
-      cluster.close();
-    }
-  };
-
   app.get(`${base}/tree`, async (c) => {
     const key = await allowRelease(deps.auth, c, 'get');
     const release = await readParsed(deps.releases, key);
@@ -134,7 +116,7 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
         'RenderNotFound',
         `the applied render ${renderRef} is not in the render store any more`,
       );
-    const objects = await withCaller(c, async (cluster) => {
+    const objects = await asUser(deps, c, async (cluster) => {
       try {
         const target = await targetConfig(cluster, release);
         try {
@@ -186,7 +168,7 @@ export function registerReleaseViews(app: Hono<ApiEnv>, deps: ViewDeps): () => P
   app.get(`${base}/events`, async (c) => {
     const key = await allowRelease(deps.auth, c, 'get');
     await deps.releases.get(key.namespace, key.name); // 404 for a deleted Release, not an empty list
-    const events = await withCaller(c, async (cluster) => {
+    const events = await asUser(deps, c, async (cluster) => {
       try {
         return await releaseEvents(cluster, key);
       } catch (error) {

@@ -12,6 +12,7 @@ import { createKubeClient } from '../../adapters/kube/http.ts';
 import { kubeClientConfig, type KubeClientConfig } from '../../adapters/kube/kubeconfig.ts';
 import type { TargetEgress } from '../../adapters/kube/target-egress.ts';
 import type { Cluster } from '../../views/cluster.ts';
+import { ApiError } from './api-common.ts';
 
 export interface UserClusters {
   /** A connection to the management cluster as the holder of `token`. Close it when done. */
@@ -33,4 +34,24 @@ export function userClustersOf(relay: KubeClientConfig, targetEgress?: TargetEgr
       return { client, config, close: () => config.agent.destroy(), targetEgress };
     },
   };
+}
+
+/** Runs `use` on a connection with the caller's token; 501 when the relay has no management cluster address. */
+export async function asUser<T>(
+  deps: { readonly userClusters?: UserClusters | undefined },
+  c: { get(key: 'token'): string },
+  use: (cluster: Cluster) => Promise<T>,
+): Promise<T> {
+  if (deps.userClusters === undefined)
+    throw new ApiError(
+      501,
+      'NotImplemented',
+      "this relay has no management cluster address for acting with the caller's token",
+    );
+  const cluster = deps.userClusters.open(c.get('token'));
+  try {
+    return await use(cluster);
+  } finally {
+    cluster.close();
+  }
 }
